@@ -1,0 +1,183 @@
+/**
+ * The slice of CRI runtime.v1 (RuntimeService, ImageService) that kubelet-ts uses, in camelCase
+ * TypeScript. Wire names and field numbers live in src/cri/proto/api.proto; the client in this
+ * folder converts between the two. int64 timestamps are nanoseconds since the epoch as bigint so
+ * that ordering is exact. Enums are the proto enum names as strings.
+ */
+
+export type NamespaceMode = 'POD' | 'CONTAINER' | 'NODE' | 'TARGET';
+export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
+export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
+export type Protocol = 'TCP' | 'UDP' | 'SCTP';
+export type Labels = Record<string, string>;
+
+export interface VersionResponse {
+  version: string;
+  runtimeName: string;
+  runtimeVersion: string;
+  runtimeApiVersion: string;
+}
+
+export interface RuntimeCondition { type: string; status: boolean; reason: string; message: string }
+export interface RuntimeStatus { conditions: RuntimeCondition[] }
+
+export interface PodSandboxMetadata { name: string; uid: string; namespace: string; attempt: number }
+export interface ContainerMetadata { name: string; attempt: number }
+export interface KeyValue { key: string; value: string }
+export interface PortMapping { protocol: Protocol; containerPort: number; hostPort: number; hostIp: string }
+export interface DNSConfig { servers: string[]; searches: string[]; options: string[] }
+export interface NamespaceOption { network: NamespaceMode; pid: NamespaceMode; ipc: NamespaceMode }
+
+export interface LinuxContainerResources {
+  cpuPeriod?: number;
+  cpuQuota?: number;
+  cpuShares?: number;
+  memoryLimitInBytes?: number;
+  oomScoreAdj?: number;
+}
+
+export interface PodSandboxConfig {
+  metadata: PodSandboxMetadata;
+  hostname: string;
+  logDirectory: string;
+  dnsConfig?: DNSConfig;
+  portMappings: PortMapping[];
+  labels: Labels;
+  annotations: Labels;
+  linux: {
+    cgroupParent?: string;
+    securityContext: { namespaceOptions: NamespaceOption; privileged?: boolean };
+  };
+}
+
+export interface Mount { containerPath: string; hostPath: string; readonly: boolean }
+
+export interface ContainerConfig {
+  metadata: ContainerMetadata;
+  image: { image: string };
+  command: string[];
+  args: string[];
+  workingDir: string;
+  envs: KeyValue[];
+  mounts: Mount[];
+  labels: Labels;
+  annotations: Labels;
+  /** Relative to the sandbox's logDirectory. */
+  logPath: string;
+  stdin?: boolean;
+  tty?: boolean;
+  linux?: {
+    resources?: LinuxContainerResources;
+    securityContext?: { namespaceOptions?: NamespaceOption; privileged?: boolean; runAsUser?: { value: number } };
+  };
+}
+
+export interface PodSandbox {
+  id: string;
+  metadata: PodSandboxMetadata;
+  state: PodSandboxState;
+  createdAt: bigint;
+  labels: Labels;
+  annotations: Labels;
+  runtimeHandler: string;
+}
+
+export interface PodSandboxStatus {
+  id: string;
+  metadata: PodSandboxMetadata;
+  state: PodSandboxState;
+  createdAt: bigint;
+  network: { ip: string; additionalIps: string[] };
+  /** Network namespace mode the sandbox was created with (NODE for hostNetwork). */
+  networkNamespaceMode: NamespaceMode;
+  labels: Labels;
+  annotations: Labels;
+}
+
+export interface Container {
+  id: string;
+  podSandboxId: string;
+  metadata: ContainerMetadata;
+  image: string;
+  imageRef: string;
+  state: ContainerState;
+  createdAt: bigint;
+  labels: Labels;
+  annotations: Labels;
+}
+
+export interface ContainerStatus {
+  id: string;
+  metadata: ContainerMetadata;
+  state: ContainerState;
+  createdAt: bigint;
+  startedAt: bigint;
+  finishedAt: bigint;
+  exitCode: number;
+  image: string;
+  imageRef: string;
+  reason: string;
+  message: string;
+  labels: Labels;
+  annotations: Labels;
+  logPath: string;
+}
+
+export interface ContainerFilter {
+  id?: string;
+  state?: ContainerState;
+  podSandboxId?: string;
+  labelSelector?: Labels;
+}
+
+export interface PodSandboxFilter {
+  id?: string;
+  state?: PodSandboxState;
+  labelSelector?: Labels;
+}
+
+export interface ExecSyncResponse { stdout: Buffer; stderr: Buffer; exitCode: number }
+
+export interface Image {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  size: bigint;
+  pinned: boolean;
+}
+
+export interface AuthConfig { username?: string; password?: string; auth?: string; serverAddress?: string; identityToken?: string; registryToken?: string }
+
+export interface FilesystemUsage { timestamp: bigint; mountpoint: string; usedBytes: bigint; inodesUsed: bigint }
+
+/** runtime.v1.RuntimeService. Every call has a deadline; failures are CriError. */
+export interface RuntimeService {
+  version(): Promise<VersionResponse>;
+  status(): Promise<RuntimeStatus>;
+  runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string>;
+  stopPodSandbox(podSandboxId: string): Promise<void>;
+  removePodSandbox(podSandboxId: string): Promise<void>;
+  podSandboxStatus(podSandboxId: string): Promise<PodSandboxStatus>;
+  listPodSandbox(filter?: PodSandboxFilter): Promise<PodSandbox[]>;
+  createContainer(podSandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string>;
+  startContainer(containerId: string): Promise<void>;
+  /** timeoutSeconds: the grace period before SIGKILL. The call deadline is extended to cover it. */
+  stopContainer(containerId: string, timeoutSeconds: number): Promise<void>;
+  removeContainer(containerId: string): Promise<void>;
+  listContainers(filter?: ContainerFilter): Promise<Container[]>;
+  containerStatus(containerId: string): Promise<ContainerStatus>;
+  execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse>;
+  close(): void;
+}
+
+/** runtime.v1.ImageService. */
+export interface ImageService {
+  listImages(): Promise<Image[]>;
+  /** undefined when the runtime does not have the image. */
+  imageStatus(image: string): Promise<Image | undefined>;
+  /** Returns the image reference (digest) the runtime pulled. */
+  pullImage(image: string, auth?: AuthConfig, sandboxConfig?: PodSandboxConfig): Promise<string>;
+  removeImage(image: string): Promise<void>;
+  imageFsInfo(): Promise<FilesystemUsage[]>;
+  close(): void;
+}

@@ -1,0 +1,105 @@
+/**
+ * The runtime manager's boundary (upstream kubecontainer.Runtime): what the kubelet, the PLEG
+ * and the status code see of containers, independent of CRI wire types.
+ */
+import type { Pod } from '../api/types.js';
+
+export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
+
+/** Container as seen by a list (cheap, from labels). */
+export interface RuntimeContainer {
+  id: string;
+  name: string;
+  image: string;
+  imageRef: string;
+  /** Hash of the container spec it was created from (label), used to detect spec changes. */
+  hash: string;
+  state: RuntimeContainerState;
+  /** Nanoseconds since the epoch. */
+  createdAt: bigint;
+  podSandboxId: string;
+}
+
+export interface RuntimeSandbox {
+  id: string;
+  ready: boolean;
+  attempt: number;
+  createdAt: bigint;
+}
+
+/** A pod as found in the runtime (upstream kubecontainer.Pod). */
+export interface RunningPod {
+  uid: string;
+  name: string;
+  namespace: string;
+  containers: RuntimeContainer[];
+  sandboxes: RuntimeSandbox[];
+}
+
+/** Detailed status of one container (upstream kubecontainer.Status). */
+export interface ContainerRuntimeStatus {
+  id: string;
+  name: string;
+  state: RuntimeContainerState;
+  createdAt: Date;
+  startedAt?: Date;
+  finishedAt?: Date;
+  exitCode: number;
+  image: string;
+  imageRef: string;
+  restartCount: number;
+  reason: string;
+  message: string;
+  hash: string;
+  podSandboxId: string;
+}
+
+export interface SandboxRuntimeStatus {
+  id: string;
+  ready: boolean;
+  attempt: number;
+  createdAt: bigint;
+  ip: string;
+  additionalIps: string[];
+  hostNetwork: boolean;
+}
+
+/** Everything the runtime knows about one pod (upstream kubecontainer.PodStatus). */
+export interface PodRuntimeStatus {
+  uid: string;
+  name: string;
+  namespace: string;
+  ips: string[];
+  /** Newest first. */
+  sandboxStatuses: SandboxRuntimeStatus[];
+  /** Newest first per container name. */
+  containerStatuses: ContainerRuntimeStatus[];
+  /** When this status was observed (for the PLEG cache). */
+  timestamp: Date;
+}
+
+/** The reason a container is waiting, kept between syncs so the status can report it. */
+export interface ContainerWaiting { reason: string; message: string }
+
+/** Result of one SyncPod: per-container start failures that status should show as waiting. */
+export interface PodSyncResult {
+  waiting: Map<string, ContainerWaiting>;
+  /** Set when the sync failed as a whole (e.g. the sandbox could not be created). */
+  error?: Error;
+}
+
+export interface Runtime {
+  /** Runtime name/version for logs and node info. */
+  version(): Promise<{ runtimeName: string; runtimeVersion: string; runtimeApiVersion: string }>;
+  /** True when RuntimeReady and NetworkReady; otherwise the reason. */
+  ready(): Promise<{ ready: boolean; reason?: string }>;
+  /** Pods from sandbox and container labels; `all` includes exited containers and not-ready sandboxes. */
+  getPods(all: boolean): Promise<RunningPod[]>;
+  getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus>;
+  /** Make the runtime match the pod spec: sandbox, containers, restarts per policy. */
+  syncPod(pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult>;
+  /** Stop every container and the sandbox. gracePeriodSeconds overrides the pod's. */
+  killPod(pod: Pod | undefined, running: RunningPod, gracePeriodSeconds?: number): Promise<void>;
+  /** Remove exited containers and stopped sandboxes of pods that no longer exist, and old dead instances. */
+  garbageCollect(activePodUids: ReadonlySet<string>): Promise<void>;
+}
