@@ -3,7 +3,7 @@
  * `configureLogging({format:'text'})` switches to a human format. Verbosity follows klog's -v:
  * 0 → info, 1–3 → debug, ≥4 → trace. Subsystems take a child: `log.child({ component: 'pleg' })`.
  */
-import { pino, type Logger } from 'pino';
+import { pino, destination, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -12,7 +12,7 @@ function build(format: 'json' | 'text', verbosity: number): Logger {
   if (format === 'text') {
     return pino({ level, transport: { target: 'pino-pretty', options: { colorize: false, destination: 2, translateTime: 'SYS:HH:MM:ss.l' } } });
   }
-  return pino({ level, base: { pid: process.pid } }, pino.destination({ fd: 2, sync: false }));
+  return pino({ level, base: { pid: process.pid } }, destination({ fd: 2, sync: false }));
 }
 
 let root: Logger = build('json', 0);
