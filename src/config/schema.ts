@@ -1,0 +1,70 @@
+/**
+ * One table for every KubeletConfiguration field we accept: its type, upstream default and the
+ * flag that may override it. Validation, defaulting and --help all read this table, so a field
+ * is added in exactly one place.
+ */
+import type { KubeletConfiguration } from './types.js';
+
+export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint';
+
+export interface FieldSpec {
+  /** Name in the YAML file (upstream KubeletConfiguration JSON name). */
+  name: string;
+  /** Property on KubeletConfiguration. */
+  key: keyof KubeletConfiguration;
+  kind: FieldKind;
+  default: unknown;
+  /** Upstream command-line flag that overrides the file, if any. */
+  flag?: string;
+  help: string;
+  min?: number;
+}
+
+export const FIELDS: readonly FieldSpec[] = [
+  { name: 'staticPodPath', key: 'staticPodPath', kind: 'string', default: '', flag: 'pod-manifest-path', help: 'Directory (or file) of static pod manifests.' },
+  { name: 'fileCheckFrequency', key: 'fileCheckFrequencyMs', kind: 'duration', default: 20_000, flag: 'file-check-frequency', help: 'Full re-list of staticPodPath (inotify is the fast path).' },
+  { name: 'httpCheckFrequency', key: 'httpCheckFrequencyMs', kind: 'duration', default: 20_000, flag: 'http-check-frequency', help: 'Poll period of the manifest URL source.' },
+  { name: 'syncFrequency', key: 'syncFrequencyMs', kind: 'duration', default: 60_000, flag: 'sync-frequency', help: 'Max period between full syncs of a running pod.' },
+  { name: 'address', key: 'address', kind: 'string', default: '0.0.0.0', flag: 'address', help: 'Bind address of the main and read-only ports.' },
+  { name: 'port', key: 'port', kind: 'port', default: 10250, flag: 'port', help: 'Main (authenticated) port.' },
+  { name: 'readOnlyPort', key: 'readOnlyPort', kind: 'port', default: 0, flag: 'read-only-port', help: 'Read-only unauthenticated port; 0 disables it.' },
+  { name: 'healthzBindAddress', key: 'healthzBindAddress', kind: 'string', default: '127.0.0.1', flag: 'healthz-bind-address', help: 'Bind address of the healthz server.' },
+  { name: 'healthzPort', key: 'healthzPort', kind: 'port', default: 10248, flag: 'healthz-port', help: 'healthz port; 0 disables it.' },
+  { name: 'podLogsDir', key: 'podLogsDir', kind: 'string', default: '/var/log/pods', help: 'Where container logs are written (<ns>_<pod>_<uid>/<container>/<n>.log).' },
+  { name: 'clusterDNS', key: 'clusterDNS', kind: 'stringList', default: [], flag: 'cluster-dns', help: 'DNS server IPs given to ClusterFirst pods.' },
+  { name: 'clusterDomain', key: 'clusterDomain', kind: 'string', default: '', flag: 'cluster-domain', help: 'Cluster DNS search domain.' },
+  { name: 'runtimeRequestTimeout', key: 'runtimeRequestTimeoutMs', kind: 'duration', default: 120_000, flag: 'runtime-request-timeout', help: 'Deadline of every CRI call (except long-running ones).' },
+  { name: 'containerRuntimeEndpoint', key: 'containerRuntimeEndpoint', kind: 'endpoint', default: 'unix:///run/containerd/containerd.sock', flag: 'container-runtime-endpoint', help: 'CRI runtime socket.' },
+  { name: 'imageServiceEndpoint', key: 'imageServiceEndpoint', kind: 'endpoint', default: '', flag: 'image-service-endpoint', help: 'CRI image socket; empty = the runtime endpoint.' },
+  { name: 'maxPods', key: 'maxPods', kind: 'int', default: 110, flag: 'max-pods', help: 'Pods this node admits at most.', min: 1 },
+  { name: 'nodeStatusUpdateFrequency', key: 'nodeStatusUpdateFrequencyMs', kind: 'duration', default: 10_000, flag: 'node-status-update-frequency', help: 'Node status computation period.' },
+  { name: 'enableDebuggingHandlers', key: 'enableDebuggingHandlers', kind: 'bool', default: true, flag: 'enable-debugging-handlers', help: 'Serve logs/exec/attach/debug routes.' },
+];
+
+/** Upstream fields we parse but do not act on yet: accepted (so real config files load), logged. */
+export const ACCEPTED_UNUSED = new Set([
+  'authentication', 'authorization', 'cgroupDriver', 'cgroupRoot', 'evictionHard', 'evictionSoft',
+  'featureGates', 'imageGCHighThresholdPercent', 'imageGCLowThresholdPercent', 'kubeAPIQPS', 'kubeAPIBurst',
+  'serializeImagePulls', 'tlsCertFile', 'tlsPrivateKeyFile', 'rotateCertificates', 'serverTLSBootstrap',
+  'containerLogMaxSize', 'containerLogMaxFiles', 'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
+  'systemReserved', 'kubeReserved', 'enforceNodeAllocatable', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
+  'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'registerNode', 'staticPodURL', 'staticPodURLHeader',
+  'logging', 'volumeStatsAggPeriod', 'streamingConnectionIdleTimeout', 'hairpinMode', 'eventRecordQPS',
+]);
+
+/** Parse a Go duration string ("1m30s", "500ms", "20s", "1h"). Returns ms or undefined. */
+export function parseDuration(s: string): number | undefined {
+  if (s === '0') return 0;
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y;
+  const scale: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  let total = 0;
+  let pos = 0;
+  while (pos < s.length) {
+    re.lastIndex = pos;
+    const m = re.exec(s);
+    if (!m) return undefined;
+    total += Number(m[1]) * scale[m[2]!]!;
+    pos = re.lastIndex;
+  }
+  return pos === 0 ? undefined : Math.round(total);
+}

@@ -1,0 +1,43 @@
+/**
+ * KubeletConfiguration (kubelet.config.k8s.io/v1beta1) fields kubelet-ts honours, with upstream
+ * names, plus the command-line-only settings (upstream's KubeletFlags). Durations are kept as
+ * milliseconds after validation; the file uses upstream's duration strings ("20s", "1m30s").
+ */
+export interface KubeletConfiguration {
+  staticPodPath: string;
+  fileCheckFrequencyMs: number;
+  httpCheckFrequencyMs: number;
+  syncFrequencyMs: number;
+  address: string;
+  port: number;
+  readOnlyPort: number;
+  healthzBindAddress: string;
+  healthzPort: number;
+  podLogsDir: string;
+  clusterDNS: string[];
+  clusterDomain: string;
+  runtimeRequestTimeoutMs: number;
+  containerRuntimeEndpoint: string;
+  imageServiceEndpoint: string;
+  maxPods: number;
+  nodeStatusUpdateFrequencyMs: number;
+  enableDebuggingHandlers: boolean;
+  /** Where the fields not listed here would go: kept so /configz can echo the file later. */
+}
+
+export interface KubeletFlags {
+  config?: string;
+  rootDir: string;
+  hostnameOverride?: string;
+  nodeIP?: string;
+  kubeconfig?: string;
+  loggingFormat: 'json' | 'text';
+  verbosity: number;
+}
+
+export interface Config {
+  kubelet: Readonly<KubeletConfiguration>;
+  flags: Readonly<KubeletFlags>;
+  /** Resolved node name: --hostname-override or the host name, lowercased (as upstream). */
+  nodeName: string;
+}

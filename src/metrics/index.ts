@@ -1,0 +1,58 @@
+/**
+ * Every kubelet_* metric in one registry, with upstream names, labels and (where upstream sets
+ * them) buckets. Subsystems import `metrics` and update it; servers expose `registry`.
+ */
+import { Registry, Gauge, Histogram, Counter, collectDefaultMetrics } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+const podWorkerBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const podStartBuckets = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
+
+export const metrics = {
+  runningPods: new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry] }),
+  runningContainers: new Gauge({
+    name: 'kubelet_running_containers',
+    help: 'Number of containers currently running',
+    labelNames: ['container_state'] as const,
+    registers: [registry],
+  }),
+  plegRelistDuration: new Histogram({
+    name: 'kubelet_pleg_relist_duration_seconds',
+    help: 'Duration in seconds for relisting pods in PLEG.',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  }),
+  plegRelistInterval: new Histogram({
+    name: 'kubelet_pleg_relist_interval_seconds',
+    help: 'Interval in seconds between relisting in PLEG.',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  }),
+  podStartDuration: new Histogram({
+    name: 'kubelet_pod_start_duration_seconds',
+    help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
+    buckets: podStartBuckets,
+    registers: [registry],
+  }),
+  podWorkerDuration: new Histogram({
+    name: 'kubelet_pod_worker_duration_seconds',
+    help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
+    labelNames: ['operation'] as const,
+    buckets: podWorkerBuckets,
+    registers: [registry],
+  }),
+  runtimeOperationsErrors: new Counter({
+    name: 'kubelet_runtime_operations_errors_total',
+    help: 'Cumulative number of runtime operation errors by operation type.',
+    labelNames: ['operation_type'] as const,
+    registers: [registry],
+  }),
+  nativeEnabled: new Gauge({
+    name: 'kubelet_ts_native_enabled',
+    help: '1 when the hot path runs in the C++ addon, 0 when it runs the TypeScript twin.',
+    labelNames: ['path'] as const,
+    registers: [registry],
+  }),
+};

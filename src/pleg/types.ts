@@ -1,0 +1,43 @@
+/**
+ * The Pod Lifecycle Event Generator boundary (upstream pleg.PodLifecycleEventGenerator).
+ */
+import type { PodRuntimeStatus } from '../kuberuntime/types.js';
+
+export type PodLifecycleEventType = 'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged' | 'PodSync';
+
+export interface PodLifecycleEvent {
+  /** Pod UID. */
+  id: string;
+  type: PodLifecycleEventType;
+  /** Container (or sandbox) id the event concerns. */
+  data: string;
+}
+
+export interface PodLifecycleEventGenerator {
+  start(): void;
+  stop(): void;
+  /** Subscribe to events; returns an unsubscribe function. */
+  watch(listener: (event: PodLifecycleEvent) => void): () => void;
+  /** Healthy while relists keep completing (upstream: within 3 minutes). */
+  healthy(): { ok: boolean; message?: string };
+  /** One relist iteration; public so tests (and event-driven triggers) can call it. */
+  relist(): Promise<void>;
+}
+
+export interface CachedPodStatus {
+  status: PodRuntimeStatus | undefined;
+  error: Error | undefined;
+  /** When the status was observed. */
+  modified: number;
+}
+
+/** Pod status cache filled by the PLEG and read by the pod workers (upstream kubecontainer.Cache). */
+export interface PodStatusCache {
+  get(uid: string): CachedPodStatus | undefined;
+  /** Resolves with a status observed after `minTime` (ms), waiting for the next relist if needed. */
+  getNewerThan(uid: string, minTime: number, signal?: AbortSignal): Promise<CachedPodStatus>;
+  set(uid: string, status: PodRuntimeStatus | undefined, error: Error | undefined, observed: number): void;
+  delete(uid: string): void;
+  /** Every entry is at least as new as `time`: a relist saw no change for them. */
+  updateTime(time: number): void;
+}

@@ -1,0 +1,13 @@
+import type { ApiPodStatus, Pod } from '../api/types.js';
+
+/** Read-only view for consumers that only look (servers, PLEG-driven status). */
+export interface PodStatusProvider {
+  getPodStatus(uid: string): ApiPodStatus | undefined;
+}
+
+/** Owns the latest API status of every pod (upstream status.Manager). */
+export interface StatusManager extends PodStatusProvider {
+  setPodStatus(pod: Pod, status: ApiPodStatus): void;
+  /** Forget pods that are no longer desired. */
+  removeOrphanStatuses(keep: ReadonlySet<string>): void;
+}
