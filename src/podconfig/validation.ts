@@ -1,0 +1,400 @@
+/**
+ * Pod validation for the fields a kubelet acts on, after upstream's ValidatePod
+ * (k8s.io/kubernetes/pkg/apis/core/validation). Every problem names its field path
+ * (`spec.containers[1].name`) and says what is wrong with the value found.
+ */
+import { tryParseQuantity } from '../util/quantity.js';
+import { isObj, type Obj } from './defaults.js';
+
+export interface Problem {
+  field: string;
+  message: string;
+}
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const ENV_VAR_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+const IANA_SVC_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+
+export function isDns1123Label(s: string): boolean {
+  return s.length <= 63 && DNS1123_LABEL.test(s);
+}
+
+export function isDns1123Subdomain(s: string): boolean {
+  return s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
+}
+
+/** Label and annotation keys: `[prefix/]name`, prefix a DNS-1123 subdomain, name ≤ 63 chars. */
+export function isQualifiedName(s: string): boolean {
+  const parts = s.split('/');
+  if (parts.length > 2) return false;
+  const name = parts[parts.length - 1]!;
+  if (name.length > 63 || !QUALIFIED_NAME_PART.test(name)) return false;
+  return parts.length === 1 || (parts[0]!.length > 0 && isDns1123Subdomain(parts[0]!));
+}
+
+function isIanaSvcName(s: string): boolean {
+  return s.length <= 15 && IANA_SVC_NAME.test(s) && /[a-z]/.test(s) && !s.includes('--');
+}
+
+const q = (v: unknown): string => JSON.stringify(v) ?? String(v);
+
+const LABEL_MSG = "is not a valid DNS-1123 label (lower case alphanumerics or '-', starting and ending with an alphanumeric, at most 63 characters)";
+const SUBDOMAIN_MSG = "is not a valid DNS-1123 subdomain (lower case alphanumerics, '-' or '.', starting and ending with an alphanumeric, at most 253 characters)";
+
+class Checker {
+  readonly problems: Problem[] = [];
+
+  add(field: string, message: string): void {
+    this.problems.push({ field, message });
+  }
+
+  /** A string field; returns it when present and a string. */
+  str(o: Obj, key: string, path: string, required = false): string | undefined {
+    const v = o[key];
+    if (v === undefined || v === null || v === '') {
+      if (required) this.add(path, 'Required value');
+      return v === '' ? '' : undefined;
+    }
+    if (typeof v !== 'string') {
+      this.add(path, `must be a string, got ${q(v)}`);
+      return undefined;
+    }
+    return v;
+  }
+
+  int(o: Obj, key: string, path: string, min?: number, max?: number): number | undefined {
+    const v = o[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v)) {
+      this.add(path, `must be an integer, got ${q(v)}`);
+      return undefined;
+    }
+    if (min !== undefined && v < min) this.add(path, `${v} must be greater than or equal to ${min}`);
+    else if (max !== undefined && v > max) this.add(path, `${v} must be less than or equal to ${max}`);
+    return v;
+  }
+
+  bool(o: Obj, key: string, path: string): void {
+    const v = o[key];
+    if (v !== undefined && v !== null && typeof v !== 'boolean') this.add(path, `must be true or false, got ${q(v)}`);
+  }
+
+  oneOf(o: Obj, key: string, path: string, allowed: readonly string[]): void {
+    const v = this.str(o, key, path);
+    if (v !== undefined && v !== '' && !allowed.includes(v)) this.add(path, `${q(v)} is not supported; supported values: ${allowed.map((a) => q(a)).join(', ')}`);
+  }
+
+  object(o: Obj, key: string, path: string, required = false): Obj | undefined {
+    const v = o[key];
+    if (v === undefined || v === null) {
+      if (required) this.add(path, 'Required value');
+      return undefined;
+    }
+    if (!isObj(v)) {
+      this.add(path, `must be an object, got ${q(v)}`);
+      return undefined;
+    }
+    return v;
+  }
+
+  /** An array of objects; each element that is not an object is reported. */
+  list(o: Obj, key: string, path: string): Array<[Obj, string]> {
+    const v = o[key];
+    if (v === undefined || v === null) return [];
+    if (!Array.isArray(v)) {
+      this.add(path, `must be a list, got ${q(v)}`);
+      return [];
+    }
+    const out: Array<[Obj, string]> = [];
+    v.forEach((e, i) => {
+      if (isObj(e)) out.push([e, `${path}[${i}]`]);
+      else this.add(`${path}[${i}]`, `must be an object, got ${q(e)}`);
+    });
+    return out;
+  }
+
+  stringList(o: Obj, key: string, path: string): string[] | undefined {
+    const v = o[key];
+    if (v === undefined || v === null) return undefined;
+    if (!Array.isArray(v)) {
+      this.add(path, `must be a list of strings, got ${q(v)}`);
+      return undefined;
+    }
+    v.forEach((e, i) => {
+      if (typeof e !== 'string') this.add(`${path}[${i}]`, `must be a string, got ${q(e)}`);
+    });
+    return v as string[];
+  }
+
+  stringMap(o: Obj, key: string, path: string, checkKey: (k: string) => string | undefined, checkValue?: (v: string) => string | undefined): void {
+    const m = this.object(o, key, path);
+    if (!m) return;
+    for (const [k, v] of Object.entries(m)) {
+      const keyProblem = checkKey(k);
+      if (keyProblem) this.add(`${path}`, `${q(k)} ${keyProblem}`);
+      if (typeof v !== 'string') this.add(`${path}[${q(k)}]`, `must be a string, got ${q(v)}`);
+      else if (checkValue) {
+        const valueProblem = checkValue(v);
+        if (valueProblem) this.add(`${path}[${q(k)}]`, `${q(v)} ${valueProblem}`);
+      }
+    }
+  }
+}
+
+/** Validates a defaulted Pod object. Returns every problem found, in document order. */
+export function validatePod(pod: Obj): Problem[] {
+  const c = new Checker();
+  validateMetadata(c, pod);
+  const spec = c.object(pod, 'spec', 'spec', true);
+  if (spec) validateSpec(c, spec);
+  return c.problems;
+}
+
+function validateMetadata(c: Checker, pod: Obj): void {
+  const meta = c.object(pod, 'metadata', 'metadata', true);
+  if (!meta) return;
+  const name = c.str(meta, 'name', 'metadata.name', true);
+  if (name && !isDns1123Subdomain(name)) c.add('metadata.name', `${q(name)} ${SUBDOMAIN_MSG}`);
+  const ns = c.str(meta, 'namespace', 'metadata.namespace');
+  if (ns && !isDns1123Label(ns)) c.add('metadata.namespace', `${q(ns)} ${LABEL_MSG}`);
+  c.str(meta, 'uid', 'metadata.uid');
+  const qualified = (k: string) => (isQualifiedName(k) ? undefined : 'is not a valid qualified name ([prefix/]name, name at most 63 alphanumerics, "-", "_" or ".")');
+  c.stringMap(meta, 'labels', 'metadata.labels', qualified, (v) =>
+    v === '' || (v.length <= 63 && QUALIFIED_NAME_PART.test(v)) ? undefined : 'is not a valid label value (at most 63 alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric)',
+  );
+  c.stringMap(meta, 'annotations', 'metadata.annotations', qualified);
+}
+
+const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'] as const;
+const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'] as const;
+
+function validateSpec(c: Checker, spec: Obj): void {
+  c.oneOf(spec, 'restartPolicy', 'spec.restartPolicy', RESTART_POLICIES);
+  c.oneOf(spec, 'dnsPolicy', 'spec.dnsPolicy', DNS_POLICIES);
+  if (spec.dnsPolicy === 'None' && !isObj(spec.dnsConfig)) c.add('spec.dnsConfig', 'Required value: must provide dnsConfig when dnsPolicy is None');
+  c.int(spec, 'terminationGracePeriodSeconds', 'spec.terminationGracePeriodSeconds', 0);
+  c.int(spec, 'activeDeadlineSeconds', 'spec.activeDeadlineSeconds', 1);
+  for (const k of ['hostNetwork', 'hostPID', 'hostIPC', 'enableServiceLinks', 'shareProcessNamespace']) c.bool(spec, k, `spec.${k}`);
+  c.str(spec, 'nodeName', 'spec.nodeName');
+  for (const k of ['hostname', 'subdomain']) {
+    const v = c.str(spec, k, `spec.${k}`);
+    if (v && !isDns1123Label(v)) c.add(`spec.${k}`, `${q(v)} ${LABEL_MSG}`);
+  }
+  c.list(spec, 'tolerations', 'spec.tolerations').forEach(([t, path]) => {
+    c.oneOf(t, 'operator', `${path}.operator`, ['Exists', 'Equal']);
+    c.oneOf(t, 'effect', `${path}.effect`, ['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
+  });
+
+  const volumes = validateVolumes(c, spec);
+
+  const containers = spec.containers;
+  if (containers === undefined || containers === null || (Array.isArray(containers) && containers.length === 0)) {
+    c.add('spec.containers', 'Required value: a pod needs at least one container');
+  }
+  const names = new Map<string, string>();
+  for (const [ctr, path] of c.list(spec, 'initContainers', 'spec.initContainers')) validateContainer(c, ctr, path, 'init', spec, volumes, names);
+  for (const [ctr, path] of c.list(spec, 'containers', 'spec.containers')) validateContainer(c, ctr, path, 'regular', spec, volumes, names);
+}
+
+function validateVolumes(c: Checker, spec: Obj): Set<string> {
+  const names = new Set<string>();
+  for (const [v, path] of c.list(spec, 'volumes', 'spec.volumes')) {
+    const name = c.str(v, 'name', `${path}.name`, true);
+    if (name) {
+      if (!isDns1123Label(name)) c.add(`${path}.name`, `${q(name)} ${LABEL_MSG}`);
+      else if (names.has(name)) c.add(`${path}.name`, `Duplicate value: ${q(name)}`);
+      names.add(name);
+    }
+    const sources = Object.keys(v).filter((k) => k !== 'name');
+    if (sources.length > 1) c.add(path, `may not specify more than one volume source, found ${sources.join(', ')}`);
+    if (isObj(v.hostPath)) c.str(v.hostPath, 'path', `${path}.hostPath.path`, true);
+  }
+  return names;
+}
+
+function validateContainer(
+  c: Checker,
+  ctr: Obj,
+  path: string,
+  kind: 'init' | 'regular',
+  spec: Obj,
+  volumes: Set<string>,
+  names: Map<string, string>,
+): void {
+  const name = c.str(ctr, 'name', `${path}.name`, true);
+  if (name) {
+    if (!isDns1123Label(name)) c.add(`${path}.name`, `${q(name)} ${LABEL_MSG}`);
+    else if (names.has(name)) c.add(`${path}.name`, `Duplicate value: ${q(name)} is also the name of ${names.get(name)}`);
+    else names.set(name, path);
+  }
+  const image = c.str(ctr, 'image', `${path}.image`, true);
+  if (image !== undefined && image !== '' && image.trim() !== image) c.add(`${path}.image`, `${q(image)} must not have leading or trailing whitespace`);
+  c.oneOf(ctr, 'imagePullPolicy', `${path}.imagePullPolicy`, ['Always', 'IfNotPresent', 'Never']);
+  c.oneOf(ctr, 'terminationMessagePolicy', `${path}.terminationMessagePolicy`, ['File', 'FallbackToLogsOnError']);
+  c.str(ctr, 'terminationMessagePath', `${path}.terminationMessagePath`);
+  c.str(ctr, 'workingDir', `${path}.workingDir`);
+  c.stringList(ctr, 'command', `${path}.command`);
+  c.stringList(ctr, 'args', `${path}.args`);
+  for (const k of ['tty', 'stdin', 'stdinOnce']) c.bool(ctr, k, `${path}.${k}`);
+
+  if (kind === 'init') {
+    const rp = c.str(ctr, 'restartPolicy', `${path}.restartPolicy`);
+    if (rp && rp !== 'Always') c.add(`${path}.restartPolicy`, `${q(rp)} is not supported; an init container may only set "Always" (a sidecar)`);
+    if (rp !== 'Always') {
+      for (const p of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
+        if (ctr[p] !== undefined && ctr[p] !== null) c.add(`${path}.${p}`, 'Forbidden: may not be set for init containers without restartPolicy Always');
+      }
+    }
+  } else {
+    c.oneOf(ctr, 'restartPolicy', `${path}.restartPolicy`, RESTART_POLICIES);
+  }
+
+  validatePorts(c, ctr, path, spec.hostNetwork === true);
+  validateEnv(c, ctr, path);
+  validateResources(c, ctr, path);
+  for (const p of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
+    const probe = c.object(ctr, p, `${path}.${p}`);
+    if (probe) validateProbe(c, probe, `${path}.${p}`, p !== 'readinessProbe');
+  }
+  const lifecycle = c.object(ctr, 'lifecycle', `${path}.lifecycle`);
+  if (lifecycle) {
+    for (const h of ['postStart', 'preStop']) {
+      const handler = c.object(lifecycle, h, `${path}.lifecycle.${h}`);
+      if (handler) validateHandler(c, handler, `${path}.lifecycle.${h}`, ['exec', 'httpGet', 'tcpSocket', 'sleep']);
+    }
+  }
+
+  const mountPaths = new Set<string>();
+  for (const [m, mpath] of c.list(ctr, 'volumeMounts', `${path}.volumeMounts`)) {
+    const vname = c.str(m, 'name', `${mpath}.name`, true);
+    if (vname && !volumes.has(vname)) c.add(`${mpath}.name`, `Not found: ${q(vname)} is not a volume of this pod`);
+    const mp = c.str(m, 'mountPath', `${mpath}.mountPath`, true);
+    if (mp) {
+      if (mountPaths.has(mp)) c.add(`${mpath}.mountPath`, `Duplicate value: ${q(mp)} must be unique`);
+      mountPaths.add(mp);
+    }
+    c.bool(m, 'readOnly', `${mpath}.readOnly`);
+  }
+}
+
+function validatePorts(c: Checker, ctr: Obj, path: string, hostNetwork: boolean): void {
+  const seen = new Set<string>();
+  for (const [p, ppath] of c.list(ctr, 'ports', `${path}.ports`)) {
+    const name = c.str(p, 'name', `${ppath}.name`);
+    if (name) {
+      if (!isIanaSvcName(name)) c.add(`${ppath}.name`, `${q(name)} is not a valid port name (at most 15 lower case alphanumerics or '-', with at least one letter)`);
+      else if (seen.has(name)) c.add(`${ppath}.name`, `Duplicate value: ${q(name)}`);
+      seen.add(name);
+    }
+    const containerPort = p.containerPort;
+    if (containerPort === undefined || containerPort === null) c.add(`${ppath}.containerPort`, 'Required value');
+    else c.int(p, 'containerPort', `${ppath}.containerPort`, 1, 65535);
+    const hostPort = c.int(p, 'hostPort', `${ppath}.hostPort`, 0, 65535);
+    if (hostNetwork && hostPort !== undefined && hostPort !== 0 && hostPort !== containerPort) {
+      c.add(`${ppath}.hostPort`, `${hostPort} must match containerPort ${q(containerPort)} when hostNetwork is true`);
+    }
+    c.oneOf(p, 'protocol', `${ppath}.protocol`, ['TCP', 'UDP', 'SCTP']);
+    c.str(p, 'hostIP', `${ppath}.hostIP`);
+  }
+}
+
+function validateEnv(c: Checker, ctr: Obj, path: string): void {
+  for (const [e, epath] of c.list(ctr, 'env', `${path}.env`)) {
+    const name = c.str(e, 'name', `${epath}.name`, true);
+    if (name && !ENV_VAR_NAME.test(name)) c.add(`${epath}.name`, `${q(name)} is not a valid environment variable name (letters, digits, '_', '-' or '.', not starting with a digit)`);
+    c.str(e, 'value', `${epath}.value`);
+    const from = c.object(e, 'valueFrom', `${epath}.valueFrom`);
+    if (from) {
+      if (typeof e.value === 'string' && e.value !== '') c.add(`${epath}.valueFrom`, 'Invalid value: may not be specified when `value` is not empty');
+      const kinds = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef', 'fileKeyRef'].filter((k) => from[k] !== undefined && from[k] !== null);
+      if (kinds.length !== 1) c.add(`${epath}.valueFrom`, `must specify exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef; found ${kinds.length}`);
+      const fieldRef = c.object(from, 'fieldRef', `${epath}.valueFrom.fieldRef`);
+      if (fieldRef) c.str(fieldRef, 'fieldPath', `${epath}.valueFrom.fieldRef.fieldPath`, true);
+    }
+  }
+}
+
+function validateResources(c: Checker, ctr: Obj, path: string): void {
+  const res = c.object(ctr, 'resources', `${path}.resources`);
+  if (!res) return;
+  const parsed: Record<'limits' | 'requests', Map<string, number>> = { limits: new Map(), requests: new Map() };
+  for (const kind of ['limits', 'requests'] as const) {
+    const list = c.object(res, kind, `${path}.resources.${kind}`);
+    if (!list) continue;
+    for (const [name, value] of Object.entries(list)) {
+      const field = `${path}.resources.${kind}.${name}`;
+      if (!isQualifiedName(name)) {
+        c.add(`${path}.resources.${kind}`, `${q(name)} is not a valid resource name`);
+        continue;
+      }
+      const v = typeof value === 'string' || typeof value === 'number' ? tryParseQuantity(value) : undefined;
+      if (v === undefined) c.add(field, `${q(value)} is not a valid quantity (examples: "100m", "0.5", "64Mi", "1G")`);
+      else if (v < 0) c.add(field, `${q(value)} must be greater than or equal to 0`);
+      else parsed[kind].set(name, v);
+    }
+  }
+  for (const [name, request] of parsed.requests) {
+    const limit = parsed.limits.get(name);
+    if (limit !== undefined && request > limit) {
+      c.add(`${path}.resources.requests.${name}`, `${q((res.requests as Obj)[name])} must be less than or equal to the ${name} limit of ${q((res.limits as Obj)[name])}`);
+    }
+  }
+}
+
+function validateProbe(c: Checker, probe: Obj, path: string, successMustBeOne: boolean): void {
+  c.int(probe, 'initialDelaySeconds', `${path}.initialDelaySeconds`, 0);
+  c.int(probe, 'timeoutSeconds', `${path}.timeoutSeconds`, 1);
+  c.int(probe, 'periodSeconds', `${path}.periodSeconds`, 1);
+  const success = c.int(probe, 'successThreshold', `${path}.successThreshold`, 1);
+  if (successMustBeOne && success !== undefined && success !== 1) c.add(`${path}.successThreshold`, `${success} must be 1 for liveness and startup probes`);
+  c.int(probe, 'failureThreshold', `${path}.failureThreshold`, 1);
+  c.int(probe, 'terminationGracePeriodSeconds', `${path}.terminationGracePeriodSeconds`, 1);
+  validateHandler(c, probe, path, ['exec', 'httpGet', 'tcpSocket', 'grpc']);
+}
+
+function validateHandler(c: Checker, h: Obj, path: string, kinds: readonly string[]): void {
+  const present = kinds.filter((k) => h[k] !== undefined && h[k] !== null);
+  if (present.length !== 1) {
+    c.add(path, present.length === 0 ? `must specify a handler (one of ${kinds.join(', ')})` : `may not specify more than one handler, found ${present.join(', ')}`);
+  }
+  const exec = c.object(h, 'exec', `${path}.exec`);
+  if (exec) {
+    const cmd = c.stringList(exec, 'command', `${path}.exec.command`);
+    if (!cmd || cmd.length === 0) c.add(`${path}.exec.command`, 'Required value');
+  }
+  const http = c.object(h, 'httpGet', `${path}.httpGet`);
+  if (http) {
+    validatePortRef(c, http, `${path}.httpGet.port`);
+    c.oneOf(http, 'scheme', `${path}.httpGet.scheme`, ['HTTP', 'HTTPS']);
+    c.str(http, 'path', `${path}.httpGet.path`);
+    c.str(http, 'host', `${path}.httpGet.host`);
+  }
+  const tcp = c.object(h, 'tcpSocket', `${path}.tcpSocket`);
+  if (tcp) validatePortRef(c, tcp, `${path}.tcpSocket.port`);
+  const grpc = c.object(h, 'grpc', `${path}.grpc`);
+  if (grpc) {
+    if (grpc.port === undefined) c.add(`${path}.grpc.port`, 'Required value');
+    c.int(grpc, 'port', `${path}.grpc.port`, 1, 65535);
+  }
+  const sleep = c.object(h, 'sleep', `${path}.sleep`);
+  if (sleep) {
+    if (sleep.seconds === undefined) c.add(`${path}.sleep.seconds`, 'Required value');
+    c.int(sleep, 'seconds', `${path}.sleep.seconds`, 0);
+  }
+}
+
+/**
+ * An IntOrString port: a number 1–65535 or a port name. As upstream, a name is not checked
+ * against the container's ports here; the prober reports a name it cannot resolve.
+ */
+function validatePortRef(c: Checker, o: Obj, path: string): void {
+  const port = o.port;
+  if (port === undefined || port === null || port === '') c.add(path, 'Required value');
+  else if (typeof port === 'number') c.int(o, 'port', path, 1, 65535);
+  else if (typeof port === 'string') {
+    if (/^\d+$/.test(port)) c.add(path, `${q(port)} must be a number or a port name, not a numeric string`);
+    else if (!isIanaSvcName(port)) c.add(path, `${q(port)} is not a valid port name`);
+  } else c.add(path, `must be a port number or name, got ${q(port)}`);
+}
