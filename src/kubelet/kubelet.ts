@@ -1,0 +1,356 @@
+/**
+ * The Kubelet: the syncLoop and its SyncHandler (HandlePodAdditions … HandlePodCleanups), and
+ * the PodSyncer that pod workers call (syncPod / syncTerminatingPod / syncTerminatedPod).
+ *
+ * The syncLoop is one async loop fed by an inbox: config updates, PLEG events, the 1 s sync tick
+ * and the 2 s housekeeping tick. While the runtime is not ready it does not dispatch and backs
+ * off (100 ms doubling to 5 s), as upstream's syncLoop does.
+ */
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Pod } from '../api/types.js';
+import type { PodUpdate } from '../podconfig/types.js';
+import type { PodRuntimeStatus, Runtime, RunningPod, ContainerWaiting } from '../kuberuntime/types.js';
+import type { PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from '../pleg/types.js';
+import type { StatusManager } from '../status/types.js';
+import { generateAPIPodStatus } from '../status/generate.js';
+import { createPodWorkers, type PodWorkers, type PodSyncer, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
+import { metrics } from '../metrics/index.js';
+import { errorMessage } from '../errors.js';
+import { log } from '../util/log.js';
+import { realClock, sleep, type Clock } from '../util/clock.js';
+import { PodManager, podFullName } from './pod-manager.js';
+import { RuntimeState } from './runtime-state.js';
+
+export interface KubeletDeps {
+  nodeName: string;
+  hostIP: string;
+  rootDir: string;
+  maxPods: number;
+  syncFrequencyMs: number;
+  runtime: Runtime;
+  pleg: PodLifecycleEventGenerator;
+  cache: PodStatusCache;
+  statusManager: StatusManager;
+  /** Names of the configured sources; housekeeping waits until each has sent its first SET. */
+  sources: ReadonlySet<string>;
+  clock?: Clock;
+  syncPeriodMs?: number;
+  housekeepingPeriodMs?: number;
+  gcPeriodMs?: number;
+}
+
+type InboxItem = { kind: 'config'; update: PodUpdate } | { kind: 'pleg'; event: PodLifecycleEvent } | { kind: 'sync' } | { kind: 'housekeeping' };
+
+const EMPTY_WAITING: ReadonlyMap<string, ContainerWaiting> = new Map();
+/** How often a pod with a container waiting in back-off is looked at again. */
+const WAITING_RESYNC_MS = 1000;
+
+function emptyRuntimeStatus(pod: Pod, now: Date): PodRuntimeStatus {
+  return { uid: pod.metadata!.uid!, name: pod.metadata!.name!, namespace: pod.metadata!.namespace ?? 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: now };
+}
+
+/** The runtime view of a pod, built from its detailed status (for KillPod). */
+export function runningPodFromStatus(s: PodRuntimeStatus): RunningPod {
+  return {
+    uid: s.uid, name: s.name, namespace: s.namespace,
+    sandboxes: s.sandboxStatuses.map((b) => ({ id: b.id, ready: b.ready, attempt: b.attempt, createdAt: b.createdAt })),
+    containers: s.containerStatuses.map((c) => ({
+      id: c.id, name: c.name, image: c.image, imageRef: c.imageRef, hash: c.hash, state: c.state,
+      createdAt: BigInt(c.createdAt.getTime()) * 1_000_000n, podSandboxId: c.podSandboxId,
+    })),
+  };
+}
+
+export class Kubelet implements PodSyncer {
+  readonly podManager = new PodManager();
+  readonly podWorkers: PodWorkers;
+  readonly runtimeState: RuntimeState;
+  private readonly clock: Clock;
+  private readonly inbox: InboxItem[] = [];
+  private wake: (() => void) | undefined;
+  private readonly abort = new AbortController();
+  private readonly seenSources = new Set<string>();
+  private readonly waiting = new Map<string, Map<string, ContainerWaiting>>();
+  private readonly firstSeen = new Map<string, number>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  /** Pods refused at admission: never started, kept in the pod manager for their Failed status. */
+  private readonly rejected = new Set<string>();
+  private lastGC = 0;
+  private housekeepingQueued = false;
+  private syncQueued = false;
+
+  constructor(private readonly deps: KubeletDeps) {
+    this.clock = deps.clock ?? realClock;
+    this.podWorkers = createPodWorkers({ syncer: this, cache: deps.cache, resyncIntervalMs: deps.syncFrequencyMs, clock: this.clock });
+    this.runtimeState = new RuntimeState(deps.runtime, deps.pleg);
+  }
+
+  /** Starts the PLEG, the tickers and the syncLoop; resolves when stop() is called. */
+  async run(updates: AsyncIterable<PodUpdate>): Promise<void> {
+    await this.runtimeState.update();
+    this.deps.pleg.watch((event) => this.push({ kind: 'pleg', event }));
+    this.deps.pleg.start();
+    this.every(5000, () => void this.runtimeState.update());
+    this.every(this.deps.syncPeriodMs ?? 1000, () => { if (!this.syncQueued) { this.syncQueued = true; this.push({ kind: 'sync' }); } });
+    this.every(this.deps.housekeepingPeriodMs ?? 2000, () => { if (!this.housekeepingQueued) { this.housekeepingQueued = true; this.push({ kind: 'housekeeping' }); } });
+    void this.pumpConfig(updates);
+    await this.syncLoop();
+  }
+
+  stop(): void {
+    this.abort.abort();
+    for (const t of this.timers) clearInterval(t);
+    this.deps.pleg.stop();
+    this.wake?.();
+  }
+
+  private every(ms: number, fn: () => void): void {
+    const t = setInterval(fn, ms);
+    t.unref();
+    this.timers.push(t);
+  }
+
+  private async pumpConfig(updates: AsyncIterable<PodUpdate>): Promise<void> {
+    try {
+      for await (const update of updates) {
+        if (this.abort.signal.aborted) return;
+        this.push({ kind: 'config', update });
+      }
+    } catch (err) {
+      log('kubelet').error({ err: errorMessage(err) }, 'Pod config stream failed');
+    }
+  }
+
+  private push(item: InboxItem): void {
+    this.inbox.push(item);
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  private async syncLoop(): Promise<void> {
+    log('kubelet').info('Starting kubelet main sync loop');
+    let backoff = 100;
+    while (!this.abort.signal.aborted) {
+      const err = this.runtimeState.runtimeErrors();
+      if (err) {
+        log('kubelet').debug({ err, backoffMs: backoff }, 'Skipping pod synchronization');
+        await sleep(backoff, this.abort.signal);
+        backoff = Math.min(backoff * 2, 5000);
+        continue;
+      }
+      backoff = 100;
+      const item = this.inbox.shift();
+      if (!item) {
+        await new Promise<void>((r) => { this.wake = r; });
+        continue;
+      }
+      try {
+        await this.syncLoopIteration(item);
+      } catch (e) {
+        log('kubelet').error({ err: errorMessage(e), kind: item.kind }, 'syncLoop iteration failed');
+      }
+    }
+  }
+
+  private async syncLoopIteration(item: InboxItem): Promise<void> {
+    switch (item.kind) {
+      case 'config':
+        this.seenSources.add(item.update.source);
+        return this.handleConfig(item.update);
+      case 'pleg':
+        return this.handlePLEGEvent(item.event);
+      case 'sync': {
+        this.syncQueued = false;
+        const pods = this.podWorkers.takeDueForSync().map((uid) => this.podManager.getPodByUID(uid)).filter((p): p is Pod => p !== undefined);
+        return this.handlePodSyncs(pods);
+      }
+      case 'housekeeping':
+        try {
+          await this.handlePodCleanups();
+        } finally {
+          this.housekeepingQueued = false;
+        }
+    }
+  }
+
+  private handleConfig(u: PodUpdate): void {
+    log('kubelet').info({ op: u.op, source: u.source, pods: u.pods.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) }, 'SyncLoop update');
+    switch (u.op) {
+      case 'ADD': return this.handlePodAdditions(u.pods);
+      case 'UPDATE':
+      case 'DELETE': return this.handlePodUpdates(u.pods);
+      case 'REMOVE': return this.handlePodRemoves(u.pods);
+      case 'RECONCILE': return this.handlePodReconcile(u.pods);
+      case 'SET': return; // PodConfig turns SETs into the ops above.
+    }
+  }
+
+  // ---- SyncHandler --------------------------------------------------------------------------
+
+  handlePodAdditions(pods: Pod[]): void {
+    const sorted = [...pods].sort((a, b) => String(a.metadata?.creationTimestamp ?? '').localeCompare(String(b.metadata?.creationTimestamp ?? '')));
+    for (const pod of sorted) {
+      const uid = pod.metadata!.uid!;
+      this.podManager.addPod(pod);
+      if (!this.firstSeen.has(uid)) this.firstSeen.set(uid, this.clock.now());
+      if (!this.podWorkers.isPodTerminationRequested(uid)) {
+        const rejection = this.canAdmitPod(pod);
+        if (rejection) {
+          this.rejectPod(pod, rejection.reason, rejection.message);
+          continue;
+        }
+      }
+      this.dispatch(pod, 'create');
+    }
+  }
+
+  handlePodUpdates(pods: Pod[]): void {
+    for (const pod of pods) {
+      this.podManager.updatePod(pod);
+      this.dispatch(pod, 'update');
+    }
+  }
+
+  handlePodRemoves(pods: Pod[]): void {
+    for (const pod of pods) {
+      this.podManager.removePod(pod);
+      this.podWorkers.updatePod({ updateType: 'kill', pod, reason: 'removed from its source' });
+    }
+  }
+
+  handlePodReconcile(pods: Pod[]): void {
+    for (const pod of pods) this.podManager.updatePod(pod);
+  }
+
+  handlePodSyncs(pods: Pod[]): void {
+    for (const pod of pods) this.dispatch(pod, 'sync');
+  }
+
+  private handlePLEGEvent(e: PodLifecycleEvent): void {
+    const pod = this.podManager.getPodByUID(e.id);
+    if (pod) this.handlePodSyncs([pod]);
+    // Events of pods no longer desired are handled by housekeeping (orphan kill + GC).
+  }
+
+  private dispatch(pod: Pod, updateType: UpdateType): void {
+    this.podWorkers.updatePod({ updateType, pod });
+  }
+
+  /** Admission (upstream canAdmitPod): the pod count limit; resource fit comes with its issue. */
+  private canAdmitPod(pod: Pod): { reason: string; message: string } | undefined {
+    const active = this.podManager.getPods().filter((p) => p !== pod && this.podWorkers.couldHaveRunningContainers(p.metadata!.uid!));
+    if (active.length >= this.deps.maxPods) return { reason: 'OutOfpods', message: `Node didn't have enough resource: pods, requested: 1, used: ${active.length}, capacity: ${this.deps.maxPods}` };
+    return undefined;
+  }
+
+  private rejectPod(pod: Pod, reason: string, message: string): void {
+    log('kubelet').warn({ pod: podFullName(pod), reason, message }, 'Pod admission rejected');
+    this.rejected.add(pod.metadata!.uid!);
+    this.deps.statusManager.setPodStatus(pod, { phase: 'Failed', reason, message, hostIP: this.deps.hostIP, startTime: new Date(this.clock.now()) });
+  }
+
+  /** Housekeeping (upstream HandlePodCleanups): orphans, finished workers, dirs, container GC. */
+  async handlePodCleanups(): Promise<void> {
+    for (const s of this.deps.sources) if (!this.seenSources.has(s)) return; // sources not ready: adopting, not killing
+    const desired = this.podManager.getPods();
+    const desiredUids = new Set(desired.map((p) => p.metadata!.uid!));
+    const workers = this.podWorkers.syncKnownPods(desired);
+    this.deps.statusManager.removeOrphanStatuses(new Set([...desiredUids, ...workers.keys()]));
+    for (const uid of this.waiting.keys()) if (!desiredUids.has(uid)) this.waiting.delete(uid);
+    for (const uid of this.rejected) if (!desiredUids.has(uid)) this.rejected.delete(uid);
+
+    for (const pod of desired) {
+      if (!workers.has(pod.metadata!.uid!) && !this.isRejected(pod)) this.dispatch(pod, 'create');
+    }
+    const running = await this.deps.runtime.getPods(false);
+    for (const rp of running) {
+      if (!desiredUids.has(rp.uid) && !workers.has(rp.uid)) {
+        log('kubelet').info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'Killing orphaned pod found in the runtime');
+        this.podWorkers.updatePod({ updateType: 'kill', runningPod: rp, reason: 'orphaned' });
+      }
+    }
+    await this.cleanupOrphanedPodDirs(desiredUids, workers);
+    const now = this.clock.now();
+    if (now - this.lastGC >= (this.deps.gcPeriodMs ?? 60_000)) {
+      this.lastGC = now;
+      const active = new Set([...desiredUids, ...[...workers].filter(([, s]) => s !== 'terminated').map(([uid]) => uid)]);
+      await this.deps.runtime.garbageCollect(active);
+    }
+  }
+
+  private isRejected(pod: Pod): boolean {
+    return this.rejected.has(pod.metadata!.uid!);
+  }
+
+  private async cleanupOrphanedPodDirs(desired: ReadonlySet<string>, workers: ReadonlyMap<string, unknown>): Promise<void> {
+    const podsDir = join(this.deps.rootDir, 'pods');
+    let entries: string[];
+    try {
+      entries = await readdir(podsDir);
+    } catch {
+      return;
+    }
+    for (const uid of entries) {
+      if (!desired.has(uid) && !workers.has(uid)) await rm(join(podsDir, uid), { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
+  // ---- PodSyncer ----------------------------------------------------------------------------
+
+  async syncPod(updateType: UpdateType, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<SyncPodResult> {
+    const uid = pod.metadata!.uid!;
+    const now = new Date(this.clock.now());
+    const status = runtimeStatus ?? emptyRuntimeStatus(pod, now);
+    const apiStatus = this.updateStatus(pod, status);
+    if (apiStatus.phase === 'Succeeded' || apiStatus.phase === 'Failed') return { isTerminal: true };
+    await mkdir(join(this.deps.rootDir, 'pods', uid, 'containers'), { recursive: true });
+    const result = await this.deps.runtime.syncPod(pod, status);
+    this.waiting.set(uid, result.waiting);
+    if (result.error) throw result.error;
+    log('kubelet').debug({ pod: podFullName(pod), updateType }, 'Pod synced');
+    return { isTerminal: false, requeueAfterMs: result.waiting.size > 0 ? WAITING_RESYNC_MS : undefined };
+  }
+
+  async syncTerminatingPod(pod: Pod, runtimeStatus: PodRuntimeStatus | undefined, gracePeriodSeconds: number): Promise<void> {
+    const uid = pod.metadata!.uid!;
+    const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, pod.metadata!.name!, pod.metadata!.namespace ?? 'default'));
+    await this.deps.runtime.killPod(pod, runningPodFromStatus(status), gracePeriodSeconds);
+    this.waiting.delete(uid);
+    const after = await this.deps.runtime.getPodStatus(uid, pod.metadata!.name!, pod.metadata!.namespace ?? 'default');
+    this.updateStatus(pod, after);
+  }
+
+  async syncTerminatingRuntimePod(running: RunningPod): Promise<void> {
+    // Orphans have no spec left to read a grace period from: upstream uses a minimal one.
+    await this.deps.runtime.killPod(undefined, running, 1);
+  }
+
+  async syncTerminatedPod(pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<void> {
+    if (runtimeStatus) this.updateStatus(pod, runtimeStatus);
+  }
+
+  private updateStatus(pod: Pod, runtimeStatus: PodRuntimeStatus) {
+    const uid = pod.metadata!.uid!;
+    const previous = this.deps.statusManager.getPodStatus(uid);
+    const apiStatus = generateAPIPodStatus({
+      pod, runtime: runtimeStatus, waiting: this.waiting.get(uid) ?? EMPTY_WAITING, previous,
+      hostIP: this.deps.hostIP, now: new Date(this.clock.now()),
+    });
+    this.deps.statusManager.setPodStatus(pod, apiStatus);
+    if (apiStatus.phase === 'Running' && previous?.phase !== 'Running') {
+      const seen = this.firstSeen.get(uid);
+      if (seen !== undefined) {
+        metrics.podStartDuration.observe((this.clock.now() - seen) / 1000);
+        this.firstSeen.delete(uid);
+      }
+    }
+    return apiStatus;
+  }
+
+  /** /healthz: empty when healthy. */
+  healthErrors(): string[] {
+    return this.runtimeState.healthErrors();
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The desired pods (upstream pod.Manager): what the sources want on this node, by UID and by
+ * full name. Mirror pods arrive with API-server mode.
+ */
+import type { Pod } from '../api/types.js';
+
+export function podFullName(pod: Pod): string {
+  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}`;
+}
+
+export class PodManager {
+  private readonly byUid = new Map<string, Pod>();
+
+  addPod(pod: Pod): void {
+    const uid = pod.metadata?.uid;
+    if (uid) this.byUid.set(uid, pod);
+  }
+
+  updatePod(pod: Pod): void {
+    this.addPod(pod);
+  }
+
+  removePod(pod: Pod): void {
+    const uid = pod.metadata?.uid;
+    if (uid) this.byUid.delete(uid);
+  }
+
+  getPods(): Pod[] {
+    return [...this.byUid.values()];
+  }
+
+  getPodByUID(uid: string): Pod | undefined {
+    return this.byUid.get(uid);
+  }
+}

@@ -1,0 +1,2 @@
+export { startServers } from './servers.js';
+export type { ServerProvider, ServersOptions, RunningServers, ServerAddress } from './types.js';

@@ -1,0 +1,72 @@
+/**
+ * The plain-HTTP servers: healthz (healthzBindAddress:healthzPort) and the read-only port
+ * (address:readOnlyPort, off unless configured). Both answer GET/HEAD only, bound header size
+ * and time, and never let a handler error take the process down.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { errorMessage } from '../errors.js';
+import { log } from '../util/log.js';
+import { HEALTHZ_ROUTES, notFound, READ_ONLY_ROUTES, type Reply, type Route } from './routes.js';
+import type { RunningServers, ServerAddress, ServerProvider, ServersOptions } from './types.js';
+
+const MAX_HEADER_BYTES = 16 * 1024;
+
+async function handle(routes: Record<string, Route>, provider: ServerProvider, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let reply: Reply;
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    reply = { status: 405, contentType: 'text/plain', body: `405 method ${req.method} not allowed on ${path}\n` };
+  } else {
+    const route = routes[path];
+    try {
+      reply = route ? await route(provider) : notFound(path);
+    } catch (err) {
+      log('server').error({ path, err: errorMessage(err) }, 'handler failed');
+      reply = { status: 500, contentType: 'text/plain', body: `internal error: ${errorMessage(err)}\n` };
+    }
+  }
+  res.writeHead(reply.status, { 'Content-Type': reply.contentType, 'Content-Length': Buffer.byteLength(reply.body) });
+  res.end(req.method === 'HEAD' ? undefined : reply.body);
+}
+
+function listen(name: string, addr: ServerAddress, routes: Record<string, Route>, provider: ServerProvider): Promise<Server> {
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 }, (req, res) => {
+    void handle(routes, provider, req, res).catch(() => res.destroy());
+  });
+  server.keepAliveTimeout = 5_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(addr.port, addr.address, () => {
+      server.off('error', reject);
+      log('server').info({ server: name, address: addr.address, port: (server.address() as AddressInfo).port }, 'Serving');
+      resolve(server);
+    });
+  });
+}
+
+function close(server: Server | undefined): Promise<void> {
+  if (!server) return Promise.resolve();
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+export async function startServers(opts: ServersOptions): Promise<RunningServers> {
+  const healthz = opts.healthz && opts.healthz.port !== 0 ? await listen('healthz', opts.healthz, HEALTHZ_ROUTES, opts.provider) : undefined;
+  let readOnly: Server | undefined;
+  try {
+    readOnly = opts.readOnly && opts.readOnly.port !== 0 ? await listen('read-only', opts.readOnly, READ_ONLY_ROUTES, opts.provider) : undefined;
+  } catch (err) {
+    await close(healthz);
+    throw err;
+  }
+  return {
+    healthzPort: healthz ? (healthz.address() as AddressInfo).port : undefined,
+    readOnlyPort: readOnly ? (readOnly.address() as AddressInfo).port : undefined,
+    close: async () => {
+      await Promise.all([close(healthz), close(readOnly)]);
+    },
+  };
+}

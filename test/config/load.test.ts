@@ -1,0 +1,96 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, parseDuration } from '../../src/config/index.js';
+import { ConfigError } from '../../src/errors.js';
+
+function run(argv: string[]) {
+  const r = loadConfig(argv, {});
+  assert.equal(r.kind, 'run');
+  return (r as Extract<typeof r, { kind: 'run' }>).config;
+}
+
+function problems(argv: string[]): string[] {
+  try {
+    loadConfig(argv, {});
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    return err.problems;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+function configFile(body: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kts-config-'));
+  const p = join(dir, 'config.yaml');
+  writeFileSync(p, body);
+  return p;
+}
+
+test('upstream defaults', () => {
+  const c = run(['--hostname-override=node-a']);
+  assert.equal(c.kubelet.healthzPort, 10248);
+  assert.equal(c.kubelet.readOnlyPort, 0, 'read-only port is off unless configured');
+  assert.equal(c.kubelet.port, 10250);
+  assert.equal(c.kubelet.fileCheckFrequencyMs, 20_000);
+  assert.equal(c.kubelet.maxPods, 110);
+  assert.equal(c.flags.rootDir, '/var/lib/kubelet');
+  assert.equal(c.nodeName, 'node-a');
+  assert.ok(Object.isFrozen(c) && Object.isFrozen(c.kubelet));
+});
+
+test('flags override the config file', () => {
+  const p = configFile('apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /etc/a\nreadOnlyPort: 10255\nfileCheckFrequency: 5s\n');
+  const c = run([`--config=${p}`, '--pod-manifest-path', '/etc/b', '--hostname-override=N1']);
+  assert.equal(c.kubelet.staticPodPath, '/etc/b');
+  assert.equal(c.kubelet.readOnlyPort, 10255);
+  assert.equal(c.kubelet.fileCheckFrequencyMs, 5000);
+  assert.equal(c.nodeName, 'n1', 'node names are lowercased');
+});
+
+test('every problem is reported at once, naming the field or flag', () => {
+  const p = configFile('apiVersion: v1\nkind: KubeletConfiguration\nreadOnlyPort: 99999\nbogusField: 1\nfileCheckFrequency: soon\n');
+  const errs = problems([`--config=${p}`, '--no-such-flag=1', '--healthz-port=abc']);
+  const all = errs.join('\n');
+  assert.match(all, /apiVersion must be kubelet\.config\.k8s\.io\/v1beta1/);
+  assert.match(all, /config field readOnlyPort: must be a port number/);
+  assert.match(all, /unknown field "bogusField"/);
+  assert.match(all, /config field fileCheckFrequency: must be a duration/);
+  assert.match(all, /unknown flag: --no-such-flag/);
+  assert.match(all, /--healthz-port: must be an integer/);
+});
+
+test('unreadable or malformed config file is a clear error', () => {
+  assert.match(problems(['--config=/nonexistent/kubelet.yaml'])[0]!, /--config \/nonexistent\/kubelet\.yaml: .*ENOENT/);
+  const p = configFile('a: [unclosed');
+  assert.match(problems([`--config=${p}`])[0]!, /--config .*config\.yaml/);
+});
+
+test('-v, --logging-format, --help, --version', () => {
+  assert.equal(run(['-v=4', '--hostname-override=x']).flags.verbosity, 4);
+  assert.equal(run(['--v', '2', '--hostname-override=x']).flags.verbosity, 2);
+  assert.equal(run(['--logging-format=text', '--hostname-override=x']).flags.loggingFormat, 'text');
+  assert.match(problems(['--logging-format=xml'])[0]!, /--logging-format: must be json or text/);
+  const help = loadConfig(['--help']);
+  assert.equal(help.kind, 'help');
+  assert.match((help as { text: string }).text, /--pod-manifest-path/);
+  assert.equal(loadConfig(['--version']).kind, 'version');
+});
+
+test('endpoint and bool validation', () => {
+  assert.match(problems(['--container-runtime-endpoint=tcp://x', '--hostname-override=x'])[0]!, /unix:\/\//);
+  assert.equal(run(['--container-runtime-endpoint=unix:///run/x.sock', '--hostname-override=x']).kubelet.containerRuntimeEndpoint, 'unix:///run/x.sock');
+  assert.equal(run(['--enable-debugging-handlers=false', '--hostname-override=x']).kubelet.enableDebuggingHandlers, false);
+});
+
+test('parseDuration follows Go duration syntax', () => {
+  assert.equal(parseDuration('20s'), 20_000);
+  assert.equal(parseDuration('1m30s'), 90_000);
+  assert.equal(parseDuration('500ms'), 500);
+  assert.equal(parseDuration('1h'), 3_600_000);
+  assert.equal(parseDuration('0'), 0);
+  assert.equal(parseDuration('20'), undefined);
+  assert.equal(parseDuration('x'), undefined);
+});

@@ -1,0 +1,38 @@
+/** A tiny in-memory Runtime for unit tests of PLEG and the kubelet (no CRI, no containers). */
+import type { Pod } from '../../src/api/types.js';
+import type { PodRuntimeStatus, PodSyncResult, Runtime, RunningPod, RuntimeContainerState } from '../../src/kuberuntime/types.js';
+
+export class FakeRuntime implements Runtime {
+  pods: RunningPod[] = [];
+  synced: string[] = [];
+  killed: { uid: string; grace?: number }[] = [];
+  failStatus = new Set<string>();
+
+  setContainer(uid: string, cid: string, state: RuntimeContainerState | undefined, name = cid): void {
+    let pod = this.pods.find((p) => p.uid === uid);
+    if (!pod) {
+      pod = { uid, name: `pod-${uid}`, namespace: 'default', containers: [], sandboxes: [] };
+      this.pods.push(pod);
+    }
+    pod.containers = pod.containers.filter((c) => c.id !== cid);
+    if (state) pod.containers.push({ id: cid, name, image: 'img', imageRef: 'sha256:x', hash: 'h', state, createdAt: 1n, podSandboxId: 's' });
+  }
+
+  async version() { return { runtimeName: 'fake', runtimeVersion: '0', runtimeApiVersion: 'v1' }; }
+  async ready() { return { ready: true }; }
+  async getPods(): Promise<RunningPod[]> { return structuredClone(this.pods); }
+  async getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus> {
+    if (this.failStatus.has(uid)) throw new Error(`status of ${uid} failed`);
+    const pod = this.pods.find((p) => p.uid === uid);
+    return {
+      uid, name, namespace, ips: [], sandboxStatuses: [], timestamp: new Date(),
+      containerStatuses: (pod?.containers ?? []).map((c) => ({
+        id: c.id, name: c.name, state: c.state, createdAt: new Date(0), exitCode: 0, image: c.image, imageRef: c.imageRef,
+        restartCount: 0, reason: '', message: '', hash: c.hash, podSandboxId: c.podSandboxId,
+      })),
+    };
+  }
+  async syncPod(pod: Pod): Promise<PodSyncResult> { this.synced.push(pod.metadata!.uid!); return { waiting: new Map() }; }
+  async killPod(pod: Pod | undefined, running: RunningPod, grace?: number): Promise<void> { this.killed.push({ uid: running.uid, grace }); }
+  async garbageCollect(): Promise<void> {}
+}

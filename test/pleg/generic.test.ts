@@ -1,0 +1,85 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createGenericPLEG, createPodStatusCache, generateEvents, type PodLifecycleEvent } from '../../src/pleg/index.js';
+import { FakeRuntime } from '../fakes/fake-runtime.js';
+
+test('generateEvents follows upstream\'s table', () => {
+  const ev = (o: Parameters<typeof generateEvents>[2], n: Parameters<typeof generateEvents>[3]) => generateEvents('p', 'c', o, n).map((e) => e.type);
+  assert.deepEqual(ev('running', 'running'), []);
+  assert.deepEqual(ev('non-existent', 'running'), ['ContainerStarted']);
+  assert.deepEqual(ev('running', 'exited'), ['ContainerDied']);
+  assert.deepEqual(ev('running', 'unknown'), ['ContainerChanged']);
+  assert.deepEqual(ev('exited', 'non-existent'), ['ContainerRemoved']);
+  assert.deepEqual(ev('running', 'non-existent'), ['ContainerDied', 'ContainerRemoved']);
+  assert.deepEqual(ev('unknown', 'non-existent'), ['ContainerDied', 'ContainerRemoved']);
+  assert.deepEqual(ev('exited', 'running'), ['ContainerStarted']);
+});
+
+test('relist emits events, inspects only changed pods and fills the cache', async () => {
+  const rt = new FakeRuntime();
+  const cache = createPodStatusCache();
+  const pleg = createGenericPLEG({ runtime: rt, cache });
+  const events: PodLifecycleEvent[] = [];
+  pleg.watch((e) => events.push(e));
+
+  rt.setContainer('u1', 'c1', 'running');
+  await pleg.relist();
+  assert.deepEqual(events.map((e) => `${e.id}/${e.data}/${e.type}`), ['u1/c1/ContainerStarted']);
+  assert.equal(cache.get('u1')?.status?.containerStatuses[0]?.state, 'running');
+
+  events.length = 0;
+  await pleg.relist();
+  assert.equal(events.length, 0, 'no change, no event');
+
+  rt.setContainer('u1', 'c1', 'exited');
+  rt.setContainer('u2', 'c2', 'created');
+  await pleg.relist();
+  assert.deepEqual(events.map((e) => `${e.id}/${e.type}`), ['u1/ContainerDied'], 'ContainerChanged is not emitted');
+  assert.ok(cache.get('u2'), 'a changed pod is still inspected');
+
+  events.length = 0;
+  rt.setContainer('u1', 'c1', undefined);
+  await pleg.relist();
+  assert.deepEqual(events.map((e) => e.type), ['ContainerRemoved']);
+});
+
+test('a failed inspection is retried on the next relist', async () => {
+  const rt = new FakeRuntime();
+  const cache = createPodStatusCache();
+  const pleg = createGenericPLEG({ runtime: rt, cache });
+  rt.setContainer('u1', 'c1', 'running');
+  rt.failStatus.add('u1');
+  await pleg.relist();
+  assert.ok(cache.get('u1')?.error);
+  rt.failStatus.clear();
+  await pleg.relist();
+  assert.equal(cache.get('u1')?.error, undefined);
+  assert.equal(cache.get('u1')?.status?.containerStatuses.length, 1);
+});
+
+test('getNewerThan waits for the next relist', async () => {
+  const rt = new FakeRuntime();
+  const cache = createPodStatusCache();
+  const pleg = createGenericPLEG({ runtime: rt, cache });
+  await pleg.relist();
+  const t = Date.now() + 1;
+  let resolved = false;
+  const p = cache.getNewerThan('u9', t).then((v) => { resolved = true; return v; });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(resolved, false);
+  await pleg.relist();
+  const v = await p;
+  assert.equal(v.status, undefined);
+  assert.ok(v.modified > t - 1);
+});
+
+test('health: unhealthy once relists stop completing for 3 minutes', () => {
+  let now = 1_000_000;
+  const clock = { now: () => now, setTimeout: () => ({ cancel() {} }) };
+  const pleg = createGenericPLEG({ runtime: new FakeRuntime(), cache: createPodStatusCache(), clock });
+  assert.equal(pleg.healthy().ok, true);
+  now += 3 * 60_000 + 1;
+  const h = pleg.healthy();
+  assert.equal(h.ok, false);
+  assert.match(h.message!, /pleg was last seen active/);
+});
