@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# README command 2 (and .ci/run): the whole suite.
+#   1. unit tests, with the addon and with KUBELET_TS_NATIVE=0
+#   2. native tests under AddressSanitizer + UBSan
+#   3. end-to-end tests against a private containerd, in both modes
+# `bash scripts/test.sh unit` runs only step 1. Prints "N passed, N failed" last.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+WHAT=${1:-all}
+LOG=$(mktemp -d)
+PASS=0
+FAIL=0
+STATUS=0
+
+run_tests() { # name, env..., -- files...
+  local name=$1; shift
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  echo "=== $name"
+  if env "${envs[@]}" node --test "$@" >"$LOG/$name.tap" 2>&1; then :; else STATUS=1; fi
+  grep -E '^not ok|^# (tests|pass|fail)' "$LOG/$name.tap" || true
+  if grep -q '^not ok' "$LOG/$name.tap"; then grep -B2 -A30 '^not ok' "$LOG/$name.tap" | head -150; fi
+  PASS=$((PASS + $(awk '/^# pass/{s+=$3} END{print s+0}' "$LOG/$name.tap")))
+  FAIL=$((FAIL + $(awk '/^# fail/{s+=$3} END{print s+0}' "$LOG/$name.tap")))
+}
+
+if [[ $WHAT != unit ]]; then bash scripts/install-deps.sh; fi
+if [[ ! -d node_modules ]]; then npm ci --no-audit --no-fund; fi
+npm run build --silent
+
+mapfile -t UNIT < <(find dist/test -name '*.test.js' -not -path 'dist/test/e2e/*' | sort)
+run_tests unit-native KUBELET_TS_NATIVE=1 -- "${UNIT[@]}"
+run_tests unit-ts KUBELET_TS_NATIVE=0 -- "${UNIT[@]}"
+
+if [[ $WHAT != unit ]]; then
+  if [[ -x scripts/test-native-asan.sh || -f scripts/test-native-asan.sh ]]; then
+    echo "=== native-asan"
+    if bash scripts/test-native-asan.sh >"$LOG/asan.tap" 2>&1; then :; else STATUS=1; tail -40 "$LOG/asan.tap"; fi
+    grep -E '^# (pass|fail)' "$LOG/asan.tap" || true
+    PASS=$((PASS + $(awk '/^# pass/{s+=$3} END{print s+0}' "$LOG/asan.tap")))
+    FAIL=$((FAIL + $(awk '/^# fail/{s+=$3} END{print s+0}' "$LOG/asan.tap")))
+  fi
+  CTR_STATE="$REPO/.state/test-containerd"
+  ENDPOINT=$(bash scripts/containerd.sh start --state-dir "$CTR_STATE")
+  trap 'bash scripts/containerd.sh stop --state-dir "$CTR_STATE" >/dev/null 2>&1 || true' EXIT
+  mapfile -t E2E < <(find dist/test/e2e -name '*.test.js' | sort)
+  run_tests e2e-native KUBELET_TS_NATIVE=1 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" -- --test-concurrency=1 "${E2E[@]}"
+  run_tests e2e-ts KUBELET_TS_NATIVE=0 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" -- --test-concurrency=1 "${E2E[@]}"
+fi
+
+[[ $FAIL -eq 0 ]] || STATUS=1
+echo "tests: $PASS passed, $FAIL failed"
+exit $STATUS
