@@ -1,0 +1,109 @@
+/**
+ * Starts kubelet-ts as a child process for end-to-end tests (the real CLI, real containerd) and
+ * stops it by the pid it recorded. Every wait is bounded.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync, createWriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'node:http';
+import type { Pod } from '../../src/api/types.js';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+export interface KubeletProcess {
+  dir: string;
+  manifests: string;
+  readOnlyPort: number;
+  healthzPort: number;
+  logFile: string;
+  child: ChildProcess;
+  pid: number;
+}
+
+export function randomPort(): number {
+  return 20000 + Math.floor(Math.random() * 30000);
+}
+
+export function makeKubeletDirs(): { dir: string; manifests: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'kts-e2e-'));
+  const manifests = join(dir, 'manifests');
+  mkdirSync(manifests);
+  return { dir, manifests };
+}
+
+export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; healthzPort?: number; extraArgs?: string[] }): KubeletProcess {
+  const readOnlyPort = opts.readOnlyPort ?? randomPort();
+  const healthzPort = opts.healthzPort ?? randomPort();
+  const config = join(opts.dir, 'config.yaml');
+  writeFileSync(config, [
+    'apiVersion: kubelet.config.k8s.io/v1beta1',
+    'kind: KubeletConfiguration',
+    `staticPodPath: ${opts.manifests}`,
+    `containerRuntimeEndpoint: ${opts.endpoint}`,
+    `readOnlyPort: ${readOnlyPort}`,
+    'address: 127.0.0.1',
+    `healthzPort: ${healthzPort}`,
+    `podLogsDir: ${join(opts.dir, 'logs')}`,
+    'fileCheckFrequency: 20s',
+    '',
+  ].join('\n'));
+  const logFile = join(opts.dir, `kubelet-${Date.now()}.log`);
+  const out = createWriteStream(logFile);
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'kubelet-ts.js'), `--config=${config}`, `--root-dir=${join(opts.dir, 'root')}`, '--hostname-override=e2e-node', ...(opts.extraArgs ?? [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, KUBELET_TS_LOG_LEVEL: 'debug' },
+  });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  return { ...opts, readOnlyPort, healthzPort, logFile, child, pid: child.pid! };
+}
+
+/** Stop by the recorded pid; SIGKILL when `hard` (a crash), else SIGTERM then SIGKILL. */
+export async function stopKubelet(k: KubeletProcess, hard = false): Promise<void> {
+  if (k.child.exitCode !== null || k.child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => k.child.once('exit', () => r()));
+  process.kill(k.pid, hard ? 'SIGKILL' : 'SIGTERM');
+  const t = setTimeout(() => { try { process.kill(k.pid, 'SIGKILL'); } catch { /* gone */ } }, 10_000);
+  await exited;
+  clearTimeout(t);
+}
+
+export function httpGet(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, timeout: 5000 }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export async function getPods(k: KubeletProcess): Promise<Pod[]> {
+  try {
+    const r = await httpGet(k.readOnlyPort, '/pods');
+    return r.status === 200 ? (JSON.parse(r.body).items as Pod[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Poll until `check` returns a value (not undefined), or fail after `timeoutMs` with `what`. */
+export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined> | T | undefined, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
