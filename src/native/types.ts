@@ -24,3 +24,19 @@ export interface FsWatcher {
 }
 
 export type CreateFsWatcher = (onEvents: (events: FsEvent[]) => void, onError?: (err: Error) => void) => FsWatcher;
+
+/*
+ * FsWatcher semantics shared by both implementations (test/native/fs-watcher.contract.test.ts):
+ * - Events come in batches, never synchronously from add()/remove()/close().
+ * - In a watched directory: a new entry is 'create', a write or attribute change 'modify', an
+ *   unlink 'delete'; both sides of a move are 'rename' (old name and new name). A watched file
+ *   (or the directory itself) reports with name '': 'modify', 'delete' (then it is no longer
+ *   watched; add() it again if it comes back), 'rename' when it is moved.
+ * - 'overflow' (watched '' and name ''): events were lost; rescan everything. Only the native
+ *   implementation can tell (IN_Q_OVERFLOW, or a stalled event loop).
+ * - add() of a watched path is a no-op; add() of a missing path throws a Node-style error
+ *   (code 'ENOENT', syscall 'watch', path). add() after close() throws code 'EBADF'.
+ * - After remove(p) no event for p is delivered; after close() none at all.
+ * - A watcher never keeps the process alive; close() releases its fd and thread.
+ * The 'ts' twin (fs.watch) cannot see a watched file being moved away: it reports 'delete'.
+ */
