@@ -1,0 +1,384 @@
+#!/usr/bin/env bash
+# Run a private containerd (CRI enabled) for kubelet-ts development and tests.
+#
+#   scripts/containerd.sh start  [--state-dir DIR] [--bridge NAME] [--subnet CIDR] [--no-import]
+#   scripts/containerd.sh stop   [--state-dir DIR] [--daemon-only]
+#   scripts/containerd.sh status [--state-dir DIR]
+#   scripts/containerd.sh endpoint [--state-dir DIR]
+#
+# DIR defaults to <repo>/.state/containerd. Everything the daemon owns lives under DIR: config,
+# root, state, runc state (DIR/runc), CNI config and IPAM state, the grpc socket
+# DIR/containerd.sock and its ttrpc twin, logs (DIR/containerd.log) and the pid (DIR/containerd.pid).
+#
+# start   writes DIR/config.toml and the CNI conflist, starts containerd in the background (once:
+#         a second start finds the running daemon), waits for the CRI plugin, imports the local
+#         images (scripts/build-images.mjs) into namespace k8s.io and prints the endpoint
+#         `unix://DIR/containerd.sock` on stdout (the only thing it prints unless it fails).
+# stop    stops the daemon (TERM, then KILL), then removes every container it left running
+#         (runc delete --force), kills its shims, tears down pod network namespaces on our
+#         bridge, unmounts everything under DIR and deletes the bridge.
+#         --daemon-only stops only the daemon and leaves containers/shims running (restart tests).
+# status  exit 0 and print "running pid=... endpoint=..." when the daemon is up, else exit 1.
+#
+# Networking: a bridge + host-local CNI network, isGateway, no masquerade (no iptables rules).
+# Defaults: the default DIR uses bridge kts0 / 10.88.0.0/16; DIR=<repo>/.state/test-containerd uses
+# kts1 / 10.89.0.0/16; any other DIR gets a bridge and /16 derived from a hash of its path, so two
+# daemons with different state dirs never share a bridge or hand out the same pod IPs.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CMD=${1:-}
+[[ $# -gt 0 ]] && shift
+STATE_DIR="$REPO/.state/containerd"
+BRIDGE=""
+SUBNET=""
+IMPORT=1
+DAEMON_ONLY=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --state-dir) STATE_DIR=${2:?--state-dir needs a value}; shift 2 ;;
+    --state-dir=*) STATE_DIR=${1#*=}; shift ;;
+    --bridge) BRIDGE=${2:?--bridge needs a value}; shift 2 ;;
+    --subnet) SUBNET=${2:?--subnet needs a value}; shift 2 ;;
+    --no-import) IMPORT=0; shift ;;
+    --daemon-only) DAEMON_ONLY=1; shift ;;
+    *) echo "containerd.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$STATE_DIR"
+STATE_DIR=$(cd "$STATE_DIR" && pwd -P)
+
+SOCK="$STATE_DIR/containerd.sock"
+CONFIG="$STATE_DIR/config.toml"
+PIDFILE="$STATE_DIR/containerd.pid"
+LOG="$STATE_DIR/containerd.log"
+NETFILE="$STATE_DIR/network.env"
+RUNC_ROOT="$STATE_DIR/runc"
+IMAGES_DIR="$REPO/.state/images"
+NS=k8s.io
+export PATH="$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+die() { echo "containerd.sh: $*" >&2; exit 1; }
+
+if (( ${#SOCK} + 6 > 107 )); then
+  die "socket path $SOCK.ttrpc is too long for a unix socket; use a shorter --state-dir"
+fi
+
+daemon_pid() {
+  # The recorded pid, if that process is still our containerd.
+  # Falls back to looking for a containerd started with our config (pid file lost).
+  local pid=""
+  [[ -f "$PIDFILE" ]] && pid=$(<"$PIDFILE")
+  if [[ "$pid" =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] \
+      && tr '\0' ' ' </proc/"$pid"/cmdline | grep -qF -- "containerd --config $CONFIG"; then
+    echo "$pid"
+    return 0
+  fi
+  pid=$(pgrep -x -f "containerd --config $CONFIG" | head -n 1) || true
+  [[ -n "$pid" ]] || return 1
+  echo "$pid" >"$PIDFILE"
+  echo "$pid"
+}
+
+network_defaults() {
+  if [[ -f "$NETFILE" && -z "$BRIDGE" && -z "$SUBNET" ]]; then
+    # shellcheck disable=SC1090
+    source "$NETFILE"
+    return
+  fi
+  if [[ -z "$BRIDGE" || -z "$SUBNET" ]]; then
+    local b s
+    if [[ "$STATE_DIR" == "$REPO/.state/containerd" ]]; then
+      b=kts0; s=10.88.0.0/16
+    elif [[ "$STATE_DIR" == "$REPO/.state/test-containerd" ]]; then
+      b=kts1; s=10.89.0.0/16
+    else
+      local h
+      h=$(printf '%s' "$STATE_DIR" | sha256sum | cut -c1-8)
+      b="kts${h:0:6}"
+      s="10.$(( 128 + 16#${h:6:2} % 96 )).0.0/16"
+    fi
+    BRIDGE=${BRIDGE:-$b}
+    SUBNET=${SUBNET:-$s}
+  fi
+}
+
+overlay_works() {
+  local d="$STATE_DIR/.overlay-check"
+  rm -rf "$d"
+  mkdir -p "$d"/{lower,upper,work,merged}
+  if mount -t overlay overlay -o "lowerdir=$d/lower,upperdir=$d/upper,workdir=$d/work" "$d/merged" 2>/dev/null; then
+    umount "$d/merged"
+    rm -rf "$d"
+    return 0
+  fi
+  rm -rf "$d"
+  return 1
+}
+
+write_config() {
+  local snapshotter=$1
+  mkdir -p "$STATE_DIR"/{root,state,opt,cni/net.d,cni/networks,runc}
+  cat >"$CONFIG" <<EOF
+# Written by scripts/containerd.sh; regenerated on every start.
+version = 2
+root = "$STATE_DIR/root"
+state = "$STATE_DIR/state"
+oom_score = 0
+disabled_plugins = [
+  "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper",
+  "io.containerd.tracing.processor.v1.otlp",
+  "io.containerd.internal.v1.tracing",
+]
+
+[grpc]
+  address = "$SOCK"
+  uid = 0
+  gid = 0
+
+[ttrpc]
+  address = "$SOCK.ttrpc"
+
+[debug]
+  address = ""
+  level = "info"
+
+[metrics]
+  address = ""
+
+[plugins]
+  [plugins."io.containerd.internal.v1.opt"]
+    path = "$STATE_DIR/opt"
+
+  [plugins."io.containerd.grpc.v1.cri"]
+    sandbox_image = "localhost/kubelet-ts/pause:latest"
+    restrict_oom_score_adj = true
+    stream_server_address = "127.0.0.1"
+    stream_server_port = "0"
+    enable_selinux = false
+    # Pod network namespaces under DIR/state rather than /run/netns, so "containerd.sh stop" finds them.
+    netns_mounts_under_state_dir = true
+    max_container_log_line_size = 16384
+
+    [plugins."io.containerd.grpc.v1.cri".containerd]
+      snapshotter = "$snapshotter"
+      default_runtime_name = "runc"
+      discard_unpacked_layers = false
+
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+          SystemdCgroup = false
+          Root = "$RUNC_ROOT"
+
+    [plugins."io.containerd.grpc.v1.cri".cni]
+      bin_dir = "/usr/lib/cni"
+      conf_dir = "$STATE_DIR/cni/net.d"
+      max_conf_num = 1
+
+  [plugins."io.containerd.runtime.v1.linux"]
+    runtime_root = "$RUNC_ROOT/v1"
+EOF
+  cat >"$STATE_DIR/cni/net.d/10-kubelet-ts.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "kubelet-ts-$BRIDGE",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "$BRIDGE",
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "$STATE_DIR/cni/networks",
+        "ranges": [[{ "subnet": "$SUBNET" }]],
+        "routes": [{ "dst": "0.0.0.0/0" }]
+      }
+    }
+  ]
+}
+EOF
+  printf 'BRIDGE=%s\nSUBNET=%s\nSNAPSHOTTER=%s\n' "$BRIDGE" "$SUBNET" "$snapshotter" >"$NETFILE"
+}
+
+cri_status() {
+  # Prints the CRI plugin's status column (ok / error / skip) or nothing.
+  ctr -a "$SOCK" plugins ls 2>/dev/null | awk '$1 == "io.containerd.grpc.v1" && $2 == "cri" { print $NF }'
+}
+
+import_images() {
+  local snapshotter=$1 out
+  command -v node >/dev/null || die "node is needed to build the local images"
+  node "$REPO/scripts/build-images.mjs" --quiet --out "$IMAGES_DIR" \
+    || die "building the local images failed"
+  for img in pause busybox; do
+    if ! out=$(ctr -a "$SOCK" -n "$NS" images import --snapshotter "$snapshotter" \
+        "$IMAGES_DIR/$img.tar" 2>&1); then
+      echo "$out" >&2
+      die "ctr images import $img.tar failed"
+    fi
+  done
+}
+
+start() {
+  exec 9>"$STATE_DIR/.lock"
+  flock -w 120 9 || die "timed out waiting for the lock on $STATE_DIR"
+  local pid snapshotter
+  network_defaults
+  if pid=$(daemon_pid); then
+    # Already running: make sure the images are there (cheap, idempotent) and report it.
+    # shellcheck disable=SC1090
+    source "$NETFILE"
+    [[ $IMPORT -eq 1 ]] && import_images "$SNAPSHOTTER"
+    echo "unix://$SOCK"
+    return 0
+  fi
+  command -v containerd >/dev/null || die "containerd not installed (run scripts/install-deps.sh)"
+  command -v runc >/dev/null || die "runc not installed (run scripts/install-deps.sh)"
+  [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local ]] || die "CNI plugins missing in /usr/lib/cni (run scripts/install-deps.sh)"
+  [[ $(id -u) -eq 0 ]] || die "must run as root"
+
+  if overlay_works; then snapshotter=overlayfs; else snapshotter=native; fi
+  write_config "$snapshotter"
+  rm -f "$SOCK" "$SOCK.ttrpc"
+  echo "=== $(date -u +%FT%TZ) start (snapshotter=$snapshotter bridge=$BRIDGE subnet=$SUBNET)" >>"$LOG"
+  # 9>&-: the daemon must not inherit (and so hold) our lock.
+  setsid containerd --config "$CONFIG" </dev/null >>"$LOG" 2>&1 9>&- &
+  pid=$!
+  echo "$pid" >"$PIDFILE"
+
+  local deadline=$(( SECONDS + 30 )) st=""
+  while :; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 30 "$LOG" >&2
+      rm -f "$PIDFILE"
+      die "containerd exited during startup (log: $LOG)"
+    fi
+    if [[ -S "$SOCK" ]]; then
+      st=$(cri_status)
+      [[ -n "$st" ]] && break
+    fi
+    (( SECONDS < deadline )) || { tail -n 30 "$LOG" >&2; stop_all; die "containerd did not come up within 30s (log: $LOG)"; }
+    sleep 0.1
+  done
+  if [[ "$st" != ok ]]; then
+    grep -i 'cri' "$LOG" | tail -n 20 >&2 || true
+    stop_all
+    die "the CRI plugin did not load (status: $st; log: $LOG)"
+  fi
+  [[ $IMPORT -eq 1 ]] && import_images "$snapshotter"
+  echo "unix://$SOCK"
+}
+
+stop_daemon() {
+  local pid
+  pid=$(daemon_pid) || { rm -f "$PIDFILE"; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -f "$PIDFILE" "$SOCK" "$SOCK.ttrpc"
+}
+
+our_shims() {
+  # Shim processes started by this daemon: their command line names our socket.
+  local p cmd
+  for p in /proc/[0-9]*; do
+    cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+    [[ "$cmd" == *containerd-shim* && "$cmd" == *"-address $SOCK "* ]] && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+stop_all() {
+  network_defaults
+  stop_daemon
+
+  # Containers still running: runc state for them is private to us (runc option Root).
+  local ns id
+  if [[ -d "$RUNC_ROOT" ]]; then
+    for ns in "$RUNC_ROOT"/*/; do
+      [[ -d "$ns" ]] || continue
+      for id in "$ns"*/; do
+        [[ -d "$id" ]] || continue
+        id=$(basename "$id")
+        runc --root "${ns%/}" delete --force "$id" >/dev/null 2>&1 || true
+      done
+    done
+  fi
+
+  # Shims: TERM, then KILL.
+  local shims pid
+  shims=$(our_shims)
+  if [[ -n "$shims" ]]; then
+    for pid in $shims; do kill -TERM "$pid" 2>/dev/null || true; done
+    for _ in $(seq 1 30); do
+      local alive=0
+      for pid in $shims; do kill -0 "$pid" 2>/dev/null && alive=1; done
+      [[ $alive -eq 0 ]] && break
+      sleep 0.1
+    done
+    for pid in $shims; do kill -KILL "$pid" 2>/dev/null || true; done
+  fi
+
+  # Pod network namespaces whose eth0 is a veth on our bridge (the CRI puts them in /run/netns).
+  if [[ -n "$BRIDGE" ]] && ip link show "$BRIDGE" >/dev/null 2>&1; then
+    local ours nsf peer
+    ours=" $(ip -o link show master "$BRIDGE" 2>/dev/null | awk -F': ' '{print $1}' | tr '\n' ' ') "
+    for nsf in /run/netns/cni-*; do
+      [[ -e "$nsf" ]] || continue
+      peer=$(ip -n "$(basename "$nsf")" -o link show eth0 2>/dev/null | sed -n 's/.*eth0@if\([0-9]*\).*/\1/p')
+      if [[ -n "$peer" && "$ours" == *" $peer "* ]]; then
+        umount "$nsf" 2>/dev/null || umount -l "$nsf" 2>/dev/null || true
+        rm -f "$nsf"
+      fi
+    done
+    ip link del "$BRIDGE" 2>/dev/null || true
+  fi
+
+  # Anything still mounted under the state dir (sandbox shm, task rootfs), deepest first.
+  local m
+  for _ in 1 2 3; do
+    m=$(findmnt -rn -o TARGET | awk -v d="$STATE_DIR/" 'index($0, d) == 1' | sort -r)
+    [[ -z "$m" ]] && break
+    while IFS= read -r t; do
+      t=$(printf '%b' "$t")
+      umount "$t" 2>/dev/null || umount -l "$t" 2>/dev/null || true
+    done <<<"$m"
+  done
+  rm -rf "$STATE_DIR/cni/networks"
+}
+
+case "$CMD" in
+  start) start ;;
+  stop)
+    exec 9>"$STATE_DIR/.lock"
+    flock -w 120 9 || die "timed out waiting for the lock on $STATE_DIR"
+    if [[ $DAEMON_ONLY -eq 1 ]]; then stop_daemon; else stop_all; fi
+    ;;
+  status)
+    if pid=$(daemon_pid); then
+      network_defaults
+      echo "running pid=$pid endpoint=unix://$SOCK bridge=$BRIDGE subnet=$SUBNET"
+    else
+      echo "stopped"
+      exit 1
+    fi
+    ;;
+  endpoint) echo "unix://$SOCK" ;;
+  *)
+    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac
