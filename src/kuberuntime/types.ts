@@ -18,6 +18,12 @@ export interface RuntimeContainer {
   /** Nanoseconds since the epoch. */
   createdAt: bigint;
   podSandboxId: string;
+  /**
+   * Grace period recorded on the container (pod deletion grace period, else the pod's
+   * terminationGracePeriodSeconds), so an orphaned container is stopped as its pod asked even
+   * when the agent no longer has the pod.
+   */
+  terminationGracePeriodSeconds?: number;
 }
 
 export interface RuntimeSandbox {

@@ -1,0 +1,64 @@
+/**
+ * The CRI ContainerConfig for one container (upstream kuberuntime_container.go
+ * generateContainerConfig + generateLinuxContainerConfig): metadata with the restart count as
+ * attempt, the image the puller resolved, expanded command/args/env, mounts, labels and
+ * annotations, the log path, and Linux resources and security context. Any problem here is a
+ * configuration problem of the pod: ContainerConfigError → CreateContainerConfigError.
+ */
+import type { Container, Pod } from '../api/types.js';
+import type { ContainerConfig } from '../cri/types.js';
+import { EnvError, expandCommandAndArgs, makeEnvironmentVariables, type EnvContext } from './env.js';
+import { newContainerAnnotations, newContainerLabels } from './labels.js';
+import { linuxContainerResources, ResourceError } from './resources.js';
+import { containerLogPath, namespacesForPod } from './sandbox-config.js';
+import { makeMounts, VolumeError } from './volumes.js';
+
+export class ContainerConfigError extends Error {}
+
+export interface ContainerConfigInput {
+  pod: Pod;
+  container: Container;
+  restartCount: number;
+  /** The image reference EnsureImageExists returned (the image ID). */
+  imageRef: string;
+  env: EnvContext;
+  rootDir: string;
+  memoryCapacity: number;
+}
+
+export async function generateContainerConfig(input: ContainerConfigInput): Promise<ContainerConfig> {
+  const { pod, container, restartCount, imageRef } = input;
+  try {
+    const envs = makeEnvironmentVariables(pod, container, input.env);
+    const { command, args } = expandCommandAndArgs(container, envs);
+    const mounts = await makeMounts(pod, container, input.rootDir, new Map(envs.map((e) => [e.key, e.value])));
+    const runAsUser = container.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser;
+    return {
+      metadata: { name: container.name, attempt: restartCount },
+      image: { image: imageRef },
+      command,
+      args,
+      workingDir: container.workingDir ?? '',
+      envs,
+      mounts,
+      labels: newContainerLabels(container, pod),
+      annotations: newContainerAnnotations(container, pod, restartCount),
+      logPath: containerLogPath(container.name, restartCount),
+      stdin: container.stdin === true,
+      tty: container.tty === true,
+      linux: {
+        resources: linuxContainerResources(pod, container, input.memoryCapacity),
+        securityContext: {
+          namespaceOptions: namespacesForPod(pod),
+          privileged: container.securityContext?.privileged === true,
+          ...(runAsUser !== undefined && runAsUser !== null ? { runAsUser: { value: runAsUser } } : {}),
+        },
+      },
+    };
+  } catch (err) {
+    if (err instanceof EnvError || err instanceof ResourceError || err instanceof VolumeError) {
+      throw new ContainerConfigError(err.message, { cause: err });
+    }
+    throw err;
+  }
+}

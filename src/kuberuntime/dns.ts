@@ -1,0 +1,116 @@
+/**
+ * Pod DNS for the sandbox config (upstream pkg/kubelet/network/dns/dns.go GetPodDNS):
+ *
+ *  - dnsPolicy None: only the pod's spec.dnsConfig;
+ *  - ClusterFirst (the default) on the pod network, or ClusterFirstWithHostNet: the cluster DNS
+ *    servers, searches `<ns>.svc.<domain> svc.<domain> <domain>` + the host's, options ndots:5;
+ *    without cluster DNS configured it falls back to Default;
+ *  - Default, and ClusterFirst on the host network: the host's resolv.conf (servers, searches,
+ *    options); with no resolv.conf configured, 127.0.0.1 and search ".";
+ *  - spec.dnsConfig is then merged in (duplicates dropped, pod options override by name), and the
+ *    result trimmed to the resolver's limits (3 servers, 32 searches).
+ */
+import { readFile } from 'node:fs/promises';
+import type { Pod } from '../api/types.js';
+import type { DNSConfig } from '../cri/types.js';
+import { log } from '../util/log.js';
+
+export interface DnsSettings {
+  clusterDNS: string[];
+  clusterDomain: string;
+  /** Path of the host resolv.conf; '' disables host DNS (upstream --resolv-conf=""). */
+  resolvConf: string;
+}
+
+const MAX_DNS_NAMESERVERS = 3;
+const MAX_DNS_SEARCH_PATHS = 32;
+const DEFAULT_DNS_OPTIONS = ['ndots:5'];
+
+/** Parses resolv.conf text; a later `search`/`options` line replaces/extends as glibc does. */
+export function parseResolvConf(text: string): DNSConfig {
+  const servers: string[] = [];
+  let searches: string[] = [];
+  let options: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/[#;].*$/, '').trim();
+    const fields = line.split(/\s+/).filter(Boolean);
+    if (fields.length === 0) continue;
+    const [key, ...rest] = fields as [string, ...string[]];
+    if (key === 'nameserver' && rest[0]) servers.push(rest[0]);
+    else if (key === 'search') searches = rest.filter((s) => s !== '.').map((s) => s.replace(/\.$/, ''));
+    else if (key === 'options') options = mergeOptions(options, rest);
+  }
+  return { servers, searches, options };
+}
+
+function omitDuplicates(xs: string[]): string[] {
+  return [...new Set(xs)];
+}
+
+/** Options by name ("ndots:5" is named "ndots"); later ones override earlier ones. */
+function mergeOptions(base: string[], extra: string[]): string[] {
+  const byName = new Map<string, string>();
+  for (const o of [...base, ...extra]) byName.set(o.split(':')[0]!, o);
+  return [...byName.values()];
+}
+
+type DnsType = 'none' | 'cluster' | 'host';
+
+function podDnsType(pod: Pod): DnsType {
+  switch (pod.spec?.dnsPolicy ?? 'ClusterFirst') {
+    case 'None': return 'none';
+    case 'ClusterFirstWithHostNet': return 'cluster';
+    case 'Default': return 'host';
+    case 'ClusterFirst': return pod.spec?.hostNetwork ? 'host' : 'cluster';
+    default:
+      log('kuberuntime').warn({ pod: pod.metadata?.name, dnsPolicy: pod.spec?.dnsPolicy }, 'invalid dnsPolicy; using ClusterFirst');
+      return 'cluster';
+  }
+}
+
+/** Builds the DNS config from the host resolv.conf contents (pure; see podDNS for the I/O). */
+export function buildPodDNS(pod: Pod, settings: DnsSettings, host: DNSConfig): DNSConfig {
+  let cfg: DNSConfig = { servers: [...host.servers], searches: [...host.searches], options: [...host.options] };
+  let type = podDnsType(pod);
+  if (type === 'none') cfg = { servers: [], searches: [], options: [] };
+  if (type === 'cluster' && settings.clusterDNS.length > 0) {
+    cfg.servers = [...settings.clusterDNS];
+    cfg.searches = clusterSearches(pod, settings.clusterDomain, cfg.searches);
+    cfg.options = [...DEFAULT_DNS_OPTIONS];
+  } else if (type === 'cluster') {
+    // No cluster DNS configured (standalone): behave as dnsPolicy Default, as upstream does.
+    type = 'host';
+  }
+  if (type === 'host' && settings.resolvConf === '') {
+    cfg.servers = ['127.0.0.1'];
+    cfg.searches = ['.'];
+  }
+  const extra = pod.spec?.dnsConfig;
+  if (extra) {
+    cfg.servers = omitDuplicates([...cfg.servers, ...(extra.nameservers ?? [])]);
+    cfg.searches = omitDuplicates([...cfg.searches, ...(extra.searches ?? [])]);
+    cfg.options = mergeOptions(cfg.options, (extra.options ?? []).map((o) => (o.value !== undefined && o.value !== null ? `${o.name}:${o.value}` : `${o.name ?? ''}`)));
+  }
+  cfg.servers = cfg.servers.slice(0, MAX_DNS_NAMESERVERS);
+  cfg.searches = cfg.searches.slice(0, MAX_DNS_SEARCH_PATHS);
+  return cfg;
+}
+
+function clusterSearches(pod: Pod, domain: string, hostSearches: string[]): string[] {
+  if (!domain) return hostSearches;
+  const ns = pod.metadata?.namespace ?? '';
+  return omitDuplicates([`${ns}.svc.${domain}`, `svc.${domain}`, domain, ...hostSearches]);
+}
+
+/** Reads the host resolv.conf (a missing file counts as empty, logged) and builds the config. */
+export async function podDNS(pod: Pod, settings: DnsSettings): Promise<DNSConfig> {
+  let host: DNSConfig = { servers: [], searches: [], options: [] };
+  if (settings.resolvConf !== '') {
+    try {
+      host = parseResolvConf(await readFile(settings.resolvConf, 'utf8'));
+    } catch (err) {
+      log('kuberuntime').warn({ err, resolvConf: settings.resolvConf }, 'cannot read resolv.conf; pod gets no host DNS settings');
+    }
+  }
+  return buildPodDNS(pod, settings, host);
+}

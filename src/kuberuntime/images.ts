@@ -1,0 +1,77 @@
+/**
+ * EnsureImageExists (upstream pkg/kubelet/images/image_manager.go): decide from the pull policy
+ * whether to pull, pull with a per-(pod, image) back-off, and turn every failure into the waiting
+ * reason the pod status shows: ErrImageNeverPull, ErrImagePull, ImagePullBackOff,
+ * ImageInspectError. Pulls are serial (upstream's serializeImagePulls default) because SyncPod
+ * starts containers one after the other.
+ */
+import type { Container, Pod } from '../api/types.js';
+import type { ImageService, PodSandboxConfig } from '../cri/types.js';
+import { ContainerStartError } from '../errors.js';
+import { log } from '../util/log.js';
+import type { Backoff } from './backoff.js';
+import { runtimeMessage } from './cri-errors.js';
+
+export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
+
+/** The apiserver's default: Always for ":latest" or no tag (and no digest), else IfNotPresent. */
+export function defaultPullPolicy(image: string): PullPolicy {
+  if (image.includes('@')) return 'IfNotPresent';
+  const lastPart = image.slice(image.lastIndexOf('/') + 1);
+  const colon = lastPart.lastIndexOf(':');
+  if (colon < 0) return 'Always';
+  return lastPart.slice(colon + 1) === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
+export function pullPolicyOf(container: Container): PullPolicy {
+  const p = container.imagePullPolicy;
+  return p === 'Always' || p === 'IfNotPresent' || p === 'Never' ? p : defaultPullPolicy(container.image ?? '');
+}
+
+function startError(reason: string, message: string, cause?: unknown): ContainerStartError {
+  const code = reason === 'ErrImageNeverPull' ? 'KTS_ERR_IMAGE_NEVER_PULL' : 'KTS_ERR_IMAGE_PULL';
+  return new ContainerStartError(code, reason, message, { cause });
+}
+
+export class ImagePuller {
+  constructor(
+    private readonly images: ImageService,
+    private readonly backOff: Backoff,
+  ) {}
+
+  /** The image reference (ID) to create the container from, or a ContainerStartError. */
+  async ensureImageExists(pod: Pod, container: Container, sandboxConfig: PodSandboxConfig): Promise<string> {
+    const image = container.image ?? '';
+    if (!image) throw new ContainerStartError('KTS_ERR_IMAGE_PULL', 'InvalidImageName', `container ${container.name} has no image`);
+    const policy = pullPolicyOf(container);
+    let present: string | undefined;
+    try {
+      present = (await this.images.imageStatus(image))?.id;
+    } catch (err) {
+      throw startError('ImageInspectError', `Failed to inspect image "${image}": ${runtimeMessage(err)}`, err);
+    }
+    if (policy === 'Never' && !present) {
+      throw startError('ErrImageNeverPull', `Container image "${image}" is not present with pull policy of Never`);
+    }
+    if (present && policy !== 'Always') return present;
+    return this.pull(pod, image, sandboxConfig);
+  }
+
+  private async pull(pod: Pod, image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
+    const key = `${pod.metadata?.uid ?? ''}_${image}`;
+    if (this.backOff.isInBackOffSinceUpdate(key)) {
+      throw startError('ImagePullBackOff', `Back-off pulling image "${image}"`);
+    }
+    try {
+      const ref = await this.images.pullImage(image, undefined, sandboxConfig);
+      // A success ends the back-off (upstream lets it expire; a later failure then starts at 10 s).
+      this.backOff.reset(key);
+      log('kuberuntime').info({ pod: pod.metadata?.name, image, ref }, 'pulled image');
+      return ref;
+    } catch (err) {
+      this.backOff.next(key, this.backOff.now());
+      log('kuberuntime').warn({ pod: pod.metadata?.name, image, err: runtimeMessage(err) }, 'failed to pull image');
+      throw startError('ErrImagePull', `Failed to pull image "${image}": ${runtimeMessage(err)}`, err);
+    }
+  }
+}

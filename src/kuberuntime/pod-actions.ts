@@ -1,0 +1,276 @@
+/**
+ * computePodActions: what SyncPod must do to bring the runtime to the pod spec (upstream
+ * kuberuntime_manager.go computePodActions, kuberuntime/util PodSandboxChanged,
+ * kubecontainer.ShouldContainerBeRestarted, doBackOff's check). A pure function of the pod, the
+ * runtime status and two read-only views (restart back-off, probe results), so it is tested table
+ * by table without a runtime.
+ */
+import type { Container, Pod } from '../api/types.js';
+import type { BackoffView } from './backoff.js';
+import { formatGoDuration } from './backoff.js';
+import { hashContainer } from './hash.js';
+import { findContainerStatusByName, findNextInitContainerToRun, isInitContainerFailed } from './init-containers.js';
+import type { ContainerRuntimeStatus, PodRuntimeStatus } from './types.js';
+
+/** Why a container is killed; the message carries the details. */
+export type ContainerKillReason = 'SpecChanged' | 'NotInSpec' | 'Duplicate' | 'LivenessProbe' | 'StartupProbe' | 'Unknown';
+
+export interface ContainerToKill {
+  id: string;
+  name: string;
+  /** The spec, when the container is in the pod spec (for its grace period and hooks). */
+  container?: Container;
+  message: string;
+  reason: ContainerKillReason;
+}
+
+/** The crash-loop back-off of a container about to be (re)started after a previous run. */
+export interface RestartBackOff {
+  /** Back-off key: pod name, namespace, UID, container name and spec hash (upstream GetStableKey). */
+  key: string;
+  /** finishedAt (ms) of the newest exited instance, which the delay is measured from. */
+  since: number;
+  inBackOff: boolean;
+  /** The CrashLoopBackOff waiting message when inBackOff, else ''. */
+  message: string;
+}
+
+export interface PodActions {
+  /** Stop every container and the sandbox(es) first. */
+  killPod: boolean;
+  createSandbox: boolean;
+  /** The sandbox to start containers in when no new one is created. */
+  sandboxId: string;
+  /** Sandbox attempt number (metadata.attempt of a new sandbox). */
+  attempt: number;
+  /** Index in spec.initContainers of the init container to start next. */
+  nextInitContainerToStart?: number;
+  /** Indexes in spec.containers to start. */
+  containersToStart: number[];
+  containersToKill: ContainerToKill[];
+  /** By container name, for the containers to start that have run before. */
+  backOff: Map<string, RestartBackOff>;
+}
+
+export type ProbeFailure = 'LivenessProbe' | 'StartupProbe';
+
+export interface PodActionsOptions {
+  /** CrashLoopBackOff state; without it nothing is ever in back-off. */
+  backOff?: BackoffView;
+  /** Liveness/startup failures by container ID, from the prober's results managers. */
+  probeFailure?: (containerId: string) => ProbeFailure | undefined;
+}
+
+/** upstream format.Pod: name_namespace(uid). */
+export function formatPod(pod: Pod): string {
+  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
+}
+
+export function isHostNetworkPod(pod: Pod): boolean {
+  return pod.spec?.hostNetwork === true;
+}
+
+function shouldRestartOnFailure(pod: Pod): boolean {
+  return pod.spec?.restartPolicy !== 'Never';
+}
+
+/** Whether the pod needs a new sandbox; the attempt for it; the current sandbox ID if any. */
+export function podSandboxChanged(pod: Pod, status: PodRuntimeStatus): { changed: boolean; attempt: number; sandboxId: string } {
+  const sandboxes = status.sandboxStatuses;
+  if (sandboxes.length === 0) return { changed: true, attempt: 0, sandboxId: '' };
+  const ready = sandboxes.filter((s) => s.ready).length;
+  const maxAttempt = Math.max(...sandboxes.map((s) => s.attempt));
+  const newest = sandboxes[0]!;
+  // Several ready sandboxes: reconcile by starting over in one new sandbox.
+  if (ready > 1) return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
+  if (!newest.ready) return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
+  // hostNetwork flipped: the network namespace cannot change under running containers.
+  if (newest.hostNetwork !== isHostNetworkPod(pod)) return { changed: true, attempt: maxAttempt + 1, sandboxId: '' };
+  if (!isHostNetworkPod(pod) && newest.ip === '') return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
+  return { changed: false, attempt: maxAttempt, sandboxId: newest.id };
+}
+
+/** upstream ShouldContainerBeRestarted. */
+export function shouldContainerBeRestarted(container: Container, pod: Pod, status: PodRuntimeStatus): boolean {
+  // A pod being deleted never gets new containers.
+  if (pod.metadata?.deletionTimestamp) return false;
+  const s = findContainerStatusByName(status, container.name);
+  if (!s) return true;
+  if (s.state === 'running') return false;
+  if (s.state === 'unknown' || s.state === 'created') return true;
+  if (pod.spec?.restartPolicy === 'Never') return false;
+  if (pod.spec?.restartPolicy === 'OnFailure' && s.exitCode === 0) return false;
+  return true;
+}
+
+function containerSucceeded(c: Container, status: PodRuntimeStatus): boolean {
+  const s = findContainerStatusByName(status, c.name);
+  return s !== undefined && s.state === 'exited' && s.exitCode === 0;
+}
+
+function emptyActions(changed: boolean, attempt: number, sandboxId: string): PodActions {
+  return { killPod: changed, createSandbox: changed, sandboxId, attempt, containersToStart: [], containersToKill: [], backOff: new Map() };
+}
+
+export function computePodActions(pod: Pod, status: PodRuntimeStatus, opts: PodActionsOptions = {}): PodActions {
+  const { changed, attempt, sandboxId } = podSandboxChanged(pod, status);
+  const actions = emptyActions(changed, attempt, sandboxId);
+  if (changed) computeSandboxRecreation(pod, status, actions);
+  else computeContainerActions(pod, status, actions, opts);
+  addBackOff(pod, status, actions, opts.backOff);
+  return actions;
+}
+
+/** The sandbox is (re)created: everything restarts from the first init container. */
+function computeSandboxRecreation(pod: Pod, status: PodRuntimeStatus, actions: PodActions): void {
+  // restartPolicy Never and containers already ran: the pod is done; only clean up.
+  if (!shouldRestartOnFailure(pod) && actions.attempt !== 0 && status.containerStatuses.length !== 0) {
+    actions.createSandbox = false;
+    return;
+  }
+  const toStart: number[] = [];
+  (pod.spec?.containers ?? []).forEach((c, idx) => {
+    if (pod.spec?.restartPolicy === 'OnFailure' && containerSucceeded(c, status)) return;
+    toStart.push(idx);
+  });
+  // Nothing left to run and initialization already happened: no new sandbox, just the kill.
+  if (toStart.length === 0 && findNextInitContainerToRun(pod, status).done) {
+    actions.createSandbox = false;
+    return;
+  }
+  if ((pod.spec?.initContainers ?? []).length > 0) {
+    actions.nextInitContainerToStart = 0;
+    return;
+  }
+  actions.containersToStart = toStart;
+}
+
+function computeContainerActions(pod: Pod, status: PodRuntimeStatus, actions: PodActions, opts: PodActionsOptions): void {
+  killUnwantedInstances(pod, status, actions);
+  if (!computeInitActions(pod, status, actions)) return;
+  let keepCount = 0;
+  (pod.spec?.containers ?? []).forEach((container, idx) => {
+    if (computeOneContainer(pod, container, idx, status, actions, opts)) keepCount++;
+  });
+  if (keepCount === 0 && actions.containersToStart.length === 0) actions.killPod = true;
+}
+
+/**
+ * Legacy init containers (upstream's findNextInitContainerToRun path). Returns true when
+ * initialization is done and the regular containers should be looked at.
+ */
+function computeInitActions(pod: Pod, status: PodRuntimeStatus, actions: PodActions): boolean {
+  const { lastStatus, next, done } = findNextInitContainerToRun(pod, status);
+  if (done) return true;
+  if (next === undefined) return false; // an init container is running
+  const initFailed = lastStatus !== undefined && isInitContainerFailed(lastStatus);
+  if (initFailed && !shouldRestartOnFailure(pod)) {
+    actions.killPod = true;
+    return false;
+  }
+  if (lastStatus?.state === 'unknown') {
+    actions.containersToKill.push({
+      id: lastStatus.id,
+      name: lastStatus.name,
+      container: pod.spec!.initContainers![next],
+      message: `Init container is in "unknown" state, try killing it before restart`,
+      reason: 'Unknown',
+    });
+  }
+  actions.nextInitContainerToStart = next;
+  return false;
+}
+
+/** Decides start/kill/keep for one regular container; returns true when it is kept running. */
+function computeOneContainer(pod: Pod, container: Container, idx: number, status: PodRuntimeStatus, actions: PodActions, opts: PodActionsOptions): boolean {
+  const s = findContainerStatusByName(status, container.name);
+  if (!s || s.state !== 'running') {
+    if (shouldContainerBeRestarted(container, pod, status)) {
+      actions.containersToStart.push(idx);
+      // Unknown may still be running: kill it so two instances never run side by side.
+      if (s?.state === 'unknown') {
+        actions.containersToKill.push({ id: s.id, name: s.name, container, message: `Container is in "unknown" state, try killing it before restart`, reason: 'Unknown' });
+      }
+    }
+    return false;
+  }
+  let restart = shouldRestartOnFailure(pod);
+  let message: string;
+  let reason: ContainerKillReason;
+  const probe = opts.probeFailure?.(s.id);
+  if (s.hash !== hashContainer(container)) {
+    message = `Container ${container.name} definition changed`;
+    reason = 'SpecChanged';
+    // A changed spec restarts the container whatever the restart policy says.
+    restart = true;
+  } else if (probe === 'LivenessProbe') {
+    message = `Container ${container.name} failed liveness probe`;
+    reason = probe;
+  } else if (probe === 'StartupProbe') {
+    message = `Container ${container.name} failed startup probe`;
+    reason = probe;
+  } else {
+    return true;
+  }
+  if (restart) {
+    message = `${message}, will be restarted`;
+    actions.containersToStart.push(idx);
+  }
+  actions.containersToKill.push({ id: s.id, name: s.name, container, message, reason });
+  return false;
+}
+
+/**
+ * Running containers the spec does not account for: names no longer in the spec, and older
+ * running instances of a name whose newest instance is another one (left by an interrupted
+ * start). Upstream leaves both to the pod's eventual kill; we stop them now.
+ */
+function killUnwantedInstances(pod: Pod, status: PodRuntimeStatus, actions: PodActions): void {
+  const names = new Set<string>([
+    ...(pod.spec?.containers ?? []).map((c) => c.name),
+    ...(pod.spec?.initContainers ?? []).map((c) => c.name),
+    ...(pod.spec?.ephemeralContainers ?? []).map((c) => c.name),
+  ]);
+  const seen = new Set<string>();
+  for (const s of status.containerStatuses) {
+    const newest = !seen.has(s.name);
+    seen.add(s.name);
+    if (s.state !== 'running') continue;
+    if (!names.has(s.name)) {
+      actions.containersToKill.push({ id: s.id, name: s.name, message: `Container ${s.name} is not in the pod spec`, reason: 'NotInSpec' });
+    } else if (!newest) {
+      actions.containersToKill.push({ id: s.id, name: s.name, message: `Container ${s.name} has a newer instance`, reason: 'Duplicate' });
+    }
+  }
+}
+
+/** upstream GetStableKey: the back-off key of a container spec in a pod. */
+export function restartBackOffKey(pod: Pod, container: Container): string {
+  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}_${pod.metadata?.uid ?? ''}_${container.name}_${hashContainer(container)}`;
+}
+
+/** upstream doBackOff's check, without recording anything (SyncPod records the restart). */
+export function restartBackOff(pod: Pod, container: Container, status: PodRuntimeStatus, view: BackoffView | undefined): RestartBackOff | undefined {
+  const exited = status.containerStatuses.find((s) => s.name === container.name && s.state === 'exited');
+  if (!exited) return undefined;
+  const key = restartBackOffKey(pod, container);
+  const since = finishedAtMs(exited);
+  const inBackOff = view?.isInBackOffSince(key, since) ?? false;
+  const message = inBackOff
+    ? `back-off ${formatGoDuration(view!.get(key))} restarting failed container=${container.name} pod=${formatPod(pod)}`
+    : '';
+  return { key, since, inBackOff, message };
+}
+
+function finishedAtMs(s: ContainerRuntimeStatus): number {
+  return (s.finishedAt ?? s.startedAt ?? s.createdAt).getTime();
+}
+
+function addBackOff(pod: Pod, status: PodRuntimeStatus, actions: PodActions, view: BackoffView | undefined): void {
+  const specs: Container[] = actions.containersToStart.map((i) => pod.spec!.containers[i]!);
+  if (actions.nextInitContainerToStart !== undefined) specs.push(pod.spec!.initContainers![actions.nextInitContainerToStart]!);
+  for (const c of specs) {
+    const b = restartBackOff(pod, c, status, view);
+    if (b) actions.backOff.set(c.name, b);
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * What the runtime holds, read back through labels: getPods (upstream GetPods) and getPodStatus
+ * (upstream GetPodStatus), plus the CRI → runtime type conversions. Sandboxes and containers
+ * without our labels are someone else's and are skipped; a NOT_FOUND between a list and a status
+ * call means the object was removed meanwhile and is skipped too.
+ */
+import type {
+  Container as CriContainer,
+  ContainerState,
+  ContainerStatus as CriContainerStatus,
+  PodSandbox,
+  PodSandboxStatus,
+  RuntimeService,
+} from '../cri/types.js';
+import { log } from '../util/log.js';
+import { isNotFound } from './cri-errors.js';
+import {
+  KubernetesPodUIDLabel,
+  getContainerInfoFromAnnotations,
+  getContainerInfoFromLabels,
+  getPodSandboxInfoFromLabels,
+  type AnnotatedContainerInfo,
+} from './labels.js';
+import type {
+  ContainerRuntimeStatus,
+  PodRuntimeStatus,
+  RunningPod,
+  RuntimeContainer,
+  RuntimeContainerState,
+  RuntimeSandbox,
+  SandboxRuntimeStatus,
+} from './types.js';
+
+export function toRuntimeState(state: ContainerState): RuntimeContainerState {
+  switch (state) {
+    case 'CONTAINER_CREATED': return 'created';
+    case 'CONTAINER_RUNNING': return 'running';
+    case 'CONTAINER_EXITED': return 'exited';
+    default: return 'unknown';
+  }
+}
+
+/** Annotations parsed with their problems logged once per read (never thrown). */
+function annotated(id: string, annotations: Record<string, string> | undefined): AnnotatedContainerInfo {
+  const { info, errors } = getContainerInfoFromAnnotations(annotations);
+  if (errors.length > 0) log('kuberuntime').warn({ containerId: id, errors }, 'container has malformed annotations; using defaults');
+  return info;
+}
+
+/** undefined for a container without our labels. */
+export function toRuntimeContainer(c: CriContainer): RuntimeContainer | undefined {
+  const labeled = getContainerInfoFromLabels(c.labels);
+  if (!labeled) return undefined;
+  const info = annotated(c.id, c.annotations);
+  const rc: RuntimeContainer = {
+    id: c.id,
+    name: labeled.containerName,
+    image: c.image,
+    imageRef: c.imageRef,
+    hash: info.hash,
+    state: toRuntimeState(c.state),
+    createdAt: c.createdAt,
+    podSandboxId: c.podSandboxId,
+  };
+  const grace = info.podDeletionGracePeriod ?? info.podTerminationGracePeriod;
+  if (grace !== undefined) rc.terminationGracePeriodSeconds = grace;
+  return rc;
+}
+
+export function toRuntimeSandbox(s: PodSandbox): RuntimeSandbox {
+  return { id: s.id, ready: s.state === 'SANDBOX_READY', attempt: s.metadata?.attempt ?? 0, createdAt: s.createdAt };
+}
+
+function nsToDate(ns: bigint): Date {
+  return new Date(Number(ns / 1_000_000n));
+}
+
+/** undefined for a container without our labels. */
+export function toContainerRuntimeStatus(s: CriContainerStatus, podSandboxId: string): ContainerRuntimeStatus | undefined {
+  const labeled = getContainerInfoFromLabels(s.labels);
+  if (!labeled) return undefined;
+  const info = annotated(s.id, s.annotations);
+  const state = toRuntimeState(s.state);
+  const out: ContainerRuntimeStatus = {
+    id: s.id,
+    name: labeled.containerName,
+    state,
+    createdAt: nsToDate(s.createdAt),
+    exitCode: 0,
+    image: s.image,
+    imageRef: s.imageRef,
+    restartCount: info.restartCount,
+    reason: '',
+    message: '',
+    hash: info.hash,
+    podSandboxId,
+  };
+  // Only a container that was started has a start time, only an exited one an exit.
+  if (state !== 'created' && s.startedAt > 0n) out.startedAt = nsToDate(s.startedAt);
+  if (state === 'exited') {
+    out.exitCode = s.exitCode;
+    out.reason = s.reason;
+    out.message = s.message;
+    if (s.finishedAt > 0n) out.finishedAt = nsToDate(s.finishedAt);
+  }
+  return out;
+}
+
+export function toSandboxRuntimeStatus(s: PodSandboxStatus): SandboxRuntimeStatus {
+  return {
+    id: s.id,
+    ready: s.state === 'SANDBOX_READY',
+    attempt: s.metadata?.attempt ?? 0,
+    createdAt: s.createdAt,
+    ip: s.network?.ip ?? '',
+    additionalIps: s.network?.additionalIps ?? [],
+    hostNetwork: s.networkNamespaceMode === 'NODE',
+  };
+}
+
+function byCreatedDesc<T extends { createdAt: bigint }>(a: T, b: T): number {
+  return a.createdAt > b.createdAt ? -1 : a.createdAt < b.createdAt ? 1 : 0;
+}
+
+/** Pods from sandbox and container labels, newest sandbox first (upstream GetPods). */
+export async function getPods(runtime: RuntimeService, all: boolean): Promise<RunningPod[]> {
+  const [sandboxes, containers] = await Promise.all([
+    runtime.listPodSandbox(all ? undefined : { state: 'SANDBOX_READY' }),
+    runtime.listContainers(all ? undefined : { state: 'CONTAINER_RUNNING' }),
+  ]);
+  const pods = new Map<string, RunningPod & { newest: bigint }>();
+  const podFor = (uid: string, name: string, namespace: string) => {
+    let p = pods.get(uid);
+    if (!p) pods.set(uid, (p = { uid, name, namespace, containers: [], sandboxes: [], newest: 0n }));
+    return p;
+  };
+  for (const s of sandboxes) {
+    const info = getPodSandboxInfoFromLabels(s.labels);
+    if (!info) continue;
+    const p = podFor(info.podUid, info.podName || s.metadata?.name || '', info.podNamespace || s.metadata?.namespace || '');
+    p.sandboxes.push(toRuntimeSandbox(s));
+    if (s.createdAt > p.newest) p.newest = s.createdAt;
+  }
+  for (const c of containers) {
+    const info = getContainerInfoFromLabels(c.labels);
+    const rc = toRuntimeContainer(c);
+    if (!info || !rc) continue;
+    podFor(info.podUid, info.podName, info.podNamespace).containers.push(rc);
+  }
+  const list = [...pods.values()].sort((a, b) => (a.newest > b.newest ? -1 : a.newest < b.newest ? 1 : 0));
+  return list.map(({ newest: _newest, ...p }) => {
+    p.sandboxes.sort(byCreatedDesc);
+    p.containers.sort(byCreatedDesc);
+    return p;
+  });
+}
+
+/** Runs fn; NOT_FOUND gives undefined (the object went away after it was listed). */
+async function unlessGone<T>(fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Everything the runtime knows about one pod (upstream GetPodStatus), newest first. */
+export async function getPodStatus(runtime: RuntimeService, uid: string, name: string, namespace: string, now: () => number): Promise<PodRuntimeStatus> {
+  const selector = { labelSelector: { [KubernetesPodUIDLabel]: uid } };
+  const sandboxes = (await runtime.listPodSandbox(selector)).filter((s) => getPodSandboxInfoFromLabels(s.labels)).sort(byCreatedDesc);
+  const sandboxStatuses = (await Promise.all(sandboxes.map((s) => unlessGone(() => runtime.podSandboxStatus(s.id)))))
+    .filter((st): st is PodSandboxStatus => st !== undefined)
+    .map(toSandboxRuntimeStatus);
+  // Only the newest sandbox's addresses count, and only while it is ready.
+  const newest = sandboxStatuses[0];
+  const ips = newest && newest.ready && newest.ip ? [newest.ip, ...newest.additionalIps] : [];
+  const containers = (await runtime.listContainers(selector)).filter((c) => getContainerInfoFromLabels(c.labels)).sort(byCreatedDesc);
+  const statuses = await Promise.all(containers.map((c) => unlessGone(() => runtime.containerStatus(c.id))));
+  const containerStatuses: ContainerRuntimeStatus[] = [];
+  statuses.forEach((st, i) => {
+    const converted = st && toContainerRuntimeStatus(st, containers[i]!.podSandboxId);
+    if (converted) containerStatuses.push(converted);
+  });
+  return { uid, name, namespace, ips, sandboxStatuses, containerStatuses, timestamp: new Date(now()) };
+}

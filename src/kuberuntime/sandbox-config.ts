@@ -1,0 +1,103 @@
+/**
+ * The PodSandboxConfig for RunPodSandbox (upstream kuberuntime_sandbox.go
+ * generatePodSandboxConfig): metadata with the attempt, hostname, log directory, DNS, port
+ * mappings, our labels and the pod's annotations, and the Linux namespace options.
+ */
+import { join } from 'node:path';
+import type { Pod } from '../api/types.js';
+import type { DNSConfig, NamespaceMode, NamespaceOption, PodSandboxConfig, PortMapping, Protocol } from '../cri/types.js';
+import { newPodAnnotations, newPodLabels } from './labels.js';
+
+const MAX_HOSTNAME_LENGTH = 63;
+
+/** upstream BuildPodLogsDirectory: <podLogsDir>/<namespace>_<name>_<uid>. */
+export function podLogsDirectory(podLogsDir: string, pod: Pod): string {
+  return join(podLogsDir, `${pod.metadata?.namespace ?? ''}_${pod.metadata?.name ?? ''}_${pod.metadata?.uid ?? ''}`);
+}
+
+/** upstream BuildContainerLogsDirectory. */
+export function containerLogsDirectory(podLogsDir: string, pod: Pod, containerName: string): string {
+  return join(podLogsDirectory(podLogsDir, pod), containerName);
+}
+
+/** upstream buildContainerLogsPath, relative to the sandbox log directory. */
+export function containerLogPath(containerName: string, restartCount: number): string {
+  return join(containerName, `${restartCount}.log`);
+}
+
+export function namespacesForPod(pod: Pod): NamespaceOption {
+  const pid: NamespaceMode = pod.spec?.hostPID ? 'NODE' : pod.spec?.shareProcessNamespace ? 'POD' : 'CONTAINER';
+  return {
+    network: pod.spec?.hostNetwork ? 'NODE' : 'POD',
+    pid,
+    ipc: pod.spec?.hostIPC ? 'NODE' : 'POD',
+  };
+}
+
+/** upstream truncatePodHostnameIfNeeded: at most 63 characters, no trailing '-' or '.'. */
+function truncateHostname(name: string): string {
+  if (name.length <= MAX_HOSTNAME_LENGTH) return name;
+  return name.slice(0, MAX_HOSTNAME_LENGTH).replace(/[-.]+$/, '');
+}
+
+/**
+ * upstream GeneratePodHostNameAndDomain + GetNodenameForKernel: spec.hostname or the pod name;
+ * with setHostnameAsFQDN and a subdomain, the fully qualified name.
+ */
+export function podHostname(pod: Pod, clusterDomain: string): string {
+  const hostname = truncateHostname(pod.spec?.hostname || pod.metadata?.name || '');
+  const sub = pod.spec?.subdomain;
+  if (pod.spec?.setHostnameAsFQDN && sub && clusterDomain) {
+    return `${hostname}.${sub}.${pod.metadata?.namespace ?? ''}.svc.${clusterDomain}`;
+  }
+  return hostname;
+}
+
+function toProtocol(p: string | undefined): Protocol {
+  return p === 'UDP' || p === 'SCTP' ? p : 'TCP';
+}
+
+/** Every container port (upstream MakePortMappings); the runtime maps only those with a hostPort. */
+export function portMappings(pod: Pod): PortMapping[] {
+  const out: PortMapping[] = [];
+  for (const c of pod.spec?.containers ?? []) {
+    for (const p of c.ports ?? []) {
+      out.push({ protocol: toProtocol(p.protocol), containerPort: p.containerPort, hostPort: p.hostPort ?? 0, hostIp: p.hostIP ?? '' });
+    }
+  }
+  return out;
+}
+
+export interface SandboxConfigInput {
+  pod: Pod;
+  attempt: number;
+  podLogsDir: string;
+  clusterDomain: string;
+  dns: DNSConfig;
+}
+
+export function generatePodSandboxConfig({ pod, attempt, podLogsDir, clusterDomain, dns }: SandboxConfigInput): PodSandboxConfig {
+  const hostNetwork = pod.spec?.hostNetwork === true;
+  return {
+    metadata: { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', uid: pod.metadata?.uid ?? '', attempt },
+    // The host network's hostname is the node's: the runtime must not set one.
+    hostname: hostNetwork ? '' : podHostname(pod, clusterDomain),
+    logDirectory: podLogsDirectory(podLogsDir, pod),
+    dnsConfig: dns,
+    portMappings: portMappings(pod),
+    labels: newPodLabels(pod),
+    annotations: newPodAnnotations(pod),
+    linux: {
+      // Pod-level cgroups (the QoS hierarchy) come with the container manager; empty lets the
+      // runtime choose.
+      cgroupParent: '',
+      securityContext: { namespaceOptions: namespacesForPod(pod), privileged: hasPrivilegedContainer(pod) },
+    },
+  };
+}
+
+/** The sandbox must be privileged for any privileged container to be allowed in it. */
+function hasPrivilegedContainer(pod: Pod): boolean {
+  const all = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
+  return all.some((c) => c.securityContext?.privileged === true);
+}
