@@ -1,0 +1,379 @@
+/**
+ * The runtime manager against the in-memory CRI fake: SyncPod's order and results, restarts and
+ * back-off, image pull policies, config errors, KillPod grace periods, getPods/getPodStatus
+ * adoption by labels, and garbage collection.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { Pod } from '../../src/api/types.js';
+import { CriError } from '../../src/errors.js';
+import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import type { Runtime } from '../../src/kuberuntime/types.js';
+import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
+import { FakeClock, container, makePod } from './helpers.js';
+
+let dir: string;
+let fake: FakeRuntimeService;
+let clock: FakeClock;
+let rt: Runtime;
+
+function manager(): Runtime {
+  return createRuntimeManager({
+    runtime: fake,
+    images: fake,
+    clock,
+    podLogsDir: join(dir, 'logs'),
+    rootDir: join(dir, 'root'),
+    nodeName: 'node-1',
+    hostIP: '192.168.1.10',
+    resolvConf: '',
+    memoryCapacity: 8 * 2 ** 30,
+  });
+}
+
+async function sync(pod: Pod) {
+  const status = await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace!);
+  return rt.syncPod(pod, status);
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kuberuntime-test-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+beforeEach(() => {
+  fake = new FakeRuntimeService();
+  fake.addImage('busybox:1.36');
+  clock = new FakeClock(1_700_000_000_000);
+  rt = manager();
+});
+
+describe('syncPod', () => {
+  it('creates the sandbox then starts every container, in upstream order', async () => {
+    const result = await sync(makePod());
+    assert.equal(result.error, undefined);
+    assert.deepEqual([...result.waiting], []);
+    const order = fake.calls.filter((c) => ['runPodSandbox', 'podSandboxStatus', 'createContainer', 'startContainer'].includes(c));
+    assert.deepEqual(order, ['runPodSandbox', 'podSandboxStatus', 'createContainer', 'startContainer', 'createContainer', 'startContainer']);
+    const status = await rt.getPodStatus('uid-1234', 'web', 'default');
+    assert.deepEqual(status.ips, ['10.0.0.2']);
+    assert.deepEqual(status.containerStatuses.map((c) => [c.name, c.state, c.restartCount]).sort(), [['a', 'running', 0], ['b', 'running', 0]]);
+    assert.ok(existsSync(join(dir, 'logs', 'default_web_uid-1234', 'a')), 'container log directory created');
+  });
+
+  it('passes the container config: env expansion, downward API, log path, resources, labels', async () => {
+    const c = container('a', {
+      command: ['sh', '-c', 'echo $(GREETING)'],
+      env: [{ name: 'NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, { name: 'GREETING', value: 'hi $(NAME) on $(NODE)' }, { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }, { name: 'IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+      resources: { limits: { cpu: '250m', memory: '64Mi' } },
+      workingDir: '/tmp',
+    });
+    await sync(makePod({ containers: [c] }));
+    const cfg = fake.containersNamed('a')[0]!.config;
+    assert.deepEqual(cfg.command, ['sh', '-c', 'echo hi web on $(NODE)']);
+    assert.deepEqual(cfg.envs, [{ key: 'NAME', value: 'web' }, { key: 'GREETING', value: 'hi web on $(NODE)' }, { key: 'NODE', value: 'node-1' }, { key: 'IP', value: '10.0.0.2' }]);
+    assert.equal(cfg.logPath, 'a/0.log');
+    assert.equal(cfg.workingDir, '/tmp');
+    assert.equal(cfg.metadata.attempt, 0);
+    assert.deepEqual(cfg.linux?.resources, { cpuShares: 256, cpuPeriod: 100000, cpuQuota: 25000, memoryLimitInBytes: 67108864, oomScoreAdj: -997 });
+    assert.equal(cfg.labels['io.kubernetes.container.name'], 'a');
+    assert.equal(cfg.image.image, fake.images.get('busybox:1.36')!.id, 'created from the resolved image ID');
+  });
+
+  it('restarts an exited container under Always with restartCount+1, then backs off', async () => {
+    const pod = makePod({ containers: [container('a')] });
+    await sync(pod);
+    const first = fake.containersNamed('a')[0]!;
+    fake.exitContainer(first.id, 1);
+    clock.advance(1000);
+    let r = await sync(pod);
+    assert.deepEqual([...r.waiting], []);
+    const second = fake.containersNamed('a')[1]!;
+    assert.equal(second.config.annotations['io.kubernetes.container.restartCount'], '1');
+    assert.equal(second.config.logPath, 'a/1.log');
+    // Crash again right away: CrashLoopBackOff, no new container.
+    fake.exitContainer(second.id, 1);
+    clock.advance(1000);
+    r = await sync(pod);
+    assert.deepEqual(r.waiting.get('a'), { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting failed container=a pod=web_default(uid-1234)' });
+    assert.equal(fake.containersNamed('a').length, 2);
+    // Once the delay since the exit has passed, it restarts and the next delay doubles.
+    clock.advance(10_000);
+    r = await sync(pod);
+    assert.deepEqual([...r.waiting], []);
+    const third = fake.containersNamed('a')[2]!;
+    assert.equal(third.config.annotations['io.kubernetes.container.restartCount'], '2');
+    fake.exitContainer(third.id, 1);
+    clock.advance(1000);
+    r = await sync(pod);
+    assert.match(r.waiting.get('a')!.message, /^back-off 20s /);
+  });
+
+  it('a spec change kills the old container with the pod grace period and starts the new spec', async () => {
+    const pod = makePod({ containers: [container('a')] });
+    pod.spec!.terminationGracePeriodSeconds = 7;
+    await sync(pod);
+    const old = fake.containersNamed('a')[0]!;
+    pod.spec!.containers[0]!.command = ['sleep', '99'];
+    await sync(pod);
+    assert.equal(old.state, 'CONTAINER_EXITED');
+    assert.equal(old.stoppedWithGrace, 7);
+    const fresh = fake.containersNamed('a')[1]!;
+    assert.deepEqual(fresh.config.command, ['sleep', '99']);
+    assert.equal(fresh.state, 'CONTAINER_RUNNING');
+  });
+
+  it('image policies: Never absent → ErrImageNeverPull; IfNotPresent absent → pull; Always → pull', async () => {
+    const pod = makePod({
+      containers: [
+        container('never', { image: 'absent:1', imagePullPolicy: 'Never' }),
+        container('ifnp', { image: 'other:1', imagePullPolicy: 'IfNotPresent' }),
+        container('always', { image: 'busybox:1.36', imagePullPolicy: 'Always' }),
+        container('present', { image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent' }),
+      ],
+    });
+    const r = await sync(pod);
+    assert.deepEqual(r.waiting.get('never'), { reason: 'ErrImageNeverPull', message: 'Container image "absent:1" is not present with pull policy of Never' });
+    assert.equal(r.waiting.size, 1, 'the other containers still start');
+    assert.equal(fake.calls.filter((c) => c === 'pullImage').length, 2);
+    assert.equal(fake.containersNamed('present')[0]!.state, 'CONTAINER_RUNNING');
+  });
+
+  it('pull failure: ErrImagePull, then ImagePullBackOff within the back-off, then a retry', async () => {
+    const pod = makePod({ containers: [container('a', { image: 'registry.invalid/x:1' })] });
+    fake.alwaysFail.set('pullImage', new CriError('KTS_ERR_CRI', 'PullImage', 'failed to resolve reference "registry.invalid/x:1"', 2));
+    let r = await sync(pod);
+    assert.equal(r.waiting.get('a')!.reason, 'ErrImagePull');
+    assert.equal(r.waiting.get('a')!.message, 'Failed to pull image "registry.invalid/x:1": failed to resolve reference "registry.invalid/x:1"');
+    clock.advance(5_000);
+    r = await sync(pod);
+    assert.deepEqual(r.waiting.get('a'), { reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.invalid/x:1"' });
+    assert.equal(fake.calls.filter((c) => c === 'pullImage').length, 1);
+    clock.advance(5_000);
+    fake.alwaysFail.delete('pullImage');
+    r = await sync(pod);
+    assert.deepEqual([...r.waiting], []);
+    assert.equal(fake.containersNamed('a')[0]!.state, 'CONTAINER_RUNNING');
+  });
+
+  it('config, create and start failures map to their waiting reasons', async () => {
+    const pod = makePod({
+      containers: [
+        container('cfg', { env: [{ name: 'S', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }),
+        container('create'),
+        container('run'),
+      ],
+    });
+    fake.failNext('createContainer', new CriError('KTS_ERR_CRI', 'CreateContainer', 'no space left', 13));
+    fake.failNext('startContainer', new CriError('KTS_ERR_CRI', 'StartContainer', 'exec: "nope": not found', 2));
+    const r = await sync(pod);
+    assert.equal(r.waiting.get('cfg')!.reason, 'CreateContainerConfigError');
+    assert.match(r.waiting.get('cfg')!.message, /secretKeyRef is not supported/);
+    assert.deepEqual(r.waiting.get('create'), { reason: 'CreateContainerError', message: 'no space left' });
+    assert.deepEqual(r.waiting.get('run'), { reason: 'RunContainerError', message: 'exec: "nope": not found' });
+  });
+
+  it('a sandbox failure is the sync error and nothing starts', async () => {
+    fake.failNext('runPodSandbox', new CriError('KTS_ERR_CRI', 'RunPodSandbox', 'cni failed', 2));
+    const r = await sync(makePod());
+    assert.match(r.error!.message, /Failed to create pod sandbox: cni failed/);
+    assert.equal(fake.calls.includes('createContainer'), false);
+  });
+
+  it('init containers run one per sync, in order, before the regular containers', async () => {
+    const pod = makePod({ containers: [container('a')], initContainers: [container('i1', { command: ['true'] }), container('i2', { command: ['true'] })] });
+    await sync(pod);
+    assert.deepEqual([...fake.containers.values()].map((c) => c.config.metadata.name), ['i1']);
+    fake.exitContainer(fake.containersNamed('i1')[0]!.id, 0);
+    await sync(pod);
+    assert.deepEqual(fake.containersNamed('i2').length, 1);
+    assert.equal(fake.containersNamed('a').length, 0);
+    fake.exitContainer(fake.containersNamed('i2')[0]!.id, 0);
+    await sync(pod);
+    assert.equal(fake.containersNamed('a')[0]!.state, 'CONTAINER_RUNNING');
+  });
+
+  it('a dead sandbox is replaced with the next attempt and the containers restart in it', async () => {
+    const pod = makePod({ containers: [container('a')] });
+    await sync(pod);
+    const [sb1] = [...fake.sandboxes.values()];
+    await fake.stopPodSandbox(sb1!.id);
+    clock.advance(1000);
+    await sync(pod);
+    const sandboxes = [...fake.sandboxes.values()];
+    assert.equal(sandboxes.length, 2);
+    assert.equal(sandboxes[1]!.config.metadata.attempt, 1);
+    const newest = fake.containersNamed('a').at(-1)!;
+    assert.equal(newest.podSandboxId, sandboxes[1]!.id);
+    assert.equal(newest.config.annotations['io.kubernetes.container.restartCount'], '1');
+  });
+
+  it('emptyDir volumes are created and bind-mounted', async () => {
+    const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] })] });
+    pod.spec!.volumes = [{ name: 'scratch', emptyDir: {} }];
+    const r = await sync(pod);
+    assert.deepEqual([...r.waiting], []);
+    const hostPath = join(dir, 'root', 'pods', 'uid-1234', 'volumes', 'kubernetes.io~empty-dir', 'scratch');
+    assert.deepEqual(fake.containersNamed('a')[0]!.config.mounts, [{ containerPath: '/scratch', hostPath, readonly: false }]);
+    assert.ok(existsSync(hostPath));
+  });
+});
+
+describe('killPod', () => {
+  it('stops every container with the pod grace period (minimum 2 s), then the sandbox', async () => {
+    const pod = makePod();
+    pod.spec!.terminationGracePeriodSeconds = 1;
+    await sync(pod);
+    const [running] = (await rt.getPods(false));
+    await rt.killPod(pod, running!);
+    for (const c of fake.containers.values()) {
+      assert.equal(c.state, 'CONTAINER_EXITED');
+      assert.equal(c.stoppedWithGrace, 2);
+    }
+    assert.equal([...fake.sandboxes.values()][0]!.state, 'SANDBOX_NOTREADY');
+    assert.equal(fake.calls.lastIndexOf('stopPodSandbox') > fake.calls.lastIndexOf('stopContainer'), true);
+  });
+
+  it('an override wins; without the pod the annotation recorded grace is used', async () => {
+    const pod = makePod();
+    pod.spec!.terminationGracePeriodSeconds = 45;
+    await sync(pod);
+    let [running] = await rt.getPods(false);
+    assert.equal(running!.containers[0]!.terminationGracePeriodSeconds, 45);
+    await rt.killPod(undefined, running!);
+    assert.deepEqual([...fake.containers.values()].map((c) => c.stoppedWithGrace), [45, 45]);
+    const pod2 = makePod({ name: 'other' });
+    pod2.metadata!.uid = 'uid-2';
+    await sync(pod2);
+    [running] = (await rt.getPods(false)).filter((p) => p.uid === 'uid-2');
+    await rt.killPod(pod2, running!, 0);
+    assert.deepEqual(fake.containersNamed('a').filter((c) => c.config.labels['io.kubernetes.pod.uid'] === 'uid-2').map((c) => c.stoppedWithGrace), [0]);
+  });
+
+  it('containers and sandboxes already gone are not errors; other failures are reported together', async () => {
+    await sync(makePod());
+    const [running] = await rt.getPods(false);
+    fake.containers.delete(running!.containers[0]!.id);
+    await rt.killPod(undefined, running!);
+    await sync(makePod());
+    const [again] = await rt.getPods(false);
+    fake.alwaysFail.set('stopContainer', new CriError('KTS_ERR_CRI', 'StopContainer', 'boom', 2));
+    await assert.rejects(rt.killPod(undefined, again!), (err: Error) => {
+      assert.match(err.message, /^failed to kill pod default\/web: /);
+      assert.match(err.message, /container a \(\w+\): CRI StopContainer: boom/);
+      assert.match(err.message, /container b \(\w+\): CRI StopContainer: boom/);
+      return true;
+    });
+  });
+});
+
+describe('getPods / getPodStatus', () => {
+  it('a fresh manager adopts the pods by their labels; foreign objects are ignored', async () => {
+    await sync(makePod());
+    // A foreign sandbox and container (no labels of ours).
+    const sb = await fake.runPodSandbox({ metadata: { name: 'x', namespace: 'y', uid: 'z', attempt: 0 }, hostname: '', logDirectory: '', portMappings: [], labels: {}, annotations: {}, linux: { securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } } } });
+    await fake.createContainer(sb, { metadata: { name: 'foreign', attempt: 0 }, image: { image: 'i' }, command: [], args: [], workingDir: '', envs: [], mounts: [], labels: { other: '1' }, annotations: {}, logPath: '' }, {} as never);
+    const fresh = manager();
+    const pods = await fresh.getPods(true);
+    assert.equal(pods.length, 1);
+    assert.deepEqual({ uid: pods[0]!.uid, name: pods[0]!.name, namespace: pods[0]!.namespace }, { uid: 'uid-1234', name: 'web', namespace: 'default' });
+    assert.deepEqual(pods[0]!.containers.map((c) => c.name).sort(), ['a', 'b']);
+    assert.equal(pods[0]!.containers[0]!.hash.length, 16);
+    // Nothing to do for the same spec after adoption.
+    const before = fake.calls.length;
+    const r = await fresh.syncPod(makePod(), await fresh.getPodStatus('uid-1234', 'web', 'default'));
+    assert.deepEqual([...r.waiting], []);
+    assert.equal(fake.calls.slice(before).filter((c) => c === 'createContainer' || c === 'stopContainer').length, 0);
+  });
+
+  it('a container removed between list and status is skipped, not an error', async () => {
+    await sync(makePod());
+    const orig = fake.containerStatus.bind(fake);
+    let first = true;
+    fake.containerStatus = async (id: string) => {
+      if (first) {
+        first = false;
+        fake.containers.delete(id);
+      }
+      return orig(id);
+    };
+    const status = await rt.getPodStatus('uid-1234', 'web', 'default');
+    assert.equal(status.containerStatuses.length, 1);
+  });
+
+  it('statuses are newest first with exit details', async () => {
+    const pod = makePod({ containers: [container('a')] });
+    await sync(pod);
+    fake.exitContainer(fake.containersNamed('a')[0]!.id, 3);
+    await sync(pod);
+    const st = await rt.getPodStatus('uid-1234', 'web', 'default');
+    assert.deepEqual(st.containerStatuses.map((c) => [c.state, c.restartCount, c.exitCode]), [['running', 1, 0], ['exited', 0, 3]]);
+    assert.equal(st.containerStatuses[1]!.reason, 'Error');
+    assert.ok(st.containerStatuses[1]!.finishedAt instanceof Date);
+  });
+});
+
+describe('garbageCollect', () => {
+  it('keeps the newest dead instance per container of an active pod', async () => {
+    const pod = makePod({ containers: [container('a')] });
+    for (let i = 0; i < 3; i++) {
+      await sync(pod);
+      fake.exitContainer(fake.containersNamed('a').at(-1)!.id, 0);
+      clock.advance(400_000); // past any back-off
+    }
+    await sync(pod);
+    assert.equal(fake.containersNamed('a').length, 4);
+    await rt.garbageCollect(new Set(['uid-1234']));
+    const left = fake.containersNamed('a');
+    assert.deepEqual(left.map((c) => c.state), ['CONTAINER_EXITED', 'CONTAINER_RUNNING']);
+    assert.equal(left[0]!.config.annotations['io.kubernetes.container.restartCount'], '2');
+  });
+
+  it('removes everything of a pod that is gone once it is stopped, including its log dir and emptyDirs', async () => {
+    const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'v', mountPath: '/v' }] })] });
+    pod.spec!.volumes = [{ name: 'v', emptyDir: {} }];
+    await sync(pod);
+    await rt.garbageCollect(new Set());
+    assert.equal(fake.containers.size, 1, 'running containers are never collected');
+    const [running] = await rt.getPods(false);
+    await rt.killPod(pod, running!);
+    await rt.garbageCollect(new Set());
+    assert.equal(fake.containers.size, 0);
+    assert.equal(fake.sandboxes.size, 0);
+    assert.equal(existsSync(join(dir, 'logs', 'default_web_uid-1234')), false);
+    assert.equal(existsSync(join(dir, 'root', 'pods', 'uid-1234')), false);
+  });
+
+  it('removes old dead sandboxes of an active pod but keeps the newest', async () => {
+    const pod = makePod({ containers: [container('a')] });
+    await sync(pod);
+    await fake.stopPodSandbox([...fake.sandboxes.keys()][0]!);
+    clock.advance(1000);
+    await sync(pod);
+    assert.equal(fake.sandboxes.size, 2);
+    await rt.garbageCollect(new Set(['uid-1234']));
+    // The old sandbox still held the dead container instance kept for logs: that container
+    // goes only once a newer dead instance exists, so the sandbox stays with it.
+    assert.equal(fake.sandboxes.size, 2);
+    fake.exitContainer(fake.containersNamed('a').at(-1)!.id, 0);
+    await rt.garbageCollect(new Set(['uid-1234']));
+    assert.equal(fake.sandboxes.size, 1);
+  });
+
+  it('errors are logged, not thrown', async () => {
+    fake.alwaysFail.set('listContainers', new CriError('KTS_ERR_CRI_UNAVAILABLE', 'ListContainers', 'down'));
+    await rt.garbageCollect(new Set());
+  });
+
+  it('leaves foreign log directories alone', async () => {
+    await mkdir(join(dir, 'logs', 'not-ours'), { recursive: true });
+    await writeFile(join(dir, 'logs', 'not-ours', 'f'), 'x');
+    await rt.garbageCollect(new Set());
+    assert.ok(existsSync(join(dir, 'logs', 'not-ours', 'f')));
+  });
+});
