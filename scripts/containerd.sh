@@ -15,9 +15,11 @@
 #         images (scripts/build-images.mjs) into namespace k8s.io and prints the endpoint
 #         `unix://DIR/containerd.sock` on stdout (the only thing it prints unless it fails).
 # stop    stops the daemon (TERM, then KILL), then removes every container it left running
-#         (runc delete --force), kills its shims, tears down pod network namespaces on our
-#         bridge, unmounts everything under DIR and deletes the bridge.
-#         --daemon-only stops only the daemon and leaves containers/shims running (restart tests).
+#         (runc delete --force), kills its shims, unmounts everything under DIR (pod netns, shm,
+#         rootfs), deletes the bridge and wipes root/state: the next start is a fresh runtime
+#         (no sandboxes or containers; images re-imported). Nothing is left running or mounted.
+#         --daemon-only stops only the daemon and keeps containers, shims and state (restart tests:
+#         the next start recovers them).
 # status  exit 0 and print "running pid=... endpoint=..." when the daemon is up, else exit 1.
 #
 # Networking: a bridge + host-local CNI network, isGateway, no masquerade (no iptables rules).
@@ -318,8 +320,10 @@ stop_all() {
     done
   fi
 
-  # Shims: TERM, then KILL.
-  local shims pid
+  # Shims: TERM, then KILL; then their sockets (/run/containerd/s/<hash>, named in each task's
+  # "address" file), which a killed shim leaves behind.
+  local shims pid sockets
+  sockets=$(cat "$STATE_DIR"/state/io.containerd.runtime.v2.task/*/*/address 2>/dev/null | sed -n 's|^unix://||p') || true
   shims=$(our_shims)
   if [[ -n "$shims" ]]; then
     for pid in $shims; do kill -TERM "$pid" 2>/dev/null || true; done
@@ -331,6 +335,8 @@ stop_all() {
     done
     for pid in $shims; do kill -KILL "$pid" 2>/dev/null || true; done
   fi
+  for pid in $sockets; do [[ -S "$pid" ]] && rm -f "$pid"; done
+  rmdir /run/containerd/s /run/containerd 2>/dev/null || true
 
   # Pod network namespaces whose eth0 is a veth on our bridge (the CRI puts them in /run/netns).
   if [[ -n "$BRIDGE" ]] && ip link show "$BRIDGE" >/dev/null 2>&1; then
@@ -358,6 +364,14 @@ stop_all() {
     done <<<"$m"
   done
   rm -rf "$STATE_DIR/cni/networks"
+
+  # Forget the dead sandboxes and containers too, so the next start is fresh (it re-imports the
+  # images). Only when nothing is mounted below any more; --one-file-system as a second guard.
+  if [[ -z "$(findmnt -rn -o TARGET | awk -v d="$STATE_DIR/" 'index($0, d) == 1')" ]]; then
+    rm -rf --one-file-system "$STATE_DIR/root" "$STATE_DIR/state" "$RUNC_ROOT" "$STATE_DIR/opt"
+  else
+    echo "containerd.sh: some mounts under $STATE_DIR could not be removed; keeping its root/state" >&2
+  fi
 }
 
 case "$CMD" in

@@ -92,6 +92,7 @@ export interface PodSandboxStatus {
   networkNamespaceMode: NamespaceMode;
   labels: Labels;
   annotations: Labels;
+  runtimeHandler?: string;
 }
 
 export interface Container {
@@ -100,6 +101,8 @@ export interface Container {
   metadata: ContainerMetadata;
   image: string;
   imageRef: string;
+  /** The runtime's image id (CRI image_id, newer runtimes only; '' from containerd 1.6). */
+  imageId?: string;
   state: ContainerState;
   createdAt: bigint;
   labels: Labels;
@@ -121,6 +124,10 @@ export interface ContainerStatus {
   labels: Labels;
   annotations: Labels;
   logPath: string;
+  /** The runtime's image id (CRI image_id, newer runtimes only). */
+  imageId?: string;
+  /** The resources the runtime applied, when it reports them. */
+  resources?: LinuxContainerResources;
 }
 
 export interface ContainerFilter {
@@ -144,16 +151,58 @@ export interface Image {
   repoDigests: string[];
   size: bigint;
   pinned: boolean;
+  /** The image's default user as a uid, when it is numeric (CRI Image.uid). */
+  uid?: bigint;
+  /** The image's default user as a name, when it is not numeric (CRI Image.username). */
+  username?: string;
 }
 
 export interface AuthConfig { username?: string; password?: string; auth?: string; serverAddress?: string; identityToken?: string; registryToken?: string }
 
 export interface FilesystemUsage { timestamp: bigint; mountpoint: string; usedBytes: bigint; inodesUsed: bigint }
 
+/** Per-call options. timeoutMs replaces the call's default deadline. */
+export interface CallOptions { timeoutMs?: number }
+
+export interface CpuUsage { timestamp: bigint; usageCoreNanoSeconds?: bigint; usageNanoCores?: bigint }
+export interface MemoryUsage {
+  timestamp: bigint;
+  workingSetBytes?: bigint;
+  availableBytes?: bigint;
+  usageBytes?: bigint;
+  rssBytes?: bigint;
+  pageFaults?: bigint;
+  majorPageFaults?: bigint;
+}
+
+/** runtime.v1.ContainerStats, flattened: the attributes are at the top level. */
+export interface ContainerStats {
+  id: string;
+  metadata: ContainerMetadata;
+  labels: Labels;
+  annotations: Labels;
+  cpu?: CpuUsage;
+  memory?: MemoryUsage;
+  writableLayer?: FilesystemUsage;
+}
+
+export interface ContainerStatsFilter { id?: string; podSandboxId?: string; labelSelector?: Labels }
+
+export type ContainerEventType = 'CONTAINER_CREATED_EVENT' | 'CONTAINER_STARTED_EVENT' | 'CONTAINER_STOPPED_EVENT' | 'CONTAINER_DELETED_EVENT';
+
+/** One message of RuntimeService.GetContainerEvents (the evented PLEG's input). */
+export interface ContainerEvent {
+  containerId: string;
+  type: ContainerEventType;
+  createdAt: bigint;
+  podSandboxStatus?: PodSandboxStatus;
+  containersStatuses: ContainerStatus[];
+}
+
 /** runtime.v1.RuntimeService. Every call has a deadline; failures are CriError. */
 export interface RuntimeService {
-  version(): Promise<VersionResponse>;
-  status(): Promise<RuntimeStatus>;
+  version(opts?: CallOptions): Promise<VersionResponse>;
+  status(opts?: CallOptions): Promise<RuntimeStatus>;
   runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string>;
   stopPodSandbox(podSandboxId: string): Promise<void>;
   removePodSandbox(podSandboxId: string): Promise<void>;

@@ -1,0 +1,55 @@
+/**
+ * gRPC failures → CriError. The code says what happened (unreachable runtime, deadline, missing
+ * object, unimplemented method, anything else); the message names the CRI method and carries the
+ * runtime's own words.
+ */
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { CriError, type ErrorCode } from '../errors.js';
+
+/** The kubelet-ts error code for a gRPC status code. */
+export function errorCodeForGrpc(code: number | undefined): ErrorCode {
+  switch (code) {
+    case GrpcStatus.UNAVAILABLE:
+      return 'KTS_ERR_CRI_UNAVAILABLE';
+    case GrpcStatus.DEADLINE_EXCEEDED:
+      return 'KTS_ERR_CRI_TIMEOUT';
+    case GrpcStatus.NOT_FOUND:
+      return 'KTS_ERR_CRI_NOT_FOUND';
+    case GrpcStatus.UNIMPLEMENTED:
+      return 'KTS_ERR_CRI_UNIMPLEMENTED';
+    default:
+      return 'KTS_ERR_CRI';
+  }
+}
+
+/** The upper-case gRPC name of a status code (NOT_FOUND, ...), or "UNKNOWN". */
+export function grpcCodeName(code: number | undefined): string {
+  if (code === undefined) return 'UNKNOWN';
+  const name = (GrpcStatus as unknown as Record<number, string>)[code];
+  return typeof name === 'string' ? name : `CODE_${code}`;
+}
+
+interface GrpcLikeError {
+  code?: unknown;
+  details?: unknown;
+  message?: unknown;
+}
+
+/** Wraps whatever a gRPC call threw (a ServiceError, or a local serialization error). */
+export function criErrorFrom(method: string, err: unknown): CriError {
+  if (err instanceof CriError) return err;
+  const e = (err ?? {}) as GrpcLikeError;
+  const code = typeof e.code === 'number' ? e.code : undefined;
+  if (code === undefined) {
+    // Not a gRPC status: a request that could not be encoded, a closed client, ...
+    const msg = err instanceof Error ? err.message : String(err);
+    return new CriError('KTS_ERR_CRI', method, msg, undefined, { cause: err });
+  }
+  const details = typeof e.details === 'string' && e.details ? e.details : typeof e.message === 'string' ? e.message : '';
+  return new CriError(errorCodeForGrpc(code), method, `${grpcCodeName(code)}: ${details}`, code, { cause: err });
+}
+
+/** A reply the agent cannot use (missing required fields). */
+export function replyError(method: string, message: string): CriError {
+  return new CriError('KTS_ERR_CRI_REPLY', method, message);
+}

@@ -1,0 +1,61 @@
+/**
+ * Finds and loads src/cri/proto/api.proto (runtime.v1). The compiled code runs from
+ * dist/src/cri/, so the file is looked up next to this module first (in case a build step copies
+ * it) and then under the package root (found by walking up to package.json).
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as protoLoader from '@grpc/proto-loader';
+
+/**
+ * camelCase field names, int64 as decimal strings (converted to bigint by convert.ts), enums as
+ * their names, and every field present (defaults) so that absent and zero look the same as they
+ * do on the wire.
+ */
+export const LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: false,
+  longs: String,
+  enums: String,
+  defaults: true,
+  arrays: true,
+  objects: true,
+  oneofs: true,
+};
+
+export const RUNTIME_SERVICE = 'runtime.v1.RuntimeService';
+export const IMAGE_SERVICE = 'runtime.v1.ImageService';
+
+let cachedPath: string | undefined;
+let cachedDefinition: protoLoader.PackageDefinition | undefined;
+
+export function protoPath(): string {
+  if (cachedPath) return cachedPath;
+  const here = dirname(fileURLToPath(import.meta.url));
+  const local = join(here, 'proto', 'api.proto');
+  if (existsSync(local)) return (cachedPath = local);
+  let dir = here;
+  for (;;) {
+    if (existsSync(join(dir, 'package.json'))) {
+      const p = join(dir, 'src', 'cri', 'proto', 'api.proto');
+      if (existsSync(p)) return (cachedPath = p);
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  throw new Error(`cannot find src/cri/proto/api.proto above ${here}`);
+}
+
+/** The runtime.v1 package definition, loaded once per process. */
+export function packageDefinition(): protoLoader.PackageDefinition {
+  cachedDefinition ??= protoLoader.loadSync(protoPath(), LOADER_OPTIONS);
+  return cachedDefinition;
+}
+
+/** The method table of one service (keys are the upstream RPC names: "ListContainers", ...). */
+export function serviceDefinition(service: string): protoLoader.ServiceDefinition {
+  const def = packageDefinition()[service];
+  if (!def || !('Version' in def || 'ListImages' in def)) throw new Error(`${service} missing from api.proto`);
+  return def as protoLoader.ServiceDefinition;
+}

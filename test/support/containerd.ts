@@ -1,0 +1,135 @@
+/**
+ * The real containerd that e2e tests drive.
+ *
+ * `runtimeEndpoint()` returns $KUBELET_TS_TEST_CRI_ENDPOINT when the test script started one
+ * containerd for the whole run; otherwise it starts (or finds already running) the test daemon
+ * with `scripts/containerd.sh start --state-dir <repo>/.state/test-containerd` and returns its
+ * endpoint. That daemon is shared by every test process and is left running for the next run;
+ * `stopTestContainerd()` (a global teardown, or `scripts/containerd.sh stop --state-dir
+ * .state/test-containerd`) stops it and cleans up after it.
+ *
+ * Tests remove what they create with `removeTestPods(runtime, match)`.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { Labels, RuntimeService } from '../../src/cri/types.js';
+import { CriError } from '../../src/errors.js';
+
+const execFileAsync = promisify(execFile);
+
+export const TEST_IMAGES = {
+  busybox: 'localhost/kubelet-ts/busybox:latest',
+  pause: 'localhost/kubelet-ts/pause:latest',
+} as const;
+
+/** Label key tests may put on their sandboxes/containers to find them again. */
+export const TEST_LABEL = 'kubelet-ts.test/owner';
+
+/** Env var through which the test script hands its containerd endpoint to the test processes. */
+export const ENDPOINT_ENV = 'KUBELET_TS_TEST_CRI_ENDPOINT';
+
+function findRepoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'scripts', 'containerd.sh'))) return dir;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`no repository root (package.json + scripts/containerd.sh) above ${fileURLToPath(import.meta.url)}`);
+    dir = parent;
+  }
+}
+
+export const REPO_ROOT = findRepoRoot();
+export const TEST_STATE_DIR = join(REPO_ROOT, '.state', 'test-containerd');
+const SCRIPT = join(REPO_ROOT, 'scripts', 'containerd.sh');
+
+let started: Promise<string> | undefined;
+
+async function containerdScript(...args: string[]): Promise<string> {
+  try {
+    const { stdout } = await execFileAsync('bash', [SCRIPT, ...args, '--state-dir', TEST_STATE_DIR], {
+      timeout: 180_000,
+      maxBuffer: 4 * 1024 * 1024,
+    });
+    return stdout.trim();
+  } catch (err) {
+    const e = err as { stderr?: string; message?: string };
+    throw new Error(`scripts/containerd.sh ${args.join(' ')} failed: ${e.stderr?.trim() || e.message}`, { cause: err });
+  }
+}
+
+/** The CRI endpoint (unix:///...) of the test containerd, starting it if needed. */
+export function runtimeEndpoint(): Promise<string> {
+  const fromEnv = process.env[ENDPOINT_ENV];
+  if (fromEnv) return Promise.resolve(fromEnv);
+  started ??= containerdScript('start').then((out) => {
+    const endpoint = out.split('\n').filter((l) => l.startsWith('unix://')).pop();
+    if (!endpoint) throw new Error(`scripts/containerd.sh start printed no endpoint: ${out}`);
+    return endpoint;
+  });
+  started.catch(() => {
+    started = undefined;
+  });
+  return started;
+}
+
+/**
+ * Stops the test containerd started by runtimeEndpoint() (and removes its containers, shims,
+ * mounts, network). Does nothing when the endpoint came from $KUBELET_TS_TEST_CRI_ENDPOINT: the
+ * script that started that one stops it. Other test processes may share the daemon: call this
+ * only from a global teardown.
+ */
+export async function stopTestContainerd(): Promise<void> {
+  if (process.env[ENDPOINT_ENV]) return;
+  started = undefined;
+  await containerdScript('stop');
+}
+
+export interface TestPodMatch {
+  /** Every label must match (CRI label selector). */
+  labels?: Labels;
+  /** Sandbox metadata.name starts with this (containers: their sandbox's name). */
+  namePrefix?: string;
+  /** Sandbox metadata.namespace equals this. */
+  namespace?: string;
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (err instanceof CriError && err.code === 'KTS_ERR_CRI_NOT_FOUND') return;
+  throw err;
+}
+
+/**
+ * Stops and removes every sandbox matching `match`, and every container in them or carrying the
+ * labels. Refuses an empty match (that would remove everything on the runtime). Returns how many
+ * sandboxes and containers it removed.
+ */
+export async function removeTestPods(runtime: RuntimeService, match: TestPodMatch): Promise<{ sandboxes: number; containers: number }> {
+  const hasLabels = match.labels && Object.keys(match.labels).length > 0;
+  if (!hasLabels && !match.namePrefix && !match.namespace) throw new Error('removeTestPods: empty match');
+  const sandboxes = (await runtime.listPodSandbox(hasLabels ? { labelSelector: match.labels } : undefined)).filter(
+    (s) =>
+      (!match.namePrefix || s.metadata.name.startsWith(match.namePrefix)) &&
+      (!match.namespace || s.metadata.namespace === match.namespace),
+  );
+  const sandboxIds = new Set(sandboxes.map((s) => s.id));
+  const containers = (await runtime.listContainers()).filter(
+    (c) => sandboxIds.has(c.podSandboxId) || (hasLabels && Object.entries(match.labels!).every(([k, v]) => c.labels[k] === v)),
+  );
+  for (const c of containers) {
+    await runtime.stopContainer(c.id, 0).catch(ignoreNotFound);
+    await runtime.removeContainer(c.id).catch(ignoreNotFound);
+  }
+  for (const s of sandboxes) {
+    await runtime.stopPodSandbox(s.id).catch(ignoreNotFound);
+    await runtime.removePodSandbox(s.id).catch(ignoreNotFound);
+  }
+  return { sandboxes: sandboxes.length, containers: containers.length };
+}
+
+/** A name unique to this process and call, for sandbox names / label values in tests. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+}
