@@ -9,7 +9,7 @@
         "<!@(node -p \"require('fs').readdirSync('native/src').filter(f => f.endsWith('.cc')).sort().map(f => 'native/src/' + f).join(' ')\")"
       ],
       "include_dirs": [ "<!(node -p \"require('node-addon-api').include_dir\")" ],
-      "defines": [ "NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS" ],
+      "defines": [ "NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS" ],
       "cflags_cc!": [ "-std=gnu++17", "-fexceptions" ],
       "cflags_cc": [ "-std=c++17", "-fno-exceptions", "-Wall", "-Wextra" ],
       "ldflags": [ "-pthread" ],

@@ -37,7 +37,11 @@ void CallInotifyJs(Napi::Env env, Napi::Function callback, InotifyContext* ctx, 
   if (env == nullptr || ctx == nullptr) return;  // torn down with a call still queued
   std::vector<uint8_t> batch = (*ctx)->core->TakeBatch();
   if (batch.empty()) return;
-  callback.Call({Napi::Buffer<uint8_t>::Copy(env, batch.data(), batch.size())});
+  // Raw N-API: at environment teardown JS cannot run, and these calls just fail. A throw from
+  // the callback stays pending and surfaces as an uncaught exception, as for any event.
+  napi_value records;
+  if (napi_create_buffer_copy(env, batch.size(), batch.data(), nullptr, &records) != napi_ok) return;
+  napi_call_function(env, env.Undefined(), callback, 1, &records, nullptr);
 }
 
 using InotifyTsfn = Napi::TypedThreadSafeFunction<InotifyContext, void, CallInotifyJs>;
