@@ -45,5 +45,5 @@ if grep -qE 'ERROR: AddressSanitizer|runtime error:|SUMMARY: (Address|UndefinedB
   die "sanitizer report (see above)"
 fi
 [ "$status" -eq 0 ] || die "tests failed (exit $status)"
-grep -qE '^# (pass|ℹ pass) [1-9]|^ℹ pass [1-9]|^# pass [1-9]' "$log" || die "no test passed: was anything run?"
+grep -qE '^(# |ℹ )pass [1-9]' "$log" || die "no test passed: was anything run?"
 echo "test-native-asan: OK ($addon)"
