@@ -142,7 +142,9 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   const containersReady = statuses.length > 0 && statuses.every((s) => s.ready);
   const terminal = phase === 'Succeeded' || phase === 'Failed';
   const notReadyReason = terminal ? 'PodCompleted' : 'ContainersNotReady';
-  const podIPs = sandbox ? [sandbox.ip, ...sandbox.additionalIps].filter(Boolean) : [];
+  // A hostNetwork pod's IPs are the node's (upstream: podIPs = hostIPs for host-network pods).
+  const hostNetwork = sandbox?.hostNetwork ?? pod.spec?.hostNetwork === true;
+  const podIPs = hostNetwork ? [input.hostIP].filter(Boolean) : sandbox ? [sandbox.ip, ...sandbox.additionalIps].filter(Boolean) : [];
 
   const status: ApiPodStatus = {
     phase,

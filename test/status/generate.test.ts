@@ -95,3 +95,11 @@ test('qosClass', () => {
   g.spec!.containers[0]!.resources = { requests: { cpu: '50m' }, limits: { cpu: '100m', memory: '64Mi' } };
   assert.equal(podQOSClass(g), 'Burstable');
 });
+
+test('a hostNetwork pod reports the node IP as its pod IP', () => {
+  const rt = runtime([ctr('a', 'running')]);
+  rt.sandboxStatuses[0] = { ...rt.sandboxStatuses[0]!, ip: '', hostNetwork: true };
+  const s = gen(pod('Always', ['a'], { hostNetwork: true }), rt);
+  assert.equal(s.podIP, '192.0.2.1');
+  assert.deepEqual(s.podIPs, [{ ip: '192.0.2.1' }]);
+});
