@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run a private containerd (CRI enabled) for kubelet-ts development and tests.
 #
-#   scripts/containerd.sh start  [--state-dir DIR] [--bridge NAME] [--subnet CIDR] [--no-import]
+#   scripts/containerd.sh start  [--state-dir DIR] [--bridge NAME] [--subnet CIDR]
+#                                [--snapshotter overlayfs|native] [--no-import]
 #   scripts/containerd.sh stop   [--state-dir DIR] [--daemon-only]
 #   scripts/containerd.sh status [--state-dir DIR]
 #   scripts/containerd.sh endpoint [--state-dir DIR]
@@ -24,8 +25,10 @@
 #
 # Networking: a bridge + host-local CNI network, isGateway, no masquerade (no iptables rules).
 # Defaults: the default DIR uses bridge kts0 / 10.88.0.0/16; DIR=<repo>/.state/test-containerd uses
-# kts1 / 10.89.0.0/16; any other DIR gets a bridge and /16 derived from a hash of its path, so two
-# daemons with different state dirs never share a bridge or hand out the same pod IPs.
+# kts1 / 10.89.0.0/16; any other DIR gets a bridge and /16 derived from a hash of its path.
+# start creates the bridge and marks it as ours (ifalias kubelet-ts:DIR); a start whose bridge is
+# held by the live daemon of another state dir (a second clone) fails: pass --bridge/--subnet.
+# The overlayfs snapshotter is used when an overlay mount works under DIR, else native.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,6 +38,7 @@ STATE_DIR="$REPO/.state/containerd"
 BRIDGE=""
 SUBNET=""
 IMPORT=1
+SNAPSHOTTER_FORCE=""
 DAEMON_ONLY=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -42,6 +46,7 @@ while [[ $# -gt 0 ]]; do
     --state-dir=*) STATE_DIR=${1#*=}; shift ;;
     --bridge) BRIDGE=${2:?--bridge needs a value}; shift 2 ;;
     --subnet) SUBNET=${2:?--subnet needs a value}; shift 2 ;;
+    --snapshotter) SNAPSHOTTER_FORCE=${2:?--snapshotter needs a value}; shift 2 ;;
     --no-import) IMPORT=0; shift ;;
     --daemon-only) DAEMON_ONLY=1; shift ;;
     *) echo "containerd.sh: unknown argument $1" >&2; exit 2 ;;
@@ -76,7 +81,15 @@ daemon_pid() {
     echo "$pid"
     return 0
   fi
-  pid=$(pgrep -x -f "containerd --config $CONFIG" | head -n 1) || true
+  # (A /proc scan rather than pgrep: procps is not installed everywhere.)
+  local p
+  pid=""
+  for p in /proc/[0-9]*; do
+    if [[ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" == "containerd --config $CONFIG " ]]; then
+      pid=${p#/proc/}
+      break
+    fi
+  done
   [[ -n "$pid" ]] || return 1
   echo "$pid" >"$PIDFILE"
   echo "$pid"
@@ -209,6 +222,34 @@ EOF
   printf 'BRIDGE=%s\nSUBNET=%s\nSNAPSHOTTER=%s\n' "$BRIDGE" "$SUBNET" "$snapshotter" >"$NETFILE"
 }
 
+owner_alive() {
+  # Is the containerd of state dir $1 running?
+  local pid
+  pid=$(cat "$1/containerd.pid" 2>/dev/null) || return 1
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" == "containerd --config $1/config.toml " ]]
+}
+
+claim_bridge() {
+  # The CNI bridge plugin creates the bridge on the first pod; we create it first and mark it
+  # (ifalias "kubelet-ts:DIR") so that a second daemon with another state dir but the same
+  # bridge name (two clones on one machine) is refused instead of sharing pod IPs.
+  local alias owner
+  if [[ -e /sys/class/net/$BRIDGE ]]; then
+    alias=$(cat "/sys/class/net/$BRIDGE/ifalias" 2>/dev/null || true)
+    if [[ "$alias" == kubelet-ts:* ]]; then
+      owner=${alias#kubelet-ts:}
+      if [[ "$owner" != "$STATE_DIR" ]] && owner_alive "$owner"; then
+        die "bridge $BRIDGE is in use by the containerd of $owner; pass --bridge NAME --subnet CIDR"
+      fi
+    fi
+  else
+    ip link add "$BRIDGE" type bridge || die "cannot create bridge $BRIDGE"
+  fi
+  echo "kubelet-ts:$STATE_DIR" >"/sys/class/net/$BRIDGE/ifalias" 2>/dev/null || true
+  ip link set "$BRIDGE" up 2>/dev/null || true
+}
+
 cri_status() {
   # Prints the CRI plugin's status column (ok / error / skip) or nothing.
   ctr -a "$SOCK" plugins ls 2>/dev/null | awk '$1 == "io.containerd.grpc.v1" && $2 == "cri" { print $NF }'
@@ -246,7 +287,10 @@ start() {
   [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local ]] || die "CNI plugins missing in /usr/lib/cni (run scripts/install-deps.sh)"
   [[ $(id -u) -eq 0 ]] || die "must run as root"
 
-  if overlay_works; then snapshotter=overlayfs; else snapshotter=native; fi
+  claim_bridge
+  if [[ -n "$SNAPSHOTTER_FORCE" ]]; then snapshotter=$SNAPSHOTTER_FORCE
+  elif overlay_works; then snapshotter=overlayfs
+  else snapshotter=native; fi
   write_config "$snapshotter"
   rm -f "$SOCK" "$SOCK.ttrpc"
   echo "=== $(date -u +%FT%TZ) start (snapshotter=$snapshotter bridge=$BRIDGE subnet=$SUBNET)" >>"$LOG"
@@ -350,7 +394,11 @@ stop_all() {
         rm -f "$nsf"
       fi
     done
-    ip link del "$BRIDGE" 2>/dev/null || true
+    local alias
+    alias=$(cat "/sys/class/net/$BRIDGE/ifalias" 2>/dev/null || true)
+    if [[ -z "$alias" || "$alias" == "kubelet-ts:$STATE_DIR" ]]; then
+      ip link del "$BRIDGE" 2>/dev/null || true
+    fi
   fi
 
   # Anything still mounted under the state dir (sandbox shm, task rootfs), deepest first.
@@ -392,7 +440,7 @@ case "$CMD" in
     ;;
   endpoint) echo "unix://$SOCK" ;;
   *)
-    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac
