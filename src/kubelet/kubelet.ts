@@ -20,6 +20,7 @@ import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { PodManager, podFullName } from './pod-manager.js';
+import { runningPodFromStatus } from '../kuberuntime/index.js';
 import { RuntimeState } from './runtime-state.js';
 
 export interface KubeletDeps {
@@ -48,18 +49,6 @@ const WAITING_RESYNC_MS = 1000;
 
 function emptyRuntimeStatus(pod: Pod, now: Date): PodRuntimeStatus {
   return { uid: pod.metadata!.uid!, name: pod.metadata!.name!, namespace: pod.metadata!.namespace ?? 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: now };
-}
-
-/** The runtime view of a pod, built from its detailed status (for KillPod). */
-export function runningPodFromStatus(s: PodRuntimeStatus): RunningPod {
-  return {
-    uid: s.uid, name: s.name, namespace: s.namespace,
-    sandboxes: s.sandboxStatuses.map((b) => ({ id: b.id, ready: b.ready, attempt: b.attempt, createdAt: b.createdAt })),
-    containers: s.containerStatuses.map((c) => ({
-      id: c.id, name: c.name, image: c.image, imageRef: c.imageRef, hash: c.hash, state: c.state,
-      createdAt: BigInt(c.createdAt.getTime()) * 1_000_000n, podSandboxId: c.podSandboxId,
-    })),
-  };
 }
 
 export class Kubelet implements PodSyncer {
@@ -308,6 +297,8 @@ export class Kubelet implements PodSyncer {
     await mkdir(join(this.deps.rootDir, 'pods', uid, 'containers'), { recursive: true });
     const result = await this.deps.runtime.syncPod(pod, status);
     this.waiting.set(uid, result.waiting);
+    // Beyond upstream: look at what we just changed now rather than at the next periodic relist.
+    if (result.changed) void this.deps.pleg.relist();
     if (result.error) throw result.error;
     log('kubelet').debug({ pod: podFullName(pod), updateType }, 'Pod synced');
     return { isTerminal: false, requeueAfterMs: result.waiting.size > 0 ? WAITING_RESYNC_MS : undefined };
@@ -318,6 +309,7 @@ export class Kubelet implements PodSyncer {
     const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, pod.metadata!.name!, pod.metadata!.namespace ?? 'default'));
     await this.deps.runtime.killPod(pod, runningPodFromStatus(status), gracePeriodSeconds);
     this.waiting.delete(uid);
+    void this.deps.pleg.relist();
     const after = await this.deps.runtime.getPodStatus(uid, pod.metadata!.name!, pod.metadata!.namespace ?? 'default');
     this.updateStatus(pod, after);
   }
@@ -325,6 +317,7 @@ export class Kubelet implements PodSyncer {
   async syncTerminatingRuntimePod(running: RunningPod): Promise<void> {
     // Orphans have no spec left to read a grace period from: upstream uses a minimal one.
     await this.deps.runtime.killPod(undefined, running, 1);
+    void this.deps.pleg.relist();
   }
 
   async syncTerminatedPod(pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<void> {

@@ -9,6 +9,7 @@ import type { Runtime } from './types.js';
 export type { Runtime } from './types.js';
 export { computePodActions, type PodActions } from './pod-actions.js';
 export { hashContainer } from './hash.js';
+export { runningPodFromStatus } from './kill.js';
 
 export interface RuntimeManagerDeps {
   runtime: RuntimeService;

@@ -53,6 +53,7 @@ export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
   const result: PodSyncResult = { waiting: new Map() };
   const actions = computePodActions(pod, status, { backOff: deps.crashBackOff, probeFailure: deps.probeFailure });
   log('kuberuntime').debug({ pod: formatPod(pod), actions: describe(actions) }, 'computePodActions');
+  if (actions.killPod || actions.containersToKill.length > 0) result.changed = true;
   try {
     await killWhatMustGo(deps, pod, status, actions);
   } catch (err) {
@@ -167,6 +168,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
   // The restart is allowed: record it so the next failure waits longer.
   if (backOff) deps.crashBackOff.next(backOff.key, backOff.since);
   try {
+    result.changed = true;
     const id = await startContainer(deps, pod, status, target, container);
     log('kuberuntime').info({ pod: formatPod(pod), container: container.name, containerId: id }, 'started container');
     return true;

@@ -92,6 +92,8 @@ export interface PodSyncResult {
   waiting: Map<string, ContainerWaiting>;
   /** Set when the sync failed as a whole (e.g. the sandbox could not be created). */
   error?: Error;
+  /** Something was killed, created or started: the runtime state moved, relist now. */
+  changed?: boolean;
 }
 
 export interface Runtime {

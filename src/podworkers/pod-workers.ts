@@ -34,6 +34,8 @@ interface PodSyncStatus {
   /** Time the last sync started: the next one needs a newer runtime status. */
   lastSyncTime: number;
   started: boolean;
+  /** Aborts a sync's wait for a fresh status when a kill arrives meanwhile. */
+  waitAbort: AbortController | undefined;
 }
 
 export interface PodWorkersOptions {
@@ -63,6 +65,8 @@ class PodWorkersImpl implements PodWorkers {
   private readonly queue: WorkQueue;
   private readonly clock: Clock;
   private readonly loops = new Set<Promise<void>>();
+  /** Static pods waiting for an older instance with the same full name to finish. */
+  private finishWaiters: (() => void)[] = [];
 
   constructor(private readonly opts: PodWorkersOptions) {
     this.clock = opts.clock ?? realClock;
@@ -73,11 +77,17 @@ class PodWorkersImpl implements PodWorkers {
     const uid = update.pod?.metadata?.uid ?? update.runningPod?.uid;
     if (!uid) return;
     let st = this.statuses.get(uid);
+    if (st?.finished && !st.working && update.updateType === 'create') {
+      // Fully terminated and cleaned up: a create for the same UID (the same manifest written
+      // back) starts a fresh worker now rather than at the next housekeeping.
+      this.statuses.delete(uid);
+      st = undefined;
+    }
     if (!st) {
       st = {
         uid, fullname: fullName(update.pod, update.runningPod), pod: update.pod, runningPod: update.runningPod,
         state: 'syncing', finished: false, working: false, pending: undefined, gracePeriodSeconds: undefined,
-        restartRequested: false, lastSyncTime: 0, started: false,
+        restartRequested: false, lastSyncTime: 0, started: false, waitAbort: undefined,
       };
       this.statuses.set(uid, st);
     }
@@ -96,6 +106,7 @@ class PodWorkersImpl implements PodWorkers {
     const wantsKill = update.updateType === 'kill' || !update.pod || update.pod.metadata?.deletionTimestamp !== undefined;
     if (wantsKill && st.state === 'syncing') {
       st.state = 'terminating';
+      st.waitAbort?.abort();
       log('podworkers').info({ pod: st.fullname, uid: st.uid, reason: update.reason }, 'Pod is being terminated');
     }
     if (wantsKill) {
@@ -130,10 +141,15 @@ class PodWorkersImpl implements PodWorkers {
     const syncer = this.opts.syncer;
     const started = this.clock.now();
     try {
-      if (!st.started && st.state === 'syncing' && isStatic(st.pod)) await this.waitForStaticPredecessor(st);
-      const cached = await this.opts.cache.getNewerThan(st.uid, st.lastSyncTime);
-      st.lastSyncTime = this.clock.now();
       if (st.state === 'syncing') {
+        if (!st.started && isStatic(st.pod)) await this.waitForStaticPredecessor(st);
+        if (st.state !== 'syncing') return void (st.pending ??= { updateType: 'kill' });
+        // Act only on a runtime status observed after our previous sync (upstream GetNewerThan).
+        st.waitAbort = new AbortController();
+        const cached = await this.opts.cache.getNewerThan(st.uid, st.lastSyncTime, st.waitAbort.signal);
+        st.waitAbort = undefined;
+        if (st.state !== 'syncing') return; // a kill arrived while waiting: it is pending
+        st.lastSyncTime = this.clock.now();
         st.started = true;
         const result = await syncer.syncPod(update.updateType, st.pod!, cached.status);
         metrics.podWorkerDuration.observe({ operation: update.updateType }, (this.clock.now() - started) / 1000);
@@ -146,16 +162,19 @@ class PodWorkersImpl implements PodWorkers {
         }
         return;
       }
+      // Termination does not wait for the next relist (upstream does): the kubelet reads a fresh
+      // status from the runtime itself, so a kill starts at once and misses no new container.
       if (st.state === 'terminating') {
-        if (st.pod) await syncer.syncTerminatingPod(st.pod, cached.status, st.gracePeriodSeconds ?? podGrace(st.pod));
+        if (st.pod) await syncer.syncTerminatingPod(st.pod, undefined, st.gracePeriodSeconds ?? podGrace(st.pod));
         else if (st.runningPod) await syncer.syncTerminatingRuntimePod(st.runningPod);
         st.state = 'terminated';
         log('podworkers').info({ pod: st.fullname, uid: st.uid }, 'Pod termination finished');
       }
       if (st.state === 'terminated') {
-        if (st.pod) await syncer.syncTerminatedPod(st.pod, (await this.opts.cache.getNewerThan(st.uid, st.lastSyncTime)).status);
+        if (st.pod) await syncer.syncTerminatedPod(st.pod, undefined);
         st.finished = true;
         st.pending = undefined;
+        this.notifyFinished();
       }
     } catch (err) {
       log('podworkers').error({ pod: st.fullname, uid: st.uid, err: errorMessage(err) }, 'Error syncing pod, skipping');
@@ -174,8 +193,13 @@ class PodWorkersImpl implements PodWorkers {
     for (;;) {
       const blocker = [...this.statuses.values()].find((o) => o !== st && o.fullname === st.fullname && o.started && !o.finished);
       if (!blocker || st.state !== 'syncing') return;
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise<void>((r) => this.finishWaiters.push(r));
     }
+  }
+
+  private notifyFinished(): void {
+    const waiters = this.finishWaiters.splice(0);
+    for (const w of waiters) w();
   }
 
   private jitter(ms: number): number {

@@ -71,7 +71,7 @@ test('the shortest grace period wins', async () => {
   assert.ok(syncer.calls.includes('terminating:c:10'));
 });
 
-test('a pod reaching a terminal phase is terminated; a later create is remembered', async () => {
+test('a pod reaching a terminal phase is terminated; a later create starts it afresh', async () => {
   const { syncer, workers, done } = setup();
   syncer.terminal = true;
   workers.updatePod({ updateType: 'create', pod: pod('d', 3) });
@@ -80,9 +80,10 @@ test('a pod reaching a terminal phase is terminated; a later create is remembere
   workers.updatePod({ updateType: 'sync', pod: pod('d') });
   await workers.idle();
   assert.equal(syncer.calls.length, 3, 'a finished pod takes no more work');
+  syncer.terminal = false;
   workers.updatePod({ updateType: 'create', pod: pod('d') });
-  const states = workers.syncKnownPods([pod('d')]);
-  assert.equal(states.has('d'), false, 'restartRequested: the finished worker is forgotten so the pod can start again');
+  await workers.idle();
+  assert.equal(syncer.calls[3], 'sync:create:d', 'a create after termination finished starts a fresh worker');
   done();
 });
 
@@ -93,4 +94,20 @@ test('orphans (runtime-only pods) are killed through syncTerminatingRuntimePod',
   done();
   assert.deepEqual(syncer.calls, ['terminating-runtime:o']);
   assert.deepEqual([...workers.syncKnownPods([]).keys()], []);
+});
+
+test('a kill does not wait for the next relist when a sync is waiting for a fresh status', async () => {
+  const cache = createPodStatusCache();
+  const syncer = new RecordingSyncer();
+  const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000 });
+  cache.updateTime(Date.now());
+  workers.updatePod({ updateType: 'create', pod: pod('w', 4) });
+  await workers.idle();
+  // No relist happens from here on: this sync would wait for one forever...
+  workers.updatePod({ updateType: 'sync', pod: pod('w', 4) });
+  await new Promise((r) => setTimeout(r, 20));
+  // ...and the kill must not.
+  workers.updatePod({ updateType: 'kill', pod: pod('w', 4) });
+  await Promise.race([workers.idle(), new Promise((_, rej) => setTimeout(() => rej(new Error('kill waited for a relist')), 2000))]);
+  assert.deepEqual(syncer.calls, ['sync:create:w', 'terminating:w:4', 'terminated:w']);
 });
