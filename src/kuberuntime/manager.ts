@@ -4,30 +4,21 @@
  * and image-pull back-offs; everything else is read back from the runtime each time.
  */
 import type { Pod } from '../api/types.js';
-import type { ImageService, RuntimeService } from '../cri/types.js';
+import type { ImageService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { Backoff } from './backoff.js';
-import type { DnsSettings } from './dns.js';
 import { garbageCollect } from './gc.js';
 import { ImagePuller } from './images.js';
 import { killPod } from './kill.js';
-import type { ProbeFailure } from './pod-actions.js';
 import { getPodStatus, getPods } from './runtime-status.js';
 import { syncPod, type SyncDeps } from './sync-pod.js';
 import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
 
-export interface RuntimeManagerOptions {
-  runtime: RuntimeService;
+/** What the manager is built from: the sync dependencies it does not create itself. */
+export type RuntimeManagerOptions = Omit<SyncDeps, 'puller' | 'crashBackOff'> & {
   images: ImageService;
   clock: Clock;
-  podLogsDir: string;
-  rootDir: string;
-  nodeName: string;
-  hostIP: string;
-  dns: DnsSettings;
-  memoryCapacity: number;
-  probeFailure?: ((containerId: string) => ProbeFailure | undefined) | undefined;
-}
+};
 
 export class KubeGenericRuntimeManager implements Runtime {
   private readonly crashBackOff: Backoff;
