@@ -1,0 +1,128 @@
+/**
+ * Event-driven relist trigger (beyond upstream): watch each running container's
+ * `cgroup.events` in the cgroup v2 / unified hierarchy. The kernel rewrites it (inotify
+ * IN_MODIFY) when the cgroup's last process exits ("populated 0"), so the PLEG can relist that
+ * moment instead of up to a relist period later. containerd 1.6 has no CRI container events;
+ * this gives us the same speed. The periodic relist stays as the safety net: anything this
+ * watcher misses (no unified tree, unknown cgroup layout) is still seen within a period.
+ */
+import { access, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CreateFsWatcher, FsWatcher } from '../native/types.js';
+import { errorMessage } from '../errors.js';
+import { log } from '../util/log.js';
+
+/** Where the unified hierarchy is mounted: the root on pure v2 hosts, `unified/` on hybrid ones. */
+export function findUnifiedRoot(base = '/sys/fs/cgroup'): string | undefined {
+  if (existsSync(join(base, 'cgroup.controllers'))) return base;
+  if (existsSync(join(base, 'unified', 'cgroup.procs'))) return join(base, 'unified');
+  return undefined;
+}
+
+/**
+ * Cgroup directories a container may live in, relative to the unified root: containerd's
+ * default parent (k8s.io) and the kubepods QoS hierarchy (cgroupfs driver naming).
+ */
+export function candidateCgroupDirs(podUid: string, containerId: string, cgroupRoot = '/'): string[] {
+  const pods = [`pod${podUid}`, `pod${podUid.replace(/-/g, '_')}`];
+  const parents = ['k8s.io', ...['', 'burstable', 'besteffort'].flatMap((qos) => pods.map((p) => join(cgroupRoot, 'kubepods', qos, p)))];
+  return [...new Set(parents)].map((p) => join(p, containerId));
+}
+
+interface Tracked { podUid: string; file: string }
+
+export interface CgroupExitWatcherOptions {
+  root: string;
+  createFsWatcher: CreateFsWatcher;
+  /** Called once per container whose cgroup became empty or vanished. */
+  onExit: (podUid: string, containerId: string) => void;
+  cgroupRoot?: string;
+}
+
+export class CgroupExitWatcher {
+  private readonly watcher: FsWatcher;
+  private readonly byFile = new Map<string, string>();
+  private readonly tracked = new Map<string, Tracked>();
+  private closed = false;
+
+  constructor(private readonly opts: CgroupExitWatcherOptions) {
+    this.watcher = opts.createFsWatcher(
+      (events) => {
+        for (const e of events) {
+          if (e.type === 'overflow') {
+            for (const [cid, t] of this.tracked) void this.check(cid, t);
+            continue;
+          }
+          const cid = this.byFile.get(e.watched);
+          const t = cid ? this.tracked.get(cid) : undefined;
+          if (cid && t) void this.check(cid, t, e.type === 'delete');
+        }
+      },
+      (err) => log('pleg').warn({ err: errorMessage(err) }, 'cgroup.events watcher error'),
+    );
+  }
+
+  /** Start watching a running container; resolves false when its cgroup cannot be found. */
+  async track(podUid: string, containerId: string): Promise<boolean> {
+    if (this.closed || this.tracked.has(containerId)) return this.tracked.has(containerId);
+    for (const rel of candidateCgroupDirs(podUid, containerId, this.opts.cgroupRoot)) {
+      const file = join(this.opts.root, rel, 'cgroup.events');
+      try {
+        await access(file);
+      } catch {
+        continue;
+      }
+      if (this.closed || this.tracked.has(containerId)) return true;
+      try {
+        this.watcher.add(file);
+      } catch {
+        return false; // vanished between access and add: the container already exited
+      }
+      const t = { podUid, file };
+      this.tracked.set(containerId, t);
+      this.byFile.set(file, containerId);
+      // It may have exited before the watch was in place.
+      await this.check(containerId, t);
+      return true;
+    }
+    return false;
+  }
+
+  untrack(containerId: string): void {
+    const t = this.tracked.get(containerId);
+    if (!t) return;
+    this.tracked.delete(containerId);
+    this.byFile.delete(t.file);
+    try {
+      this.watcher.remove(t.file);
+    } catch {
+      /* already gone with its cgroup */
+    }
+  }
+
+  get size(): number {
+    return this.tracked.size;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.watcher.close();
+    this.tracked.clear();
+    this.byFile.clear();
+  }
+
+  private async check(containerId: string, t: Tracked, deleted = false): Promise<void> {
+    let empty = deleted;
+    if (!empty) {
+      try {
+        empty = /^populated 0$/m.test(await readFile(t.file, 'utf8'));
+      } catch {
+        empty = true; // the cgroup was removed: nothing runs in it any more
+      }
+    }
+    if (!empty || !this.tracked.has(containerId)) return;
+    this.untrack(containerId);
+    this.opts.onExit(t.podUid, containerId);
+  }
+}

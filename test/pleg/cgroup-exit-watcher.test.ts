@@ -1,0 +1,54 @@
+/**
+ * The exit trigger on the real kernel: a process in a real unified-hierarchy cgroup exits and
+ * the watcher reports it, with each inotify implementation (native and the fs.watch twin).
+ */
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmdirSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { implementations } from '../../src/native/index.js';
+import { CgroupExitWatcher, candidateCgroupDirs, findUnifiedRoot } from '../../src/pleg/cgroup-exit-watcher.js';
+
+const unified = findUnifiedRoot();
+const canRun = unified !== undefined && process.getuid?.() === 0;
+
+test('candidate cgroup dirs cover containerd default and the kubepods QoS tree', () => {
+  const c = candidateCgroupDirs('1234-ab', 'cid');
+  assert.ok(c.includes('k8s.io/cid'));
+  assert.ok(c.includes('/kubepods/burstable/pod1234-ab/cid'));
+  assert.ok(c.includes('/kubepods/besteffort/pod1234_ab/cid'));
+  assert.ok(c.includes('/kubepods/pod1234-ab/cid'));
+});
+
+for (const impl of implementations('inotify')) {
+  describe(`cgroup exit watcher (${impl.name})`, { skip: canRun ? false : 'needs root and a cgroup v2 / unified tree' }, () => {
+    test('a process exiting in a watched cgroup is reported once', async () => {
+      const root = join(unified!, `kts-test-${process.pid}-${impl.name}`);
+      const cg = join(root, 'k8s.io', 'c1');
+      mkdirSync(cg, { recursive: true });
+      const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+      try {
+        writeFileSync(join(cg, 'cgroup.procs'), String(child.pid));
+        const exits: string[] = [];
+        let resolveExit!: () => void;
+        const exited = new Promise<void>((r) => (resolveExit = r));
+        const w = new CgroupExitWatcher({ root, createFsWatcher: impl.createFsWatcher, onExit: (pod, cid) => { exits.push(`${pod}/${cid}`); resolveExit(); } });
+        assert.equal(await w.track('pod-a', 'c1'), true);
+        assert.equal(await w.track('pod-a', 'missing'), false, 'no cgroup, not tracked');
+        assert.equal(exits.length, 0);
+        const killedAt = Date.now();
+        child.kill('SIGKILL');
+        await Promise.race([exited, new Promise((_, rej) => setTimeout(() => rej(new Error('no exit reported within 5 s')), 5000))]);
+        assert.deepEqual(exits, ['pod-a/c1']);
+        assert.ok(Date.now() - killedAt < 5000);
+        assert.equal(w.size, 0, 'untracked after its exit');
+        w.close();
+      } finally {
+        child.kill('SIGKILL');
+        await new Promise((r) => setTimeout(r, 50));
+        for (const d of [cg, join(root, 'k8s.io'), root]) if (existsSync(d)) try { rmdirSync(d); } catch { /* busy: retried by the OS later */ }
+      }
+    });
+  });
+}
