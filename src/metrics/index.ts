@@ -30,6 +30,22 @@ export const metrics = {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   }),
+  plegDiscardEvents: new Counter({
+    name: 'kubelet_pleg_discard_events',
+    help: 'The number of discard events in PLEG.',
+    registers: [registry],
+  }),
+  plegLastSeen: new Gauge({
+    name: 'kubelet_pleg_last_seen_seconds',
+    help: 'Timestamp in seconds when PLEG was last seen active.',
+    registers: [registry],
+  }),
+  plegExitToEvent: new Histogram({
+    name: 'kubelet_ts_pleg_exit_to_event_seconds',
+    help: 'Time from a container exit (runtime finishedAt) to its ContainerDied PLEG event.',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  }),
   podStartDuration: new Histogram({
     name: 'kubelet_pod_start_duration_seconds',
     help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',

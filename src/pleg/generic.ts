@@ -1,49 +1,71 @@
 /**
- * Generic PLEG (upstream GenericPLEG): relist the runtime every period, diff each container's
- * state against the previous relist, inspect only pods that changed (or whose last inspection
- * failed), update the status cache, and emit events.
+ * Generic PLEG (upstream GenericPLEG), with our hot path and event-driven triggers:
+ *
+ *  1. ListPodSandbox and ListContainers in parallel, as raw protobuf bytes;
+ *  2. one call to the RelistDiffer (C++ or its TypeScript twin) decodes the few fields it needs,
+ *     diffs against the previous relist it retains, and returns only the events;
+ *  3. pods with events (or whose last inspection failed) are inspected in parallel, with a
+ *     bound, and the status cache is updated; then the events are emitted.
+ *
+ * Relists run every period (1 s) as the safety net, and at once when a container's cgroup
+ * reports its last process gone (CgroupExitWatcher) or when the kubelet asks after changing the
+ * runtime. Concurrent requests coalesce into one more relist.
  */
 import { metrics } from '../metrics/index.js';
-import type { Runtime, RunningPod, RuntimeContainerState } from '../kuberuntime/types.js';
+import type { Runtime } from '../kuberuntime/types.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { errorMessage } from '../errors.js';
-import { generateEvents, type PlegContainerState } from './events.js';
+import type { RelistDiffer, RelistEvent, RelistPodInfo } from './relist-diff.js';
+import type { CgroupExitWatcher } from './cgroup-exit-watcher.js';
 import type { PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from './types.js';
 
 /** Upstream's relistThreshold: a relist older than this makes the PLEG unhealthy. */
 export const RELIST_THRESHOLD_MS = 3 * 60_000;
+/** Pod status inspections running at once. */
+const INSPECT_CONCURRENCY = 10;
+/**
+ * After a cgroup says a container exited, the runtime may not have recorded the exit yet
+ * (containerd learns it from the shim a little later): relist again after these delays until
+ * the container shows as exited.
+ */
+const EXIT_RETRY_DELAYS_MS = [5, 10, 20, 40, 80, 160, 320];
+
+/** The raw list calls (src/cri's listPodSandboxRaw / listContainersRaw). */
+export interface RawRelistSource {
+  listRaw(): Promise<{ sandboxes: Buffer; containers: Buffer }>;
+}
 
 export interface GenericPlegOptions {
+  /** For GetPodStatus of pods with events. */
   runtime: Runtime;
+  source: RawRelistSource;
+  differ: RelistDiffer;
   cache: PodStatusCache;
   relistPeriodMs?: number;
   clock?: Clock;
+  /** Event-driven trigger; built with the PLEG's exit callback. Absent = periodic only. */
+  createExitWatcher?: (onExit: (podUid: string, containerId: string) => void) => CgroupExitWatcher;
 }
 
-function plegState(s: RuntimeContainerState): PlegContainerState {
-  if (s === 'running') return 'running';
-  if (s === 'exited') return 'exited';
-  return 'unknown';
-}
-
-/** Container id → state for one pod, sandboxes included. */
-function containerStates(pod: RunningPod | undefined): Map<string, PlegContainerState> {
-  const m = new Map<string, PlegContainerState>();
-  if (!pod) return m;
-  for (const s of pod.sandboxes) m.set(s.id, s.ready ? 'running' : 'exited');
-  for (const c of pod.containers) m.set(c.id, plegState(c.state));
-  return m;
+async function forEachBounded<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 class GenericPLEG implements PodLifecycleEventGenerator {
-  private readonly runtime: Runtime;
-  private readonly cache: PodStatusCache;
-  private readonly period: number;
   private readonly clock: Clock;
+  private readonly period: number;
   private readonly listeners = new Set<(e: PodLifecycleEvent) => void>();
-  private old = new Map<string, RunningPod>();
+  private readonly exitWatcher: CgroupExitWatcher | undefined;
+  /** Name/namespace of every pod seen, for re-inspection after the pod left the list. */
+  private readonly podInfo = new Map<string, RelistPodInfo>();
   private needsReinspection = new Set<string>();
+  /** Containers a cgroup reported exited that the runtime has not shown as exited yet. */
+  private readonly pendingExits = new Map<string, { attempt: number; at: number }>();
   private lastRelistStart = 0;
   private lastRelistDone: number;
   private timer: { cancel(): void } | undefined;
@@ -51,12 +73,11 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private again = false;
   private stopped = true;
 
-  constructor(opts: GenericPlegOptions) {
-    this.runtime = opts.runtime;
-    this.cache = opts.cache;
-    this.period = opts.relistPeriodMs ?? 1000;
+  constructor(private readonly opts: GenericPlegOptions) {
     this.clock = opts.clock ?? realClock;
+    this.period = opts.relistPeriodMs ?? 1000;
     this.lastRelistDone = this.clock.now();
+    this.exitWatcher = opts.createExitWatcher?.((podUid, cid) => this.onCgroupExit(podUid, cid));
   }
 
   start(): void {
@@ -68,6 +89,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   stop(): void {
     this.stopped = true;
     this.timer?.cancel();
+    this.exitWatcher?.close();
   }
 
   watch(listener: (e: PodLifecycleEvent) => void): () => void {
@@ -104,62 +126,88 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     });
   }
 
+  private onCgroupExit(_podUid: string, containerId: string): void {
+    this.pendingExits.set(containerId, { attempt: 0, at: this.clock.now() });
+    void this.relist();
+  }
+
   private async doRelist(): Promise<void> {
     const start = this.clock.now();
     if (this.lastRelistStart) metrics.plegRelistInterval.observe((start - this.lastRelistStart) / 1000);
     this.lastRelistStart = start;
-    let pods: RunningPod[];
+    let events: RelistEvent[];
     try {
-      pods = await this.runtime.getPods(true);
+      const { sandboxes, containers } = await this.opts.source.listRaw();
+      const result = this.opts.differ.diff(sandboxes, containers);
+      events = result.events;
+      for (const [uid, info] of result.pods) this.podInfo.set(uid, info);
+      metrics.runningPods.set(result.counts.runningPods);
+      for (const [state, n] of Object.entries(result.counts.containers)) metrics.runningContainers.set({ container_state: state }, n);
     } catch (err) {
       log('pleg').error({ err: errorMessage(err) }, 'GenericPLEG: unable to retrieve pods');
       return;
     }
-    this.updateRunningMetrics(pods);
-    const current = new Map(pods.map((p) => [p.uid, p]));
-    const events = new Map<string, PodLifecycleEvent[]>();
-    for (const uid of new Set([...this.old.keys(), ...current.keys()])) {
-      const before = containerStates(this.old.get(uid));
-      const after = containerStates(current.get(uid));
-      const podEvents: PodLifecycleEvent[] = [];
-      for (const cid of new Set([...before.keys(), ...after.keys()])) {
-        podEvents.push(...generateEvents(uid, cid, before.get(cid) ?? 'non-existent', after.get(cid) ?? 'non-existent'));
-      }
-      if (podEvents.length > 0) events.set(uid, podEvents);
-    }
-    const toInspect = new Set([...events.keys(), ...this.needsReinspection]);
+    const toInspect = new Set([...events.map((e) => e.podId), ...this.needsReinspection]);
     this.needsReinspection = new Set();
-    await Promise.all([...toInspect].map((uid) => this.inspect(uid, current.get(uid) ?? this.old.get(uid), start)));
-    this.old = current;
-    this.cache.updateTime(start);
+    await forEachBounded([...toInspect], INSPECT_CONCURRENCY, (uid) => this.inspect(uid, start));
+    this.opts.cache.updateTime(start);
     this.lastRelistDone = this.clock.now();
     metrics.plegRelistDuration.observe((this.lastRelistDone - start) / 1000);
-    for (const list of events.values()) {
-      for (const e of list) if (e.type !== 'ContainerChanged') this.emit(e);
-    }
+    metrics.plegLastSeen.set(this.lastRelistDone / 1000);
+    for (const e of events) this.deliver(e);
+    this.retryPendingExits();
   }
 
-  private async inspect(uid: string, pod: RunningPod | undefined, observed: number): Promise<void> {
-    if (!pod) return;
+  private async inspect(uid: string, observed: number): Promise<void> {
+    const info = this.podInfo.get(uid);
+    if (!info) return;
     try {
-      const status = await this.runtime.getPodStatus(uid, pod.name, pod.namespace);
-      this.cache.set(uid, status, undefined, observed);
+      const status = await this.opts.runtime.getPodStatus(uid, info.name, info.namespace);
+      this.opts.cache.set(uid, status, undefined, observed);
+      if (status.containerStatuses.length === 0 && status.sandboxStatuses.length === 0) this.podInfo.delete(uid);
     } catch (err) {
       this.needsReinspection.add(uid);
-      this.cache.set(uid, undefined, err as Error, observed);
-      log('pleg').warn({ pod: `${pod.namespace}/${pod.name}`, err: errorMessage(err) }, 'PLEG: pod status inspection failed; will retry next relist');
+      this.opts.cache.set(uid, undefined, err as Error, observed);
+      log('pleg').warn({ pod: `${info.namespace}/${info.name}`, err: errorMessage(err) }, 'PLEG: pod status inspection failed; will retry next relist');
     }
   }
 
-  private updateRunningMetrics(pods: RunningPod[]): void {
-    const counts: Record<string, number> = { running: 0, exited: 0, created: 0, unknown: 0 };
-    let runningPods = 0;
-    for (const p of pods) {
-      if (p.sandboxes.some((s) => s.ready)) runningPods++;
-      for (const c of p.containers) counts[c.state] = (counts[c.state] ?? 0) + 1;
+  private deliver(e: RelistEvent): void {
+    switch (e.type) {
+      case 'ContainerStarted':
+        if (this.exitWatcher) void this.exitWatcher.track(e.podId, e.containerId);
+        break;
+      case 'ContainerDied':
+        this.observeExitLatency(e);
+        this.exitWatcher?.untrack(e.containerId);
+        this.pendingExits.delete(e.containerId);
+        break;
+      case 'ContainerRemoved':
+        this.exitWatcher?.untrack(e.containerId);
+        this.pendingExits.delete(e.containerId);
+        break;
+      case 'ContainerChanged':
+        return; // upstream does not send ContainerChanged to the syncLoop
     }
-    metrics.runningPods.set(runningPods);
-    for (const [state, n] of Object.entries(counts)) metrics.runningContainers.set({ container_state: state }, n);
+    this.emit({ id: e.podId, type: e.type, data: e.containerId });
+  }
+
+  private observeExitLatency(e: RelistEvent): void {
+    const s = this.opts.cache.get(e.podId)?.status?.containerStatuses.find((c) => c.id === e.containerId);
+    if (!s?.finishedAt) return;
+    const latency = this.clock.now() - s.finishedAt.getTime();
+    if (latency >= 0) metrics.plegExitToEvent.observe(latency / 1000);
+  }
+
+  /** One more relist soon while a cgroup-reported exit is not visible in the runtime yet. */
+  private retryPendingExits(): void {
+    let delay: number | undefined;
+    for (const [cid, p] of this.pendingExits) {
+      const d = EXIT_RETRY_DELAYS_MS[p.attempt++];
+      if (d === undefined) this.pendingExits.delete(cid); // the periodic relist will see it
+      else delay = delay === undefined ? d : Math.min(delay, d);
+    }
+    if (delay !== undefined && !this.stopped) this.clock.setTimeout(() => void this.relist(), delay);
   }
 
   private emit(e: PodLifecycleEvent): void {

@@ -1,0 +1,113 @@
+/**
+ * `npm run bench [-- --quick]`: the PLEG benchmarks of issue 4.
+ *   (a) decode + diff per relist, native vs TS, 100 … 50,000 containers, 1 % churn
+ *   (b) end-to-end relist against real containerd with 10 / 50 / 100 pods
+ *   (c) container exit → PLEG event, periodic-only vs event-driven
+ *   (d) (b) and (c) again with KUBELET_TS_NATIVE=0 (in a child process)
+ *   (e) the conventional path (protobufjs objects + TS diff), reported beside (a)
+ * Prints a table and writes bench/results/pleg.json (fixed shape) and pleg-ts-mode.json.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { nativeStatus } from '../src/native/index.js';
+import { runDiffBench } from './pleg-diff.js';
+import { exitToEvent, relistE2E } from './pleg-e2e.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const args = new Set(process.argv.slice(2));
+const quick = args.has('--quick');
+
+interface E2EResult {
+  relist_e2e: { pods: number; p50_ms: number; p99_ms: number }[] | null;
+  exit_to_event: { periodic_p50_ms: number; periodic_p99_ms: number; evented_p50_ms: number; evented_p99_ms: number } | null;
+  reason?: string;
+}
+
+async function e2e(endpoint: string): Promise<E2EResult> {
+  const tag = `bench-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'nat'}-${Date.now().toString(36)}`;
+  const relist = await relistE2E({ endpoint, ns: `${tag}-r` }, quick ? [10] : [10, 50, 100], quick ? 20 : 100);
+  const exits = quick ? 20 : 50;
+  const periodic = await exitToEvent({ endpoint, ns: `${tag}-p` }, exits, false);
+  const evented = await exitToEvent({ endpoint, ns: `${tag}-e` }, exits, true);
+  return {
+    relist_e2e: relist,
+    exit_to_event: { periodic_p50_ms: periodic.p50_ms, periodic_p99_ms: periodic.p99_ms, evented_p50_ms: evented.p50_ms, evented_p99_ms: evented.p99_ms },
+  };
+}
+
+function startContainerd(): { endpoint?: string; reason?: string } {
+  try {
+    const out = execFileSync('bash', [join(REPO, 'scripts/containerd.sh'), 'start', '--state-dir', join(REPO, '.state/bench-containerd')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return { endpoint: out.trim().split('\n').pop() };
+  } catch (err) {
+    return { reason: `containerd could not start: ${String((err as { stderr?: string }).stderr ?? err).trim().split('\n').pop()}` };
+  }
+}
+
+function stopContainerd(): void {
+  spawnSync('bash', [join(REPO, 'scripts/containerd.sh'), 'stop', '--state-dir', join(REPO, '.state/bench-containerd')], { stdio: 'ignore' });
+}
+
+const fmt = (v: number | null | undefined) => (v === null || v === undefined || Number.isNaN(v) ? '   n/a' : v.toFixed(3).padStart(8));
+
+async function main(): Promise<void> {
+  if (args.has('--e2e-child')) {
+    // (d): the same e2e run in this process's mode; the parent reads our JSON.
+    process.stdout.write(JSON.stringify(await e2e(process.env.KUBELET_TS_BENCH_ENDPOINT!)));
+    return;
+  }
+  console.log(`kubelet-ts bench${quick ? ' (quick)' : ''}; hot paths: ${JSON.stringify(nativeStatus())}`);
+  const diff = await runDiffBench({ quick });
+  console.log('\n(a) PLEG decode+diff per relist, 1 % churn (ms)        (e) conventional: protobufjs objects + TS diff');
+  console.log('containers   native p50   native p99       ts p50       ts p99   ts/native   conv p50   conv p99');
+  for (const d of diff.diff) {
+    const ratio = d.native_median_ms ? (d.ts_median_ms / d.native_median_ms).toFixed(1) + 'x' : 'n/a';
+    console.log(`${String(d.containers).padStart(10)}   ${fmt(d.native_median_ms)}     ${fmt(d.native_p99_ms)}     ${fmt(d.ts_median_ms)}     ${fmt(d.ts_p99_ms)}   ${ratio.padStart(9)}   ${fmt(d.conventional_median_ms)}   ${fmt(d.conventional_p99_ms)}`);
+  }
+
+  let result: E2EResult = { relist_e2e: null, exit_to_event: null };
+  let tsMode: E2EResult = { relist_e2e: null, exit_to_event: null };
+  const ctr = process.getuid?.() === 0 ? startContainerd() : { reason: 'needs root to run containerd' };
+  if (!ctr.endpoint) {
+    result.reason = tsMode.reason = ctr.reason;
+    console.log(`\n(b)-(d) skipped: ${ctr.reason}`);
+  } else {
+    try {
+      result = await e2e(ctr.endpoint);
+      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--e2e-child', ...(quick ? ['--quick'] : [])], {
+        env: { ...process.env, KUBELET_TS_NATIVE: '0', KUBELET_TS_BENCH_ENDPOINT: ctr.endpoint }, encoding: 'utf8', maxBuffer: 16 << 20,
+      });
+      try {
+        tsMode = JSON.parse(child.stdout);
+      } catch {
+        tsMode.reason = `TS-mode run failed: ${child.stderr.trim().split('\n').slice(-3).join(' ')}`;
+      }
+    } finally {
+      stopContainerd();
+    }
+    for (const [label, r] of [['native', result], ['KUBELET_TS_NATIVE=0', tsMode]] as const) {
+      console.log(`\n(b) end-to-end relist vs containerd, ${label} (ms)\n      pods        p50        p99`);
+      for (const x of r.relist_e2e ?? []) console.log(`${String(x.pods).padStart(10)}   ${fmt(x.p50_ms)}   ${fmt(x.p99_ms)}`);
+      const e = r.exit_to_event;
+      console.log(`(c) exit → event, ${label} (ms): periodic p50 ${fmt(e?.periodic_p50_ms)}  p99 ${fmt(e?.periodic_p99_ms)} | event-driven p50 ${fmt(e?.evented_p50_ms)}  p99 ${fmt(e?.evented_p99_ms)}${r.reason ? `  (${r.reason})` : ''}`);
+    }
+  }
+  const outDir = join(REPO, 'bench', 'results');
+  mkdirSync(outDir, { recursive: true });
+  const shape = (r: E2EResult) => ({
+    diff: diff.diff.map((d) => ({ containers: d.containers, native_median_ms: d.native_median_ms, native_p99_ms: d.native_p99_ms, ts_median_ms: d.ts_median_ms, ts_p99_ms: d.ts_p99_ms })),
+    relist_e2e: r.relist_e2e,
+    exit_to_event: r.exit_to_event,
+  });
+  writeFileSync(join(outDir, 'pleg.json'), JSON.stringify(shape(result), null, 2) + '\n');
+  writeFileSync(join(outDir, 'pleg-ts-mode.json'), JSON.stringify(shape(tsMode), null, 2) + '\n');
+  writeFileSync(join(outDir, 'pleg-conventional.json'), JSON.stringify(diff.diff, null, 2) + '\n');
+  console.log(`\nwrote ${join('bench/results', 'pleg.json')}, pleg-ts-mode.json, pleg-conventional.json`);
+}
+
+main().then(() => process.exit(0), (err) => {
+  console.error(err);
+  process.exit(1);
+});
