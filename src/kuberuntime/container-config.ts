@@ -7,6 +7,7 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import type { ContainerConfig } from '../cri/types.js';
+import { resourceFieldRefValue, type NodeAllocatable } from './downward-api.js';
 import { EnvError, expandCommandAndArgs, makeEnvironmentVariables, type EnvContext } from './env.js';
 import { newContainerAnnotations, newContainerLabels } from './labels.js';
 import { linuxContainerResources, ResourceError } from './resources.js';
@@ -24,14 +25,22 @@ export interface ContainerConfigInput {
   env: EnvContext;
   rootDir: string;
   memoryCapacity: number;
+  /** What a missing limit means to the downward API, and the default tmpfs size. */
+  allocatable: NodeAllocatable;
+}
+
+/** The downward API context with resourceFieldRef bound to the node's allocatable. */
+export function downwardContext(pod: Pod, env: EnvContext, allocatable: NodeAllocatable): EnvContext {
+  return { ...env, resourceFieldRef: (fs, c) => resourceFieldRefValue(pod, c, fs, allocatable) };
 }
 
 export async function generateContainerConfig(input: ContainerConfigInput): Promise<ContainerConfig> {
   const { pod, container, restartCount, imageRef } = input;
   try {
-    const envs = makeEnvironmentVariables(pod, container, input.env);
+    const env = downwardContext(pod, input.env, input.allocatable);
+    const envs = makeEnvironmentVariables(pod, container, env);
     const { command, args } = expandCommandAndArgs(container, envs);
-    const mounts = await makeMounts(pod, container, input.rootDir, new Map(envs.map((e) => [e.key, e.value])));
+    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), { rootDir: input.rootDir, downward: env, allocatable: input.allocatable });
     const runAsUser = container.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser;
     return {
       metadata: { name: container.name, attempt: restartCount },

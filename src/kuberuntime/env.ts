@@ -22,6 +22,11 @@ export interface EnvContext {
   hostIP: string;
   podIP: string;
   podIPs: string[];
+  /**
+   * Resolves valueFrom.resourceFieldRef for a container (downward-api.ts resourceFieldRefValue
+   * with the node's allocatable bound); without it resourceFieldRef is an EnvError.
+   */
+  resourceFieldRef?: (fs: { containerName?: string; resource: string; divisor?: string | number }, container: Container) => string;
 }
 
 /** Expands $(VAR) references in input with mapping; see the file comment for the rules. */
@@ -75,6 +80,7 @@ export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: En
 function envValue(pod: Pod, container: Container, v: EnvVar, env: ReadonlyMap<string, string>, ctx: EnvContext): string {
   if (v.valueFrom) {
     if (v.valueFrom.fieldRef) return fieldRefValue(pod, v.valueFrom.fieldRef.fieldPath, v.valueFrom.fieldRef.apiVersion, ctx);
+    if (v.valueFrom.resourceFieldRef && ctx.resourceFieldRef) return ctx.resourceFieldRef(v.valueFrom.resourceFieldRef as { containerName?: string; resource: string; divisor?: string }, container);
     const kind = Object.keys(v.valueFrom).filter((k) => (v.valueFrom as Record<string, unknown>)[k] !== undefined).join(', ') || 'empty valueFrom';
     throw new EnvError(`container ${container.name}: env ${v.name}: ${kind} is not supported by this kubelet`);
   }

@@ -1,79 +1,155 @@
 /**
- * Container and sandbox garbage collection (upstream kuberuntime_gc.go with the default policy:
- * MaxPerPodContainer 1, MaxContainers unlimited, MinAge 0):
+ * Container and sandbox garbage collection (upstream kuberuntime_gc.go containerGC, and the
+ * kubelet's cleanupOrphanedPodCgroups), with upstream's policy knobs:
  *
- *  - exited containers: all of a pod that is no longer active; otherwise all but the newest dead
- *    instance per (pod, container name), which `kubectl logs --previous` reads;
+ *  - dead containers (not running) older than `minAgeMs` (by creation time) are grouped per
+ *    (pod UID, container name), newest first; a pod that is no longer active loses all of them;
+ *    an active pod keeps the newest `maxPerPodContainer` (1: `kubectl logs --previous`);
+ *  - then, when `maxContainers` ≥ 0 and more dead containers remain, every group is cut to
+ *    maxContainers / groups (at least 1) and, if still too many, the oldest go first across
+ *    groups;
+ *  - a container in state unknown is stopped before it is removed;
  *  - sandboxes that are not ready and hold no containers: all of a pod that is no longer active,
- *    all but the newest sandbox of an active pod;
- *  - the log directories and emptyDir volumes of pods that are gone.
+ *    all but the newest of an active pod;
+ *  - log directories, volumes (tmpfs unmounted) and pod cgroups of pods that are neither active
+ *    nor have a sandbox left.
  *
- * Running containers and ready sandboxes are never touched: stopping them is killPod's job.
- * Every failure is logged and the collection goes on.
+ * Only objects with our labels are considered. Running containers and ready sandboxes are never
+ * touched: stopping them is killPod's job (the kubelet kills orphans first). Every failure is
+ * logged and the collection goes on.
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PodContainerManager } from '../cm/types.js';
 import type { Container as CriContainer, PodSandbox, RuntimeService } from '../cri/types.js';
+import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { getContainerInfoFromLabels, getPodSandboxInfoFromLabels } from './labels.js';
+import { killContainer } from './kill.js';
 import { removeAllLogged, removeContainer, removeSandbox } from './remove.js';
-import { removePodEmptyDirs } from './volumes.js';
+import { removePodVolumes } from './volumes.js';
 
-export interface GcDeps {
-  runtime: RuntimeService;
-  podLogsDir: string;
-  rootDir: string;
-  now: () => number;
+/** upstream GCPolicy (kubecontainer.GCPolicy); -1 / 0 as upstream's flags mean. */
+export interface GCPolicy {
+  /** Minimum age (since creation) of a dead container before it may be collected; upstream MinAge (default 0). */
+  minAgeMs: number;
+  /** Dead containers kept per (pod, container name); negative: no limit. Upstream default 1. */
+  maxPerPodContainer: number;
+  /** Dead containers kept on the node; negative: no limit. Upstream default -1. */
+  maxContainers: number;
 }
 
-/** Instances kept per (pod, container name) of an active pod. */
-export const MAX_PER_POD_CONTAINER = 1;
+export const DEFAULT_GC_POLICY: Readonly<GCPolicy> = Object.freeze({ minAgeMs: 0, maxPerPodContainer: 1, maxContainers: -1 });
+
+/** Instances kept per (pod, container name) of an active pod, by default. */
+export const MAX_PER_POD_CONTAINER = DEFAULT_GC_POLICY.maxPerPodContainer;
 /**
  * A container in state CREATED younger than this may be one SyncPod is about to start; removing
  * it would turn a good start into RunContainerError.
  */
 export const CREATED_GRACE_MS = 60_000;
 
+export interface GcDeps {
+  runtime: RuntimeService;
+  podLogsDir: string;
+  rootDir: string;
+  now: () => number;
+  policy?: GCPolicy | undefined;
+  podCgroups?: PodContainerManager | undefined;
+}
+
+interface GcInfo {
+  id: string;
+  name: string;
+  createdAt: bigint;
+  unknown: boolean;
+}
+
 function byCreatedDesc<T extends { createdAt: bigint }>(a: T, b: T): number {
   return a.createdAt > b.createdAt ? -1 : a.createdAt < b.createdAt ? 1 : 0;
 }
 
 export async function garbageCollect(deps: GcDeps, active: ReadonlySet<string>): Promise<void> {
-  try {
-    await evictContainers(deps, active);
-    await evictSandboxes(deps, active);
-    await evictPodLogsAndVolumes(deps, active);
-  } catch (err) {
-    log('kuberuntime').error({ err }, 'garbage collection failed');
+  for (const [what, step] of [
+    ['containers', evictContainers],
+    ['sandboxes', evictSandboxes],
+    ['pod directories and cgroups', evictPodLogsVolumesAndCgroups],
+  ] as const) {
+    try {
+      await step(deps, active);
+    } catch (err) {
+      log('kuberuntime').error({ err: errorMessage(err) }, `garbage collection of ${what} failed`);
+    }
   }
 }
 
-/** Exited (and stale created) containers of ours, grouped by pod UID and container name. */
-function evictableContainers(containers: CriContainer[], now: number): Map<string, CriContainer[]> {
-  const groups = new Map<string, CriContainer[]>();
+/** upstream evictableContainers: dead containers of ours older than minAge, by (pod UID, name), newest first. */
+function evictUnits(containers: CriContainer[], now: number, minAgeMs: number): Map<string, GcInfo[]> {
+  const units = new Map<string, GcInfo[]>();
+  const newestGCTime = BigInt(now - minAgeMs) * 1_000_000n;
   for (const c of containers) {
     const info = getContainerInfoFromLabels(c.labels);
     if (!info || c.state === 'CONTAINER_RUNNING') continue;
+    // (MinAge 0 takes everything, even a clock of the runtime's that runs a little ahead.)
+    if (minAgeMs > 0 && c.createdAt > newestGCTime) continue;
     if (c.state === 'CONTAINER_CREATED' && now - Number(c.createdAt / 1_000_000n) < CREATED_GRACE_MS) continue;
     const key = `${info.podUid}\u0000${info.containerName}`;
-    let g = groups.get(key);
-    if (!g) groups.set(key, (g = []));
-    g.push(c);
+    let unit = units.get(key);
+    if (!unit) units.set(key, (unit = []));
+    unit.push({ id: c.id, name: info.containerName, createdAt: c.createdAt, unknown: c.state === 'CONTAINER_UNKNOWN' });
   }
-  for (const g of groups.values()) g.sort(byCreatedDesc);
-  return groups;
+  for (const u of units.values()) u.sort(byCreatedDesc);
+  return units;
+}
+
+function uidOf(key: string): string {
+  return key.slice(0, key.indexOf('\u0000'));
+}
+
+/** upstream removeOldestN: the last `count` of a newest-first list, oldest first; unknown ones are stopped first. */
+async function removeOldest(deps: GcDeps, list: GcInfo[], count: number): Promise<void> {
+  const victims = list.slice(Math.max(0, list.length - count)).reverse();
+  await removeAllLogged('container', victims.map((v) => v.id), async (id) => {
+    const v = victims.find((x) => x.id === id)!;
+    if (v.unknown) {
+      await killContainer({ runtime: deps.runtime }, { id, name: v.name, message: 'Container is in unknown state, try killing it before removal', reason: 'Unknown' });
+    }
+    await removeContainer(deps.runtime, id);
+  });
 }
 
 async function evictContainers(deps: GcDeps, active: ReadonlySet<string>): Promise<void> {
-  const groups = evictableContainers(await deps.runtime.listContainers(), deps.now());
-  const ids: string[] = [];
-  for (const [key, list] of groups) {
-    const uid = key.slice(0, key.indexOf('\u0000'));
-    const keep = active.has(uid) ? MAX_PER_POD_CONTAINER : 0;
-    ids.push(...list.slice(keep).map((c) => c.id));
+  const policy = deps.policy ?? DEFAULT_GC_POLICY;
+  const units = evictUnits(await deps.runtime.listContainers(), deps.now(), policy.minAgeMs);
+  let removed = 0;
+  // Pods that are gone lose every dead container.
+  for (const [key, unit] of units) {
+    if (active.has(uidOf(key))) continue;
+    await removeOldest(deps, unit, unit.length);
+    removed += unit.length;
+    units.delete(key);
   }
-  if (ids.length > 0) log('kuberuntime').info({ count: ids.length }, 'removing dead containers');
-  await removeAllLogged('container', ids, (id) => removeContainer(deps.runtime, id));
+  const enforcePerUnit = async (max: number) => {
+    for (const [key, unit] of units) {
+      if (unit.length <= max) continue;
+      await removeOldest(deps, unit, unit.length - max);
+      removed += unit.length - max;
+      units.set(key, unit.slice(0, max));
+    }
+  };
+  if (policy.maxPerPodContainer >= 0) await enforcePerUnit(policy.maxPerPodContainer);
+  const total = () => [...units.values()].reduce((n, u) => n + u.length, 0);
+  if (policy.maxContainers >= 0 && total() > policy.maxContainers) {
+    // An equal share per unit (at least one), then the oldest first across all units.
+    await enforcePerUnit(Math.max(1, Math.floor(policy.maxContainers / Math.max(1, units.size))));
+    const left = total();
+    if (left > policy.maxContainers) {
+      const flat = [...units.values()].flat().sort(byCreatedDesc);
+      await removeOldest(deps, flat, left - policy.maxContainers);
+      removed += left - policy.maxContainers;
+    }
+  }
+  if (removed > 0) log('kuberuntime').info({ count: removed }, 'removed dead containers');
 }
 
 async function evictSandboxes(deps: GcDeps, active: ReadonlySet<string>): Promise<void> {
@@ -106,10 +182,18 @@ function uidOfLogDir(dir: string): string | undefined {
   return parts.length >= 3 ? parts[parts.length - 1] : undefined;
 }
 
-/** Log directories and emptyDirs of pods that are neither active nor have a sandbox left. */
-async function evictPodLogsAndVolumes(deps: GcDeps, active: ReadonlySet<string>): Promise<void> {
-  const sandboxes = await deps.runtime.listPodSandbox();
-  const present = new Set(sandboxes.map((s) => getPodSandboxInfoFromLabels(s.labels)?.podUid).filter((u): u is string => !!u));
+/** Log directories, volumes and pod cgroups of pods that are neither active nor have a sandbox or container left. */
+async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ReadonlySet<string>): Promise<void> {
+  const [sandboxes, containers] = await Promise.all([deps.runtime.listPodSandbox(), deps.runtime.listContainers()]);
+  const present = new Set<string>();
+  for (const s of sandboxes) {
+    const uid = getPodSandboxInfoFromLabels(s.labels)?.podUid;
+    if (uid) present.add(uid);
+  }
+  for (const c of containers) {
+    const uid = getContainerInfoFromLabels(c.labels)?.podUid;
+    if (uid) present.add(uid);
+  }
   const gone = (uid: string) => !active.has(uid) && !present.has(uid);
   for (const dir of await readdir(deps.podLogsDir).catch(() => [] as string[])) {
     const uid = uidOfLogDir(dir);
@@ -118,6 +202,14 @@ async function evictPodLogsAndVolumes(deps: GcDeps, active: ReadonlySet<string>)
   }
   for (const uid of await readdir(join(deps.rootDir, 'pods')).catch(() => [] as string[])) {
     if (!gone(uid)) continue;
-    await removePodEmptyDirs(deps.rootDir, uid).catch((err) => log('kuberuntime').error({ err, uid }, 'failed to remove pod volumes'));
+    await removePodVolumes(deps.rootDir, uid).catch((err) => log('kuberuntime').error({ err: errorMessage(err), uid }, 'failed to remove pod volumes'));
+  }
+  // upstream cleanupOrphanedPodCgroups: after the pod's containers (the kernel refuses a cgroup
+  // that still holds processes).
+  if (deps.podCgroups?.enabled) {
+    for (const [uid, name] of await deps.podCgroups.getAllPodsFromCgroups()) {
+      if (!gone(uid)) continue;
+      await deps.podCgroups.destroy(name).catch((err) => log('kuberuntime').warn({ err: errorMessage(err), uid, cgroup: name }, 'failed to remove pod cgroup; will retry'));
+    }
   }
 }

@@ -1,15 +1,25 @@
 /** The runtime manager factory: the only way other subsystems get a Runtime. */
-import { totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
+import { createPodContainerManager } from '../cm/index.js';
+import type { PodContainerManager } from '../cm/types.js';
 import type { ImageService, RuntimeService } from '../cri/types.js';
 import { realClock, type Clock } from '../util/clock.js';
-import { KubeGenericRuntimeManager } from './manager.js';
+import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from './backoff.js';
+import { DEFAULT_GC_POLICY, type GCPolicy } from './gc.js';
+import { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
+import { KubeGenericRuntimeManager, type BackOffSettings } from './manager.js';
 import type { ProbeFailure } from './pod-actions.js';
 import type { Runtime } from './types.js';
 
 export type { Runtime } from './types.js';
+export type { GCPolicy } from './gc.js';
+export type { BackOffSettings } from './manager.js';
 export { computePodActions, type PodActions } from './pod-actions.js';
 export { hashContainer } from './hash.js';
 export { runningPodFromStatus } from './kill.js';
+export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from './backoff.js';
+export { DEFAULT_GC_POLICY } from './gc.js';
+export { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
 
 export interface RuntimeManagerDeps {
   runtime: RuntimeService;
@@ -17,22 +27,65 @@ export interface RuntimeManagerDeps {
   clock?: Clock;
   /** upstream --pod-logs-dir (default /var/log/pods). */
   podLogsDir: string;
-  /** upstream --root-dir (default /var/lib/kubelet): emptyDir volumes live under <rootDir>/pods. */
+  /** upstream --root-dir (default /var/lib/kubelet): volumes live under <rootDir>/pods/<uid>/volumes. */
   rootDir: string;
   nodeName: string;
   clusterDNS?: string[];
   clusterDomain?: string;
-  /** For status.hostIP in the downward API. */
+  /** For status.hostIP in the downward API, and httpGet hooks of hostNetwork pods. */
   hostIP?: string;
   /** Host resolv.conf for dnsPolicy Default (default /etc/resolv.conf; '' for none). */
   resolvConf?: string;
   /** Node memory in bytes for the Burstable OOM score (default: os.totalmem()). */
   memoryCapacity?: number;
+  /**
+   * The node's allocatable resources: what a missing limit means to the downward API
+   * (resourceFieldRef), the default size of a memory-backed emptyDir, and the kubepods cgroup's
+   * cpu.shares. Default: the capacity (os.cpus() × 1000 milli-CPU, memoryCapacity).
+   */
+  nodeAllocatable?: { cpuMilli?: number; memoryBytes?: number; ephemeralStorageBytes?: number };
   /** Liveness/startup probe failures by container ID (the prober's results). */
   probeFailure?: (containerId: string) => ProbeFailure | undefined;
+  /**
+   * Whether a container's startup probe has succeeded (undefined: no result yet). The next init
+   * container waits for a sidecar's startup probe; without this, a running sidecar counts as started.
+   */
+  startupProbeSucceeded?: (containerId: string) => boolean | undefined;
+  /** CrashLoopBackOff: first delay and cap (default 10 s and 5 min; reset after 2×max of clean running). */
+  crashLoopBackOff?: BackOffSettings;
+  /** ImagePullBackOff: first delay and cap (default 10 s and 5 min). */
+  imagePullBackOff?: BackOffSettings;
+  /** Container GC policy (default minAgeMs 0, maxPerPodContainer 1, maxContainers -1 = unlimited). */
+  gcPolicy?: Partial<GCPolicy>;
+  /** upstream --cgroups-per-qos (default true): pod cgroups under <cgroupRoot>/kubepods/<qos>/pod<uid>. */
+  cgroupsPerQOS?: boolean;
+  /** upstream --cgroup-root (default '/'). */
+  cgroupRoot?: string;
+  /** Pod cgroups implementation to use instead of the cgroupfs one (tests). */
+  podContainerManager?: PodContainerManager;
+  /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
+  hookTimeoutMs?: number;
+}
+
+function backOff(s: BackOffSettings | undefined): BackOffSettings {
+  const initialMs = s?.initialMs ?? DEFAULT_BACKOFF_INITIAL_MS;
+  const maxMs = s?.maxMs ?? DEFAULT_BACKOFF_MAX_MS;
+  if (!(initialMs > 0) || !(maxMs >= initialMs)) throw new RangeError(`back-off needs 0 < initialMs <= maxMs, got ${initialMs} / ${maxMs}`);
+  return { initialMs, maxMs };
 }
 
 export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
+  const memoryCapacity = deps.memoryCapacity ?? totalmem();
+  const allocatable = {
+    cpu: deps.nodeAllocatable?.cpuMilli ?? Math.max(1, cpus().length) * 1000,
+    memory: deps.nodeAllocatable?.memoryBytes ?? memoryCapacity,
+    ephemeralStorage: deps.nodeAllocatable?.ephemeralStorageBytes ?? 0,
+  };
+  const podCgroups = deps.podContainerManager ?? createPodContainerManager({
+    cgroupsPerQOS: deps.cgroupsPerQOS ?? true,
+    cgroupRoot: deps.cgroupRoot ?? '/',
+    allocatableMilliCPU: allocatable.cpu,
+  });
   return new KubeGenericRuntimeManager({
     runtime: deps.runtime,
     images: deps.images,
@@ -46,7 +99,14 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
       clusterDomain: deps.clusterDomain ?? '',
       resolvConf: deps.resolvConf ?? '/etc/resolv.conf',
     },
-    memoryCapacity: deps.memoryCapacity ?? totalmem(),
+    memoryCapacity,
+    allocatable,
     probeFailure: deps.probeFailure,
+    startupProbeSucceeded: deps.startupProbeSucceeded,
+    crashLoopBackOff: backOff(deps.crashLoopBackOff),
+    imagePullBackOff: backOff(deps.imagePullBackOff),
+    gcPolicy: { ...DEFAULT_GC_POLICY, ...deps.gcPolicy },
+    podCgroups,
+    hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
   });
 }

@@ -4,41 +4,109 @@
  * and image-pull back-offs; everything else is read back from the runtime each time.
  */
 import type { Pod } from '../api/types.js';
+import type { PodContainerManager } from '../cm/types.js';
 import type { ImageService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
+import { log } from '../util/log.js';
 import { Backoff } from './backoff.js';
-import { garbageCollect } from './gc.js';
+import { garbageCollect, type GCPolicy } from './gc.js';
 import { ImagePuller } from './images.js';
 import { killPod } from './kill.js';
-import { getPodStatus, getPods } from './runtime-status.js';
+import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
 import { syncPod, type SyncDeps } from './sync-pod.js';
 import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
 
+export interface BackOffSettings {
+  initialMs: number;
+  maxMs: number;
+}
+
 /** What the manager is built from: the sync dependencies it does not create itself. */
-export type RuntimeManagerOptions = Omit<SyncDeps, 'puller' | 'crashBackOff'> & {
+export type RuntimeManagerOptions = Omit<SyncDeps, 'puller' | 'crashBackOff' | 'podIPs'> & {
   images: ImageService;
   clock: Clock;
+  crashLoopBackOff: BackOffSettings;
+  imagePullBackOff: BackOffSettings;
+  gcPolicy: GCPolicy;
 };
+
+function errnoOf(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let i = 0; i < 4 && e; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * Pod cgroups that turn themselves off, with one warning, when the cgroup filesystem refuses us
+ * (not root, read-only /sys/fs/cgroup): a missing capability degrades, it is not fatal.
+ */
+class DegradingPodContainerManager implements PodContainerManager {
+  private disabled = false;
+  constructor(private readonly inner: PodContainerManager) {}
+
+  get enabled(): boolean {
+    return !this.disabled && this.inner.enabled;
+  }
+
+  getPodContainerName(pod: Pod): string {
+    return this.enabled ? this.inner.getPodContainerName(pod) : '';
+  }
+
+  async ensureExists(pod: Pod): Promise<void> {
+    if (!this.enabled) return;
+    try {
+      await this.inner.ensureExists(pod);
+    } catch (err) {
+      const code = errnoOf(err);
+      if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw err;
+      this.disabled = true;
+      log('cm').warn({ err: String(err) }, 'cannot create pod cgroups; pod cgroups are disabled (the runtime places the containers)');
+    }
+  }
+
+  exists(pod: Pod): Promise<boolean> {
+    return this.enabled ? this.inner.exists(pod) : Promise.resolve(true);
+  }
+
+  destroy(name: string): Promise<void> {
+    return this.inner.destroy(name);
+  }
+
+  getAllPodsFromCgroups(): Promise<Map<string, string>> {
+    return this.enabled ? this.inner.getAllPodsFromCgroups() : Promise.resolve(new Map());
+  }
+}
 
 export class KubeGenericRuntimeManager implements Runtime {
   private readonly crashBackOff: Backoff;
   private readonly imageBackOff: Backoff;
   private readonly syncDeps: SyncDeps;
+  private readonly podCgroups: PodContainerManager;
 
   constructor(private readonly opts: RuntimeManagerOptions) {
-    this.crashBackOff = new Backoff(opts.clock);
-    this.imageBackOff = new Backoff(opts.clock);
+    this.crashBackOff = new Backoff(opts.clock, opts.crashLoopBackOff.initialMs, opts.crashLoopBackOff.maxMs);
+    this.imageBackOff = new Backoff(opts.clock, opts.imagePullBackOff.initialMs, opts.imagePullBackOff.maxMs);
+    this.podCgroups = new DegradingPodContainerManager(opts.podCgroups);
     this.syncDeps = {
       runtime: opts.runtime,
       puller: new ImagePuller(opts.images, this.imageBackOff),
       crashBackOff: this.crashBackOff,
       probeFailure: opts.probeFailure,
+      startupProbeSucceeded: opts.startupProbeSucceeded,
       podLogsDir: opts.podLogsDir,
       rootDir: opts.rootDir,
       nodeName: opts.nodeName,
       hostIP: opts.hostIP,
       dns: opts.dns,
       memoryCapacity: opts.memoryCapacity,
+      allocatable: opts.allocatable,
+      podCgroups: this.podCgroups,
+      hookTimeoutMs: opts.hookTimeoutMs,
+      podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
     };
   }
 
@@ -70,11 +138,21 @@ export class KubeGenericRuntimeManager implements Runtime {
   }
 
   killPod(pod: Pod | undefined, running: RunningPod, gracePeriodSeconds?: number): Promise<void> {
-    return killPod(this.opts.runtime, pod, running, gracePeriodSeconds);
+    return killPod({ runtime: this.opts.runtime, podIPs: this.syncDeps.podIPs }, pod, running, gracePeriodSeconds);
   }
 
   async garbageCollect(activePodUids: ReadonlySet<string>): Promise<void> {
-    await garbageCollect({ runtime: this.opts.runtime, podLogsDir: this.opts.podLogsDir, rootDir: this.opts.rootDir, now: () => this.opts.clock.now() }, activePodUids);
+    await garbageCollect(
+      {
+        runtime: this.opts.runtime,
+        podLogsDir: this.opts.podLogsDir,
+        rootDir: this.opts.rootDir,
+        now: () => this.opts.clock.now(),
+        policy: this.opts.gcPolicy,
+        podCgroups: this.podCgroups,
+      },
+      activePodUids,
+    );
     this.crashBackOff.gc();
     this.imageBackOff.gc();
   }

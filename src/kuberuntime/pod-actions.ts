@@ -9,11 +9,11 @@ import type { Container, Pod } from '../api/types.js';
 import type { BackoffView } from './backoff.js';
 import { formatGoDuration } from './backoff.js';
 import { hashContainer } from './hash.js';
-import { findContainerStatusByName, findNextInitContainerToRun, isInitContainerFailed } from './init-containers.js';
+import { computeInitContainerActions, findContainerStatusByName, hasAnyRegularContainerCreated } from './init-containers.js';
 import type { ContainerRuntimeStatus, PodRuntimeStatus } from './types.js';
 
 /** Why a container is killed; the message carries the details. */
-export type ContainerKillReason = 'SpecChanged' | 'NotInSpec' | 'Duplicate' | 'LivenessProbe' | 'StartupProbe' | 'Unknown';
+export type ContainerKillReason = 'SpecChanged' | 'NotInSpec' | 'Duplicate' | 'LivenessProbe' | 'StartupProbe' | 'Unknown' | 'FailedPostStartHook';
 
 export interface ContainerToKill {
   id: string;
@@ -43,7 +43,12 @@ export interface PodActions {
   sandboxId: string;
   /** Sandbox attempt number (metadata.attempt of a new sandbox). */
   attempt: number;
-  /** Index in spec.initContainers of the init container to start next. */
+  /**
+   * Indexes in spec.initContainers to start, in spec order: the next init container, and sidecars
+   * (restartable init containers) that must be (re)started.
+   */
+  initContainersToStart: number[];
+  /** The first of initContainersToStart (kept for callers of the one-at-a-time API). */
   nextInitContainerToStart?: number;
   /** Indexes in spec.containers to start. */
   containersToStart: number[];
@@ -58,7 +63,9 @@ export interface PodActionsOptions {
   /** CrashLoopBackOff state; without it nothing is ever in back-off. */
   backOff?: BackoffView;
   /** Liveness/startup failures by container ID, from the prober's results managers. */
-  probeFailure?: (containerId: string) => ProbeFailure | undefined;
+  probeFailure?: ((containerId: string) => ProbeFailure | undefined) | undefined;
+  /** Whether a container's startup probe succeeded (sidecars wait for it); default: yes. */
+  startupProbeSucceeded?: ((containerId: string) => boolean | undefined) | undefined;
 }
 
 /** upstream format.Pod: name_namespace(uid). */
@@ -109,7 +116,7 @@ function containerSucceeded(c: Container, status: PodRuntimeStatus): boolean {
 }
 
 function emptyActions(changed: boolean, attempt: number, sandboxId: string): PodActions {
-  return { killPod: changed, createSandbox: changed, sandboxId, attempt, containersToStart: [], containersToKill: [], backOff: new Map() };
+  return { killPod: changed, createSandbox: changed, sandboxId, attempt, initContainersToStart: [], containersToStart: [], containersToKill: [], backOff: new Map() };
 }
 
 export function computePodActions(pod: Pod, status: PodRuntimeStatus, opts: PodActionsOptions = {}): PodActions {
@@ -117,6 +124,7 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, opts: PodA
   const actions = emptyActions(changed, attempt, sandboxId);
   if (changed) computeSandboxRecreation(pod, status, actions);
   else computeContainerActions(pod, status, actions, opts);
+  if (actions.initContainersToStart.length > 0) actions.nextInitContainerToStart = actions.initContainersToStart[0];
   addBackOff(pod, status, actions, opts.backOff);
   return actions;
 }
@@ -134,12 +142,12 @@ function computeSandboxRecreation(pod: Pod, status: PodRuntimeStatus, actions: P
     toStart.push(idx);
   });
   // Nothing left to run and initialization already happened: no new sandbox, just the kill.
-  if (toStart.length === 0 && findNextInitContainerToRun(pod, status).done) {
+  if (toStart.length === 0 && hasAnyRegularContainerCreated(pod, status)) {
     actions.createSandbox = false;
     return;
   }
   if ((pod.spec?.initContainers ?? []).length > 0) {
-    actions.nextInitContainerToStart = 0;
+    actions.initContainersToStart = [0];
     return;
   }
   actions.containersToStart = toStart;
@@ -147,38 +155,25 @@ function computeSandboxRecreation(pod: Pod, status: PodRuntimeStatus, actions: P
 
 function computeContainerActions(pod: Pod, status: PodRuntimeStatus, actions: PodActions, opts: PodActionsOptions): void {
   killUnwantedInstances(pod, status, actions);
-  if (!computeInitActions(pod, status, actions)) return;
+  const init = computeInitContainerActions(pod, status, { probeFailure: opts.probeFailure, startupProbeSucceeded: opts.startupProbeSucceeded });
+  actions.initContainersToStart = init.toStart;
+  for (const k of init.toKill) {
+    actions.containersToKill.push({ id: k.status.id, name: k.status.name, container: k.container, message: k.message, reason: k.reason });
+  }
+  if (init.killPod) {
+    actions.killPod = true;
+    return;
+  }
+  if (!init.initialized) return;
   let keepCount = 0;
   (pod.spec?.containers ?? []).forEach((container, idx) => {
     if (computeOneContainer(pod, container, idx, status, actions, opts)) keepCount++;
   });
-  if (keepCount === 0 && actions.containersToStart.length === 0) actions.killPod = true;
-}
-
-/**
- * Legacy init containers (upstream's findNextInitContainerToRun path). Returns true when
- * initialization is done and the regular containers should be looked at.
- */
-function computeInitActions(pod: Pod, status: PodRuntimeStatus, actions: PodActions): boolean {
-  const { lastStatus, next, done } = findNextInitContainerToRun(pod, status);
-  if (done) return true;
-  if (next === undefined) return false; // an init container is running
-  const initFailed = lastStatus !== undefined && isInitContainerFailed(lastStatus);
-  if (initFailed && !shouldRestartOnFailure(pod)) {
+  if (keepCount === 0 && actions.containersToStart.length === 0) {
     actions.killPod = true;
-    return false;
+    // Sidecars alone must not keep the pod alive: do not restart them.
+    actions.initContainersToStart = [];
   }
-  if (lastStatus?.state === 'unknown') {
-    actions.containersToKill.push({
-      id: lastStatus.id,
-      name: lastStatus.name,
-      container: pod.spec!.initContainers![next],
-      message: `Init container is in "unknown" state, try killing it before restart`,
-      reason: 'Unknown',
-    });
-  }
-  actions.nextInitContainerToStart = next;
-  return false;
 }
 
 /** Decides start/kill/keep for one regular container; returns true when it is kept running. */
@@ -268,7 +263,7 @@ function finishedAtMs(s: ContainerRuntimeStatus): number {
 
 function addBackOff(pod: Pod, status: PodRuntimeStatus, actions: PodActions, view: BackoffView | undefined): void {
   const specs: Container[] = actions.containersToStart.map((i) => pod.spec!.containers[i]!);
-  if (actions.nextInitContainerToStart !== undefined) specs.push(pod.spec!.initContainers![actions.nextInitContainerToStart]!);
+  for (const i of actions.initContainersToStart) specs.push(pod.spec!.initContainers![i]!);
   for (const c of specs) {
     const b = restartBackOff(pod, c, status, view);
     if (b) actions.backOff.set(c.name, b);

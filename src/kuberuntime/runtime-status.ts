@@ -184,3 +184,17 @@ export async function getPodStatus(runtime: RuntimeService, uid: string, name: s
   });
   return { uid, name, namespace, ips, sandboxStatuses, containerStatuses, timestamp: new Date(now()) };
 }
+
+/**
+ * The IPs of the pod's newest sandbox while it is ready (for httpGet hooks without a host); a
+ * host-network pod has the node's.
+ */
+export async function podIPsFromRuntime(runtime: RuntimeService, uid: string, hostIP: string): Promise<string[]> {
+  const sandboxes = (await runtime.listPodSandbox({ labelSelector: { [KubernetesPodUIDLabel]: uid } })).sort(byCreatedDesc);
+  const newest = sandboxes[0];
+  if (!newest || newest.state !== 'SANDBOX_READY') return [];
+  const st = await unlessGone(() => runtime.podSandboxStatus(newest.id));
+  if (!st) return [];
+  if (st.networkNamespaceMode === 'NODE') return hostIP ? [hostIP] : [];
+  return st.network.ip ? [st.network.ip, ...st.network.additionalIps] : [];
+}

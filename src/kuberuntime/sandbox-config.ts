@@ -74,9 +74,11 @@ export interface SandboxConfigInput {
   podLogsDir: string;
   clusterDomain: string;
   dns: DNSConfig;
+  /** The pod cgroup (cgroupfs form, e.g. /kubepods/burstable/pod<uid>); '' lets the runtime choose. */
+  cgroupParent?: string;
 }
 
-export function generatePodSandboxConfig({ pod, attempt, podLogsDir, clusterDomain, dns }: SandboxConfigInput): PodSandboxConfig {
+export function generatePodSandboxConfig({ pod, attempt, podLogsDir, clusterDomain, dns, cgroupParent }: SandboxConfigInput): PodSandboxConfig {
   const hostNetwork = pod.spec?.hostNetwork === true;
   return {
     metadata: { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', uid: pod.metadata?.uid ?? '', attempt },
@@ -88,9 +90,8 @@ export function generatePodSandboxConfig({ pod, attempt, podLogsDir, clusterDoma
     labels: newPodLabels(pod),
     annotations: newPodAnnotations(pod),
     linux: {
-      // Pod-level cgroups (the QoS hierarchy) come with the container manager; empty lets the
-      // runtime choose.
-      cgroupParent: '',
+      // The pod cgroup under the QoS hierarchy (src/cm); empty lets the runtime choose.
+      cgroupParent: cgroupParent ?? '',
       securityContext: { namespaceOptions: namespacesForPod(pod), privileged: hasPrivilegedContainer(pod) },
     },
   };

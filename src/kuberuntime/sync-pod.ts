@@ -1,45 +1,62 @@
 /**
- * SyncPod in upstream's order (kuberuntime_manager.go SyncPod):
+ * SyncPod in upstream's order (kubelet.SyncPod's pod cgroup step, then kuberuntime_manager.go
+ * SyncPod):
  *
+ *  0. the pod cgroup: created with the pod's limits when missing (if containers already run
+ *     outside it, the pod is killed first so they restart inside it, as upstream);
  *  1. computePodActions;
  *  2. kill the pod when the sandbox changed (and purge init containers when a new sandbox
- *     follows), else kill the containers that must go;
+ *     follows), else kill the containers that must go (each with its preStop hook);
  *  3. prune dead init container instances;
- *  4. create the sandbox if needed and read its IPs;
- *  5. start the next init container (stop on failure: later ones wait), or the containers.
+ *  4. create the sandbox if needed (cgroup parent = the pod cgroup) and read its IPs;
+ *  5. start the init containers to start, in order (a failed regular one stops the sync, a
+ *     sidecar's failure does not), then the regular containers.
  *
  * Starting a container (startContainer): crash-loop back-off check, EnsureImageExists, restart
- * count, container config, CreateContainer, StartContainer. Each failure becomes the container's
- * waiting reason in the result and does not keep the other containers from starting.
+ * count, container config, CreateContainer, StartContainer, then the postStart hook; a failed hook
+ * kills the container (FailedPostStartHook) and reports PostStartHookError. Each failure becomes
+ * the container's waiting reason in the result and does not keep the other containers from
+ * starting.
  */
 import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
+import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
 import { ContainerStartError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import type { Backoff } from './backoff.js';
-import { ContainerConfigError, generateContainerConfig } from './container-config.js';
+import { ContainerConfigError, downwardContext, generateContainerConfig } from './container-config.js';
 import { runtimeMessage } from './cri-errors.js';
 import { podDNS, type DnsSettings } from './dns.js';
+import type { NodeAllocatable } from './downward-api.js';
 import type { ImagePuller } from './images.js';
-import { findContainerStatusByName } from './init-containers.js';
-import { gracePeriodFor, killContainer, killPod, runningPodFromStatus } from './kill.js';
+import { findContainerStatusByName, isRestartableInitContainer } from './init-containers.js';
+import { killContainer, killPod, runningPodFromStatus, type KillDeps } from './kill.js';
+import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';
 import { computePodActions, formatPod, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
 import { removeAllLogged, removeContainer } from './remove.js';
 import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
 import type { PodRuntimeStatus, PodSyncResult } from './types.js';
+import { refreshDownwardAPIVolumes } from './volumes.js';
 
 export interface SyncDeps {
   runtime: RuntimeService;
   puller: ImagePuller;
   crashBackOff: Backoff;
   probeFailure?: ((containerId: string) => ProbeFailure | undefined) | undefined;
+  startupProbeSucceeded?: ((containerId: string) => boolean | undefined) | undefined;
   podLogsDir: string;
   rootDir: string;
   nodeName: string;
   hostIP: string;
   dns: DnsSettings;
   memoryCapacity: number;
+  allocatable: NodeAllocatable;
+  podCgroups: PodContainerManager;
+  /** Bound of a postStart hook. */
+  hookTimeoutMs: number;
+  /** The pod's IPs from the runtime (httpGet preStop hooks of containers killed during a sync). */
+  podIPs: (uid: string) => Promise<string[]>;
 }
 
 /** Where the containers of this sync start: the sandbox and what they need to know about it. */
@@ -49,9 +66,14 @@ interface StartTarget {
   podIPs: string[];
 }
 
+function killDeps(deps: SyncDeps): KillDeps {
+  return { runtime: deps.runtime, podIPs: deps.podIPs };
+}
+
 export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult> {
   const result: PodSyncResult = { waiting: new Map() };
-  const actions = computePodActions(pod, status, { backOff: deps.crashBackOff, probeFailure: deps.probeFailure });
+  if (!(await ensurePodCgroup(deps, pod, status, result))) return result;
+  const actions = computePodActions(pod, status, { backOff: deps.crashBackOff, probeFailure: deps.probeFailure, startupProbeSucceeded: deps.startupProbeSucceeded });
   log('kuberuntime').debug({ pod: formatPod(pod), actions: describe(actions) }, 'computePodActions');
   if (actions.killPod || actions.containersToKill.length > 0) result.changed = true;
   try {
@@ -61,7 +83,10 @@ export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     return result;
   }
   await pruneInitContainersBeforeStart(deps.runtime, pod, status);
-  if (actions.nextInitContainerToStart === undefined && actions.containersToStart.length === 0) return result;
+  if (actions.initContainersToStart.length === 0 && actions.containersToStart.length === 0) {
+    if (!actions.killPod) await refreshDownwardAPIVolumes(pod, volumeContext(deps, pod, status.ips));
+    return result;
+  }
 
   let target: StartTarget;
   try {
@@ -70,16 +95,50 @@ export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     result.error = err as Error;
     return result;
   }
-  if (actions.nextInitContainerToStart !== undefined) {
-    // One init container at a time; the regular containers are never started in the same sync.
-    const init = pod.spec!.initContainers![actions.nextInitContainerToStart]!;
-    await start(deps, pod, status, actions, target, init, result);
-    return result;
+  await refreshDownwardAPIVolumes(pod, volumeContext(deps, pod, target.podIPs));
+  for (const idx of actions.initContainersToStart) {
+    const init = pod.spec!.initContainers![idx]!;
+    const started = await start(deps, pod, status, actions, target, init, result);
+    // A regular init container that could not start holds up initialization; a sidecar does not.
+    if (!started && !isRestartableInitContainer(init)) return result;
   }
   for (const idx of actions.containersToStart) {
     await start(deps, pod, status, actions, target, pod.spec!.containers[idx]!, result);
   }
   return result;
+}
+
+function volumeContext(deps: SyncDeps, pod: Pod, podIPs: string[]) {
+  const env = { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: podIPs[0] ?? '', podIPs };
+  return { rootDir: deps.rootDir, downward: downwardContext(pod, env, deps.allocatable), allocatable: deps.allocatable };
+}
+
+/**
+ * upstream kubelet.SyncPod's pod cgroup step. Returns false when the sync must stop here (the
+ * error, if any, is in result).
+ */
+async function ensurePodCgroup(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, result: PodSyncResult): Promise<boolean> {
+  const pcm = deps.podCgroups;
+  // A pod being deleted needs no cgroup created or updated.
+  if (!pcm.enabled || pod.metadata?.deletionTimestamp) return true;
+  try {
+    if (await pcm.exists(pod)) return true;
+    const firstSync = !status.containerStatuses.some((c) => c.state === 'running');
+    if (!firstSync) {
+      // Containers run outside the pod cgroup (e.g. pod cgroups were just turned on): restart
+      // them inside it.
+      log('kuberuntime').info({ pod: formatPod(pod), cgroup: pcm.getPodContainerName(pod) }, 'pod cgroup missing while containers run; killing the pod to restart it in its cgroup');
+      await killPod(killDeps(deps), pod, runningPodFromStatus(status));
+      result.changed = true;
+      if (pod.spec?.restartPolicy === 'Never') return false;
+    }
+    await pcm.ensureExists(pod);
+    // After a kill the status is stale: the next sync restarts the pod in its cgroup.
+    return firstSync;
+  } catch (err) {
+    result.error = new KubeletError('KTS_ERR_SANDBOX', `failed to ensure that the pod: ${pod.metadata?.uid ?? ''} cgroups exist and are correctly applied: ${errorMessage(err)}`, { cause: err });
+    return false;
+  }
 }
 
 function describe(a: PodActions): Record<string, unknown> {
@@ -88,7 +147,7 @@ function describe(a: PodActions): Record<string, unknown> {
     createSandbox: a.createSandbox,
     sandboxId: a.sandboxId,
     attempt: a.attempt,
-    nextInit: a.nextInitContainerToStart,
+    initToStart: a.initContainersToStart,
     toStart: a.containersToStart,
     toKill: a.containersToKill.map((k) => `${k.name}:${k.reason}`),
   };
@@ -96,13 +155,12 @@ function describe(a: PodActions): Record<string, unknown> {
 
 async function killWhatMustGo(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions: PodActions): Promise<void> {
   if (actions.killPod) {
-    await killPod(deps.runtime, pod, runningPodFromStatus(status));
+    await killPod(killDeps(deps), pod, runningPodFromStatus(status));
     if (actions.createSandbox) await purgeInitContainers(deps.runtime, pod, status);
     return;
   }
   for (const k of actions.containersToKill) {
-    const grace = gracePeriodFor({ pod, container: k.container, reason: k.reason });
-    await killContainer(deps.runtime, k.id, k.name, grace, k.message);
+    await killContainer(killDeps(deps), { id: k.id, name: k.name, pod, container: k.container, reason: k.reason, message: k.message });
   }
 }
 
@@ -136,6 +194,7 @@ async function prepareSandbox(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     podLogsDir: deps.podLogsDir,
     clusterDomain: deps.dns.clusterDomain,
     dns: await podDNS(pod, deps.dns),
+    cgroupParent: deps.podCgroups.getPodContainerName(pod),
   });
   if (!actions.createSandbox) return { sandboxId: actions.sandboxId, sandboxConfig, podIPs: status.ips };
   let sandboxId: string;
@@ -197,6 +256,7 @@ export async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntim
       env: { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: target.podIPs[0] ?? '', podIPs: target.podIPs },
       rootDir: deps.rootDir,
       memoryCapacity: deps.memoryCapacity,
+      allocatable: deps.allocatable,
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);
@@ -213,8 +273,29 @@ export async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntim
   } catch (err) {
     throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'RunContainerError', runtimeMessage(err), { cause: err });
   }
-  // TODO(lifecycle): run the postStart hook here and kill the container when it fails.
+  const postStart = container.lifecycle?.postStart;
+  if (postStart) await runPostStartHook(deps, pod, container, id, target, postStart as LifecycleHandler);
   return id;
+}
+
+/** Runs the postStart hook; on failure kills the container (FailedPostStartHook) and throws PostStartHookError. */
+async function runPostStartHook(deps: SyncDeps, pod: Pod, container: Container, id: string, target: StartTarget, handler: LifecycleHandler): Promise<void> {
+  try {
+    await runHandler(handler, {
+      runtime: deps.runtime,
+      pod,
+      container,
+      containerId: id,
+      podIPs: async () => (target.podIPs.length > 0 ? target.podIPs : isHostNetworkPod(pod) && deps.hostIP ? [deps.hostIP] : deps.podIPs(pod.metadata?.uid ?? '')),
+      timeoutMs: deps.hookTimeoutMs,
+    });
+  } catch (err) {
+    const message = errorMessage(err);
+    log('kuberuntime').warn({ pod: formatPod(pod), container: container.name, containerId: id, err: message }, 'Failed to execute PostStartHook');
+    await killContainer(killDeps(deps), { id, name: container.name, pod, container, reason: 'FailedPostStartHook', message: 'FailedPostStartHook' }).catch((killErr: unknown) =>
+      log('kuberuntime').error({ pod: formatPod(pod), container: container.name, containerId: id, err: errorMessage(killErr) }, 'Failed to kill container'));
+    throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'PostStartHookError', message, { cause: err });
+  }
 }
 
 /**

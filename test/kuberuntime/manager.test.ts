@@ -32,6 +32,8 @@ function manager(): Runtime {
     hostIP: '192.168.1.10',
     resolvConf: '',
     memoryCapacity: 8 * 2 ** 30,
+    // Never the host's cgroups from a unit test.
+    cgroupsPerQOS: false,
   });
 }
 

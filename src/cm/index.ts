@@ -1,0 +1,54 @@
+/**
+ * The container manager factory: pod cgroups (cgroupfs driver) under the QoS hierarchy, or a
+ * no-op manager when they are disabled or no cgroup filesystem is mounted.
+ */
+import { log } from '../util/log.js';
+import { Cgroupfs, detectCgroupMounts, type CgroupfsOptions } from './cgroupfs.js';
+import { CgroupfsPodContainerManager, NoopPodContainerManager } from './pod-container-manager.js';
+import type { CgroupMounts, PodContainerManager } from './types.js';
+
+export type { PodContainerManager, ResourceConfig, QOSClass, CgroupMounts } from './types.js';
+export { Cgroupfs, parseCgroupMounts, detectCgroupMounts } from './cgroupfs.js';
+export { CgroupfsPodContainerManager, NoopPodContainerManager, POD_CGROUP_PREFIX } from './pod-container-manager.js';
+export {
+  MIN_SHARES,
+  MAX_SHARES,
+  SHARES_PER_CPU,
+  MILLI_CPU_TO_CPU,
+  QUOTA_PERIOD,
+  MIN_QUOTA_PERIOD,
+  ResourceError,
+  containerMemory,
+  containerMilliCPU,
+  cpuSharesToCpuWeight,
+  milliCPUToQuota,
+  milliCPUToShares,
+  podLimits,
+  podQOSClass,
+  podRequests,
+  podResourceConfig,
+  type PodResourceTotals,
+} from './helpers.js';
+
+export interface PodContainerManagerConfig {
+  /** upstream --cgroups-per-qos (default true): pod cgroups under kubepods/<qos>. */
+  cgroupsPerQOS?: boolean;
+  /** upstream --cgroup-root (default '/'). */
+  cgroupRoot?: string;
+  /** The node's allocatable CPU in milli-CPU, written as the kubepods cgroup's cpu.shares. */
+  allocatableMilliCPU?: number;
+  /** Mounts to use instead of /proc/self/mountinfo's (tests). */
+  mounts?: CgroupMounts;
+  cgroupfs?: CgroupfsOptions;
+}
+
+export function createPodContainerManager(config: PodContainerManagerConfig = {}): PodContainerManager {
+  if (config.cgroupsPerQOS === false) return new NoopPodContainerManager();
+  const mounts = config.mounts ?? detectCgroupMounts();
+  const fs = new Cgroupfs(mounts, config.cgroupfs);
+  if (!fs.available) {
+    log('cm').warn('no cgroup filesystem is mounted; pod cgroups are disabled');
+    return new NoopPodContainerManager();
+  }
+  return new CgroupfsPodContainerManager({ cgroupfs: fs, cgroupRoot: config.cgroupRoot ?? '/', allocatableMilliCPU: config.allocatableMilliCPU });
+}
