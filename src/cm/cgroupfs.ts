@@ -132,7 +132,7 @@ export class Cgroupfs {
       const offered = (await readFile(join(dir, 'cgroup.controllers'), 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
       const wanted = V2_CONTROLLERS.filter((c) => offered.includes(c));
       if (wanted.length > 0) {
-        const enabled = (await readFile(join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => '')).split(/\s+/);
+        const enabled = (await readFile(join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => '')).split(/\s+/).map((c) => c.replace(/^\+/, ''));
         const missing = wanted.filter((c) => !enabled.includes(c));
         if (missing.length > 0) {
           await writeFile(join(dir, 'cgroup.subtree_control'), missing.map((c) => `+${c}`).join(' ')).catch((err) =>
@@ -184,7 +184,7 @@ export class Cgroupfs {
   }
 
   private async setV2(dir: string, r: ResourceConfig): Promise<void> {
-    const parentEnabled = (await readFile(join(dir, '..', 'cgroup.subtree_control'), 'utf8').catch(() => '')).split(/\s+/);
+    const parentEnabled = (await readFile(join(dir, '..', 'cgroup.subtree_control'), 'utf8').catch(() => '')).split(/\s+/).map((c) => c.replace(/^\+/, ''));
     if (parentEnabled.includes('cpu')) {
       if (r.cpuShares !== undefined) await writeFile(join(dir, 'cpu.weight'), String(cpuSharesToCpuWeight(r.cpuShares)));
       if (r.cpuQuota !== undefined || r.cpuPeriod !== undefined) {

@@ -60,6 +60,8 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
   readonly containers = new Map<string, FakeContainer>();
   readonly images = new Map<string, Image>();
   readonly calls: string[] = [];
+  /** Every StopContainer call, in order. */
+  readonly stopped: Array<{ id: string; name: string; grace: number }> = [];
   /** Errors thrown by the next call(s) of a method: method → queue. */
   private readonly failures = new Map<string, Error[]>();
   /** Errors thrown by every call of a method until cleared. */
@@ -191,6 +193,7 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
     const c = this.containers.get(id);
     if (!c) throw notFound('StopContainer', `container ${id}`);
     c.stoppedWithGrace = timeoutSeconds;
+    this.stopped.push({ id, grace: timeoutSeconds, name: c.config.metadata.name });
     if (c.state === 'CONTAINER_RUNNING') this.exitContainer(id, 137);
   }
 
@@ -234,8 +237,16 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
     };
   }
 
-  async execSync(_id: string, _cmd: string[], _timeout: number): Promise<ExecSyncResponse> {
+  /** Every ExecSync call (container ID, command, timeout). */
+  readonly execs: Array<{ id: string; cmd: string[]; timeout: number }> = [];
+  /** What ExecSync does; default: exit 0 with no output. */
+  execHandler?: (id: string, cmd: string[], timeout: number) => Promise<ExecSyncResponse>;
+
+  async execSync(id: string, cmd: string[], timeout: number): Promise<ExecSyncResponse> {
     this.call('execSync');
+    this.execs.push({ id, cmd, timeout });
+    if (!this.containers.has(id)) throw notFound('ExecSync', `container ${id}`);
+    if (this.execHandler) return this.execHandler(id, cmd, timeout);
     return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 0 };
   }
 

@@ -66,3 +66,29 @@ describe('QoS and OOM score', () => {
     assert.equal(containerOOMScoreAdjust(podOf(tiny), tiny, 4 * GiB), 999, 'no memory request is 999, not BestEffort 1000');
   });
 });
+
+describe('OOM score: node-critical pods and sidecars (upstream GetContainerOOMScoreAdjust)', () => {
+  it('a static pod of class system-node-critical scores like Guaranteed', () => {
+    const c = withRes({ memory: '1Gi' });
+    const pod = podOf(c);
+    pod.metadata!.annotations = { 'kubernetes.io/config.source': 'file' };
+    pod.spec!.priorityClassName = 'system-node-critical';
+    assert.equal(containerOOMScoreAdjust(pod, c, 4 * GiB), -997);
+    pod.metadata!.annotations = { 'kubernetes.io/config.source': 'api' };
+    assert.equal(containerOOMScoreAdjust(pod, c, 4 * GiB), 750, 'an API pod needs the system priority too');
+  });
+
+  it('a sidecar scores from min(its request, the smallest regular request) and +1 when it is not the smaller', () => {
+    const app = withRes({ memory: '1Gi' });
+    const bigSidecar = container('side', { restartPolicy: 'Always', resources: { requests: { memory: '2Gi' } } });
+    const pod = makePod({ containers: [app], initContainers: [bigSidecar] });
+    // min(2Gi, 1Gi) = 1Gi → 750; the sidecar's own request is larger → +1.
+    assert.equal(containerOOMScoreAdjust(pod, bigSidecar, 4 * GiB), 751);
+    const smallSidecar = container('side', { restartPolicy: 'Always', resources: { requests: { memory: '512Mi' } } });
+    const pod2 = makePod({ containers: [app], initContainers: [smallSidecar] });
+    assert.equal(containerOOMScoreAdjust(pod2, smallSidecar, 4 * GiB), 876, 'its own 512Mi request is the smaller: 1000-125+1');
+    const noRequest = container('side', { restartPolicy: 'Always' });
+    const pod3 = makePod({ containers: [app], initContainers: [noRequest] });
+    assert.equal(containerOOMScoreAdjust(pod3, noRequest, 4 * GiB), 952, 'a missing request counts as 200 MiB: 1000-48');
+  });
+});
