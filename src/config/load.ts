@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, errorMessage } from '../errors.js';
-import { ACCEPTED_UNUSED, FIELDS, parseDuration, type FieldSpec } from './schema.js';
+import { tryParseQuantity } from '../util/quantity.js';
+import { ACCEPTED_UNUSED, EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, parseDuration, type FieldSpec } from './schema.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
 
 export const CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
@@ -19,6 +20,7 @@ const FLAG_ONLY: Record<string, { key: keyof KubeletFlags | 'help' | 'version'; 
   'root-dir': { key: 'rootDir', help: 'Directory for kubelet-ts state (default /var/lib/kubelet).' },
   'hostname-override': { key: 'hostnameOverride', help: 'Node name to use instead of the host name.' },
   'node-ip': { key: 'nodeIP', help: 'IP address of the node (host IP of pods).' },
+  'node-labels': { key: 'nodeLabels', help: 'Labels of this node, key=value pairs separated by commas (matched by pod nodeSelector and node affinity).' },
   kubeconfig: { key: 'kubeconfig', help: 'kubeconfig of the API server; absent = standalone mode.' },
   'logging-format': { key: 'loggingFormat', help: 'json (default) or text.' },
   v: { key: 'verbosity', help: 'Log verbosity (0 info, 1-3 debug, 4+ trace).' },
@@ -94,7 +96,68 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
       if (Array.isArray(raw) && raw.every((s) => typeof s === 'string')) return { value: raw };
       return bad('must be a list of strings');
     }
+    case 'reservedMap':
+      return convertMap(raw, where, '=', 'a map of resource to quantity such as {cpu: 200m, memory: 500Mi}', (k, v) => {
+        if (!RESERVABLE_RESOURCES.includes(k)) return `unknown resource "${k}" (one of ${RESERVABLE_RESOURCES.join(', ')})`;
+        const q = tryParseQuantity(v);
+        return q === undefined || q < 0 ? `"${v}" is not a non-negative quantity` : undefined;
+      });
+    case 'evictionMap':
+      return convertMap(raw, where, '<', 'a map of eviction signal to threshold such as {memory.available: 100Mi}', (k, v) => {
+        if (!EVICTION_SIGNALS.includes(k)) return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
+        return isThreshold(v) ? undefined : `threshold "${v}" must be a quantity (100Mi) or a percentage (10%)`;
+      });
   }
+}
+
+/** A threshold value: a non-negative quantity, or a percentage in [0%, 100%]. */
+function isThreshold(v: string): boolean {
+  const pct = /^(\d+(?:\.\d+)?)%$/.exec(v);
+  if (pct) return Number(pct[1]) <= 100;
+  const q = tryParseQuantity(v);
+  return q !== undefined && q >= 0;
+}
+
+/**
+ * A string map from the file (a YAML mapping of strings or numbers) or from a flag
+ * ("k=v,k2=v2", or "k<v" for eviction thresholds, as upstream's flag syntax). Every entry is
+ * checked; all problems of the field are reported in one line.
+ */
+function convertMap(raw: unknown, where: string, sep: string, what: string, check: (k: string, v: string) => string | undefined): { value?: unknown; problem?: string } {
+  const entries: [string, string][] = [];
+  if (typeof raw === 'string') {
+    for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+      const i = part.indexOf(sep);
+      if (i <= 0) return { problem: `${where}: "${part}" must look like key${sep}value` };
+      entries.push([part.slice(0, i).trim(), part.slice(i + 1).trim()]);
+    }
+  } else if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+    for (const [k, v] of Object.entries(raw)) {
+      if (typeof v !== 'string' && typeof v !== 'number') return { problem: `${where}: value of "${k}" must be a string (got ${JSON.stringify(v)})` };
+      entries.push([k, String(v)]);
+    }
+  } else {
+    return { problem: `${where}: must be ${what} (got ${JSON.stringify(raw)})` };
+  }
+  const problems = entries.map(([k, v]) => check(k, v)).filter((p): p is string => p !== undefined);
+  if (problems.length > 0) return { problem: `${where}: ${problems.join('; ')}` };
+  return { value: Object.freeze(Object.fromEntries(entries)) };
+}
+
+/** --node-labels: key=value pairs; keys and values follow the label syntax. */
+function parseNodeLabels(raw: string | undefined, problems: string[]): Record<string, string> {
+  const labels: Record<string, string> = {};
+  if (raw === undefined) return labels;
+  const key = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+  const value = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+  for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const i = part.indexOf('=');
+    const k = i < 0 ? part : part.slice(0, i);
+    const v = i < 0 ? '' : part.slice(i + 1);
+    if (i < 0 || !key.test(k) || !value.test(v)) problems.push(`--node-labels: "${part}" is not a valid key=value label`);
+    else labels[k] = v;
+  }
+  return labels;
 }
 
 function readConfigFile(path: string, problems: string[]): Record<string, unknown> {
@@ -166,6 +229,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     kubeconfig: values.get('kubeconfig'),
     loggingFormat: loggingFormat as 'json' | 'text',
     verbosity,
+    nodeLabels: Object.freeze(parseNodeLabels(values.get('node-labels'), problems)),
   };
   const nodeName = (flags.hostnameOverride ?? hostname()).trim().toLowerCase();
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName)) problems.push(`node name "${nodeName}" is not a valid DNS subdomain (set --hostname-override)`);

@@ -5,7 +5,7 @@
  */
 import type { KubeletConfiguration } from './types.js';
 
-export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint';
+export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap';
 
 export interface FieldSpec {
   /** Name in the YAML file (upstream KubeletConfiguration JSON name). */
@@ -19,6 +19,28 @@ export interface FieldSpec {
   help: string;
   min?: number;
 }
+
+/** Resources systemReserved and kubeReserved may name (upstream: cpu, memory, ephemeral-storage, pid). */
+export const RESERVABLE_RESOURCES: readonly string[] = ['cpu', 'memory', 'ephemeral-storage', 'pid'];
+
+/** Eviction signals upstream accepts in evictionHard. */
+export const EVICTION_SIGNALS: readonly string[] = [
+  'memory.available', 'allocatableMemory.available', 'nodefs.available', 'nodefs.inodesFree',
+  'imagefs.available', 'imagefs.inodesFree', 'containerfs.available', 'containerfs.inodesFree', 'pid.available',
+];
+
+/**
+ * Upstream's Linux default evictionHard. As upstream (mergeDefaultEvictionSettings off), a map
+ * given in the file or on the command line replaces this one entirely: a signal left out has no
+ * threshold.
+ */
+export const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = Object.freeze({
+  'memory.available': '100Mi',
+  'nodefs.available': '10%',
+  'nodefs.inodesFree': '5%',
+  'imagefs.available': '15%',
+  'imagefs.inodesFree': '5%',
+});
 
 export const FIELDS: readonly FieldSpec[] = [
   { name: 'staticPodPath', key: 'staticPodPath', kind: 'string', default: '', flag: 'pod-manifest-path', help: 'Directory (or file) of static pod manifests.' },
@@ -39,15 +61,18 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'maxPods', key: 'maxPods', kind: 'int', default: 110, flag: 'max-pods', help: 'Pods this node admits at most.', min: 1 },
   { name: 'nodeStatusUpdateFrequency', key: 'nodeStatusUpdateFrequencyMs', kind: 'duration', default: 10_000, flag: 'node-status-update-frequency', help: 'Node status computation period.' },
   { name: 'enableDebuggingHandlers', key: 'enableDebuggingHandlers', kind: 'bool', default: true, flag: 'enable-debugging-handlers', help: 'Serve logs/exec/attach/debug routes.' },
+  { name: 'systemReserved', key: 'systemReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'system-reserved', help: 'Resources reserved for the OS (cpu=200m,memory=500Mi): subtracted from allocatable.' },
+  { name: 'kubeReserved', key: 'kubeReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'kube-reserved', help: 'Resources reserved for Kubernetes daemons (cpu=100m,memory=256Mi): subtracted from allocatable.' },
+  { name: 'evictionHard', key: 'evictionHard', kind: 'evictionMap', default: DEFAULT_EVICTION_HARD, flag: 'eviction-hard', help: 'Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available is subtracted from allocatable.' },
 ];
 
 /** Upstream fields we parse but do not act on yet: accepted (so real config files load), logged. */
 export const ACCEPTED_UNUSED = new Set([
-  'authentication', 'authorization', 'cgroupDriver', 'cgroupRoot', 'evictionHard', 'evictionSoft',
+  'authentication', 'authorization', 'cgroupDriver', 'cgroupRoot', 'evictionSoft',
   'featureGates', 'imageGCHighThresholdPercent', 'imageGCLowThresholdPercent', 'kubeAPIQPS', 'kubeAPIBurst',
   'serializeImagePulls', 'tlsCertFile', 'tlsPrivateKeyFile', 'rotateCertificates', 'serverTLSBootstrap',
   'containerLogMaxSize', 'containerLogMaxFiles', 'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
-  'systemReserved', 'kubeReserved', 'enforceNodeAllocatable', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
+  'enforceNodeAllocatable', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
   'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'registerNode', 'staticPodURL', 'staticPodURLHeader',
   'logging', 'volumeStatsAggPeriod', 'streamingConnectionIdleTimeout', 'hairpinMode', 'eventRecordQPS',
 ]);

@@ -22,6 +22,12 @@ export interface KubeletConfiguration {
   maxPods: number;
   nodeStatusUpdateFrequencyMs: number;
   enableDebuggingHandlers: boolean;
+  /** Resource name → quantity reserved for the OS (upstream systemReserved); default {}. */
+  systemReserved: Readonly<Record<string, string>>;
+  /** Resource name → quantity reserved for Kubernetes daemons (upstream kubeReserved); default {}. */
+  kubeReserved: Readonly<Record<string, string>>;
+  /** Eviction signal → threshold, a quantity or a percentage (upstream evictionHard). */
+  evictionHard: Readonly<Record<string, string>>;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
 }
 
@@ -33,6 +39,8 @@ export interface KubeletFlags {
   kubeconfig?: string;
   loggingFormat: 'json' | 'text';
   verbosity: number;
+  /** --node-labels: extra labels of this node (admission matches nodeSelector against them). */
+  nodeLabels: Readonly<Record<string, string>>;
 }
 
 export interface Config {

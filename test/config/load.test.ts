@@ -94,3 +94,38 @@ test('parseDuration follows Go duration syntax', () => {
   assert.equal(parseDuration('20'), undefined);
   assert.equal(parseDuration('x'), undefined);
 });
+
+test('systemReserved, kubeReserved, evictionHard: upstream defaults, file maps and flags', () => {
+  const d = run(['--hostname-override=x']);
+  assert.deepEqual(d.kubelet.systemReserved, {});
+  assert.deepEqual(d.kubelet.kubeReserved, {});
+  assert.deepEqual(d.kubelet.evictionHard, { 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%', 'imagefs.inodesFree': '5%' });
+  assert.deepEqual(d.flags.nodeLabels, {});
+  const p = configFile([
+    'apiVersion: kubelet.config.k8s.io/v1beta1', 'kind: KubeletConfiguration',
+    'systemReserved: {cpu: 200m, memory: 500Mi}', 'kubeReserved:', '  cpu: "0.1"', '  memory: 256Mi', '  pid: 1000',
+    'evictionHard:', '  memory.available: 200Mi', '',
+  ].join('\n'));
+  const c = run([`--config=${p}`, '--hostname-override=x']);
+  assert.deepEqual(c.kubelet.systemReserved, { cpu: '200m', memory: '500Mi' });
+  assert.deepEqual(c.kubelet.kubeReserved, { cpu: '0.1', memory: '256Mi', pid: '1000' });
+  assert.deepEqual(c.kubelet.evictionHard, { 'memory.available': '200Mi' }, 'a given map replaces the defaults, as upstream');
+  const f = run([`--config=${p}`, '--hostname-override=x', '--system-reserved=cpu=1,memory=1Gi', '--eviction-hard=memory.available<5%,nodefs.available<1Gi', '--node-labels=disk=ssd,example.com/zone=a']);
+  assert.deepEqual(f.kubelet.systemReserved, { cpu: '1', memory: '1Gi' });
+  assert.deepEqual(f.kubelet.evictionHard, { 'memory.available': '5%', 'nodefs.available': '1Gi' });
+  assert.deepEqual(f.flags.nodeLabels, { disk: 'ssd', 'example.com/zone': 'a' });
+  assert.ok(Object.isFrozen(f.kubelet.systemReserved));
+});
+
+test('reserved and eviction maps are validated entry by entry', () => {
+  const p = configFile([
+    'apiVersion: kubelet.config.k8s.io/v1beta1', 'kind: KubeletConfiguration',
+    'systemReserved: {cpu: lots, gpu: 1}', 'kubeReserved: [cpu]', 'evictionHard: {memory.available: 150%, disk.free: 1Gi}', '',
+  ].join('\n'));
+  const all = problems([`--config=${p}`, '--hostname-override=x', '--kube-reserved=cpu', '--node-labels=bad label']).join('\n');
+  assert.match(all, /config field systemReserved: "lots" is not a non-negative quantity; unknown resource "gpu"/);
+  assert.match(all, /config field kubeReserved: must be a map of resource to quantity/);
+  assert.match(all, /config field evictionHard: threshold "150%" must be a quantity \(100Mi\) or a percentage \(10%\); unknown eviction signal "disk.free"/);
+  assert.match(all, /--kube-reserved: "cpu" must look like key=value/);
+  assert.match(all, /--node-labels: "bad label" is not a valid key=value label/);
+});
