@@ -1,170 +1,130 @@
 /**
- * Computes the API PodStatus from the pod spec and what the runtime reports (upstream's
- * generateAPIPodStatus, getPhase and convertToAPIContainerStatuses). Pure: no I/O, no clock
- * except the `now` passed in, so every rule is unit-testable.
+ * Computes the API PodStatus from the pod spec and what the runtime reports (upstream
+ * generateAPIPodStatus). Pure: no I/O, no clock except the `now` passed in, so every rule is
+ * unit-testable. The steps, in upstream's order:
+ *
+ *  1. pod IPs (node family first) and container statuses (container-statuses.ts);
+ *  2. the phase (phase.ts), then a three-way merge: a phase the status manager or the API
+ *     already made terminal stays terminal; reason and message carry over while the phase is
+ *     unchanged;
+ *  3. started / ready from the probe results;
+ *  4. conditions: those not owned by the kubelet are kept (readiness-gate conditions from the
+ *     API, DisruptionTarget from the previous status), then PodReadyToStartContainers,
+ *     Initialized, Ready, ContainersReady, PodScheduled (conditions.ts);
+ *  5. hostIP(s), startTime (kept once set), qosClass.
+ *
+ * Differences from upstream, on purpose: hostIP/hostIPs (and the pod IPs of a hostNetwork pod)
+ * are reported in standalone mode too, where upstream leaves them empty without an apiserver;
+ * a pod whose sandbox is gone keeps the IPs it had.
  */
-import type { ApiContainerState, ApiContainerStatus, ApiPodStatus, Container, Pod, PodCondition } from '../api/types.js';
-import type { ContainerRuntimeStatus, ContainerWaiting, PodRuntimeStatus } from '../kuberuntime/types.js';
+import type { ApiContainerStatus, ApiPodStatus, Pod, PodCondition } from '../api/types.js';
+import type { ContainerWaiting, PodRuntimeStatus } from '../kuberuntime/types.js';
 import { podQOSClass } from './qos.js';
+import { getPhase, type PodPhase } from './phase.js';
+import { applyProbeResults, convertToAPIContainerStatuses, hasAnyActiveRegularContainerStarted, type ProbeResults } from './container-statuses.js';
+import { DisruptionTarget, KUBELET_CONDITIONS, containersReadyCondition, podInitializedCondition, podReadyCondition, podReadyToStartContainersCondition, withTimes } from './conditions.js';
+import { apiTime } from './time.js';
 
 export interface GenerateInput {
   pod: Pod;
   runtime: PodRuntimeStatus;
-  /** Waiting reasons from the last SyncPod (CrashLoopBackOff, ErrImagePull, ...) by container name. */
+  /** Failure of the last start attempt per container name (CrashLoopBackOff, ErrImagePull, ...). */
   waiting: ReadonlyMap<string, ContainerWaiting>;
-  /** The status we reported before, to keep transition times and startTime stable. */
-  previous?: ApiPodStatus;
+  /** The status we reported before: transition times, startTime, terminal phase, old container states. */
+  previous?: ApiPodStatus | undefined;
   hostIP: string;
+  /** Every node IP (dual stack); default [hostIP]. */
+  hostIPs?: readonly string[];
   now: Date;
-  /** Readiness per container id, from probes; absent = ready when running (no probe yet). */
-  readiness?: ReadonlyMap<string, boolean>;
+  /** The pod is being torn down: its containers will not restart whatever the policy says. */
+  podIsTerminal?: boolean;
+  /** Readiness and startup probe results; absent = no prober, probes count as passed. */
+  probes?: ProbeResults | undefined;
 }
 
-type Phase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
+const isTerminal = (p: string | undefined): boolean => p === 'Succeeded' || p === 'Failed';
+const isIPv6 = (ip: string): boolean => ip.includes(':');
 
-const RUNTIME_PREFIX = 'containerd://';
-
-function latestByName(statuses: ContainerRuntimeStatus[]): Map<string, ContainerRuntimeStatus[]> {
-  const m = new Map<string, ContainerRuntimeStatus[]>();
-  for (const s of statuses) {
-    const list = m.get(s.name) ?? [];
-    list.push(s);
-    m.set(s.name, list);
-  }
-  // Newest instance first: by restart count, then creation time.
-  for (const list of m.values()) list.sort((a, b) => b.restartCount - a.restartCount || b.createdAt.getTime() - a.createdAt.getTime());
-  return m;
+/** upstream sortPodIPs: the first IP of the node's family, then the first of the other. */
+function sortPodIPs(ips: readonly string[], nodeIP: string): string[] {
+  const v6First = nodeIP !== '' && isIPv6(nodeIP);
+  const primary = ips.find((ip) => isIPv6(ip) === v6First);
+  const secondary = ips.find((ip) => isIPv6(ip) !== v6First);
+  return [primary, secondary].filter((ip): ip is string => ip !== undefined && ip !== '');
 }
 
-function terminatedState(s: ContainerRuntimeStatus): ApiContainerState {
-  return {
-    terminated: {
-      exitCode: s.exitCode,
-      reason: s.reason || (s.exitCode === 0 ? 'Completed' : 'Error'),
-      ...(s.message ? { message: s.message } : {}),
-      startedAt: s.startedAt,
-      finishedAt: s.finishedAt,
-      containerID: RUNTIME_PREFIX + s.id,
-    },
-  };
-}
-
-function containerStatus(c: Container, history: ContainerRuntimeStatus[] | undefined, waiting: ContainerWaiting | undefined, readiness: ReadonlyMap<string, boolean> | undefined): ApiContainerStatus {
-  const [cur, prev] = history ?? [];
-  const base = { name: c.name, image: c.image ?? '', imageID: '', restartCount: 0, ready: false, started: false };
-  if (!cur) {
-    return { ...base, state: { waiting: { reason: waiting?.reason ?? 'ContainerCreating', ...(waiting?.message ? { message: waiting.message } : {}) } } };
-  }
-  const status: ApiContainerStatus = {
-    ...base,
-    imageID: cur.imageRef,
-    containerID: RUNTIME_PREFIX + cur.id,
-    restartCount: cur.restartCount,
-    state: {},
-  };
-  if (cur.state === 'running') {
-    status.state = { running: { startedAt: cur.startedAt } };
-    status.started = true;
-    status.ready = readiness?.get(cur.id) ?? true;
-    if (prev && prev.state === 'exited') status.lastState = terminatedState(prev);
-  } else if (cur.state === 'exited') {
-    if (waiting) {
-      // A dead container about to be restarted (or in back-off) shows as waiting, with the
-      // death as lastState — what `kubectl get pods` shows as CrashLoopBackOff.
-      status.state = { waiting: { reason: waiting.reason, ...(waiting.message ? { message: waiting.message } : {}) } };
-      status.lastState = terminatedState(cur);
-    } else {
-      status.state = terminatedState(cur);
-      if (prev && prev.state === 'exited') status.lastState = terminatedState(prev);
-    }
-  } else {
-    status.state = { waiting: { reason: waiting?.reason ?? 'ContainerCreating', ...(waiting?.message ? { message: waiting.message } : {}) } };
-  }
-  return status;
-}
-
-/** Upstream getPhase for regular containers (init container rules come with their issue). */
-export function getPhase(pod: Pod, statuses: ApiContainerStatus[], initialized: boolean, initFailed: boolean): Phase {
-  if (initFailed) return 'Failed';
-  if (!initialized) return 'Pending';
-  let waiting = 0, running = 0, stopped = 0, succeeded = 0, unknown = 0;
-  for (const c of pod.spec?.containers ?? []) {
-    const s = statuses.find((x) => x.name === c.name);
-    if (!s) { unknown++; continue; }
-    if (s.state?.running) running++;
-    else if (s.state?.terminated) { stopped++; if (s.state.terminated.exitCode === 0) succeeded++; }
-    else if (s.state?.waiting) { if (s.lastState?.terminated) stopped++; else waiting++; }
-    else unknown++;
-  }
-  if (waiting > 0) return 'Pending';
-  if (running > 0 && unknown === 0) return 'Running';
-  if (running === 0 && stopped > 0 && unknown === 0) {
-    const policy = pod.spec?.restartPolicy ?? 'Always';
-    if (policy === 'Always') return 'Running';
-    if (stopped === succeeded) return 'Succeeded';
-    return policy === 'Never' ? 'Failed' : 'Running';
-  }
-  return 'Pending';
-}
-
-function initProgress(pod: Pod, statuses: ApiContainerStatus[]): { initialized: boolean; failed: boolean } {
-  const inits = pod.spec?.initContainers ?? [];
-  let failed = false;
-  for (const c of inits) {
-    const s = statuses.find((x) => x.name === c.name);
-    // A sidecar (restartPolicy Always) counts once it has started.
-    if (c.restartPolicy === 'Always') { if (!s?.started) return { initialized: false, failed }; continue; }
-    const t = s?.state?.terminated;
-    if (t?.exitCode === 0) continue;
-    if (t && pod.spec?.restartPolicy === 'Never') failed = true;
-    return { initialized: false, failed };
-  }
-  return { initialized: true, failed: false };
-}
-
-function condition(type: string, ok: boolean, now: Date, previous: ApiPodStatus | undefined, reason?: string): PodCondition {
-  const status = ok ? 'True' : 'False';
-  const old = previous?.conditions?.find((c) => c.type === type);
-  const lastTransitionTime = old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : now;
-  return { type, status, lastTransitionTime, ...(reason && !ok ? { reason } : {}) } as PodCondition;
+function podIPs(input: GenerateInput): string[] {
+  const { pod, runtime, previous } = input;
+  const sandbox = runtime.sandboxStatuses[0];
+  const hostNetwork = sandbox?.hostNetwork ?? pod.spec?.hostNetwork === true;
+  const hostIPs = (input.hostIPs ?? [input.hostIP]).filter(Boolean);
+  if (hostNetwork) return hostIPs.slice(0, 2);
+  const fromRuntime = runtime.ips.length > 0 ? runtime.ips : sandbox ? [sandbox.ip, ...sandbox.additionalIps] : [];
+  const ips = sortPodIPs(fromRuntime.filter(Boolean), hostIPs[0] ?? '');
+  if (ips.length > 0) return ips;
+  return (previous?.podIPs ?? []).map((p) => p.ip).filter(Boolean);
 }
 
 export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
-  const { pod, runtime, waiting, previous, now } = input;
-  const byName = latestByName(runtime.containerStatuses);
-  const statuses = (pod.spec?.containers ?? []).map((c) => containerStatus(c, byName.get(c.name), waiting.get(c.name), input.readiness));
-  const initStatuses = (pod.spec?.initContainers ?? []).map((c) => containerStatus(c, byName.get(c.name), waiting.get(c.name), input.readiness));
-  const { initialized, failed } = initProgress(pod, initStatuses);
-  const phase = getPhase(pod, statuses, initialized, failed);
+  const { pod, runtime, previous, waiting } = input;
+  const now = apiTime(input.now);
+  const apiStatus = pod.status;
 
-  const sandbox = runtime.sandboxStatuses[0];
-  const sandboxReady = sandbox?.ready === true;
-  const containersReady = statuses.length > 0 && statuses.every((s) => s.ready);
-  const terminal = phase === 'Succeeded' || phase === 'Failed';
-  const notReadyReason = terminal ? 'PodCompleted' : 'ContainersNotReady';
-  // A hostNetwork pod's IPs are the node's (upstream: podIPs = hostIPs for host-network pods).
-  const hostNetwork = sandbox?.hostNetwork ?? pod.spec?.hostNetwork === true;
-  const podIPs = hostNetwork ? [input.hostIP].filter(Boolean) : sandbox ? [sandbox.ip, ...sandbox.additionalIps].filter(Boolean) : [];
+  const containerStatuses = convertToAPIContainerStatuses({ pod, runtime, previous: previous?.containerStatuses, containers: pod.spec?.containers ?? [], isInit: false, waiting });
+  const initContainerStatuses = convertToAPIContainerStatuses({ pod, runtime, previous: previous?.initContainerStatuses, containers: pod.spec?.initContainers ?? [], isInit: true, waiting });
 
-  const status: ApiPodStatus = {
-    phase,
-    conditions: [
-      condition('PodReadyToStartContainers', sandboxReady, now, previous),
-      condition('Initialized', initialized, now, previous, 'ContainersNotInitialized'),
-      condition('Ready', containersReady, now, previous, notReadyReason),
-      condition('ContainersReady', containersReady, now, previous, notReadyReason),
-      condition('PodScheduled', true, now, previous),
-    ],
-    hostIP: input.hostIP,
-    hostIPs: input.hostIP ? [{ ip: input.hostIP }] : [],
-    startTime: previous?.startTime ?? now,
-    containerStatuses: statuses,
-    qosClass: podQOSClass(pod),
-  };
-  if (podIPs.length > 0) {
-    status.podIP = podIPs[0];
-    status.podIPs = podIPs.map((ip) => ({ ip }));
+  let phase: PodPhase = getPhase(pod, [...containerStatuses, ...initContainerStatuses], input.podIsTerminal === true, hasAnyActiveRegularContainerStarted(pod, runtime));
+  if (!isTerminal(phase)) {
+    if (isTerminal(previous?.phase)) phase = previous!.phase as PodPhase;
+    else if (isTerminal(apiStatus?.phase)) phase = apiStatus!.phase as PodPhase;
   }
-  if (initStatuses.length > 0) status.initContainerStatuses = initStatuses;
+  let reason: string | undefined;
+  let message: string | undefined;
+  if (phase === (previous?.phase ?? apiStatus?.phase)) {
+    reason = previous?.reason || apiStatus?.reason || undefined;
+    message = previous?.message || apiStatus?.message || undefined;
+  }
+  // Pods never leave a terminal phase the API reports.
+  if (isTerminal(apiStatus?.phase) && phase !== apiStatus!.phase) phase = apiStatus!.phase as PodPhase;
+
+  applyProbeResults(pod, containerStatuses, initContainerStatuses, input.probes);
+
+  const conditions: PodCondition[] = (apiStatus?.conditions ?? []).filter((c) => !KUBELET_CONDITIONS.includes(c.type) && c.type !== DisruptionTarget);
+  const disruption = previous?.conditions?.find((c) => c.type === DisruptionTarget);
+  if (disruption) conditions.push(disruption);
+  const all: ApiContainerStatus[] = [...initContainerStatuses, ...containerStatuses];
+  conditions.push(withTimes(podReadyToStartContainersCondition(pod, runtime), previous, now));
+  conditions.push(withTimes(podInitializedCondition(pod, all, phase), previous, now));
+  conditions.push(withTimes(podReadyCondition(pod, conditions, all, phase), previous, now));
+  conditions.push(withTimes(containersReadyCondition(pod, all, phase), previous, now));
+  conditions.push(withTimes({ type: 'PodScheduled', status: 'True' }, previous, now));
+
+  const hostIPs = (input.hostIPs ?? [input.hostIP]).filter(Boolean);
+  const ips = podIPs(input);
+  // Upstream's field order (v1.PodStatus), so the JSON reads like the apiserver's.
+  const status: ApiPodStatus = { phase, conditions };
+  if (message) status.message = message;
+  if (reason) status.reason = reason;
+  if (hostIPs.length > 0) {
+    status.hostIP = hostIPs[0];
+    status.hostIPs = hostIPs.slice(0, 2).map((ip) => ({ ip }));
+  }
+  if (ips.length > 0) {
+    status.podIP = ips[0];
+    status.podIPs = ips.map((ip) => ({ ip }));
+  }
+  status.startTime = previous?.startTime ?? now;
+  if (initContainerStatuses.length > 0) status.initContainerStatuses = initContainerStatuses;
+  status.containerStatuses = containerStatuses;
+  status.qosClass = podQOSClass(pod);
   return status;
+}
+
+/**
+ * The status of a pod refused at admission (upstream Kubelet.rejectPod): Failed with the
+ * predicate's reason, the message prefixed "Pod was rejected: ", its QoS class and, as the
+ * status manager adds it, a start time. No container ever ran.
+ */
+export function rejectedPodStatus(pod: Pod, reason: string, message: string, now: Date): ApiPodStatus {
+  return { phase: 'Failed', message: `Pod was rejected: ${message}`, reason, startTime: apiTime(now), qosClass: podQOSClass(pod) };
 }

@@ -17,6 +17,10 @@ class MemoryStatusManager implements StatusManager {
     if (uid) this.statuses.set(uid, status);
   }
 
+  removePodStatus(uid: string): void {
+    this.statuses.delete(uid);
+  }
+
   removeOrphanStatuses(keep: ReadonlySet<string>): void {
     for (const uid of this.statuses.keys()) if (!keep.has(uid)) this.statuses.delete(uid);
   }

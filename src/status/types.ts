@@ -8,6 +8,8 @@ export interface PodStatusProvider {
 /** Owns the latest API status of every pod (upstream status.Manager). */
 export interface StatusManager extends PodStatusProvider {
   setPodStatus(pod: Pod, status: ApiPodStatus): void;
+  /** Forget one pod's status (a new incarnation of the UID starts from nothing). */
+  removePodStatus(uid: string): void;
   /** Forget pods that are no longer desired. */
   removeOrphanStatuses(keep: ReadonlySet<string>): void;
 }

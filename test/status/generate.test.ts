@@ -1,44 +1,84 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pod } from '../../src/api/types.js';
-import type { ContainerRuntimeStatus, PodRuntimeStatus } from '../../src/kuberuntime/types.js';
-import { generateAPIPodStatus, podQOSClass } from '../../src/status/index.js';
+import type { ApiPodStatus, Pod } from '../../src/api/types.js';
+import type { ContainerRuntimeStatus, ContainerWaiting, PodRuntimeStatus } from '../../src/kuberuntime/types.js';
+import { generateAPIPodStatus, podQOSClass, rejectedPodStatus, type GenerateInput } from '../../src/status/index.js';
+import { STAGES, diffStage } from './lifecycle-table.js';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
+const at = (s: number) => new Date(NOW.getTime() + s * 1000);
 
-function pod(restartPolicy: string, names = ['a'], extra: Partial<Pod['spec']> = {}): Pod {
+function pod(restartPolicy: string, names = ['a'], extra: Partial<NonNullable<Pod['spec']>> = {}): Pod {
   return { metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { restartPolicy, containers: names.map((n) => ({ name: n, image: 'busybox' })), ...extra } } as Pod;
 }
 
-function ctr(name: string, state: ContainerRuntimeStatus['state'], exitCode = 0, restartCount = 0, id = `${name}-${restartCount}`): ContainerRuntimeStatus {
+function ctr(name: string, state: ContainerRuntimeStatus['state'], exitCode = 0, restartCount = 0, opts: Partial<ContainerRuntimeStatus> = {}): ContainerRuntimeStatus {
   return {
-    id, name, state, exitCode, restartCount, createdAt: new Date(NOW.getTime() + restartCount), startedAt: NOW, finishedAt: state === 'exited' ? NOW : undefined,
-    image: 'busybox', imageRef: 'sha256:abc', reason: '', message: '', hash: 'h', podSandboxId: 's',
+    id: `${name}-${restartCount}`, name, state, exitCode, restartCount, createdAt: at(restartCount * 10), startedAt: at(restartCount * 10 + 1),
+    finishedAt: state === 'exited' ? at(restartCount * 10 + 5) : undefined,
+    image: 'busybox', imageRef: 'sha256:abc', reason: '', message: '', hash: 'h', podSandboxId: 's', ...opts,
   };
 }
 
-function runtime(containers: ContainerRuntimeStatus[], sandboxReady = true): PodRuntimeStatus {
+function runtime(containers: ContainerRuntimeStatus[], sandbox: 'ready' | 'notready' | 'none' = 'ready'): PodRuntimeStatus {
   return {
-    uid: 'u', name: 'p', namespace: 'default', ips: ['10.0.0.5'], timestamp: NOW, containerStatuses: containers,
-    sandboxStatuses: [{ id: 's', ready: sandboxReady, attempt: 0, createdAt: 0n, ip: '10.0.0.5', additionalIps: [], hostNetwork: false }],
+    uid: 'u', name: 'p', namespace: 'default', ips: sandbox === 'none' ? [] : ['10.0.0.5'], timestamp: NOW, containerStatuses: containers,
+    sandboxStatuses: sandbox === 'none' ? [] : [{ id: 's', ready: sandbox === 'ready', attempt: 0, createdAt: 0n, ip: '10.0.0.5', additionalIps: [], hostNetwork: false }],
   };
 }
 
-function gen(p: Pod, rt: PodRuntimeStatus, waiting = new Map()) {
-  return generateAPIPodStatus({ pod: p, runtime: rt, waiting, hostIP: '192.0.2.1', now: NOW });
+function gen(p: Pod, rt: PodRuntimeStatus, extra: Partial<GenerateInput> = {}) {
+  return generateAPIPodStatus({ pod: p, runtime: rt, waiting: new Map(), hostIP: '192.0.2.1', now: NOW, ...extra });
 }
 
-test('phase: Pending with no containers yet, Running when all run', () => {
-  assert.equal(gen(pod('Always'), runtime([])).phase, 'Pending');
-  const s = gen(pod('Always', ['a', 'b']), runtime([ctr('a', 'running'), ctr('b', 'running')]));
-  assert.equal(s.phase, 'Running');
-  assert.equal(s.podIP, '10.0.0.5');
-  assert.deepEqual(s.podIPs, [{ ip: '10.0.0.5' }]);
-  assert.equal(s.hostIP, '192.0.2.1');
-  assert.equal(s.containerStatuses![0]!.containerID, 'containerd://a-0');
-  assert.equal(s.containerStatuses![0]!.ready, true);
-  assert.equal(s.conditions!.find((c) => c.type === 'Ready')!.status, 'True');
+const cond = (s: ApiPodStatus, type: string) => s.conditions!.find((c) => c.type === type)!;
+
+// ---- a pod's life, as the table says (shared with the e2e test) --------------------------------
+
+function lifecyclePod(restartPolicy: string): Pod {
+  return pod(restartPolicy, ['app'], { initContainers: [{ name: 'init', image: 'busybox' }] });
+}
+
+const initDone = ctr('init', 'exited', 0, 0, { reason: 'Completed' });
+const lifeTable: { stage: keyof typeof STAGES; policy: string; rt: PodRuntimeStatus; waiting?: Map<string, ContainerWaiting>; terminal?: boolean }[] = [
+  { stage: 'pending', policy: 'Always', rt: runtime([], 'none') },
+  { stage: 'initRunning', policy: 'Always', rt: runtime([ctr('init', 'running')]) },
+  { stage: 'initDone', policy: 'Always', rt: runtime([initDone]) },
+  { stage: 'running', policy: 'Always', rt: runtime([initDone, ctr('app', 'running')]) },
+  {
+    stage: 'crashLooping', policy: 'Always', rt: runtime([initDone, ctr('app', 'exited', 1, 0, { reason: 'Error' }), ctr('app', 'exited', 1, 1, { reason: 'Error' })]),
+    waiting: new Map([['app', { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting failed container=app pod=p_default(u)' }]]),
+  },
+  { stage: 'succeeded', policy: 'Never', rt: runtime([initDone, ctr('app', 'exited', 0, 0, { reason: 'Completed' })], 'notready'), terminal: true },
+  { stage: 'failed', policy: 'Never', rt: runtime([initDone, ctr('app', 'exited', 1, 0, { reason: 'Error' })], 'notready'), terminal: true },
+];
+
+for (const row of lifeTable) {
+  test(`lifecycle table: ${STAGES[row.stage]!.name}`, () => {
+    const s = gen(lifecyclePod(row.policy), row.rt, { waiting: row.waiting ?? new Map(), podIsTerminal: row.terminal ?? false });
+    assert.deepEqual(diffStage(s, STAGES[row.stage]!), []);
+  });
+}
+
+test('lifecycle: statuses carried from stage to stage keep transition times and startTime', () => {
+  const p = lifecyclePod('Never');
+  let prev: ApiPodStatus | undefined;
+  const seen: ApiPodStatus[] = [];
+  const steps = [runtime([], 'none'), runtime([ctr('init', 'running')]), runtime([initDone]), runtime([initDone, ctr('app', 'running')]), runtime([initDone, ctr('app', 'exited', 0, 0, { reason: 'Completed' })], 'notready')];
+  steps.forEach((rt, i) => {
+    prev = generateAPIPodStatus({ pod: p, runtime: rt, waiting: new Map(), previous: prev, hostIP: '192.0.2.1', now: at(i), podIsTerminal: i === steps.length - 1 });
+    seen.push(prev);
+  });
+  assert.deepEqual(seen.map((s) => s.phase), ['Pending', 'Pending', 'Pending', 'Running', 'Succeeded']);
+  assert.equal(seen.at(-1)!.startTime!.getTime(), NOW.getTime(), 'startTime is the first observation');
+  assert.equal(cond(seen.at(-1)!, 'PodScheduled').lastTransitionTime!.getTime(), NOW.getTime(), 'PodScheduled never changed');
+  assert.equal(cond(seen.at(-1)!, 'Initialized').lastTransitionTime!.getTime(), at(2).getTime(), 'Initialized became True at step 2');
+  assert.equal(cond(seen[3]!, 'Ready').lastTransitionTime!.getTime(), at(3).getTime());
+  assert.equal(cond(seen.at(-1)!, 'Ready').lastTransitionTime!.getTime(), at(4).getTime());
+  assert.equal(cond(seen.at(-1)!, 'PodReadyToStartContainers').lastTransitionTime!.getTime(), at(4).getTime());
 });
+
+// ---- phase rules through generateAPIPodStatus ------------------------------------------------
 
 test('phase under each restartPolicy when containers have exited', () => {
   const ok = [ctr('a', 'exited', 0)];
@@ -48,43 +88,211 @@ test('phase under each restartPolicy when containers have exited', () => {
   assert.equal(gen(pod('OnFailure'), runtime(bad)).phase, 'Running');
   assert.equal(gen(pod('Never'), runtime(ok)).phase, 'Succeeded');
   assert.equal(gen(pod('Never'), runtime(bad)).phase, 'Failed');
+  assert.equal(gen(pod('Always'), runtime(bad), { podIsTerminal: true }).phase, 'Failed', 'a terminal pod: exit codes decide');
   const t = gen(pod('Never'), runtime(bad)).containerStatuses![0]!.state!.terminated!;
   assert.equal(t.exitCode, 1);
   assert.equal(t.reason, 'Error');
   assert.equal(gen(pod('Never'), runtime(ok)).containerStatuses![0]!.state!.terminated!.reason, 'Completed');
 });
 
+test('OOMKilled and the termination message pass through from the runtime', () => {
+  const s = gen(pod('Never'), runtime([ctr('a', 'exited', 137, 0, { reason: 'OOMKilled', message: 'out of memory' })]));
+  const t = s.containerStatuses![0]!.state!.terminated!;
+  assert.equal(t.reason, 'OOMKilled');
+  assert.equal(t.message, 'out of memory');
+  assert.equal(t.exitCode, 137);
+  assert.equal(t.containerID, 'containerd://a-0');
+  assert.equal(s.phase, 'Failed');
+});
+
+test('a terminal phase never goes back (three-way merge), reason and message carry over', () => {
+  const failed: ApiPodStatus = { phase: 'Failed', reason: 'Evicted', message: 'The node was low on memory.' };
+  const s = gen(pod('Always'), runtime([ctr('a', 'running')]), { previous: failed });
+  assert.equal(s.phase, 'Failed');
+  assert.equal(s.reason, 'Evicted');
+  assert.equal(s.message, 'The node was low on memory.');
+  const apiTerminal = pod('Always');
+  apiTerminal.status = { phase: 'Succeeded' };
+  assert.equal(gen(apiTerminal, runtime([ctr('a', 'running')])).phase, 'Succeeded');
+  const s2 = gen(pod('Always'), runtime([ctr('a', 'running')]), { previous: { phase: 'Pending', reason: 'X' } });
+  assert.equal(s2.reason, undefined, 'reason belongs to the phase it came with');
+});
+
+test('a DisruptionTarget condition set at eviction is kept', () => {
+  const prev: ApiPodStatus = { phase: 'Failed', conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message: 'm', lastTransitionTime: NOW }] };
+  const s = gen(pod('Always'), runtime([ctr('a', 'exited', 137)]), { previous: prev });
+  assert.deepEqual(s.conditions!.map((c) => c.type), ['DisruptionTarget', 'PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
+});
+
+// ---- container statuses -----------------------------------------------------------------------
+
+test('a running pod: every field of the container status', () => {
+  const s = gen(pod('Always', ['b', 'a']), runtime([ctr('a', 'running'), ctr('b', 'running')]));
+  assert.equal(s.phase, 'Running');
+  assert.deepEqual(s.containerStatuses!.map((c) => c.name), ['a', 'b'], 'sorted by name as upstream');
+  const a = s.containerStatuses![0]!;
+  assert.deepEqual(JSON.parse(JSON.stringify(a)), {
+    name: 'a', state: { running: { startedAt: '2026-01-01T00:00:01Z' } }, lastState: {}, ready: true, restartCount: 0,
+    image: 'busybox', imageID: 'sha256:abc', containerID: 'containerd://a-0', started: true,
+  });
+  assert.equal(s.podIP, '10.0.0.5');
+  assert.deepEqual(s.podIPs, [{ ip: '10.0.0.5' }]);
+  assert.equal(s.hostIP, '192.0.2.1');
+  assert.deepEqual(s.hostIPs, [{ ip: '192.0.2.1' }]);
+  assert.equal(s.qosClass, 'BestEffort');
+  assert.equal(cond(s, 'Ready').status, 'True');
+});
+
+test('status JSON: upstream field order, RFC 3339 second timestamps, lastProbeTime null', () => {
+  const s = gen(pod('Always'), runtime([ctr('a', 'running')]), { now: new Date('2026-01-01T00:00:00.789Z') });
+  const json = JSON.parse(JSON.stringify(s));
+  assert.deepEqual(Object.keys(json), ['phase', 'conditions', 'hostIP', 'hostIPs', 'podIP', 'podIPs', 'startTime', 'containerStatuses', 'qosClass']);
+  assert.equal(json.startTime, '2026-01-01T00:00:00Z');
+  assert.deepEqual(json.conditions[0], { type: 'PodReadyToStartContainers', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:00Z' });
+  const t = JSON.parse(JSON.stringify(gen(pod('Never'), runtime([ctr('a', 'exited', 2)])).containerStatuses![0]!.state));
+  assert.deepEqual(t, { terminated: { exitCode: 2, reason: 'Error', startedAt: '2026-01-01T00:00:01Z', finishedAt: '2026-01-01T00:00:05Z', containerID: 'containerd://a-0' } });
+});
+
 test('a container in back-off is waiting with the death as lastState', () => {
-  const s = gen(pod('Always'), runtime([ctr('a', 'exited', 2, 3)]), new Map([['a', { reason: 'CrashLoopBackOff', message: 'back-off 40s' }]]));
+  const s = gen(pod('Always'), runtime([ctr('a', 'exited', 2, 3)]), { waiting: new Map([['a', { reason: 'CrashLoopBackOff', message: 'back-off 40s' }]]) });
   const c = s.containerStatuses![0]!;
-  assert.equal(c.state!.waiting!.reason, 'CrashLoopBackOff');
+  assert.deepEqual(c.state, { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s' } });
   assert.equal(c.lastState!.terminated!.exitCode, 2);
   assert.equal(c.restartCount, 3);
+  assert.equal(c.ready, false);
+  assert.equal(c.started, false);
   assert.equal(s.phase, 'Running');
 });
 
-test('restarted container shows the previous instance as lastState', () => {
-  const s = gen(pod('Always'), runtime([ctr('a', 'exited', 137, 0), ctr('a', 'running', 0, 1)]));
+test('a waiting reason is shown only for a container that will be started again', () => {
+  const w = new Map([['a', { reason: 'CrashLoopBackOff', message: 'm' }]]);
+  const never = gen(pod('Never'), runtime([ctr('a', 'exited', 2)]), { waiting: w });
+  assert.ok(never.containerStatuses![0]!.state!.terminated, 'restartPolicy Never: stays terminated');
+  const onFailureOk = gen(pod('OnFailure'), runtime([ctr('a', 'exited', 0)]), { waiting: w });
+  assert.ok(onFailureOk.containerStatuses![0]!.state!.terminated, 'OnFailure after success: stays terminated');
+  const deleted = pod('Always');
+  deleted.metadata!.deletionTimestamp = NOW;
+  assert.ok(gen(deleted, runtime([ctr('a', 'exited', 2)]), { waiting: w }).containerStatuses![0]!.state!.terminated, 'deleted: never restarted');
+});
+
+test('restarted container shows the previous instance as lastState; only two instances count', () => {
+  const s = gen(pod('Always'), runtime([ctr('a', 'exited', 137, 0), ctr('a', 'exited', 1, 1), ctr('a', 'running', 0, 2)]));
   const c = s.containerStatuses![0]!;
   assert.ok(c.state!.running);
-  assert.equal(c.restartCount, 1);
-  assert.equal(c.lastState!.terminated!.exitCode, 137);
+  assert.equal(c.restartCount, 2);
+  assert.equal(c.lastState!.terminated!.exitCode, 1);
+  assert.equal(c.containerID, 'containerd://a-2');
 });
 
-test('image pull failures show as waiting', () => {
-  const s = gen(pod('Always'), runtime([]), new Map([['a', { reason: 'ErrImagePull', message: 'not found' }]]));
-  assert.equal(s.containerStatuses![0]!.state!.waiting!.reason, 'ErrImagePull');
+test('image pull failures show as waiting; a created container waits without reason', () => {
+  const s = gen(pod('Always'), runtime([]), { waiting: new Map([['a', { reason: 'ErrImagePull', message: 'not found' }]]) });
+  assert.deepEqual(s.containerStatuses![0]!.state, { waiting: { reason: 'ErrImagePull', message: 'not found' } });
   assert.equal(s.phase, 'Pending');
+  assert.deepEqual(gen(pod('Always'), runtime([ctr('a', 'created')])).containerStatuses![0]!.state, { waiting: {} });
+  assert.deepEqual(gen(pod('Always'), runtime([])).containerStatuses![0]!.state, { waiting: { reason: 'ContainerCreating' } });
 });
 
-test('conditions keep their transition time while unchanged', () => {
+test('a container that vanished while running is reported terminated/unknown, not Pending', () => {
   const first = gen(pod('Always'), runtime([ctr('a', 'running')]));
-  const later = new Date(NOW.getTime() + 5000);
-  const second = generateAPIPodStatus({ pod: pod('Always'), runtime: runtime([ctr('a', 'running')]), waiting: new Map(), previous: first, hostIP: 'x', now: later });
-  assert.deepEqual(second.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime, NOW);
-  assert.equal(second.startTime, first.startTime);
-  const third = generateAPIPodStatus({ pod: pod('Always'), runtime: runtime([ctr('a', 'exited', 1)]), waiting: new Map(), previous: second, hostIP: 'x', now: later });
-  assert.deepEqual(third.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime, later);
+  const s = gen(pod('Always'), runtime([]), { previous: first });
+  const c = s.containerStatuses![0]!;
+  assert.equal(c.lastState!.terminated!.reason, 'ContainerStatusUnknown');
+  assert.equal(c.lastState!.terminated!.exitCode, 137);
+  assert.equal(c.restartCount, 1);
+  assert.equal(s.phase, 'Running');
+  // An old terminated status survives its container's garbage collection.
+  const done = gen(pod('Never'), runtime([ctr('a', 'exited', 3)]));
+  const later = gen(pod('Never'), runtime([]), { previous: done });
+  assert.equal(later.containerStatuses![0]!.state!.terminated!.exitCode, 3);
+  assert.equal(later.phase, 'Failed');
+});
+
+test('probes: started waits for the startup probe, ready for the readiness probe', () => {
+  const p = pod('Always', ['a', 'b', 'c']);
+  p.spec!.containers[0]!.readinessProbe = { exec: { command: ['true'] } };
+  p.spec!.containers[1]!.startupProbe = { exec: { command: ['true'] } };
+  const rt = runtime([ctr('a', 'running'), ctr('b', 'running'), ctr('c', 'running')]);
+  const results = { ready: new Map<string, boolean>(), started: new Map<string, boolean>() };
+  const probes = { readiness: (id: string) => results.ready.get(id), startup: (id: string) => results.started.get(id) };
+  let s = gen(p, rt, { probes });
+  assert.deepEqual(s.containerStatuses!.map((c) => [c.name, c.started, c.ready]), [['a', true, false], ['b', false, false], ['c', true, true]]);
+  assert.equal(cond(s, 'ContainersReady').message, 'containers with unready status: [a b]');
+  results.ready.set('a-0', true);
+  results.started.set('b-0', true);
+  s = gen(p, rt, { probes });
+  assert.deepEqual(s.containerStatuses!.map((c) => [c.name, c.started, c.ready]), [['a', true, true], ['b', true, true], ['c', true, true]]);
+  assert.equal(cond(s, 'Ready').status, 'True');
+  assert.deepEqual(gen(p, rt).containerStatuses!.map((c) => c.ready), [true, true, true], 'no prober: probes count as passed');
+});
+
+test('readiness gates: Ready waits for the gate condition', () => {
+  const p = pod('Always', ['a'], { readinessGates: [{ conditionType: 'example.com/lb' }] });
+  const rt = runtime([ctr('a', 'running')]);
+  assert.equal(cond(gen(p, rt), 'Ready').message, 'corresponding condition of pod readiness gate "example.com/lb" does not exist.');
+  assert.equal(cond(gen(p, rt), 'Ready').reason, 'ReadinessGatesNotReady');
+  assert.equal(cond(gen(p, rt), 'ContainersReady').status, 'True');
+  p.status = { conditions: [{ type: 'example.com/lb', status: 'True' }] };
+  const s = gen(p, rt);
+  assert.equal(cond(s, 'Ready').status, 'True');
+  assert.equal(s.conditions![0]!.type, 'example.com/lb', 'conditions not owned by the kubelet are kept');
+});
+
+test('sidecars: started sidecar initializes the pod, is counted in ContainersReady, and keeps it Running', () => {
+  const p = pod('Always', ['app'], { initContainers: [{ name: 'side', image: 'busybox', restartPolicy: 'Always' }] });
+  let s = gen(p, runtime([ctr('side', 'running')]));
+  assert.equal(s.phase, 'Pending', 'sidecar up, app not started');
+  assert.equal(cond(s, 'Initialized').status, 'True');
+  assert.equal(s.initContainerStatuses![0]!.started, true);
+  assert.equal(s.initContainerStatuses![0]!.ready, true);
+  s = gen(p, runtime([ctr('side', 'running'), ctr('app', 'running')]));
+  assert.equal(s.phase, 'Running');
+  assert.equal(cond(s, 'ContainersReady').status, 'True');
+  s = gen(p, runtime([ctr('side', 'exited', 1), ctr('app', 'running')]), { waiting: new Map([['side', { reason: 'CrashLoopBackOff', message: '' }]]) });
+  assert.equal(s.phase, 'Running', 'a restarting sidecar keeps an initialized pod Running');
+  assert.equal(cond(s, 'Initialized').status, 'True');
+  assert.equal(cond(s, 'ContainersReady').message, 'containers with unready status: [side]');
+  s = gen(p, runtime([ctr('side', 'exited', 137), ctr('app', 'exited', 0)], 'notready'), { podIsTerminal: true });
+  assert.equal(s.phase, 'Succeeded', 'completed app, sidecar stopped: the pod succeeded');
+});
+
+test('init container failing under restartPolicy Never fails the pod', () => {
+  const p = pod('Never', ['app'], { initContainers: [{ name: 'init', image: 'busybox' }] });
+  const s = gen(p, runtime([ctr('init', 'exited', 3)]));
+  assert.equal(s.phase, 'Failed');
+  assert.equal(cond(s, 'Initialized').status, 'False');
+  assert.equal(cond(s, 'Ready').reason, 'PodFailed');
+  const retried = gen(pod('Always', ['app'], { initContainers: [{ name: 'init', image: 'busybox' }] }), runtime([ctr('init', 'exited', 3)]), { waiting: new Map([['init', { reason: 'CrashLoopBackOff', message: '' }]]) });
+  assert.equal(retried.phase, 'Pending');
+  assert.equal(retried.initContainerStatuses![0]!.state!.waiting!.reason, 'CrashLoopBackOff');
+});
+
+// ---- IPs, QoS, rejection ------------------------------------------------------------------------
+
+test('a hostNetwork pod reports the node IP as its pod IP', () => {
+  const rt = runtime([ctr('a', 'running')]);
+  rt.ips = [];
+  rt.sandboxStatuses[0] = { ...rt.sandboxStatuses[0]!, ip: '', hostNetwork: true };
+  const s = gen(pod('Always', ['a'], { hostNetwork: true }), rt);
+  assert.equal(s.podIP, '192.0.2.1');
+  assert.deepEqual(s.podIPs, [{ ip: '192.0.2.1' }]);
+  assert.equal(cond(s, 'PodReadyToStartContainers').status, 'True');
+});
+
+test('pod IPs: the node family first; kept once the sandbox is gone', () => {
+  const rt = runtime([ctr('a', 'running')]);
+  rt.ips = ['fd00::5', '10.0.0.5', '10.0.0.6'];
+  assert.deepEqual(gen(pod('Always'), rt).podIPs, [{ ip: '10.0.0.5' }, { ip: 'fd00::5' }]);
+  assert.deepEqual(gen(pod('Always'), rt, { hostIP: 'fd00::1' }).podIPs, [{ ip: 'fd00::5' }, { ip: '10.0.0.5' }]);
+  const first = gen(pod('Always'), runtime([ctr('a', 'running')]));
+  assert.equal(gen(pod('Always'), runtime([ctr('a', 'exited', 0)], 'none'), { previous: first }).podIP, '10.0.0.5');
+});
+
+test('PodReadyToStartContainers: False without a ready sandbox, or with two ready ones', () => {
+  assert.equal(cond(gen(pod('Always'), runtime([], 'none')), 'PodReadyToStartContainers').status, 'False');
+  assert.equal(cond(gen(pod('Always'), runtime([], 'notready')), 'PodReadyToStartContainers').status, 'False');
+  const two = runtime([]);
+  two.sandboxStatuses.push({ ...two.sandboxStatuses[0]!, id: 's2' });
+  assert.equal(cond(gen(pod('Always'), two), 'PodReadyToStartContainers').status, 'False');
 });
 
 test('qosClass', () => {
@@ -96,10 +304,10 @@ test('qosClass', () => {
   assert.equal(podQOSClass(g), 'Burstable');
 });
 
-test('a hostNetwork pod reports the node IP as its pod IP', () => {
-  const rt = runtime([ctr('a', 'running')]);
-  rt.sandboxStatuses[0] = { ...rt.sandboxStatuses[0]!, ip: '', hostNetwork: true };
-  const s = gen(pod('Always', ['a'], { hostNetwork: true }), rt);
-  assert.equal(s.podIP, '192.0.2.1');
-  assert.deepEqual(s.podIPs, [{ ip: '192.0.2.1' }]);
+test('a rejected pod: Failed, upstream reason, "Pod was rejected: " message, no containers', () => {
+  const s = rejectedPodStatus(pod('Always'), 'OutOfmemory', "Node didn't have enough resource: memory, requested: 1, used: 0, capacity: 0", NOW);
+  assert.deepEqual(JSON.parse(JSON.stringify(s)), {
+    phase: 'Failed', message: "Pod was rejected: Node didn't have enough resource: memory, requested: 1, used: 0, capacity: 0", reason: 'OutOfmemory',
+    startTime: '2026-01-01T00:00:00Z', qosClass: 'BestEffort',
+  });
 });
