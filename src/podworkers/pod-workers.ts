@@ -1,7 +1,14 @@
 /**
- * The pod worker driver. Each UID has one PodSyncStatus and at most one loop running for it;
- * updates that arrive while it works are coalesced into `pending` (a kill is never replaced by
- * a sync). All state transitions happen in `transition()`, all side effects in `runOnce()`.
+ * The pod worker driver. Each UID has one Worker record and at most one loop running for it;
+ * updates that arrive while it works are coalesced into `pending`. The decisions (which state,
+ * which grace period, preempt or not) come from states.ts; this file owns everything else: the
+ * loop, cancellation, logging, metrics, retries, static pod start ordering and restarts.
+ *
+ * Cancellation: a kill aborts the work in flight. A sync is not abandoned (it may be creating
+ * containers the kill must see): its wait for a fresh runtime status is cut short and the
+ * syncer sees its context aborted. A kill is abandoned when a shorter grace period arrives: the
+ * new kill starts at once with the shorter grace (the runtime honours a second StopContainer with
+ * a shorter timeout) while the old call finishes on its own, no longer awaited.
  */
 import type { Pod } from '../api/types.js';
 import type { PodStatusCache } from '../pleg/types.js';
@@ -12,30 +19,39 @@ import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { WorkQueue } from './work-queue.js';
-import type { PodSyncer, PodWorkerState, PodWorkers, UpdatePodOptions, UpdateType } from './types.js';
+import { HANDLERS, initialState, isAllowedEdge, type TerminationCause, type WorkDone, type WorkerView } from './states.js';
+import type { KillPodOptions, PodStatusFunc, PodSyncer, PodWorkerState, PodWorkers, UpdatePodOptions, UpdateType } from './types.js';
 
 /** Upstream's backOffPeriod after a failed sync. */
 export const WORKER_BACKOFF_MS = 10_000;
-const DEFAULT_GRACE_SECONDS = 30;
+/** Retry period of a failed kill or cleanup (upstream: the worker back-off, at most this soon). */
+export const TERMINATION_RETRY_MS = 1000;
 
-interface PodSyncStatus {
+interface Worker {
   uid: string;
   fullname: string;
+  state: PodWorkerState;
   pod: Pod | undefined;
   runningPod: RunningPod | undefined;
-  state: PodWorkerState;
-  /** Terminated and cleaned up: takes no more work. */
-  finished: boolean;
-  working: boolean;
-  pending: UpdatePodOptions | undefined;
-  gracePeriodSeconds: number | undefined;
-  /** A create arrived while terminating: honour it once terminated (upstream restartRequested). */
+  static: boolean;
+  cause: TerminationCause | undefined;
+  gracePeriod: number | undefined;
+  /** Status amendments and completion callbacks of the kills received (upstream abnormalTerminations). */
+  statusFns: PodStatusFunc[];
+  onTerminated: (() => void)[];
+  /** A create arrived while terminating: start the pod afresh once finished (upstream restartRequested). */
   restartRequested: boolean;
-  /** Time the last sync started: the next one needs a newer runtime status. */
-  lastSyncTime: number;
+  restartPod: Pod | undefined;
+  /** The next work to do; its type is the update type for syncs and metrics. */
+  pending: { updateType: UpdateType } | undefined;
+  working: boolean;
+  /** The work in flight and how to abort it. */
+  inflight: { state: PodWorkerState; abort: AbortController } | undefined;
+  /** The pod was allowed to start (syncPod ran at least once). */
   started: boolean;
-  /** Aborts a sync's wait for a fresh status when a kill arrives meanwhile. */
-  waitAbort: AbortController | undefined;
+  /** When the last sync started: the next one needs a newer runtime status. */
+  lastSyncTime: number;
+  retryTimer: { cancel(): void } | undefined;
 }
 
 export interface PodWorkersOptions {
@@ -43,196 +59,417 @@ export interface PodWorkersOptions {
   cache: PodStatusCache;
   resyncIntervalMs: number;
   clock?: Clock;
+  backOffMs?: number;
+  terminationRetryMs?: number;
 }
 
 function fullName(pod: Pod | undefined, running: RunningPod | undefined): string {
-  const name = pod?.metadata?.name ?? running?.name ?? '?';
-  const ns = pod?.metadata?.namespace ?? running?.namespace ?? '?';
-  return `${name}_${ns}`;
+  return `${pod?.metadata?.name ?? running?.name ?? '?'}_${pod?.metadata?.namespace ?? running?.namespace ?? '?'}`;
 }
 
-function podGrace(pod: Pod | undefined): number {
-  return pod?.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
-}
-
-function isStatic(pod: Pod | undefined): boolean {
+function isStaticPod(pod: Pod | undefined): boolean {
   const src = pod?.metadata?.annotations?.[ConfigSourceAnnotationKey];
   return src !== undefined && src !== 'api';
 }
 
+/** upstream isPodStatusCacheTerminal: nothing running and no ready sandbox. */
+function cacheShowsNothingRunning(cache: PodStatusCache, uid: string): boolean {
+  const status = cache.get(uid)?.status;
+  if (!status) return false;
+  return !status.containerStatuses.some((c) => c.state === 'running') && !status.sandboxStatuses.some((s) => s.ready);
+}
+
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<{ aborted: true } | { aborted: false; value: T }> {
+  if (signal.aborted) return Promise.resolve({ aborted: true });
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve({ aborted: true });
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => { signal.removeEventListener('abort', onAbort); resolve({ aborted: false, value }); },
+      (err: unknown) => { signal.removeEventListener('abort', onAbort); reject(err); },
+    );
+  });
+}
+
 class PodWorkersImpl implements PodWorkers {
-  private readonly statuses = new Map<string, PodSyncStatus>();
+  private readonly workers = new Map<string, Worker>();
   private readonly queue: WorkQueue;
   private readonly clock: Clock;
-  private readonly loops = new Set<Promise<void>>();
-  /** Static pods waiting for an older instance with the same full name to finish. */
-  private finishWaiters: (() => void)[] = [];
+  /** Loops and abandoned kills still running (idle() waits for both). */
+  private readonly outstanding = new Set<Promise<unknown>>();
+  /** upstream startedStaticPodsByFullname / waitingToStartStaticPodsByFullname. */
+  private readonly startedStatic = new Map<string, string>();
+  private readonly waitingStatic = new Map<string, string[]>();
 
   constructor(private readonly opts: PodWorkersOptions) {
     this.clock = opts.clock ?? realClock;
     this.queue = new WorkQueue(this.clock);
   }
 
+  // ---- UpdatePod: decide (states.ts), then apply ---------------------------------------------
+
   updatePod(update: UpdatePodOptions): void {
     const uid = update.pod?.metadata?.uid ?? update.runningPod?.uid;
     if (!uid) return;
-    let st = this.statuses.get(uid);
-    if (st?.finished && !st.working && update.updateType === 'create') {
-      // Fully terminated and cleaned up: a create for the same UID (the same manifest written
-      // back) starts a fresh worker now rather than at the next housekeeping.
-      this.statuses.delete(uid);
-      st = undefined;
+    let w = this.workers.get(uid);
+    if (!w) {
+      if (!update.pod && update.updateType !== 'kill') {
+        log('podworkers').info({ uid, updateType: update.updateType }, 'Pod update is ignored, runtime pods can only be killed');
+        return;
+      }
+      w = this.newWorker(uid, update);
+      if (w.state === 'terminated') {
+        // Seen for the first time, already terminal: only the cleanup runs.
+        this.logTransition(w, 'syncing', 'terminated', 'pod is terminal and nothing runs');
+        this.queueWork(w, update.updateType);
+        return;
+      }
     }
-    if (!st) {
-      st = {
-        uid, fullname: fullName(update.pod, update.runningPod), pod: update.pod, runningPod: update.runningPod,
-        state: 'syncing', finished: false, working: false, pending: undefined, gracePeriodSeconds: undefined,
-        restartRequested: false, lastSyncTime: 0, started: false, waitAbort: undefined,
-      };
-      this.statuses.set(uid, st);
+    const view = this.view(w);
+    const decision = HANDLERS[w.state].onUpdate(view, update);
+    switch (decision.kind) {
+      case 'ignore':
+        log('podworkers').debug({ pod: w.fullname, uid, state: w.state, updateType: update.updateType, why: decision.why }, 'Pod update ignored');
+        if (w.state === 'terminated' || w.state === 'finished') update.killPodOptions?.onTerminated?.();
+        return;
+      case 'restart-requested':
+        log('podworkers').info({ pod: w.fullname, uid }, 'Pod is terminating but has been requested to restart with same UID, will start again once terminated');
+        w.restartRequested = true;
+        w.restartPod = update.pod ?? w.restartPod;
+        return;
+      case 'new-incarnation':
+        log('podworkers').info({ pod: w.fullname, uid }, 'Pod with a finished worker created again: starting a new worker');
+        this.forget(w);
+        this.updatePod(update);
+        return;
+      case 'accept':
+        break;
     }
-    if (!this.transition(st, update)) return;
-    if (!st.working) this.startLoop(st);
+    if (update.pod) w.pod = update.pod;
+    if (update.runningPod && !w.pod) w.runningPod = update.runningPod;
+    if (decision.cancelsRestart && w.restartRequested) {
+      w.restartRequested = false;
+      w.restartPod = undefined;
+    }
+    if (decision.gracePeriod !== undefined) w.gracePeriod = decision.gracePeriod;
+    if (decision.to === 'terminating' || decision.to === 'terminated') this.collectKillOptions(w, update.killPodOptions);
+    else if (update.killPodOptions?.onTerminated) {
+      // Kill options mean nothing outside termination (upstream closes CompletedCh at once).
+      update.killPodOptions.onTerminated();
+    }
+    if (decision.to !== w.state) {
+      this.move(w, decision.to, decision.cause ?? w.cause);
+      w.cause ??= decision.cause;
+    } else if (decision.to === 'terminating' && decision.preempt) {
+      log('podworkers').info({ pod: w.fullname, uid, gracePeriod: w.gracePeriod }, 'Grace period shortened: restarting the kill with the shorter grace period');
+    }
+    // Abort the work in flight before queueing: the loop may start the new work synchronously.
+    if (decision.preempt && w.inflight && !w.inflight.abort.signal.aborted) {
+      log('podworkers').debug({ pod: w.fullname, uid, inflight: w.inflight.state }, 'Cancelling current pod work');
+      w.inflight.abort.abort();
+    }
+    this.queueWork(w, update.updateType);
   }
 
-  /** Apply an update to the worker's state. Returns false when the update is dropped. */
-  private transition(st: PodSyncStatus, update: UpdatePodOptions): boolean {
-    if (st.finished || st.state === 'terminated') {
-      if (update.updateType === 'create') st.restartRequested = true;
-      return false;
+  private newWorker(uid: string, u: UpdatePodOptions): Worker {
+    const state = initialState(u, cacheShowsNothingRunning(this.opts.cache, uid));
+    const w: Worker = {
+      uid, fullname: fullName(u.pod, u.runningPod), state, pod: u.pod, runningPod: u.pod ? undefined : u.runningPod,
+      static: isStaticPod(u.pod), cause: state === 'terminated' ? 'terminal-phase' : undefined, gracePeriod: undefined,
+      statusFns: [], onTerminated: [], restartRequested: false, restartPod: undefined, pending: undefined, working: false,
+      inflight: undefined, started: false, lastSyncTime: 0, retryTimer: undefined,
+    };
+    this.workers.set(uid, w);
+    if (w.static) this.waitingStatic.set(w.fullname, [...(this.waitingStatic.get(w.fullname) ?? []), uid]);
+    return w;
+  }
+
+  private view(w: Worker): WorkerView {
+    return { state: w.state, pod: w.pod, gracePeriod: w.gracePeriod, orphan: w.pod === undefined };
+  }
+
+  private collectKillOptions(w: Worker, kill: KillPodOptions | undefined): void {
+    if (kill?.statusFn) w.statusFns.push(kill.statusFn);
+    if (kill?.onTerminated) {
+      if (w.state === 'terminated' || w.state === 'finished') kill.onTerminated();
+      else w.onTerminated.push(kill.onTerminated);
     }
-    if (update.pod) st.pod = update.pod;
-    if (update.runningPod) st.runningPod = update.runningPod;
-    const wantsKill = update.updateType === 'kill' || !update.pod || update.pod.metadata?.deletionTimestamp !== undefined;
-    if (wantsKill && st.state === 'syncing') {
-      st.state = 'terminating';
-      st.waitAbort?.abort();
-      log('podworkers').info({ pod: st.fullname, uid: st.uid, reason: update.reason }, 'Pod is being terminated');
+  }
+
+  /** The one place a worker changes state: the edge must be declared in states.ts. */
+  private move(w: Worker, to: PodWorkerState, cause: TerminationCause | undefined): void {
+    const from = w.state;
+    if (from === to) return;
+    if (!isAllowedEdge(from, to)) throw new Error(`pod worker ${w.uid}: illegal transition ${from} → ${to}`);
+    w.state = to;
+    this.logTransition(w, from, to, cause);
+  }
+
+  private logTransition(w: Worker, from: PodWorkerState, to: PodWorkerState, cause: string | undefined): void {
+    log('podworkers').info({ pod: w.fullname, uid: w.uid, from, to, cause, gracePeriod: to === 'terminating' ? w.gracePeriod : undefined }, 'Pod worker state changed');
+  }
+
+  /** Coalesce: a pending create stays a create; the loop reads the state for the kind of work. */
+  private queueWork(w: Worker, updateType: UpdateType): void {
+    w.pending = { updateType: w.pending?.updateType === 'create' ? 'create' : updateType };
+    this.queue.remove(w.uid);
+    w.retryTimer?.cancel();
+    w.retryTimer = undefined;
+    this.kick(w);
+  }
+
+  private kick(w: Worker): void {
+    if (w.working || !w.pending || this.workers.get(w.uid) !== w) return;
+    w.working = true;
+    let blocked = false;
+    const loop = this.loop(w)
+      .then((b) => { blocked = b; })
+      .catch((err: unknown) => log('podworkers').error({ pod: w.fullname, uid: w.uid, err: errorMessage(err) }, 'Pod worker loop failed'))
+      .finally(() => {
+        w.working = false;
+        this.outstanding.delete(loop);
+        // An update may have landed between the loop's last check and its end.
+        if (!blocked && w.pending && w.state !== 'finished') this.kick(w);
+      });
+    this.outstanding.add(loop);
+  }
+
+  // ---- the loop: one piece of work at a time --------------------------------------------------
+
+  /** Runs the pending work until there is none; true when a static predecessor blocks the start. */
+  private async loop(w: Worker): Promise<boolean> {
+    while (w.pending && w.state !== 'finished' && this.workers.get(w.uid) === w) {
+      if (w.state === 'syncing' && !this.allowStart(w)) {
+        log('podworkers').debug({ pod: w.fullname, uid: w.uid }, 'Static pod waits for the previous instance with the same full name to finish');
+        return true; // kicked again when the blocker finishes
+      }
+      const work = w.pending;
+      w.pending = undefined;
+      await this.runOnce(w, work.updateType);
     }
-    if (wantsKill) {
-      const requested = update.gracePeriodSeconds ?? podGrace(st.pod);
-      st.gracePeriodSeconds = st.gracePeriodSeconds === undefined ? requested : Math.min(st.gracePeriodSeconds, requested);
+    return false;
+  }
+
+  private async runOnce(w: Worker, updateType: UpdateType): Promise<void> {
+    const state = w.state;
+    const abort = new AbortController();
+    w.inflight = { state, abort };
+    const ctx = { signal: abort.signal };
+    const startedAt = this.clock.now();
+    const operation = state === 'syncing' ? updateType : state === 'terminating' ? 'kill' : 'terminated';
+    try {
+      const work = this.doWork(w, state, updateType, ctx);
+      let done: WorkDone | undefined;
+      if (state === 'terminating') {
+        // A kill may be superseded by a shorter one: stop awaiting it, let it finish alone.
+        const r = await raceAbort(work, abort.signal);
+        if (r.aborted) {
+          this.abandon(w, work);
+          return;
+        }
+        done = r.value;
+      } else {
+        done = await work;
+      }
+      metrics.podWorkerDuration.observe({ operation }, (this.clock.now() - startedAt) / 1000);
+      if (done) this.complete(w, done);
+    } catch (err) {
+      this.failed(w, state, updateType, err);
+    } finally {
+      if (w.inflight?.abort === abort) w.inflight = undefined;
     }
-    // Coalesce: once terminating, any pending work is termination work.
-    const type: UpdateType = st.state === 'terminating' ? 'kill' : st.pending?.updateType === 'create' ? 'create' : update.updateType;
-    st.pending = { ...update, updateType: type };
-    this.queue.remove(st.uid);
+  }
+
+  /** The work of one state; undefined when a sync was overtaken before it began. */
+  private async doWork(w: Worker, state: PodWorkerState, updateType: UpdateType, ctx: { signal: AbortSignal }): Promise<WorkDone | undefined> {
+    const syncer = this.opts.syncer;
+    switch (state) {
+      case 'syncing': {
+        // Act only on a runtime status observed after our previous sync (upstream GetNewerThan).
+        const cached = await this.opts.cache.getNewerThan(w.uid, w.lastSyncTime, ctx.signal);
+        if (ctx.signal.aborted || w.state !== 'syncing') return undefined; // a kill arrived: it is pending
+        w.lastSyncTime = this.clock.now();
+        w.started = true;
+        const result = await syncer.syncPod(ctx, updateType, w.pod!, cached.status);
+        if (!result.isTerminal && w.state === 'syncing') this.queue.enqueue(w.uid, result.requeueAfterMs ?? this.jitter(this.opts.resyncIntervalMs));
+        return { state: 'syncing', isTerminal: result.isTerminal };
+      }
+      case 'terminating': {
+        // No wait for the next relist (upstream waits): the syncer reads a fresh status itself,
+        // so the kill starts at once and misses no container.
+        if (w.pod) await syncer.syncTerminatingPod(ctx, w.pod, undefined, w.gracePeriod ?? effectiveDefault(w.pod), this.statusFn(w));
+        else if (w.runningPod) await syncer.syncTerminatingRuntimePod(ctx, w.runningPod);
+        return { state: 'terminating' };
+      }
+      case 'terminated':
+        if (w.pod) await syncer.syncTerminatedPod(ctx, w.pod, this.opts.cache.get(w.uid)?.status);
+        return { state: 'terminated' };
+      case 'finished':
+        return undefined;
+    }
+  }
+
+  private statusFn(w: Worker): PodStatusFunc | undefined {
+    if (w.statusFns.length === 0) return undefined;
+    const fns = [...w.statusFns];
+    return (status) => { for (const fn of fns) fn(status); };
+  }
+
+  private abandon(w: Worker, work: Promise<unknown>): void {
+    log('podworkers').info({ pod: w.fullname, uid: w.uid, gracePeriod: w.gracePeriod }, 'Kill superseded by a shorter grace period; not waiting for it');
+    const tail = work.catch((err: unknown) => log('podworkers').debug({ pod: w.fullname, uid: w.uid, err: errorMessage(err) }, 'Superseded kill ended with an error'))
+      .finally(() => this.outstanding.delete(tail));
+    this.outstanding.add(tail);
+  }
+
+  /** A state's work succeeded: take the transition states.ts declares. */
+  private complete(w: Worker, done: WorkDone): void {
+    if (this.workers.get(w.uid) !== w || w.state !== done.state) return; // overtaken meanwhile (a kill during a sync)
+    const next = HANDLERS[done.state].onWorkDone(this.view(w), done);
+    if (next.to === w.state) return;
+    if (next.gracePeriod !== undefined) w.gracePeriod = next.gracePeriod;
+    w.cause ??= next.cause;
+    this.move(w, next.to, next.cause ?? w.cause);
+    switch (next.to) {
+      case 'terminating':
+      case 'terminated':
+        if (next.to === 'terminated') for (const cb of w.onTerminated.splice(0)) cb();
+        // Go on to the next state at once (upstream requeues a synthetic update).
+        w.pending ??= { updateType: 'sync' };
+        this.queue.remove(w.uid);
+        return;
+      case 'finished':
+        for (const cb of w.onTerminated.splice(0)) cb();
+        this.finish(w);
+        return;
+    }
+  }
+
+  private finish(w: Worker): void {
+    w.pending = undefined;
+    this.queue.remove(w.uid);
+    this.releaseStaticSlot(w);
+    if (w.pod === undefined) {
+      // A runtime-only pod is transient: nothing to remember once its containers are gone.
+      this.workers.delete(w.uid);
+    }
+    if (w.restartRequested && w.restartPod) {
+      const pod = w.restartPod;
+      log('podworkers').info({ pod: w.fullname, uid: w.uid }, 'Pod terminated; starting it again as requested');
+      this.forget(w);
+      this.updatePod({ updateType: 'create', pod });
+    }
+  }
+
+  private failed(w: Worker, state: PodWorkerState, updateType: UpdateType, err: unknown): void {
+    log('podworkers').error({ pod: w.fullname, uid: w.uid, state, err: errorMessage(err) }, 'Error syncing pod, skipping');
+    if (state === 'syncing') {
+      this.queue.enqueue(w.uid, this.jitter(this.opts.backOffMs ?? WORKER_BACKOFF_MS));
+      return;
+    }
+    // Termination and cleanup must complete even for pods nobody will sync again (orphans).
+    w.retryTimer?.cancel();
+    w.retryTimer = this.clock.setTimeout(() => {
+      w.retryTimer = undefined;
+      if (this.workers.get(w.uid) !== w || w.state === 'finished') return;
+      w.pending ??= { updateType };
+      this.kick(w);
+    }, this.opts.terminationRetryMs ?? TERMINATION_RETRY_MS);
+  }
+
+  // ---- static pods: one instance per full name at a time (upstream allowStaticPodStart) -----
+
+  private allowStart(w: Worker): boolean {
+    if (!w.static || w.started) return true;
+    const startedUid = this.startedStatic.get(w.fullname);
+    if (startedUid !== undefined) return startedUid === w.uid;
+    const waiting = this.waitingStatic.get(w.fullname) ?? [];
+    let i = 0;
+    for (; i < waiting.length; i++) {
+      const other = this.workers.get(waiting[i]!);
+      if (!other || other.state !== 'syncing') continue;
+      if (other !== w) {
+        this.waitingStatic.set(w.fullname, waiting.slice(i));
+        return false;
+      }
+      break;
+    }
+    const rest = waiting.slice(i + 1);
+    if (rest.length > 0) this.waitingStatic.set(w.fullname, rest);
+    else this.waitingStatic.delete(w.fullname);
+    this.startedStatic.set(w.fullname, w.uid);
     return true;
   }
 
-  private startLoop(st: PodSyncStatus): void {
-    st.working = true;
-    const loop = this.loop(st).finally(() => {
-      st.working = false;
-      this.loops.delete(loop);
-    });
-    this.loops.add(loop);
-  }
-
-  private async loop(st: PodSyncStatus): Promise<void> {
-    while (st.pending && !st.finished) {
-      const update = st.pending;
-      st.pending = undefined;
-      await this.runOnce(st, update);
+  private releaseStaticSlot(w: Worker): void {
+    if (this.startedStatic.get(w.fullname) === w.uid) this.startedStatic.delete(w.fullname);
+    // Wake the successors waiting for this full name.
+    for (const uid of this.waitingStatic.get(w.fullname) ?? []) {
+      const other = this.workers.get(uid);
+      if (other) this.kick(other);
     }
   }
 
-  private async runOnce(st: PodSyncStatus, update: UpdatePodOptions): Promise<void> {
-    const syncer = this.opts.syncer;
-    const started = this.clock.now();
-    try {
-      if (st.state === 'syncing') {
-        if (!st.started && isStatic(st.pod)) await this.waitForStaticPredecessor(st);
-        if (st.state !== 'syncing') return void (st.pending ??= { updateType: 'kill' });
-        // Act only on a runtime status observed after our previous sync (upstream GetNewerThan).
-        st.waitAbort = new AbortController();
-        const cached = await this.opts.cache.getNewerThan(st.uid, st.lastSyncTime, st.waitAbort.signal);
-        st.waitAbort = undefined;
-        if (st.state !== 'syncing') return; // a kill arrived while waiting: it is pending
-        st.lastSyncTime = this.clock.now();
-        st.started = true;
-        const result = await syncer.syncPod(update.updateType, st.pod!, cached.status);
-        metrics.podWorkerDuration.observe({ operation: update.updateType }, (this.clock.now() - started) / 1000);
-        if (result.isTerminal) {
-          st.state = 'terminating';
-          st.gracePeriodSeconds = podGrace(st.pod);
-          st.pending ??= { updateType: 'kill' };
-        } else {
-          this.queue.enqueue(st.uid, result.requeueAfterMs ?? this.jitter(this.opts.resyncIntervalMs));
-        }
-        return;
-      }
-      // Termination does not wait for the next relist (upstream does): the kubelet reads a fresh
-      // status from the runtime itself, so a kill starts at once and misses no new container.
-      if (st.state === 'terminating') {
-        if (st.pod) await syncer.syncTerminatingPod(st.pod, undefined, st.gracePeriodSeconds ?? podGrace(st.pod));
-        else if (st.runningPod) await syncer.syncTerminatingRuntimePod(st.runningPod);
-        st.state = 'terminated';
-        log('podworkers').info({ pod: st.fullname, uid: st.uid }, 'Pod termination finished');
-      }
-      if (st.state === 'terminated') {
-        if (st.pod) await syncer.syncTerminatedPod(st.pod, undefined);
-        st.finished = true;
-        st.pending = undefined;
-        this.notifyFinished();
-      }
-    } catch (err) {
-      log('podworkers').error({ pod: st.fullname, uid: st.uid, err: errorMessage(err) }, 'Error syncing pod, skipping');
-      if (st.state === 'syncing') this.queue.enqueue(st.uid, WORKER_BACKOFF_MS);
-      else st.pending ??= { updateType: 'kill' };
-      if (st.state !== 'syncing') await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
-
-  /**
-   * A static pod must not start while an older instance with the same full name is still
-   * terminating (upstream allowStaticPodStart): an edited manifest would otherwise run two
-   * copies that fight over host ports.
-   */
-  private async waitForStaticPredecessor(st: PodSyncStatus): Promise<void> {
-    for (;;) {
-      const blocker = [...this.statuses.values()].find((o) => o !== st && o.fullname === st.fullname && o.started && !o.finished);
-      if (!blocker || st.state !== 'syncing') return;
-      await new Promise<void>((r) => this.finishWaiters.push(r));
-    }
-  }
-
-  private notifyFinished(): void {
-    const waiters = this.finishWaiters.splice(0);
-    for (const w of waiters) w();
+  private forget(w: Worker): void {
+    w.retryTimer?.cancel();
+    this.queue.remove(w.uid);
+    if (this.workers.get(w.uid) === w) this.workers.delete(w.uid);
+    const waiting = this.waitingStatic.get(w.fullname)?.filter((uid) => uid !== w.uid);
+    if (waiting && waiting.length > 0) this.waitingStatic.set(w.fullname, waiting);
+    else this.waitingStatic.delete(w.fullname);
+    this.releaseStaticSlot(w);
   }
 
   private jitter(ms: number): number {
     return ms + Math.random() * ms * 0.5;
   }
 
+  // ---- queries ----------------------------------------------------------------------------------
+
   isPodTerminationRequested(uid: string): boolean {
-    const st = this.statuses.get(uid);
-    return st !== undefined && st.state !== 'syncing';
+    const w = this.workers.get(uid);
+    return w !== undefined && w.state !== 'syncing';
+  }
+
+  isPodKnownTerminated(uid: string): boolean {
+    const w = this.workers.get(uid);
+    return w !== undefined && (w.state === 'terminated' || w.state === 'finished');
   }
 
   couldHaveRunningContainers(uid: string): boolean {
-    const st = this.statuses.get(uid);
-    return st !== undefined && st.state !== 'terminated' && !st.finished;
+    const w = this.workers.get(uid);
+    return w !== undefined && (w.state === 'syncing' || w.state === 'terminating');
   }
 
   syncKnownPods(desired: readonly Pod[]): Map<string, PodWorkerState> {
     const want = new Set(desired.map((p) => p.metadata?.uid));
     const out = new Map<string, PodWorkerState>();
-    for (const [uid, st] of this.statuses) {
-      if (st.finished && !st.working && !want.has(uid)) {
-        this.statuses.delete(uid);
-        this.queue.remove(uid);
+    for (const [uid, w] of [...this.workers]) {
+      const orphan = !want.has(uid);
+      if (w.state === 'finished' && !w.working && (orphan || w.restartRequested)) {
+        // Forgotten: a pod still desired (restart requested) is created afresh by the caller.
+        this.forget(w);
         continue;
       }
-      if (st.finished && st.restartRequested && want.has(uid)) {
-        // Forget the finished worker so the pod can be created afresh by housekeeping.
-        this.statuses.delete(uid);
-        continue;
+      if (orphan && w.state === 'syncing' && w.pod) {
+        // No longer desired and nobody told us: terminate it (upstream removeTerminatedWorker).
+        this.updatePod({ updateType: 'kill', pod: w.pod, killPodOptions: { reason: 'no longer desired' } });
       }
-      out.set(uid, st.state);
+      out.set(uid, w.state);
     }
     return out;
+  }
+
+  terminatePodAbnormally(pod: Pod, opts: KillPodOptions): Promise<void> {
+    const grace = opts.gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+    const timeoutMs = Math.max(10, grace + Math.floor(grace / 2)) * 1000;
+    return new Promise<void>((resolve, reject) => {
+      const timer = this.clock.setTimeout(() => reject(new Error(`timeout waiting to terminate pod ${fullName(pod, undefined)} abnormally`)), timeoutMs);
+      this.updatePod({
+        updateType: 'kill', pod,
+        killPodOptions: { ...opts, onTerminated: () => { timer.cancel(); opts.onTerminated?.(); resolve(); } },
+      });
+    });
   }
 
   takeDueForSync(): string[] {
@@ -240,8 +477,12 @@ class PodWorkersImpl implements PodWorkers {
   }
 
   async idle(): Promise<void> {
-    while (this.loops.size > 0) await Promise.allSettled([...this.loops]);
+    while (this.outstanding.size > 0) await Promise.allSettled([...this.outstanding]);
   }
+}
+
+function effectiveDefault(pod: Pod): number {
+  return Math.max(1, pod.spec?.terminationGracePeriodSeconds ?? 30);
 }
 
 export function createPodWorkers(opts: PodWorkersOptions): PodWorkers {

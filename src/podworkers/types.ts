@@ -1,23 +1,39 @@
 /**
  * Pod workers (upstream podWorkers): one serial worker per pod UID driving the pod through
- * syncing → terminating → terminated. The kubelet implements PodSyncer; the workers decide
- * which of its methods to call and when.
+ * syncing → terminating → terminated → finished. The kubelet implements PodSyncer; the workers
+ * decide which of its methods to call and when. The states and their allowed edges are in
+ * states.ts, the driver that runs them in pod-workers.ts.
  */
-import type { Pod } from '../api/types.js';
+import type { ApiPodStatus, Pod } from '../api/types.js';
 import type { PodRuntimeStatus, RunningPod } from '../kuberuntime/types.js';
 
 export type UpdateType = 'create' | 'update' | 'sync' | 'kill';
+
+/** Amends the status a terminating pod reports (eviction: phase Failed, reason Evicted). */
+export type PodStatusFunc = (status: ApiPodStatus) => void;
+
+/** Options of a kill (upstream KillPodOptions + TerminatePodOptions). */
+export interface KillPodOptions {
+  /** Overrides the pod's grace period; the shortest request of all wins (upstream GracePeriodSecondsOverride). */
+  gracePeriodSeconds?: number;
+  /** The kubelet evicts the pod (upstream Evict). */
+  evict?: boolean;
+  /** Applied to the pod's status when its termination starts and when it ends. */
+  statusFn?: PodStatusFunc;
+  /** Called once every container has stopped (upstream CompletedCh), or at once if that already happened. */
+  onTerminated?: () => void;
+  /** Why, for logs (Deleted, Evicted, removed from its source, ...). */
+  reason?: string;
+}
 
 export interface UpdatePodOptions {
   updateType: UpdateType;
   /** The desired pod; absent when killing a pod known only to the runtime (an orphan). */
   pod?: Pod;
-  /** For orphans: what the runtime has. */
+  /** For orphans: what the runtime has. Only a kill is accepted for such a pod. */
   runningPod?: RunningPod;
-  /** Kill: a grace period that overrides the pod's (the shortest one wins). */
-  gracePeriodSeconds?: number;
-  /** Kill: why, for logs and events (Deleted, Evicted, ...). */
-  reason?: string;
+  /** Only for kills. */
+  killPodOptions?: KillPodOptions;
 }
 
 export interface SyncPodResult {
@@ -27,24 +43,48 @@ export interface SyncPodResult {
   requeueAfterMs?: number;
 }
 
-/** What the pod workers call; implemented by the Kubelet (upstream podSyncer). */
-export interface PodSyncer {
-  syncPod(updateType: UpdateType, pod: Pod, status: PodRuntimeStatus | undefined): Promise<SyncPodResult>;
-  syncTerminatingPod(pod: Pod, status: PodRuntimeStatus | undefined, gracePeriodSeconds: number): Promise<void>;
-  syncTerminatingRuntimePod(running: RunningPod): Promise<void>;
-  syncTerminatedPod(pod: Pod, status: PodRuntimeStatus | undefined): Promise<void>;
+/** Handed to every PodSyncer call: aborted when the work is superseded (a kill, a shorter grace). */
+export interface SyncContext {
+  signal: AbortSignal;
 }
 
-export type PodWorkerState = 'syncing' | 'terminating' | 'terminated';
+/** What the pod workers call; implemented by the Kubelet (upstream podSyncer). */
+export interface PodSyncer {
+  syncPod(ctx: SyncContext, updateType: UpdateType, pod: Pod, status: PodRuntimeStatus | undefined): Promise<SyncPodResult>;
+  /**
+   * Stop every container with `gracePeriodSeconds`. May be superseded by a call with a shorter
+   * grace period while it runs (its context is then aborted and it is no longer awaited).
+   */
+  syncTerminatingPod(ctx: SyncContext, pod: Pod, status: PodRuntimeStatus | undefined, gracePeriodSeconds: number, statusFn: PodStatusFunc | undefined): Promise<void>;
+  syncTerminatingRuntimePod(ctx: SyncContext, running: RunningPod): Promise<void>;
+  syncTerminatedPod(ctx: SyncContext, pod: Pod, status: PodRuntimeStatus | undefined): Promise<void>;
+}
+
+/**
+ * syncing: set up and kept running; terminating: termination requested, containers being
+ * stopped; terminated: nothing runs, resources being cleaned up; finished: done, takes no work.
+ */
+export type PodWorkerState = 'syncing' | 'terminating' | 'terminated' | 'finished';
 
 export interface PodWorkers {
   updatePod(opts: UpdatePodOptions): void;
+  /** Termination was requested (the worker is terminating, terminated or finished). */
   isPodTerminationRequested(uid: string): boolean;
+  /** Every container is known to be stopped (terminated or finished). */
+  isPodKnownTerminated(uid: string): boolean;
   couldHaveRunningContainers(uid: string): boolean;
-  /** Forget finished workers of pods no longer desired; returns the state of every known worker. */
+  /**
+   * Forget finished workers of pods no longer desired (or asked to restart); start terminating
+   * workers of pods no longer desired. Returns the state of every worker kept.
+   */
   syncKnownPods(desired: readonly Pod[]): Map<string, PodWorkerState>;
+  /**
+   * The eviction hook (upstream TerminatePodAbnormallyAndWait): kill the pod with these options
+   * and resolve once its containers have stopped; reject after max(10 s, 1.5 × grace).
+   */
+  terminatePodAbnormally(pod: Pod, opts: KillPodOptions): Promise<void>;
   /** Pod UIDs whose resync is due now (the syncLoop's sync tick). */
   takeDueForSync(): string[];
-  /** Resolves when every worker is idle (tests, shutdown). */
+  /** Resolves when every worker is idle, abandoned kills included (tests, shutdown). */
   idle(): Promise<void>;
 }

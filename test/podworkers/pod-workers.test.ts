@@ -1,113 +1,426 @@
+/**
+ * The pod worker state machine, transition by transition, on a recording syncer (no runtime).
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pod } from '../../src/api/types.js';
-import { createPodWorkers, type PodSyncer, type UpdateType } from '../../src/podworkers/index.js';
+import type { ApiPodStatus, Pod } from '../../src/api/types.js';
+import type { PodRuntimeStatus, RunningPod } from '../../src/kuberuntime/types.js';
+import {
+  EDGES, HANDLERS, createPodWorkers, effectiveGracePeriod, isAllowedEdge,
+  type PodStatusFunc, type PodSyncer, type PodWorkers, type SyncContext, type UpdateType,
+} from '../../src/podworkers/index.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
+import type { PodStatusCache } from '../../src/pleg/types.js';
 
-function pod(uid: string, grace = 30): Pod {
-  return { metadata: { name: `p-${uid}`, namespace: 'default', uid }, spec: { terminationGracePeriodSeconds: grace, containers: [{ name: 'a', image: 'x' }] } } as Pod;
+function pod(uid: string, grace = 30, extra: { static?: boolean; name?: string; phase?: string; deletionGrace?: number } = {}): Pod {
+  return {
+    metadata: {
+      name: extra.name ?? `p-${uid}`, namespace: 'default', uid,
+      ...(extra.static ? { annotations: { 'kubernetes.io/config.source': 'file' } } : {}),
+      ...(extra.deletionGrace !== undefined ? { deletionTimestamp: new Date(), deletionGracePeriodSeconds: extra.deletionGrace } : {}),
+    },
+    spec: { terminationGracePeriodSeconds: grace, containers: [{ name: 'a', image: 'x' }] },
+    ...(extra.phase ? { status: { phase: extra.phase } } : {}),
+  } as Pod;
+}
+
+const orphan = (uid: string): RunningPod => ({ uid, name: `o-${uid}`, namespace: 'y', containers: [], sandboxes: [] });
+
+/** A promise with its resolve function, to hold a syncer call open. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => { open = r; });
+  return { promise, open };
 }
 
 class RecordingSyncer implements PodSyncer {
   calls: string[] = [];
   terminal = false;
-  gate: Promise<void> | undefined;
-  async syncPod(t: UpdateType, p: Pod) {
+  syncGate: Promise<void> | undefined;
+  /** Held open per kill call, in order. */
+  killGates: Promise<void>[] = [];
+  killSignals: AbortSignal[] = [];
+  failKills = 0;
+  failSyncs = 0;
+  statusSeen: ApiPodStatus[] = [];
+  async syncPod(_ctx: SyncContext, t: UpdateType, p: Pod) {
     this.calls.push(`sync:${t}:${p.metadata!.uid}`);
-    await this.gate;
+    await this.syncGate;
+    if (this.failSyncs > 0) { this.failSyncs--; throw new Error('sync failed'); }
     return { isTerminal: this.terminal };
   }
-  async syncTerminatingPod(p: Pod, _s: unknown, grace: number) { this.calls.push(`terminating:${p.metadata!.uid}:${grace}`); }
-  async syncTerminatingRuntimePod(r: { uid: string }) { this.calls.push(`terminating-runtime:${r.uid}`); }
-  async syncTerminatedPod(p: Pod) { this.calls.push(`terminated:${p.metadata!.uid}`); }
+  async syncTerminatingPod(ctx: SyncContext, p: Pod, _s: PodRuntimeStatus | undefined, grace: number, statusFn: PodStatusFunc | undefined) {
+    this.calls.push(`terminating:${p.metadata!.uid}:${grace}`);
+    this.killSignals.push(ctx.signal);
+    if (statusFn) {
+      const st: ApiPodStatus = { phase: 'Running' };
+      statusFn(st);
+      this.statusSeen.push(st);
+    }
+    const g = this.killGates.shift();
+    if (g) await g;
+    if (this.failKills > 0) { this.failKills--; throw new Error('kill failed'); }
+  }
+  async syncTerminatingRuntimePod(_ctx: SyncContext, r: RunningPod) { this.calls.push(`terminating-runtime:${r.uid}`); }
+  async syncTerminatedPod(_ctx: SyncContext, p: Pod) { this.calls.push(`terminated:${p.metadata!.uid}`); }
 }
 
-function setup() {
-  const cache = createPodStatusCache();
+function setup(opts: { cache?: PodStatusCache; fresh?: boolean } = {}) {
+  const cache = opts.cache ?? createPodStatusCache();
   const syncer = new RecordingSyncer();
   // A fresh cache time so getNewerThan never blocks in these tests.
-  const tick = setInterval(() => cache.updateTime(Date.now()), 2);
-  const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000 });
-  return { syncer, workers, done: () => clearInterval(tick) };
+  const tick = opts.fresh === false ? undefined : setInterval(() => cache.updateTime(Date.now()), 2);
+  const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000, backOffMs: 20, terminationRetryMs: 20 });
+  return { syncer, workers, cache, done: () => clearInterval(tick) };
 }
 
-test('create → sync; kill → terminating → terminated with the pod grace period', async () => {
+const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
+
+async function settle(workers: PodWorkers) {
+  await workers.idle();
+  await tick(5);
+  await workers.idle();
+}
+
+// ---- the table itself ---------------------------------------------------------------------------
+
+test('every state declares its edges; only declared edges are allowed', () => {
+  assert.deepEqual(EDGES, {
+    syncing: ['syncing', 'terminating'],
+    terminating: ['terminating', 'terminated', 'finished'],
+    terminated: ['terminated', 'finished'],
+    finished: [],
+  });
+  assert.equal(isAllowedEdge('syncing', 'terminating'), true);
+  assert.equal(isAllowedEdge('syncing', 'terminated'), false, 'no skipping termination');
+  assert.equal(isAllowedEdge('terminated', 'syncing'), false, 'never back to syncing');
+  assert.equal(isAllowedEdge('finished', 'syncing'), false);
+  assert.deepEqual(Object.keys(HANDLERS).sort(), ['finished', 'syncing', 'terminated', 'terminating']);
+});
+
+test('the handlers decide without side effects', () => {
+  const view = { state: 'syncing' as const, pod: pod('a', 10), gracePeriod: undefined, orphan: false };
+  assert.deepEqual(HANDLERS.syncing.onUpdate(view, { updateType: 'update', pod: pod('a', 10) }), { kind: 'accept', to: 'syncing', preempt: false, cancelsRestart: false });
+  assert.deepEqual(HANDLERS.syncing.onUpdate(view, { updateType: 'kill', pod: pod('a', 10) }), { kind: 'accept', to: 'terminating', cause: 'removed', gracePeriod: 10, preempt: true, cancelsRestart: true });
+  assert.equal((HANDLERS.syncing.onUpdate(view, { updateType: 'kill', pod: pod('a', 10), killPodOptions: { evict: true } }) as { cause: string }).cause, 'evicted');
+  assert.equal((HANDLERS.syncing.onUpdate(view, { updateType: 'update', pod: pod('a', 10, { deletionGrace: 4 }) }) as { cause: string; gracePeriod: number }).gracePeriod, 4);
+  assert.equal((HANDLERS.syncing.onUpdate(view, { updateType: 'update', pod: pod('a', 10, { phase: 'Failed' }) }) as { cause: string }).cause, 'terminal-phase');
+  assert.deepEqual(HANDLERS.syncing.onUpdate(view, { updateType: 'sync', runningPod: orphan('a') }), { kind: 'ignore', why: 'runtime pods can only be killed' });
+  assert.deepEqual(HANDLERS.syncing.onWorkDone(view, { state: 'syncing', isTerminal: true }), { to: 'terminating', cause: 'completed', gracePeriod: 10 });
+  const term = { state: 'terminating' as const, pod: pod('a', 10), gracePeriod: 10, orphan: false };
+  assert.deepEqual(HANDLERS.terminating.onUpdate(term, { updateType: 'create', pod: pod('a') }), { kind: 'restart-requested' });
+  assert.equal((HANDLERS.terminating.onUpdate(term, { updateType: 'kill', pod: pod('a'), killPodOptions: { gracePeriodSeconds: 2 } }) as { preempt: boolean }).preempt, true);
+  assert.equal((HANDLERS.terminating.onUpdate(term, { updateType: 'kill', pod: pod('a'), killPodOptions: { gracePeriodSeconds: 20 } }) as { preempt: boolean }).preempt, false);
+  assert.deepEqual(HANDLERS.terminating.onWorkDone({ ...term, orphan: true }, { state: 'terminating' }), { to: 'finished' });
+  assert.deepEqual(HANDLERS.terminated.onWorkDone({ ...term, state: 'terminated' }, { state: 'terminated' }), { to: 'finished' });
+  assert.deepEqual(HANDLERS.finished.onUpdate({ ...term, state: 'finished' }, { updateType: 'create', pod: pod('a') }), { kind: 'new-incarnation' });
+  assert.equal(HANDLERS.finished.onUpdate({ ...term, state: 'finished' }, { updateType: 'sync', pod: pod('a') }).kind, 'ignore');
+});
+
+test('grace period: deletion request, kill option or pod spec, whichever is shortest, never below 1 s', () => {
+  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30), undefined), { gracePeriod: 30, shortened: false });
+  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30, { deletionGrace: 10 }), undefined), { gracePeriod: 10, shortened: false });
+  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30, { deletionGrace: 10 }), { gracePeriodSeconds: 5 }), { gracePeriod: 5, shortened: false });
+  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30), { gracePeriodSeconds: 0 }), { gracePeriod: 1, shortened: false });
+  assert.deepEqual(effectiveGracePeriod(10, pod('a', 30, { deletionGrace: 20 }), undefined), { gracePeriod: 10, shortened: false }, 'only ever shrinks');
+  assert.deepEqual(effectiveGracePeriod(60, pod('a', 30), { gracePeriodSeconds: 10 }), { gracePeriod: 10, shortened: true });
+  assert.deepEqual(effectiveGracePeriod(10, pod('a', 30), { gracePeriodSeconds: 10 }), { gracePeriod: 10, shortened: false });
+  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 0), undefined), { gracePeriod: 1, shortened: false });
+});
+
+// ---- syncing ------------------------------------------------------------------------------------
+
+test('syncing → syncing: updates arriving while busy are coalesced, a pending create stays a create', async () => {
+  const { syncer, workers, done } = setup();
+  const g = gate();
+  syncer.syncGate = g.promise;
+  workers.updatePod({ updateType: 'create', pod: pod('a') });
+  await tick();
+  workers.updatePod({ updateType: 'update', pod: pod('a') });
+  workers.updatePod({ updateType: 'sync', pod: pod('a') });
+  g.open();
+  await settle(workers);
+  const g2 = gate();
+  syncer.syncGate = g2.promise;
+  workers.updatePod({ updateType: 'sync', pod: pod('a') });
+  await tick();
+  workers.updatePod({ updateType: 'create', pod: pod('a') });
+  workers.updatePod({ updateType: 'update', pod: pod('a') });
+  g2.open();
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.calls, ['sync:create:a', 'sync:sync:a', 'sync:sync:a', 'sync:create:a']);
+  assert.equal(workers.isPodTerminationRequested('a'), false);
+  assert.equal(workers.couldHaveRunningContainers('a'), true);
+});
+
+test('syncing → terminating (removed) → terminated → finished, with the pod grace period', async () => {
   const { syncer, workers, done } = setup();
   workers.updatePod({ updateType: 'create', pod: pod('a', 7) });
-  await workers.idle();
+  await settle(workers);
   workers.updatePod({ updateType: 'kill', pod: pod('a', 7) });
-  await workers.idle();
+  assert.equal(workers.isPodTerminationRequested('a'), true);
+  await settle(workers);
   done();
   assert.deepEqual(syncer.calls, ['sync:create:a', 'terminating:a:7', 'terminated:a']);
   assert.equal(workers.couldHaveRunningContainers('a'), false);
+  assert.equal(workers.isPodKnownTerminated('a'), true);
 });
 
-test('updates arriving while busy are coalesced and a kill is never overwritten by a sync', async () => {
+test('syncing → terminating on deletion: deletionGracePeriodSeconds wins over the spec', async () => {
   const { syncer, workers, done } = setup();
-  let release!: () => void;
-  syncer.gate = new Promise((r) => { release = r; });
-  workers.updatePod({ updateType: 'create', pod: pod('b') });
-  await new Promise((r) => setTimeout(r, 20));
-  workers.updatePod({ updateType: 'kill', pod: pod('b'), gracePeriodSeconds: 5 });
-  workers.updatePod({ updateType: 'sync', pod: pod('b') });
-  workers.updatePod({ updateType: 'update', pod: pod('b') });
-  release();
-  await workers.idle();
+  workers.updatePod({ updateType: 'create', pod: pod('a', 30) });
+  await settle(workers);
+  workers.updatePod({ updateType: 'update', pod: pod('a', 30, { deletionGrace: 3 }) });
+  await settle(workers);
   done();
-  assert.deepEqual(syncer.calls, ['sync:create:b', 'terminating:b:5', 'terminated:b']);
+  assert.deepEqual(syncer.calls, ['sync:create:a', 'terminating:a:3', 'terminated:a']);
 });
 
-test('the shortest grace period wins', async () => {
+test('syncing → terminating when the API reports a terminal phase', async () => {
   const { syncer, workers, done } = setup();
-  let release!: () => void;
-  syncer.gate = new Promise((r) => { release = r; });
-  workers.updatePod({ updateType: 'create', pod: pod('c', 30) });
-  await new Promise((r) => setTimeout(r, 20));
-  workers.updatePod({ updateType: 'kill', pod: pod('c', 30), gracePeriodSeconds: 10 });
-  workers.updatePod({ updateType: 'kill', pod: pod('c', 30), gracePeriodSeconds: 20 });
-  release();
-  await workers.idle();
+  workers.updatePod({ updateType: 'create', pod: pod('a', 5) });
+  await settle(workers);
+  workers.updatePod({ updateType: 'update', pod: pod('a', 5, { phase: 'Succeeded' }) });
+  await settle(workers);
   done();
-  assert.ok(syncer.calls.includes('terminating:c:10'));
+  assert.deepEqual(syncer.calls, ['sync:create:a', 'terminating:a:5', 'terminated:a']);
 });
 
-test('a pod reaching a terminal phase is terminated; a later create starts it afresh', async () => {
+test('syncing → terminating when syncPod reports the pod terminal (completed naturally)', async () => {
   const { syncer, workers, done } = setup();
   syncer.terminal = true;
   workers.updatePod({ updateType: 'create', pod: pod('d', 3) });
-  await workers.idle();
-  assert.deepEqual(syncer.calls, ['sync:create:d', 'terminating:d:3', 'terminated:d']);
-  workers.updatePod({ updateType: 'sync', pod: pod('d') });
-  await workers.idle();
-  assert.equal(syncer.calls.length, 3, 'a finished pod takes no more work');
-  syncer.terminal = false;
-  workers.updatePod({ updateType: 'create', pod: pod('d') });
-  await workers.idle();
-  assert.equal(syncer.calls[3], 'sync:create:d', 'a create after termination finished starts a fresh worker');
+  await settle(workers);
   done();
+  assert.deepEqual(syncer.calls, ['sync:create:d', 'terminating:d:3', 'terminated:d']);
 });
 
-test('orphans (runtime-only pods) are killed through syncTerminatingRuntimePod', async () => {
+test('syncing → terminating by eviction: status func applied, grace override, caller told when stopped', async () => {
   const { syncer, workers, done } = setup();
-  workers.updatePod({ updateType: 'kill', runningPod: { uid: 'o', name: 'x', namespace: 'y', containers: [], sandboxes: [] } });
+  workers.updatePod({ updateType: 'create', pod: pod('e', 30) });
+  await settle(workers);
+  let stopped = false;
+  const evicted = workers.terminatePodAbnormally(pod('e', 30), {
+    evict: true, gracePeriodSeconds: 2,
+    statusFn: (s) => { s.phase = 'Failed'; s.reason = 'Evicted'; s.message = 'low on memory'; },
+  }).then(() => { stopped = true; });
+  await evicted;
+  done();
+  assert.equal(stopped, true);
+  assert.ok(syncer.calls.includes('terminating:e:2'));
+  assert.deepEqual(syncer.statusSeen[0], { phase: 'Failed', reason: 'Evicted', message: 'low on memory' });
+});
+
+test('terminatePodAbnormally times out when the kill never completes', async () => {
+  let fire: (() => void) | undefined;
+  const clock = { now: () => Date.now(), setTimeout: (fn: () => void) => { fire = fn; return { cancel: () => { fire = undefined; } }; } };
+  const cache = createPodStatusCache();
+  const syncer = new RecordingSyncer();
+  const g = gate();
+  syncer.killGates.push(g.promise);
+  const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000, clock });
+  const p = workers.terminatePodAbnormally(pod('t', 1), { evict: true });
+  await tick();
+  fire!();
+  await assert.rejects(p, /timeout waiting to terminate pod/);
+  g.open();
   await workers.idle();
+});
+
+test('syncing → terminating: an orphan (runtime pod) is killed through syncTerminatingRuntimePod and forgotten', async () => {
+  const { syncer, workers, done } = setup();
+  workers.updatePod({ updateType: 'sync', runningPod: orphan('o') });
+  assert.equal(workers.couldHaveRunningContainers('o'), false, 'runtime pods can only be killed');
+  workers.updatePod({ updateType: 'kill', runningPod: orphan('o') });
+  await settle(workers);
   done();
   assert.deepEqual(syncer.calls, ['terminating-runtime:o']);
   assert.deepEqual([...workers.syncKnownPods([]).keys()], []);
 });
 
-test('a kill does not wait for the next relist when a sync is waiting for a fresh status', async () => {
-  const cache = createPodStatusCache();
-  const syncer = new RecordingSyncer();
-  const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000 });
+test('a kill preempts a sync waiting for a fresh status (no wait for the next relist)', async () => {
+  const { syncer, workers, cache, done } = setup({ fresh: false });
   cache.updateTime(Date.now());
   workers.updatePod({ updateType: 'create', pod: pod('w', 4) });
-  await workers.idle();
+  await settle(workers);
   // No relist happens from here on: this sync would wait for one forever...
   workers.updatePod({ updateType: 'sync', pod: pod('w', 4) });
-  await new Promise((r) => setTimeout(r, 20));
+  await tick();
   // ...and the kill must not.
   workers.updatePod({ updateType: 'kill', pod: pod('w', 4) });
   await Promise.race([workers.idle(), new Promise((_, rej) => setTimeout(() => rej(new Error('kill waited for a relist')), 2000))]);
+  done();
   assert.deepEqual(syncer.calls, ['sync:create:w', 'terminating:w:4', 'terminated:w']);
+});
+
+test('a kill arriving during a running sync is never overwritten by later syncs', async () => {
+  const { syncer, workers, done } = setup();
+  const g = gate();
+  syncer.syncGate = g.promise;
+  workers.updatePod({ updateType: 'create', pod: pod('b') });
+  await tick();
+  workers.updatePod({ updateType: 'kill', pod: pod('b'), killPodOptions: { gracePeriodSeconds: 5 } });
+  workers.updatePod({ updateType: 'sync', pod: pod('b') });
+  workers.updatePod({ updateType: 'update', pod: pod('b') });
+  g.open();
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.calls, ['sync:create:b', 'terminating:b:5', 'terminated:b']);
+});
+
+test('a failed sync is retried after the back-off; a failed kill is retried by the worker itself', async () => {
+  const { syncer, workers, done } = setup();
+  syncer.failSyncs = 1;
+  workers.updatePod({ updateType: 'create', pod: pod('r') });
+  await settle(workers);
+  await tick(40);
+  assert.deepEqual(workers.takeDueForSync(), ['r'], 'due again after the back-off');
+  syncer.failKills = 1;
+  workers.updatePod({ updateType: 'kill', pod: pod('r', 2) });
+  await settle(workers);
+  await tick(60);
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.calls, ['sync:create:r', 'terminating:r:2', 'terminating:r:2', 'terminated:r']);
+});
+
+// ---- terminating --------------------------------------------------------------------------------
+
+test('terminating → terminating: a shorter grace restarts the kill at once, without waiting for the first', async () => {
+  const { syncer, workers, done } = setup();
+  workers.updatePod({ updateType: 'create', pod: pod('c', 30) });
+  await settle(workers);
+  const first = gate();
+  syncer.killGates.push(first.promise);
+  workers.updatePod({ updateType: 'kill', pod: pod('c', 30) });
+  await tick();
+  assert.deepEqual(syncer.calls.slice(1), ['terminating:c:30']);
+  workers.updatePod({ updateType: 'update', pod: pod('c', 30, { deletionGrace: 2 }) });
+  await tick();
+  assert.deepEqual(syncer.calls.slice(1, 3), ['terminating:c:30', 'terminating:c:2'], 'second kill issued while the first still runs');
+  assert.equal(syncer.killSignals[0]!.aborted, true, 'the first kill is told it was superseded');
+  await tick();
+  assert.equal(workers.isPodKnownTerminated('c'), true, 'terminated once the shorter kill returned');
+  first.open();
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.calls, ['sync:create:c', 'terminating:c:30', 'terminating:c:2', 'terminated:c']);
+});
+
+test('terminating → terminating: a longer grace changes nothing', async () => {
+  const { syncer, workers, done } = setup();
+  const first = gate();
+  syncer.killGates.push(first.promise);
+  workers.updatePod({ updateType: 'create', pod: pod('l', 10) });
+  await settle(workers);
+  workers.updatePod({ updateType: 'kill', pod: pod('l', 10) });
+  await tick();
+  workers.updatePod({ updateType: 'kill', pod: pod('l', 10), killPodOptions: { gracePeriodSeconds: 20 } });
+  await tick();
+  first.open();
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.calls, ['sync:create:l', 'terminating:l:10', 'terminated:l']);
+});
+
+test('terminating: a create for the same UID is remembered and honoured once finished', async () => {
+  const { syncer, workers, done } = setup();
+  workers.updatePod({ updateType: 'create', pod: pod('s', 3) });
+  await settle(workers);
+  const g = gate();
+  syncer.killGates.push(g.promise);
+  workers.updatePod({ updateType: 'kill', pod: pod('s', 3) });
+  await tick();
+  workers.updatePod({ updateType: 'create', pod: pod('s', 3) });
+  assert.equal(workers.isPodTerminationRequested('s'), true, 'the old incarnation keeps terminating');
+  g.open();
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.calls, ['sync:create:s', 'terminating:s:3', 'terminated:s', 'sync:create:s']);
+  assert.equal(workers.couldHaveRunningContainers('s'), true, 'running again');
+});
+
+test('terminating: a kill after the restart request cancels it', async () => {
+  const { syncer, workers, done } = setup();
+  workers.updatePod({ updateType: 'create', pod: pod('k', 3) });
+  await settle(workers);
+  const g = gate();
+  syncer.killGates.push(g.promise);
+  workers.updatePod({ updateType: 'kill', pod: pod('k', 3) });
+  await tick();
+  workers.updatePod({ updateType: 'create', pod: pod('k', 3) });
+  workers.updatePod({ updateType: 'kill', pod: pod('k', 3) });
+  g.open();
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.calls, ['sync:create:k', 'terminating:k:3', 'terminated:k']);
+});
+
+// ---- terminated and finished --------------------------------------------------------------------
+
+test('terminated: runtime-only kills are ignored while cleanup runs; a first-seen terminal pod only cleans up', async () => {
+  const cache = createPodStatusCache();
+  cache.set('t', { uid: 't', name: 'p-t', namespace: 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: new Date() }, undefined, Date.now());
+  const { syncer, workers, done } = setup({ cache });
+  workers.updatePod({ updateType: 'create', pod: pod('t', 3, { phase: 'Succeeded' }) });
+  workers.updatePod({ updateType: 'kill', runningPod: orphan('t') });
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.calls, ['terminated:t'], 'no sync, no kill');
+  assert.equal(workers.isPodKnownTerminated('t'), true);
+});
+
+test('finished: takes no more work; a kill is answered at once; a create starts a new incarnation', async () => {
+  const { syncer, workers, done } = setup();
+  syncer.terminal = true;
+  workers.updatePod({ updateType: 'create', pod: pod('f', 3) });
+  await settle(workers);
+  assert.equal(syncer.calls.length, 3);
+  workers.updatePod({ updateType: 'sync', pod: pod('f') });
+  workers.updatePod({ updateType: 'update', pod: pod('f') });
+  let answered = false;
+  workers.updatePod({ updateType: 'kill', pod: pod('f'), killPodOptions: { onTerminated: () => { answered = true; } } });
+  await settle(workers);
+  assert.equal(syncer.calls.length, 3, 'a finished pod takes no more work');
+  assert.equal(answered, true);
+  syncer.terminal = false;
+  workers.updatePod({ updateType: 'create', pod: pod('f') });
+  await settle(workers);
+  done();
+  assert.equal(syncer.calls[3], 'sync:create:f', 'a create after termination finished starts a fresh worker');
+});
+
+// ---- housekeeping and static pods ---------------------------------------------------------------
+
+test('syncKnownPods: forgets finished workers of pods gone, terminates syncing ones nobody killed', async () => {
+  const { syncer, workers, done } = setup();
+  workers.updatePod({ updateType: 'create', pod: pod('x', 2) });
+  workers.updatePod({ updateType: 'create', pod: pod('y', 2) });
+  await settle(workers);
+  workers.updatePod({ updateType: 'kill', pod: pod('x', 2) });
+  await settle(workers);
+  const states = workers.syncKnownPods([]);
+  assert.equal(states.has('x'), false, 'finished and not desired: forgotten');
+  assert.equal(states.get('y'), 'terminating', 'not desired and still syncing: terminated');
+  await settle(workers);
+  done();
+  assert.ok(syncer.calls.includes('terminating:y:2'));
+  assert.deepEqual([...workers.syncKnownPods([]).keys()], []);
+});
+
+test('static pods: a new instance with the same full name starts only after the old one finished', async () => {
+  const { syncer, workers, done } = setup();
+  workers.updatePod({ updateType: 'create', pod: pod('old', 1, { static: true, name: 'web' }) });
+  await settle(workers);
+  const g = gate();
+  syncer.killGates.push(g.promise);
+  workers.updatePod({ updateType: 'kill', pod: pod('old', 1, { static: true, name: 'web' }) });
+  workers.updatePod({ updateType: 'create', pod: pod('new', 1, { static: true, name: 'web' }) });
+  await tick(40);
+  assert.deepEqual(syncer.calls, ['sync:create:old', 'terminating:old:1'], 'the successor waits');
+  g.open();
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.calls, ['sync:create:old', 'terminating:old:1', 'terminated:old', 'sync:create:new']);
 });
