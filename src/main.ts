@@ -16,6 +16,7 @@ import { hotPaths, nativeStatus } from './native/index.js';
 import { metrics, registry } from './metrics/index.js';
 import { Kubelet } from './kubelet/kubelet.js';
 import { detectNodeIP } from './kubelet/node-ip.js';
+import { computeNodeInfo } from './kubelet/node-info.js';
 import { log } from './util/log.js';
 
 export const VERSION = 'v0.1.0-kubelet-ts';
@@ -65,8 +66,13 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   }
   const podConfig = createPodConfig(sources);
 
+  const node = computeNodeInfo({
+    nodeName: config.nodeName, maxPods: kc.maxPods, systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved,
+    evictionHard: kc.evictionHard, nodeLabels: config.flags.nodeLabels,
+  });
+  log('kubelet').info({ capacity: node.capacity, allocatable: node.allocatable, labels: node.labels }, 'Node allocatable for admission');
   const kubelet = new Kubelet({
-    nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, syncFrequencyMs: kc.syncFrequencyMs,
+    nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
     runtime, pleg, cache, statusManager, sources: new Set(sources.keys()),
   });
 

@@ -12,9 +12,13 @@ import type { Pod } from '../api/types.js';
 import type { PodUpdate } from '../podconfig/types.js';
 import type { PodRuntimeStatus, Runtime, RunningPod, ContainerWaiting } from '../kuberuntime/types.js';
 import type { PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from '../pleg/types.js';
+import type { ApiPodStatus } from '../api/types.js';
 import type { StatusManager } from '../status/types.js';
-import { generateAPIPodStatus } from '../status/generate.js';
-import { createPodWorkers, type PodWorkers, type PodSyncer, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
+import { generateAPIPodStatus, rejectedPodStatus } from '../status/generate.js';
+import type { ProbeResults } from '../status/container-statuses.js';
+import { DisruptionTarget } from '../status/conditions.js';
+import { apiTime } from '../status/time.js';
+import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
@@ -22,12 +26,20 @@ import { realClock, sleep, type Clock } from '../util/clock.js';
 import { PodManager, podFullName } from './pod-manager.js';
 import { runningPodFromStatus } from '../kuberuntime/index.js';
 import { RuntimeState } from './runtime-state.js';
+import { canAdmitPod, type AdmitResult } from './admission.js';
+import { computeNodeInfo, type NodeInfo } from './node-info.js';
 
 export interface KubeletDeps {
   nodeName: string;
   hostIP: string;
+  /** Every node IP (dual stack); default [hostIP]. */
+  hostIPs?: string[];
   rootDir: string;
   maxPods: number;
+  /** Node name, labels, capacity and allocatable for admission; default: computed from the host with maxPods. */
+  node?: NodeInfo;
+  /** Readiness and startup probe results for the pod status; absent = no prober. */
+  probes?: ProbeResults;
   syncFrequencyMs: number;
   runtime: Runtime;
   pleg: PodLifecycleEventGenerator;
@@ -46,6 +58,11 @@ type InboxItem = { kind: 'config'; update: PodUpdate } | { kind: 'pleg'; event: 
 const EMPTY_WAITING: ReadonlyMap<string, ContainerWaiting> = new Map();
 /** How often a pod with a container waiting in back-off is looked at again. */
 const WAITING_RESYNC_MS = 1000;
+/** Upstream eviction reason and the DisruptionTarget reason the kubelet sets. */
+export const EvictedReason = 'Evicted';
+export const TerminationByKubelet = 'TerminationByKubelet';
+
+const isTerminalPhase = (p: string | undefined): boolean => p === 'Succeeded' || p === 'Failed';
 
 function emptyRuntimeStatus(pod: Pod, now: Date): PodRuntimeStatus {
   return { uid: pod.metadata!.uid!, name: pod.metadata!.name!, namespace: pod.metadata!.namespace ?? 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: now };
@@ -55,6 +72,7 @@ export class Kubelet implements PodSyncer {
   readonly podManager = new PodManager();
   readonly podWorkers: PodWorkers;
   readonly runtimeState: RuntimeState;
+  readonly node: NodeInfo;
   private readonly clock: Clock;
   private readonly inbox: InboxItem[] = [];
   private wake: (() => void) | undefined;
@@ -71,6 +89,7 @@ export class Kubelet implements PodSyncer {
 
   constructor(private readonly deps: KubeletDeps) {
     this.clock = deps.clock ?? realClock;
+    this.node = deps.node ?? computeNodeInfo({ nodeName: deps.nodeName, maxPods: deps.maxPods });
     this.podWorkers = createPodWorkers({ syncer: this, cache: deps.cache, resyncIntervalMs: deps.syncFrequencyMs, clock: this.clock });
     this.runtimeState = new RuntimeState(deps.runtime, deps.pleg);
   }
@@ -182,14 +201,17 @@ export class Kubelet implements PodSyncer {
     const sorted = [...pods].sort((a, b) => String(a.metadata?.creationTimestamp ?? '').localeCompare(String(b.metadata?.creationTimestamp ?? '')));
     for (const pod of sorted) {
       const uid = pod.metadata!.uid!;
+      const existing = this.podManager.getPods().filter((p) => p.metadata?.uid !== uid);
       this.podManager.addPod(pod);
       if (!this.firstSeen.has(uid)) this.firstSeen.set(uid, this.clock.now());
-      if (!this.podWorkers.isPodTerminationRequested(uid)) {
-        const rejection = this.canAdmitPod(pod);
-        if (rejection) {
-          this.rejectPod(pod, rejection.reason, rejection.message);
+      // Admission, unless the pod is already on its way out (upstream HandlePodAdditions).
+      if (!this.podWorkers.isPodTerminationRequested(uid) && !isTerminalPhase(pod.status?.phase)) {
+        const result = this.canAdmitPod(pod, this.filterOutInactivePods(existing));
+        if (!result.admit) {
+          this.rejectPod(pod, result.reason ?? 'UnexpectedAdmissionError', result.message ?? '');
           continue;
         }
+        this.rejected.delete(uid);
       }
       this.dispatch(pod, 'create');
     }
@@ -205,7 +227,7 @@ export class Kubelet implements PodSyncer {
   handlePodRemoves(pods: Pod[]): void {
     for (const pod of pods) {
       this.podManager.removePod(pod);
-      this.podWorkers.updatePod({ updateType: 'kill', pod, reason: 'removed from its source' });
+      this.podWorkers.updatePod({ updateType: 'kill', pod, killPodOptions: { reason: 'removed from its source' } });
     }
   }
 
@@ -227,17 +249,51 @@ export class Kubelet implements PodSyncer {
     this.podWorkers.updatePod({ updateType, pod });
   }
 
-  /** Admission (upstream canAdmitPod): the pod count limit; resource fit comes with its issue. */
-  private canAdmitPod(pod: Pod): { reason: string; message: string } | undefined {
-    const active = this.podManager.getPods().filter((p) => p !== pod && this.podWorkers.couldHaveRunningContainers(p.metadata!.uid!));
-    if (active.length >= this.deps.maxPods) return { reason: 'OutOfpods', message: `Node didn't have enough resource: pods, requested: 1, used: ${active.length}, capacity: ${this.deps.maxPods}` };
-    return undefined;
+  /** Admission (upstream canAdmitPod): see admission.ts. Critical pods do not preempt others here. */
+  canAdmitPod(pod: Pod, activePods: readonly Pod[]): AdmitResult {
+    return canAdmitPod(pod, activePods, this.node);
+  }
+
+  /**
+   * upstream filterOutInactivePods: pods whose containers are known to be stopped, and pods in a
+   * terminal phase (rejected ones included) that are not being torn down, use nothing.
+   */
+  filterOutInactivePods(pods: readonly Pod[]): Pod[] {
+    return pods.filter((p) => {
+      const uid = p.metadata!.uid!;
+      if (this.podWorkers.isPodKnownTerminated(uid)) return false;
+      const phase = this.deps.statusManager.getPodStatus(uid)?.phase ?? p.status?.phase;
+      return !(isTerminalPhase(phase) && !this.podWorkers.isPodTerminationRequested(uid));
+    });
+  }
+
+  /** All desired pods that hold (or may hold) node resources. */
+  activePods(): Pod[] {
+    return this.filterOutInactivePods(this.podManager.getPods());
   }
 
   private rejectPod(pod: Pod, reason: string, message: string): void {
     log('kubelet').warn({ pod: podFullName(pod), reason, message }, 'Pod admission rejected');
     this.rejected.add(pod.metadata!.uid!);
-    this.deps.statusManager.setPodStatus(pod, { phase: 'Failed', reason, message, hostIP: this.deps.hostIP, startTime: new Date(this.clock.now()) });
+    this.deps.statusManager.setPodStatus(pod, rejectedPodStatus(pod, reason, message, new Date(this.clock.now())));
+  }
+
+  /**
+   * The eviction hook (upstream killPodNow via the eviction manager): stop the pod with an
+   * optional shorter grace period, report it Failed/Evicted with `message` and a DisruptionTarget
+   * condition, and resolve once its containers have stopped.
+   */
+  evictPod(pod: Pod, message: string, gracePeriodSeconds?: number): Promise<void> {
+    const now = apiTime(this.clock.now());
+    const statusFn: PodStatusFunc = (status) => {
+      status.phase = 'Failed';
+      status.reason = EvictedReason;
+      status.message = message;
+      const conditions = (status.conditions ?? []).filter((c) => c.type !== DisruptionTarget);
+      conditions.unshift({ type: DisruptionTarget, status: 'True', lastProbeTime: null as unknown as Date, lastTransitionTime: now, reason: TerminationByKubelet, message });
+      status.conditions = conditions;
+    };
+    return this.podWorkers.terminatePodAbnormally(pod, { evict: true, statusFn, reason: EvictedReason, ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}) });
   }
 
   /** Housekeeping (upstream HandlePodCleanups): orphans, finished workers, dirs, container GC. */
@@ -257,7 +313,7 @@ export class Kubelet implements PodSyncer {
     for (const rp of running) {
       if (!desiredUids.has(rp.uid) && !workers.has(rp.uid)) {
         log('kubelet').info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'Killing orphaned pod found in the runtime');
-        this.podWorkers.updatePod({ updateType: 'kill', runningPod: rp, reason: 'orphaned' });
+        this.podWorkers.updatePod({ updateType: 'kill', runningPod: rp, killPodOptions: { reason: 'orphaned' } });
       }
     }
     await this.cleanupOrphanedPodDirs(desiredUids, workers);
@@ -288,12 +344,17 @@ export class Kubelet implements PodSyncer {
 
   // ---- PodSyncer ----------------------------------------------------------------------------
 
-  async syncPod(updateType: UpdateType, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<SyncPodResult> {
+  async syncPod(_ctx: SyncContext, updateType: UpdateType, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<SyncPodResult> {
     const uid = pod.metadata!.uid!;
     const now = new Date(this.clock.now());
+    // The first sync of a worker starts from a clean status: a UID created again after it
+    // finished must not inherit its predecessor's terminal phase.
+    if (updateType === 'create' && isTerminalPhase(this.deps.statusManager.getPodStatus(uid)?.phase)) {
+      this.deps.statusManager.removePodStatus(uid);
+    }
     const status = runtimeStatus ?? emptyRuntimeStatus(pod, now);
-    const apiStatus = this.updateStatus(pod, status);
-    if (apiStatus.phase === 'Succeeded' || apiStatus.phase === 'Failed') return { isTerminal: true };
+    const apiStatus = this.updateStatus(pod, status, false);
+    if (isTerminalPhase(apiStatus.phase)) return { isTerminal: true };
     await mkdir(join(this.deps.rootDir, 'pods', uid, 'containers'), { recursive: true });
     const result = await this.deps.runtime.syncPod(pod, status);
     this.waiting.set(uid, result.waiting);
@@ -304,33 +365,47 @@ export class Kubelet implements PodSyncer {
     return { isTerminal: false, requeueAfterMs: result.waiting.size > 0 ? WAITING_RESYNC_MS : undefined };
   }
 
-  async syncTerminatingPod(pod: Pod, runtimeStatus: PodRuntimeStatus | undefined, gracePeriodSeconds: number): Promise<void> {
+  /**
+   * upstream SyncTerminatingPod: report the status (amended by the kill's status function, e.g.
+   * Evicted), stop every container with the grace period, check nothing runs any more, and
+   * report the final status with the pod terminal (exit codes decide Succeeded or Failed).
+   * When a shorter grace period supersedes this call, it stops after its kill returns.
+   */
+  async syncTerminatingPod(ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined, gracePeriodSeconds: number, statusFn: PodStatusFunc | undefined): Promise<void> {
     const uid = pod.metadata!.uid!;
-    const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, pod.metadata!.name!, pod.metadata!.namespace ?? 'default'));
+    const name = pod.metadata!.name!;
+    const ns = pod.metadata!.namespace ?? 'default';
+    const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, name, ns));
+    this.updateStatus(pod, status, false, statusFn);
+    log('kubelet').info({ pod: podFullName(pod), gracePeriod: gracePeriodSeconds }, 'Killing pod');
     await this.deps.runtime.killPod(pod, runningPodFromStatus(status), gracePeriodSeconds);
-    this.waiting.delete(uid);
     void this.deps.pleg.relist();
-    const after = await this.deps.runtime.getPodStatus(uid, pod.metadata!.name!, pod.metadata!.namespace ?? 'default');
-    this.updateStatus(pod, after);
+    if (ctx.signal.aborted) return;
+    this.waiting.delete(uid);
+    const after = await this.deps.runtime.getPodStatus(uid, name, ns);
+    const stillRunning = after.containerStatuses.filter((c) => c.state === 'running').map((c) => c.name);
+    if (stillRunning.length > 0) throw new Error(`detected running containers after a successful KillPod: ${stillRunning.join(', ')}`);
+    this.updateStatus(pod, after, true, statusFn);
   }
 
-  async syncTerminatingRuntimePod(running: RunningPod): Promise<void> {
+  async syncTerminatingRuntimePod(_ctx: SyncContext, running: RunningPod): Promise<void> {
     // Orphans have no spec left to read a grace period from: upstream uses a minimal one.
     await this.deps.runtime.killPod(undefined, running, 1);
     void this.deps.pleg.relist();
   }
 
-  async syncTerminatedPod(pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<void> {
-    if (runtimeStatus) this.updateStatus(pod, runtimeStatus);
+  async syncTerminatedPod(_ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<void> {
+    if (runtimeStatus) this.updateStatus(pod, runtimeStatus, true);
   }
 
-  private updateStatus(pod: Pod, runtimeStatus: PodRuntimeStatus) {
+  private updateStatus(pod: Pod, runtimeStatus: PodRuntimeStatus, podIsTerminal: boolean, statusFn?: PodStatusFunc): ApiPodStatus {
     const uid = pod.metadata!.uid!;
     const previous = this.deps.statusManager.getPodStatus(uid);
     const apiStatus = generateAPIPodStatus({
-      pod, runtime: runtimeStatus, waiting: this.waiting.get(uid) ?? EMPTY_WAITING, previous,
-      hostIP: this.deps.hostIP, now: new Date(this.clock.now()),
+      pod, runtime: runtimeStatus, waiting: this.waiting.get(uid) ?? EMPTY_WAITING, previous, podIsTerminal,
+      hostIP: this.deps.hostIP, hostIPs: this.deps.hostIPs, now: new Date(this.clock.now()), probes: this.deps.probes,
     });
+    statusFn?.(apiStatus);
     this.deps.statusManager.setPodStatus(pod, apiStatus);
     if (apiStatus.phase === 'Running' && previous?.phase !== 'Running') {
       const seen = this.firstSeen.get(uid);

@@ -5,13 +5,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
+import type { RunningPod } from '../../src/kuberuntime/types.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
-import { createGenericPLEG, createPodStatusCache } from '../../src/pleg/index.js';
+import { computeNodeInfo } from '../../src/kubelet/node-info.js';
+import { createPodStatusCache } from '../../src/pleg/index.js';
 import { createStatusManager } from '../../src/status/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
+import { FakePLEG } from './fake-pleg.js';
 
-function pod(uid: string): Pod {
-  return { metadata: { name: `p-${uid}`, namespace: 'default', uid, annotations: { 'kubernetes.io/config.source': 'file' } }, spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'a', image: 'x' }] } } as Pod;
+const Gi = 2 ** 30;
+
+/** The shared fake, with kills that stop the containers as a runtime would. */
+class StoppingRuntime extends FakeRuntime {
+  override async killPod(p: Pod | undefined, running: RunningPod, grace?: number): Promise<void> {
+    await super.killPod(p, running, grace);
+    for (const rp of this.pods) if (rp.uid === running.uid) for (const c of rp.containers) c.state = 'exited';
+  }
+}
+
+function pod(uid: string, spec: Partial<NonNullable<Pod['spec']>> = {}): Pod {
+  return {
+    metadata: { name: `p-${uid}`, namespace: 'default', uid, annotations: { 'kubernetes.io/config.source': 'file' } },
+    spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'a', image: 'x' }], ...spec },
+  } as Pod;
 }
 
 class Updates implements AsyncIterable<PodUpdate> {
@@ -34,18 +50,20 @@ async function until(what: string, fn: () => boolean, ms = 5000) {
   }
 }
 
-function setup(maxPods = 110) {
-  const runtime = new FakeRuntime();
+function setup(opts: { maxPods?: number; memory?: number } = {}) {
+  const runtime = new StoppingRuntime();
   const cache = createPodStatusCache();
-  const pleg = createGenericPLEG({ runtime, cache, relistPeriodMs: 20 });
+  const pleg = new FakePLEG(runtime, cache);
   const statusManager = createStatusManager();
+  const maxPods = opts.maxPods ?? 110;
   const kubelet = new Kubelet({
     nodeName: 'n', hostIP: '192.0.2.1', rootDir: mkdtempSync(join(tmpdir(), 'kts-kubelet-')), maxPods, syncFrequencyMs: 60_000,
+    node: computeNodeInfo({ nodeName: 'n', maxPods, capacity: { milliCPU: 2000, memory: opts.memory ?? 4 * Gi } }),
     runtime, pleg, cache, statusManager, sources: new Set(['file']), housekeepingPeriodMs: 30, syncPeriodMs: 20,
   });
   const updates = new Updates();
   const done = kubelet.run(updates);
-  return { runtime, kubelet, updates, statusManager, stop: async () => { kubelet.stop(); await done; } };
+  return { runtime, kubelet, updates, statusManager, stop: async () => { kubelet.stop(); await done; await kubelet.podWorkers.idle(); } };
 }
 
 test('ADD syncs the pod, REMOVE kills it with its grace period', async () => {
@@ -61,6 +79,20 @@ test('ADD syncs the pod, REMOVE kills it with its grace period', async () => {
   await stop();
 });
 
+test('a deletion request kills with deletionGracePeriodSeconds', async () => {
+  const { runtime, updates, stop } = setup();
+  updates.push({ op: 'ADD', pods: [pod('d', { terminationGracePeriodSeconds: 30 })], source: 'file' });
+  await until('synced', () => runtime.synced.includes('d'));
+  runtime.setContainer('d', 'c1', 'running', 'a');
+  const deleting = pod('d', { terminationGracePeriodSeconds: 30 });
+  deleting.metadata!.deletionTimestamp = new Date();
+  deleting.metadata!.deletionGracePeriodSeconds = 5;
+  updates.push({ op: 'DELETE', pods: [deleting], source: 'file' });
+  await until('killed', () => runtime.killed.some((k) => k.uid === 'd'));
+  assert.equal(runtime.killed.find((k) => k.uid === 'd')?.grace, 5);
+  await stop();
+});
+
 test('housekeeping kills orphans only once every source has been seen', async () => {
   const { runtime, updates, stop } = setup();
   runtime.setContainer('orphan', 'c9', 'running');
@@ -69,17 +101,98 @@ test('housekeeping kills orphans only once every source has been seen', async ()
   assert.equal(runtime.killed.length, 0, 'sources not ready: nothing is killed (adoption)');
   updates.push({ op: 'ADD', pods: [pod('b')], source: 'file' });
   await until('orphan killed', () => runtime.killed.some((k) => k.uid === 'orphan'));
+  assert.equal(runtime.killed.find((k) => k.uid === 'orphan')?.grace, 1);
   assert.ok(!runtime.killed.some((k) => k.uid === 'b'), 'desired pod untouched');
   await stop();
 });
 
-test('admission rejects pods beyond maxPods with OutOfpods', async () => {
-  const { runtime, updates, statusManager, stop } = setup(1);
+test('admission rejects pods beyond maxPods with OutOfpods; the rejected pod never starts', async () => {
+  const { runtime, updates, statusManager, stop } = setup({ maxPods: 1 });
   updates.push({ op: 'ADD', pods: [pod('x'), pod('y')], source: 'file' });
   await until('first synced', () => runtime.synced.includes('x'));
   await until('second rejected', () => statusManager.getPodStatus('y')?.reason === 'OutOfpods');
-  assert.equal(statusManager.getPodStatus('y')?.phase, 'Failed');
+  const s = statusManager.getPodStatus('y')!;
+  assert.equal(s.phase, 'Failed');
+  assert.equal(s.message, "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1");
   await new Promise((r) => setTimeout(r, 100));
   assert.ok(!runtime.synced.includes('y'));
+  await stop();
+});
+
+test('admission: a pod too large for the node is rejected with OutOfmemory', async () => {
+  const { runtime, updates, statusManager, stop } = setup({ memory: 4 * Gi });
+  updates.push({ op: 'ADD', pods: [pod('big', { containers: [{ name: 'a', image: 'x', resources: { requests: { memory: '8Gi' } } }] })], source: 'file' });
+  await until('rejected', () => statusManager.getPodStatus('big')?.reason === 'OutOfmemory');
+  assert.equal(statusManager.getPodStatus('big')!.phase, 'Failed');
+  assert.match(statusManager.getPodStatus('big')!.message!, /^Pod was rejected: Node didn't have enough resource: memory, requested: 8589934592, used: 0, capacity: \d+$/);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.ok(!runtime.synced.includes('big'), 'never started');
+  await stop();
+});
+
+test('admission: a hostPort already held by an active pod is rejected with NodePorts', async () => {
+  const { runtime, updates, statusManager, stop } = setup();
+  const ports = [{ name: 'a', image: 'x', ports: [{ containerPort: 80, hostPort: 8080, protocol: 'TCP' }] }];
+  updates.push({ op: 'ADD', pods: [pod('p1', { containers: ports })], source: 'file' });
+  await until('first synced', () => runtime.synced.includes('p1'));
+  updates.push({ op: 'ADD', pods: [pod('p2', { containers: ports })], source: 'file' });
+  await until('second rejected', () => statusManager.getPodStatus('p2')?.reason === 'NodePorts');
+  assert.ok(!runtime.synced.includes('p2'));
+  await stop();
+});
+
+test('a pod that completed no longer counts against maxPods', async () => {
+  const { runtime, kubelet, updates, statusManager, stop } = setup({ maxPods: 1 });
+  runtime.setContainer('done', 'c1', 'exited', 'a');
+  updates.push({ op: 'ADD', pods: [pod('done', { restartPolicy: 'Never' })], source: 'file' });
+  await until('completed', () => statusManager.getPodStatus('done')?.phase === 'Succeeded' && kubelet.podWorkers.isPodKnownTerminated('done'));
+  assert.deepEqual(kubelet.activePods().map((p) => p.metadata?.uid), []);
+  updates.push({ op: 'ADD', pods: [pod('next')], source: 'file' });
+  await until('next synced', () => runtime.synced.includes('next'));
+  assert.notEqual(statusManager.getPodStatus('next')?.reason, 'OutOfpods');
+  await stop();
+});
+
+test('evictPod: grace override, Failed/Evicted with a DisruptionTarget condition, resolves when stopped', async () => {
+  const { runtime, kubelet, updates, statusManager, stop } = setup();
+  const p = pod('ev', { terminationGracePeriodSeconds: 30 });
+  updates.push({ op: 'ADD', pods: [p], source: 'file' });
+  runtime.setContainer('ev', 'c1', 'running', 'a');
+  await until('Running', () => statusManager.getPodStatus('ev')?.phase === 'Running');
+  await kubelet.evictPod(p, 'The node was low on resource: memory.', 3);
+  assert.equal(runtime.killed.find((k) => k.uid === 'ev')?.grace, 3);
+  const s = statusManager.getPodStatus('ev')!;
+  assert.equal(s.phase, 'Failed');
+  assert.equal(s.reason, 'Evicted');
+  assert.equal(s.message, 'The node was low on resource: memory.');
+  const dt = s.conditions!.find((c) => c.type === 'DisruptionTarget')!;
+  assert.deepEqual([dt.status, dt.reason, dt.message], ['True', 'TerminationByKubelet', 'The node was low on resource: memory.']);
+  assert.equal(s.conditions!.find((c) => c.type === 'Ready')!.status, 'False');
+  await stop();
+});
+
+test('REMOVE then ADD of the same UID: the pod is stopped, then started again', async () => {
+  const { runtime, kubelet, updates, statusManager, stop } = setup();
+  updates.push({ op: 'ADD', pods: [pod('re')], source: 'file' });
+  await until('synced', () => runtime.synced.includes('re'));
+  runtime.setContainer('re', 'c1', 'running', 'a');
+  await until('Running', () => statusManager.getPodStatus('re')?.phase === 'Running');
+  updates.push({ op: 'REMOVE', pods: [pod('re')], source: 'file' });
+  updates.push({ op: 'ADD', pods: [pod('re')], source: 'file' });
+  await until('killed', () => runtime.killed.some((k) => k.uid === 're'));
+  await until('synced again', () => runtime.synced.filter((u) => u === 're').length >= 2);
+  assert.equal(kubelet.podWorkers.isPodTerminationRequested('re'), false, 'a new incarnation is syncing');
+  await stop();
+});
+
+test('a pod rejected once is admitted when added again with room, starting from a fresh status', async () => {
+  const { runtime, updates, statusManager, stop } = setup({ maxPods: 1 });
+  updates.push({ op: 'ADD', pods: [pod('x'), pod('y')], source: 'file' });
+  await until('y rejected', () => statusManager.getPodStatus('y')?.reason === 'OutOfpods');
+  updates.push({ op: 'REMOVE', pods: [pod('x'), pod('y')], source: 'file' });
+  updates.push({ op: 'ADD', pods: [pod('y')], source: 'file' });
+  await until('y synced', () => runtime.synced.includes('y'));
+  await until('fresh status', () => statusManager.getPodStatus('y')?.phase === 'Pending');
+  assert.equal(statusManager.getPodStatus('y')?.reason, undefined);
   await stop();
 });

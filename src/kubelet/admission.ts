@@ -1,0 +1,197 @@
+/**
+ * Pod admission (upstream Kubelet.canAdmitPod with lifecycle.predicateAdmitHandler): the checks
+ * a node makes before it runs a pod that a source assigned to it, in upstream's order, the
+ * first failure deciding the reason:
+ *
+ *   1. the `kubernetes.io/os` pod label against the node's (PodOSSelectorNodeLabelDoesNotMatch);
+ *   2. spec.os.name, when set, must be linux (PodOSNotSupported);
+ *   3. scheduler.AdmissionCheck: resources (OutOfpods, OutOfcpu, OutOfmemory — pod count first,
+ *      then requests against allocatable minus what active pods request), node affinity and
+ *      nodeSelector (NodeAffinity), spec.nodeName (NodeName), host ports (NodePorts).
+ *
+ * Pure: the caller gives the node and the pods already admitted and still active. Not done (as
+ * documented): critical-pod preemption on admission failure, extended resources and
+ * ephemeral-storage, pod-level resources (spec.resources), the NoExecute taint check (it skips
+ * static pods upstream and a standalone node has no taints).
+ */
+import type { Container, Pod } from '../api/types.js';
+import { parseIntValue, parseMilliValue, tryParseQuantity } from '../util/quantity.js';
+import type { NodeInfo } from './node-info.js';
+
+export interface AdmitResult {
+  admit: boolean;
+  reason?: string;
+  message?: string;
+}
+
+/** Upstream reasons (pkg/kubelet/lifecycle/predicate.go and the scheduler plugin names). */
+export const AdmissionReason = {
+  OutOfCPU: 'OutOfcpu',
+  OutOfMemory: 'OutOfmemory',
+  OutOfPods: 'OutOfpods',
+  NodeAffinity: 'NodeAffinity',
+  NodeName: 'NodeName',
+  NodePorts: 'NodePorts',
+  PodOSSelectorNodeLabelDoesNotMatch: 'PodOSSelectorNodeLabelDoesNotMatch',
+  PodOSNotSupported: 'PodOSNotSupported',
+  UnexpectedAdmissionError: 'UnexpectedAdmissionError',
+} as const;
+
+const ErrReasonNodeAffinity = "node(s) didn't match Pod's node affinity/selector";
+const ErrReasonNodeName = "node(s) didn't match the requested node name";
+const ErrReasonNodePorts = "node(s) didn't have free ports for the requested pod ports";
+
+/** Requests of a pod in base units (upstream resource.PodRequests for cpu and memory). */
+export interface PodRequests {
+  milliCPU: number;
+  memory: number;
+}
+
+/** Quantity.MilliValue() / Value(); an unparsable value (validation rejects those) counts as 0. */
+function amount(q: string | undefined, milli: boolean): number {
+  if (q === undefined || tryParseQuantity(q) === undefined) return 0;
+  return milli ? parseMilliValue(q) : parseIntValue(q);
+}
+
+function containerRequests(c: Container): PodRequests {
+  const req = c.resources?.requests ?? {};
+  return { milliCPU: amount(req.cpu, true), memory: amount(req.memory, false) };
+}
+
+const add = (a: PodRequests, b: PodRequests): PodRequests => ({ milliCPU: a.milliCPU + b.milliCPU, memory: a.memory + b.memory });
+const max = (a: PodRequests, b: PodRequests): PodRequests => ({ milliCPU: Math.max(a.milliCPU, b.milliCPU), memory: Math.max(a.memory, b.memory) });
+
+export function isRestartableInitContainer(c: Container): boolean {
+  return c.restartPolicy === 'Always';
+}
+
+/**
+ * The effective request of a pod, as upstream: the sum of the regular containers plus every
+ * sidecar (restartable init container, which runs beside them), or the largest single init step
+ * if that is more — an init container runs alongside the sidecars started before it — plus the
+ * pod overhead.
+ */
+export function podRequests(pod: Pod): PodRequests {
+  let reqs: PodRequests = { milliCPU: 0, memory: 0 };
+  for (const c of pod.spec?.containers ?? []) reqs = add(reqs, containerRequests(c));
+  let sidecars: PodRequests = { milliCPU: 0, memory: 0 };
+  let initMax: PodRequests = { milliCPU: 0, memory: 0 };
+  for (const c of pod.spec?.initContainers ?? []) {
+    const r = containerRequests(c);
+    if (isRestartableInitContainer(c)) {
+      reqs = add(reqs, r);
+      sidecars = add(sidecars, r);
+      initMax = max(initMax, sidecars);
+    } else {
+      initMax = max(initMax, add(r, sidecars));
+    }
+  }
+  reqs = max(reqs, initMax);
+  const overhead = pod.spec?.overhead;
+  if (overhead) reqs = add(reqs, containerRequests({ name: 'overhead', resources: { requests: overhead } }));
+  return reqs;
+}
+
+/** A host port a pod asks for: protocol, port and host IP (0.0.0.0 when unset), as upstream. */
+interface HostPort { ip: string; protocol: string; port: number }
+
+function hostPorts(pod: Pod): HostPort[] {
+  const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? []).filter(isRestartableInitContainer)];
+  const out: HostPort[] = [];
+  for (const c of containers) {
+    for (const p of c.ports ?? []) {
+      if (!p.hostPort || p.hostPort <= 0) continue;
+      out.push({ ip: p.hostIP || '0.0.0.0', protocol: p.protocol || 'TCP', port: p.hostPort });
+    }
+  }
+  return out;
+}
+
+/** upstream HostPortInfo.CheckConflict: 0.0.0.0 conflicts with every IP on the same protocol/port. */
+function portConflicts(want: HostPort, used: HostPort[]): boolean {
+  return used.some((u) => u.port === want.port && u.protocol === want.protocol && (want.ip === '0.0.0.0' || u.ip === '0.0.0.0' || u.ip === want.ip));
+}
+
+type Requirement = { key: string; operator: string; values?: string[] };
+
+function matchRequirement(r: Requirement, labels: Readonly<Record<string, string>>): boolean {
+  const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+  const v = labels[r.key];
+  const values = r.values ?? [];
+  switch (r.operator) {
+    case 'In': return has && values.includes(v!);
+    case 'NotIn': return !has || !values.includes(v!);
+    case 'Exists': return has;
+    case 'DoesNotExist': return !has;
+    case 'Gt':
+    case 'Lt': {
+      if (!has || values.length !== 1) return false;
+      const a = Number(v);
+      const b = Number(values[0]);
+      if (!Number.isInteger(a) || !Number.isInteger(b)) return false;
+      return r.operator === 'Gt' ? a > b : a < b;
+    }
+    default: return false;
+  }
+}
+
+/**
+ * upstream GetRequiredNodeAffinity(pod).Match(node): every nodeSelector label, and (when given)
+ * one of the required nodeSelectorTerms, each term being the AND of its matchExpressions
+ * (labels) and matchFields (metadata.name). A term with neither matches nothing.
+ */
+export function matchesNodeAffinity(pod: Pod, node: Pick<NodeInfo, 'name' | 'labels'>): boolean {
+  for (const [k, v] of Object.entries(pod.spec?.nodeSelector ?? {})) if (node.labels[k] !== v) return false;
+  const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  if (!required) return true;
+  const fields = { 'metadata.name': node.name };
+  return (required.nodeSelectorTerms ?? []).some((term) => {
+    const exprs = term.matchExpressions ?? [];
+    const flds = term.matchFields ?? [];
+    if (exprs.length === 0 && flds.length === 0) return false;
+    return exprs.every((e) => matchRequirement(e, node.labels)) && flds.every((f) => f.key === 'metadata.name' && matchRequirement(f, fields));
+  });
+}
+
+const insufficient = (name: string, reason: string, requested: number, used: number, capacity: number): AdmitResult => ({
+  admit: false, reason, message: `Node didn't have enough resource: ${name}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
+});
+
+const predicateFailure = (name: string, desc: string): AdmitResult => ({ admit: false, reason: name, message: `Predicate ${name} failed: ${desc}` });
+
+/**
+ * canAdmitPod: may `pod` run on `node` beside `activePods` (admitted, not terminal, not yet
+ * known terminated; `pod` itself excluded)?
+ */
+export function canAdmitPod(pod: Pod, activePods: readonly Pod[], node: NodeInfo): AdmitResult {
+  const podOS = pod.metadata?.labels?.['kubernetes.io/os'];
+  if (podOS !== undefined && podOS !== (node.labels['kubernetes.io/os'] ?? 'linux')) {
+    return { admit: false, reason: AdmissionReason.PodOSSelectorNodeLabelDoesNotMatch, message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label" };
+  }
+  const osName = pod.spec?.os?.name;
+  if (osName !== undefined && osName !== null && osName !== 'linux') {
+    return { admit: false, reason: AdmissionReason.PodOSNotSupported, message: "Failed to admit pod as the OS field doesn't match node OS" };
+  }
+
+  // noderesources.Fits: the pod count first, then (if the pod requests anything) cpu and memory.
+  if (activePods.length + 1 > node.allocatable.pods) {
+    return insufficient('pods', AdmissionReason.OutOfPods, 1, activePods.length, node.allocatable.pods);
+  }
+  const want = podRequests(pod);
+  if (want.milliCPU > 0 || want.memory > 0) {
+    const used = activePods.map(podRequests).reduce(add, { milliCPU: 0, memory: 0 });
+    if (want.milliCPU > 0 && want.milliCPU > node.allocatable.milliCPU - used.milliCPU) {
+      return insufficient('cpu', AdmissionReason.OutOfCPU, want.milliCPU, used.milliCPU, node.allocatable.milliCPU);
+    }
+    if (want.memory > 0 && want.memory > node.allocatable.memory - used.memory) {
+      return insufficient('memory', AdmissionReason.OutOfMemory, want.memory, used.memory, node.allocatable.memory);
+    }
+  }
+
+  if (!matchesNodeAffinity(pod, node)) return predicateFailure(AdmissionReason.NodeAffinity, ErrReasonNodeAffinity);
+  const nodeName = pod.spec?.nodeName;
+  if (nodeName && nodeName !== node.name) return predicateFailure(AdmissionReason.NodeName, ErrReasonNodeName);
+  const usedPorts = activePods.flatMap(hostPorts);
+  if (hostPorts(pod).some((p) => portConflicts(p, usedPorts))) return predicateFailure(AdmissionReason.NodePorts, ErrReasonNodePorts);
+  return { admit: true };
+}

@@ -1,0 +1,138 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Container, Pod } from '../../src/api/types.js';
+import { canAdmitPod, matchesNodeAffinity, podRequests } from '../../src/kubelet/admission.js';
+import { computeNodeInfo, goArch, thresholdBytes, type NodeInfo } from '../../src/kubelet/node-info.js';
+
+const Mi = 2 ** 20;
+const Gi = 2 ** 30;
+
+function node(): NodeInfo {
+  return computeNodeInfo({ nodeName: 'node-a', maxPods: 110, capacity: { milliCPU: 4000, memory: 8 * Gi }, nodeLabels: { disk: 'ssd', zone: '3' } });
+}
+
+function ctr(name: string, cpu?: string, memory?: string, extra: Partial<Container> = {}): Container {
+  const requests: Record<string, string> = {};
+  if (cpu) requests.cpu = cpu;
+  if (memory) requests.memory = memory;
+  return { name, image: 'x', resources: { requests }, ...extra };
+}
+
+function pod(uid: string, containers: Container[], spec: Partial<NonNullable<Pod['spec']>> = {}, labels?: Record<string, string>): Pod {
+  return { metadata: { name: uid, namespace: 'ns', uid, ...(labels ? { labels } : {}) }, spec: { containers, ...spec } } as Pod;
+}
+
+test('allocatable = capacity − systemReserved − kubeReserved − hard eviction threshold', () => {
+  const n = computeNodeInfo({
+    nodeName: 'n', maxPods: 10, capacity: { milliCPU: 4000, memory: 8 * Gi },
+    systemReserved: { cpu: '500m', memory: '1Gi' }, kubeReserved: { cpu: '0.25', memory: '512Mi' }, evictionHard: { 'memory.available': '100Mi' },
+  });
+  assert.deepEqual(n.capacity, { milliCPU: 4000, memory: 8 * Gi, pods: 10 });
+  assert.deepEqual(n.allocatable, { milliCPU: 3250, memory: 8 * Gi - Gi - 512 * Mi - 100 * Mi, pods: 10 });
+  const pct = computeNodeInfo({ nodeName: 'n', maxPods: 10, capacity: { milliCPU: 1000, memory: 10 * Gi }, evictionHard: { 'memory.available': '10%' } });
+  assert.equal(pct.allocatable.memory, 9 * Gi);
+  const over = computeNodeInfo({ nodeName: 'n', maxPods: 10, capacity: { milliCPU: 1000, memory: Gi }, systemReserved: { cpu: '2', memory: '2Gi' } });
+  assert.deepEqual(over.allocatable, { milliCPU: 0, memory: 0, pods: 10 }, 'never negative');
+  assert.equal(thresholdBytes(undefined, 100), 0);
+  const host = computeNodeInfo({ nodeName: 'n', maxPods: 5 });
+  assert.ok(host.capacity.milliCPU >= 1000 && host.capacity.memory > 0, 'capacity from the host by default');
+});
+
+test('node labels: hostname, os, arch (stable and beta) and --node-labels', () => {
+  const n = node();
+  assert.equal(n.labels['kubernetes.io/hostname'], 'node-a');
+  assert.equal(n.labels['kubernetes.io/os'], 'linux');
+  assert.equal(n.labels['kubernetes.io/arch'], goArch());
+  assert.equal(n.labels['beta.kubernetes.io/os'], 'linux');
+  assert.equal(n.labels.disk, 'ssd');
+  assert.equal(goArch('x64'), 'amd64');
+  assert.equal(goArch('arm64'), 'arm64');
+});
+
+test('pod requests: containers summed, init containers as the max step, sidecars counted as upstream', () => {
+  assert.deepEqual(podRequests(pod('a', [ctr('a', '100m', '64Mi'), ctr('b', '0.2', '1Gi')])), { milliCPU: 300, memory: 64 * Mi + Gi });
+  // A big init container dominates; a small one does not.
+  assert.deepEqual(podRequests(pod('b', [ctr('a', '100m', '64Mi')], { initContainers: [ctr('i', '2', '32Mi')] })), { milliCPU: 2000, memory: 64 * Mi });
+  // Sidecars run beside the regular containers and beside later init containers.
+  const withSidecar = pod('c', [ctr('app', '100m', '100Mi')], {
+    initContainers: [ctr('side', '200m', '50Mi', { restartPolicy: 'Always' }), ctr('init', '250m', '10Mi')],
+  });
+  assert.deepEqual(podRequests(withSidecar), { milliCPU: 450, memory: 150 * Mi });
+  assert.deepEqual(podRequests(pod('d', [ctr('a')], { overhead: { cpu: '10m', memory: '1Mi' } })), { milliCPU: 10, memory: Mi });
+});
+
+test('OutOfpods: the pod count comes first', () => {
+  const n = computeNodeInfo({ nodeName: 'n', maxPods: 2, capacity: { milliCPU: 1000, memory: Gi } });
+  const r = canAdmitPod(pod('c', [ctr('a', '5')]), [pod('a', []), pod('b', [])], n);
+  assert.deepEqual(r, { admit: false, reason: 'OutOfpods', message: "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2" });
+});
+
+test('OutOfcpu and OutOfmemory: requests against allocatable minus the active pods', () => {
+  const n = node();
+  const active = [pod('x', [ctr('a', '3', '6Gi')])];
+  assert.deepEqual(canAdmitPod(pod('y', [ctr('a', '1', '1Gi')]), active, n), { admit: true });
+  assert.deepEqual(canAdmitPod(pod('y', [ctr('a', '1500m')]), active, n), {
+    admit: false, reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 1500, used: 3000, capacity: 4000",
+  });
+  const big = canAdmitPod(pod('y', [ctr('a', undefined, '64Ti')]), [], n);
+  assert.equal(big.reason, 'OutOfmemory');
+  assert.match(big.message!, /^Node didn't have enough resource: memory, requested: 70368744177664, used: 0, capacity: \d+$/);
+  assert.deepEqual(canAdmitPod(pod('y', [ctr('a')]), [pod('x', [ctr('a', '4', '8Gi')])], n), { admit: true }, 'a pod without requests always fits');
+});
+
+test('NodePorts: the same hostPort, protocol and host IP (0.0.0.0 matches every IP) conflict', () => {
+  const n = node();
+  const withPort = (uid: string, hostPort: number, protocol?: string, hostIP?: string) =>
+    pod(uid, [{ name: 'a', image: 'x', ports: [{ containerPort: 80, hostPort, ...(protocol ? { protocol } : {}), ...(hostIP ? { hostIP } : {}) }] }]);
+  const active = [withPort('x', 8080)];
+  const r = canAdmitPod(withPort('y', 8080), active, n);
+  assert.deepEqual(r, { admit: false, reason: 'NodePorts', message: "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports" });
+  assert.equal(canAdmitPod(withPort('y', 8080, 'UDP'), active, n).admit, true, 'other protocol');
+  assert.equal(canAdmitPod(withPort('y', 8081), active, n).admit, true, 'other port');
+  assert.equal(canAdmitPod(withPort('y', 8080, 'TCP', '10.0.0.1'), active, n).admit, false, '0.0.0.0 holds every IP');
+  assert.equal(canAdmitPod(withPort('y', 9090, 'TCP', '10.0.0.1'), [withPort('x', 9090, 'TCP', '10.0.0.2')], n).admit, true, 'different IPs');
+  assert.equal(canAdmitPod(withPort('y', 9090, 'TCP', '10.0.0.2'), [withPort('x', 9090, 'TCP', '10.0.0.2')], n).admit, false);
+});
+
+test('NodeName and NodeAffinity (nodeSelector, required node affinity)', () => {
+  const n = node();
+  assert.deepEqual(canAdmitPod(pod('a', [ctr('a')], { nodeName: 'other' }), [], n), {
+    admit: false, reason: 'NodeName', message: "Predicate NodeName failed: node(s) didn't match the requested node name",
+  });
+  assert.equal(canAdmitPod(pod('a', [ctr('a')], { nodeName: 'node-a' }), [], n).admit, true);
+  assert.deepEqual(canAdmitPod(pod('a', [ctr('a')], { nodeSelector: { disk: 'hdd' } }), [], n), {
+    admit: false, reason: 'NodeAffinity', message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+  });
+  assert.equal(canAdmitPod(pod('a', [ctr('a')], { nodeSelector: { disk: 'ssd', 'kubernetes.io/hostname': 'node-a' } }), [], n).admit, true);
+  const affinity = (terms: object[]) => pod('a', [ctr('a')], { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } } } as never);
+  const m = (terms: object[]) => matchesNodeAffinity(affinity(terms), n);
+  assert.equal(m([{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd', 'nvme'] }] }]), true);
+  assert.equal(m([{ matchExpressions: [{ key: 'disk', operator: 'NotIn', values: ['ssd'] }] }]), false);
+  assert.equal(m([{ matchExpressions: [{ key: 'gpu', operator: 'DoesNotExist' }] }]), true);
+  assert.equal(m([{ matchExpressions: [{ key: 'zone', operator: 'Gt', values: ['2'] }, { key: 'zone', operator: 'Lt', values: ['4'] }] }]), true);
+  assert.equal(m([{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }, { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-a'] }] }]), true, 'terms are ORed');
+  assert.equal(m([{}]), false, 'an empty term matches nothing');
+  assert.equal(canAdmitPod(affinity([{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }]), [], n).reason, 'NodeAffinity');
+});
+
+test('OS: spec.os.name must be linux; the kubernetes.io/os pod label must match the node', () => {
+  const n = node();
+  assert.deepEqual(canAdmitPod(pod('a', [ctr('a')], { os: { name: 'windows' } }), [], n), {
+    admit: false, reason: 'PodOSNotSupported', message: "Failed to admit pod as the OS field doesn't match node OS",
+  });
+  assert.equal(canAdmitPod(pod('a', [ctr('a')], { os: { name: 'linux' } }), [], n).admit, true);
+  assert.equal(canAdmitPod(pod('a', [ctr('a')], {}, { 'kubernetes.io/os': 'windows' }), [], n).reason, 'PodOSSelectorNodeLabelDoesNotMatch');
+});
+
+test('the first failing check decides, in upstream order', () => {
+  const n = computeNodeInfo({ nodeName: 'n', maxPods: 1, capacity: { milliCPU: 100, memory: Mi } });
+  const bad = pod('z', [ctr('a', '1', '1Gi')], { nodeName: 'other', os: { name: 'windows' } });
+  assert.equal(canAdmitPod(bad, [pod('x', [])], n).reason, 'PodOSNotSupported');
+  bad.spec!.os = undefined;
+  assert.equal(canAdmitPod(bad, [pod('x', [])], n).reason, 'OutOfpods');
+  assert.equal(canAdmitPod(bad, [], n).reason, 'OutOfcpu');
+  bad.spec!.containers[0]!.resources!.requests!.cpu = '10m';
+  assert.equal(canAdmitPod(bad, [], n).reason, 'OutOfmemory');
+  bad.spec!.containers[0]!.resources!.requests!.memory = '1Ki';
+  assert.equal(canAdmitPod(bad, [], n).reason, 'NodeName');
+});
