@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the addon with AddressSanitizer + UndefinedBehaviorSanitizer (native/CMakeLists.txt,
-# KUBELET_TS_SANITIZE=ON, into build-asan/) and runs the native tests (dist/test/native/) with it
-# loaded through KUBELET_TS_NATIVE_ADDON. Exits non-zero on a sanitizer report or a test failure.
+# KUBELET_TS_SANITIZE=ON, into build-asan/) and runs the native tests (dist/test/native/, plus
+# the relist differ's table tests) with it loaded through KUBELET_TS_NATIVE_ADDON, then the PLEG
+# decoder's fuzz target for KTS_FUZZ_SECONDS (default 8; scripts/fuzz-pleg.sh). Exits non-zero on
+# a sanitizer report, a test failure or a fuzz failure.
 #   bash scripts/test-native-asan.sh [extra node --test args]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +40,7 @@ env LD_PRELOAD="$preload" \
   ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:exitcode=86" \
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
   KUBELET_TS_NATIVE_ADDON="$addon" \
-  node --test "$@" dist/test/native/ 2>&1 | tee "$log"
+  node --test "$@" dist/test/native/ $(ls dist/test/pleg/relist-diff*.test.js 2>/dev/null) 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
 if grep -qE 'ERROR: AddressSanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer' "$log"; then
@@ -46,4 +48,7 @@ if grep -qE 'ERROR: AddressSanitizer|runtime error:|SUMMARY: (Address|UndefinedB
 fi
 [ "$status" -eq 0 ] || die "tests failed (exit $status)"
 grep -qE '^(# |ℹ )pass [1-9]' "$log" || die "no test passed: was anything run?"
+
+# The relist decoder's fuzz target, briefly (scripts/fuzz-pleg.sh runs it for longer).
+bash scripts/fuzz-pleg.sh "${KTS_FUZZ_SECONDS:-8}" || die "pleg fuzz target failed"
 echo "test-native-asan: OK ($addon)"

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "inotify.h"
+#include "pleg.h"
 
 namespace {
 
@@ -128,10 +129,105 @@ class InotifyWatcher : public Napi::ObjectWrap<InotifyWatcher> {
   bool closed_ = false;
 };
 
+// ---- pleg -----------------------------------------------------------------------------------
+// new RelistDiffer()
+//   diff(sandboxes: Uint8Array, containers: Uint8Array): Buffer | string
+//       the raw ListPodSandboxResponse / ListContainersResponse bytes; a Buffer laid out as in
+//       pleg.h, or the decode error's message (the retained state is then unchanged)
+//   podInfo(uid: string): [name, namespace] | undefined
+//   keepPrevious(uids: string[]): void
+//   reset(): void
+//   close(): void          frees the retained state; diff() afterwards throws
+
+class PlegRelistDiffer : public Napi::ObjectWrap<PlegRelistDiffer> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "RelistDiffer",
+                       {
+                           InstanceMethod<&PlegRelistDiffer::Diff>("diff"),
+                           InstanceMethod<&PlegRelistDiffer::PodInfo>("podInfo"),
+                           InstanceMethod<&PlegRelistDiffer::KeepPrevious>("keepPrevious"),
+                           InstanceMethod<&PlegRelistDiffer::Reset>("reset"),
+                           InstanceMethod<&PlegRelistDiffer::Close>("close"),
+                       });
+  }
+
+  explicit PlegRelistDiffer(const Napi::CallbackInfo& info)
+      : Napi::ObjectWrap<PlegRelistDiffer>(info), core_(std::make_unique<kts::pleg::RelistDiffer>()) {}
+
+ private:
+  static bool Bytes(const Napi::Value& v, const uint8_t** data, size_t* len) {
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) return false;
+    Napi::Uint8Array a = v.As<Napi::Uint8Array>();
+    *data = a.Data();
+    *len = a.ElementLength();
+    return true;
+  }
+
+  Napi::Value Diff(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const uint8_t *sb = nullptr, *ct = nullptr;
+    size_t sb_len = 0, ct_len = 0;
+    if (!Bytes(info[0], &sb, &sb_len) || !Bytes(info[1], &ct, &ct_len)) {
+      Napi::TypeError::New(env, "diff(sandboxes: Uint8Array, containers: Uint8Array)").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    if (!core_) {
+      Napi::Error::New(env, "RelistDiffer is closed").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    std::string error;
+    if (!core_->Diff(sb, sb_len, ct, ct_len, &error)) return Napi::String::New(env, error);
+    const std::vector<uint8_t>& out = core_->Output();
+    return Napi::Buffer<uint8_t>::Copy(env, out.data(), out.size());
+  }
+
+  Napi::Value PodInfo(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsString() || !core_) return env.Undefined();
+    std::string uid = info[0].As<Napi::String>().Utf8Value();
+    std::string_view name, ns;
+    if (!core_->PodInfo(uid, &name, &ns)) return env.Undefined();
+    Napi::Array out = Napi::Array::New(env, 2);
+    out.Set(0u, Napi::String::New(env, name.data(), name.size()));
+    out.Set(1u, Napi::String::New(env, ns.data(), ns.size()));
+    return out;
+  }
+
+  Napi::Value KeepPrevious(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsArray()) {
+      Napi::TypeError::New(env, "keepPrevious(uids: string[])").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    if (!core_) return env.Undefined();
+    Napi::Array uids = info[0].As<Napi::Array>();
+    for (uint32_t i = 0; i < uids.Length(); i++) {
+      Napi::Value v = uids.Get(i);
+      if (env.IsExceptionPending()) return env.Undefined();
+      if (v.IsString()) core_->KeepPrevious(v.As<Napi::String>().Utf8Value());
+    }
+    return env.Undefined();
+  }
+
+  Napi::Value Reset(const Napi::CallbackInfo& info) {
+    if (core_) core_->Reset();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    core_.reset();
+    return info.Env().Undefined();
+  }
+
+  std::unique_ptr<kts::pleg::RelistDiffer> core_;
+};
+
 // ---- registration ---------------------------------------------------------------------------
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("InotifyWatcher", InotifyWatcher::Define(env));
+  exports.Set("RelistDiffer", PlegRelistDiffer::Define(env));
   return exports;
 }
 

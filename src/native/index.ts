@@ -15,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { KubeletError } from '../errors.js';
 import { nativeFsWatcherFactory, type NativeInotifyCtor } from './fs-watcher-native.js';
 import { createTsFsWatcher } from './fs-watcher-ts.js';
+import { createTsRelistDiffer, type CreateRelistDiffer } from '../pleg/relist-diff.js';
+import { nativeRelistDifferFactory, type NativeRelistDifferCtor } from '../pleg/relist-diff-native.js';
 import type { CreateFsWatcher, Implementation } from './types.js';
 
 export type * from './types.js';
@@ -22,11 +24,13 @@ export type * from './types.js';
 /** What the addon exports (native/src/addon.cc); a member may be missing from an older binary. */
 export interface NativeAddon {
   InotifyWatcher?: NativeInotifyCtor;
+  RelistDiffer?: NativeRelistDifferCtor;
 }
 
 /** The API of each hot path; both implementations provide it. */
 export interface HotPathApis {
   inotify: { createFsWatcher: CreateFsWatcher };
+  pleg: { createRelistDiffer: CreateRelistDiffer };
 }
 export type HotPath = keyof HotPathApis;
 export type HotPaths = { [P in HotPath]: HotPathApis[P] & { impl: Implementation } };
@@ -34,11 +38,14 @@ export type NamedImplementation<P extends HotPath> = HotPathApis[P] & { name: Im
 
 const TS_TWINS: { [P in HotPath]: HotPathApis[P] } = {
   inotify: { createFsWatcher: createTsFsWatcher },
+  pleg: { createRelistDiffer: createTsRelistDiffer },
 };
 
 const FROM_ADDON: { [P in HotPath]: (addon: NativeAddon) => HotPathApis[P] | undefined } = {
   inotify: (addon) =>
     typeof addon.InotifyWatcher === 'function' ? { createFsWatcher: nativeFsWatcherFactory(addon.InotifyWatcher) } : undefined,
+  pleg: (addon) =>
+    typeof addon.RelistDiffer === 'function' ? { createRelistDiffer: nativeRelistDifferFactory(addon.RelistDiffer) } : undefined,
 };
 
 const ADDON_FILE = 'kubelet_ts_native.node';
@@ -100,7 +107,7 @@ export function hotPaths(): HotPaths {
     const api = native ? FROM_ADDON[path](native) : undefined;
     return api ? { ...api, impl: 'native' } : { ...TS_TWINS[path], impl: 'ts' };
   };
-  chosen = { inotify: pick('inotify') };
+  chosen = { inotify: pick('inotify'), pleg: pick('pleg') };
   return chosen;
 }
 

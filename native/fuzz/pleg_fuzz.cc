@@ -1,0 +1,441 @@
+// Fuzz target for the PLEG relist decoder + differ (native/src/pleg.{h,cc}).
+//
+// Input: byte 0 = number of relists - 1 (mod 4), byte 1 = flags, then per relist a u16 LE
+// length + ListPodSandboxResponse bytes and a u16 LE length + ListContainersResponse bytes
+// (lengths clamped to what is left). Each relist goes through RelistDiffer::Diff; the target
+// checks that a rejected reply leaves the retained state untouched, that the output buffer is
+// well formed, that the record/pod tables stay consistent, and that Diff() accepts exactly what
+// the plain decoders accept (with the same error message).
+//
+// With libFuzzer (clang -fsanitize=fuzzer,address,undefined -DKTS_LIBFUZZER) this file is only
+// the target. Without it (g++ has no libFuzzer), a standalone driver below generates valid
+// relist sequences as a seed corpus and runs random and mutated inputs for a bounded time:
+//   pleg_fuzz [--seconds N] [--runs N] [--seed N] [file...]
+// Files given on the command line are run once each (to reproduce a crash). On a failed check
+// or a sanitizer report the current input is written to crash-pleg-<pid>.bin.
+#include <sanitizer/common_interface_defs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../src/pleg.h"
+
+namespace {
+
+const uint8_t* g_input = nullptr;
+size_t g_input_size = 0;
+
+void DumpInput() {
+  if (g_input == nullptr) return;
+  char name[64];
+  snprintf(name, sizeof name, "crash-pleg-%d.bin", static_cast<int>(getpid()));
+  FILE* f = fopen(name, "wb");
+  if (f == nullptr) return;
+  fwrite(g_input, 1, g_input_size, f);
+  fclose(f);
+  fprintf(stderr, "pleg_fuzz: input written to %s (%zu bytes)\n", name, g_input_size);
+}
+
+[[noreturn]] void Die(const char* what, const std::string& detail = std::string()) {
+  fprintf(stderr, "pleg_fuzz: CHECK FAILED: %s %s\n", what, detail.c_str());
+  DumpInput();
+  abort();
+}
+
+uint32_t U32(const std::vector<uint8_t>& b, size_t at) {
+  if (at + 4 > b.size()) Die("output truncated");
+  return static_cast<uint32_t>(b[at]) | static_cast<uint32_t>(b[at + 1]) << 8 | static_cast<uint32_t>(b[at + 2]) << 16 |
+         static_cast<uint32_t>(b[at + 3]) << 24;
+}
+
+// Validates the output layout (pleg.h) and returns the uid of the first pod, if any.
+std::string CheckOutput(const std::vector<uint8_t>& out) {
+  if (out.size() < kts::pleg::kOutputHeader) Die("output shorter than its header");
+  const uint32_t n_pods = U32(out, 20), n_events = U32(out, 24);
+  size_t off = kts::pleg::kOutputHeader;
+  std::string first_uid;
+  std::string prev_uid;
+  for (uint32_t i = 0; i < n_pods; i++) {
+    const uint32_t a = U32(out, off), b = U32(out, off + 4), c = U32(out, off + 8);
+    off += 12;
+    if (off + a + b + c > out.size()) Die("pod strings past the end");
+    std::string uid(reinterpret_cast<const char*>(out.data() + off), a);
+    if (i > 0 && !(prev_uid < uid)) Die("pods not in uid order");
+    if (i == 0) first_uid = uid;
+    prev_uid = uid;
+    off += a + b + c;
+  }
+  if ((n_pods == 0) != (n_events == 0)) Die("pods without events or events without pods");
+  uint32_t last_pod = 0;
+  for (uint32_t i = 0; i < n_events; i++) {
+    if (off + 9 > out.size()) Die("event header past the end");
+    const uint8_t type = out[off];
+    if (type < kts::pleg::kStarted || type > kts::pleg::kChanged) Die("bad event type");
+    const uint32_t pod = U32(out, off + 1), len = U32(out, off + 5);
+    if (pod >= n_pods || pod < last_pod) Die("event pod index out of range or out of order");
+    last_pod = pod;
+    off += 9;
+    if (off + len > out.size()) Die("event id past the end");
+    off += len;
+  }
+  if (off != out.size()) Die("trailing output bytes");
+  return first_uid;
+}
+
+// Copies a chunk into an exactly sized heap block so that ASan sees any read past its end.
+struct Chunk {
+  std::vector<uint8_t> bytes;
+  const uint8_t* data() const { return bytes.empty() ? nullptr : bytes.data(); }
+};
+
+Chunk Take(const uint8_t* data, size_t size, size_t* pos) {
+  Chunk c;
+  if (*pos + 2 > size) {
+    *pos = size;
+    return c;
+  }
+  size_t len = data[*pos] | static_cast<size_t>(data[*pos + 1]) << 8;
+  *pos += 2;
+  if (len > size - *pos) len = size - *pos;
+  c.bytes.assign(data + *pos, data + *pos + len);
+  c.bytes.shrink_to_fit();
+  *pos += len;
+  return c;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  g_input = data;
+  g_input_size = size;
+  if (size < 2) return 0;
+  const size_t steps = 1 + data[0] % 4;
+  const uint8_t flags = data[1];
+  size_t pos = 2;
+  kts::pleg::RelistDiffer d;
+  std::string why;
+  for (size_t step = 0; step < steps && pos < size; step++) {
+    const Chunk sb = Take(data, size, &pos);
+    const Chunk ct = Take(data, size, &pos);
+
+    // The plain decoders: accept and reject exactly what Diff() does.
+    std::vector<kts::pleg::Item> items;
+    uint32_t counts[4] = {0, 0, 0, 0};
+    std::string plain_error;
+    const bool plain_ok = kts::pleg::DecodeSandboxes(sb.data(), sb.bytes.size(), &items, &plain_error) &&
+                          kts::pleg::DecodeContainers(ct.data(), ct.bytes.size(), &items, counts, &plain_error);
+
+    const uint64_t before = d.StateDigest();
+    const size_t records_before = d.RecordCount();
+    std::string error;
+    const bool ok = d.Diff(sb.data(), sb.bytes.size(), ct.data(), ct.bytes.size(), &error);
+    if (ok != plain_ok) Die("Diff() and the plain decoders disagree", error + " | " + plain_error);
+    if (!ok) {
+      if (error.empty()) Die("rejected without a message");
+      if (error != plain_error) Die("different error messages", error + " | " + plain_error);
+      if (d.StateDigest() != before || d.RecordCount() != records_before) Die("a rejected reply changed the state", error);
+    } else {
+      const std::vector<uint8_t>& out = d.Output();
+      const uint32_t c[4] = {U32(out, 4), U32(out, 8), U32(out, 12), U32(out, 16)};
+      if (memcmp(c, counts, sizeof c) != 0) Die("container counts differ from the plain decoder");
+      const std::string uid = CheckOutput(out);
+      if (!uid.empty()) {
+        std::string_view name, ns;
+        if (!d.PodInfo(uid, &name, &ns)) Die("a pod with events has no info", uid);
+        if (flags & 1) d.KeepPrevious(uid);
+        if (flags & 8) d.KeepPrevious(uid);  // twice: no effect
+      }
+    }
+    if (!d.CheckInvariants(&why)) Die("invariant", why);
+    if (flags & 2) {
+      std::string_view name, ns;
+      d.PodInfo(std::string_view(reinterpret_cast<const char*>(data), size < 36 ? size : 36), &name, &ns);
+    }
+    if ((flags & 4) && step == 1) d.Reset();
+  }
+  g_input = nullptr;
+  return 0;
+}
+
+#ifndef KTS_LIBFUZZER
+// ---- standalone driver ------------------------------------------------------------------------
+
+namespace {
+
+uint64_t g_rng = 0x9e3779b97f4a7c15ULL;
+uint64_t Rand() {  // splitmix64
+  uint64_t z = (g_rng += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+size_t RandN(size_t n) { return n == 0 ? 0 : Rand() % n; }
+
+struct W {
+  std::string b;
+  W& Varint(uint64_t v) {
+    while (v >= 0x80) {
+      b.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    b.push_back(static_cast<char>(v));
+    return *this;
+  }
+  W& Tag(uint32_t num, uint32_t wt) { return Varint(static_cast<uint64_t>(num) << 3 | wt); }
+  W& Bytes(uint32_t num, std::string_view s) {
+    Tag(num, 2).Varint(s.size());
+    b.append(s);
+    return *this;
+  }
+  W& Str(uint32_t num, std::string_view s) { return s.empty() ? *this : Bytes(num, s); }
+  W& Int(uint32_t num, uint64_t v) { return v == 0 ? *this : Tag(num, 0).Varint(v); }
+  W& Label(uint32_t num, std::string_view k, std::string_view v) {
+    W e;
+    e.Str(1, k).Str(2, v);
+    return Bytes(num, e.b);
+  }
+};
+
+std::string Hex(size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; i++) s.push_back("0123456789abcdef"[RandN(16)]);
+  return s;
+}
+
+struct Ctr {
+  std::string id;
+  uint64_t state;
+};
+struct Pod {
+  std::string uid, name, ns;
+  std::vector<Ctr> sandboxes, containers;
+};
+
+// Odd but valid extras: unknown fields of every wire type.
+void Noise(W& w) {
+  switch (RandN(6)) {
+    case 0: w.Tag(50, 0).Varint(Rand()); break;
+    case 1: w.Tag(51, 1).b.append(8, 'x'); break;
+    case 2: w.Tag(52, 5).b.append(4, 'y'); break;
+    case 3: w.Bytes(53, Hex(RandN(20))); break;
+    default: break;
+  }
+}
+
+std::string EncodeSandboxes(const std::vector<Pod>& pods) {
+  W out;
+  for (const Pod& p : pods) {
+    for (const Ctr& s : p.sandboxes) {
+      W m;
+      m.Str(1, s.id);
+      if (RandN(8) != 0) {
+        W md;
+        md.Str(1, RandN(6) == 0 ? std::string() : p.name).Str(2, p.uid).Str(3, p.ns).Int(4, RandN(3));
+        m.Bytes(2, md.b);
+      }
+      m.Int(3, s.state).Int(4, 1700000000000000000ULL + RandN(1000));
+      if (RandN(10) != 0) m.Label(5, "io.kubernetes.pod.uid", p.uid);
+      m.Label(5, "io.kubernetes.pod.name", p.name).Label(5, "app", "x");
+      m.Label(6, "kubernetes.io/config.source", "api");
+      if (RandN(4) == 0) Noise(m);
+      out.Bytes(1, m.b);
+    }
+  }
+  return out.b;
+}
+
+std::string EncodeContainers(const std::vector<Pod>& pods) {
+  W out;
+  for (const Pod& p : pods) {
+    for (const Ctr& c : p.containers) {
+      W m;
+      m.Str(1, c.id).Str(2, p.sandboxes.empty() ? std::string() : p.sandboxes[0].id);
+      W md;
+      md.Str(1, "c").Int(2, RandN(3));
+      m.Bytes(3, md.b);
+      W img;
+      img.Str(1, "sha256:" + Hex(16));
+      m.Bytes(4, img.b).Str(5, "docker.io/x@sha256:" + Hex(16)).Int(6, c.state).Int(7, 1700000000000000000ULL);
+      if (RandN(12) != 0) m.Label(8, "io.kubernetes.container.name", "c");
+      m.Label(8, "io.kubernetes.pod.name", p.name).Label(8, "io.kubernetes.pod.namespace", p.ns);
+      if (RandN(12) != 0) m.Label(8, "io.kubernetes.pod.uid", p.uid);
+      m.Label(9, "io.kubernetes.container.hash", "abc").Label(9, "io.kubernetes.container.restartCount", "0");
+      if (RandN(4) == 0) Noise(m);
+      out.Bytes(1, m.b);
+    }
+  }
+  if (RandN(6) == 0) Noise(out);
+  return out.b;
+}
+
+void Step(std::vector<Pod>* pods) {
+  const uint64_t states[] = {0, 1, 1, 2, 2, 3, 7};
+  for (int n = static_cast<int>(RandN(4)); n > 0; n--) {
+    const size_t op = RandN(7);
+    if (op == 0 || pods->empty()) {
+      Pod p;
+      p.uid = Hex(8) + "-" + Hex(4);
+      p.name = "pod-" + Hex(4);
+      p.ns = "ns";
+      p.sandboxes.push_back({Hex(12), 0});
+      for (size_t i = RandN(4); i > 0; i--) p.containers.push_back({Hex(12), 1});
+      pods->push_back(p);
+      continue;
+    }
+    Pod& p = (*pods)[RandN(pods->size())];
+    switch (op) {
+      case 1: pods->erase(pods->begin() + static_cast<long>(RandN(pods->size()))); break;
+      case 2: if (!p.containers.empty()) p.containers[RandN(p.containers.size())].state = states[RandN(7)]; break;
+      case 3: p.containers.push_back({RandN(5) == 0 && !p.containers.empty() ? p.containers[0].id : Hex(12), 1}); break;
+      case 4: if (!p.containers.empty()) p.containers.erase(p.containers.begin() + static_cast<long>(RandN(p.containers.size()))); break;
+      case 5: if (!p.sandboxes.empty()) p.sandboxes[RandN(p.sandboxes.size())].state = RandN(2); break;
+      default: p.sandboxes.push_back({Hex(12), 0}); break;
+    }
+  }
+}
+
+void PutChunk(std::string* in, const std::string& s) {
+  const size_t len = s.size() > 0xffff ? 0xffff : s.size();
+  in->push_back(static_cast<char>(len & 0xff));
+  in->push_back(static_cast<char>(len >> 8));
+  in->append(s, 0, len);
+}
+
+std::string SeedInput() {
+  std::vector<Pod> pods;
+  const size_t steps = 1 + RandN(4);
+  std::string in;
+  in.push_back(static_cast<char>(steps - 1));
+  in.push_back(static_cast<char>(RandN(16)));
+  for (size_t i = 0; i < steps; i++) {
+    Step(&pods);
+    PutChunk(&in, EncodeSandboxes(pods));
+    PutChunk(&in, EncodeContainers(pods));
+  }
+  return in;
+}
+
+void Mutate(std::string* s, const std::vector<std::string>& corpus) {
+  static const uint8_t kInteresting[] = {0x00, 0x01, 0x02, 0x05, 0x07, 0x08, 0x0a, 0x0b, 0x0c, 0x0e, 0x12, 0x7f, 0x80, 0xff};
+  for (int n = 1 + static_cast<int>(RandN(4)); n > 0; n--) {
+    switch (RandN(8)) {
+      case 0:
+        if (!s->empty()) (*s)[RandN(s->size())] ^= static_cast<char>(1u << RandN(8));
+        break;
+      case 1:
+        if (!s->empty()) (*s)[RandN(s->size())] = static_cast<char>(kInteresting[RandN(sizeof kInteresting)]);
+        break;
+      case 2:
+        s->insert(RandN(s->size() + 1), 1 + RandN(8), static_cast<char>(kInteresting[RandN(sizeof kInteresting)]));
+        break;
+      case 3:
+        if (!s->empty()) s->erase(RandN(s->size()), 1 + RandN(16));
+        break;
+      case 4:
+        s->resize(RandN(s->size() + 1));
+        break;
+      case 5: {  // duplicate a range
+        if (s->empty()) break;
+        const size_t at = RandN(s->size()), len = RandN(s->size() - at + 1);
+        s->insert(at, s->substr(at, len));
+        break;
+      }
+      case 6: {  // splice another input in
+        const std::string& o = corpus[RandN(corpus.size())];
+        if (o.empty()) break;
+        const size_t from = RandN(o.size()), len = RandN(o.size() - from + 1);
+        s->insert(RandN(s->size() + 1), o.substr(from, len));
+        break;
+      }
+      default: {  // an overlong varint
+        std::string v(9 + RandN(3), static_cast<char>(0xff));
+        v.back() = static_cast<char>(kInteresting[RandN(sizeof kInteresting)]);
+        s->insert(RandN(s->size() + 1), v);
+        break;
+      }
+    }
+  }
+  if (s->size() > (1u << 18)) s->resize(1u << 18);
+}
+
+void Run(const std::string& in) { LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(in.data()), in.size()); }
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 20;
+  uint64_t runs = UINT64_MAX;
+  uint64_t seed = static_cast<uint64_t>(time(nullptr)) ^ static_cast<uint64_t>(getpid());
+  std::vector<const char*> files;
+  for (int i = 1; i < argc; i++) {
+    const std::string a = argv[i];
+    if (a == "--seconds" && i + 1 < argc) seconds = atof(argv[++i]);
+    else if (a == "--runs" && i + 1 < argc) runs = strtoull(argv[++i], nullptr, 10);
+    else if (a == "--seed" && i + 1 < argc) seed = strtoull(argv[++i], nullptr, 10);
+    else if (a == "--help" || a == "-h") {
+      fprintf(stderr, "usage: %s [--seconds N] [--runs N] [--seed N] [file...]\n", argv[0]);
+      return 2;
+    } else files.push_back(argv[i]);
+  }
+  __sanitizer_set_death_callback(DumpInput);
+  if (!files.empty()) {
+    for (const char* path : files) {
+      FILE* f = fopen(path, "rb");
+      if (f == nullptr) {
+        perror(path);
+        return 2;
+      }
+      std::string in;
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, f)) > 0) in.append(buf, n);
+      fclose(f);
+      Run(in);
+      fprintf(stderr, "pleg_fuzz: %s ok\n", path);
+    }
+    return 0;
+  }
+  g_rng = seed;
+  fprintf(stderr, "pleg_fuzz: seed %llu, %.0f s\n", static_cast<unsigned long long>(seed), seconds);
+  std::vector<std::string> corpus;
+  for (int i = 0; i < 64; i++) corpus.push_back(SeedInput());
+  const double deadline = Now() + seconds;
+  uint64_t n = 0;
+  while (n < runs) {
+    if ((n & 63) == 0 && Now() > deadline) break;
+    std::string in;
+    switch (RandN(10)) {
+      case 0:  // a fresh valid sequence
+        in = SeedInput();
+        if (corpus.size() < 512) corpus.push_back(in);
+        else corpus[RandN(corpus.size())] = in;
+        break;
+      case 1:  // random bytes
+        in.resize(RandN(256));
+        for (char& c : in) c = static_cast<char>(Rand());
+        break;
+      default:
+        in = corpus[RandN(corpus.size())];
+        Mutate(&in, corpus);
+        break;
+    }
+    Run(in);
+    n++;
+  }
+  fprintf(stderr, "pleg_fuzz: %llu inputs, no failure\n", static_cast<unsigned long long>(n));
+  return 0;
+}
+#endif  // KTS_LIBFUZZER
