@@ -44,9 +44,16 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, { timeoutMs: kc.runtimeRequestTimeoutMs });
   const hostIP = detectNodeIP(config.flags.nodeIP);
+  const node = computeNodeInfo({
+    nodeName: config.nodeName, maxPods: kc.maxPods, systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved,
+    evictionHard: kc.evictionHard, nodeLabels: config.flags.nodeLabels,
+  });
+  log('kubelet').info({ capacity: node.capacity, allocatable: node.allocatable, labels: node.labels }, 'Node allocatable for admission');
   const runtime = createRuntimeManager({
     runtime: criRuntime, images, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
+    memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
+    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot || '/',
   });
   const version = await runtime.version().catch((err: unknown) => {
     log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');
@@ -66,11 +73,6 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   }
   const podConfig = createPodConfig(sources);
 
-  const node = computeNodeInfo({
-    nodeName: config.nodeName, maxPods: kc.maxPods, systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved,
-    evictionHard: kc.evictionHard, nodeLabels: config.flags.nodeLabels,
-  });
-  log('kubelet').info({ capacity: node.capacity, allocatable: node.allocatable, labels: node.labels }, 'Node allocatable for admission');
   const kubelet = new Kubelet({
     nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
     runtime, pleg, cache, statusManager, sources: new Set(sources.keys()),

@@ -61,6 +61,8 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'maxPods', key: 'maxPods', kind: 'int', default: 110, flag: 'max-pods', help: 'Pods this node admits at most.', min: 1 },
   { name: 'nodeStatusUpdateFrequency', key: 'nodeStatusUpdateFrequencyMs', kind: 'duration', default: 10_000, flag: 'node-status-update-frequency', help: 'Node status computation period.' },
   { name: 'enableDebuggingHandlers', key: 'enableDebuggingHandlers', kind: 'bool', default: true, flag: 'enable-debugging-handlers', help: 'Serve logs/exec/attach/debug routes.' },
+  { name: 'cgroupsPerQOS', key: 'cgroupsPerQOS', kind: 'bool', default: true, flag: 'cgroups-per-qos', help: 'Pod cgroups under kubepods/<qos class> (burstable, besteffort).' },
+  { name: 'cgroupRoot', key: 'cgroupRoot', kind: 'string', default: '', flag: 'cgroup-root', help: "Cgroup where kubepods is created; '' = the root." },
   { name: 'systemReserved', key: 'systemReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'system-reserved', help: 'Resources reserved for the OS (cpu=200m,memory=500Mi): subtracted from allocatable.' },
   { name: 'kubeReserved', key: 'kubeReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'kube-reserved', help: 'Resources reserved for Kubernetes daemons (cpu=100m,memory=256Mi): subtracted from allocatable.' },
   { name: 'evictionHard', key: 'evictionHard', kind: 'evictionMap', default: DEFAULT_EVICTION_HARD, flag: 'eviction-hard', help: 'Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available is subtracted from allocatable.' },
@@ -68,7 +70,7 @@ export const FIELDS: readonly FieldSpec[] = [
 
 /** Upstream fields we parse but do not act on yet: accepted (so real config files load), logged. */
 export const ACCEPTED_UNUSED = new Set([
-  'authentication', 'authorization', 'cgroupDriver', 'cgroupRoot', 'evictionSoft',
+  'authentication', 'authorization', 'cgroupDriver', 'evictionSoft',
   'featureGates', 'imageGCHighThresholdPercent', 'imageGCLowThresholdPercent', 'kubeAPIQPS', 'kubeAPIBurst',
   'serializeImagePulls', 'tlsCertFile', 'tlsPrivateKeyFile', 'rotateCertificates', 'serverTLSBootstrap',
   'containerLogMaxSize', 'containerLogMaxFiles', 'failSwapOn', 'resolvConf', 'cpuManagerPolicy',

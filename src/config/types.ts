@@ -22,6 +22,10 @@ export interface KubeletConfiguration {
   maxPods: number;
   nodeStatusUpdateFrequencyMs: number;
   enableDebuggingHandlers: boolean;
+  /** Pod cgroups under kubepods/<qos> (upstream cgroupsPerQOS); default true. */
+  cgroupsPerQOS: boolean;
+  /** Cgroup under which kubepods is created (upstream cgroupRoot); '' = the root. */
+  cgroupRoot: string;
   /** Resource name → quantity reserved for the OS (upstream systemReserved); default {}. */
   systemReserved: Readonly<Record<string, string>>;
   /** Resource name → quantity reserved for Kubernetes daemons (upstream kubeReserved); default {}. */

@@ -101,6 +101,11 @@ test('systemReserved, kubeReserved, evictionHard: upstream defaults, file maps a
   assert.deepEqual(d.kubelet.kubeReserved, {});
   assert.deepEqual(d.kubelet.evictionHard, { 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%', 'imagefs.inodesFree': '5%' });
   assert.deepEqual(d.flags.nodeLabels, {});
+  assert.equal(d.kubelet.cgroupsPerQOS, true);
+  assert.equal(d.kubelet.cgroupRoot, '');
+  const cg = run(['--hostname-override=x', '--cgroups-per-qos=false', '--cgroup-root=/kts']);
+  assert.equal(cg.kubelet.cgroupsPerQOS, false);
+  assert.equal(cg.kubelet.cgroupRoot, '/kts');
   const p = configFile([
     'apiVersion: kubelet.config.k8s.io/v1beta1', 'kind: KubeletConfiguration',
     'systemReserved: {cpu: 200m, memory: 500Mi}', 'kubeReserved:', '  cpu: "0.1"', '  memory: 256Mi', '  pid: 1000',
