@@ -4,8 +4,9 @@
 // length + ListPodSandboxResponse bytes and a u16 LE length + ListContainersResponse bytes
 // (lengths clamped to what is left). Each relist goes through RelistDiffer::Diff; the target
 // checks that a rejected reply leaves the retained state untouched, that the output buffer is
-// well formed, that the record/pod tables stay consistent, and that Diff() accepts exactly what
-// the plain decoders accept (with the same error message).
+// well formed, that the record/pod tables stay consistent, that Diff() accepts exactly what the
+// reference decoders accept (with the same error message), and that the fast decoders Diff()
+// uses produce exactly the reference decoders' items.
 //
 // With libFuzzer (clang -fsanitize=fuzzer,address,undefined -DKTS_LIBFUZZER) this file is only
 // the target. Without it (g++ has no libFuzzer), a standalone driver below generates valid
@@ -131,6 +132,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string plain_error;
     const bool plain_ok = kts::pleg::DecodeSandboxes(sb.data(), sb.bytes.size(), &items, &plain_error) &&
                           kts::pleg::DecodeContainers(ct.data(), ct.bytes.size(), &items, counts, &plain_error);
+
+    // The fast decoders (what Diff() uses) give exactly the reference decoders' items.
+    std::vector<kts::pleg::Item> fast;
+    uint32_t fast_counts[4] = {0, 0, 0, 0};
+    std::string fast_error;
+    const bool fast_ok = kts::pleg::DecodeSandboxesFast(sb.data(), sb.bytes.size(), &fast, &fast_error) &&
+                         kts::pleg::DecodeContainersFast(ct.data(), ct.bytes.size(), &fast, fast_counts, &fast_error);
+    if (fast_ok != plain_ok || fast_error != plain_error) Die("fast and reference decoders disagree", fast_error + " | " + plain_error);
+    if (fast_ok) {
+      if (fast.size() != items.size() || memcmp(fast_counts, counts, sizeof counts) != 0) Die("fast decoder: other items or counts");
+      for (size_t i = 0; i < items.size(); i++) {
+        const kts::pleg::Item &a = items[i], &b = fast[i];
+        if (a.id != b.id || a.uid != b.uid || a.name != b.name || a.ns != b.ns || a.hash != b.hash || a.state != b.state ||
+            a.cri_state != b.cri_state)
+          Die("fast decoder: item differs", std::to_string(i));
+      }
+    }
 
     const uint64_t before = d.StateDigest();
     const size_t records_before = d.RecordCount();

@@ -296,6 +296,16 @@ inline bool Eq(std::string_view a, std::string_view lit) {
   return true;
 }
 
+// Equality of two byte ranges of length n, in 8-byte words.
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    if (R8(a + i) != R8(b + i)) return false;
+  for (; i < n; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // One map<string,string> entry (key = 1, value = 2); keeps the labels we need.
 [[gnu::always_inline]] inline bool DecodeLabel(Src src, const Field& entry, Labels& l, const Ctx& ctx) {
   std::string_view key, value;
@@ -475,6 +485,275 @@ bool DecodeSandboxesImpl(const uint8_t* buf, size_t len, std::vector<Item>* out,
   return true;
 }
 
+// ---- fast decoders ----------------------------------------------------------------------------
+// What Diff() uses. Same results and errors as the reference decoders above (the fuzz target
+// checks it), with the common shapes handled inline: a one-byte tag, a one- or two-byte length,
+// a one-byte varint, a map entry that is exactly "key, value". Any other shape, and every error,
+// goes through the reference code for that field.
+
+inline std::string_view Sv(const uint8_t* buf, size_t start, size_t end) {
+  return std::string_view(reinterpret_cast<const char*>(buf) + start, end - start);
+}
+
+[[gnu::always_inline]] inline void MatchLabel(std::string_view key, std::string_view value, Labels& l) {
+  switch (key.size()) {
+    case kPodUidLabel.size():
+      if (Eq(key, kPodUidLabel)) l.uid = value;
+      break;
+    case kPodNameLabel.size():
+      if (Eq(key, kPodNameLabel)) l.name = value;
+      break;
+    case kPodNamespaceLabel.size():
+      if (Eq(key, kPodNamespaceLabel)) l.ns = value;
+      break;
+    case kContainerNameLabel.size():
+      if (Eq(key, kContainerNameLabel)) l.container = value;
+      break;
+    default:
+      break;
+  }
+}
+
+// A labels map entry whose payload is [s, e).
+[[gnu::always_inline]] inline bool LabelFast(Src src, size_t s, size_t e, Labels& l, const Ctx& ctx) {
+  const uint8_t* b = src.buf;
+  if (e - s >= 4 && b[s] == 0x0a) {
+    const size_t klen = b[s + 1];
+    if (klen < 0x80 && klen + 4 <= e - s && b[s + 2 + klen] == 0x12) {
+      const size_t vlen = b[s + 3 + klen];
+      if (vlen < 0x80 && s + 4 + klen + vlen == e) {
+        MatchLabel(Sv(b, s + 2, s + 2 + klen), Sv(b, s + 4 + klen, e), l);
+        return true;
+      }
+    }
+  }
+  Field entry;
+  entry.start = s;
+  entry.end = e;
+  return DecodeLabel(src, entry, l, ctx);
+}
+
+// The length of a wire type 2 field whose one-byte tag is at p (cend - p >= 3): sets *q to the
+// payload start; false when the length takes more than two bytes or runs past cend.
+[[gnu::always_inline]] inline bool LenFast(const uint8_t* b, size_t p, size_t cend, size_t* q, size_t* len) {
+  size_t n = b[p + 1];
+  size_t start = p + 2;
+  if (n >= 0x80) {
+    if (b[p + 2] >= 0x80) return false;
+    n = (n & 0x7f) | (static_cast<size_t>(b[p + 2]) << 7);
+    start = p + 3;
+  }
+  if (n > cend - start) return false;
+  *q = start;
+  *len = n;
+  return true;
+}
+
+// The position after a well-formed varint starting at p (< end), or 0 when it is truncated or
+// longer than 10 bytes (the general path then reports it).
+[[gnu::always_inline]] inline size_t SkipVarint(const uint8_t* b, size_t p, size_t end) {
+  const size_t last = std::min(end, p + 10);
+  for (size_t i = p; i < last; i++)
+    if (b[i] < 0x80) return i + 1;
+  return 0;
+}
+
+template <class Hooks>
+bool DecodeContainersFast(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error,
+                          Hooks& hooks) {
+  if (len == 0) return true;
+  const Src src{buf, error};
+  Ctx top{"ListContainersResponse"};
+  Ctx ctx{"ListContainersResponse", "containers"};
+  Ctx labels_ctx{"ListContainersResponse", "containers", 0, "labels"};
+  const uint64_t empty_hash = Hash(std::string_view(), kIdSeed);
+  size_t pos = 0;
+  Field f, g;
+  size_t index = 0;
+  while (pos < len) {
+    if (!Next(src, pos, len, f, top)) return false;
+    if (f.num != 1) continue;
+    if (!Expect(src, f, 2, top)) return false;
+    ctx.index = labels_ctx.index = index++;
+    std::string_view id;
+    uint64_t id_hash = empty_hash;
+    uint32_t state = 0;
+    Labels l;
+    size_t p = f.start;
+    const size_t cend = f.end;
+    while (p < cend) {
+      if (__builtin_expect(cend - p >= 3, 1)) {
+        const uint32_t t = buf[p];
+        if ((t & 7) == 2 && t >= 8 && t < 0x80 && t != 0x32) {  // 0x32: state as bytes, an error
+          size_t q, n;
+          if (LenFast(buf, p, cend, &q, &n)) {
+            if (t == 0x0a) {
+              id = Sv(buf, q, q + n);
+              id_hash = Hash(id, kIdSeed);
+              hooks.OnId(id_hash);
+            } else if (t == 0x42) {
+              if (!LabelFast(src, q, q + n, l, labels_ctx)) return false;
+            }
+            p = q + n;
+            continue;
+          }
+        } else if ((t & 7) == 0 && t >= 8 && t < 0x80 && t != 0x08 && t != 0x40) {  // id, labels: errors
+          if (buf[p + 1] < 0x80) {
+            if (t == 0x30) state = buf[p + 1];
+            p += 2;
+            continue;
+          }
+          if (t != 0x30) {  // a longer varint we skip (created_at): find its last byte
+            const size_t q = SkipVarint(buf, p + 1, cend);
+            if (q != 0) {
+              p = q;
+              continue;
+            }
+          }
+        }
+      }
+      if (!Next(src, p, cend, g, ctx)) return false;
+      switch (g.num) {
+        case 1:
+          if (!Expect(src, g, 2, ctx)) return false;
+          id = View(src, g);
+          id_hash = Hash(id, kIdSeed);
+          hooks.OnId(id_hash);
+          break;
+        case 6:
+          if (!Expect(src, g, 0, ctx)) return false;
+          state = static_cast<uint32_t>(g.value);
+          break;
+        case 8:
+          if (!Expect(src, g, 2, ctx)) return false;
+          if (!DecodeLabel(src, g, l, labels_ctx)) return false;
+          break;
+        default:
+          break;
+      }
+    }
+    if (l.uid.empty() || l.container.empty()) continue;  // not ours
+    const uint32_t cri = state <= 3 ? state : 3;
+    counts[cri]++;
+    Item& item = out->emplace_back();
+    item.id = id;
+    item.hash = id_hash;
+    item.uid = l.uid;
+    item.name = l.name;
+    item.ns = l.ns;
+    item.state = state == 1 ? kRunning : state == 2 ? kExited : kUnknown;
+    item.cri_state = static_cast<uint8_t>(cri);
+    item.pod = HashIndex::kNone;
+    item.rec = HashIndex::kNone;
+    hooks.OnItem(out, out->size() - 1);
+  }
+  return true;
+}
+
+template <class Hooks>
+bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error, Hooks& hooks) {
+  if (len == 0) return true;
+  const Src src{buf, error};
+  Ctx top{"ListPodSandboxResponse"};
+  Ctx ctx{"ListPodSandboxResponse", "items"};
+  Ctx labels_ctx{"ListPodSandboxResponse", "items", 0, "labels"};
+  Ctx meta_ctx{"ListPodSandboxResponse", "items", 0, "metadata"};
+  const uint64_t empty_hash = Hash(std::string_view(), kIdSeed);
+  size_t pos = 0;
+  Field f, g, h;
+  size_t index = 0;
+  while (pos < len) {
+    if (!Next(src, pos, len, f, top)) return false;
+    if (f.num != 1) continue;
+    if (!Expect(src, f, 2, top)) return false;
+    ctx.index = labels_ctx.index = meta_ctx.index = index++;
+    std::string_view id, meta_name, meta_ns;
+    uint64_t id_hash = empty_hash;
+    uint32_t state = 0;
+    Labels l;
+    size_t p = f.start;
+    const size_t send = f.end;
+    while (p < send) {
+      if (__builtin_expect(send - p >= 3, 1)) {
+        const uint32_t t = buf[p];
+        // Not here: metadata (0x12, decoded below), state as bytes (0x1a), and the decoded
+        // fields as varints (0x08, 0x10, 0x28).
+        if ((t & 7) == 2 && t >= 8 && t < 0x80 && t != 0x12 && t != 0x1a) {
+          size_t q, n;
+          if (LenFast(buf, p, send, &q, &n)) {
+            if (t == 0x0a) {
+              id = Sv(buf, q, q + n);
+              id_hash = Hash(id, kIdSeed);
+              hooks.OnId(id_hash);
+            } else if (t == 0x2a) {
+              if (!LabelFast(src, q, q + n, l, labels_ctx)) return false;
+            }
+            p = q + n;
+            continue;
+          }
+        } else if ((t & 7) == 0 && t >= 8 && t < 0x80 && t != 0x08 && t != 0x10 && t != 0x28) {
+          if (buf[p + 1] < 0x80) {
+            if (t == 0x18) state = buf[p + 1];
+            p += 2;
+            continue;
+          }
+          if (t != 0x18) {
+            const size_t q = SkipVarint(buf, p + 1, send);
+            if (q != 0) {
+              p = q;
+              continue;
+            }
+          }
+        }
+      }
+      if (!Next(src, p, send, g, ctx)) return false;
+      switch (g.num) {
+        case 1:
+          if (!Expect(src, g, 2, ctx)) return false;
+          id = View(src, g);
+          id_hash = Hash(id, kIdSeed);
+          hooks.OnId(id_hash);
+          break;
+        case 2: {  // metadata: repeated occurrences merge
+          if (!Expect(src, g, 2, ctx)) return false;
+          size_t q = g.start;
+          while (q < g.end) {
+            if (!Next(src, q, g.end, h, meta_ctx)) return false;
+            if (h.num == 1 || h.num == 3) {
+              if (!Expect(src, h, 2, meta_ctx)) return false;
+              (h.num == 1 ? meta_name : meta_ns) = View(src, h);
+            }
+          }
+          break;
+        }
+        case 3:
+          if (!Expect(src, g, 0, ctx)) return false;
+          state = static_cast<uint32_t>(g.value);
+          break;
+        case 5:
+          if (!Expect(src, g, 2, ctx)) return false;
+          if (!DecodeLabel(src, g, l, labels_ctx)) return false;
+          break;
+        default:
+          break;
+      }
+    }
+    if (l.uid.empty()) continue;  // not ours
+    Item& item = out->emplace_back();
+    item.id = id;
+    item.hash = id_hash;
+    item.uid = l.uid;
+    item.name = meta_name.empty() ? l.name : meta_name;
+    item.ns = meta_ns.empty() ? l.ns : meta_ns;
+    item.state = state == 0 ? kRunning : kExited;
+    item.cri_state = static_cast<uint8_t>(state == 0 ? 0 : 1);
+    item.pod = HashIndex::kNone;
+    item.rec = HashIndex::kNone;
+    hooks.OnItem(out, out->size() - 1);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool DecodeContainers(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error) {
@@ -485,6 +764,16 @@ bool DecodeContainers(const uint8_t* buf, size_t len, std::vector<Item>* out, ui
 bool DecodeSandboxes(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error) {
   NoHooks hooks;
   return DecodeSandboxesImpl(len ? buf : kEmpty, len, out, error, hooks);
+}
+
+bool DecodeContainersFast(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error) {
+  NoHooks hooks;
+  return DecodeContainersFast(len ? buf : kEmpty, len, out, counts, error, hooks);
+}
+
+bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error) {
+  NoHooks hooks;
+  return DecodeSandboxesFast(len ? buf : kEmpty, len, out, error, hooks);
 }
 
 // ---- HashIndex --------------------------------------------------------------------------------
@@ -578,8 +867,7 @@ uint32_t RelistDiffer::AddRec(uint32_t pod, std::string_view id, uint64_t hash, 
     recs_.emplace_back();
   }
   Rec& r = recs_[idx];
-  r.id.assign(id);
-  r.hash = hash;
+  r.SetKey(id, pods_[pod].uid.view());
   r.pod = pod;
   r.seen_gen = seen_gen;
   r.state = state;
@@ -591,10 +879,10 @@ uint32_t RelistDiffer::AddRec(uint32_t pod, std::string_view id, uint64_t hash, 
 
 void RelistDiffer::EraseRec(uint32_t idx) {
   Rec& r = recs_[idx];
-  rec_index_.Erase(r.hash, idx);
+  rec_index_.Erase(Hash(r.id(), kIdSeed), idx);
   pods_[r.pod].refs--;
   r.pod = HashIndex::kNone;
-  r.id.clear();
+  r.ClearKey();
   free_recs_.push_back(idx);
   live_recs_--;
 }
@@ -622,24 +910,26 @@ void RelistDiffer::Emit(uint32_t pod, std::string_view id, uint8_t old_state, ui
 uint32_t RelistDiffer::FindRec(const Item& item) const {
   // Records are keyed by (pod uid, id) but filed by the id alone: ids are unique in practice,
   // so the uid is only compared, never hashed, on the way to an existing record.
+  const size_t id_len = item.id.size(), uid_len = item.uid.size();
   return rec_index_.Find(item.hash, [&](uint32_t i) {
     const Rec& r = recs_[i];
-    return r.id.view() == item.id && pods_[r.pod].uid.view() == item.uid;
+    if (r.id_len != id_len || r.uid_len != uid_len) return false;
+    const char* k = r.key();
+    return SameBytes(k, item.id.data(), id_len) && SameBytes(k + id_len, item.uid.data(), uid_len);
   });
 }
 
 // Looks records up while the decoder is a few items further on: the slot is requested when the
-// id is read, the record two items later, its pod two more, and the lookup happens two more
-// on, with the reply bytes still in L1. Read-only: a decode error later leaves no trace.
+// id is read, the record two items later, and the lookup happens two more on, with the reply
+// bytes still in L1. Read-only: a decode error later leaves no trace.
 struct RelistDiffer::Pipeline {
-  static constexpr size_t kRec = 2, kPod = 4, kFind = 6;
+  static constexpr size_t kRec = 2, kFind = 4;
   RelistDiffer* d;
 
   void OnId(uint64_t hash) { d->rec_index_.Prefetch(hash); }
   void OnItem(std::vector<Item>* out, size_t k) {
     Item* items = out->data();
     if (k >= kRec) PrefetchRec(items[k - kRec]);
-    if (k >= kPod) PrefetchPod(items[k - kPod]);
     if (k >= kFind) items[k - kFind].rec = d->FindRec(items[k - kFind]);
   }
   void Finish(std::vector<Item>* out) {
@@ -652,12 +942,6 @@ struct RelistDiffer::Pipeline {
     const char* r = reinterpret_cast<const char*>(&d->recs_[idx]);
     __builtin_prefetch(r);
     __builtin_prefetch(r + 64);
-  }
-  void PrefetchPod(const Item& item) const {
-    const uint32_t idx = d->rec_index_.Home(item.hash);
-    if (idx == HashIndex::kNone) return;
-    const uint32_t pod = d->recs_[idx].pod;
-    if (pod < d->pods_.size()) __builtin_prefetch(&d->pods_[pod].uid);
   }
 };
 
@@ -760,9 +1044,9 @@ bool RelistDiffer::Diff(const uint8_t* sandboxes, size_t sandboxes_len, const ui
   containers_.clear();
   uint32_t counts[4] = {0, 0, 0, 0};
   Pipeline pipe{this};
-  if (!DecodeSandboxesImpl(sandboxes_len ? sandboxes : kEmpty, sandboxes_len, &sandboxes_, error, pipe)) return false;
+  if (!DecodeSandboxesFast(sandboxes_len ? sandboxes : kEmpty, sandboxes_len, &sandboxes_, error, pipe)) return false;
   pipe.Finish(&sandboxes_);
-  if (!DecodeContainersImpl(containers_len ? containers : kEmpty, containers_len, &containers_, counts, error, pipe)) return false;
+  if (!DecodeContainersFast(containers_len ? containers : kEmpty, containers_len, &containers_, counts, error, pipe)) return false;
   pipe.Finish(&containers_);
 
   // 2. Diff. Nothing below can fail. Containers before sandboxes: the first record of an id in
@@ -782,7 +1066,7 @@ bool RelistDiffer::Diff(const uint8_t* sandboxes, size_t sandboxes_len, const ui
     for (uint32_t i = 0; i < recs_.size(); i++) {
       Rec& r = recs_[i];
       if (r.pod == HashIndex::kNone || r.seen_gen == gen_) continue;
-      undo_.push_back({r.pod, HashIndex::kNone, r.state, std::string(r.id.view())});
+      undo_.push_back({r.pod, HashIndex::kNone, r.state, std::string(r.id())});
       const Undo& u = undo_.back();
       Emit(u.pod, u.id, u.prev, kNonExistent);
       EraseRec(i);
@@ -872,8 +1156,9 @@ bool RelistDiffer::CheckInvariants(std::string* why) const {
     live++;
     if (r.pod >= pods_.size() || !pods_[r.pod].live) return *why = "record " + std::to_string(i) + " of a dead pod", false;
     refs[r.pod]++;
-    if (r.hash != Hash(r.id.view(), kIdSeed)) return *why = "record " + std::to_string(i) + " hash is stale", false;
-    const uint32_t found = rec_index_.Find(r.hash, [&](uint32_t j) { return recs_[j].id.view() == r.id.view() && recs_[j].pod == r.pod; });
+    if (r.uid() != pods_[r.pod].uid.view()) return *why = "record " + std::to_string(i) + " uid differs from its pod's", false;
+    const uint64_t hash = Hash(r.id(), kIdSeed);
+    const uint32_t found = rec_index_.Find(hash, [&](uint32_t j) { return recs_[j].id() == r.id() && recs_[j].pod == r.pod; });
     if (found != i) return *why = "record " + std::to_string(i) + " not found by key", false;
     if (r.state > kUnknown) return *why = "record " + std::to_string(i) + " has a bad state", false;
   }
@@ -891,7 +1176,7 @@ bool RelistDiffer::CheckInvariants(std::string* why) const {
   if (live_pods != pod_index_.size()) return *why = "pod count mismatch", false;
   bool slots_ok = true;
   rec_index_.ForEach([&](uint32_t idx, uint32_t h32) {
-    if (idx >= recs_.size() || recs_[idx].pod == HashIndex::kNone || static_cast<uint32_t>(recs_[idx].hash) != h32) slots_ok = false;
+    if (idx >= recs_.size() || recs_[idx].pod == HashIndex::kNone || static_cast<uint32_t>(Hash(recs_[idx].id(), kIdSeed)) != h32) slots_ok = false;
   });
   if (!slots_ok) return *why = "record index has a bad slot", false;
   return true;
@@ -902,7 +1187,7 @@ uint64_t RelistDiffer::StateDigest() const {
   uint64_t sum = 0;
   for (const Rec& r : recs_) {
     if (r.pod == HashIndex::kNone) continue;
-    sum += Fmix(Hash(r.id.view(), pods_[r.pod].hash) ^ (static_cast<uint64_t>(r.state) << 56));
+    sum += Fmix(Hash(r.id(), pods_[r.pod].hash) ^ (static_cast<uint64_t>(r.state) << 56));
   }
   for (const Pod& p : pods_) {
     if (!p.live) continue;

@@ -160,13 +160,41 @@ class RelistDiffer {
     std::unique_ptr<char[]> heap_;
   };
 
-  struct Rec {
-    uint64_t hash = 0;                // Hash(id)
+  // A record: one (pod uid, id) of the last relist. The key (id, then uid) is inline when short
+  // (container ids are 64 hex digits, pod uids 36 characters), so a record is exactly two cache
+  // lines and a lookup touches nothing else.
+  struct alignas(64) Rec {
+    static constexpr size_t kInline = 103;
     uint32_t pod = HashIndex::kNone;  // kNone: free slot
     uint32_t seen_gen = 0;
+    uint32_t id_len = 0, uid_len = 0;
     uint8_t state = kUnknown;
-    InlineStr<64> id;
+    char inline_key[kInline] = {};
+    std::unique_ptr<char[]> heap_key;
+
+    const char* key() const { return heap_key ? heap_key.get() : inline_key; }
+    std::string_view id() const { return std::string_view(key(), id_len); }
+    std::string_view uid() const { return std::string_view(key() + id_len, uid_len); }
+    void SetKey(std::string_view id, std::string_view uid) {
+      id_len = static_cast<uint32_t>(id.size());
+      uid_len = static_cast<uint32_t>(uid.size());
+      char* k = inline_key;
+      if (id.size() + uid.size() <= kInline) {
+        heap_key.reset();
+      } else {
+        heap_key.reset(new char[id.size() + uid.size()]);
+        k = heap_key.get();
+      }
+      if (!id.empty()) memcpy(k, id.data(), id.size());
+      if (!uid.empty()) memcpy(k + id.size(), uid.data(), uid.size());
+    }
+    void ClearKey() {
+      heap_key.reset();
+      id_len = uid_len = 0;
+    }
   };
+  static_assert(sizeof(Rec) == 128, "a record is two cache lines");
+
   struct Pod {
     uint64_t hash = 0;  // Hash(uid)
     uint32_t refs = 0;  // live records of the pod
@@ -217,9 +245,14 @@ class RelistDiffer {
   uint32_t counts_[4] = {0, 0, 0, 0};
 };
 
-// Exposed for tests/fuzzing: the decoders alone. Append the labelled items; count containers.
+// Exposed for tests/fuzzing: the decoders alone. Append the labelled items (hash set, pod/rec
+// not) and count the containers. The reference decoders read every field the general way; the
+// fast ones, which Diff() uses, inline the common shapes and must give the same items, counts
+// and errors.
 bool DecodeSandboxes(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error);
 bool DecodeContainers(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error);
+bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error);
+bool DecodeContainersFast(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error);
 
 }  // namespace pleg
 }  // namespace kts
