@@ -358,11 +358,18 @@ export class Kubelet implements PodSyncer {
     await mkdir(join(this.deps.rootDir, 'pods', uid, 'containers'), { recursive: true });
     const result = await this.deps.runtime.syncPod(pod, status);
     this.waiting.set(uid, result.waiting);
-    // Beyond upstream: look at what we just changed now rather than at the next periodic relist.
-    if (result.changed) void this.deps.pleg.relist();
-    if (result.error) throw result.error;
+    if (result.error) {
+      if (result.changed) void this.deps.pleg.relist();
+      throw result.error;
+    }
     log('kubelet').debug({ pod: podFullName(pod), updateType }, 'Pod synced');
-    return { isTerminal: false, requeueAfterMs: result.waiting.size > 0 ? WAITING_RESYNC_MS : undefined };
+    return {
+      isTerminal: false,
+      requeueAfterMs: result.waiting.size > 0 ? WAITING_RESYNC_MS : undefined,
+      // Look at what we just changed now rather than at the next periodic relist (upstream
+      // RequestPodRelist), once the worker has recorded the end of this sync.
+      ...(result.changed ? { postSync: () => void this.deps.pleg.relist() } : {}),
+    };
   }
 
   /**
@@ -394,8 +401,11 @@ export class Kubelet implements PodSyncer {
     void this.deps.pleg.relist();
   }
 
+  /** upstream SyncTerminatedPod: the final status, from a runtime status observed after the kill. */
   async syncTerminatedPod(_ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<void> {
-    if (runtimeStatus) this.updateStatus(pod, runtimeStatus, true);
+    const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace ?? 'default'));
+    this.updateStatus(pod, status, true);
+    this.waiting.delete(pod.metadata!.uid!);
   }
 
   private updateStatus(pod: Pod, runtimeStatus: PodRuntimeStatus, podIsTerminal: boolean, statusFn?: PodStatusFunc): ApiPodStatus {

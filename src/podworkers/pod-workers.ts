@@ -49,7 +49,7 @@ interface Worker {
   inflight: { state: PodWorkerState; abort: AbortController } | undefined;
   /** The pod was allowed to start (syncPod ran at least once). */
   started: boolean;
-  /** When the last sync started: the next one needs a newer runtime status. */
+  /** When the last sync ended: the next one needs a runtime status observed after it. */
   lastSyncTime: number;
   retryTimer: { cancel(): void } | undefined;
 }
@@ -288,9 +288,12 @@ class PodWorkersImpl implements PodWorkers {
         // Act only on a runtime status observed after our previous sync (upstream GetNewerThan).
         const cached = await this.opts.cache.getNewerThan(w.uid, w.lastSyncTime, ctx.signal);
         if (ctx.signal.aborted || w.state !== 'syncing') return undefined; // a kill arrived: it is pending
-        w.lastSyncTime = this.clock.now();
         w.started = true;
         const result = await syncer.syncPod(ctx, updateType, w.pod!, cached.status);
+        // The next sync acts only on a status observed after this one ended (upstream): a relist
+        // that started during this sync may predate the containers it created.
+        w.lastSyncTime = this.clock.now();
+        if (result.postSync) this.clock.setTimeout(result.postSync, 1);
         if (!result.isTerminal && w.state === 'syncing') this.queue.enqueue(w.uid, result.requeueAfterMs ?? this.jitter(this.opts.resyncIntervalMs));
         return { state: 'syncing', isTerminal: result.isTerminal };
       }
@@ -299,11 +302,15 @@ class PodWorkersImpl implements PodWorkers {
         // so the kill starts at once and misses no container.
         if (w.pod) await syncer.syncTerminatingPod(ctx, w.pod, undefined, w.gracePeriod ?? effectiveDefault(w.pod), this.statusFn(w));
         else if (w.runningPod) await syncer.syncTerminatingRuntimePod(ctx, w.runningPod);
+        w.lastSyncTime = this.clock.now();
         return { state: 'terminating' };
       }
-      case 'terminated':
-        if (w.pod) await syncer.syncTerminatedPod(ctx, w.pod, this.opts.cache.get(w.uid)?.status);
+      case 'terminated': {
+        // Only a status observed after the kill ended; otherwise none, and the syncer reads one.
+        const cached = this.opts.cache.get(w.uid);
+        if (w.pod) await syncer.syncTerminatedPod(ctx, w.pod, cached && cached.modified > w.lastSyncTime ? cached.status : undefined);
         return { state: 'terminated' };
+      }
       case 'finished':
         return undefined;
     }

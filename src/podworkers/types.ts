@@ -41,6 +41,11 @@ export interface SyncPodResult {
   isTerminal: boolean;
   /** Sync again after this long (a container waits in back-off); default: the resync period. */
   requeueAfterMs?: number;
+  /**
+   * Run once the worker has recorded the sync's end (upstream postSync): a relist requested here
+   * starts after that time, so its status is the first the next sync may act on.
+   */
+  postSync?: () => void;
 }
 
 /** Handed to every PodSyncer call: aborted when the work is superseded (a kill, a shorter grace). */
@@ -57,6 +62,7 @@ export interface PodSyncer {
    */
   syncTerminatingPod(ctx: SyncContext, pod: Pod, status: PodRuntimeStatus | undefined, gracePeriodSeconds: number, statusFn: PodStatusFunc | undefined): Promise<void>;
   syncTerminatingRuntimePod(ctx: SyncContext, running: RunningPod): Promise<void>;
+  /** `status` is a runtime status observed after the kill, or undefined when none is cached yet. */
   syncTerminatedPod(ctx: SyncContext, pod: Pod, status: PodRuntimeStatus | undefined): Promise<void>;
 }
 

@@ -3,7 +3,7 @@
  * into the cache and reports a PodSync event for pods whose containers changed. Independent of
  * the real PLEG's construction so these tests only exercise the kubelet.
  */
-import type { Runtime } from '../../src/kuberuntime/types.js';
+import type { Runtime, RunningPod } from '../../src/kuberuntime/types.js';
 import type { PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from '../../src/pleg/types.js';
 
 export class FakePLEG implements PodLifecycleEventGenerator {
@@ -11,7 +11,7 @@ export class FakePLEG implements PodLifecycleEventGenerator {
   private timer: NodeJS.Timeout | undefined;
   private last = new Map<string, string>();
 
-  constructor(private readonly runtime: Runtime, private readonly cache: PodStatusCache, private readonly periodMs = 20) {}
+  constructor(private readonly runtime: Runtime, private readonly cache: PodStatusCache, private readonly periodMs = 20, private readonly filter: (p: RunningPod) => boolean = () => true) {}
 
   start(): void {
     this.timer = setInterval(() => void this.relist(), this.periodMs);
@@ -32,7 +32,7 @@ export class FakePLEG implements PodLifecycleEventGenerator {
 
   async relist(): Promise<void> {
     const now = Date.now();
-    for (const p of await this.runtime.getPods(true)) {
+    for (const p of (await this.runtime.getPods(true)).filter(this.filter)) {
       const status = await this.runtime.getPodStatus(p.uid, p.name, p.namespace).catch(() => undefined);
       const key = JSON.stringify(status?.containerStatuses.map((c) => [c.id, c.state]) ?? []);
       this.cache.set(p.uid, status, undefined, now);

@@ -43,11 +43,14 @@ class RecordingSyncer implements PodSyncer {
   failKills = 0;
   failSyncs = 0;
   statusSeen: ApiPodStatus[] = [];
-  async syncPod(_ctx: SyncContext, t: UpdateType, p: Pod) {
+  syncStatuses: (PodRuntimeStatus | undefined)[] = [];
+  postSync: (() => void) | undefined;
+  async syncPod(_ctx: SyncContext, t: UpdateType, p: Pod, s: PodRuntimeStatus | undefined) {
     this.calls.push(`sync:${t}:${p.metadata!.uid}`);
+    this.syncStatuses.push(s);
     await this.syncGate;
     if (this.failSyncs > 0) { this.failSyncs--; throw new Error('sync failed'); }
-    return { isTerminal: this.terminal };
+    return { isTerminal: this.terminal, ...(this.postSync ? { postSync: this.postSync } : {}) };
   }
   async syncTerminatingPod(ctx: SyncContext, p: Pod, _s: PodRuntimeStatus | undefined, grace: number, statusFn: PodStatusFunc | undefined) {
     this.calls.push(`terminating:${p.metadata!.uid}:${grace}`);
@@ -62,7 +65,11 @@ class RecordingSyncer implements PodSyncer {
     if (this.failKills > 0) { this.failKills--; throw new Error('kill failed'); }
   }
   async syncTerminatingRuntimePod(_ctx: SyncContext, r: RunningPod) { this.calls.push(`terminating-runtime:${r.uid}`); }
-  async syncTerminatedPod(_ctx: SyncContext, p: Pod) { this.calls.push(`terminated:${p.metadata!.uid}`); }
+  terminatedStatuses: (PodRuntimeStatus | undefined)[] = [];
+  async syncTerminatedPod(_ctx: SyncContext, p: Pod, s: PodRuntimeStatus | undefined) {
+    this.calls.push(`terminated:${p.metadata!.uid}`);
+    this.terminatedStatuses.push(s);
+  }
 }
 
 function setup(opts: { cache?: PodStatusCache; fresh?: boolean } = {}) {
@@ -167,6 +174,17 @@ test('syncing → terminating (removed) → terminated → finished, with the po
   assert.equal(workers.isPodKnownTerminated('a'), true);
 });
 
+test('terminated: the cleanup never gets a status observed before the kill ended', async () => {
+  const { syncer, workers, cache, done } = setup();
+  workers.updatePod({ updateType: 'create', pod: pod('z', 2) });
+  await settle(workers);
+  cache.set('z', { uid: 'z', name: 'stale', namespace: 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: new Date() }, undefined, Date.now() - 1000);
+  workers.updatePod({ updateType: 'kill', pod: pod('z', 2) });
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.terminatedStatuses, [undefined]);
+});
+
 test('syncing → terminating on deletion: deletionGracePeriodSeconds wins over the spec', async () => {
   const { syncer, workers, done } = setup();
   workers.updatePod({ updateType: 'create', pod: pod('a', 30) });
@@ -252,6 +270,34 @@ test('a kill preempts a sync waiting for a fresh status (no wait for the next re
   await Promise.race([workers.idle(), new Promise((_, rej) => setTimeout(() => rej(new Error('kill waited for a relist')), 2000))]);
   done();
   assert.deepEqual(syncer.calls, ['sync:create:w', 'terminating:w:4', 'terminated:w']);
+});
+
+test('the next sync acts only on a status observed after the previous sync ended; postSync runs after that', async () => {
+  const { syncer, workers, cache, done } = setup({ fresh: false });
+  const status = (tag: string): PodRuntimeStatus => ({ uid: 'n', name: tag, namespace: 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: new Date() });
+  cache.set('n', status('before'), undefined, Date.now());
+  const g = gate();
+  syncer.syncGate = g.promise;
+  let postSyncAt = 0;
+  syncer.postSync = () => { postSyncAt = Date.now(); };
+  workers.updatePod({ updateType: 'create', pod: pod('n') });
+  await tick();
+  // A relist that ran while the sync was creating containers: it may predate them.
+  cache.set('n', status('during'), undefined, Date.now());
+  await tick();
+  const endedAt = Date.now();
+  g.open();
+  await tick();
+  assert.ok(postSyncAt >= endedAt, 'postSync after the sync ended');
+  syncer.syncGate = undefined;
+  syncer.postSync = undefined;
+  workers.updatePod({ updateType: 'sync', pod: pod('n') });
+  await tick(30);
+  assert.equal(syncer.calls.length, 1, 'the status from during the sync is not fresh enough');
+  cache.set('n', status('after'), undefined, Date.now());
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.syncStatuses.map((s) => s?.name), ['before', 'after']);
 });
 
 test('a kill arriving during a running sync is never overwritten by later syncs', async () => {
