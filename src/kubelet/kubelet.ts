@@ -320,7 +320,7 @@ export class Kubelet implements PodSyncer {
     const now = this.clock.now();
     if (now - this.lastGC >= (this.deps.gcPeriodMs ?? 60_000)) {
       this.lastGC = now;
-      const active = new Set([...desiredUids, ...[...workers].filter(([, s]) => s !== 'terminated').map(([uid]) => uid)]);
+      const active = new Set([...desiredUids, ...[...workers].filter(([, s]) => s === 'syncing' || s === 'terminating').map(([uid]) => uid)]);
       await this.deps.runtime.garbageCollect(active);
     }
   }
