@@ -341,16 +341,7 @@ inline bool SameBytes(const char* a, const char* b, size_t n) {
 const uint8_t kEmpty[1] = {0};
 constexpr size_t kPrefetchAhead = 2048;
 
-// The decoders call hooks.OnId(hash) when they meet an id and hooks.OnItem(out, k) after
-// appending item k, so that the diff can start fetching records while the bytes are hot.
-struct NoHooks {
-  void OnId(uint64_t) {}
-  void OnItem(std::vector<Item>*, size_t) {}
-};
-
-template <class Hooks>
-bool DecodeContainersImpl(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error,
-                          Hooks& hooks) {
+bool DecodeContainersRef(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error) {
   if (len == 0) return true;
   const Src src{buf, error};
   Ctx top{"ListContainersResponse"};
@@ -380,7 +371,6 @@ bool DecodeContainersImpl(const uint8_t* buf, size_t len, std::vector<Item>* out
           if (!Expect(src, g, 2, ctx)) return false;
           id = View(src, g);
           id_hash = Hash(id, kIdSeed);  // while the bytes are in the cache
-          hooks.OnId(id_hash);
           break;
         case 6:
           if (!Expect(src, g, 0, ctx)) return false;
@@ -407,13 +397,11 @@ bool DecodeContainersImpl(const uint8_t* buf, size_t len, std::vector<Item>* out
     item.cri_state = static_cast<uint8_t>(cri);
     item.pod = HashIndex::kNone;
     item.rec = HashIndex::kNone;
-    hooks.OnItem(out, out->size() - 1);
   }
   return true;
 }
 
-template <class Hooks>
-bool DecodeSandboxesImpl(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error, Hooks& hooks) {
+bool DecodeSandboxesRef(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error) {
   if (len == 0) return true;
   const Src src{buf, error};
   Ctx top{"ListPodSandboxResponse"};
@@ -443,7 +431,6 @@ bool DecodeSandboxesImpl(const uint8_t* buf, size_t len, std::vector<Item>* out,
           if (!Expect(src, g, 2, ctx)) return false;
           id = View(src, g);
           id_hash = Hash(id, kIdSeed);  // while the bytes are in the cache
-          hooks.OnId(id_hash);
           break;
         case 2: {  // metadata: repeated occurrences merge
           if (!Expect(src, g, 2, ctx)) return false;
@@ -480,7 +467,6 @@ bool DecodeSandboxesImpl(const uint8_t* buf, size_t len, std::vector<Item>* out,
     item.cri_state = static_cast<uint8_t>(state == 0 ? 0 : 1);
     item.pod = HashIndex::kNone;
     item.rec = HashIndex::kNone;
-    hooks.OnItem(out, out->size() - 1);
   }
   return true;
 }
@@ -558,9 +544,7 @@ inline std::string_view Sv(const uint8_t* buf, size_t start, size_t end) {
   return 0;
 }
 
-template <class Hooks>
-bool DecodeContainersFast(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error,
-                          Hooks& hooks) {
+bool DecodeContainersFastImpl(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error) {
   if (len == 0) return true;
   const Src src{buf, error};
   Ctx top{"ListContainersResponse"};
@@ -590,7 +574,6 @@ bool DecodeContainersFast(const uint8_t* buf, size_t len, std::vector<Item>* out
             if (t == 0x0a) {
               id = Sv(buf, q, q + n);
               id_hash = Hash(id, kIdSeed);
-              hooks.OnId(id_hash);
             } else if (t == 0x42) {
               if (!LabelFast(src, q, q + n, l, labels_ctx)) return false;
             }
@@ -618,7 +601,6 @@ bool DecodeContainersFast(const uint8_t* buf, size_t len, std::vector<Item>* out
           if (!Expect(src, g, 2, ctx)) return false;
           id = View(src, g);
           id_hash = Hash(id, kIdSeed);
-          hooks.OnId(id_hash);
           break;
         case 6:
           if (!Expect(src, g, 0, ctx)) return false;
@@ -645,13 +627,11 @@ bool DecodeContainersFast(const uint8_t* buf, size_t len, std::vector<Item>* out
     item.cri_state = static_cast<uint8_t>(cri);
     item.pod = HashIndex::kNone;
     item.rec = HashIndex::kNone;
-    hooks.OnItem(out, out->size() - 1);
   }
   return true;
 }
 
-template <class Hooks>
-bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error, Hooks& hooks) {
+bool DecodeSandboxesFastImpl(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error) {
   if (len == 0) return true;
   const Src src{buf, error};
   Ctx top{"ListPodSandboxResponse"};
@@ -684,7 +664,6 @@ bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out,
             if (t == 0x0a) {
               id = Sv(buf, q, q + n);
               id_hash = Hash(id, kIdSeed);
-              hooks.OnId(id_hash);
             } else if (t == 0x2a) {
               if (!LabelFast(src, q, q + n, l, labels_ctx)) return false;
             }
@@ -712,7 +691,6 @@ bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out,
           if (!Expect(src, g, 2, ctx)) return false;
           id = View(src, g);
           id_hash = Hash(id, kIdSeed);
-          hooks.OnId(id_hash);
           break;
         case 2: {  // metadata: repeated occurrences merge
           if (!Expect(src, g, 2, ctx)) return false;
@@ -749,7 +727,6 @@ bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out,
     item.cri_state = static_cast<uint8_t>(state == 0 ? 0 : 1);
     item.pod = HashIndex::kNone;
     item.rec = HashIndex::kNone;
-    hooks.OnItem(out, out->size() - 1);
   }
   return true;
 }
@@ -757,23 +734,19 @@ bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out,
 }  // namespace
 
 bool DecodeContainers(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error) {
-  NoHooks hooks;
-  return DecodeContainersImpl(len ? buf : kEmpty, len, out, counts, error, hooks);
+  return DecodeContainersRef(len ? buf : kEmpty, len, out, counts, error);
 }
 
 bool DecodeSandboxes(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error) {
-  NoHooks hooks;
-  return DecodeSandboxesImpl(len ? buf : kEmpty, len, out, error, hooks);
+  return DecodeSandboxesRef(len ? buf : kEmpty, len, out, error);
 }
 
 bool DecodeContainersFast(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error) {
-  NoHooks hooks;
-  return DecodeContainersFast(len ? buf : kEmpty, len, out, counts, error, hooks);
+  return DecodeContainersFastImpl(len ? buf : kEmpty, len, out, counts, error);
 }
 
 bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error) {
-  NoHooks hooks;
-  return DecodeSandboxesFast(len ? buf : kEmpty, len, out, error, hooks);
+  return DecodeSandboxesFastImpl(len ? buf : kEmpty, len, out, error);
 }
 
 // ---- HashIndex --------------------------------------------------------------------------------
@@ -919,35 +892,32 @@ uint32_t RelistDiffer::FindRec(const Item& item) const {
   });
 }
 
-// Looks records up while the decoder is a few items further on: the slot is requested when the
-// id is read, the record two items later, and the lookup happens two more on, with the reply
-// bytes still in L1. Read-only: a decode error later leaves no trace.
-struct RelistDiffer::Pipeline {
-  static constexpr size_t kRec = 2, kFind = 4;
-  RelistDiffer* d;
-
-  void OnId(uint64_t hash) { d->rec_index_.Prefetch(hash); }
-  void OnItem(std::vector<Item>* out, size_t k) {
-    Item* items = out->data();
-    if (k >= kRec) PrefetchRec(items[k - kRec]);
-    if (k >= kFind) items[k - kFind].rec = d->FindRec(items[k - kFind]);
+// Finds each item's retained record, with the slot, the record and the reply bytes of the items
+// a few places ahead already on their way into the cache (a lookup is two dependent misses).
+void RelistDiffer::Resolve(std::vector<Item>* list) {
+  constexpr size_t kSlotAhead = 16, kRecAhead = 8;
+  Item* items = list->data();
+  const size_t n = list->size();
+  for (size_t k = 0; k < n; k++) {
+    if (k + kSlotAhead < n) rec_index_.Prefetch(items[k + kSlotAhead].hash);
+    if (k + kRecAhead < n) {
+      const Item& ahead = items[k + kRecAhead];
+      const uint32_t idx = rec_index_.Home(ahead.hash);
+      if (idx != HashIndex::kNone) {
+        const char* r = reinterpret_cast<const char*>(&recs_[idx]);
+        __builtin_prefetch(r);
+        __builtin_prefetch(r + 64);
+      }
+      __builtin_prefetch(ahead.id.data());
+      __builtin_prefetch(ahead.uid.data());
+    }
+    items[k].rec = FindRec(items[k]);
   }
-  void Finish(std::vector<Item>* out) {
-    const size_t n = out->size();
-    for (size_t k = n > kFind ? n - kFind : 0; k < n; k++) (*out)[k].rec = d->FindRec((*out)[k]);
-  }
-  void PrefetchRec(const Item& item) const {
-    const uint32_t idx = d->rec_index_.Home(item.hash);
-    if (idx == HashIndex::kNone) return;
-    const char* r = reinterpret_cast<const char*>(&d->recs_[idx]);
-    __builtin_prefetch(r);
-    __builtin_prefetch(r + 64);
-  }
-};
+}
 
 void RelistDiffer::Apply(Item* item) {
   const uint64_t hash = item->hash;
-  // Found while decoding; not found: new, or a duplicate of one added earlier in this relist.
+  // Found by Resolve(); not found: new, or a duplicate of one added earlier in this relist.
   uint32_t idx = item->rec != HashIndex::kNone ? item->rec : FindRec(*item);
   uint32_t pod;
   if (idx != HashIndex::kNone) {
@@ -955,6 +925,7 @@ void RelistDiffer::Apply(Item* item) {
     pod = r.pod;
     if (r.seen_gen != gen_) {  // else a duplicate: the first one counts
       r.seen_gen = gen_;
+      seen_++;
       if (r.state != item->state) {
         undo_.push_back({pod, idx, r.state, std::string()});
         Emit(pod, item->id, r.state, item->state);
@@ -964,6 +935,7 @@ void RelistDiffer::Apply(Item* item) {
   } else {
     pod = FindOrAddPod(item->uid, Hash(item->uid, kPodSeed));
     idx = AddRec(pod, item->id, hash, item->state, gen_);
+    seen_++;
     undo_.push_back({pod, idx, kNonExistent, std::string()});
     Emit(pod, item->id, kNonExistent, item->state);
   }
@@ -1043,39 +1015,25 @@ bool RelistDiffer::Diff(const uint8_t* sandboxes, size_t sandboxes_len, const ui
   sandboxes_.clear();
   containers_.clear();
   uint32_t counts[4] = {0, 0, 0, 0};
-  Pipeline pipe{this};
-  if (!DecodeSandboxesFast(sandboxes_len ? sandboxes : kEmpty, sandboxes_len, &sandboxes_, error, pipe)) return false;
-  pipe.Finish(&sandboxes_);
-  if (!DecodeContainersFast(containers_len ? containers : kEmpty, containers_len, &containers_, counts, error, pipe)) return false;
-  pipe.Finish(&containers_);
+  if (!DecodeSandboxesFastImpl(sandboxes_len ? sandboxes : kEmpty, sandboxes_len, &sandboxes_, error)) return false;
+  if (!DecodeContainersFastImpl(containers_len ? containers : kEmpty, containers_len, &containers_, counts, error)) return false;
+  Resolve(&containers_);
+  Resolve(&sandboxes_);
 
   // 2. Diff. Nothing below can fail. Containers before sandboxes: the first record of an id in
   // a pod wins.
   gen_++;
+  seen_ = 0;
   undo_.clear();
   events_.clear();
-  for (Item& it : containers_) Apply(&it);
-  for (Item& it : sandboxes_) Apply(&it);
-
-  // 3. Records not seen in this relist are gone.
-  size_t gone = 0;
-  for (const Rec& r : recs_)
-    if (r.pod != HashIndex::kNone && r.seen_gen != gen_) gone++;
-  if (gone > 0) {
-    undo_.reserve(undo_.size() + gone);  // the events view the ids moved into undo_
-    for (uint32_t i = 0; i < recs_.size(); i++) {
-      Rec& r = recs_[i];
-      if (r.pod == HashIndex::kNone || r.seen_gen == gen_) continue;
-      undo_.push_back({r.pod, HashIndex::kNone, r.state, std::string(r.id())});
-      const Undo& u = undo_.back();
-      Emit(u.pod, u.id, u.prev, kNonExistent);
-      EraseRec(i);
-    }
-  }
-
-  // 4. Pod names and running pods: first sandbox, else first container.
+  // Pod names (first sandbox, else first container) and running pods on the way.
   uint32_t running_pods = 0;
-  for (const Item& it : sandboxes_) {
+  for (Item& it : containers_) {
+    Apply(&it);
+    SetInfo(&pods_[it.pod], it, 1);
+  }
+  for (Item& it : sandboxes_) {
+    Apply(&it);
     Pod& p = pods_[it.pod];
     SetInfo(&p, it, 2);
     if (it.cri_state == 0 && p.ready_gen != gen_) {
@@ -1083,9 +1041,25 @@ bool RelistDiffer::Diff(const uint8_t* sandboxes, size_t sandboxes_len, const ui
       running_pods++;
     }
   }
-  for (const Item& it : containers_) SetInfo(&pods_[it.pod], it, 1);
 
-  // 5. Output, then forget pods out of sight for two relists (and without events or records).
+  // 3. Records not seen in this relist are gone.
+  gone_.clear();
+  if (seen_ < live_recs_) {
+    for (uint32_t i = 0; i < recs_.size(); i++) {
+      const Rec& r = recs_[i];
+      if (r.pod != HashIndex::kNone && r.seen_gen != gen_) gone_.push_back(i);
+    }
+    undo_.reserve(undo_.size() + gone_.size());  // the events view the ids copied into undo_
+    for (const uint32_t i : gone_) {
+      const Rec& r = recs_[i];
+      undo_.push_back({r.pod, HashIndex::kNone, r.state, std::string(r.id())});
+      const Undo& u = undo_.back();
+      Emit(u.pod, u.id, u.prev, kNonExistent);
+      EraseRec(i);
+    }
+  }
+
+  // 4. Output, then forget pods out of sight for two relists (and without events or records).
   BuildOutput(running_pods, counts);
   for (uint32_t i = 0; i < pods_.size(); i++) {
     Pod& p = pods_[i];

@@ -57,7 +57,7 @@ struct Item {
   uint8_t state;        // State
   uint8_t cri_state;    // containers: 0 created, 1 running, 2 exited, 3 unknown; sandboxes: 0 ready
   uint32_t pod;         // set by the diff
-  uint32_t rec;         // the retained record found while decoding, or kNone (set by the diff)
+  uint32_t rec;         // the retained record, or kNone (set by the diff)
 };
 
 // Open-addressing (linear probing, backward-shift deletion) index of uint32 slots by hash.
@@ -219,7 +219,7 @@ class RelistDiffer {
 
   void Apply(Item* item);
   uint32_t FindRec(const Item& item) const;
-  struct Pipeline;
+  void Resolve(std::vector<Item>* items);
   uint32_t FindOrAddPod(std::string_view uid, uint64_t hash);
   uint32_t AddRec(uint32_t pod, std::string_view id, uint64_t hash, uint8_t state, uint32_t seen_gen);
   void EraseRec(uint32_t idx);
@@ -236,11 +236,13 @@ class RelistDiffer {
   std::vector<uint32_t> free_pods_;
   HashIndex pod_index_;
   uint32_t gen_ = 1;
+  size_t seen_ = 0;  // records seen in this relist
   std::vector<Undo> undo_;
 
   // Per-call scratch, kept for its capacity.
   std::vector<Item> sandboxes_, containers_;
   std::vector<Event> events_;
+  std::vector<uint32_t> gone_;
   std::vector<uint8_t> out_;
   uint32_t counts_[4] = {0, 0, 0, 0};
 };
