@@ -8,7 +8,7 @@ import type { Pod } from './api/types.js';
 import type { Config } from './config/index.js';
 import { connectRuntime } from './cri/index.js';
 import { createRuntimeManager } from './kuberuntime/index.js';
-import { createGenericPLEG, createPodStatusCache } from './pleg/index.js';
+import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from './pleg/index.js';
 import { createStatusManager } from './status/index.js';
 import { createPodConfig, createFileSource, type PodSource } from './podconfig/index.js';
 import { startServers, type RunningServers } from './server/index.js';
@@ -62,7 +62,16 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   if (version) log('kubelet').info(version, 'Container runtime initialized');
 
   const cache = createPodStatusCache();
-  const pleg = createGenericPLEG({ runtime, cache, relistPeriodMs: 1000 });
+  const unifiedRoot = findUnifiedRoot();
+  if (!unifiedRoot) log('pleg').warn('No cgroup v2 / unified hierarchy: container exits are seen by the periodic relist only');
+  const pleg = createGenericPLEG({
+    runtime, cache, relistPeriodMs: 1000,
+    source: criRawSource(criRuntime),
+    differ: hotPaths().pleg.createRelistDiffer(),
+    createExitWatcher: unifiedRoot
+      ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot: kc.cgroupRoot || '/' })
+      : undefined,
+  });
   const statusManager = createStatusManager();
 
   const sources = new Map<string, PodSource>();

@@ -6,6 +6,7 @@
  * and the 2 s housekeeping tick. While the runtime is not ready it does not dispatch and backs
  * off (100 ms doubling to 5 s), as upstream's syncLoop does.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
@@ -338,7 +339,11 @@ export class Kubelet implements PodSyncer {
       return;
     }
     for (const uid of entries) {
-      if (!desired.has(uid) && !workers.has(uid)) await rm(join(podsDir, uid), { recursive: true, force: true }).catch(() => undefined);
+      if (desired.has(uid) || workers.has(uid)) continue;
+      // Volumes may still be mounted (tmpfs emptyDir): the runtime's GC unmounts them and
+      // removes the directory; an rm -rf here would empty a live mount and then fail on it.
+      if (existsSync(join(podsDir, uid, 'volumes'))) continue;
+      await rm(join(podsDir, uid), { recursive: true, force: true }).catch(() => undefined);
     }
   }
 

@@ -138,6 +138,8 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     let events: RelistEvent[];
     try {
       const { sandboxes, containers } = await this.opts.source.listRaw();
+      // Upstream keeps a pod's old record when its inspection failed, so its events recur.
+      if (this.needsReinspection.size > 0) this.opts.differ.keepPrevious(this.needsReinspection);
       const result = this.opts.differ.diff(sandboxes, containers);
       events = result.events;
       for (const [uid, info] of result.pods) this.podInfo.set(uid, info);

@@ -1,8 +1,13 @@
 /** A tiny in-memory Runtime for unit tests of PLEG and the kubelet (no CRI, no containers). */
 import type { Pod } from '../../src/api/types.js';
 import type { PodRuntimeStatus, PodSyncResult, Runtime, RunningPod, RuntimeContainerState } from '../../src/kuberuntime/types.js';
+import type { RawRelistSource } from '../../src/pleg/index.js';
+import { createTsRelistDiffer } from '../../src/pleg/relist-diff.js';
+import { encodeContainers, encodeSandboxes, POD_UID, POD_NAME, POD_NAMESPACE, CONTAINER_NAME } from '../../bench/fixtures/relist-model.js';
 
-export class FakeRuntime implements Runtime {
+const STATE_NUM: Record<RuntimeContainerState, number> = { created: 0, running: 1, exited: 2, unknown: 3 };
+
+export class FakeRuntime implements Runtime, RawRelistSource {
   pods: RunningPod[] = [];
   synced: string[] = [];
   killed: { uid: string; grace?: number }[] = [];
@@ -16,6 +21,26 @@ export class FakeRuntime implements Runtime {
     }
     pod.containers = pod.containers.filter((c) => c.id !== cid);
     if (state) pod.containers.push({ id: cid, name, image: 'img', imageRef: 'sha256:x', hash: 'h', state, createdAt: 1n, podSandboxId: 's' });
+  }
+
+  /** The PLEG's raw list calls, encoded like containerd's replies. */
+  async listRaw(): Promise<{ sandboxes: Buffer; containers: Buffer }> {
+    const podLabels = (p: RunningPod): [string, string][] => [[POD_UID, p.uid], [POD_NAME, p.name], [POD_NAMESPACE, p.namespace]];
+    return {
+      sandboxes: encodeSandboxes(this.pods.flatMap((p) => p.sandboxes.map((s) => ({
+        id: s.id, metadata: { name: p.name, uid: p.uid, namespace: p.namespace, attempt: s.attempt }, state: s.ready ? 0 : 1,
+        createdAt: s.createdAt, labels: podLabels(p), annotations: [], runtimeHandler: '',
+      })))),
+      containers: encodeContainers(this.pods.flatMap((p) => p.containers.map((c) => ({
+        id: c.id, sandboxId: c.podSandboxId, name: c.name, attempt: 0, image: c.image, imageRef: c.imageRef, state: STATE_NUM[c.state],
+        createdAt: c.createdAt, labels: [...podLabels(p), [CONTAINER_NAME, c.name] as [string, string]], annotations: [],
+      })))),
+    };
+  }
+
+  /** PLEG options wired to this fake (the TS differ over its encoded replies). */
+  plegOptions() {
+    return { runtime: this, source: this, differ: createTsRelistDiffer() };
   }
 
   async version() { return { runtimeName: 'fake', runtimeVersion: '0', runtimeApiVersion: 'v1' }; }

@@ -18,7 +18,7 @@ test('generateEvents follows upstream\'s table', () => {
 test('relist emits events, inspects only changed pods and fills the cache', async () => {
   const rt = new FakeRuntime();
   const cache = createPodStatusCache();
-  const pleg = createGenericPLEG({ runtime: rt, cache });
+  const pleg = createGenericPLEG({ ...rt.plegOptions(), cache });
   const events: PodLifecycleEvent[] = [];
   pleg.watch((e) => events.push(e));
 
@@ -46,7 +46,7 @@ test('relist emits events, inspects only changed pods and fills the cache', asyn
 test('a failed inspection is retried on the next relist', async () => {
   const rt = new FakeRuntime();
   const cache = createPodStatusCache();
-  const pleg = createGenericPLEG({ runtime: rt, cache });
+  const pleg = createGenericPLEG({ ...rt.plegOptions(), cache });
   rt.setContainer('u1', 'c1', 'running');
   rt.failStatus.add('u1');
   await pleg.relist();
@@ -60,7 +60,7 @@ test('a failed inspection is retried on the next relist', async () => {
 test('getNewerThan waits for the next relist', async () => {
   const rt = new FakeRuntime();
   const cache = createPodStatusCache();
-  const pleg = createGenericPLEG({ runtime: rt, cache });
+  const pleg = createGenericPLEG({ ...rt.plegOptions(), cache });
   await pleg.relist();
   const t = Date.now() + 1;
   let resolved = false;
@@ -76,7 +76,7 @@ test('getNewerThan waits for the next relist', async () => {
 test('health: unhealthy once relists stop completing for 3 minutes', () => {
   let now = 1_000_000;
   const clock = { now: () => now, setTimeout: () => ({ cancel() {} }) };
-  const pleg = createGenericPLEG({ runtime: new FakeRuntime(), cache: createPodStatusCache(), clock });
+  const pleg = createGenericPLEG({ ...new FakeRuntime().plegOptions(), cache: createPodStatusCache(), clock });
   assert.equal(pleg.healthy().ok, true);
   now += 3 * 60_000 + 1;
   const h = pleg.healthy();
