@@ -16,6 +16,7 @@ import { implementations } from '../src/native/index.js';
 import type { RelistDiffer } from '../src/pleg/relist-diff.js';
 import { createConventionalDiffer } from './fixtures/relist-conventional.js';
 import { BenchNode } from './fixtures/relist-model.js';
+import { nearestRank } from './stats.js';
 
 export interface DiffBenchRow {
   containers: number;
@@ -64,12 +65,6 @@ function sizes(quick: boolean): Size[] {
       ];
 }
 
-function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i]!;
-}
-
 const round = (x: number) => Math.round(x * 10_000) / 10_000;
 
 /** 0, 1, 2, 3, 2, 1, 0, 1, ...: every step is one churn step away from the last. */
@@ -108,7 +103,7 @@ function measure(d: RelistDiffer, relists: Array<{ sb: Buffer; ct: Buffer }>, si
   }
   d.close();
   times.sort((a, b) => a - b);
-  return { median: round(quantile(times, 0.5)), p99: round(quantile(times, 0.99)), n: times.length, events: events / Math.max(1, times.length) };
+  return { median: round(nearestRank(times, 0.5)), p99: round(nearestRank(times, 0.99)), n: times.length, events: events / Math.max(1, times.length) };
 }
 
 export async function runDiffBench(opts: { quick: boolean }): Promise<DiffBenchResult> {

@@ -8,7 +8,7 @@ import { writeFileSync, unlinkSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
-import { runtimeEndpoint } from '../support/containerd.js';
+import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
 import { getPods, httpGet, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 
 const NS = `e2e-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
@@ -58,11 +58,7 @@ let kubelet: KubeletProcess | undefined;
 after(async () => {
   if (kubelet) await stopKubelet(kubelet);
   // Leave containerd as we found it: remove every sandbox of this test's namespace.
-  for (const sb of await runtime.listPodSandbox()) {
-    if (sb.metadata.namespace !== NS) continue;
-    await runtime.stopPodSandbox(sb.id).catch(() => undefined);
-    await runtime.removePodSandbox(sb.id).catch(() => undefined);
-  }
+  await removeTestPods(runtime, { namespace: NS });
   runtime.close();
 });
 
