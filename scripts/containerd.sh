@@ -35,8 +35,10 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CMD=${1:-}
 [[ $# -gt 0 ]] && shift
 STATE_DIR="$REPO/.state/containerd"
-BRIDGE=""
-SUBNET=""
+# KUBELET_TS_CTR_BRIDGE / KUBELET_TS_CTR_SUBNET override the defaults below (parallel work trees of
+# one machine each need their own bridge for their .state/test-containerd).
+BRIDGE="${KUBELET_TS_CTR_BRIDGE:-}"
+SUBNET="${KUBELET_TS_CTR_SUBNET:-}"
 IMPORT=1
 SNAPSHOTTER_FORCE=""
 DAEMON_ONLY=0
