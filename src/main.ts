@@ -17,12 +17,15 @@ import { metrics, registry } from './metrics/index.js';
 import { Kubelet } from './kubelet/kubelet.js';
 import { detectNodeIP } from './kubelet/node-ip.js';
 import { computeNodeInfo } from './kubelet/node-info.js';
+import { createRecorder } from './events/index.js';
 import { log } from './util/log.js';
 
 export const VERSION = 'v0.1.0-kubelet-ts';
 
 export interface Daemon {
   kubelet: Kubelet;
+  /** Every event the agent raised (log sink always; apiserver sink in API server mode). */
+  recorder: ReturnType<typeof createRecorder>;
   servers: RunningServers;
   /** Resolves when the sync loop has stopped. */
   done: Promise<void>;
@@ -41,6 +44,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   await mkdir(join(rootDir, 'pods'), { recursive: true });
   await mkdir(kc.podLogsDir, { recursive: true });
   reportNative();
+  const recorder = createRecorder();
 
   const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, { timeoutMs: kc.runtimeRequestTimeoutMs });
   const hostIP = detectNodeIP(config.flags.nodeIP);
@@ -84,7 +88,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   const kubelet = new Kubelet({
     nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
-    runtime, pleg, cache, statusManager, sources: new Set(sources.keys()),
+    runtime, pleg, cache, statusManager, sources: new Set(sources.keys()), recorder,
   });
 
   const servers = await startServers({
@@ -110,5 +114,5 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     })();
     return stopping;
   };
-  return { kubelet, servers, done, stop };
+  return { kubelet, recorder, servers, done, stop };
 }

@@ -15,6 +15,7 @@ import type { PodRuntimeStatus, Runtime, RunningPod, ContainerWaiting } from '..
 import type { PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from '../pleg/types.js';
 import type { ApiPodStatus } from '../api/types.js';
 import type { StatusManager } from '../status/types.js';
+import type { EventRecorder } from '../events/types.js';
 import { generateAPIPodStatus, rejectedPodStatus } from '../status/generate.js';
 import type { ProbeResults } from '../status/container-statuses.js';
 import { DisruptionTarget } from '../status/conditions.js';
@@ -48,6 +49,8 @@ export interface KubeletDeps {
   statusManager: StatusManager;
   /** Names of the configured sources; housekeeping waits until each has sent its first SET. */
   sources: ReadonlySet<string>;
+  /** Kubernetes events (Killing, Evicted, ...); default: dropped. */
+  recorder?: EventRecorder;
   clock?: Clock;
   syncPeriodMs?: number;
   housekeepingPeriodMs?: number;
