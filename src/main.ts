@@ -72,6 +72,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     runtime, cache, relistPeriodMs: 1000,
     source: criRawSource(criRuntime),
     differ: hotPaths().pleg.createRelistDiffer(),
+    subscribeContainerEvents: (onEvent, onError) => criRuntime.getContainerEvents(onEvent, onError),
     createExitWatcher: unifiedRoot
       ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot: kc.cgroupRoot || '/' })
       : undefined,

@@ -46,6 +46,16 @@ export const metrics = {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   }),
+  eventedPlegConnectionError: new Counter({
+    name: 'kubelet_evented_pleg_connection_error_count',
+    help: 'The number of errors encountered during the establishment of streaming connection with the CRI runtime.',
+    registers: [registry],
+  }),
+  eventedPlegConnectionSuccess: new Counter({
+    name: 'kubelet_evented_pleg_connection_success_count',
+    help: 'The number of times a streaming client was obtained to receive CRI Events.',
+    registers: [registry],
+  }),
   podStartDuration: new Histogram({
     name: 'kubelet_pod_start_duration_seconds',
     help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',

@@ -8,8 +8,9 @@
  *     bound, and the status cache is updated; then the events are emitted.
  *
  * Relists run every period (1 s) as the safety net, and at once when a container's cgroup
- * reports its last process gone (CgroupExitWatcher) or when the kubelet asks after changing the
- * runtime. Concurrent requests coalesce into one more relist.
+ * reports its last process gone (CgroupExitWatcher), when the runtime sends a CRI container event
+ * (CriEventTrigger; containerd 1.6 does not offer them) or when the kubelet asks after changing
+ * the runtime. Concurrent requests coalesce into one more relist.
  */
 import { metrics } from '../metrics/index.js';
 import type { Runtime } from '../kuberuntime/types.js';
@@ -18,7 +19,8 @@ import { realClock, type Clock } from '../util/clock.js';
 import { errorMessage } from '../errors.js';
 import type { RelistDiffer, RelistEvent, RelistPodInfo } from './relist-diff.js';
 import type { CgroupExitWatcher } from './cgroup-exit-watcher.js';
-import type { PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from './types.js';
+import { CriEventTrigger, type SubscribeContainerEvents } from './cri-events.js';
+import type { CriEventsState, PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from './types.js';
 
 /** Upstream's relistThreshold: a relist older than this makes the PLEG unhealthy. */
 export const RELIST_THRESHOLD_MS = 3 * 60_000;
@@ -46,6 +48,8 @@ export interface GenericPlegOptions {
   clock?: Clock;
   /** Event-driven trigger; built with the PLEG's exit callback. Absent = periodic only. */
   createExitWatcher?: (onExit: (podUid: string, containerId: string) => void) => CgroupExitWatcher;
+  /** CRI GetContainerEvents; each event triggers a relist. Absent or Unimplemented = not used. */
+  subscribeContainerEvents?: SubscribeContainerEvents;
 }
 
 async function forEachBounded<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -61,6 +65,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private readonly period: number;
   private readonly listeners = new Set<(e: PodLifecycleEvent) => void>();
   private readonly exitWatcher: CgroupExitWatcher | undefined;
+  private readonly criEvents: CriEventTrigger | undefined;
   /** Name/namespace of every pod seen, for re-inspection after the pod left the list. */
   private readonly podInfo = new Map<string, RelistPodInfo>();
   private needsReinspection = new Set<string>();
@@ -78,11 +83,13 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     this.period = opts.relistPeriodMs ?? 1000;
     this.lastRelistDone = this.clock.now();
     this.exitWatcher = opts.createExitWatcher?.((podUid, cid) => this.onCgroupExit(podUid, cid));
+    if (opts.subscribeContainerEvents) this.criEvents = new CriEventTrigger(opts.subscribeContainerEvents, () => void this.relist(), this.clock);
   }
 
   start(): void {
     this.stopped = false;
     this.lastRelistDone = this.clock.now();
+    this.criEvents?.start();
     this.tick();
   }
 
@@ -90,6 +97,11 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     this.stopped = true;
     this.timer?.cancel();
     this.exitWatcher?.close();
+    this.criEvents?.stop();
+  }
+
+  criEventsState(): CriEventsState | undefined {
+    return this.criEvents?.state();
   }
 
   watch(listener: (e: PodLifecycleEvent) => void): () => void {

@@ -22,7 +22,12 @@ export interface PodLifecycleEventGenerator {
   healthy(): { ok: boolean; message?: string };
   /** One relist iteration; public so tests (and event-driven triggers) can call it. */
   relist(): Promise<void>;
+  /** How CRI container events are used; undefined when the PLEG was not given a subscription. */
+  criEventsState?(): CriEventsState | undefined;
 }
+
+/** 'unsupported': the runtime answered Unimplemented (containerd 1.6); 'retrying': stream failed, resubscribing. */
+export type CriEventsState = 'connecting' | 'active' | 'unsupported' | 'retrying' | 'stopped';
 
 export interface CachedPodStatus {
   status: PodRuntimeStatus | undefined;

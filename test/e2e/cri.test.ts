@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import type { ContainerConfig, PodSandboxConfig } from '../../src/cri/types.js';
 import { CriError } from '../../src/errors.js';
+import { CriEventTrigger } from '../../src/pleg/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES, TEST_LABEL, uniqueName } from '../support/containerd.js';
 
 const RUN = uniqueName('cri');
@@ -202,4 +203,14 @@ test('unknown ids are KTS_ERR_CRI_NOT_FOUND', async () => {
 test('containerd 1.6 answers GetContainerEvents with UNIMPLEMENTED', async () => {
   const err = await new Promise<CriError>((resolve) => cri.runtime.getContainerEvents(() => {}, resolve));
   assert.equal(err.code, 'KTS_ERR_CRI_UNIMPLEMENTED');
+});
+
+test('the PLEG\'s CRI events trigger turns itself off on containerd 1.6 (Unimplemented)', async () => {
+  const trigger = new CriEventTrigger((onEvent, onError) => cri.runtime.getContainerEvents(onEvent, onError), () => {});
+  trigger.start();
+  const end = Date.now() + 10_000;
+  while (trigger.state() === 'connecting' && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  const state = trigger.state();
+  trigger.stop();
+  assert.equal(state, 'unsupported');
 });
