@@ -5,7 +5,9 @@
  *   (c) container exit → PLEG event, periodic-only vs event-driven
  *   (d) (b) and (c) again with KUBELET_TS_NATIVE=0 (in a child process)
  *   (e) the conventional path (protobufjs objects + TS diff), reported beside (a)
- * Prints a table and writes bench/results/pleg.json (fixed shape) and pleg-ts-mode.json.
+ * and the whole agent (bench/agent-bench.ts): manifest → Running, delete → gone, and RSS / CPU
+ * with 100 static pods (full run only).
+ * Prints a table and writes bench/results/pleg.json (fixed shape), pleg-ts-mode.json and agent.json.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { nativeStatus } from '../src/native/index.js';
 import { runDiffBench } from './pleg-diff.js';
 import { exitToEvent, relistE2E } from './pleg-e2e.js';
+import { runAgentBench, type AgentBenchResult } from './agent-bench.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = new Set(process.argv.slice(2));
@@ -52,6 +55,15 @@ function stopContainerd(): void {
 
 const fmt = (v: number | null | undefined) => (v === null || v === undefined || Number.isNaN(v) ? '   n/a' : v.toFixed(3).padStart(8));
 
+function printAgent(a: AgentBenchResult | { reason: string }): void {
+  if ('reason' in a) return void console.log(`\n(agent) skipped: ${a.reason}`);
+  console.log('\n(agent) the daemon against containerd (ms)            samples        p50        p99');
+  console.log(`manifest written → Running in /pods              ${String(a.manifest_to_running.samples).padStart(7)}   ${fmt(a.manifest_to_running.p50_ms)}   ${fmt(a.manifest_to_running.p99_ms)}`);
+  console.log(`manifest deleted → gone from /pods               ${String(a.delete_to_gone.samples).padStart(7)}   ${fmt(a.delete_to_gone.p50_ms)}   ${fmt(a.delete_to_gone.p99_ms)}`);
+  const f = a.footprint;
+  console.log(f ? `footprint at ${f.pods} pods: RSS max ${f.rss_mib_max} MiB, CPU ${f.cpu_cores_mean} cores (mean over ${f.window_s} s)` : 'footprint: full run only');
+}
+
 async function main(): Promise<void> {
   if (args.has('--e2e-child')) {
     // (d): the same e2e run in this process's mode; the parent reads our JSON.
@@ -69,6 +81,7 @@ async function main(): Promise<void> {
 
   let result: E2EResult = { relist_e2e: null, exit_to_event: null };
   let tsMode: E2EResult = { relist_e2e: null, exit_to_event: null };
+  let agent: AgentBenchResult | { reason: string } | undefined;
   const ctr = process.getuid?.() === 0 ? startContainerd() : { reason: 'needs root to run containerd' };
   if (!ctr.endpoint) {
     result.reason = tsMode.reason = ctr.reason;
@@ -84,6 +97,7 @@ async function main(): Promise<void> {
       } catch {
         tsMode.reason = `TS-mode run failed: ${child.stderr.trim().split('\n').slice(-3).join(' ')}`;
       }
+      agent = await runAgentBench(ctr.endpoint, { quick }).catch((err: unknown) => ({ reason: `agent bench failed: ${String(err)}` }));
     } finally {
       stopContainerd();
     }
@@ -94,6 +108,7 @@ async function main(): Promise<void> {
       console.log(`(c) exit → event, ${label} (ms): periodic p50 ${fmt(e?.periodic_p50_ms)}  p99 ${fmt(e?.periodic_p99_ms)} | event-driven p50 ${fmt(e?.evented_p50_ms)}  p99 ${fmt(e?.evented_p99_ms)}${r.reason ? `  (${r.reason})` : ''}`);
     }
   }
+  if (agent) printAgent(agent);
   const outDir = join(REPO, 'bench', 'results');
   mkdirSync(outDir, { recursive: true });
   const shape = (r: E2EResult) => ({
@@ -104,7 +119,8 @@ async function main(): Promise<void> {
   writeFileSync(join(outDir, 'pleg.json'), JSON.stringify(shape(result), null, 2) + '\n');
   writeFileSync(join(outDir, 'pleg-ts-mode.json'), JSON.stringify(shape(tsMode), null, 2) + '\n');
   writeFileSync(join(outDir, 'pleg-conventional.json'), JSON.stringify(diff.diff, null, 2) + '\n');
-  console.log(`\nwrote ${join('bench/results', 'pleg.json')}, pleg-ts-mode.json, pleg-conventional.json`);
+  if (agent) writeFileSync(join(outDir, 'agent.json'), JSON.stringify(agent, null, 2) + '\n');
+  console.log(`\nwrote ${join('bench/results', 'pleg.json')}, pleg-ts-mode.json, pleg-conventional.json${agent ? ', agent.json' : ''}`);
 }
 
 main().then(() => process.exit(0), (err) => {

@@ -33,7 +33,7 @@ export function makeKubeletDirs(): { dir: string; manifests: string } {
   return { dir, manifests };
 }
 
-export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; healthzPort?: number; extraArgs?: string[] }): KubeletProcess {
+export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; healthzPort?: number; extraArgs?: string[]; logLevel?: string }): KubeletProcess {
   const readOnlyPort = opts.readOnlyPort ?? randomPort();
   const healthzPort = opts.healthzPort ?? randomPort();
   const config = join(opts.dir, 'config.yaml');
@@ -53,7 +53,7 @@ export function startKubelet(opts: { dir: string; manifests: string; endpoint: s
   const out = createWriteStream(logFile);
   const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'kubelet-ts.js'), `--config=${config}`, `--root-dir=${join(opts.dir, 'root')}`, '--hostname-override=e2e-node', ...(opts.extraArgs ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, KUBELET_TS_LOG_LEVEL: 'debug' },
+    env: { ...process.env, KUBELET_TS_LOG_LEVEL: opts.logLevel ?? 'debug' },
   });
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
