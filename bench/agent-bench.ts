@@ -15,7 +15,7 @@ const CLK_TCK = 100; // Linux USER_HZ on every architecture we run on
 export interface AgentBenchResult {
   manifest_to_running: { samples: number; p50_ms: number; p99_ms: number };
   delete_to_gone: { samples: number; p50_ms: number; p99_ms: number };
-  footprint: { pods: number; rss_mib_max: number; cpu_cores_mean: number; window_s: number } | null;
+  footprint: { pods: number; rss_mib_median: number; rss_mib_max: number; cpu_cores_mean: number; window_s: number } | null;
 }
 
 /** hostNetwork keeps 100 pods cheap for containerd; the agent does the same work either way. */
@@ -66,15 +66,16 @@ async function footprint(k: KubeletProcess, pods: number, windowS: number) {
   }, 500);
   await new Promise((r) => setTimeout(r, 5000)); // let start-up work (GC, first syncs) settle
   const first = procSample(k.pid);
-  let rssMax = first.rssKiB;
+  const rss = [first.rssKiB];
   for (let s = 0; s < windowS; s++) {
     await new Promise((r) => setTimeout(r, 1000));
-    rssMax = Math.max(rssMax, procSample(k.pid).rssKiB);
+    rss.push(procSample(k.pid).rssKiB);
   }
   const cpu = (procSample(k.pid).cpuTicks - first.cpuTicks) / CLK_TCK / windowS;
   for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `fp${i}.json`), { force: true });
   await waitFor('footprint pods gone', 5 * 60_000, async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('fp')) ? undefined : true), 500);
-  return { pods, rss_mib_max: Math.round((rssMax / 1024) * 10) / 10, cpu_cores_mean: Math.round(cpu * 10_000) / 10_000, window_s: windowS };
+  const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
+  return { pods, rss_mib_median: mib(percentile(rss, 50)), rss_mib_max: mib(Math.max(...rss)), cpu_cores_mean: Math.round(cpu * 10_000) / 10_000, window_s: windowS };
 }
 
 export async function runAgentBench(endpoint: string, opts: { quick: boolean }): Promise<AgentBenchResult> {

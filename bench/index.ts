@@ -61,7 +61,7 @@ function printAgent(a: AgentBenchResult | { reason: string }): void {
   console.log(`manifest written → Running in /pods              ${String(a.manifest_to_running.samples).padStart(7)}   ${fmt(a.manifest_to_running.p50_ms)}   ${fmt(a.manifest_to_running.p99_ms)}`);
   console.log(`manifest deleted → gone from /pods               ${String(a.delete_to_gone.samples).padStart(7)}   ${fmt(a.delete_to_gone.p50_ms)}   ${fmt(a.delete_to_gone.p99_ms)}`);
   const f = a.footprint;
-  console.log(f ? `footprint at ${f.pods} pods: RSS max ${f.rss_mib_max} MiB, CPU ${f.cpu_cores_mean} cores (mean over ${f.window_s} s)` : 'footprint: full run only');
+  console.log(f ? `footprint at ${f.pods} pods: RSS median ${f.rss_mib_median} / max ${f.rss_mib_max} MiB, CPU ${f.cpu_cores_mean} cores (mean over ${f.window_s} s)` : 'footprint: full run only');
 }
 
 async function main(): Promise<void> {

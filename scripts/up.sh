@@ -45,7 +45,7 @@ fileCheckFrequency: 20s
 YAML
 
 stop_kubelet
-nohup node bin/kubelet-ts.js --config "$STATE/config.yaml" --root-dir "$STATE/root" --logging-format=text >"$STATE/kubelet.log" 2>&1 &
+nohup bin/kubelet-ts.js --config "$STATE/config.yaml" --root-dir "$STATE/root" --logging-format=text >"$STATE/kubelet.log" 2>&1 &
 echo $! >"$PIDFILE"
 
 echo "waiting for the example pods to be Running..."

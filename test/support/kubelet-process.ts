@@ -51,7 +51,8 @@ export function startKubelet(opts: { dir: string; manifests: string; endpoint: s
   ].join('\n'));
   const logFile = join(opts.dir, `kubelet-${Date.now()}.log`);
   const out = createWriteStream(logFile);
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'kubelet-ts.js'), `--config=${config}`, `--root-dir=${join(opts.dir, 'root')}`, '--hostname-override=e2e-node', ...(opts.extraArgs ?? [])], {
+  // The bin itself (not `node bin/...`), as operators run it: its shebang carries the V8 flags.
+  const child = spawn(join(REPO_ROOT, 'bin', 'kubelet-ts.js'), [`--config=${config}`, `--root-dir=${join(opts.dir, 'root')}`, '--hostname-override=e2e-node', ...(opts.extraArgs ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KUBELET_TS_LOG_LEVEL: opts.logLevel ?? 'debug' },
   });
