@@ -10,7 +10,7 @@ import { connectRuntime } from './cri/index.js';
 import { createRuntimeManager } from './kuberuntime/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from './pleg/index.js';
 import { createStatusManager } from './status/index.js';
-import { createPodConfig, createFileSource, type PodSource } from './podconfig/index.js';
+import { createPodConfig, createFileSource, createUrlSource, type PodSource } from './podconfig/index.js';
 import { startServers, type RunningServers } from './server/index.js';
 import { hotPaths, nativeStatus } from './native/index.js';
 import { metrics, registry } from './metrics/index.js';
@@ -83,6 +83,9 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     sources.set('file', createFileSource({
       path: kc.staticPodPath, nodeName: config.nodeName, periodMs: kc.fileCheckFrequencyMs, createFsWatcher: hotPaths().inotify.createFsWatcher,
     }));
+  }
+  if (kc.staticPodURL) {
+    sources.set('http', createUrlSource({ url: kc.staticPodURL, headers: kc.staticPodURLHeader, nodeName: config.nodeName, periodMs: kc.httpCheckFrequencyMs }));
   }
   const podConfig = createPodConfig(sources);
 
