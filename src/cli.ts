@@ -7,6 +7,8 @@ import { ConfigError, errorMessage } from './errors.js';
 import { loadConfig } from './config/index.js';
 import { configureLogging, log } from './util/log.js';
 import { startDaemon, VERSION } from './main.js';
+import { formatRunOnce } from './kubelet/run-once.js';
+import { acquireLockFile, watchLockContention, type ContentionWatch, type HeldLock } from './util/flock.js';
 
 export async function main(argv: string[]): Promise<number> {
   let result;
@@ -32,6 +34,20 @@ export async function main(argv: string[]): Promise<number> {
   log().info({ version: VERSION, nodeName: config.nodeName, rootDir: config.flags.rootDir, mode: config.flags.kubeconfig ? 'apiserver' : 'standalone' }, 'Starting kubelet-ts');
   if (config.flags.kubeconfig) log().warn('--kubeconfig given but API server mode is not implemented yet; running standalone');
 
+  let lock: HeldLock | undefined;
+  let contention: ContentionWatch | undefined;
+  try {
+    if (config.flags.lockFile) {
+      const path = config.flags.lockFile;
+      lock = await acquireLockFile(path, { onWaiting: () => log().info({ path }, 'Waiting for the lock file held by another process') });
+      log().info({ path }, 'Acquired the lock file');
+      if (config.flags.exitOnLockContention) contention = await watchLockContention(path);
+    }
+  } catch (err) {
+    log().fatal({ err: errorMessage(err) }, 'Failed to take the lock file');
+    return 1;
+  }
+
   let daemon;
   try {
     daemon = await startDaemon(config);
@@ -39,15 +55,31 @@ export async function main(argv: string[]): Promise<number> {
     log().fatal({ err: errorMessage(err) }, 'Failed to start');
     return 1;
   }
+  if (daemon.runOnce) {
+    const { text, code } = formatRunOnce(await daemon.runOnce());
+    process.stdout.write(text);
+    await daemon.stop();
+    return code;
+  }
   let signals = 0;
   const onSignal = (sig: string) => {
     signals++;
     if (signals > 1) process.exit(1);
     log().info({ signal: sig }, 'Shutting down; containers are left running for the next start');
-    void daemon.stop().then(() => process.exit(0));
+    void daemon.stop().then(() => {
+      contention?.close();
+      lock?.release();
+      process.exit(0);
+    });
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  // Upstream watchForLockfileContention: another agent opened the lock file to take it; leave cleanly.
+  void contention?.contended.then(() => onSignal('lock file contention'));
+  void lock?.lost.then((why) => {
+    log().fatal({ path: lock!.path, why }, 'Lost the lock file');
+    process.exit(1);
+  });
   await daemon.done;
   return 0;
 }

@@ -15,6 +15,7 @@ import { startServers, type RunningServers } from './server/index.js';
 import { hotPaths, nativeStatus } from './native/index.js';
 import { metrics, registry } from './metrics/index.js';
 import { Kubelet } from './kubelet/kubelet.js';
+import { RunOnce, type RunOnceResult } from './kubelet/run-once.js';
 import { detectNodeIP } from './kubelet/node-ip.js';
 import { computeNodeInfo } from './kubelet/node-info.js';
 import { createRecorder } from './events/index.js';
@@ -29,6 +30,8 @@ export interface Daemon {
   servers: RunningServers;
   /** Resolves when the sync loop has stopped. */
   done: Promise<void>;
+  /** --runonce: waits for the pods of the sources and reports one result per pod. */
+  runOnce?: () => Promise<RunOnceResult[]>;
   stop(): Promise<void>;
 }
 
@@ -104,7 +107,10 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     },
   });
 
-  const done = kubelet.run(podConfig.updates());
+  const once = config.flags.runOnce
+    ? new RunOnce({ sources: sources.keys(), podConfig, status: (uid) => statusManager.getPodStatus(uid) })
+    : undefined;
+  const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
@@ -117,5 +123,5 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     })();
     return stopping;
   };
-  return { kubelet, recorder, servers, done, stop };
+  return { kubelet, recorder, servers, done, stop, runOnce: once && (() => once.run()) };
 }
