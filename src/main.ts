@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Pod } from './api/types.js';
 import type { Config } from './config/index.js';
 import { connectRuntime } from './cri/index.js';
-import { createRuntimeManager } from './kuberuntime/index.js';
+import { createRuntimeManager, createImageGCManager } from './kuberuntime/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from './pleg/index.js';
 import { createStatusManager } from './status/index.js';
 import { createPodConfig, createFileSource, createUrlSource, type PodSource } from './podconfig/index.js';
@@ -110,11 +110,19 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const once = config.flags.runOnce
     ? new RunOnce({ sources: sources.keys(), podConfig, status: (uid) => statusManager.getPodStatus(uid) })
     : undefined;
+  const imageGC = createImageGCManager({
+    images, listContainers: () => criRuntime.listContainers(), recorder,
+    policy: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: kc.imageMinimumGCAgeMs },
+    pinnedImages: [config.flags.podInfraContainerImage],
+    node: { kind: 'Node', name: config.nodeName, uid: config.nodeName },
+  });
+  if (!config.flags.runOnce) imageGC.start();
   const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       podConfig.stop();
+      imageGC.stop();
       kubelet.stop();
       await done.catch(() => undefined);
       await servers.close();

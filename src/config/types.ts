@@ -58,6 +58,8 @@ export interface KubeletFlags {
   verbosity: number;
   /** --node-labels: extra labels of this node (admission matches nodeSelector against them). */
   nodeLabels: Readonly<Record<string, string>>;
+  /** --pod-infra-container-image: the sandbox image, pinned against image GC. */
+  podInfraContainerImage: string;
   /** --runonce: run the pods of the sources once, report, exit. */
   runOnce: boolean;
   /** --lock-file: hold an exclusive lock on this file while running. */

@@ -110,3 +110,4 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
   });
 }
+export { createImageGCManager, ImageGCManager, ImageGCPeriodMs, ImageGCFailedReason, type ImageGCOptions, type ImageGCPolicy, type ImageGCResult } from './image-gc.js';
