@@ -61,6 +61,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
     cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot || '/',
+    imagePulls: { serialize: kc.serializeImagePulls, maxParallel: kc.maxParallelImagePulls },
   });
   const version = await runtime.version().catch((err: unknown) => {
     log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');

@@ -1,0 +1,108 @@
+/**
+ * Image pulls from a real registry on loopback through the kuberuntime pull path: pull
+ * policies, a missing image (ErrImagePull with the registry's message, then ImagePullBackOff),
+ * and a registry with htpasswd auth, pulled with and without imagePullSecrets.
+ */
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Container, Pod } from '../../src/api/types.js';
+import { connectRuntime } from '../../src/cri/index.js';
+import type { ImageService, PodSandboxConfig } from '../../src/cri/types.js';
+import { ContainerStartError } from '../../src/errors.js';
+import { Backoff } from '../../src/kuberuntime/backoff.js';
+import { ImagePuller } from '../../src/kuberuntime/images.js';
+import type { PullSecret } from '../../src/kuberuntime/index.js';
+import { realClock } from '../../src/util/clock.js';
+import { runtimeEndpoint, uniqueName } from '../support/containerd.js';
+import { buildImages } from '../support/images.js';
+import { startRegistry, type TestRegistry } from '../support/registry.js';
+
+const endpoint = await runtimeEndpoint();
+const { images, runtime } = connectRuntime(endpoint);
+const RUN = uniqueName('reg');
+let open: TestRegistry;
+let secured: TestRegistry;
+const pulled: string[] = [];
+let pulls = 0;
+const counting: ImageService = new Proxy(images, {
+  get(target, prop, recv) {
+    if (prop === 'pullImage') return (...a: Parameters<ImageService['pullImage']>) => (pulls++, target.pullImage(...a));
+    return Reflect.get(target, prop, recv);
+  },
+});
+
+before(async () => {
+  const { busybox } = await buildImages();
+  open = await startRegistry({ endpoint });
+  secured = await startRegistry({ endpoint, auth: { username: 'kts', password: 'secret-pw' } });
+  await open.push(busybox, `kts/busybox:${RUN}`);
+  await secured.push(busybox, `kts/private:${RUN}`);
+});
+
+after(async () => {
+  for (const img of pulled) await images.removeImage(img).catch(() => undefined);
+  await open?.stop();
+  await secured?.stop();
+  images.close();
+  runtime.close();
+});
+
+const SANDBOX = { metadata: { name: 'x', uid: 'x', namespace: 'x', attempt: 0 } } as PodSandboxConfig;
+
+function pod(secretNames: string[] = []): Pod {
+  return { metadata: { name: RUN, namespace: 'kts-e2e', uid: uniqueName('uid') }, spec: { containers: [], imagePullSecrets: secretNames.map((name) => ({ name })) } };
+}
+const container = (image: string, imagePullPolicy: string): Container => ({ name: 'c', image, imagePullPolicy });
+
+async function reason(p: Promise<unknown>): Promise<{ reason: string; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof ContainerStartError, String(err));
+    return { reason: err.reason, message: err.message };
+  }
+  assert.fail('expected a ContainerStartError');
+}
+
+test('pull policies against the loopback registry: IfNotPresent pulls once, Always every time, Never refuses', async () => {
+  const puller = new ImagePuller(counting, new Backoff(realClock, 1000, 10_000));
+  const image = `${open.host}/kts/busybox:${RUN}`;
+  pulled.push(image);
+  const p = pod();
+  assert.equal(await reason(puller.ensureImageExists(p, container(image + '-absent', 'Never'), SANDBOX)).then((r) => r.reason), 'ErrImageNeverPull');
+  const n0 = pulls;
+  const ref = await puller.ensureImageExists(p, container(image, 'IfNotPresent'), SANDBOX);
+  assert.match(ref, /^sha256:/);
+  assert.equal(pulls, n0 + 1);
+  await puller.ensureImageExists(p, container(image, 'IfNotPresent'), SANDBOX);
+  assert.equal(pulls, n0 + 1, 'present: not pulled again');
+  await puller.ensureImageExists(p, container(image, 'Always'), SANDBOX);
+  assert.equal(pulls, n0 + 2, 'Always pulls again');
+  assert.equal(await puller.ensureImageExists(p, container(image, 'Never'), SANDBOX), ref);
+});
+
+test('a missing image: ErrImagePull with the registry message, then ImagePullBackOff', async () => {
+  const puller = new ImagePuller(images, new Backoff(realClock, 60_000, 300_000));
+  const p = pod();
+  const image = `${open.host}/kts/busybox:no-such-tag-${RUN}`;
+  const first = await reason(puller.ensureImageExists(p, container(image, 'IfNotPresent'), SANDBOX));
+  assert.equal(first.reason, 'ErrImagePull');
+  assert.match(first.message, /not found/i);
+  assert.ok(first.message.includes(image), first.message);
+  const second = await reason(puller.ensureImageExists(p, container(image, 'IfNotPresent'), SANDBOX));
+  assert.equal(second.reason, 'ImagePullBackOff');
+  assert.match(second.message, /Back-off pulling image/);
+});
+
+test('a registry with auth: refused without credentials, pulled with imagePullSecrets', async () => {
+  const image = `${secured.host}/kts/private:${RUN}`;
+  pulled.push(image);
+  const dockerconfig = { auths: { [`http://${secured.host}`]: { auth: Buffer.from('kts:secret-pw').toString('base64') } } };
+  const secret: PullSecret = { metadata: { name: 'regcred' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify(dockerconfig)).toString('base64') } };
+  const puller = new ImagePuller(images, new Backoff(realClock, 1, 10), { pullSecretsFor: async (p) => (p.spec?.imagePullSecrets?.some((s) => s.name === 'regcred') ? [secret] : []) });
+  const denied = await reason(puller.ensureImageExists(pod(), container(image, 'Always'), SANDBOX));
+  assert.equal(denied.reason, 'ErrImagePull');
+  assert.match(denied.message, /401|unauthorized|authoriz/i);
+  const ref = await puller.ensureImageExists(pod(['regcred']), container(image, 'Always'), SANDBOX);
+  assert.match(ref, /^sha256:/);
+});
