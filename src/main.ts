@@ -19,6 +19,7 @@ import { RunOnce, type RunOnceResult } from './kubelet/run-once.js';
 import { detectNodeIP } from './kubelet/node-ip.js';
 import { computeNodeInfo } from './kubelet/node-info.js';
 import { createRecorder } from './events/index.js';
+import { createNodeShutdownManager, signalTrigger, NodeShutdownReason } from './nodeshutdown/index.js';
 import { log } from './util/log.js';
 
 export const VERSION = 'v0.1.0-kubelet-ts';
@@ -118,12 +119,19 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     node: { kind: 'Node', name: config.nodeName, uid: config.nodeName },
   });
   if (!config.flags.runOnce) imageGC.start();
+  const nodeShutdown = createNodeShutdownManager({
+    shutdownGracePeriodMs: kc.shutdownGracePeriodMs, shutdownGracePeriodCriticalPodsMs: kc.shutdownGracePeriodCriticalPodsMs,
+    activePods: () => kubelet.activePods(), trigger: signalTrigger('SIGPWR'),
+    killPod: (pod, grace, message) => kubelet.evictPod(pod, message, grace, NodeShutdownReason),
+  });
+  if (!config.flags.runOnce) nodeShutdown.start();
   const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       podConfig.stop();
       imageGC.stop();
+      nodeShutdown.stop();
       kubelet.stop();
       await done.catch(() => undefined);
       await servers.close();

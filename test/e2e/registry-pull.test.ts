@@ -14,7 +14,10 @@ import { ImagePuller } from '../../src/kuberuntime/images.js';
 import type { PullSecret } from '../../src/kuberuntime/index.js';
 import { realClock } from '../../src/util/clock.js';
 import { runtimeEndpoint, uniqueName } from '../support/containerd.js';
-import { buildImages } from '../support/images.js';
+import { makeVariantImage } from '../support/variant-images.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startRegistry, type TestRegistry } from '../support/registry.js';
 
 const endpoint = await runtimeEndpoint();
@@ -23,6 +26,7 @@ const RUN = uniqueName('reg');
 let open: TestRegistry;
 let secured: TestRegistry;
 const pulled: string[] = [];
+const cleanup: Array<() => void> = [];
 let pulls = 0;
 const counting: ImageService = new Proxy(images, {
   get(target, prop, recv) {
@@ -32,14 +36,18 @@ const counting: ImageService = new Proxy(images, {
 });
 
 before(async () => {
-  const { busybox } = await buildImages();
+  // Variants with their own image ids: removing a pulled image (CRI RemoveImage removes every
+  // reference of its id) must not take the shared busybox image with it.
+  const work = mkdtempSync(join(tmpdir(), 'kts-reg-img-'));
+  cleanup.push(() => rmSync(work, { recursive: true, force: true }));
   open = await startRegistry({ endpoint });
   secured = await startRegistry({ endpoint, auth: { username: 'kts', password: 'secret-pw' } });
-  await open.push(busybox, `kts/busybox:${RUN}`);
-  await secured.push(busybox, `kts/private:${RUN}`);
+  await open.push(await makeVariantImage('x/open:latest', `${RUN}-open`, work), `kts/busybox:${RUN}`);
+  await secured.push(await makeVariantImage('x/private:latest', `${RUN}-private`, work), `kts/private:${RUN}`);
 });
 
 after(async () => {
+  for (const f of cleanup) f();
   for (const img of pulled) await images.removeImage(img).catch(() => undefined);
   await open?.stop();
   await secured?.stop();
