@@ -8,6 +8,7 @@ import { loadConfig } from './config/index.js';
 import { configureLogging, log } from './util/log.js';
 import { startDaemon, VERSION } from './main.js';
 import { formatRunOnce } from './kubelet/run-once.js';
+import { versionText } from './version.js';
 import { acquireLockFile, watchLockContention, type ContentionWatch, type HeldLock } from './util/flock.js';
 
 export async function main(argv: string[]): Promise<number> {
@@ -26,7 +27,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (result.kind === 'version') {
-    process.stdout.write(`Kubernetes ${VERSION}\n`);
+    process.stdout.write(versionText(VERSION));
     return 0;
   }
   const { config } = result;

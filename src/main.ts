@@ -21,6 +21,7 @@ import { computeNodeInfo } from './kubelet/node-info.js';
 import { createRecorder } from './events/index.js';
 import { createNodeShutdownManager, signalTrigger, NodeShutdownReason } from './nodeshutdown/index.js';
 import { log } from './util/log.js';
+import { birthCry } from './version.js';
 
 export const VERSION = 'v0.1.0-kubelet-ts';
 
@@ -49,6 +50,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   await mkdir(kc.podLogsDir, { recursive: true });
   reportNative();
   const recorder = createRecorder();
+  birthCry(recorder, config, VERSION);
 
   const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, { timeoutMs: kc.runtimeRequestTimeoutMs });
   const hostIP = detectNodeIP(config.flags.nodeIP);

@@ -73,6 +73,10 @@ test('a URL serving one pod runs it, with the configured headers sent', async ()
   assert.equal(pod!.metadata?.annotations?.['kubernetes.io/config.source'], 'http');
   assert.equal(lastHeaders['x-token'], 'a, b');
   assert.equal(lastHeaders['x-other'], 'c');
+  // BirthCry: the Starting event on the Node, and the version with a config summary.
+  const log = readFileSync(kubelet.logFile, 'utf8');
+  assert.match(log, /"object":"Node\/e2e-node".*"reason":"Starting".*"msg":"Starting kubelet\."/);
+  assert.match(log, /"version":"v[^"]+".*"staticPodURL":"http:\/\/127\.0\.0\.1.*"msg":"Starting kubelet"/);
 });
 
 test('a PodList adds pods and keeps the unchanged one', async () => {
