@@ -99,6 +99,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const kubelet = new Kubelet({
     nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
     runtime, pleg, cache, statusManager, sources: new Set(sources.keys()), recorder,
+    admitHandlers: [(pod) => nodeShutdown.admit(pod)],
   });
 
   const servers = await startServers({

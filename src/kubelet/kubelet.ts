@@ -49,6 +49,8 @@ export interface KubeletDeps {
   statusManager: StatusManager;
   /** Names of the configured sources; housekeeping waits until each has sent its first SET. */
   sources: ReadonlySet<string>;
+  /** Extra admission checks run before the resource fit (upstream PodAdmitHandlers, e.g. node shutdown). */
+  admitHandlers?: ReadonlyArray<(pod: Pod) => AdmitResult>;
   /** Kubernetes events (Killing, Evicted, ...); default: dropped. */
   recorder?: EventRecorder;
   clock?: Clock;
@@ -255,6 +257,10 @@ export class Kubelet implements PodSyncer {
 
   /** Admission (upstream canAdmitPod): see admission.ts. Critical pods do not preempt others here. */
   canAdmitPod(pod: Pod, activePods: readonly Pod[]): AdmitResult {
+    for (const handler of this.deps.admitHandlers ?? []) {
+      const r = handler(pod);
+      if (!r.admit) return r;
+    }
     return canAdmitPod(pod, activePods, this.node);
   }
 

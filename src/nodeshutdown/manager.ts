@@ -20,6 +20,8 @@ export const SystemCriticalPriority = 2_000_000_000;
 const BUILTIN_PRIORITY: Record<string, number> = { 'system-node-critical': 2_000_001_000, 'system-cluster-critical': 2_000_000_000 };
 export const NodeShutdownReason = 'Terminated';
 export const NodeShutdownMessage = 'Pod was terminated in response to imminent node shutdown.';
+export const NodeShutdownNotAdmittedReason = 'NodeShutdown';
+export const NodeShutdownNotAdmittedMessage = 'Pod was rejected as the node is shutting down.';
 
 export interface NodeShutdownOptions {
   shutdownGracePeriodMs: number;
@@ -65,6 +67,10 @@ class Manager implements NodeShutdownManager {
 
   shuttingDown(): boolean {
     return this.announced;
+  }
+
+  admit(_pod: Pod): { admit: boolean; reason?: string; message?: string } {
+    return this.announced ? { admit: false, reason: NodeShutdownNotAdmittedReason, message: NodeShutdownNotAdmittedMessage } : { admit: true };
   }
 
   processShutdownEvent(why: string): Promise<void> {

@@ -16,6 +16,8 @@ export interface NodeShutdownManager {
   stop(): void;
   /** True once a shutdown was announced (admission rejects new pods, node status not ready). */
   shuttingDown(): boolean;
+  /** Admission while shutting down (upstream's admit handler): rejected with reason NodeShutdown. */
+  admit(pod: Pod): { admit: boolean; reason?: string; message?: string };
   /** Runs the shutdown now: resolves when every group was killed or ran out of its budget. */
   processShutdownEvent(why: string): Promise<void>;
 }

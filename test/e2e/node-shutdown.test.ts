@@ -64,4 +64,8 @@ test('SIGPWR: non-critical pods first (grace capped by the budget), then critica
   assert.equal(lines.length, 2);
   assert.match(lines[0]!, /stubborn.*"gracePeriodSeconds":2/);
   assert.match(lines[1]!, /critical.*"critical":true/);
+  // A pod that arrives while the node shuts down is not admitted.
+  writeFileSync(join(dirs.manifests, 'late.json'), manifest('late', {}, 'sleep 3600'));
+  const late = await waitFor('late pod rejected', 20_000, async () => (await getPods(kubelet!)).find((p) => p.metadata?.name === 'late-e2e-node' && p.status?.phase === 'Failed'), 200);
+  assert.equal(late.status?.reason, 'NodeShutdown');
 });

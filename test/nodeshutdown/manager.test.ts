@@ -30,8 +30,10 @@ test('a trigger kills non-critical pods first, then critical ones, each within i
   });
   m.start();
   assert.equal(m.shuttingDown(), false);
+  assert.equal(m.admit(pod('new')).admit, true);
   fire('test');
   assert.equal(m.shuttingDown(), true);
+  assert.deepEqual(m.admit(pod('new')), { admit: false, reason: 'NodeShutdown', message: 'Pod was rejected as the node is shutting down.' });
   await m.processShutdownEvent('again: same run');
   const ms = Date.now() - t0;
   // slow's grace is capped at the 1 s non-critical budget; crit starts after that budget ran out.
