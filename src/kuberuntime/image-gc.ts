@@ -14,7 +14,7 @@
 import { statfs } from 'node:fs/promises';
 import type { Container, Image, ImageService } from '../cri/types.js';
 import type { EventRecorder, ObjectReference } from '../events/types.js';
-import { errorMessage } from '../errors.js';
+import { KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 
@@ -144,9 +144,9 @@ export class ImageGCManager {
   private async collect(): Promise<ImageGCResult> {
     const { highThresholdPercent: high, lowThresholdPercent: low } = this.opts.policy;
     const fs = (await this.opts.images.imageFsInfo())[0];
-    if (!fs) throw new Error('the runtime reported no image filesystem (ImageFsInfo)');
+    if (!fs) throw new KubeletError('KTS_ERR_IMAGE_GC', 'the runtime reported no image filesystem (ImageFsInfo)');
     const { capacityBytes, availableBytes } = await (this.opts.fsCapacity ?? statfsCapacity)(fs.mountpoint);
-    if (capacityBytes <= 0) throw new Error(`invalid capacity ${capacityBytes} on image filesystem ${fs.mountpoint}`);
+    if (capacityBytes <= 0) throw new KubeletError('KTS_ERR_IMAGE_GC', `invalid capacity ${capacityBytes} on image filesystem ${fs.mountpoint}`);
     const usagePercent = 100 - Math.floor((availableBytes * 100) / capacityBytes);
     const result: ImageGCResult = { usagePercent, bytesToFree: 0, freedBytes: 0, removed: [] };
     if (!this.enabled || usagePercent < high) return result;
@@ -154,7 +154,7 @@ export class ImageGCManager {
     log('imagegc').info({ usagePercent, highThresholdPercent: high, bytesToFree: result.bytesToFree, mountpoint: fs.mountpoint }, 'Image filesystem usage over the high threshold: freeing space');
     await this.freeSpace(result.bytesToFree, this.clock.now(), result);
     if (result.freedBytes < result.bytesToFree) {
-      throw new Error(`Failed to garbage collect required amount of images. Attempted to free ${result.bytesToFree} bytes, but only found ${result.freedBytes} bytes eligible to free.`);
+      throw new KubeletError('KTS_ERR_IMAGE_GC', `Failed to garbage collect required amount of images. Attempted to free ${result.bytesToFree} bytes, but only found ${result.freedBytes} bytes eligible to free.`);
     }
     return result;
   }
@@ -181,7 +181,7 @@ export class ImageGCManager {
       result.removed.push(image.id);
       result.freedBytes += rec.size;
     }
-    if (errors.length > 0) throw new Error(`failed to remove images: ${errors.join('; ')}`);
+    if (errors.length > 0) throw new KubeletError('KTS_ERR_IMAGE_GC', `failed to remove images: ${errors.join('; ')}`);
   }
 }
 

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { errorMessage } from '../errors.js';
+import { KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { decodeUrlManifest } from './manifest.js';
@@ -48,7 +48,11 @@ export const DefaultHttpCheckFrequencyMs = 20_000;
 export const DefaultMaxManifestBytes = 10 * 1024 * 1024;
 
 /** A failed read, with the reason logged. */
-class UrlReadError extends Error {}
+class UrlReadError extends KubeletError {
+  constructor(message: string) {
+    super('KTS_ERR_MANIFEST_URL', message);
+  }
+}
 
 class UrlSourceImpl implements ManifestUrlSource {
   private readonly opts: Required<Omit<UrlSourceOptions, 'headers' | 'clock' | 'logger'>> & { headers: Readonly<Record<string, readonly string[]>> };

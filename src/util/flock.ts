@@ -16,6 +16,7 @@
  * after its watch is established, so our own open never counts.
  */
 import { spawn } from 'node:child_process';
+import { KubeletError } from '../errors.js';
 import { log } from './log.js';
 
 export interface HeldLock {
@@ -54,12 +55,12 @@ export function acquireLockFile(path: string, opts: { onWaiting?: () => void; wa
     });
     child.on('error', (err) => {
       clearTimeout(waiting);
-      reject(new Error(`--lock-file ${path}: cannot run flock(1) from util-linux: ${err.message}`));
+      reject(new KubeletError('KTS_ERR_LOCK_FILE', `--lock-file ${path}: cannot run flock(1) from util-linux: ${err.message}`));
     });
     child.on('exit', (code, signal) => {
       clearTimeout(waiting);
       const why = `flock helper exited (${signal ?? `code ${code}`})${stderr ? `: ${stderr.trim()}` : ''}`;
-      if (!held) reject(new Error(`--lock-file ${path}: ${why}`));
+      if (!held) reject(new KubeletError('KTS_ERR_LOCK_FILE', `--lock-file ${path}: ${why}`));
       else if (!released) onLost(why);
     });
   });
@@ -94,9 +95,9 @@ export function watchLockContention(path: string): Promise<ContentionWatch> {
         resolve(watch);
       }
     });
-    child.on('error', (err) => reject(new Error(`--exit-on-lock-contention: cannot run inotifywait (inotify-tools): ${err.message}`)));
+    child.on('error', (err) => reject(new KubeletError('KTS_ERR_LOCK_FILE', `--exit-on-lock-contention: cannot run inotifywait (inotify-tools): ${err.message}`)));
     child.on('exit', (code) => {
-      if (!ready) reject(new Error(`--exit-on-lock-contention: inotifywait failed: ${stderr.trim() || `code ${code}`}`));
+      if (!ready) reject(new KubeletError('KTS_ERR_LOCK_FILE', `--exit-on-lock-contention: inotifywait failed: ${stderr.trim() || `code ${code}`}`));
       else if (closed) return;
       else if (code === 0) onOpen();
       else log('flock').error({ path, code, stderr: stderr.trim() }, 'lock file contention watch failed; contention will not be noticed');
