@@ -4,8 +4,9 @@
  * imageGCHighThresholdPercent, remove unused images, least recently used first, until usage is
  * back at imageGCLowThresholdPercent. Never an image a container (in any state) uses, a pinned
  * image (CRI `pinned`, or the sandbox image named by --pod-infra-container-image), or an image
- * first seen less than imageMinimumGCAge ago. A high threshold of 100 disables it. A pass that
- * cannot free enough is reported as an ImageGCFailed warning event on the Node.
+ * first seen less than imageMinimumGCAge ago. A high threshold of 100 disables it. As upstream, a
+ * pass that cannot free enough records FreeDiskSpaceFailed on the Node, and the periodic loop
+ * records ImageGCFailed when passes fail twice in a row.
  *
  * "Last used" is what upstream's imageRecords keep: each detection pass stamps the images the
  * containers use with the time of the pass; an image never seen in use keeps its first-detected
@@ -46,6 +47,7 @@ export interface ImageGCOptions {
 /** Upstream's GC period (ImageGCPeriod). */
 export const ImageGCPeriodMs = 5 * 60 * 1000;
 export const ImageGCFailedReason = 'ImageGCFailed';
+export const FreeDiskSpaceFailedReason = 'FreeDiskSpaceFailed';
 
 interface ImageRecord {
   firstDetected: number;
@@ -79,6 +81,7 @@ export class ImageGCManager {
   private readonly clock: Clock;
   private timer: { cancel(): void } | undefined;
   private stopped = false;
+  private prevFailed = false;
 
   constructor(private readonly opts: ImageGCOptions) {
     this.clock = opts.clock ?? realClock;
@@ -96,7 +99,7 @@ export class ImageGCManager {
     }
     const loop = () => {
       this.timer = this.clock.setTimeout(() => {
-        void this.garbageCollect().catch(() => undefined).finally(() => {
+        void this.tick().finally(() => {
           if (!this.stopped) loop();
         });
       }, periodMs);
@@ -129,16 +132,34 @@ export class ImageGCManager {
     return { images, inUse };
   }
 
-  /** One pass: measure, and free down to the low threshold when at or above the high one. */
-  async garbageCollect(): Promise<ImageGCResult> {
+  /**
+   * One tick of the periodic loop (upstream StartGarbageCollection): a failure is logged; the
+   * second failure in a row (the first may only mean stats were not ready) also records
+   * ImageGCFailed on the Node.
+   */
+  async tick(): Promise<void> {
     try {
-      return await this.collect();
+      await this.garbageCollect();
+      this.prevFailed = false;
     } catch (err) {
       const message = errorMessage(err);
-      log('imagegc').warn({ err: message }, 'Image garbage collection failed');
-      if (this.opts.node) this.opts.recorder?.event(this.opts.node, 'Warning', ImageGCFailedReason, message);
-      throw err;
+      if (this.prevFailed) {
+        log('imagegc').error({ err: message }, 'Image garbage collection failed multiple times in a row');
+        this.event(ImageGCFailedReason, message);
+      } else {
+        log('imagegc').warn({ err: message }, 'Image garbage collection failed once');
+      }
+      this.prevFailed = true;
     }
+  }
+
+  /** One pass: measure, and free down to the low threshold when at or above the high one. */
+  async garbageCollect(): Promise<ImageGCResult> {
+    return this.collect();
+  }
+
+  private event(reason: string, message: string): void {
+    if (this.opts.node) this.opts.recorder?.event(this.opts.node, 'Warning', reason, message);
   }
 
   private async collect(): Promise<ImageGCResult> {
@@ -154,7 +175,9 @@ export class ImageGCManager {
     log('imagegc').info({ usagePercent, highThresholdPercent: high, bytesToFree: result.bytesToFree, mountpoint: fs.mountpoint }, 'Image filesystem usage over the high threshold: freeing space');
     await this.freeSpace(result.bytesToFree, this.clock.now(), result);
     if (result.freedBytes < result.bytesToFree) {
-      throw new KubeletError('KTS_ERR_IMAGE_GC', `Failed to garbage collect required amount of images. Attempted to free ${result.bytesToFree} bytes, but only found ${result.freedBytes} bytes eligible to free.`);
+      const err = new KubeletError('KTS_ERR_IMAGE_GC', `Failed to garbage collect required amount of images. Attempted to free ${result.bytesToFree} bytes, but only found ${result.freedBytes} bytes eligible to free.`);
+      this.event(FreeDiskSpaceFailedReason, err.message);
+      throw err;
     }
     return result;
   }

@@ -116,4 +116,4 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
 }
 export { DockerKeyring, parseImageRegistry, type PullSecret, type PullSecretsFor } from './keyring.js';
 export type { ImagePullOptions } from './images.js';
-export { createImageGCManager, ImageGCManager, ImageGCPeriodMs, ImageGCFailedReason, type ImageGCOptions, type ImageGCPolicy, type ImageGCResult } from './image-gc.js';
+export { createImageGCManager, ImageGCManager, ImageGCPeriodMs, ImageGCFailedReason, FreeDiskSpaceFailedReason, type ImageGCOptions, type ImageGCPolicy, type ImageGCResult } from './image-gc.js';

@@ -88,5 +88,10 @@ test('image GC removes unused images least recently used first, never in-use, pi
   assert.ok(await idOf('young'), 'an image younger than imageMinimumGCAge is kept');
   assert.ok(await images.imageStatus(TEST_IMAGES.busybox), 'pinned busybox kept');
   assert.ok(await images.imageStatus(TEST_IMAGES.pause), 'pinned pause kept');
+  assert.ok(events.some((e) => /^Node\/e2e-node Warning FreeDiskSpaceFailed: Failed to garbage collect/.test(e)), events.join('\n'));
+  // The periodic loop: ImageGCFailed only when passes fail twice in a row.
+  await gcB.tick();
+  assert.ok(!events.some((e) => / ImageGCFailed: /.test(e)), 'not on the first failure of the loop');
+  await gcB.tick();
   assert.ok(events.some((e) => /^Node\/e2e-node Warning ImageGCFailed: Failed to garbage collect/.test(e)), events.join('\n'));
 });
