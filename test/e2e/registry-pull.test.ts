@@ -13,7 +13,9 @@ import { Backoff } from '../../src/kuberuntime/backoff.js';
 import { ImagePuller } from '../../src/kuberuntime/images.js';
 import type { PullSecret } from '../../src/kuberuntime/index.js';
 import { realClock } from '../../src/util/clock.js';
-import { runtimeEndpoint, uniqueName } from '../support/containerd.js';
+import { removeTestPods, runtimeEndpoint, uniqueName } from '../support/containerd.js';
+import { getPods, makeKubeletDirs, startKubelet, stopKubelet, waitFor } from '../support/kubelet-process.js';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { makeVariantImage } from '../support/variant-images.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -113,4 +115,29 @@ test('a registry with auth: refused without credentials, pulled with imagePullSe
   assert.match(denied.message, /401|unauthorized|authoriz/i);
   const ref = await puller.ensureImageExists(pod(['regcred']), container(image, 'Always'), SANDBOX);
   assert.match(ref, /^sha256:/);
+});
+
+test('through the agent: a pod with a missing tag shows ErrImagePull with the registry message, then ImagePullBackOff', async () => {
+  const dirs = makeKubeletDirs();
+  const ns = `reg-${RUN}`.slice(0, 60).toLowerCase();
+  const image = `${open.host}/kts/busybox:missing-${RUN}`;
+  writeFileSync(join(dirs.manifests, 'p.json'), JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'pull', namespace: ns }, spec: { hostNetwork: true, containers: [{ name: 'c', image, imagePullPolicy: 'IfNotPresent' }] } }));
+  const k = startKubelet({ ...dirs, endpoint });
+  try {
+    // ErrImagePull shows for about one sync (1 s) before the back-off: every state seen is kept.
+    const seen = new Map<string, string>();
+    const later = await waitFor('ImagePullBackOff', 30_000, async () => {
+      const w = (await getPods(k)).find((p) => p.metadata?.namespace === ns)?.status?.containerStatuses?.[0]?.state?.waiting;
+      if (w?.reason) seen.set(w.reason, w.message ?? '');
+      return w?.reason === 'ImagePullBackOff' ? w : undefined;
+    }, 100);
+    assert.match(later.message ?? '', /Back-off pulling image/);
+    const log = readFileSync(k.logFile, 'utf8');
+    assert.match(log, /"reason":"ErrImagePull","err":"Failed to pull image [^\n]*not found/i, log.split('\n').filter((l) => l.includes('ErrImagePull')).join('\n').slice(0, 1500));
+    if (seen.has('ErrImagePull')) assert.match(seen.get('ErrImagePull')!, /not found/i);
+  } finally {
+    await stopKubelet(k);
+    await removeTestPods(runtime, { namespace: ns });
+    rmSync(dirs.dir, { recursive: true, force: true });
+  }
 });
