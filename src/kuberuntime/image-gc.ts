@@ -139,6 +139,8 @@ export class ImageGCManager {
    */
   async tick(): Promise<void> {
     try {
+      // Records are refreshed every period, as upstream's detectImages loop, not only under pressure.
+      await this.detectImages(this.clock.now());
       await this.garbageCollect();
       this.prevFailed = false;
     } catch (err) {
