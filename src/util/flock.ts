@@ -13,7 +13,8 @@
  * Contention: upstream watches the file for IN_OPEN, which a second kubelet causes when it
  * opens the file to lock it. Neither fs.watch nor our inotify hot path reports opens, so we run
  * inotify-tools' `inotifywait -e open` (a real inotify IN_OPEN watch) once the lock is held,
- * after its watch is established, so our own open never counts.
+ * after its watch is established, so our own open never counts. It runs under util-linux's
+ * `setpriv --pdeathsig SIGTERM`, so it cannot outlive the agent either.
  */
 import { spawn } from 'node:child_process';
 import { KubeletError } from '../errors.js';
@@ -75,7 +76,8 @@ export interface ContentionWatch {
 /** Watches `path` for IN_OPEN (inotifywait); resolves `contended` on the first open by anyone. */
 export function watchLockContention(path: string): Promise<ContentionWatch> {
   return new Promise((resolve, reject) => {
-    const child = spawn('inotifywait', ['-e', 'open', '--format', '%e', path], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // setpriv --pdeathsig: the watcher dies with the agent (even on SIGKILL) instead of lingering.
+    const child = spawn('setpriv', ['--pdeathsig', 'SIGTERM', 'inotifywait', '-e', 'open', '--format', '%e', path], { stdio: ['ignore', 'pipe', 'pipe'] });
     let closed = false;
     let ready = false;
     let stderr = '';
