@@ -135,7 +135,7 @@ overlay_works() {
 
 write_config() {
   local snapshotter=$1
-  mkdir -p "$STATE_DIR"/{root,state,opt,cni/net.d,cni/networks,runc}
+  mkdir -p "$STATE_DIR"/{root,state,opt,cni/net.d,cni/networks,runc,certs.d}
   cat >"$CONFIG" <<EOF
 # Written by scripts/containerd.sh; regenerated on every start.
 version = 2
@@ -179,6 +179,11 @@ disabled_plugins = [
     # Pod network namespaces under DIR/state rather than /run/netns, so "containerd.sh stop" finds them.
     netns_mounts_under_state_dir = true
     max_container_log_line_size = 16384
+
+    # Per-registry hosts.toml files (e.g. certs.d/127.0.0.1:PORT/hosts.toml for a plain-HTTP
+    # registry on loopback, written by the registry tests); read at every pull.
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = "$STATE_DIR/certs.d"
 
     [plugins."io.containerd.grpc.v1.cri".containerd]
       snapshotter = "$snapshotter"

@@ -5,7 +5,8 @@
 # Quiet unless something fails (then apt's output is printed). Needs root (or sudo).
 set -euo pipefail
 
-PACKAGES=(containerd runc containernetworking-plugins busybox-static iproute2 iptables skopeo)
+PACKAGES=(containerd runc containernetworking-plugins busybox-static iproute2 iptables skopeo
+  docker-registry apache2-utils inotify-tools util-linux)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

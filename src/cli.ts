@@ -7,6 +7,9 @@ import { ConfigError, errorMessage } from './errors.js';
 import { loadConfig } from './config/index.js';
 import { configureLogging, log } from './util/log.js';
 import { startDaemon, VERSION } from './main.js';
+import { formatRunOnce } from './kubelet/run-once.js';
+import { versionText } from './version.js';
+import { acquireLockFile, watchLockContention, type ContentionWatch, type HeldLock } from './util/flock.js';
 
 export async function main(argv: string[]): Promise<number> {
   let result;
@@ -24,13 +27,27 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (result.kind === 'version') {
-    process.stdout.write(`Kubernetes ${VERSION}\n`);
+    process.stdout.write(versionText(VERSION));
     return 0;
   }
   const { config } = result;
   configureLogging({ format: config.flags.loggingFormat, verbosity: config.flags.verbosity });
   log().info({ version: VERSION, nodeName: config.nodeName, rootDir: config.flags.rootDir, mode: config.flags.kubeconfig ? 'apiserver' : 'standalone' }, 'Starting kubelet-ts');
   if (config.flags.kubeconfig) log().warn('--kubeconfig given but API server mode is not implemented yet; running standalone');
+
+  let lock: HeldLock | undefined;
+  let contention: ContentionWatch | undefined;
+  try {
+    if (config.flags.lockFile) {
+      const path = config.flags.lockFile;
+      lock = await acquireLockFile(path, { onWaiting: () => log().info({ path }, 'Waiting for the lock file held by another process') });
+      log().info({ path }, 'Acquired the lock file');
+      if (config.flags.exitOnLockContention) contention = await watchLockContention(path);
+    }
+  } catch (err) {
+    log().fatal({ err: errorMessage(err) }, 'Failed to take the lock file');
+    return 1;
+  }
 
   let daemon;
   try {
@@ -39,15 +56,31 @@ export async function main(argv: string[]): Promise<number> {
     log().fatal({ err: errorMessage(err) }, 'Failed to start');
     return 1;
   }
+  if (daemon.runOnce) {
+    const { text, code } = formatRunOnce(await daemon.runOnce());
+    process.stdout.write(text);
+    await daemon.stop();
+    return code;
+  }
   let signals = 0;
   const onSignal = (sig: string) => {
     signals++;
     if (signals > 1) process.exit(1);
     log().info({ signal: sig }, 'Shutting down; containers are left running for the next start');
-    void daemon.stop().then(() => process.exit(0));
+    void daemon.stop().then(() => {
+      contention?.close();
+      lock?.release();
+      process.exit(0);
+    });
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  // Upstream watchForLockfileContention: another agent opened the lock file to take it; leave cleanly.
+  void contention?.contended.then(() => onSignal('lock file contention'));
+  void lock?.lost.then((why) => {
+    log().fatal({ path: lock!.path, why }, 'Lost the lock file');
+    process.exit(1);
+  });
   await daemon.done;
   return 0;
 }

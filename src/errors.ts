@@ -20,6 +20,9 @@ export const ERROR_CODES = {
   KTS_ERR_SANDBOX: 'A pod sandbox could not be created or inspected.',
   KTS_ERR_NATIVE: 'The native addon failed in a way that is not "not built".',
   KTS_ERR_HTTP: 'A request to one of the agent\'s HTTP servers was malformed.',
+  KTS_ERR_MANIFEST_URL: 'The manifest URL (staticPodURL) could not be read: connection, HTTP status or size bound.',
+  KTS_ERR_IMAGE_GC: 'Image garbage collection could not free the space required (ImageGCFailed).',
+  KTS_ERR_LOCK_FILE: 'The lock file (--lock-file) could not be taken or was lost.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -7,18 +7,21 @@ import { join } from 'node:path';
 import type { Pod } from './api/types.js';
 import type { Config } from './config/index.js';
 import { connectRuntime } from './cri/index.js';
-import { createRuntimeManager } from './kuberuntime/index.js';
+import { createRuntimeManager, createImageGCManager } from './kuberuntime/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from './pleg/index.js';
 import { createStatusManager } from './status/index.js';
-import { createPodConfig, createFileSource, type PodSource } from './podconfig/index.js';
+import { createPodConfig, createFileSource, createUrlSource, type PodSource } from './podconfig/index.js';
 import { startServers, type RunningServers } from './server/index.js';
 import { hotPaths, nativeStatus } from './native/index.js';
 import { metrics, registry } from './metrics/index.js';
 import { Kubelet } from './kubelet/kubelet.js';
+import { RunOnce, type RunOnceResult } from './kubelet/run-once.js';
 import { detectNodeIP } from './kubelet/node-ip.js';
 import { computeNodeInfo } from './kubelet/node-info.js';
 import { createRecorder } from './events/index.js';
+import { createNodeShutdownManager, signalTrigger, NodeShutdownReason } from './nodeshutdown/index.js';
 import { log } from './util/log.js';
+import { birthCry } from './version.js';
 
 export const VERSION = 'v0.1.0-kubelet-ts';
 
@@ -29,6 +32,8 @@ export interface Daemon {
   servers: RunningServers;
   /** Resolves when the sync loop has stopped. */
   done: Promise<void>;
+  /** --runonce: waits for the pods of the sources and reports one result per pod. */
+  runOnce?: () => Promise<RunOnceResult[]>;
   stop(): Promise<void>;
 }
 
@@ -45,6 +50,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   await mkdir(kc.podLogsDir, { recursive: true });
   reportNative();
   const recorder = createRecorder();
+  birthCry(recorder, config, VERSION);
 
   const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, { timeoutMs: kc.runtimeRequestTimeoutMs });
   const hostIP = detectNodeIP(config.flags.nodeIP);
@@ -58,6 +64,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
     cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot || '/',
+    imagePulls: { serialize: kc.serializeImagePulls, maxParallel: kc.maxParallelImagePulls },
   });
   const version = await runtime.version().catch((err: unknown) => {
     log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');
@@ -85,11 +92,15 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       path: kc.staticPodPath, nodeName: config.nodeName, periodMs: kc.fileCheckFrequencyMs, createFsWatcher: hotPaths().inotify.createFsWatcher,
     }));
   }
+  if (kc.staticPodURL) {
+    sources.set('http', createUrlSource({ url: kc.staticPodURL, headers: kc.staticPodURLHeader, nodeName: config.nodeName, periodMs: kc.httpCheckFrequencyMs }));
+  }
   const podConfig = createPodConfig(sources);
 
   const kubelet = new Kubelet({
     nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
     runtime, pleg, cache, statusManager, sources: new Set(sources.keys()), recorder,
+    admitHandlers: [(pod) => nodeShutdown.admit(pod)],
   });
 
   const servers = await startServers({
@@ -102,11 +113,29 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     },
   });
 
-  const done = kubelet.run(podConfig.updates());
+  const once = config.flags.runOnce
+    ? new RunOnce({ sources: sources.keys(), podConfig, status: (uid) => statusManager.getPodStatus(uid) })
+    : undefined;
+  const imageGC = createImageGCManager({
+    images, listContainers: () => criRuntime.listContainers(), recorder,
+    policy: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: kc.imageMinimumGCAgeMs },
+    pinnedImages: [config.flags.podInfraContainerImage],
+    node: { kind: 'Node', name: config.nodeName, uid: config.nodeName },
+  });
+  if (!config.flags.runOnce) imageGC.start();
+  const nodeShutdown = createNodeShutdownManager({
+    shutdownGracePeriodMs: kc.shutdownGracePeriodMs, shutdownGracePeriodCriticalPodsMs: kc.shutdownGracePeriodCriticalPodsMs,
+    activePods: () => kubelet.activePods(), trigger: signalTrigger('SIGPWR'),
+    killPod: (pod, grace, message) => kubelet.evictPod(pod, message, grace, NodeShutdownReason),
+  });
+  if (!config.flags.runOnce) nodeShutdown.start();
+  const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       podConfig.stop();
+      imageGC.stop();
+      nodeShutdown.stop();
       kubelet.stop();
       await done.catch(() => undefined);
       await servers.close();
@@ -115,5 +144,5 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     })();
     return stopping;
   };
-  return { kubelet, recorder, servers, done, stop };
+  return { kubelet, recorder, servers, done, stop, runOnce: once && (() => once.run()) };
 }

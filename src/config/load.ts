@@ -10,6 +10,7 @@ import { ConfigError, errorMessage } from '../errors.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import { ACCEPTED_UNUSED, EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, parseDuration, type FieldSpec } from './schema.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
+import { parseManifestUrlHeaders } from '../podconfig/url-source.js';
 
 export const CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const CONFIG_KIND = 'KubeletConfiguration';
@@ -24,11 +25,17 @@ const FLAG_ONLY: Record<string, { key: keyof KubeletFlags | 'help' | 'version'; 
   kubeconfig: { key: 'kubeconfig', help: 'kubeconfig of the API server; absent = standalone mode.' },
   'logging-format': { key: 'loggingFormat', help: 'json (default) or text.' },
   v: { key: 'verbosity', help: 'Log verbosity (0 info, 1-3 debug, 4+ trace).' },
+  'pod-infra-container-image': { key: 'podInfraContainerImage', help: 'The runtime\'s sandbox image: image GC never removes it (default registry.k8s.io/pause:3.9).' },
+  runonce: { key: 'runOnce', bool: true, help: 'Run the pods of the static sources once, print a result per pod, exit (non-zero when one failed).' },
+  'lock-file': { key: 'lockFile', help: 'Hold an exclusive lock on this file while running.' },
+  'exit-on-lock-contention': { key: 'exitOnLockContention', bool: true, help: 'With --lock-file: exit cleanly when another process opens the lock file.' },
   help: { key: 'help', bool: true, help: 'Print this help and exit.' },
   version: { key: 'version', bool: true, help: 'Print the version and exit.' },
 };
 
 export type LoadResult = { kind: 'run'; config: Config } | { kind: 'help'; text: string } | { kind: 'version' };
+
+const REPEATABLE = new Set(['manifest-url-header']);
 
 interface ParsedArgs { values: Map<string, string>; problems: string[] }
 
@@ -60,6 +67,8 @@ function parseArgv(argv: readonly string[]): ParsedArgs {
         continue;
       }
     }
+    // A repeated header flag adds headers (upstream --manifest-url-header is repeatable).
+    if (REPEATABLE.has(name) && values.has(name)) value = `${values.get(name)},${value}`;
     values.set(name, value);
   }
   return { values, problems };
@@ -107,7 +116,23 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
         if (!EVICTION_SIGNALS.includes(k)) return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
         return isThreshold(v) ? undefined : `threshold "${v}" must be a quantity (100Mi) or a percentage (10%)`;
       });
+    case 'headerMap':
+      return convertHeaderMap(raw, where);
   }
+}
+
+/** staticPodURLHeader: {name: [values]} in the file, `key:value,...` on the command line. */
+function convertHeaderMap(raw: unknown, where: string): { value?: unknown; problem?: string } {
+  if (typeof raw === 'string') {
+    const r = parseManifestUrlHeaders(raw);
+    return r.problem ? { problem: `${where}: ${r.problem}` } : { value: Object.freeze(r.value) };
+  }
+  if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+    const entries = Object.entries(raw);
+    const ok = entries.every(([, v]) => Array.isArray(v) && v.every((x) => typeof x === 'string'));
+    if (ok) return { value: Object.freeze(Object.fromEntries(entries)) };
+  }
+  return { problem: `${where}: must be a map of header name to a list of values (got ${JSON.stringify(raw)})` };
 }
 
 /** A threshold value: a non-negative quantity, or a percentage in [0%, 100%]. */
@@ -184,6 +209,19 @@ function readConfigFile(path: string, problems: string[]): Record<string, unknow
   return obj;
 }
 
+/** Cross-field rules of the fields this file's daemon features read (upstream ValidateKubeletConfiguration). */
+function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, problems: string[]): void {
+  const hi = kc.imageGCHighThresholdPercent;
+  const lo = kc.imageGCLowThresholdPercent;
+  if (hi > 100) problems.push(`imageGCHighThresholdPercent (--image-gc-high-threshold): must be 0-100 (got ${hi})`);
+  if (lo > 100) problems.push(`imageGCLowThresholdPercent (--image-gc-low-threshold): must be 0-100 (got ${lo})`);
+  if (lo >= hi) problems.push(`imageGCLowThresholdPercent (${lo}) must be less than imageGCHighThresholdPercent (${hi})`);
+  if (kc.staticPodURL && !/^https?:\/\//.test(kc.staticPodURL)) problems.push(`staticPodURL (--manifest-url): "${kc.staticPodURL}" must be an http:// or https:// URL`);
+  if (kc.shutdownGracePeriodCriticalPodsMs > kc.shutdownGracePeriodMs) problems.push('shutdownGracePeriodCriticalPods must not be greater than shutdownGracePeriod');
+  if (kc.serializeImagePulls && kc.maxParallelImagePulls > 1) problems.push('maxParallelImagePulls must be 0 or 1 when serializeImagePulls is true');
+  if (flags.exitOnLockContention && !flags.lockFile) problems.push('--exit-on-lock-contention needs --lock-file');
+}
+
 export function helpText(): string {
   const lines = ['Usage: kubelet-ts [flags]', '', 'Flags (override the --config file):'];
   for (const [name, spec] of Object.entries(FLAG_ONLY)) lines.push(`  --${name.padEnd(30)} ${spec.help}`);
@@ -230,7 +268,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     loggingFormat: loggingFormat as 'json' | 'text',
     verbosity,
     nodeLabels: Object.freeze(parseNodeLabels(values.get('node-labels'), problems)),
+    podInfraContainerImage: values.get('pod-infra-container-image') ?? 'registry.k8s.io/pause:3.9',
+    runOnce: values.get('runonce') === 'true',
+    lockFile: values.get('lock-file'),
+    exitOnLockContention: values.get('exit-on-lock-contention') === 'true',
   };
+  checkDaemonFields(kubelet as unknown as KubeletConfiguration, flags, problems);
   const nodeName = (flags.hostnameOverride ?? hostname()).trim().toLowerCase();
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName)) problems.push(`node name "${nodeName}" is not a valid DNS subdomain (set --hostname-override)`);
   if (problems.length > 0) throw new ConfigError(problems);

@@ -5,7 +5,7 @@
  */
 import type { KubeletConfiguration } from './types.js';
 
-export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap';
+export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap' | 'headerMap';
 
 export interface FieldSpec {
   /** Name in the YAML file (upstream KubeletConfiguration JSON name). */
@@ -65,17 +65,26 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'cgroupRoot', key: 'cgroupRoot', kind: 'string', default: '', flag: 'cgroup-root', help: "Cgroup where kubepods is created; '' = the root." },
   { name: 'systemReserved', key: 'systemReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'system-reserved', help: 'Resources reserved for the OS (cpu=200m,memory=500Mi): subtracted from allocatable.' },
   { name: 'kubeReserved', key: 'kubeReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'kube-reserved', help: 'Resources reserved for Kubernetes daemons (cpu=100m,memory=256Mi): subtracted from allocatable.' },
+  { name: 'staticPodURL', key: 'staticPodURL', kind: 'string', default: '', flag: 'manifest-url', help: 'URL of a Pod or PodList manifest polled every httpCheckFrequency.' },
+  { name: 'staticPodURLHeader', key: 'staticPodURLHeader', kind: 'headerMap', default: Object.freeze({}), flag: 'manifest-url-header', help: 'HTTP headers sent to staticPodURL (flag: key:value,key:value; repeatable).' },
+  { name: 'imageGCHighThresholdPercent', key: 'imageGCHighThresholdPercent', kind: 'int', default: 85, flag: 'image-gc-high-threshold', help: 'Image fs usage % that starts image GC; 100 disables it.', min: 0 },
+  { name: 'imageGCLowThresholdPercent', key: 'imageGCLowThresholdPercent', kind: 'int', default: 80, flag: 'image-gc-low-threshold', help: 'Image fs usage % image GC frees down to.', min: 0 },
+  { name: 'imageMinimumGCAge', key: 'imageMinimumGCAgeMs', kind: 'duration', default: 120_000, flag: 'minimum-image-ttl-duration', help: 'Unused images younger than this are never collected.' },
+  { name: 'serializeImagePulls', key: 'serializeImagePulls', kind: 'bool', default: true, flag: 'serialize-image-pulls', help: 'Pull one image at a time.' },
+  { name: 'maxParallelImagePulls', key: 'maxParallelImagePulls', kind: 'int', default: 0, help: 'Most pulls at once when serializeImagePulls is false; 0 = no limit.', min: 0 },
+  { name: 'shutdownGracePeriod', key: 'shutdownGracePeriodMs', kind: 'duration', default: 0, help: 'Total time the node shutdown manager delays shutdown for pods; 0 disables it.' },
+  { name: 'shutdownGracePeriodCriticalPods', key: 'shutdownGracePeriodCriticalPodsMs', kind: 'duration', default: 0, help: 'Part of shutdownGracePeriod kept for critical pods.' },
   { name: 'evictionHard', key: 'evictionHard', kind: 'evictionMap', default: DEFAULT_EVICTION_HARD, flag: 'eviction-hard', help: 'Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available is subtracted from allocatable.' },
 ];
 
 /** Upstream fields we parse but do not act on yet: accepted (so real config files load), logged. */
 export const ACCEPTED_UNUSED = new Set([
   'authentication', 'authorization', 'cgroupDriver', 'evictionSoft',
-  'featureGates', 'imageGCHighThresholdPercent', 'imageGCLowThresholdPercent', 'kubeAPIQPS', 'kubeAPIBurst',
-  'serializeImagePulls', 'tlsCertFile', 'tlsPrivateKeyFile', 'rotateCertificates', 'serverTLSBootstrap',
+  'featureGates', 'kubeAPIQPS', 'kubeAPIBurst',
+  'tlsCertFile', 'tlsPrivateKeyFile', 'rotateCertificates', 'serverTLSBootstrap',
   'containerLogMaxSize', 'containerLogMaxFiles', 'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
-  'enforceNodeAllocatable', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
-  'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'registerNode', 'staticPodURL', 'staticPodURLHeader',
+  'enforceNodeAllocatable',
+  'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'registerNode',
   'logging', 'volumeStatsAggPeriod', 'streamingConnectionIdleTimeout', 'hairpinMode', 'eventRecordQPS',
 ]);
 

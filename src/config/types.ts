@@ -32,6 +32,19 @@ export interface KubeletConfiguration {
   kubeReserved: Readonly<Record<string, string>>;
   /** Eviction signal → threshold, a quantity or a percentage (upstream evictionHard). */
   evictionHard: Readonly<Record<string, string>>;
+  /** Manifest URL source (upstream staticPodURL / staticPodURLHeader); '' disables it. */
+  staticPodURL: string;
+  staticPodURLHeader: Readonly<Record<string, readonly string[]>>;
+  /** Image GC (upstream imageGCHigh/LowThresholdPercent, imageMinimumGCAge). */
+  imageGCHighThresholdPercent: number;
+  imageGCLowThresholdPercent: number;
+  imageMinimumGCAgeMs: number;
+  serializeImagePulls: boolean;
+  /** 0 = no limit (upstream: unset). */
+  maxParallelImagePulls: number;
+  /** Graceful node shutdown (upstream shutdownGracePeriod / shutdownGracePeriodCriticalPods); 0 disables. */
+  shutdownGracePeriodMs: number;
+  shutdownGracePeriodCriticalPodsMs: number;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
 }
 
@@ -45,6 +58,14 @@ export interface KubeletFlags {
   verbosity: number;
   /** --node-labels: extra labels of this node (admission matches nodeSelector against them). */
   nodeLabels: Readonly<Record<string, string>>;
+  /** --pod-infra-container-image: the sandbox image, pinned against image GC. */
+  podInfraContainerImage: string;
+  /** --runonce: run the pods of the sources once, report, exit. */
+  runOnce: boolean;
+  /** --lock-file: hold an exclusive lock on this file while running. */
+  lockFile?: string;
+  /** --exit-on-lock-contention: exit cleanly when another process opens the lock file. */
+  exitOnLockContention: boolean;
 }
 
 export interface Config {

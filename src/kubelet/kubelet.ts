@@ -49,6 +49,8 @@ export interface KubeletDeps {
   statusManager: StatusManager;
   /** Names of the configured sources; housekeeping waits until each has sent its first SET. */
   sources: ReadonlySet<string>;
+  /** Extra admission checks run before the resource fit (upstream PodAdmitHandlers, e.g. node shutdown). */
+  admitHandlers?: ReadonlyArray<(pod: Pod) => AdmitResult>;
   /** Kubernetes events (Killing, Evicted, ...); default: dropped. */
   recorder?: EventRecorder;
   clock?: Clock;
@@ -255,6 +257,10 @@ export class Kubelet implements PodSyncer {
 
   /** Admission (upstream canAdmitPod): see admission.ts. Critical pods do not preempt others here. */
   canAdmitPod(pod: Pod, activePods: readonly Pod[]): AdmitResult {
+    for (const handler of this.deps.admitHandlers ?? []) {
+      const r = handler(pod);
+      if (!r.admit) return r;
+    }
     return canAdmitPod(pod, activePods, this.node);
   }
 
@@ -287,17 +293,17 @@ export class Kubelet implements PodSyncer {
    * optional shorter grace period, report it Failed/Evicted with `message` and a DisruptionTarget
    * condition, and resolve once its containers have stopped.
    */
-  evictPod(pod: Pod, message: string, gracePeriodSeconds?: number): Promise<void> {
+  evictPod(pod: Pod, message: string, gracePeriodSeconds?: number, reason = EvictedReason): Promise<void> {
     const now = apiTime(this.clock.now());
     const statusFn: PodStatusFunc = (status) => {
       status.phase = 'Failed';
-      status.reason = EvictedReason;
+      status.reason = reason;
       status.message = message;
       const conditions = (status.conditions ?? []).filter((c) => c.type !== DisruptionTarget);
       conditions.unshift({ type: DisruptionTarget, status: 'True', lastProbeTime: null as unknown as Date, lastTransitionTime: now, reason: TerminationByKubelet, message });
       status.conditions = conditions;
     };
-    return this.podWorkers.terminatePodAbnormally(pod, { evict: true, statusFn, reason: EvictedReason, ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}) });
+    return this.podWorkers.terminatePodAbnormally(pod, { evict: true, statusFn, reason, ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}) });
   }
 
   /** Housekeeping (upstream HandlePodCleanups): orphans, finished workers, dirs, container GC. */

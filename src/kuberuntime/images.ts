@@ -10,6 +10,8 @@ import type { ImageService, PodSandboxConfig } from '../cri/types.js';
 import { ContainerStartError } from '../errors.js';
 import { log } from '../util/log.js';
 import type { Backoff } from './backoff.js';
+import { DockerKeyring, type PullSecretsFor } from './keyring.js';
+import { PullLimiter } from './pull-limiter.js';
 import { runtimeMessage } from './cri-errors.js';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
@@ -33,11 +35,24 @@ function startError(reason: string, message: string, cause?: unknown): Container
   return new ContainerStartError(code, reason, message, { cause });
 }
 
+/** serializeImagePulls / maxParallelImagePulls, and where a pod's pull secrets come from. */
+export interface ImagePullOptions {
+  serialize?: boolean;
+  /** With serialize false: most pulls at once; 0 or absent = no limit. */
+  maxParallel?: number;
+  pullSecretsFor?: PullSecretsFor;
+}
+
 export class ImagePuller {
+  private readonly limiter: PullLimiter;
+
   constructor(
     private readonly images: ImageService,
     private readonly backOff: Backoff,
-  ) {}
+    private readonly pullOpts: ImagePullOptions = {},
+  ) {
+    this.limiter = new PullLimiter(pullOpts.serialize !== false ? 1 : pullOpts.maxParallel || Infinity);
+  }
 
   /** The image reference (ID) to create the container from, or a ContainerStartError. */
   async ensureImageExists(pod: Pod, container: Container, sandboxConfig: PodSandboxConfig): Promise<string> {
@@ -63,7 +78,7 @@ export class ImagePuller {
       throw startError('ImagePullBackOff', `Back-off pulling image "${image}"`);
     }
     try {
-      const ref = await this.images.pullImage(image, undefined, sandboxConfig);
+      const ref = await this.limiter.run(() => this.pullWithCredentials(pod, image, sandboxConfig));
       // A success ends the back-off (upstream lets it expire; a later failure then starts at 10 s).
       this.backOff.reset(key);
       log('kuberuntime').info({ pod: pod.metadata?.name, image, ref }, 'pulled image');
@@ -73,5 +88,24 @@ export class ImagePuller {
       log('kuberuntime').warn({ pod: pod.metadata?.name, image, err: runtimeMessage(err) }, 'failed to pull image');
       throw startError('ErrImagePull', `Failed to pull image "${image}": ${runtimeMessage(err)}`, err);
     }
+  }
+
+  /**
+   * Upstream pullImage with a keyring: no credential applies → an anonymous pull; otherwise each
+   * credential in turn until one works, the last error reported.
+   */
+  private async pullWithCredentials(pod: Pod, image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
+    const secrets = this.pullOpts.pullSecretsFor && (pod.spec?.imagePullSecrets?.length ?? 0) > 0 ? await this.pullOpts.pullSecretsFor(pod) : [];
+    const creds = new DockerKeyring(secrets).lookup(image);
+    if (creds.length === 0) return this.images.pullImage(image, undefined, sandboxConfig);
+    let last: unknown;
+    for (const auth of creds) {
+      try {
+        return await this.images.pullImage(image, auth, sandboxConfig);
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last;
   }
 }

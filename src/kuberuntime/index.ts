@@ -10,6 +10,7 @@ import { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
 import { KubeGenericRuntimeManager, type BackOffSettings } from './manager.js';
 import type { ProbeFailure } from './pod-actions.js';
 import type { Runtime } from './types.js';
+import type { ImagePullOptions } from './images.js';
 
 export type { Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
@@ -24,6 +25,8 @@ export { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
 export interface RuntimeManagerDeps {
   runtime: RuntimeService;
   images: ImageService;
+  /** serializeImagePulls (default true), maxParallelImagePulls, pullSecretsFor(pod). */
+  imagePulls?: ImagePullOptions;
   clock?: Clock;
   /** upstream --pod-logs-dir (default /var/log/pods). */
   podLogsDir: string;
@@ -108,5 +111,9 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     gcPolicy: { ...DEFAULT_GC_POLICY, ...deps.gcPolicy },
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+    imagePulls: deps.imagePulls,
   });
 }
+export { DockerKeyring, parseImageRegistry, type PullSecret, type PullSecretsFor } from './keyring.js';
+export type { ImagePullOptions } from './images.js';
+export { createImageGCManager, ImageGCManager, ImageGCPeriodMs, ImageGCFailedReason, FreeDiskSpaceFailedReason, type ImageGCOptions, type ImageGCPolicy, type ImageGCResult } from './image-gc.js';

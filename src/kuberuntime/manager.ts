@@ -10,7 +10,7 @@ import type { Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
 import { Backoff } from './backoff.js';
 import { garbageCollect, type GCPolicy } from './gc.js';
-import { ImagePuller } from './images.js';
+import { ImagePuller, type ImagePullOptions } from './images.js';
 import { killPod } from './kill.js';
 import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
 import { syncPod, type SyncDeps } from './sync-pod.js';
@@ -28,6 +28,8 @@ export type RuntimeManagerOptions = Omit<SyncDeps, 'puller' | 'crashBackOff' | '
   crashLoopBackOff: BackOffSettings;
   imagePullBackOff: BackOffSettings;
   gcPolicy: GCPolicy;
+  /** serializeImagePulls, maxParallelImagePulls and the pull secrets source. */
+  imagePulls?: ImagePullOptions;
 };
 
 function errnoOf(err: unknown): string | undefined {
@@ -93,7 +95,7 @@ export class KubeGenericRuntimeManager implements Runtime {
     this.podCgroups = new DegradingPodContainerManager(opts.podCgroups);
     this.syncDeps = {
       runtime: opts.runtime,
-      puller: new ImagePuller(opts.images, this.imageBackOff),
+      puller: new ImagePuller(opts.images, this.imageBackOff, opts.imagePulls),
       crashBackOff: this.crashBackOff,
       probeFailure: opts.probeFailure,
       startupProbeSucceeded: opts.startupProbeSucceeded,

@@ -1,0 +1,215 @@
+/**
+ * Image garbage collection (upstream pkg/kubelet/images/image_gc_manager.go; seed 000's
+ * StartGarbageCollection): every 5 minutes, when the image filesystem's usage reaches
+ * imageGCHighThresholdPercent, remove unused images, least recently used first, until usage is
+ * back at imageGCLowThresholdPercent. Never an image a container (in any state) uses, a pinned
+ * image (CRI `pinned`, or the sandbox image named by --pod-infra-container-image), or an image
+ * first seen less than imageMinimumGCAge ago. A high threshold of 100 disables it. As upstream, a
+ * pass that cannot free enough records FreeDiskSpaceFailed on the Node, and the periodic loop
+ * records ImageGCFailed when passes fail twice in a row.
+ *
+ * "Last used" is what upstream's imageRecords keep: each detection pass stamps the images the
+ * containers use with the time of the pass; an image never seen in use keeps its first-detected
+ * time. Usage and capacity come from CRI ImageFsInfo (the mountpoint) and statfs of it.
+ */
+import { statfs } from 'node:fs/promises';
+import type { Container, Image, ImageService } from '../cri/types.js';
+import type { EventRecorder, ObjectReference } from '../events/types.js';
+import { KubeletError, errorMessage } from '../errors.js';
+import { log } from '../util/log.js';
+import { realClock, type Clock } from '../util/clock.js';
+
+export interface ImageGCPolicy {
+  highThresholdPercent: number;
+  lowThresholdPercent: number;
+  minAgeMs: number;
+}
+
+export interface FsCapacity {
+  capacityBytes: number;
+  availableBytes: number;
+}
+
+export interface ImageGCOptions {
+  images: Pick<ImageService, 'listImages' | 'removeImage' | 'imageFsInfo'>;
+  /** Every container the runtime knows (any state): their images are in use. */
+  listContainers: () => Promise<Container[]>;
+  policy: ImageGCPolicy;
+  /** Image names or ids never removed (the sandbox image). */
+  pinnedImages?: readonly string[];
+  recorder?: EventRecorder;
+  node?: ObjectReference;
+  /** Capacity and free space of the filesystem at `mountpoint` (default: statfs). */
+  fsCapacity?: (mountpoint: string) => Promise<FsCapacity>;
+  clock?: Clock;
+}
+
+/** Upstream's GC period (ImageGCPeriod). */
+export const ImageGCPeriodMs = 5 * 60 * 1000;
+export const ImageGCFailedReason = 'ImageGCFailed';
+export const FreeDiskSpaceFailedReason = 'FreeDiskSpaceFailed';
+
+interface ImageRecord {
+  firstDetected: number;
+  lastUsed: number;
+  size: number;
+}
+
+export interface ImageGCResult {
+  /** Usage percent measured before the pass. */
+  usagePercent: number;
+  /** Bytes the pass had to free (0 below the high threshold). */
+  bytesToFree: number;
+  freedBytes: number;
+  removed: string[];
+}
+
+async function statfsCapacity(mountpoint: string): Promise<FsCapacity> {
+  const s = await statfs(mountpoint);
+  return { capacityBytes: s.blocks * s.bsize, availableBytes: s.bavail * s.bsize };
+}
+
+function uses(c: Container, img: Image): boolean {
+  for (const ref of [c.imageRef, c.image, c.imageId]) {
+    if (ref && (ref === img.id || img.repoTags.includes(ref) || img.repoDigests.includes(ref))) return true;
+  }
+  return false;
+}
+
+export class ImageGCManager {
+  private readonly records = new Map<string, ImageRecord>();
+  private readonly clock: Clock;
+  private timer: { cancel(): void } | undefined;
+  private stopped = false;
+  private prevFailed = false;
+
+  constructor(private readonly opts: ImageGCOptions) {
+    this.clock = opts.clock ?? realClock;
+  }
+
+  get enabled(): boolean {
+    return this.opts.policy.highThresholdPercent < 100;
+  }
+
+  /** Runs garbageCollect every `periodMs` (5 min), the first one after one period. */
+  start(periodMs = ImageGCPeriodMs): void {
+    if (!this.enabled) {
+      log('imagegc').info('Image garbage collection disabled (imageGCHighThresholdPercent is 100)');
+      return;
+    }
+    const loop = () => {
+      this.timer = this.clock.setTimeout(() => {
+        void this.tick().finally(() => {
+          if (!this.stopped) loop();
+        });
+      }, periodMs);
+    };
+    // Detect once at start so that "first detected" ages from the agent's start.
+    void this.detectImages(this.clock.now()).catch((err: unknown) => log('imagegc').debug({ err: errorMessage(err) }, 'image detection failed'));
+    loop();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+  }
+
+  /** Updates the records; returns the current images and the ids in use. */
+  async detectImages(now: number): Promise<{ images: Image[]; inUse: Set<string> }> {
+    const [images, containers] = await Promise.all([this.opts.images.listImages(), this.opts.listContainers()]);
+    const pinned = new Set(this.opts.pinnedImages ?? []);
+    const inUse = new Set<string>();
+    for (const img of images) {
+      if (img.pinned || pinned.has(img.id) || img.repoTags.some((t) => pinned.has(t))) inUse.add(img.id);
+      else if (containers.some((c) => uses(c, img))) inUse.add(img.id);
+      const rec = this.records.get(img.id) ?? { firstDetected: now, lastUsed: 0, size: 0 };
+      rec.size = Number(img.size);
+      if (inUse.has(img.id)) rec.lastUsed = now;
+      this.records.set(img.id, rec);
+    }
+    const present = new Set(images.map((i) => i.id));
+    for (const id of [...this.records.keys()]) if (!present.has(id)) this.records.delete(id);
+    return { images, inUse };
+  }
+
+  /**
+   * One tick of the periodic loop (upstream StartGarbageCollection): a failure is logged; the
+   * second failure in a row (the first may only mean stats were not ready) also records
+   * ImageGCFailed on the Node.
+   */
+  async tick(): Promise<void> {
+    try {
+      // Records are refreshed every period, as upstream's detectImages loop, not only under pressure.
+      await this.detectImages(this.clock.now());
+      await this.garbageCollect();
+      this.prevFailed = false;
+    } catch (err) {
+      const message = errorMessage(err);
+      if (this.prevFailed) {
+        log('imagegc').error({ err: message }, 'Image garbage collection failed multiple times in a row');
+        this.event(ImageGCFailedReason, message);
+      } else {
+        log('imagegc').warn({ err: message }, 'Image garbage collection failed once');
+      }
+      this.prevFailed = true;
+    }
+  }
+
+  /** One pass: measure, and free down to the low threshold when at or above the high one. */
+  async garbageCollect(): Promise<ImageGCResult> {
+    return this.collect();
+  }
+
+  private event(reason: string, message: string): void {
+    if (this.opts.node) this.opts.recorder?.event(this.opts.node, 'Warning', reason, message);
+  }
+
+  private async collect(): Promise<ImageGCResult> {
+    const { highThresholdPercent: high, lowThresholdPercent: low } = this.opts.policy;
+    const fs = (await this.opts.images.imageFsInfo())[0];
+    if (!fs) throw new KubeletError('KTS_ERR_IMAGE_GC', 'the runtime reported no image filesystem (ImageFsInfo)');
+    const { capacityBytes, availableBytes } = await (this.opts.fsCapacity ?? statfsCapacity)(fs.mountpoint);
+    if (capacityBytes <= 0) throw new KubeletError('KTS_ERR_IMAGE_GC', `invalid capacity ${capacityBytes} on image filesystem ${fs.mountpoint}`);
+    const usagePercent = 100 - Math.floor((availableBytes * 100) / capacityBytes);
+    const result: ImageGCResult = { usagePercent, bytesToFree: 0, freedBytes: 0, removed: [] };
+    if (!this.enabled || usagePercent < high) return result;
+    result.bytesToFree = Math.floor((capacityBytes * (100 - low)) / 100) - availableBytes;
+    log('imagegc').info({ usagePercent, highThresholdPercent: high, bytesToFree: result.bytesToFree, mountpoint: fs.mountpoint }, 'Image filesystem usage over the high threshold: freeing space');
+    await this.freeSpace(result.bytesToFree, this.clock.now(), result);
+    if (result.freedBytes < result.bytesToFree) {
+      const err = new KubeletError('KTS_ERR_IMAGE_GC', `Failed to garbage collect required amount of images. Attempted to free ${result.bytesToFree} bytes, but only found ${result.freedBytes} bytes eligible to free.`);
+      this.event(FreeDiskSpaceFailedReason, err.message);
+      throw err;
+    }
+    return result;
+  }
+
+  /** Removes unused images, least recently used first, until `bytesToFree` are freed. */
+  async freeSpace(bytesToFree: number, now: number, result: ImageGCResult): Promise<void> {
+    const { images, inUse } = await this.detectImages(now);
+    const candidates = images
+      .filter((i) => !inUse.has(i.id))
+      .map((i) => ({ image: i, rec: this.records.get(i.id)! }))
+      .sort((a, b) => a.rec.lastUsed - b.rec.lastUsed || a.rec.firstDetected - b.rec.firstDetected);
+    const errors: string[] = [];
+    for (const { image, rec } of candidates) {
+      if (result.freedBytes >= bytesToFree) break;
+      if (now - rec.firstDetected < this.opts.policy.minAgeMs) continue;
+      try {
+        await this.opts.images.removeImage(image.id);
+      } catch (err) {
+        errors.push(`${image.id}: ${errorMessage(err)}`);
+        continue;
+      }
+      log('imagegc').info({ image: image.id, tags: image.repoTags, size: rec.size }, 'Removed unused image');
+      this.records.delete(image.id);
+      result.removed.push(image.id);
+      result.freedBytes += rec.size;
+    }
+    if (errors.length > 0) throw new KubeletError('KTS_ERR_IMAGE_GC', `failed to remove images: ${errors.join('; ')}`);
+  }
+}
+
+export function createImageGCManager(opts: ImageGCOptions): ImageGCManager {
+  return new ImageGCManager(opts);
+}

@@ -1,0 +1,59 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config/index.js';
+import { ConfigError } from '../../src/errors.js';
+
+function run(argv: string[]) {
+  const r = loadConfig(argv, {});
+  assert.equal(r.kind, 'run');
+  return (r as Extract<typeof r, { kind: 'run' }>).config;
+}
+
+function problems(argv: string[]): string[] {
+  try {
+    loadConfig(argv, {});
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    return err.problems;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+test('defaults of the daemon fields and flags', () => {
+  const c = run([]);
+  assert.equal(c.kubelet.staticPodURL, '');
+  assert.deepEqual(c.kubelet.staticPodURLHeader, {});
+  assert.equal(c.kubelet.imageGCHighThresholdPercent, 85);
+  assert.equal(c.kubelet.imageGCLowThresholdPercent, 80);
+  assert.equal(c.kubelet.imageMinimumGCAgeMs, 120_000);
+  assert.equal(c.kubelet.serializeImagePulls, true);
+  assert.equal(c.kubelet.shutdownGracePeriodMs, 0);
+  assert.equal(c.flags.runOnce, false);
+  assert.equal(c.flags.lockFile, undefined);
+  assert.equal(c.flags.podInfraContainerImage, 'registry.k8s.io/pause:3.9');
+});
+
+test('--manifest-url-header is repeatable and adds values in order; the file takes a map of lists', () => {
+  const c = run(['--manifest-url=http://x/p', '--manifest-url-header=a:1,b:2', '--manifest-url-header', 'a:3']);
+  assert.deepEqual(c.kubelet.staticPodURLHeader, { a: ['1', '3'], b: ['2'] });
+  const dir = mkdtempSync(join(tmpdir(), 'kts-config-'));
+  const file = join(dir, 'c.yaml');
+  writeFileSync(file, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodURL: https://h/m\nstaticPodURLHeader:\n  X-A: [one, two]\nshutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n');
+  const f = run([`--config=${file}`, '--runonce', '--lock-file=/tmp/l', '--exit-on-lock-contention']);
+  assert.deepEqual(f.kubelet.staticPodURLHeader, { 'X-A': ['one', 'two'] });
+  assert.equal(f.kubelet.shutdownGracePeriodMs, 30_000);
+  assert.equal(f.flags.runOnce, true);
+  assert.equal(f.flags.exitOnLockContention, true);
+});
+
+test('invalid daemon settings are named', () => {
+  const p = problems(['--manifest-url=ftp://x', '--manifest-url-header=nocolon', '--image-gc-high-threshold=50', '--image-gc-low-threshold=60', '--exit-on-lock-contention']);
+  assert.ok(p.some((m) => /--manifest-url-header: "nocolon" must look like key:value/.test(m)), p.join('\n'));
+  assert.ok(p.some((m) => /staticPodURL \(--manifest-url\): "ftp:\/\/x" must be an http/.test(m)), p.join('\n'));
+  assert.ok(p.some((m) => /imageGCLowThresholdPercent \(60\) must be less than imageGCHighThresholdPercent \(50\)/.test(m)), p.join('\n'));
+  assert.ok(p.some((m) => /--exit-on-lock-contention needs --lock-file/.test(m)), p.join('\n'));
+  assert.ok(problems(['--image-gc-high-threshold=101']).some((m) => /0-100/.test(m)));
+});
