@@ -10,6 +10,7 @@ import { ConfigError, errorMessage } from '../errors.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import { ACCEPTED_UNUSED, EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, parseDuration, type FieldSpec } from './schema.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
+import { AUTH_FLAGS, applyAuthFlags, convertAuthentication, convertAuthorization, convertCipherSuites, convertTlsVersion } from './auth.js';
 
 export const CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const CONFIG_KIND = 'KubeletConfiguration';
@@ -37,6 +38,7 @@ function parseArgv(argv: readonly string[]): ParsedArgs {
   const known = new Map<string, boolean>();
   for (const f of FIELDS) if (f.flag) known.set(f.flag, f.kind === 'bool');
   for (const [name, spec] of Object.entries(FLAG_ONLY)) known.set(name, spec.bool === true);
+  for (const [name, spec] of Object.entries(AUTH_FLAGS)) known.set(name, spec.bool);
   const values = new Map<string, string>();
   const problems: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -107,6 +109,14 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
         if (!EVICTION_SIGNALS.includes(k)) return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
         return isThreshold(v) ? undefined : `threshold "${v}" must be a quantity (100Mi) or a percentage (10%)`;
       });
+    case 'authentication':
+      return convertAuthentication(raw, where);
+    case 'authorization':
+      return convertAuthorization(raw, where);
+    case 'tlsVersion':
+      return convertTlsVersion(raw, where);
+    case 'cipherSuites':
+      return convertCipherSuites(raw, where);
   }
 }
 
@@ -188,6 +198,7 @@ export function helpText(): string {
   const lines = ['Usage: kubelet-ts [flags]', '', 'Flags (override the --config file):'];
   for (const [name, spec] of Object.entries(FLAG_ONLY)) lines.push(`  --${name.padEnd(30)} ${spec.help}`);
   for (const f of FIELDS) if (f.flag) lines.push(`  --${f.flag.padEnd(30)} ${f.help} (config: ${f.name}, default ${JSON.stringify(f.default)})`);
+  for (const [name, spec] of Object.entries(AUTH_FLAGS)) lines.push(`  --${name.padEnd(30)} ${spec.help}`);
   return lines.join('\n');
 }
 
@@ -212,6 +223,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     }
     kubelet[f.key] = value;
   }
+  applyAuthFlags(kubelet, values, problems);
 
   const verbosityRaw = values.get('v') ?? '0';
   const verbosity = /^\d+$/.test(verbosityRaw) ? Number(verbosityRaw) : NaN;
