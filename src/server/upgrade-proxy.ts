@@ -57,8 +57,8 @@ function splice(a: Duplex, b: Duplex, idleTimeoutMs: number, release: () => void
 }
 
 /**
- * Sends req (already authorized) to `target`, adding the client's query when the target has
- * none (port-forward ports travel there). A non-upgrade answer is relayed as it is.
+ * Sends req (already authorized) to `target`, adding `query` when the target has none
+ * (port-forward ports travel there). A non-upgrade answer is relayed as it is.
  */
 export function proxyUpgrade(target: string, req: IncomingMessage, res: ServerResponse, client: { socket: Duplex; head: Buffer }, query: string, opts: ProxyOptions): void {
   const release = opts.limiter.tryAcquire();
