@@ -13,6 +13,7 @@ import { connectRuntime } from '../../src/cri/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
 import { getPods, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { issue, makeCA, type CertFiles } from '../support/pki.js';
+import { createReviewWebhook, startReviewServer } from '../support/review-webhook.js';
 
 const NS = `api-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const IMAGE = TEST_IMAGES.busybox;
@@ -153,3 +154,36 @@ test('a SPDY/3.1 upgrade is passed through to the runtime (101 with the negotiat
   });
   assert.deepEqual(reply, { status: 101, upgrade: 'SPDY/3.1', protocol: 'v4.channel.k8s.io' });
 });
+
+test('Webhook mode through --kubeconfig: the review server denies → 403 with the attributes, allows → 200', async () => {
+  const hook = createReviewWebhook({
+    tokens: {},
+    authorize: (spec) => (spec.resourceAttributes?.subresource === 'proxy' ? { allowed: true } : { allowed: false, reason: 'only proxy' }),
+  });
+  const review = await startReviewServer(hook, ca);
+  try {
+    await stopKubelet(kubelet!);
+    kubelet = startKubelet({ dir, manifests, endpoint, port: PORT, extraArgs: [`--client-ca-file=${ca.cert}`, '--authorization-mode=Webhook', `--kubeconfig=${review.kubeconfig}`] });
+    const run = await waitFor('main port back', 30_000, () => post(`/run/${NS}/${POD}/web?cmd=echo%20via-webhook`, alice), 200);
+    assert.equal(run.status, 200);
+    assert.equal(run.body, 'via-webhook\n');
+    const stats = await get(`/stats/summary`, alice);
+    assert.equal(stats.status, 403);
+    assert.match(stats.body, /Forbidden \(user=alice, verb=get, resource=nodes, subresource=stats\)/);
+    assert.deepEqual(hook.accessReviews.at(-1)!.resourceAttributes, { namespace: '', verb: 'get', group: '', version: 'v1', resource: 'nodes', subresource: 'stats', name: 'e2e-node' });
+  } finally {
+    await review.close();
+  }
+});
+
+function get(path: string, cert?: CertFiles): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port: PORT, path, timeout: 20_000, ...tlsOpts(cert) }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
