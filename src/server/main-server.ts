@@ -61,7 +61,8 @@ export async function dispatch(gate: Gate, router: Router, req: IncomingMessage,
   const match = router.match(method, url.pathname);
   const longRunning = match.kind === 'found' && match.route.longRunning === true;
   const end = trackRequest(method, url.pathname, 'readwrite', longRunning);
-  res.once('close', end);
+  // An upgraded stream outlives its response object: it ends when its socket closes.
+  (upgrade ? upgrade.socket : res).once('close', end);
   const ctx: RequestContext = { url, upgrade };
   try {
     if (!(await authorize(gate, req, res, ctx))) return;
@@ -95,7 +96,7 @@ export function listenMain(opts: MainServerOptions, router: Router): Promise<Ser
     authentication: opts.authentication, authorization: opts.authorization, clientCA: !!opts.authentication.x509.clientCAFile, client: opts.reviewClient,
   });
   const gate: Gate = { authenticator, authorizer, nodeName: opts.nodeName, enableDebuggingHandlers: opts.enableDebuggingHandlers };
-  const server = createServer({ ...tls, maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 60_000, headersTimeout: 10_000 }, (req, res) => {
+  const server = createServer({ ...tls, maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 60_000, headersTimeout: 10_000, connectionsCheckingInterval: 2_000 }, (req, res) => {
     void dispatch(gate, router, req, res).catch(() => res.destroy());
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(gate, router, req, socket, head));

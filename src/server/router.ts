@@ -1,9 +1,10 @@
 /**
  * A small router with path parameters: `/run/{namespace}/{pod}/{container}` binds one segment
- * per `{name}`, a final `{name...}` binds the rest of the path. Segment parameters are
- * percent-decoded and may not contain a slash (an encoded "/" is refused, not re-split), so a
- * handler never sees a parameter that walks directories. Query strings are parsed by the caller
- * (`new URL`). Other engineers mount a handler with one `router.add(...)` line.
+ * per `{name}`, a final `{name...}` binds the rest of the path, left percent-encoded so its
+ * handler can refuse encoded slashes itself. Segment parameters are percent-decoded and may not
+ * contain a slash (an encoded "/" is refused, not re-split), so a handler never sees a segment
+ * that walks directories. The query is in `ctx.url`. A subsystem mounts with one line:
+ *   router.add('GET', '/stats/summary', (req, res, params, ctx) => ..., { longRunning, debug })
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -95,10 +96,5 @@ export class Router {
       return { kind: 'found', route, params };
     }
     return allowed.length > 0 ? { kind: 'bad-method', allowed: [...new Set(allowed)] } : { kind: 'none' };
-  }
-
-  /** Whether some route (any method) has this path: the read-only port answers those 405. */
-  patterns(): Array<{ pattern: string; debug: boolean }> {
-    return this.routes.map((r) => ({ pattern: r.pattern, debug: r.debug === true }));
   }
 }

@@ -4,7 +4,8 @@ import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { connect as netConnect, createServer as createNetServer, type AddressInfo } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { startServers, type MainServerOptions, type MainServerProvider, type RunningServers } from '../../src/server/index.js';
 import { reviewClientFromKubeconfig } from '../../src/server/auth/index.js';
@@ -297,3 +298,27 @@ function get(port: number, path: string): Promise<{ status: number }> {
     req.end();
   });
 }
+
+test('slow clients (idle TCP, stalled handshakes, half-sent headers) do not stall other requests', async () => {
+  const { servers, servingCA } = await start();
+  const sockets: Array<{ destroy(): void }> = [];
+  try {
+    const port = servers.port!;
+    for (let i = 0; i < 20; i++) sockets.push(netConnect(port, '127.0.0.1'));
+    for (let i = 0; i < 20; i++) {
+      const s = tlsConnect({ host: '127.0.0.1', port, ca: servingCA, servername: 'localhost', cert: readFileSync(alice.cert), key: readFileSync(alice.key) });
+      s.on('secureConnect', () => s.write('GET /pods HTTP/1.1\r\nHost: x\r\nX-Slow: '));
+      s.on('error', () => undefined);
+      sockets.push(s);
+    }
+    const t0 = Date.now();
+    const r = await call(port, servingCA, '/healthz', { cert: alice });
+    assert.equal(r.status, 200);
+    assert.ok(Date.now() - t0 < 2000, `served in ${Date.now() - t0} ms beside 40 stalled connections`);
+    const big = await call(port, servingCA, '/healthz', { cert: alice, headers: { 'X-Big': 'x'.repeat(20_000) } });
+    assert.equal(big.status, 431, 'oversized headers are refused');
+  } finally {
+    for (const s of sockets) s.destroy();
+    await servers.close();
+  }
+});

@@ -88,6 +88,10 @@ test('upgrade proxy: splices to the streaming URL, drops credentials, keeps the 
     await new Promise((r) => setTimeout(r, 50));
     assert.equal((await open('/attach/ns/p/c?stdin=1')).status, 101, 'closed streams free their slots');
     assert.equal((await open('/attach/ns/p/c')).status, 400, 'no stream asked for');
+    const { registry } = await import('../../src/metrics/index.js');
+    const inflight = (await registry.getSingleMetric('kubelet_http_inflight_requests')!.get()).values;
+    const exec = inflight.find((v) => v.labels.path === 'exec' && v.labels.long_running === 'true');
+    assert.equal(exec?.value, 0, 'a closed stream leaves the in-flight gauge');
   } finally {
     await servers.close();
     fake.server.closeAllConnections();
