@@ -4,7 +4,6 @@
  * `..` segments, NUL (400). Refused after resolving: anything whose real path (symlinks
  * followed) leaves the directory (404, so the answer does not reveal what exists outside).
  */
-import { createReadStream } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -54,15 +53,12 @@ export function nodeLogsHandler(logDir: string) {
     const fh = await open(target, constants.O_RDONLY | constants.O_NOFOLLOW);
     const size = (await fh.stat()).size;
     res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': size, 'X-Content-Type-Options': 'nosniff' });
-    if (req.method === 'HEAD') {
+    if (req.method === 'HEAD' || size === 0) {
       await fh.close();
       return void res.end();
     }
-    const stream = createReadStream('', { fd: fh.fd, start: 0, end: Math.max(0, size - 1), autoClose: true });
-    if (size === 0) {
-      stream.destroy();
-      return void res.end();
-    }
+    // The stream owns the FileHandle (closes it once); a raw fd would be closed twice.
+    const stream = fh.createReadStream({ start: 0, end: size - 1 });
     await new Promise<void>((resolve) => {
       stream.on('error', () => res.destroy());
       res.on('close', () => {
