@@ -174,7 +174,7 @@ test('Webhook: denied → 403 naming user, verb, resource, subresource; allowed 
 
 test('bearer tokens through TokenReview; bad token → 401 even with anonymous on', async () => {
   const { servers, servingCA } = await start({
-    authentication: { x509: { clientCAFile: '' }, webhook: { enabled: true, cacheTTLMs: 120_000 }, anonymous: { enabled: true } },
+    authentication: { x509: { clientCAFile: ca.cert }, webhook: { enabled: true, cacheTTLMs: 120_000 }, anonymous: { enabled: true } },
     authorization: { mode: 'Webhook', webhook: { cacheAuthorizedTTLMs: 300_000, cacheUnauthorizedTTLMs: 30_000 } },
     reviewClient: reviewClientFromKubeconfig(review.kubeconfig),
   });
@@ -186,6 +186,10 @@ test('bearer tokens through TokenReview; bad token → 401 even with anonymous o
     assert.equal((await call(port, servingCA, '/pods', { token: 'good-token' })).status, 200);
     assert.equal(hook.tokenReviews.length, 1, 'the TokenReview answer is cached');
     assert.equal((await call(port, servingCA, '/pods', { token: 'bad-token' })).status, 401);
+    // Union as upstream: a rejected credential fails the request unless another one succeeds.
+    assert.equal((await call(port, servingCA, '/pods', { token: 'bad-token', cert: mallory })).status, 401);
+    assert.equal((await call(port, servingCA, '/pods', { cert: mallory })).status, 401, 'a foreign certificate is not anonymous');
+    assert.equal((await call(port, servingCA, '/pods', { token: 'good-token', cert: mallory })).status, 200, 'a valid token wins over a rejected certificate');
     const anon = await call(port, servingCA, '/pods');
     assert.equal(anon.status, 403, 'anonymous is authenticated, then authorized by the webhook');
     assert.match(anon.body, /user=system:anonymous/);

@@ -79,16 +79,24 @@ export function tokenReviewAuthenticator(client: ReviewClient, cacheTtlMs: numbe
 export const ANONYMOUS: UserInfo = Object.freeze({ name: 'system:anonymous', groups: ['system:unauthenticated'] });
 
 /**
- * The first authenticator with an answer wins; a rejected credential fails the request; with no
+ * The first authenticator with a user wins (as upstream's union: a rejected certificate does not
+ * stop a valid token); if none has one, a rejected credential fails the request; with no
  * credential at all the request is anonymous when allowed, else unauthenticated (undefined).
  */
 export function unionAuthenticator(authenticators: readonly Authenticator[], anonymous: boolean): Authenticator {
   return {
     async authenticate(req) {
+      const failures: string[] = [];
       for (const a of authenticators) {
-        const u = await a.authenticate(req);
-        if (u) return u;
+        try {
+          const u = await a.authenticate(req);
+          if (u) return u;
+        } catch (err) {
+          if (!(err instanceof AuthenticationFailed)) throw err;
+          failures.push(err.message);
+        }
       }
+      if (failures.length > 0) throw new AuthenticationFailed(failures.join('; '));
       return anonymous ? ANONYMOUS : undefined;
     },
   };
