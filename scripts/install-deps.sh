@@ -7,6 +7,8 @@ set -euo pipefail
 
 PACKAGES=(containerd runc containernetworking-plugins busybox-static iproute2 iptables skopeo
   docker-registry apache2-utils inotify-tools util-linux)
+# openssl: the main port's self-signed serving certificate, and the test CAs.
+PACKAGES+=(openssl)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

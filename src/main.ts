@@ -11,7 +11,9 @@ import { createRuntimeManager, createImageGCManager } from './kuberuntime/index.
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from './pleg/index.js';
 import { createStatusManager } from './status/index.js';
 import { createPodConfig, createFileSource, createUrlSource, type PodSource } from './podconfig/index.js';
-import { startServers, type RunningServers } from './server/index.js';
+import { startServers, reviewClientFromKubeconfig, type RunningServers } from './server/index.js';
+import { renderConfigz } from './config/index.js';
+import { mainServerProvider } from './kubelet/server-provider.js';
 import { hotPaths, nativeStatus } from './native/index.js';
 import { metrics, registry } from './metrics/index.js';
 import { Kubelet } from './kubelet/kubelet.js';
@@ -103,13 +105,22 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     admitHandlers: [(pod) => nodeShutdown.admit(pod)],
   });
 
+  const readProvider = {
+    podsWithStatus: () => kubelet.podManager.getPods().map((p): Pod => ({ ...p, status: statusManager.getPodStatus(p.metadata!.uid!) ?? p.status ?? {} })),
+    healthErrors: () => kubelet.healthErrors(),
+    metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+  };
   const servers = await startServers({
     healthz: { address: kc.healthzBindAddress, port: kc.healthzPort },
     readOnly: { address: kc.address, port: kc.readOnlyPort },
-    provider: {
-      podsWithStatus: () => kubelet.podManager.getPods().map((p): Pod => ({ ...p, status: statusManager.getPodStatus(p.metadata!.uid!) ?? p.status ?? {} })),
-      healthErrors: () => kubelet.healthErrors(),
-      metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+    provider: readProvider,
+    main: {
+      address: kc.address, port: kc.port, nodeName: config.nodeName, rootDir, nodeIPs: hostIP ? [hostIP] : [],
+      tlsCertFile: kc.tlsCertFile, tlsPrivateKeyFile: kc.tlsPrivateKeyFile, tlsMinVersion: kc.tlsMinVersion, tlsCipherSuites: kc.tlsCipherSuites,
+      authentication: kc.authentication, authorization: kc.authorization,
+      reviewClient: config.flags.kubeconfig ? reviewClientFromKubeconfig(config.flags.kubeconfig) : undefined,
+      enableDebuggingHandlers: kc.enableDebuggingHandlers, streamingConnectionIdleTimeoutMs: kc.streamingConnectionIdleTimeoutMs,
+      provider: mainServerProvider(readProvider, runtime, criRuntime, () => renderConfigz(kc)),
     },
   });
 

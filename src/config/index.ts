@@ -1,3 +1,4 @@
 export { loadConfig, helpText, CONFIG_API_VERSION, CONFIG_KIND, type LoadResult } from './load.js';
 export type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
 export { parseDuration } from './schema.js';
+export { renderConfigz, formatDuration } from './configz.js';

@@ -11,6 +11,7 @@ import { tryParseQuantity } from '../util/quantity.js';
 import { ACCEPTED_UNUSED, EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, parseDuration, type FieldSpec } from './schema.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
 import { parseManifestUrlHeaders } from '../podconfig/url-source.js';
+import { AUTH_FLAGS, applyAuthFlags, convertAuthentication, convertAuthorization, convertCipherSuites, convertTlsVersion } from './auth.js';
 
 export const CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const CONFIG_KIND = 'KubeletConfiguration';
@@ -44,6 +45,7 @@ function parseArgv(argv: readonly string[]): ParsedArgs {
   const known = new Map<string, boolean>();
   for (const f of FIELDS) if (f.flag) known.set(f.flag, f.kind === 'bool');
   for (const [name, spec] of Object.entries(FLAG_ONLY)) known.set(name, spec.bool === true);
+  for (const [name, spec] of Object.entries(AUTH_FLAGS)) known.set(name, spec.bool);
   const values = new Map<string, string>();
   const problems: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -118,6 +120,14 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
       });
     case 'headerMap':
       return convertHeaderMap(raw, where);
+    case 'authentication':
+      return convertAuthentication(raw, where);
+    case 'authorization':
+      return convertAuthorization(raw, where);
+    case 'tlsVersion':
+      return convertTlsVersion(raw, where);
+    case 'cipherSuites':
+      return convertCipherSuites(raw, where);
   }
 }
 
@@ -226,6 +236,7 @@ export function helpText(): string {
   const lines = ['Usage: kubelet-ts [flags]', '', 'Flags (override the --config file):'];
   for (const [name, spec] of Object.entries(FLAG_ONLY)) lines.push(`  --${name.padEnd(30)} ${spec.help}`);
   for (const f of FIELDS) if (f.flag) lines.push(`  --${f.flag.padEnd(30)} ${f.help} (config: ${f.name}, default ${JSON.stringify(f.default)})`);
+  for (const [name, spec] of Object.entries(AUTH_FLAGS)) lines.push(`  --${name.padEnd(30)} ${spec.help}`);
   return lines.join('\n');
 }
 
@@ -250,6 +261,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     }
     kubelet[f.key] = value;
   }
+  applyAuthFlags(kubelet, values, problems);
 
   const verbosityRaw = values.get('v') ?? '0';
   const verbosity = /^\d+$/.test(verbosityRaw) ? Number(verbosityRaw) : NaN;

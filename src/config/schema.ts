@@ -4,8 +4,10 @@
  * is added in exactly one place.
  */
 import type { KubeletConfiguration } from './types.js';
+import { DEFAULT_AUTHENTICATION, DEFAULT_AUTHORIZATION } from './auth-defaults.js';
 
-export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap' | 'headerMap';
+export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap' | 'headerMap'
+  | 'authentication' | 'authorization' | 'tlsVersion' | 'cipherSuites';
 
 export interface FieldSpec {
   /** Name in the YAML file (upstream KubeletConfiguration JSON name). */
@@ -75,17 +77,24 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'shutdownGracePeriod', key: 'shutdownGracePeriodMs', kind: 'duration', default: 0, help: 'Total time the node shutdown manager delays shutdown for pods; 0 disables it.' },
   { name: 'shutdownGracePeriodCriticalPods', key: 'shutdownGracePeriodCriticalPodsMs', kind: 'duration', default: 0, help: 'Part of shutdownGracePeriod kept for critical pods.' },
   { name: 'evictionHard', key: 'evictionHard', kind: 'evictionMap', default: DEFAULT_EVICTION_HARD, flag: 'eviction-hard', help: 'Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available is subtracted from allocatable.' },
+  { name: 'authentication', key: 'authentication', kind: 'authentication', default: DEFAULT_AUTHENTICATION, help: 'Main port: x509.clientCAFile, webhook.enabled/cacheTTL (TokenReview), anonymous.enabled (default false).' },
+  { name: 'authorization', key: 'authorization', kind: 'authorization', default: DEFAULT_AUTHORIZATION, help: 'Main port: mode AlwaysAllow or Webhook (SubjectAccessReview), webhook.cacheAuthorizedTTL/cacheUnauthorizedTTL.' },
+  { name: 'tlsCertFile', key: 'tlsCertFile', kind: 'string', default: '', flag: 'tls-cert-file', help: 'Serving certificate of the main port; empty = self-signed under <root-dir>/pki.' },
+  { name: 'tlsPrivateKeyFile', key: 'tlsPrivateKeyFile', kind: 'string', default: '', flag: 'tls-private-key-file', help: 'Private key of tlsCertFile.' },
+  { name: 'tlsMinVersion', key: 'tlsMinVersion', kind: 'tlsVersion', default: '', flag: 'tls-min-version', help: 'Minimum TLS version (VersionTLS12, VersionTLS13); empty = TLS 1.2.' },
+  { name: 'tlsCipherSuites', key: 'tlsCipherSuites', kind: 'cipherSuites', default: Object.freeze([]), flag: 'tls-cipher-suites', help: 'Allowed TLS 1.2 cipher suites (Go names); empty = defaults.' },
+  { name: 'streamingConnectionIdleTimeout', key: 'streamingConnectionIdleTimeoutMs', kind: 'duration', default: 14_400_000, flag: 'streaming-connection-idle-timeout', help: 'Close exec/attach/port-forward streams idle this long.' },
 ];
 
 /** Upstream fields we parse but do not act on yet: accepted (so real config files load), logged. */
 export const ACCEPTED_UNUSED = new Set([
-  'authentication', 'authorization', 'cgroupDriver', 'evictionSoft',
+  'cgroupDriver', 'evictionSoft',
   'featureGates', 'kubeAPIQPS', 'kubeAPIBurst',
-  'tlsCertFile', 'tlsPrivateKeyFile', 'rotateCertificates', 'serverTLSBootstrap',
+  'rotateCertificates', 'serverTLSBootstrap',
   'containerLogMaxSize', 'containerLogMaxFiles', 'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
   'enforceNodeAllocatable',
   'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'registerNode',
-  'logging', 'volumeStatsAggPeriod', 'streamingConnectionIdleTimeout', 'hairpinMode', 'eventRecordQPS',
+  'logging', 'volumeStatsAggPeriod', 'hairpinMode', 'eventRecordQPS',
 ]);
 
 /** Parse a Go duration string ("1m30s", "500ms", "20s", "1h"). Returns ms or undefined. */

@@ -45,7 +45,31 @@ export interface KubeletConfiguration {
   /** Graceful node shutdown (upstream shutdownGracePeriod / shutdownGracePeriodCriticalPods); 0 disables. */
   shutdownGracePeriodMs: number;
   shutdownGracePeriodCriticalPodsMs: number;
+  /** Main-port authentication (upstream KubeletAuthentication); anonymous off by default. */
+  authentication: Readonly<KubeletAuthentication>;
+  /** Main-port authorization (upstream KubeletAuthorization); Webhook by default. */
+  authorization: Readonly<KubeletAuthorization>;
+  /** Serving certificate and key; empty = a self-signed pair under <rootDir>/pki. */
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  /** Go name (VersionTLS12, ...); '' = Node's default (TLS 1.2). */
+  tlsMinVersion: string;
+  /** Go/IANA cipher suite names; empty = Node's defaults. */
+  tlsCipherSuites: readonly string[];
+  /** An exec/attach/port-forward stream idle this long is closed (upstream default 4h). */
+  streamingConnectionIdleTimeoutMs: number;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
+}
+
+export interface KubeletAuthentication {
+  x509: { clientCAFile: string };
+  webhook: { enabled: boolean; cacheTTLMs: number };
+  anonymous: { enabled: boolean };
+}
+
+export interface KubeletAuthorization {
+  mode: 'AlwaysAllow' | 'Webhook';
+  webhook: { cacheAuthorizedTTLMs: number; cacheUnauthorizedTTLMs: number };
 }
 
 export interface KubeletFlags {

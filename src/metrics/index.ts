@@ -81,4 +81,24 @@ export const metrics = {
     labelNames: ['path'] as const,
     registers: [registry],
   }),
+  /** Upstream pkg/kubelet/server/metrics: path is the route bucket, server_type readonly|readwrite. */
+  httpRequests: new Counter({
+    name: 'kubelet_http_requests_total',
+    help: 'Number of the http requests received since the server started',
+    labelNames: ['method', 'path', 'server_type', 'long_running'] as const,
+    registers: [registry],
+  }),
+  httpRequestDuration: new Histogram({
+    name: 'kubelet_http_requests_duration_seconds',
+    help: 'Duration in seconds to serve http requests',
+    labelNames: ['method', 'path', 'server_type', 'long_running'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  }),
+  httpInflightRequests: new Gauge({
+    name: 'kubelet_http_inflight_requests',
+    help: 'Number of the inflight http requests',
+    labelNames: ['method', 'path', 'server_type', 'long_running'] as const,
+    registers: [registry],
+  }),
 };

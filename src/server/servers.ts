@@ -9,13 +9,21 @@ import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { HEALTHZ_ROUTES, notFound, READ_ONLY_ROUTES, type Reply, type Route } from './routes.js';
 import type { RunningServers, ServerAddress, ServerProvider, ServersOptions } from './types.js';
+import type { Server as HttpsServer } from 'node:https';
+import { trackRequest, type ServerType } from './http-metrics.js';
+import { listenMain } from './main-server.js';
+import { buildMainRouter, isDebugPath } from './main-routes.js';
 
 const MAX_HEADER_BYTES = 16 * 1024;
 
-async function handle(routes: Record<string, Route>, provider: ServerProvider, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(routes: Record<string, Route>, provider: ServerProvider, req: IncomingMessage, res: ServerResponse, serverType?: ServerType): Promise<void> {
   let reply: Reply;
   const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
+  const end = serverType ? trackRequest(req.method ?? 'GET', path, serverType, false) : undefined;
+  res.once('close', () => end?.());
+  if (serverType === 'readonly' && isDebugPath(path)) {
+    reply = { status: 405, contentType: 'text/plain', body: 'Debug endpoints are disabled.\n' };
+  } else if (req.method !== 'GET' && req.method !== 'HEAD') {
     reply = { status: 405, contentType: 'text/plain', body: `405 method ${req.method} not allowed on ${path}\n` };
   } else {
     const route = routes[path];
@@ -30,9 +38,9 @@ async function handle(routes: Record<string, Route>, provider: ServerProvider, r
   res.end(req.method === 'HEAD' ? undefined : reply.body);
 }
 
-function listen(name: string, addr: ServerAddress, routes: Record<string, Route>, provider: ServerProvider): Promise<Server> {
+function listen(name: string, addr: ServerAddress, routes: Record<string, Route>, provider: ServerProvider, serverType?: ServerType): Promise<Server> {
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 }, (req, res) => {
-    void handle(routes, provider, req, res).catch(() => res.destroy());
+    void handle(routes, provider, req, res, serverType).catch(() => res.destroy());
   });
   server.keepAliveTimeout = 5_000;
   return new Promise((resolve, reject) => {
@@ -45,7 +53,7 @@ function listen(name: string, addr: ServerAddress, routes: Record<string, Route>
   });
 }
 
-function close(server: Server | undefined): Promise<void> {
+function close(server: Server | HttpsServer | undefined): Promise<void> {
   if (!server) return Promise.resolve();
   return new Promise((resolve) => {
     server.close(() => resolve());
@@ -57,16 +65,24 @@ export async function startServers(opts: ServersOptions): Promise<RunningServers
   const healthz = opts.healthz && opts.healthz.port !== 0 ? await listen('healthz', opts.healthz, HEALTHZ_ROUTES, opts.provider) : undefined;
   let readOnly: Server | undefined;
   try {
-    readOnly = opts.readOnly && opts.readOnly.port !== 0 ? await listen('read-only', opts.readOnly, READ_ONLY_ROUTES, opts.provider) : undefined;
+    readOnly = opts.readOnly && opts.readOnly.port !== 0 ? await listen('read-only', opts.readOnly, READ_ONLY_ROUTES, opts.provider, 'readonly') : undefined;
   } catch (err) {
     await close(healthz);
+    throw err;
+  }
+  let main: HttpsServer | undefined;
+  try {
+    main = opts.main && opts.main.port !== 0 ? await listenMain(opts.main, buildMainRouter(opts.main)) : undefined;
+  } catch (err) {
+    await Promise.all([close(healthz), close(readOnly)]);
     throw err;
   }
   return {
     healthzPort: healthz ? (healthz.address() as AddressInfo).port : undefined,
     readOnlyPort: readOnly ? (readOnly.address() as AddressInfo).port : undefined,
+    port: main ? (main.address() as AddressInfo).port : undefined,
     close: async () => {
-      await Promise.all([close(healthz), close(readOnly)]);
+      await Promise.all([close(healthz), close(readOnly), close(main)]);
     },
   };
 }

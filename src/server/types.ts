@@ -1,4 +1,6 @@
 import type { Pod } from '../api/types.js';
+import type { KubeletAuthentication, KubeletAuthorization } from '../config/types.js';
+import type { ReviewClient } from './auth/types.js';
 
 /** What the HTTP servers read from the kubelet; nothing here can change a pod. */
 export interface ServerProvider {
@@ -11,15 +13,62 @@ export interface ServerProvider {
 
 export interface ServerAddress { address: string; port: number }
 
+/** The CRI calls behind /run, /exec, /attach and /portForward (upstream's streaming runtime). */
+export interface StreamingRuntime {
+  execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
+  exec(req: { containerId: string; cmd: string[]; tty?: boolean; stdin?: boolean; stdout?: boolean; stderr?: boolean }): Promise<string>;
+  attach(req: { containerId: string; stdin?: boolean; tty?: boolean; stdout?: boolean; stderr?: boolean }): Promise<string>;
+  portForward(podSandboxId: string, ports: number[]): Promise<string>;
+}
+
+/** What the main (authenticated) port reads and drives, beyond the read-only provider. */
+export interface MainServerProvider extends ServerProvider {
+  /** The running container of namespace/pod (and pod UID when given), or undefined. */
+  findContainer(namespace: string, pod: string, container: string, uid?: string): Promise<{ containerId: string; podSandboxId: string } | undefined>;
+  /** The ready sandbox of namespace/pod, or undefined. */
+  findSandbox(namespace: string, pod: string, uid?: string): Promise<string | undefined>;
+  /** Pods as the runtime sees them (upstream /runningpods/). */
+  runningPods(): Promise<Pod[]>;
+  /** The running configuration (upstream /configz body). */
+  configz(): unknown;
+  streaming: StreamingRuntime;
+}
+
+/** The main port (address:port, TLS, authenticated). */
+export interface MainServerOptions extends ServerAddress {
+  provider: MainServerProvider;
+  nodeName: string;
+  rootDir: string;
+  /** Extra IP SANs of a generated serving certificate. */
+  nodeIPs?: string[];
+  tlsCertFile: string;
+  tlsPrivateKeyFile: string;
+  tlsMinVersion: string;
+  tlsCipherSuites: readonly string[];
+  authentication: KubeletAuthentication;
+  authorization: KubeletAuthorization;
+  /** The API server client of the auth webhooks; undefined in standalone mode. */
+  reviewClient?: ReviewClient;
+  enableDebuggingHandlers: boolean;
+  streamingConnectionIdleTimeoutMs: number;
+  /** Root of /logs/ (default /var/log). */
+  nodeLogDir?: string;
+  /** Concurrent exec/attach/port-forward streams at most (default 64). */
+  maxStreams?: number;
+}
+
 export interface ServersOptions {
   healthz?: ServerAddress;
   readOnly?: ServerAddress;
   provider: ServerProvider;
+  main?: MainServerOptions;
 }
 
 export interface RunningServers {
   /** Bound ports (useful when 0 was asked for an ephemeral port in tests). */
   healthzPort?: number;
   readOnlyPort?: number;
+  /** The main (TLS) port. */
+  port?: number;
   close(): Promise<void>;
 }

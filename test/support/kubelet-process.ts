@@ -33,7 +33,7 @@ export function makeKubeletDirs(): { dir: string; manifests: string } {
   return { dir, manifests };
 }
 
-export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; healthzPort?: number; extraArgs?: string[]; logLevel?: string }): KubeletProcess {
+export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; port?: number; healthzPort?: number; extraArgs?: string[]; logLevel?: string }): KubeletProcess {
   const readOnlyPort = opts.readOnlyPort ?? randomPort();
   const healthzPort = opts.healthzPort ?? randomPort();
   const config = join(opts.dir, 'config.yaml');
@@ -43,6 +43,7 @@ export function startKubelet(opts: { dir: string; manifests: string; endpoint: s
     `staticPodPath: ${opts.manifests}`,
     `containerRuntimeEndpoint: ${opts.endpoint}`,
     `readOnlyPort: ${readOnlyPort}`,
+    `port: ${opts.port ?? randomPort()}`,
     'address: 127.0.0.1',
     `healthzPort: ${healthzPort}`,
     `podLogsDir: ${join(opts.dir, 'logs')}`,

@@ -1,0 +1,45 @@
+/**
+ * The main port's routes: everything the read-only port serves, the streaming routes, and the
+ * debugging routes (/runningpods/, /configz, /logs/, /debug/...), gated by
+ * enableDebuggingHandlers as upstream. Other subsystems mount here with one line each, e.g.
+ *   router.add('GET', '/containerLogs/{namespace}/{pod}/{container}', (q, s, p) => handleContainerLogs(q, s, p, deps), { debug: true, longRunning: true });
+ */
+import { sendJson, sendReply } from './respond.js';
+import { READ_ONLY_ROUTES, type Route } from './routes.js';
+import { Router } from './router.js';
+import { mountStreamingRoutes } from './streaming-routes.js';
+import { nodeLogsHandler } from './node-logs.js';
+import type { MainServerOptions, MainServerProvider } from './types.js';
+
+/** Paths the read-only port and a disabled main port answer with 405 (upstream InstallDebuggingDisabledHandlers). */
+export const DEBUG_PATH_PREFIXES = ['/run/', '/exec/', '/attach/', '/portForward/', '/containerLogs/', '/runningpods/', '/debug/', '/logs/', '/configz'];
+
+export function isDebugPath(path: string): boolean {
+  return DEBUG_PATH_PREFIXES.some((p) => path === p || path.startsWith(p) || path === p.replace(/\/$/, ''));
+}
+
+/** Mounts a read-only Reply route (provider → Reply) on the router. */
+export function mountReplyRoute(router: Router, path: string, route: Route, provider: MainServerProvider): void {
+  router.add('GET', path, async (_req, res) => sendReply(res, await route(provider)));
+}
+
+function diagnostics(): unknown {
+  return {
+    pid: process.pid, uptimeSeconds: process.uptime(), node: process.version,
+    memory: process.memoryUsage(), resourceUsage: process.resourceUsage(),
+  };
+}
+
+export function buildMainRouter(opts: MainServerOptions): Router {
+  const router = new Router();
+  const p = opts.provider;
+  for (const [path, route] of Object.entries(READ_ONLY_ROUTES)) mountReplyRoute(router, path, route, p);
+  mountStreamingRoutes(router, { provider: p, idleTimeoutMs: opts.streamingConnectionIdleTimeoutMs, maxStreams: opts.maxStreams ?? 64 });
+  const debug = { debug: true };
+  router
+    .add('GET', '/runningpods/', async (_q, res) => sendJson(res, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: await p.runningPods() }), debug)
+    .add('GET', '/configz', (_q, res) => sendJson(res, { kubeletconfig: p.configz() }), debug)
+    .add('GET', '/logs/{path...}', nodeLogsHandler(opts.nodeLogDir ?? '/var/log'), debug)
+    .add('GET', '/debug/pprof/', (_q, res) => sendJson(res, diagnostics()), debug);
+  return router;
+}

@@ -1,0 +1,189 @@
+/**
+ * The authenticated kubelet API against real containerd: the real CLI on a TLS main port with
+ * client certificates from a test CA; exec, attach and port-forward over WebSocket (v4 channel
+ * protocol) proxied to containerd's streaming server, and /run through ExecSync.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { connectRuntime } from '../../src/cri/index.js';
+import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
+import { getPods, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { issue, makeCA, type CertFiles } from '../support/pki.js';
+import { createReviewWebhook, startReviewServer } from '../support/review-webhook.js';
+
+const NS = `api-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
+const IMAGE = TEST_IMAGES.busybox;
+
+const endpoint = await runtimeEndpoint();
+const { runtime } = connectRuntime(endpoint);
+const { dir, manifests } = makeKubeletDirs();
+const ca = makeCA('api-ca');
+const alice = issue(ca, 'alice', { cn: 'alice' });
+const PORT = randomPort();
+/** Static pods are named <name>-<node name>. */
+const POD = 'api-e2e-node';
+let kubelet: KubeletProcess | undefined;
+let servingCA: Buffer;
+
+before(async () => {
+  writeFileSync(join(manifests, 'api.json'), JSON.stringify({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'api', namespace: NS },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        { name: 'web', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; mkdir -p /www; echo hello-pf > /www/index.html; httpd -f -p 8080 -h /www & wait"] },
+        { name: 'reader', image: IMAGE, imagePullPolicy: 'IfNotPresent', stdin: true, command: ['sh', '-c', 'while read l; do echo "got:$l"; done'] },
+      ],
+    },
+  }));
+  kubelet = startKubelet({ dir, manifests, endpoint, port: PORT, extraArgs: [`--client-ca-file=${ca.cert}`, '--authorization-mode=AlwaysAllow'] });
+  await waitFor('both containers running', 90_000, async () => {
+    const pod = (await getPods(kubelet!)).find((p) => p.metadata?.name === POD);
+    const st = pod?.status?.containerStatuses ?? [];
+    return st.length === 2 && st.every((c) => c.state?.running) ? true : undefined;
+  }, 250);
+  servingCA = readFileSync(join(dir, 'root', 'pki', 'kubelet.crt'));
+});
+
+after(async () => {
+  if (kubelet) await stopKubelet(kubelet);
+  await removeTestPods(runtime, { namespace: NS });
+  runtime.close();
+});
+
+function tlsOpts(cert?: CertFiles) {
+  return { ca: servingCA, servername: 'localhost', ...(cert ? { cert: readFileSync(cert.cert), key: readFileSync(cert.key) } : {}) };
+}
+
+function post(path: string, cert?: CertFiles): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port: PORT, path, method: 'POST', timeout: 20_000, ...tlsOpts(cert) }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A v4.channel.k8s.io session: frames are [channel, ...payload]; collects per-channel output. */
+function channelSession(path: string): Promise<{ ws: WebSocket; out: Map<number, Buffer>; closed: Promise<void>; wait(ch: number, re: RegExp): Promise<string> }> {
+  const ws = new WebSocket(`wss://127.0.0.1:${PORT}${path}`, ['v4.channel.k8s.io'], tlsOpts(alice));
+  const out = new Map<number, Buffer>();
+  const waiters: Array<() => void> = [];
+  ws.on('message', (data: Buffer) => {
+    const ch = data[0]!;
+    out.set(ch, Buffer.concat([out.get(ch) ?? Buffer.alloc(0), data.subarray(1)]));
+    for (const w of waiters.splice(0)) w();
+  });
+  const closed = new Promise<void>((resolve) => ws.on('close', () => resolve()));
+  const wait = (ch: number, re: RegExp) => waitFor(`channel ${ch} to match ${re}`, 20_000, () => {
+    const text = out.get(ch)?.toString('utf8') ?? '';
+    return re.test(text) ? text : undefined;
+  }, 50);
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve({ ws, out, closed, wait }));
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+}
+
+test('no client certificate → 401 on the main port', async () => {
+  assert.equal((await post(`/run/${NS}/${POD}/web?cmd=true`)).status, 401);
+});
+
+test('/run returns the command output', async () => {
+  const r = await post(`/run/${NS}/${POD}/web?cmd=echo%20hello%20run`, alice);
+  assert.equal(r.status, 200);
+  assert.equal(r.body, 'hello run\n');
+});
+
+test('exec over WebSocket returns output and exit status', async () => {
+  const cmd = ['sh', '-c', 'echo hello-exec; echo oops >&2; exit 3'].map((c) => `command=${encodeURIComponent(c)}`).join('&');
+  const s = await channelSession(`/exec/${NS}/${POD}/web?${cmd}&stdout=1&stderr=1`);
+  await s.closed;
+  assert.equal(s.out.get(1)?.toString(), 'hello-exec\n');
+  assert.equal(s.out.get(2)?.toString(), 'oops\n');
+  const status = JSON.parse(s.out.get(3)!.toString());
+  assert.equal(status.status, 'Failure');
+  assert.equal(status.details.causes.find((c: { reason: string }) => c.reason === 'ExitCode').message, '3');
+  const ok = await channelSession(`/exec/${NS}/${POD}/web?command=true&stdout=1`);
+  await ok.closed;
+  assert.equal(JSON.parse(ok.out.get(3)!.toString()).status, 'Success');
+});
+
+test('attach to a container reading stdin', async () => {
+  const s = await channelSession(`/attach/${NS}/${POD}/reader?stdin=1&stdout=1`);
+  s.ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('ping\n')]));
+  await s.wait(1, /got:ping/);
+  s.ws.close();
+  await s.closed;
+});
+
+test('port-forward reaches a port served by the pod', async () => {
+  const s = await channelSession(`/portForward/${NS}/${POD}?port=8080`);
+  // Each port has a data (0) and an error (1) channel; both open with the port number (uint16 LE).
+  await waitFor('port headers', 10_000, () => (s.out.get(0)?.length ?? 0) >= 2 ? true : undefined, 20);
+  assert.equal(s.out.get(0)!.readUInt16LE(0), 8080);
+  s.out.set(0, Buffer.alloc(0));
+  s.ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n')]));
+  const reply = await s.wait(0, /hello-pf/);
+  assert.match(reply, /^HTTP\/1\.[01] 200/);
+  s.ws.close();
+  await s.closed;
+});
+
+test('a SPDY/3.1 upgrade is passed through to the runtime (101 with the negotiated protocol)', async () => {
+  const reply = await new Promise<{ status: number; upgrade?: string; protocol?: string }>((resolve, reject) => {
+    const req = httpsRequest({
+      host: '127.0.0.1', port: PORT, method: 'POST', path: `/exec/${NS}/${POD}/web?command=true&stdout=1`, ...tlsOpts(alice),
+      headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' },
+    });
+    req.on('upgrade', (res, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode!, upgrade: res.headers.upgrade, protocol: res.headers['x-stream-protocol-version'] as string });
+    });
+    req.on('response', (res) => resolve({ status: res.statusCode! }));
+    req.on('error', reject);
+    req.end();
+  });
+  assert.deepEqual(reply, { status: 101, upgrade: 'SPDY/3.1', protocol: 'v4.channel.k8s.io' });
+});
+
+test('Webhook mode through --kubeconfig: the review server denies → 403 with the attributes, allows → 200', async () => {
+  const hook = createReviewWebhook({
+    tokens: {},
+    authorize: (spec) => (spec.resourceAttributes?.subresource === 'proxy' ? { allowed: true } : { allowed: false, reason: 'only proxy' }),
+  });
+  const review = await startReviewServer(hook, ca);
+  try {
+    await stopKubelet(kubelet!);
+    kubelet = startKubelet({ dir, manifests, endpoint, port: PORT, extraArgs: [`--client-ca-file=${ca.cert}`, '--authorization-mode=Webhook', `--kubeconfig=${review.kubeconfig}`] });
+    const run = await waitFor('main port back', 30_000, () => post(`/run/${NS}/${POD}/web?cmd=echo%20via-webhook`, alice), 200);
+    assert.equal(run.status, 200);
+    assert.equal(run.body, 'via-webhook\n');
+    const stats = await get(`/stats/summary`, alice);
+    assert.equal(stats.status, 403);
+    assert.match(stats.body, /Forbidden \(user=alice, verb=get, resource=nodes, subresource=stats\)/);
+    assert.deepEqual(hook.accessReviews.at(-1)!.resourceAttributes, { namespace: '', verb: 'get', group: '', version: 'v1', resource: 'nodes', subresource: 'stats', name: 'e2e-node' });
+  } finally {
+    await review.close();
+  }
+});
+
+function get(path: string, cert?: CertFiles): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port: PORT, path, timeout: 20_000, ...tlsOpts(cert) }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
