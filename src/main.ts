@@ -18,6 +18,8 @@ import { Kubelet } from './kubelet/kubelet.js';
 import { detectNodeIP } from './kubelet/node-ip.js';
 import { computeNodeInfo } from './kubelet/node-info.js';
 import { createRecorder } from './events/index.js';
+import { createProbeManager } from './prober/index.js';
+import { probeRegistry } from './metrics/probes.js';
 import { log } from './util/log.js';
 
 export const VERSION = 'v0.1.0-kubelet-ts';
@@ -53,11 +55,13 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     evictionHard: kc.evictionHard, nodeLabels: config.flags.nodeLabels,
   });
   log('kubelet').info({ capacity: node.capacity, allocatable: node.allocatable, labels: node.labels }, 'Node allocatable for admission');
+  const prober = createProbeManager({ runtime: criRuntime, recorder });
   const runtime = createRuntimeManager({
     runtime: criRuntime, images, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
     cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot || '/',
+    probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
   });
   const version = await runtime.version().catch((err: unknown) => {
     log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');
@@ -89,6 +93,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const kubelet = new Kubelet({
     nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
     runtime, pleg, cache, statusManager, sources: new Set(sources.keys()), recorder,
+    probes: prober, prober,
   });
 
   const servers = await startServers({
@@ -98,6 +103,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       podsWithStatus: () => kubelet.podManager.getPods().map((p): Pod => ({ ...p, status: statusManager.getPodStatus(p.metadata!.uid!) ?? p.status ?? {} })),
       healthErrors: () => kubelet.healthErrors(),
       metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+      probeMetrics: async () => ({ contentType: probeRegistry.contentType, body: await probeRegistry.metrics() }),
     },
   });
 
@@ -107,6 +113,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     stopping ??= (async () => {
       podConfig.stop();
       kubelet.stop();
+      prober.stop();
       await done.catch(() => undefined);
       await servers.close();
       criRuntime.close();

@@ -7,6 +7,8 @@ export interface ServerProvider {
   /** Empty when healthy; otherwise one line per failed check. */
   healthErrors(): string[];
   metrics(): Promise<{ contentType: string; body: string }>;
+  /** /metrics/probes (prober_probe_total, prober_probe_duration_seconds); absent = 404. */
+  probeMetrics?(): Promise<{ contentType: string; body: string }>;
 }
 
 export interface ServerAddress { address: string; port: number }
