@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   KTS_ERR_SANDBOX: 'A pod sandbox could not be created or inspected.',
   KTS_ERR_NATIVE: 'The native addon failed in a way that is not "not built".',
   KTS_ERR_HTTP: 'A request to one of the agent\'s HTTP servers was malformed.',
+  KTS_ERR_CONTAINER_LOGS: 'A container log request was invalid, named no known container or log, or tried to leave the pod\'s log directory.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -20,6 +20,8 @@ import { computeNodeInfo } from './kubelet/node-info.js';
 import { createRecorder } from './events/index.js';
 import { createProbeManager } from './prober/index.js';
 import { probeRegistry } from './metrics/probes.js';
+import { createLogRotation, type ContainerLogsDeps } from './logs/index.js';
+import { parseQuantity } from './util/quantity.js';
 import { log } from './util/log.js';
 
 export const VERSION = 'v0.1.0-kubelet-ts';
@@ -29,6 +31,8 @@ export interface Daemon {
   /** Every event the agent raised (log sink always; apiserver sink in API server mode). */
   recorder: ReturnType<typeof createRecorder>;
   servers: RunningServers;
+  /** What handleContainerLogs (src/server/container-logs.ts) needs; mount it on the authenticated port. */
+  containerLogs: ContainerLogsDeps;
   /** Resolves when the sync loop has stopped. */
   done: Promise<void>;
   stop(): Promise<void>;
@@ -107,6 +111,19 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     },
   });
 
+  const logRotation = createLogRotation({
+    runtime: criRuntime, maxSizeBytes: parseQuantity(kc.containerLogMaxSize), maxFiles: kc.containerLogMaxFiles, intervalMs: kc.containerLogMonitorIntervalMs,
+  });
+  logRotation.start();
+  const containerLogs: ContainerLogsDeps = {
+    podLogsDir: kc.podLogsDir,
+    getPod: (ns, name) => kubelet.podManager.getPods().find((p) => p.metadata?.name === name && (p.metadata?.namespace ?? 'default') === ns),
+    isContainerRunning: async (pod, container) => {
+      const s = await runtime.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace ?? 'default');
+      return s.containerStatuses.find((c) => c.name === container)?.state === 'running';
+    },
+  };
+
   const done = kubelet.run(podConfig.updates());
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -114,6 +131,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       podConfig.stop();
       kubelet.stop();
       prober.stop();
+      logRotation.stop();
       await done.catch(() => undefined);
       await servers.close();
       criRuntime.close();
@@ -121,5 +139,5 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     })();
     return stopping;
   };
-  return { kubelet, recorder, servers, done, stop };
+  return { kubelet, recorder, servers, containerLogs, done, stop };
 }

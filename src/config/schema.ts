@@ -5,7 +5,8 @@
  */
 import type { KubeletConfiguration } from './types.js';
 
-export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap';
+export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap'
+  | 'quantity';
 
 export interface FieldSpec {
   /** Name in the YAML file (upstream KubeletConfiguration JSON name). */
@@ -65,6 +66,9 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'cgroupRoot', key: 'cgroupRoot', kind: 'string', default: '', flag: 'cgroup-root', help: "Cgroup where kubepods is created; '' = the root." },
   { name: 'systemReserved', key: 'systemReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'system-reserved', help: 'Resources reserved for the OS (cpu=200m,memory=500Mi): subtracted from allocatable.' },
   { name: 'kubeReserved', key: 'kubeReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'kube-reserved', help: 'Resources reserved for Kubernetes daemons (cpu=100m,memory=256Mi): subtracted from allocatable.' },
+  { name: 'containerLogMaxSize', key: 'containerLogMaxSize', kind: 'quantity', default: '10Mi', help: 'A container log file reaching this size is rotated (CRI ReopenContainerLog).' },
+  { name: 'containerLogMaxFiles', key: 'containerLogMaxFiles', kind: 'int', default: 5, help: 'Log files kept per container, the current one included.', min: 2 },
+  { name: 'containerLogMonitorInterval', key: 'containerLogMonitorIntervalMs', kind: 'duration', default: 10_000, help: 'How often container log sizes are checked for rotation.' },
   { name: 'evictionHard', key: 'evictionHard', kind: 'evictionMap', default: DEFAULT_EVICTION_HARD, flag: 'eviction-hard', help: 'Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available is subtracted from allocatable.' },
 ];
 
@@ -73,7 +77,7 @@ export const ACCEPTED_UNUSED = new Set([
   'authentication', 'authorization', 'cgroupDriver', 'evictionSoft',
   'featureGates', 'imageGCHighThresholdPercent', 'imageGCLowThresholdPercent', 'kubeAPIQPS', 'kubeAPIBurst',
   'serializeImagePulls', 'tlsCertFile', 'tlsPrivateKeyFile', 'rotateCertificates', 'serverTLSBootstrap',
-  'containerLogMaxSize', 'containerLogMaxFiles', 'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
+  'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
   'enforceNodeAllocatable', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
   'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'registerNode', 'staticPodURL', 'staticPodURLHeader',
   'logging', 'volumeStatsAggPeriod', 'streamingConnectionIdleTimeout', 'hairpinMode', 'eventRecordQPS',

@@ -32,6 +32,12 @@ export interface KubeletConfiguration {
   kubeReserved: Readonly<Record<string, string>>;
   /** Eviction signal → threshold, a quantity or a percentage (upstream evictionHard). */
   evictionHard: Readonly<Record<string, string>>;
+  /** Rotate a container log at this size, a quantity (upstream containerLogMaxSize, default 10Mi). */
+  containerLogMaxSize: string;
+  /** Files kept per container log, current included (upstream containerLogMaxFiles, default 5). */
+  containerLogMaxFiles: number;
+  /** Rotation check period (upstream containerLogMonitorInterval, default 10 s). */
+  containerLogMonitorIntervalMs: number;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
 }
 
