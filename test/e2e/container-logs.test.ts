@@ -40,7 +40,7 @@ function writePod(name: string, spec: object): void {
 before(async () => {
   writePod('printer', {
     containers: [
-      sh('c', `for i in 1 2 3 4 5; do echo line$i; done; echo err >&2; head -c ${LONG} /dev/zero | tr '\\0' a; echo; echo done; exec sleep 600`),
+      sh('c', `for i in 1 2 3 4 5; do echo line$i; done; sleep 0.3; echo err >&2; sleep 0.3; head -c ${LONG} /dev/zero | tr '\\0' a; echo; echo done; exec sleep 600`),
       sh('side', 'exec sleep 600'),
     ],
   });
@@ -188,7 +188,13 @@ test('rotation at containerLogMaxSize keeps containerLogMaxFiles, and a follower
   await new Promise((r) => setTimeout(r, 500));
   controller.abort();
   await following;
+  const uid = daemon.kubelet.podManager.getPods().find((p) => p.metadata?.name === pod)!.metadata!.uid!;
+  const couldRun = (u: string) => daemon.kubelet.podWorkers.couldHaveRunningContainers(u) || !daemon.kubelet.podWorkers.isPodKnownTerminated(u);
   unlinkSync(join(manifests, 'chatty.json')); // stop burning CPU
+  // Wait for the agent to finish that kill: a pod still terminating when the agent stops keeps
+  // its pod worker retrying (Kubelet.stop does not stop pod workers).
+  await waitFor('chatty stopped', 30_000, async () => ((await cri.listContainers({ state: 'CONTAINER_RUNNING' })).some((c) => c.labels['io.kubernetes.pod.name'] === pod && c.labels['io.kubernetes.pod.namespace'] === NS) ? undefined : true), 200);
+  await waitFor('chatty worker done', 30_000, () => (couldRun(uid) ? undefined : true), 200);
   const files = readdirSync(ctrDir);
   assert.ok(files.length <= 3, `at most containerLogMaxFiles files: ${files.join(', ')}`);
   assert.ok(files.includes('0.log'));
