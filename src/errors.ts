@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   KTS_ERR_MANIFEST_URL: 'The manifest URL (staticPodURL) could not be read: connection, HTTP status or size bound.',
   KTS_ERR_IMAGE_GC: 'Image garbage collection could not free the space required (ImageGCFailed).',
   KTS_ERR_LOCK_FILE: 'The lock file (--lock-file) could not be taken or was lost.',
+  KTS_ERR_CONTAINER_LOGS: 'A container log request was invalid, named no known container or log, or tried to leave the pod\'s log directory.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -22,6 +22,10 @@ import { detectNodeIP } from './kubelet/node-ip.js';
 import { computeNodeInfo } from './kubelet/node-info.js';
 import { createRecorder } from './events/index.js';
 import { createNodeShutdownManager, signalTrigger, NodeShutdownReason } from './nodeshutdown/index.js';
+import { createProbeManager } from './prober/index.js';
+import { probeRegistry } from './metrics/probes.js';
+import { createLogRotation, type ContainerLogsDeps } from './logs/index.js';
+import { parseQuantity } from './util/quantity.js';
 import { log } from './util/log.js';
 import { birthCry } from './version.js';
 
@@ -32,6 +36,8 @@ export interface Daemon {
   /** Every event the agent raised (log sink always; apiserver sink in API server mode). */
   recorder: ReturnType<typeof createRecorder>;
   servers: RunningServers;
+  /** What handleContainerLogs (src/server/container-logs.ts) needs; mount it on the authenticated port. */
+  containerLogs: ContainerLogsDeps;
   /** Resolves when the sync loop has stopped. */
   done: Promise<void>;
   /** --runonce: waits for the pods of the sources and reports one result per pod. */
@@ -61,12 +67,14 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     evictionHard: kc.evictionHard, nodeLabels: config.flags.nodeLabels,
   });
   log('kubelet').info({ capacity: node.capacity, allocatable: node.allocatable, labels: node.labels }, 'Node allocatable for admission');
+  const prober = createProbeManager({ runtime: criRuntime, recorder });
   const runtime = createRuntimeManager({
     runtime: criRuntime, images, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
     cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot || '/',
     imagePulls: { serialize: kc.serializeImagePulls, maxParallel: kc.maxParallelImagePulls },
+    probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
   });
   const version = await runtime.version().catch((err: unknown) => {
     log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');
@@ -103,12 +111,22 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
     runtime, pleg, cache, statusManager, sources: new Set(sources.keys()), recorder,
     admitHandlers: [(pod) => nodeShutdown.admit(pod)],
+    probes: prober, prober,
   });
 
   const readProvider = {
     podsWithStatus: () => kubelet.podManager.getPods().map((p): Pod => ({ ...p, status: statusManager.getPodStatus(p.metadata!.uid!) ?? p.status ?? {} })),
     healthErrors: () => kubelet.healthErrors(),
     metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+    probeMetrics: async () => ({ contentType: probeRegistry.contentType, body: await probeRegistry.metrics() }),
+  };
+  const containerLogs: ContainerLogsDeps = {
+    podLogsDir: kc.podLogsDir,
+    getPod: (ns, name) => kubelet.podManager.getPods().find((p) => p.metadata?.name === name && (p.metadata?.namespace ?? 'default') === ns),
+    isContainerRunning: async (pod, container) => {
+      const s = await runtime.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace ?? 'default');
+      return s.containerStatuses.find((c) => c.name === container)?.state === 'running';
+    },
   };
   const servers = await startServers({
     healthz: { address: kc.healthzBindAddress, port: kc.healthzPort },
@@ -121,6 +139,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       reviewClient: config.flags.kubeconfig ? reviewClientFromKubeconfig(config.flags.kubeconfig) : undefined,
       enableDebuggingHandlers: kc.enableDebuggingHandlers, streamingConnectionIdleTimeoutMs: kc.streamingConnectionIdleTimeoutMs,
       provider: mainServerProvider(readProvider, runtime, criRuntime, () => renderConfigz(kc)),
+      containerLogs,
     },
   });
 
@@ -140,6 +159,10 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     killPod: (pod, grace, message) => kubelet.evictPod(pod, message, grace, NodeShutdownReason),
   });
   if (!config.flags.runOnce) nodeShutdown.start();
+  const logRotation = createLogRotation({
+    runtime: criRuntime, maxSizeBytes: parseQuantity(kc.containerLogMaxSize), maxFiles: kc.containerLogMaxFiles, intervalMs: kc.containerLogMonitorIntervalMs,
+  });
+  logRotation.start();
   const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -148,6 +171,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       imageGC.stop();
       nodeShutdown.stop();
       kubelet.stop();
+      prober.stop();
+      logRotation.stop();
       await done.catch(() => undefined);
       await servers.close();
       criRuntime.close();
@@ -155,5 +180,5 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     })();
     return stopping;
   };
-  return { kubelet, recorder, servers, done, stop, runOnce: once && (() => once.run()) };
+  return { kubelet, recorder, servers, containerLogs, done, stop, runOnce: once && (() => once.run()) };
 }

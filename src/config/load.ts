@@ -113,6 +113,10 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
         const q = tryParseQuantity(v);
         return q === undefined || q < 0 ? `"${v}" is not a non-negative quantity` : undefined;
       });
+    case 'quantity': {
+      const q = typeof raw === 'string' || typeof raw === 'number' ? tryParseQuantity(raw) : undefined;
+      return q === undefined || q <= 0 ? bad('must be a positive quantity such as "10Mi"') : { value: String(raw) };
+    }
     case 'evictionMap':
       return convertMap(raw, where, '<', 'a map of eviction signal to threshold such as {memory.available: 100Mi}', (k, v) => {
         if (!EVICTION_SIGNALS.includes(k)) return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;

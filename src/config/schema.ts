@@ -7,7 +7,7 @@ import type { KubeletConfiguration } from './types.js';
 import { DEFAULT_AUTHENTICATION, DEFAULT_AUTHORIZATION } from './auth-defaults.js';
 
 export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap' | 'headerMap'
-  | 'authentication' | 'authorization' | 'tlsVersion' | 'cipherSuites';
+  | 'authentication' | 'authorization' | 'tlsVersion' | 'cipherSuites' | 'quantity';
 
 export interface FieldSpec {
   /** Name in the YAML file (upstream KubeletConfiguration JSON name). */
@@ -76,6 +76,9 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'maxParallelImagePulls', key: 'maxParallelImagePulls', kind: 'int', default: 0, help: 'Most pulls at once when serializeImagePulls is false; 0 = no limit.', min: 0 },
   { name: 'shutdownGracePeriod', key: 'shutdownGracePeriodMs', kind: 'duration', default: 0, help: 'Total time the node shutdown manager delays shutdown for pods; 0 disables it.' },
   { name: 'shutdownGracePeriodCriticalPods', key: 'shutdownGracePeriodCriticalPodsMs', kind: 'duration', default: 0, help: 'Part of shutdownGracePeriod kept for critical pods.' },
+  { name: 'containerLogMaxSize', key: 'containerLogMaxSize', kind: 'quantity', default: '10Mi', help: 'A container log file reaching this size is rotated (CRI ReopenContainerLog).' },
+  { name: 'containerLogMaxFiles', key: 'containerLogMaxFiles', kind: 'int', default: 5, help: 'Log files kept per container, the current one included.', min: 2 },
+  { name: 'containerLogMonitorInterval', key: 'containerLogMonitorIntervalMs', kind: 'duration', default: 10_000, help: 'How often container log sizes are checked for rotation.' },
   { name: 'evictionHard', key: 'evictionHard', kind: 'evictionMap', default: DEFAULT_EVICTION_HARD, flag: 'eviction-hard', help: 'Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available is subtracted from allocatable.' },
   { name: 'authentication', key: 'authentication', kind: 'authentication', default: DEFAULT_AUTHENTICATION, help: 'Main port: x509.clientCAFile, webhook.enabled/cacheTTL (TokenReview), anonymous.enabled (default false).' },
   { name: 'authorization', key: 'authorization', kind: 'authorization', default: DEFAULT_AUTHORIZATION, help: 'Main port: mode AlwaysAllow or Webhook (SubjectAccessReview), webhook.cacheAuthorizedTTL/cacheUnauthorizedTTL.' },
@@ -91,7 +94,7 @@ export const ACCEPTED_UNUSED = new Set([
   'cgroupDriver', 'evictionSoft',
   'featureGates', 'kubeAPIQPS', 'kubeAPIBurst',
   'rotateCertificates', 'serverTLSBootstrap',
-  'containerLogMaxSize', 'containerLogMaxFiles', 'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
+  'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
   'enforceNodeAllocatable',
   'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'registerNode',
   'logging', 'volumeStatsAggPeriod', 'hairpinMode', 'eventRecordQPS',

@@ -58,6 +58,12 @@ export interface KubeletConfiguration {
   tlsCipherSuites: readonly string[];
   /** An exec/attach/port-forward stream idle this long is closed (upstream default 4h). */
   streamingConnectionIdleTimeoutMs: number;
+  /** Rotate a container log at this size, a quantity (upstream containerLogMaxSize, default 10Mi). */
+  containerLogMaxSize: string;
+  /** Files kept per container log, current included (upstream containerLogMaxFiles, default 5). */
+  containerLogMaxFiles: number;
+  /** Rotation check period (upstream containerLogMonitorInterval, default 10 s). */
+  containerLogMonitorIntervalMs: number;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
 }
 

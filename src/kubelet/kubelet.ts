@@ -16,6 +16,7 @@ import type { PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } fr
 import type { ApiPodStatus } from '../api/types.js';
 import type { StatusManager } from '../status/types.js';
 import type { EventRecorder } from '../events/types.js';
+import type { ProbeManager } from '../prober/types.js';
 import { generateAPIPodStatus, rejectedPodStatus } from '../status/generate.js';
 import type { ProbeResults } from '../status/container-statuses.js';
 import { DisruptionTarget } from '../status/conditions.js';
@@ -53,13 +54,16 @@ export interface KubeletDeps {
   admitHandlers?: ReadonlyArray<(pod: Pod) => AdmitResult>;
   /** Kubernetes events (Killing, Evicted, ...); default: dropped. */
   recorder?: EventRecorder;
+  /** Probe workers: told each pod's status, their result changes sync the pod. Default: none. */
+  prober?: ProbeManager;
   clock?: Clock;
   syncPeriodMs?: number;
   housekeepingPeriodMs?: number;
   gcPeriodMs?: number;
 }
 
-type InboxItem = { kind: 'config'; update: PodUpdate } | { kind: 'pleg'; event: PodLifecycleEvent } | { kind: 'sync' } | { kind: 'housekeeping' };
+type InboxItem = { kind: 'config'; update: PodUpdate } | { kind: 'pleg'; event: PodLifecycleEvent } | { kind: 'sync' } | { kind: 'housekeeping' }
+  | { kind: 'probe'; podUid: string };
 
 const EMPTY_WAITING: ReadonlyMap<string, ContainerWaiting> = new Map();
 /** How often a pod with a container waiting in back-off is looked at again. */
@@ -104,6 +108,8 @@ export class Kubelet implements PodSyncer {
   async run(updates: AsyncIterable<PodUpdate>): Promise<void> {
     await this.runtimeState.update();
     this.deps.pleg.watch((event) => this.push({ kind: 'pleg', event }));
+    // upstream syncLoop's livenessManager/readinessManager/startupManager channels.
+    this.deps.prober?.onResultChange((podUid) => this.push({ kind: 'probe', podUid }));
     this.deps.pleg.start();
     this.every(5000, () => void this.runtimeState.update());
     this.every(this.deps.syncPeriodMs ?? 1000, () => { if (!this.syncQueued) { this.syncQueued = true; this.push({ kind: 'sync' }); } });
@@ -175,6 +181,10 @@ export class Kubelet implements PodSyncer {
         return this.handleConfig(item.update);
       case 'pleg':
         return this.handlePLEGEvent(item.event);
+      case 'probe': {
+        const pod = this.podManager.getPodByUID(item.podUid);
+        return pod ? this.handlePodSyncs([pod]) : undefined;
+      }
       case 'sync': {
         this.syncQueued = false;
         const pods = this.podWorkers.takeDueForSync().map((uid) => this.podManager.getPodByUID(uid)).filter((p): p is Pod => p !== undefined);
@@ -315,6 +325,7 @@ export class Kubelet implements PodSyncer {
     this.deps.statusManager.removeOrphanStatuses(new Set([...desiredUids, ...workers.keys()]));
     for (const uid of this.waiting.keys()) if (!desiredUids.has(uid)) this.waiting.delete(uid);
     for (const uid of this.rejected) if (!desiredUids.has(uid)) this.rejected.delete(uid);
+    this.deps.prober?.cleanupPods(desiredUids);
 
     for (const pod of desired) {
       if (!workers.has(pod.metadata!.uid!) && !this.isRejected(pod)) this.dispatch(pod, 'create');
@@ -398,6 +409,7 @@ export class Kubelet implements PodSyncer {
     const ns = pod.metadata!.namespace ?? 'default';
     const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, name, ns));
     this.updateStatus(pod, status, false, statusFn);
+    this.deps.prober?.stopLivenessAndStartup(uid);
     log('kubelet').info({ pod: podFullName(pod), gracePeriod: gracePeriodSeconds }, 'Killing pod');
     await this.deps.runtime.killPod(pod, runningPodFromStatus(status), gracePeriodSeconds);
     void this.deps.pleg.relist();
@@ -431,6 +443,7 @@ export class Kubelet implements PodSyncer {
     });
     statusFn?.(apiStatus);
     this.deps.statusManager.setPodStatus(pod, apiStatus);
+    this.deps.prober?.updatePod(pod, apiStatus, podIsTerminal || isTerminalPhase(apiStatus.phase));
     if (apiStatus.phase === 'Running' && previous?.phase !== 'Running') {
       const seen = this.firstSeen.get(uid);
       if (seen !== undefined) {

@@ -3,6 +3,7 @@ import { cpus, totalmem } from 'node:os';
 import { createPodContainerManager } from '../cm/index.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { ImageService, RuntimeService } from '../cri/types.js';
+import type { EventRecorder } from '../events/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from './backoff.js';
 import { DEFAULT_GC_POLICY, type GCPolicy } from './gc.js';
@@ -54,6 +55,8 @@ export interface RuntimeManagerDeps {
    * container waits for a sidecar's startup probe; without this, a running sidecar counts as started.
    */
   startupProbeSucceeded?: (containerId: string) => boolean | undefined;
+  /** Container events (Killing after a failed probe); default: none. */
+  recorder?: EventRecorder;
   /** CrashLoopBackOff: first delay and cap (default 10 s and 5 min; reset after 2×max of clean running). */
   crashLoopBackOff?: BackOffSettings;
   /** ImagePullBackOff: first delay and cap (default 10 s and 5 min). */
@@ -106,6 +109,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     allocatable,
     probeFailure: deps.probeFailure,
     startupProbeSucceeded: deps.startupProbeSucceeded,
+    recorder: deps.recorder,
     crashLoopBackOff: backOff(deps.crashLoopBackOff),
     imagePullBackOff: backOff(deps.imagePullBackOff),
     gcPolicy: { ...DEFAULT_GC_POLICY, ...deps.gcPolicy },

@@ -15,7 +15,7 @@ import type { Container, Pod } from '../api/types.js';
 import type { RuntimeService } from '../cri/types.js';
 import { errorMessage } from '../errors.js';
 import { runtimeMessage } from './cri-errors.js';
-import { httpGet, newRequestForHTTPGetAction, type HttpGetAction } from './hook-http.js';
+import { httpGet, newRequestForHTTPGetAction, type HttpGetAction } from '../util/http-get.js';
 import { formatPod } from './pod-actions.js';
 
 /** Default bound of a postStart hook and of an HTTP hook request (upstream has none). */

@@ -99,6 +99,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       crashBackOff: this.crashBackOff,
       probeFailure: opts.probeFailure,
       startupProbeSucceeded: opts.startupProbeSucceeded,
+      recorder: opts.recorder,
       podLogsDir: opts.podLogsDir,
       rootDir: opts.rootDir,
       nodeName: opts.nodeName,

@@ -22,6 +22,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
+import type { EventRecorder } from '../events/types.js';
 import { ContainerStartError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import type { Backoff } from './backoff.js';
@@ -45,6 +46,8 @@ export interface SyncDeps {
   crashBackOff: Backoff;
   probeFailure?: ((containerId: string) => ProbeFailure | undefined) | undefined;
   startupProbeSucceeded?: ((containerId: string) => boolean | undefined) | undefined;
+  /** Killing events for containers killed after a failed probe (upstream killContainer's event). */
+  recorder?: EventRecorder | undefined;
   podLogsDir: string;
   rootDir: string;
   nodeName: string;
@@ -160,8 +163,14 @@ async function killWhatMustGo(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     return;
   }
   for (const k of actions.containersToKill) {
+    if (k.reason === 'LivenessProbe' || k.reason === 'StartupProbe') recordKilling(deps, pod, k.name, k.message);
     await killContainer(killDeps(deps), { id: k.id, name: k.name, pod, container: k.container, reason: k.reason, message: k.message });
   }
+}
+
+function recordKilling(deps: SyncDeps, pod: Pod, container: string, message: string): void {
+  const ref = { kind: 'Pod' as const, apiVersion: 'v1', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? 'default', uid: pod.metadata?.uid ?? '', fieldPath: `spec.containers{${container}}` };
+  deps.recorder?.event(ref, 'Normal', 'Killing', message);
 }
 
 /** A new sandbox restarts initialization from scratch: every old init container instance goes. */

@@ -1,14 +1,14 @@
 /**
  * The main port's routes: everything the read-only port serves, the streaming routes, and the
  * debugging routes (/runningpods/, /configz, /logs/, /debug/...), gated by
- * enableDebuggingHandlers as upstream. Other subsystems mount here with one line each, e.g.
- *   router.add('GET', '/containerLogs/{namespace}/{pod}/{container}', (q, s, p) => handleContainerLogs(q, s, p, deps), { debug: true, longRunning: true });
+ * enableDebuggingHandlers as upstream. Other subsystems mount here with one line each.
  */
 import { sendJson, sendReply } from './respond.js';
 import { READ_ONLY_ROUTES, type Route } from './routes.js';
 import { Router } from './router.js';
 import { mountStreamingRoutes } from './streaming-routes.js';
 import { nodeLogsHandler } from './node-logs.js';
+import { handleContainerLogs } from './container-logs.js';
 import type { MainServerOptions, MainServerProvider } from './types.js';
 
 /** Paths the read-only port and a disabled main port answer with 405 (upstream InstallDebuggingDisabledHandlers). */
@@ -41,5 +41,9 @@ export function buildMainRouter(opts: MainServerOptions): Router {
     .add('GET', '/configz', (_q, res) => sendJson(res, { kubeletconfig: p.configz() }), debug)
     .add('GET', '/logs/{path...}', nodeLogsHandler(opts.nodeLogDir ?? '/var/log'), debug)
     .add('GET', '/debug/pprof/', (_q, res) => sendJson(res, diagnostics()), debug);
+  const logs = opts.containerLogs;
+  if (logs) {
+    router.add('GET', '/containerLogs/{namespace}/{pod}/{container}', (q, s, prm) => handleContainerLogs(q, s, { namespace: prm.namespace!, pod: prm.pod!, container: prm.container! }, logs), { ...debug, longRunning: true });
+  }
   return router;
 }

@@ -23,12 +23,19 @@ export const metricsRoute: Route = async (p) => {
   return { status: 200, contentType: m.contentType, body: m.body };
 };
 
+export const probeMetricsRoute: Route = async (p) => {
+  if (!p.probeMetrics) return notFound('/metrics/probes');
+  const m = await p.probeMetrics();
+  return { status: 200, contentType: m.contentType, body: m.body };
+};
+
 /** Exact-path routes of the read-only port (upstream serves /pods, /healthz, /metrics, /stats there). */
 export const READ_ONLY_ROUTES: Record<string, Route> = {
   '/healthz': healthzRoute,
   '/pods': podsRoute,
   '/pods/': podsRoute,
   '/metrics': metricsRoute,
+  '/metrics/probes': probeMetricsRoute,
 };
 
 export const HEALTHZ_ROUTES: Record<string, Route> = { '/healthz': healthzRoute };

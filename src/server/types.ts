@@ -1,3 +1,4 @@
+import type { ContainerLogsDeps } from '../logs/types.js';
 import type { Pod } from '../api/types.js';
 import type { KubeletAuthentication, KubeletAuthorization } from '../config/types.js';
 import type { ReviewClient } from './auth/types.js';
@@ -9,6 +10,8 @@ export interface ServerProvider {
   /** Empty when healthy; otherwise one line per failed check. */
   healthErrors(): string[];
   metrics(): Promise<{ contentType: string; body: string }>;
+  /** /metrics/probes (prober_probe_total, prober_probe_duration_seconds); absent = 404. */
+  probeMetrics?(): Promise<{ contentType: string; body: string }>;
 }
 
 export interface ServerAddress { address: string; port: number }
@@ -55,6 +58,8 @@ export interface MainServerOptions extends ServerAddress {
   nodeLogDir?: string;
   /** Concurrent exec/attach/port-forward streams at most (default 64). */
   maxStreams?: number;
+  /** What /containerLogs reads; absent = the route is not mounted. */
+  containerLogs?: ContainerLogsDeps;
 }
 
 export interface ServersOptions {

@@ -12,6 +12,7 @@ import { createPodStatusCache } from '../../src/pleg/index.js';
 import { createStatusManager } from '../../src/status/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 import { FakePLEG } from './fake-pleg.js';
+import { FakeProber } from '../fakes/fake-prober.js';
 
 const Gi = 2 ** 30;
 
@@ -50,7 +51,7 @@ async function until(what: string, fn: () => boolean, ms = 5000) {
   }
 }
 
-function setup(opts: { maxPods?: number; memory?: number } = {}) {
+function setup(opts: { maxPods?: number; memory?: number; prober?: FakeProber } = {}) {
   const runtime = new StoppingRuntime();
   const cache = createPodStatusCache();
   const pleg = new FakePLEG(runtime, cache);
@@ -60,6 +61,7 @@ function setup(opts: { maxPods?: number; memory?: number } = {}) {
     nodeName: 'n', hostIP: '192.0.2.1', rootDir: mkdtempSync(join(tmpdir(), 'kts-kubelet-')), maxPods, syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods, capacity: { milliCPU: 2000, memory: opts.memory ?? 4 * Gi } }),
     runtime, pleg, cache, statusManager, sources: new Set(['file']), housekeepingPeriodMs: 30, syncPeriodMs: 20,
+    ...(opts.prober ? { prober: opts.prober, probes: opts.prober } : {}),
   });
   const updates = new Updates();
   const done = kubelet.run(updates);
@@ -194,5 +196,23 @@ test('a pod rejected once is admitted when added again with room, starting from 
   await until('y synced', () => runtime.synced.includes('y'));
   await until('fresh status', () => statusManager.getPodStatus('y')?.phase === 'Pending');
   assert.equal(statusManager.getPodStatus('y')?.reason, undefined);
+  await stop();
+});
+
+test('probe results reach the syncLoop: a result change syncs the pod and readiness sets ready', async () => {
+  const prober = new FakeProber();
+  const { runtime, updates, statusManager, stop } = setup({ prober });
+  updates.push({ op: 'ADD', pods: [pod('r', { containers: [{ name: 'a', image: 'x', readinessProbe: { exec: { command: ['true'] } } }] })], source: 'file' });
+  await until('synced', () => runtime.synced.includes('r'));
+  runtime.setContainer('r', 'c1', 'running', 'a');
+  await until('Running', () => statusManager.getPodStatus('r')?.phase === 'Running');
+  assert.ok(prober.updates.some((u) => u.uid === 'r' && !u.terminal), 'the prober is told the pod status');
+  assert.equal(statusManager.getPodStatus('r')?.containerStatuses?.[0]?.ready, false);
+  const before = runtime.synced.filter((u) => u === 'r').length;
+  prober.ready.set('c1', true);
+  prober.fire('r');
+  await until('resynced', () => runtime.synced.filter((u) => u === 'r').length > before);
+  await until('ready', () => statusManager.getPodStatus('r')?.containerStatuses?.[0]?.ready === true);
+  assert.equal(statusManager.getPodStatus('r')?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
   await stop();
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { HttpGetError, httpGet, MAX_RESP_BODY_BYTES, newRequestForHTTPGetAction, resolveContainerPort } from '../../src/kuberuntime/hook-http.js';
+import { HttpGetError, httpGet, MAX_RESP_BODY_BYTES, newRequestForHTTPGetAction, resolveContainerPort } from '../../src/util/http-get.js';
 
 const web = { name: 'web', ports: [{ name: 'http', containerPort: 8080 }, { name: 'admin', containerPort: 9090 }] };
 

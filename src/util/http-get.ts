@@ -1,5 +1,6 @@
 /**
- * HTTP GET for lifecycle hooks (and, later, httpGet probes), as upstream builds and sends it
+ * The one HTTP GET client of lifecycle hooks (kuberuntime) and httpGet probes (prober), as upstream
+ * builds and sends it
  * (pkg/probe/http/request.go NewRequestForHTTPGetAction, probe.ResolveContainerPort,
  * httpprobe.RedirectChecker(false), lifecycle/handlers.go runHTTPHandler):
  *
