@@ -6,6 +6,7 @@
 set -euo pipefail
 
 PACKAGES=(containerd runc containernetworking-plugins busybox-static iproute2 iptables skopeo)
+PACKAGES+=(prometheus)  # promtool check metrics for /metrics/resource and /metrics/cadvisor (stats tests)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -5,7 +5,7 @@
  */
 import type { KubeletConfiguration } from './types.js';
 
-export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap';
+export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap' | 'evictionGraceMap';
 
 export interface FieldSpec {
   /** Name in the YAML file (upstream KubeletConfiguration JSON name). */
@@ -66,11 +66,15 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'systemReserved', key: 'systemReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'system-reserved', help: 'Resources reserved for the OS (cpu=200m,memory=500Mi): subtracted from allocatable.' },
   { name: 'kubeReserved', key: 'kubeReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'kube-reserved', help: 'Resources reserved for Kubernetes daemons (cpu=100m,memory=256Mi): subtracted from allocatable.' },
   { name: 'evictionHard', key: 'evictionHard', kind: 'evictionMap', default: DEFAULT_EVICTION_HARD, flag: 'eviction-hard', help: 'Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available is subtracted from allocatable.' },
+  { name: 'evictionSoft', key: 'evictionSoft', kind: 'evictionMap', default: Object.freeze({}), flag: 'eviction-soft', help: 'Soft eviction thresholds: evict only after the signal stays past the threshold for its evictionSoftGracePeriod.' },
+  { name: 'evictionSoftGracePeriod', key: 'evictionSoftGracePeriod', kind: 'evictionGraceMap', default: Object.freeze({}), flag: 'eviction-soft-grace-period', help: 'Grace period per soft threshold (memory.available=1m30s).' },
+  { name: 'evictionPressureTransitionPeriod', key: 'evictionPressureTransitionPeriodMs', kind: 'duration', default: 300_000, flag: 'eviction-pressure-transition-period', help: 'How long a pressure condition stays True after its threshold is no longer met.' },
+  { name: 'evictionMaxPodGracePeriod', key: 'evictionMaxPodGracePeriod', kind: 'int', default: 0, flag: 'eviction-max-pod-grace-period', help: "Max grace period (s) for pods evicted on a soft threshold; 0 = the pod's own." },
 ];
 
 /** Upstream fields we parse but do not act on yet: accepted (so real config files load), logged. */
 export const ACCEPTED_UNUSED = new Set([
-  'authentication', 'authorization', 'cgroupDriver', 'evictionSoft',
+  'authentication', 'authorization', 'cgroupDriver',
   'featureGates', 'imageGCHighThresholdPercent', 'imageGCLowThresholdPercent', 'kubeAPIQPS', 'kubeAPIBurst',
   'serializeImagePulls', 'tlsCertFile', 'tlsPrivateKeyFile', 'rotateCertificates', 'serverTLSBootstrap',
   'containerLogMaxSize', 'containerLogMaxFiles', 'failSwapOn', 'resolvConf', 'cpuManagerPolicy',

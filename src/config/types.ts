@@ -32,6 +32,14 @@ export interface KubeletConfiguration {
   kubeReserved: Readonly<Record<string, string>>;
   /** Eviction signal → threshold, a quantity or a percentage (upstream evictionHard). */
   evictionHard: Readonly<Record<string, string>>;
+  /** Soft eviction thresholds (upstream evictionSoft); default {}. */
+  evictionSoft: Readonly<Record<string, string>>;
+  /** Eviction signal → grace period duration string (upstream evictionSoftGracePeriod). */
+  evictionSoftGracePeriod: Readonly<Record<string, string>>;
+  /** Upstream evictionPressureTransitionPeriod (default 5m), ms. */
+  evictionPressureTransitionPeriodMs: number;
+  /** Upstream evictionMaxPodGracePeriod (s); 0 = the pod's own grace period. */
+  evictionMaxPodGracePeriod: number;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
 }
 
@@ -45,6 +53,8 @@ export interface KubeletFlags {
   verbosity: number;
   /** --node-labels: extra labels of this node (admission matches nodeSelector against them). */
   nodeLabels: Readonly<Record<string, string>>;
+  /** --housekeeping-interval (upstream's cAdvisor flag): stats pass and eviction monitoring period, ms. */
+  housekeepingIntervalMs: number;
 }
 
 export interface Config {

@@ -19,6 +19,7 @@ import type { EventRecorder } from '../events/types.js';
 import { generateAPIPodStatus, rejectedPodStatus } from '../status/generate.js';
 import type { ProbeResults } from '../status/container-statuses.js';
 import { DisruptionTarget } from '../status/conditions.js';
+import { markOomKilled } from '../status/oom-killed.js';
 import { apiTime } from '../status/time.js';
 import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
 import { metrics } from '../metrics/index.js';
@@ -51,6 +52,10 @@ export interface KubeletDeps {
   sources: ReadonlySet<string>;
   /** Kubernetes events (Killing, Evicted, ...); default: dropped. */
   recorder?: EventRecorder;
+  /** Extra admission checks run before the built-in ones (the eviction manager's pressure check). */
+  admitHandlers?: ReadonlyArray<(pod: Pod) => AdmitResult>;
+  /** The OOM watcher's lookup: terminated containers it saw OOM-killed read OOMKilled. */
+  wasOomKilled?: (containerId: string) => boolean;
   clock?: Clock;
   syncPeriodMs?: number;
   housekeepingPeriodMs?: number;
@@ -255,6 +260,10 @@ export class Kubelet implements PodSyncer {
 
   /** Admission (upstream canAdmitPod): see admission.ts. Critical pods do not preempt others here. */
   canAdmitPod(pod: Pod, activePods: readonly Pod[]): AdmitResult {
+    for (const handler of this.deps.admitHandlers ?? []) {
+      const r = handler(pod);
+      if (!r.admit) return r;
+    }
     return canAdmitPod(pod, activePods, this.node);
   }
 
@@ -423,6 +432,7 @@ export class Kubelet implements PodSyncer {
       pod, runtime: runtimeStatus, waiting: this.waiting.get(uid) ?? EMPTY_WAITING, previous, podIsTerminal,
       hostIP: this.deps.hostIP, hostIPs: this.deps.hostIPs, now: new Date(this.clock.now()), probes: this.deps.probes,
     });
+    if (this.deps.wasOomKilled) markOomKilled(apiStatus, this.deps.wasOomKilled);
     statusFn?.(apiStatus);
     this.deps.statusManager.setPodStatus(pod, apiStatus);
     if (apiStatus.phase === 'Running' && previous?.phase !== 'Running') {

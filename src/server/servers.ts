@@ -14,13 +14,14 @@ const MAX_HEADER_BYTES = 16 * 1024;
 
 async function handle(routes: Record<string, Route>, provider: ServerProvider, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let reply: Reply;
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const path = url.pathname;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     reply = { status: 405, contentType: 'text/plain', body: `405 method ${req.method} not allowed on ${path}\n` };
   } else {
     const route = routes[path];
     try {
-      reply = route ? await route(provider) : notFound(path);
+      reply = route ? await route(provider, url.searchParams) : notFound(path);
     } catch (err) {
       log('server').error({ path, err: errorMessage(err) }, 'handler failed');
       reply = { status: 500, contentType: 'text/plain', body: `internal error: ${errorMessage(err)}\n` };

@@ -7,6 +7,12 @@ export interface ServerProvider {
   /** Empty when healthy; otherwise one line per failed check. */
   healthErrors(): string[];
   metrics(): Promise<{ contentType: string; body: string }>;
+  /** /stats/summary, /metrics/resource, /metrics/cadvisor bodies; absent: those routes answer 503. */
+  stats?: {
+    summary(onlyCpuAndMemory: boolean): Promise<string>;
+    resourceMetrics(): Promise<string>;
+    cadvisorMetrics(): Promise<string>;
+  };
 }
 
 export interface ServerAddress { address: string; port: number }
