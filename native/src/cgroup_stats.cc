@@ -38,7 +38,8 @@ bool Scale(uint64_t v, uint64_t k, uint64_t* out) {
 // Adds v into a summing slot (missing counts as 0); saturates rather than wraps.
 void AddTo(uint64_t* slot, uint64_t v) {
   uint64_t cur = *slot == kMissing ? 0 : *slot;
-  *slot = (cur > kMissing - 1 - v) ? kMissing - 1 : cur + v;
+  uint64_t room = (kMissing - 1) - cur;  // cur <= kMissing - 1 here
+  *slot = v > room ? kMissing - 1 : cur + v;
 }
 
 // Splits text into lines, then each line into space-separated tokens (at most 8 looked at).
