@@ -35,10 +35,13 @@ const REASONS: Record<NodeConditionType, [pressure: string, ok: string, msgTrue:
   PIDPressure: ['KubeletHasInsufficientPID', 'KubeletHasSufficientPID', 'kubelet has insufficient PID available', 'kubelet has sufficient PID available'],
 };
 
-/** upstream kubelettypes.IsCriticalPod, reduced: static/mirror pods and system-critical priority. */
+/**
+ * Pods the manager never evicts nor refuses: system-critical priority. Upstream also exempts
+ * static and mirror pods (IsCriticalPod); in standalone mode every pod is static, so that would
+ * turn eviction off entirely: here a static pod is exempt only with a critical priority.
+ */
 function isCritical(pod: Pod): boolean {
-  const src = pod.metadata?.annotations?.['kubernetes.io/config.source'];
-  return (src !== undefined && src !== 'api') || (pod.spec?.priority ?? 0) >= 2_000_000_000;
+  return (pod.spec?.priority ?? 0) >= 2_000_000_000;
 }
 
 export class ThresholdEvictionManager implements EvictionManager {
