@@ -105,6 +105,7 @@ async function main(): Promise<void> {
   writeFileSync(join(outDir, 'pleg-ts-mode.json'), JSON.stringify(shape(tsMode), null, 2) + '\n');
   writeFileSync(join(outDir, 'pleg-conventional.json'), JSON.stringify(diff.diff, null, 2) + '\n');
   console.log(`\nwrote ${join('bench/results', 'pleg.json')}, pleg-ts-mode.json, pleg-conventional.json`);
+  await (await import('./stats-bench.js')).main({ quick }); // issue 5: stats pass, OOM kill → event
 }
 
 main().then(() => process.exit(0), (err) => {

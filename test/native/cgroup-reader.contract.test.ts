@@ -21,7 +21,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 function readTree(create: () => ReturnType<typeof impls[0]['createCgroupReader']>, mode: 'v1' | 'v2') {
   const root = mkdtempSync(join(dir, mode));
   const tree = makeCgroupTree(root, { mode, pods: 2, containersPerPod: 2 });
-  const layout = createCgroupLayout(tree.mounts);
+  const layout = createCgroupLayout(tree.mounts, true);
   const names = ['/', ...tree.pods.flatMap((p) => [`/kubepods/besteffort/pod${p.uid}`, ...p.containers.map((c) => `/kubepods/besteffort/pod${p.uid}/${c.id}`)])];
   const r = create();
   r.setFiles(names.flatMap((n, g) => layout.files(n, g)));
