@@ -161,6 +161,16 @@ function startContainerd(): { endpoint?: string; reason?: string } {
 const fmt = (v: number | null | undefined) => (v === null || v === undefined || Number.isNaN(v) ? '   n/a' : v.toFixed(3).padStart(8));
 
 export async function main(opts: { quick: boolean }): Promise<void> {
+  // The CRI channels do not hold the event loop: keep it alive while we await the runtime.
+  const keepAlive = setInterval(() => undefined, 1000);
+  try {
+    await run(opts);
+  } finally {
+    clearInterval(keepAlive);
+  }
+}
+
+async function run(opts: { quick: boolean }): Promise<void> {
   const recorded = recordedTree(opts.quick);
   console.log('\n(stats a) one stats pass (batch read + parse of every cgroup file), recorded tree (ms)');
   console.log('layout  containers   files   native p50   native p99       ts p50       ts p99   ts/native');
