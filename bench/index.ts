@@ -121,6 +121,7 @@ async function main(): Promise<void> {
   writeFileSync(join(outDir, 'pleg-conventional.json'), JSON.stringify(diff.diff, null, 2) + '\n');
   if (agent) writeFileSync(join(outDir, 'agent.json'), JSON.stringify(agent, null, 2) + '\n');
   console.log(`\nwrote ${join('bench/results', 'pleg.json')}, pleg-ts-mode.json, pleg-conventional.json${agent ? ', agent.json' : ''}`);
+  await (await import('./stats-bench.js')).main({ quick }); // stats pass, OOM kill → event (bench/results/stats.json)
 }
 
 main().then(() => process.exit(0), (err) => {

@@ -51,4 +51,6 @@ grep -qE '^(# |ℹ )pass [1-9]' "$log" || die "no test passed: was anything run?
 
 # The relist decoder's fuzz target, briefly (scripts/fuzz-pleg.sh runs it for longer).
 bash scripts/fuzz-pleg.sh "${KTS_FUZZ_SECONDS:-8}" || die "pleg fuzz target failed"
+# The kmsg OOM and cgroup file parsers' fuzz targets, briefly (scripts/fuzz-parsers.sh).
+bash scripts/fuzz-parsers.sh "${KTS_PARSER_FUZZ_SECONDS:-4}" || die "parser fuzz targets failed"
 echo "test-native-asan: OK ($addon)"

@@ -28,6 +28,13 @@ import { createLogRotation, type ContainerLogsDeps } from './logs/index.js';
 import { parseQuantity } from './util/quantity.js';
 import { log } from './util/log.js';
 import { birthCry } from './version.js';
+import { buildSummary, cadvisorMetrics, createStatsProvider, resourceMetrics, stringifyExact, type OomCount, type StatsPodInfo, type StatsProvider } from './stats/index.js';
+import { createOomWatcher, type OomEvent, type OomWatcher } from './oom/index.js';
+import { createEvictionManager } from './eviction/index.js';
+import type { EventRecorder } from './events/types.js';
+import type { PodStatusCache } from './pleg/types.js';
+import type { Runtime } from './kuberuntime/types.js';
+import type { ImageService } from './cri/types.js';
 
 export const VERSION = 'v0.1.0-kubelet-ts';
 
@@ -43,6 +50,8 @@ export interface Daemon {
   /** --runonce: waits for the pods of the sources and reports one result per pod. */
   runOnce?: () => Promise<RunOnceResult[]>;
   stop(): Promise<void>;
+  stats: StatsProvider;
+  oom: OomWatcher;
 }
 
 function reportNative(): void {
@@ -107,18 +116,35 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   }
   const podConfig = createPodConfig(sources);
 
+  const memoryCapacity = BigInt(node.capacity.memory);
+  const stats = createStatsProvider({
+    nodeName: config.nodeName, listPods: () => statsPods(runtime, () => kubeletRef), cgroupRoot: kc.cgroupRoot || '/', rootDir, podLogsDir: kc.podLogsDir,
+    imageFsPath: imageFsMount(images), memoryCapacity, housekeepingIntervalMs: config.flags.housekeepingIntervalMs,
+  });
+  let kubeletRef: Kubelet | undefined;
+  const oomCounts = new Map<string, OomCount>();
+  const oom = createOomWatcher({ onEvent: (e) => onOomEvent(e, { kubelet: () => kubeletRef, cache, recorder, nodeName: config.nodeName, oomCounts }) });
+  stats.onPass((snap) => oom.observeCounters(snap.pods.flatMap((p) => p.containers.filter((c) => c.oomKills !== undefined).map((c) => ({ memcg: c.cgroup, podUid: p.uid, containerId: c.id, oomKills: c.oomKills! })))));
+  const eviction = createEvictionManager({
+    evictionHard: kc.evictionHard, evictionSoft: kc.evictionSoft, evictionSoftGracePeriod: kc.evictionSoftGracePeriod, stats, recorder, memoryCapacity,
+    kubelet: { activePods: () => kubeletRef?.activePods() ?? [], evictPod: (pod, msg, grace) => kubeletRef!.evictPod(pod, msg, grace) },
+    pressureTransitionPeriodMs: kc.evictionPressureTransitionPeriodMs, maxPodGracePeriodSeconds: kc.evictionMaxPodGracePeriod, monitoringPeriodMs: config.flags.housekeepingIntervalMs,
+  });
+
   const kubelet = new Kubelet({
     nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
     runtime, pleg, cache, statusManager, sources: new Set(sources.keys()), recorder,
-    admitHandlers: [(pod) => nodeShutdown.admit(pod)],
+    admitHandlers: [(pod) => nodeShutdown.admit(pod), (pod) => eviction.admit(pod)], wasOomKilled: (id) => oom.wasOomKilled(id),
     probes: prober, prober,
   });
+  kubeletRef = kubelet;
 
   const readProvider = {
     podsWithStatus: () => kubelet.podManager.getPods().map((p): Pod => ({ ...p, status: statusManager.getPodStatus(p.metadata!.uid!) ?? p.status ?? {} })),
     healthErrors: () => kubelet.healthErrors(),
     metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
     probeMetrics: async () => ({ contentType: probeRegistry.contentType, body: await probeRegistry.metrics() }),
+    stats: statsRoutesProvider(stats, oomCounts, memoryCapacity),
   };
   const containerLogs: ContainerLogsDeps = {
     podLogsDir: kc.podLogsDir,
@@ -142,6 +168,9 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       containerLogs,
     },
   });
+  stats.start();
+  oom.start();
+  eviction.start();
 
   const once = config.flags.runOnce
     ? new RunOnce({ sources: sources.keys(), podConfig, status: (uid) => statusManager.getPodStatus(uid) })
@@ -170,6 +199,9 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       podConfig.stop();
       imageGC.stop();
       nodeShutdown.stop();
+      eviction.stop();
+      oom.stop();
+      stats.stop();
       kubelet.stop();
       prober.stop();
       logRotation.stop();
@@ -180,5 +212,68 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     })();
     return stopping;
   };
-  return { kubelet, recorder, servers, containerLogs, done, stop, runOnce: once && (() => once.run()) };
+  return { kubelet, recorder, servers, containerLogs, done, stop, runOnce: once && (() => once.run()), stats, oom };
+}
+
+// ---- stats, OOM and eviction wiring (issue 5) ---------------------------------------------
+
+/** Running pods and containers for a stats pass. */
+async function statsPods(runtime: Runtime, kubelet: () => Kubelet | undefined): Promise<StatsPodInfo[]> {
+  return (await runtime.getPods(false)).map((p) => {
+    // The image as the spec names it (cAdvisor's image label), else the runtime's reference.
+    const spec = kubelet()?.podManager.getPodByUID(p.uid)?.spec;
+    const image = (name: string) => [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].find((c) => c.name === name)?.image;
+    return {
+      uid: p.uid, name: p.name, namespace: p.namespace, cgroup: '',
+      containers: p.containers.filter((c) => c.state === 'running').map((c) => ({ id: c.id, name: c.name, image: image(c.name) ?? c.image, createdAt: new Date(Number(c.createdAt / 1_000_000n)) })),
+    };
+  });
+}
+
+/** The image filesystem's mount point from CRI ImageFsInfo, asked once a minute. */
+function imageFsMount(images: ImageService): () => Promise<string | undefined> {
+  let cached: { at: number; path: string | undefined } | undefined;
+  return async () => {
+    if (cached && Date.now() - cached.at < 60_000) return cached.path;
+    const path = (await images.imageFsInfo().catch(() => []))[0]?.mountpoint;
+    cached = { at: Date.now(), path };
+    return path;
+  };
+}
+
+function statsRoutesProvider(stats: StatsProvider, oomCounts: ReadonlyMap<string, OomCount>, memoryCapacity: bigint) {
+  return {
+    summary: async (only: boolean) => stringifyExact(buildSummary(await stats.latest(), only)),
+    resourceMetrics: async () => resourceMetrics(await stats.latest()),
+    cadvisorMetrics: async () => cadvisorMetrics(await stats.latest(), [...oomCounts.values()], memoryCapacity),
+  };
+}
+
+interface OomContext {
+  kubelet(): Kubelet | undefined;
+  cache: PodStatusCache;
+  recorder: EventRecorder;
+  nodeName: string;
+  oomCounts: Map<string, OomCount>;
+}
+
+/** An OOM kill: OOMKilling on the pod (SystemOOM on the node outside pods), counted per container. */
+function onOomEvent(e: OomEvent, ctx: OomContext): void {
+  if (e.kernelTsUs !== undefined) metrics.oomKillToEvent.observe(Math.max(0, Number(process.hrtime.bigint() / 1000n) - e.kernelTsUs) / 1e6);
+  const pod = e.podUid ? ctx.kubelet()?.podManager.getPodByUID(e.podUid) : undefined;
+  const victim = `${e.pid ?? '?'} (${e.comm ?? 'unknown'})`;
+  if (!e.podUid) {
+    ctx.recorder.event({ kind: 'Node', name: ctx.nodeName, uid: ctx.nodeName }, 'Warning', 'SystemOOM', `System OOM encountered, victim process: ${e.comm ?? 'unknown'}, pid: ${e.pid ?? 0}`);
+    log('oom').warn({ memcg: e.memcg, pid: e.pid, comm: e.comm, source: e.source }, 'System OOM');
+    return;
+  }
+  const name = ctx.cache.get(e.podUid)?.status?.containerStatuses.find((c) => c.id === e.containerId)?.name ?? '';
+  log('oom').warn({ pod: pod ? `${pod.metadata?.namespace}/${pod.metadata?.name}` : e.podUid, container: name, pid: e.pid, comm: e.comm, source: e.source }, 'Container OOM kill');
+  if (!pod) return;
+  const ns = pod.metadata?.namespace ?? 'default';
+  const key = `${e.podUid}/${name}`;
+  const prev = ctx.oomCounts.get(key);
+  ctx.oomCounts.set(key, { podUid: e.podUid, namespace: ns, pod: pod.metadata!.name!, container: name, id: e.memcg, count: (prev?.count ?? 0) + 1 });
+  ctx.recorder.event({ kind: 'Pod', name: pod.metadata!.name!, namespace: ns, uid: e.podUid, ...(name ? { fieldPath: `spec.containers{${name}}` } : {}) }, 'Warning', 'OOMKilling',
+    `Memory cgroup out of memory: Killed process ${victim} in container ${name || e.containerId || '?'}`);
 }

@@ -8,7 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "cgroup_stats.h"
 #include "inotify.h"
+#include "kmsg.h"
 #include "pleg.h"
 
 namespace {
@@ -225,9 +227,220 @@ class PlegRelistDiffer : public Napi::ObjectWrap<PlegRelistDiffer> {
 
 // ---- registration ---------------------------------------------------------------------------
 
+// ---- cgroup stats ---------------------------------------------------------------------------
+// new CgroupReader()
+//   setFiles(paths: string[], meta: Uint32Array)   meta = [kind, group, slot] per path
+//   read(out: BigUint64Array): number              fills out (see cgroup_stats.h); files read
+//   parse(kind: number, slot: number, text: Buffer, out: BigUint64Array): void   (tests, fuzz parity)
+//   close(): void
+
+bool BigU64Out(const Napi::Value& v, uint64_t** data, size_t* len) {
+  if (!v.IsTypedArray()) return false;
+  Napi::TypedArray ta = v.As<Napi::TypedArray>();
+  if (ta.TypedArrayType() != napi_biguint64_array) return false;
+  *data = reinterpret_cast<uint64_t*>(static_cast<uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset());
+  *len = ta.ElementLength();
+  return true;
+}
+
+class CgroupStatsReader : public Napi::ObjectWrap<CgroupStatsReader> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "CgroupReader",
+                       {
+                           InstanceMethod<&CgroupStatsReader::SetFiles>("setFiles"),
+                           InstanceMethod<&CgroupStatsReader::Read>("read"),
+                           InstanceMethod<&CgroupStatsReader::Parse>("parse"),
+                           InstanceMethod<&CgroupStatsReader::Close>("close"),
+                       });
+  }
+  explicit CgroupStatsReader(const Napi::CallbackInfo& info) : Napi::ObjectWrap<CgroupStatsReader>(info) {}
+
+ private:
+  Napi::Value SetFiles(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsArray() || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
+      Napi::TypeError::New(env, "setFiles(paths: string[], meta: Uint32Array)").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    Napi::Array paths = info[0].As<Napi::Array>();
+    Napi::Uint32Array meta = info[1].As<Napi::Uint32Array>();
+    uint32_t n = paths.Length();
+    if (meta.ElementLength() != static_cast<size_t>(n) * 3) {
+      Napi::RangeError::New(env, "setFiles: meta must hold 3 numbers per path").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    std::vector<kts::CgroupReader::Spec> specs;
+    specs.reserve(n);
+    for (uint32_t i = 0; i < n; i++) {
+      Napi::Value p = paths[i];
+      if (!p.IsString()) {
+        Napi::TypeError::New(env, "setFiles: paths must be strings").ThrowAsJavaScriptException();
+        return env.Undefined();
+      }
+      specs.push_back({p.As<Napi::String>().Utf8Value(), static_cast<uint8_t>(meta[i * 3]), meta[i * 3 + 1], meta[i * 3 + 2]});
+    }
+    reader_.SetFiles(std::move(specs));
+    return env.Undefined();
+  }
+
+  Napi::Value Read(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    uint64_t* out;
+    size_t len;
+    if (!BigU64Out(info[0], &out, &len)) {
+      Napi::TypeError::New(env, "read(out: BigUint64Array)").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    return Napi::Number::New(env, static_cast<double>(reader_.Read(out, len)));
+  }
+
+  Napi::Value Parse(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    uint64_t* out;
+    size_t len;
+    if (!info[0].IsNumber() || !info[1].IsNumber() || !info[2].IsBuffer() || !BigU64Out(info[3], &out, &len) || len < kts::kFields) {
+      Napi::TypeError::New(env, "parse(kind, slot, text: Buffer, out: BigUint64Array)").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    Napi::Buffer<char> text = info[2].As<Napi::Buffer<char>>();
+    kts::ParseCgroupFile(static_cast<uint8_t>(info[0].As<Napi::Number>().Uint32Value()), info[1].As<Napi::Number>().Uint32Value(),
+                         text.Data(), text.Length(), out);
+    return env.Undefined();
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    reader_.Close();
+    return info.Env().Undefined();
+  }
+
+  kts::CgroupReader reader_;
+};
+
+// ---- kmsg OOM watcher -----------------------------------------------------------------------
+// new KmsgWatcher(path: string, onKills: (kills: OomKillRecord[]) => void)
+//   lost(): number       records lost to EPIPE
+//   close(): void        idempotent; joins the reader thread
+// parseKmsg(buf: Buffer): OomKillRecord[]   the same parser on a buffer (tests)
+// OomKillRecord = { seq, tsUs, pid, comm, constraint, oomMemcg, taskMemcg }
+
+Napi::Array KillsToJs(Napi::Env env, const std::vector<kts::OomKill>& kills) {
+  Napi::Array arr = Napi::Array::New(env, kills.size());
+  for (size_t i = 0; i < kills.size(); i++) {
+    const kts::OomKill& k = kills[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("seq", Napi::Number::New(env, static_cast<double>(k.seq)));
+    o.Set("tsUs", Napi::Number::New(env, static_cast<double>(k.ts_us)));
+    o.Set("pid", Napi::Number::New(env, static_cast<double>(k.pid)));
+    o.Set("comm", Napi::String::New(env, k.comm));
+    o.Set("constraint", Napi::String::New(env, k.constraint));
+    o.Set("oomMemcg", Napi::String::New(env, k.oom_memcg));
+    o.Set("taskMemcg", Napi::String::New(env, k.task_memcg));
+    arr[static_cast<uint32_t>(i)] = o;
+  }
+  return arr;
+}
+
+struct KmsgShared {
+  std::unique_ptr<kts::KmsgWatcher> core;
+  bool tsfn_finalized = false;
+};
+using KmsgContext = std::shared_ptr<KmsgShared>;
+
+void CallKmsgJs(Napi::Env env, Napi::Function callback, KmsgContext* ctx, void* /*data*/) {
+  if (env == nullptr || ctx == nullptr) return;
+  std::vector<kts::OomKill> kills = (*ctx)->core->TakeBatch();
+  if (kills.empty()) return;
+  napi_value arr = KillsToJs(env, kills);
+  napi_call_function(env, env.Undefined(), callback, 1, &arr, nullptr);
+}
+
+using KmsgTsfn = Napi::TypedThreadSafeFunction<KmsgContext, void, CallKmsgJs>;
+
+class KmsgWatcherWrap : public Napi::ObjectWrap<KmsgWatcherWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "KmsgWatcher",
+                       {
+                           InstanceMethod<&KmsgWatcherWrap::Lost>("lost"),
+                           InstanceMethod<&KmsgWatcherWrap::Close>("close"),
+                       });
+  }
+
+  explicit KmsgWatcherWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<KmsgWatcherWrap>(info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsString() || !info[1].IsFunction()) {
+      Napi::TypeError::New(env, "KmsgWatcher(path: string, onKills: function)").ThrowAsJavaScriptException();
+      return;
+    }
+    int err = 0;
+    std::unique_ptr<kts::KmsgWatcher> core = kts::KmsgWatcher::Create(info[0].As<Napi::String>().Utf8Value(), &err);
+    if (!core) {
+      ErrnoError(env, "open", err).ThrowAsJavaScriptException();
+      return;
+    }
+    shared_ = std::make_shared<KmsgShared>();
+    shared_->core = std::move(core);
+    tsfn_ = KmsgTsfn::New(env, info[1].As<Napi::Function>(), "kubelet_ts_kmsg", 0, 1, new KmsgContext(shared_),
+                          [](Napi::Env, void*, KmsgContext* ctx) {
+                            (*ctx)->tsfn_finalized = true;
+                            (*ctx)->core->Close();
+                            delete ctx;
+                          });
+    if (env.IsExceptionPending()) return;
+    live_tsfn_ = true;
+    tsfn_.Unref(env);
+    KmsgTsfn tsfn = tsfn_;
+    err = shared_->core->Start([tsfn]() { tsfn.NonBlockingCall(); });
+    if (err != 0) {
+      Shutdown();
+      ErrnoError(env, "pthread_create", err).ThrowAsJavaScriptException();
+    }
+  }
+
+  ~KmsgWatcherWrap() override { Shutdown(); }
+
+ private:
+  Napi::Value Lost(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), shared_ ? static_cast<double>(shared_->core->Lost()) : 0);
+  }
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    Shutdown();
+    return info.Env().Undefined();
+  }
+  void Shutdown() {
+    if (!shared_ || closed_) return;
+    closed_ = true;
+    shared_->core->Close();
+    if (live_tsfn_ && !shared_->tsfn_finalized) tsfn_.Release();
+    live_tsfn_ = false;
+  }
+
+  KmsgContext shared_;
+  KmsgTsfn tsfn_;
+  bool live_tsfn_ = false;
+  bool closed_ = false;
+};
+
+Napi::Value ParseKmsg(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsBuffer()) {
+    Napi::TypeError::New(env, "parseKmsg(buf: Buffer)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  Napi::Buffer<char> buf = info[0].As<Napi::Buffer<char>>();
+  kts::OomLineParser parser;
+  std::vector<kts::OomKill> kills;
+  kts::ParseKmsgBuffer(std::string_view(buf.Data(), buf.Length()), &parser, &kills);
+  return KillsToJs(env, kills);
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("InotifyWatcher", InotifyWatcher::Define(env));
   exports.Set("RelistDiffer", PlegRelistDiffer::Define(env));
+  exports.Set("CgroupReader", CgroupStatsReader::Define(env));
+  exports.Set("KmsgWatcher", KmsgWatcherWrap::Define(env));
+  exports.Set("parseKmsg", Napi::Function::New(env, ParseKmsg, "parseKmsg"));
   return exports;
 }
 

@@ -22,6 +22,7 @@ const FLAG_ONLY: Record<string, { key: keyof KubeletFlags | 'help' | 'version'; 
   'root-dir': { key: 'rootDir', help: 'Directory for kubelet-ts state (default /var/lib/kubelet).' },
   'hostname-override': { key: 'hostnameOverride', help: 'Node name to use instead of the host name.' },
   'node-ip': { key: 'nodeIP', help: 'IP address of the node (host IP of pods).' },
+  'housekeeping-interval': { key: 'housekeepingIntervalMs', help: 'Stats housekeeping and eviction monitoring period (default 10s).' },
   'node-labels': { key: 'nodeLabels', help: 'Labels of this node, key=value pairs separated by commas (matched by pod nodeSelector and node affinity).' },
   kubeconfig: { key: 'kubeconfig', help: 'kubeconfig of the API server; absent = standalone mode.' },
   'logging-format': { key: 'loggingFormat', help: 'json (default) or text.' },
@@ -117,6 +118,11 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
       const q = typeof raw === 'string' || typeof raw === 'number' ? tryParseQuantity(raw) : undefined;
       return q === undefined || q <= 0 ? bad('must be a positive quantity such as "10Mi"') : { value: String(raw) };
     }
+    case 'evictionGraceMap':
+      return convertMap(raw, where, '=', 'a map of eviction signal to grace period such as {memory.available: 1m30s}', (k, v) => {
+        if (!EVICTION_SIGNALS.includes(k)) return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
+        return parseDuration(v) === undefined ? `grace period "${v}" must be a duration (1m30s)` : undefined;
+      });
     case 'evictionMap':
       return convertMap(raw, where, '<', 'a map of eviction signal to threshold such as {memory.available: 100Mi}', (k, v) => {
         if (!EVICTION_SIGNALS.includes(k)) return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
@@ -181,6 +187,14 @@ function convertMap(raw: unknown, where: string, sep: string, what: string, chec
   const problems = entries.map(([k, v]) => check(k, v)).filter((p): p is string => p !== undefined);
   if (problems.length > 0) return { problem: `${where}: ${problems.join('; ')}` };
   return { value: Object.freeze(Object.fromEntries(entries)) };
+}
+
+/** --housekeeping-interval: a positive duration, default 10s (upstream cAdvisor housekeeping). */
+function parseHousekeeping(raw: string | undefined, problems: string[]): number {
+  if (raw === undefined) return 10_000;
+  const ms = parseDuration(raw);
+  if (ms === undefined || ms <= 0) problems.push(`--housekeeping-interval: "${raw}" must be a positive duration (10s)`);
+  return ms ?? 10_000;
 }
 
 /** --node-labels: key=value pairs; keys and values follow the label syntax. */
@@ -288,6 +302,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     runOnce: values.get('runonce') === 'true',
     lockFile: values.get('lock-file'),
     exitOnLockContention: values.get('exit-on-lock-contention') === 'true',
+    housekeepingIntervalMs: parseHousekeeping(values.get('housekeeping-interval'), problems),
   };
   checkDaemonFields(kubelet as unknown as KubeletConfiguration, flags, problems);
   const nodeName = (flags.hostnameOverride ?? hostname()).trim().toLowerCase();

@@ -7,7 +7,7 @@ import type { KubeletConfiguration } from './types.js';
 import { DEFAULT_AUTHENTICATION, DEFAULT_AUTHORIZATION } from './auth-defaults.js';
 
 export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap' | 'headerMap'
-  | 'authentication' | 'authorization' | 'tlsVersion' | 'cipherSuites' | 'quantity';
+  | 'authentication' | 'authorization' | 'tlsVersion' | 'cipherSuites' | 'quantity' | 'evictionGraceMap';
 
 export interface FieldSpec {
   /** Name in the YAML file (upstream KubeletConfiguration JSON name). */
@@ -87,6 +87,10 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'tlsMinVersion', key: 'tlsMinVersion', kind: 'tlsVersion', default: '', flag: 'tls-min-version', help: 'Minimum TLS version (VersionTLS12, VersionTLS13); empty = TLS 1.2.' },
   { name: 'tlsCipherSuites', key: 'tlsCipherSuites', kind: 'cipherSuites', default: Object.freeze([]), flag: 'tls-cipher-suites', help: 'Allowed TLS 1.2 cipher suites (Go names); empty = defaults.' },
   { name: 'streamingConnectionIdleTimeout', key: 'streamingConnectionIdleTimeoutMs', kind: 'duration', default: 14_400_000, flag: 'streaming-connection-idle-timeout', help: 'Close exec/attach/port-forward streams idle this long.' },
+  { name: 'evictionSoft', key: 'evictionSoft', kind: 'evictionMap', default: Object.freeze({}), flag: 'eviction-soft', help: 'Soft eviction thresholds: evict only after the signal stays past the threshold for its evictionSoftGracePeriod.' },
+  { name: 'evictionSoftGracePeriod', key: 'evictionSoftGracePeriod', kind: 'evictionGraceMap', default: Object.freeze({}), flag: 'eviction-soft-grace-period', help: 'Grace period per soft threshold (memory.available=1m30s).' },
+  { name: 'evictionPressureTransitionPeriod', key: 'evictionPressureTransitionPeriodMs', kind: 'duration', default: 300_000, flag: 'eviction-pressure-transition-period', help: 'How long a pressure condition stays True after its threshold is no longer met.' },
+  { name: 'evictionMaxPodGracePeriod', key: 'evictionMaxPodGracePeriod', kind: 'int', default: 0, flag: 'eviction-max-pod-grace-period', help: "Max grace period (s) for pods evicted on a soft threshold; 0 = the pod's own." },
 ];
 
 /** Upstream fields we parse but do not act on yet: accepted (so real config files load), logged. */

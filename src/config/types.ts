@@ -64,6 +64,14 @@ export interface KubeletConfiguration {
   containerLogMaxFiles: number;
   /** Rotation check period (upstream containerLogMonitorInterval, default 10 s). */
   containerLogMonitorIntervalMs: number;
+  /** Soft eviction thresholds (upstream evictionSoft); default {}. */
+  evictionSoft: Readonly<Record<string, string>>;
+  /** Eviction signal → grace period duration string (upstream evictionSoftGracePeriod). */
+  evictionSoftGracePeriod: Readonly<Record<string, string>>;
+  /** Upstream evictionPressureTransitionPeriod (default 5m), ms. */
+  evictionPressureTransitionPeriodMs: number;
+  /** Upstream evictionMaxPodGracePeriod (s); 0 = the pod's own grace period. */
+  evictionMaxPodGracePeriod: number;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
 }
 
@@ -96,6 +104,8 @@ export interface KubeletFlags {
   lockFile?: string;
   /** --exit-on-lock-contention: exit cleanly when another process opens the lock file. */
   exitOnLockContention: boolean;
+  /** --housekeeping-interval (upstream's cAdvisor flag): stats pass and eviction monitoring period, ms. */
+  housekeepingIntervalMs: number;
 }
 
 export interface Config {

@@ -20,6 +20,7 @@ import type { ProbeManager } from '../prober/types.js';
 import { generateAPIPodStatus, rejectedPodStatus } from '../status/generate.js';
 import type { ProbeResults } from '../status/container-statuses.js';
 import { DisruptionTarget } from '../status/conditions.js';
+import { markOomKilled } from '../status/oom-killed.js';
 import { apiTime } from '../status/time.js';
 import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
 import { metrics } from '../metrics/index.js';
@@ -56,6 +57,8 @@ export interface KubeletDeps {
   recorder?: EventRecorder;
   /** Probe workers: told each pod's status, their result changes sync the pod. Default: none. */
   prober?: ProbeManager;
+  /** The OOM watcher's lookup: terminated containers it saw OOM-killed read OOMKilled. */
+  wasOomKilled?: (containerId: string) => boolean;
   clock?: Clock;
   syncPeriodMs?: number;
   housekeepingPeriodMs?: number;
@@ -441,6 +444,7 @@ export class Kubelet implements PodSyncer {
       pod, runtime: runtimeStatus, waiting: this.waiting.get(uid) ?? EMPTY_WAITING, previous, podIsTerminal,
       hostIP: this.deps.hostIP, hostIPs: this.deps.hostIPs, now: new Date(this.clock.now()), probes: this.deps.probes,
     });
+    if (this.deps.wasOomKilled) markOomKilled(apiStatus, this.deps.wasOomKilled);
     statusFn?.(apiStatus);
     this.deps.statusManager.setPodStatus(pod, apiStatus);
     this.deps.prober?.updatePod(pod, apiStatus, podIsTerminal || isTerminalPhase(apiStatus.phase));

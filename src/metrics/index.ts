@@ -75,6 +75,18 @@ export const metrics = {
     labelNames: ['operation_type'] as const,
     registers: [registry],
   }),
+  evictions: new Counter({
+    name: 'kubelet_evictions',
+    help: 'Cumulative number of pod evictions by eviction signal',
+    labelNames: ['eviction_signal'] as const,
+    registers: [registry],
+  }),
+  oomKillToEvent: new Histogram({
+    name: 'kubelet_ts_oom_kill_to_event_seconds',
+    help: "Time from the kernel's OOM-kill log record to the kubelet's OOM event.",
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  }),
   nativeEnabled: new Gauge({
     name: 'kubelet_ts_native_enabled',
     help: '1 when the hot path runs in the C++ addon, 0 when it runs the TypeScript twin.',

@@ -18,6 +18,13 @@ import { createTsFsWatcher } from './fs-watcher-ts.js';
 import { createTsRelistDiffer, type CreateRelistDiffer } from '../pleg/relist-diff.js';
 import { nativeRelistDifferFactory, type NativeRelistDifferCtor } from '../pleg/relist-diff-native.js';
 import type { CreateFsWatcher, Implementation } from './types.js';
+import { createTsCgroupReader } from '../stats/cgroup-reader-ts.js';
+import { nativeCgroupReaderFactory, type NativeCgroupReaderCtor } from '../stats/cgroup-reader-native.js';
+import type { CreateCgroupReader } from '../stats/types.js';
+import { createTsKmsgWatcher } from '../oom/kmsg-ts.js';
+import { parseKmsgTs } from '../oom/kmsg-parser.js';
+import { nativeKmsgWatcherFactory, type NativeKmsgWatcherCtor } from '../oom/kmsg-native.js';
+import type { CreateKmsgWatcher, ParseKmsg } from '../oom/types.js';
 
 export type * from './types.js';
 
@@ -25,12 +32,17 @@ export type * from './types.js';
 export interface NativeAddon {
   InotifyWatcher?: NativeInotifyCtor;
   RelistDiffer?: NativeRelistDifferCtor;
+  CgroupReader?: NativeCgroupReaderCtor;
+  KmsgWatcher?: NativeKmsgWatcherCtor;
+  parseKmsg?: ParseKmsg;
 }
 
 /** The API of each hot path; both implementations provide it. */
 export interface HotPathApis {
   inotify: { createFsWatcher: CreateFsWatcher };
   pleg: { createRelistDiffer: CreateRelistDiffer };
+  cgroupStats: { createCgroupReader: CreateCgroupReader };
+  kmsg: { createKmsgWatcher: CreateKmsgWatcher; parseKmsg: ParseKmsg };
 }
 export type HotPath = keyof HotPathApis;
 export type HotPaths = { [P in HotPath]: HotPathApis[P] & { impl: Implementation } };
@@ -39,6 +51,8 @@ export type NamedImplementation<P extends HotPath> = HotPathApis[P] & { name: Im
 const TS_TWINS: { [P in HotPath]: HotPathApis[P] } = {
   inotify: { createFsWatcher: createTsFsWatcher },
   pleg: { createRelistDiffer: createTsRelistDiffer },
+  cgroupStats: { createCgroupReader: createTsCgroupReader },
+  kmsg: { createKmsgWatcher: createTsKmsgWatcher, parseKmsg: parseKmsgTs },
 };
 
 const FROM_ADDON: { [P in HotPath]: (addon: NativeAddon) => HotPathApis[P] | undefined } = {
@@ -46,6 +60,12 @@ const FROM_ADDON: { [P in HotPath]: (addon: NativeAddon) => HotPathApis[P] | und
     typeof addon.InotifyWatcher === 'function' ? { createFsWatcher: nativeFsWatcherFactory(addon.InotifyWatcher) } : undefined,
   pleg: (addon) =>
     typeof addon.RelistDiffer === 'function' ? { createRelistDiffer: nativeRelistDifferFactory(addon.RelistDiffer) } : undefined,
+  cgroupStats: (addon) =>
+    typeof addon.CgroupReader === 'function' ? { createCgroupReader: nativeCgroupReaderFactory(addon.CgroupReader) } : undefined,
+  kmsg: (addon) =>
+    typeof addon.KmsgWatcher === 'function' && typeof addon.parseKmsg === 'function'
+      ? { createKmsgWatcher: nativeKmsgWatcherFactory(addon.KmsgWatcher), parseKmsg: addon.parseKmsg }
+      : undefined,
 };
 
 const ADDON_FILE = 'kubelet_ts_native.node';
@@ -107,7 +127,7 @@ export function hotPaths(): HotPaths {
     const api = native ? FROM_ADDON[path](native) : undefined;
     return api ? { ...api, impl: 'native' } : { ...TS_TWINS[path], impl: 'ts' };
   };
-  chosen = { inotify: pick('inotify'), pleg: pick('pleg') };
+  chosen = { inotify: pick('inotify'), pleg: pick('pleg'), cgroupStats: pick('cgroupStats'), kmsg: pick('kmsg') };
   return chosen;
 }
 

@@ -20,7 +20,7 @@ export function isDebugPath(path: string): boolean {
 
 /** Mounts a read-only Reply route (provider → Reply) on the router. */
 export function mountReplyRoute(router: Router, path: string, route: Route, provider: MainServerProvider): void {
-  router.add('GET', path, async (_req, res) => sendReply(res, await route(provider)));
+  router.add('GET', path, async (req, res) => sendReply(res, await route(provider, new URL(req.url ?? '/', 'http://localhost').searchParams)));
 }
 
 function diagnostics(): unknown {

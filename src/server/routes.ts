@@ -3,13 +3,14 @@
  * writes it. Only GET/HEAD are served here: nothing on these ports changes state.
  */
 import type { ServerProvider } from './types.js';
+import { STATS_ROUTES } from './stats-routes.js';
 
 export interface Reply { status: number; contentType: string; body: string }
 
 const text = (status: number, body: string): Reply => ({ status, contentType: 'text/plain; charset=utf-8', body });
 const json = (body: unknown): Reply => ({ status: 200, contentType: 'application/json', body: JSON.stringify(body) });
 
-export type Route = (provider: ServerProvider) => Promise<Reply> | Reply;
+export type Route = (provider: ServerProvider, query?: URLSearchParams) => Promise<Reply> | Reply;
 
 export const healthzRoute: Route = (p) => {
   const errs = p.healthErrors();
@@ -36,6 +37,7 @@ export const READ_ONLY_ROUTES: Record<string, Route> = {
   '/pods/': podsRoute,
   '/metrics': metricsRoute,
   '/metrics/probes': probeMetricsRoute,
+  ...STATS_ROUTES,
 };
 
 export const HEALTHZ_ROUTES: Record<string, Route> = { '/healthz': healthzRoute };

@@ -18,7 +18,8 @@ const MAX_HEADER_BYTES = 16 * 1024;
 
 async function handle(routes: Record<string, Route>, provider: ServerProvider, req: IncomingMessage, res: ServerResponse, serverType?: ServerType): Promise<void> {
   let reply: Reply;
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const path = url.pathname;
   const end = serverType ? trackRequest(req.method ?? 'GET', path, serverType, false) : undefined;
   res.once('close', () => end?.());
   if (serverType === 'readonly' && isDebugPath(path)) {
@@ -28,7 +29,7 @@ async function handle(routes: Record<string, Route>, provider: ServerProvider, r
   } else {
     const route = routes[path];
     try {
-      reply = route ? await route(provider) : notFound(path);
+      reply = route ? await route(provider, url.searchParams) : notFound(path);
     } catch (err) {
       log('server').error({ path, err: errorMessage(err) }, 'handler failed');
       reply = { status: 500, contentType: 'text/plain', body: `internal error: ${errorMessage(err)}\n` };

@@ -12,6 +12,12 @@ export interface ServerProvider {
   metrics(): Promise<{ contentType: string; body: string }>;
   /** /metrics/probes (prober_probe_total, prober_probe_duration_seconds); absent = 404. */
   probeMetrics?(): Promise<{ contentType: string; body: string }>;
+  /** /stats/summary, /metrics/resource, /metrics/cadvisor bodies; absent: those routes answer 503. */
+  stats?: {
+    summary(onlyCpuAndMemory: boolean): Promise<string>;
+    resourceMetrics(): Promise<string>;
+    cadvisorMetrics(): Promise<string>;
+  };
 }
 
 export interface ServerAddress { address: string; port: number }

@@ -74,10 +74,10 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   const initContainerStatuses = convertToAPIContainerStatuses({ pod, runtime, previous: previous?.initContainerStatuses, containers: pod.spec?.initContainers ?? [], isInit: true, waiting });
 
   let phase: PodPhase = getPhase(pod, [...containerStatuses, ...initContainerStatuses], input.podIsTerminal === true, hasAnyActiveRegularContainerStarted(pod, runtime));
-  if (!isTerminal(phase)) {
-    if (isTerminal(previous?.phase)) phase = previous!.phase as PodPhase;
-    else if (isTerminal(apiStatus?.phase)) phase = apiStatus!.phase as PodPhase;
-  }
+  // A terminal phase already reported stays, even against another terminal phase (upstream keeps
+  // the old one): an evicted pod whose containers then exit 0 still reads Failed/Evicted.
+  if (isTerminal(previous?.phase)) phase = previous!.phase as PodPhase;
+  else if (!isTerminal(phase) && isTerminal(apiStatus?.phase)) phase = apiStatus!.phase as PodPhase;
   let reason: string | undefined;
   let message: string | undefined;
   if (phase === (previous?.phase ?? apiStatus?.phase)) {

@@ -311,3 +311,12 @@ test('a rejected pod: Failed, upstream reason, "Pod was rejected: " message, no 
     startTime: '2026-01-01T00:00:00Z', qosClass: 'BestEffort',
   });
 });
+
+test('an evicted pod whose containers then exit 0 stays Failed/Evicted (a terminal phase is never replaced)', () => {
+  const p = pod('Always');
+  const evicted = { ...gen(p, runtime([ctr('a', 'running')])), phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' };
+  const after = gen(p, runtime([ctr('a', 'exited', 0)], 'notready'), { previous: evicted, podIsTerminal: true });
+  assert.equal(after.phase, 'Failed');
+  assert.equal(after.reason, 'Evicted');
+  assert.equal(after.message, 'The node was low on resource: memory.');
+});

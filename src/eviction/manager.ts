@@ -1,0 +1,175 @@
+/**
+ * The eviction manager (upstream eviction_manager.go synchronize): every monitoring period it
+ * takes a fresh stats pass, observes the signals, keeps node pressure conditions (held True
+ * for evictionPressureTransitionPeriod after the last time a threshold was met), and when a
+ * hard threshold is met, or a soft one has stayed met for its grace period, evicts the one pod
+ * ranked first for that signal. It also refuses new pods under pressure (admit()).
+ */
+import type { Pod } from '../api/types.js';
+import { containerMemory, podQOSClass } from '../cm/helpers.js';
+import type { EventRecorder } from '../events/types.js';
+import { errorMessage } from '../errors.js';
+import { metrics } from '../metrics/index.js';
+import type { StatsProvider } from '../stats/types.js';
+import { log } from '../util/log.js';
+import { rankForEviction } from './ranking.js';
+import { formatQuantity, observe, SIGNAL_CONDITION, SIGNAL_RESOURCE, thresholdAmount } from './thresholds.js';
+import type { EvictionKubelet, EvictionManager, NodeConditionStatus, NodeConditionType, Observation, Signal, Threshold } from './types.js';
+
+export interface EvictionManagerDeps {
+  thresholds: Threshold[];
+  stats: StatsProvider;
+  kubelet: EvictionKubelet;
+  recorder?: EventRecorder;
+  memoryCapacity: bigint;
+  pressureTransitionPeriodMs: number;
+  maxPodGracePeriodSeconds: number;
+  monitoringPeriodMs: number;
+  now?: () => number;
+}
+
+const CONDITIONS: readonly NodeConditionType[] = ['MemoryPressure', 'DiskPressure', 'PIDPressure'];
+const REASONS: Record<NodeConditionType, [pressure: string, ok: string, msgTrue: string, msgFalse: string]> = {
+  MemoryPressure: ['KubeletHasInsufficientMemory', 'KubeletHasSufficientMemory', 'kubelet has insufficient memory available', 'kubelet has sufficient memory available'],
+  DiskPressure: ['KubeletHasDiskPressure', 'KubeletHasNoDiskPressure', 'kubelet has disk pressure', 'kubelet has no disk pressure'],
+  PIDPressure: ['KubeletHasInsufficientPID', 'KubeletHasSufficientPID', 'kubelet has insufficient PID available', 'kubelet has sufficient PID available'],
+};
+
+/**
+ * Pods the manager never evicts nor refuses: system-critical priority. Upstream also exempts
+ * static and mirror pods (IsCriticalPod); in standalone mode every pod is static, so that would
+ * turn eviction off entirely: here a static pod is exempt only with a critical priority.
+ */
+function isCritical(pod: Pod): boolean {
+  return (pod.spec?.priority ?? 0) >= 2_000_000_000;
+}
+
+export class ThresholdEvictionManager implements EvictionManager {
+  private readonly now: () => number;
+  /** When each threshold was first seen met (soft grace periods). */
+  private readonly firstMet = new Map<Threshold, number>();
+  /** Last time a threshold of each condition was met. */
+  private readonly lastMet = new Map<NodeConditionType, number>();
+  private readonly transitions = new Map<NodeConditionType, { status: 'True' | 'False'; at: Date }>();
+  private timer: NodeJS.Timeout | undefined;
+  private busy = false;
+
+  constructor(private readonly deps: EvictionManagerDeps) {
+    this.now = deps.now ?? Date.now;
+    const at = new Date(this.now());
+    for (const c of CONDITIONS) this.transitions.set(c, { status: 'False', at });
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.busy) return;
+      this.busy = true;
+      this.synchronize().catch((err: unknown) => log('eviction').warn({ err: errorMessage(err) }, 'Eviction manager: synchronize failed')).finally(() => { this.busy = false; });
+    }, this.deps.monitoringPeriodMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  nodeConditions(): NodeConditionStatus[] {
+    return CONDITIONS.map((type) => {
+      const t = this.transitions.get(type)!;
+      const [rTrue, rFalse, mTrue, mFalse] = REASONS[type];
+      return { type, status: t.status, reason: t.status === 'True' ? rTrue : rFalse, message: t.status === 'True' ? mTrue : mFalse, lastTransitionTime: t.at };
+    });
+  }
+
+  isUnderMemoryPressure(): boolean { return this.transitions.get('MemoryPressure')!.status === 'True'; }
+  isUnderDiskPressure(): boolean { return this.transitions.get('DiskPressure')!.status === 'True'; }
+  isUnderPIDPressure(): boolean { return this.transitions.get('PIDPressure')!.status === 'True'; }
+
+  /** upstream eviction admitHandler: critical pods always; only MemoryPressure → BestEffort refused; any other pressure → all refused. */
+  admit(pod: Pod): { admit: boolean; reason?: string; message?: string } {
+    const active = this.nodeConditions().filter((c) => c.status === 'True').map((c) => c.type);
+    if (active.length === 0 || isCritical(pod)) return { admit: true };
+    if (active.length === 1 && active[0] === 'MemoryPressure' && podQOSClass(pod) !== 'BestEffort') return { admit: true };
+    return { admit: false, reason: 'Evicted', message: `The node had condition: [${active.join(', ')}]. ` };
+  }
+
+  async synchronize(): Promise<Pod | undefined> {
+    const snap = await this.deps.stats.collect();
+    const obs = observe(snap, this.deps.memoryCapacity);
+    const now = this.now();
+    const met = this.thresholdsMet(obs, now);
+    this.updateConditions(met.all, now);
+    const due = met.due[0];
+    if (!due) return undefined;
+    return this.evictOne(due.t, due.o, snap.pods);
+  }
+
+  /** Thresholds met now (all) and those whose grace period has passed (due), hard ones first. */
+  private thresholdsMet(obs: Map<Signal, Observation>, now: number): { all: Threshold[]; due: Array<{ t: Threshold; o: Observation }> } {
+    const all: Threshold[] = [];
+    const due: Array<{ t: Threshold; o: Observation }> = [];
+    for (const t of this.deps.thresholds) {
+      const o = obs.get(t.signal);
+      if (!o || o.available >= thresholdAmount(t, o.capacity)) {
+        this.firstMet.delete(t);
+        continue;
+      }
+      all.push(t);
+      const first = this.firstMet.get(t) ?? now;
+      this.firstMet.set(t, first);
+      if (now - first >= t.gracePeriodMs) due.push({ t, o });
+    }
+    due.sort((a, b) => Number(b.t.hard) - Number(a.t.hard));
+    return { all, due };
+  }
+
+  private updateConditions(met: Threshold[], now: number): void {
+    for (const t of met) this.lastMet.set(SIGNAL_CONDITION[t.signal], now);
+    for (const c of CONDITIONS) {
+      const last = this.lastMet.get(c);
+      const status = last !== undefined && now - last < this.deps.pressureTransitionPeriodMs ? 'True' : met.some((t) => SIGNAL_CONDITION[t.signal] === c) ? 'True' : 'False';
+      const cur = this.transitions.get(c)!;
+      if (cur.status !== status) {
+        this.transitions.set(c, { status, at: new Date(now) });
+        log('eviction').info({ condition: c, status }, 'Node condition changed');
+      }
+    }
+  }
+
+  private async evictOne(t: Threshold, o: Observation, samples: Parameters<typeof rankForEviction>[1]): Promise<Pod | undefined> {
+    const ranked = rankForEviction(this.deps.kubelet.activePods().filter((p) => !isCritical(p)), samples, t.signal);
+    const victim = ranked[0];
+    if (!victim) {
+      log('eviction').warn({ signal: t.signal }, 'Eviction manager: threshold met but no pod to evict');
+      return undefined;
+    }
+    const resource = SIGNAL_RESOURCE[t.signal];
+    const q = (v: bigint) => formatQuantity(v, t.signal);
+    let message = `The node was low on resource: ${resource}. Threshold quantity: ${q(thresholdAmount(t, o.capacity))}, available: ${q(o.available)}. `;
+    if (t.signal === 'memory.available') {
+      for (const c of victim.sample?.containers ?? []) {
+        message += `Container ${c.name} was using ${q(c.memory.workingSetBytes ?? 0n)}, request is ${q(requestOfContainer(victim.pod, c.name))}, has larger consumption of ${resource}. `;
+      }
+    }
+    message += `Eviction signal: ${t.signal}.`;
+    const pod = victim.pod;
+    const podGrace = pod.spec?.terminationGracePeriodSeconds ?? 30;
+    const grace = t.hard ? 1 : this.deps.maxPodGracePeriodSeconds > 0 ? Math.min(podGrace, this.deps.maxPodGracePeriodSeconds) : podGrace;
+    log('eviction').warn({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, signal: t.signal, message }, 'Eviction manager: evicting pod');
+    metrics.evictions.inc({ eviction_signal: t.signal });
+    this.deps.recorder?.event({ kind: 'Pod', name: pod.metadata!.name!, namespace: pod.metadata?.namespace ?? 'default', uid: pod.metadata?.uid }, 'Warning', 'Evicted', message);
+    await this.deps.kubelet.evictPod(pod, message, grace);
+    return pod;
+  }
+}
+
+function requestOfContainer(pod: Pod, name: string): bigint {
+  const c = pod.spec?.containers?.find((x) => x.name === name);
+  try {
+    return c ? BigInt(Math.floor(containerMemory(c, 'requests'))) : 0n;
+  } catch {
+    return 0n;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Which files describe one cgroup on this host. cgroup v1 controllers (also on hybrid hosts,
+ * where the unified tree has no controllers) come first; a pure v2 host reads the unified tree.
+ * PSI files (opt-in: nothing consumes them yet, and they cost 3 more reads per cgroup) are read
+ * from the unified tree when present (hybrid hosts have them there too).
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CgroupMounts } from '../cm/types.js';
+import { F, K, type CgroupFileSpec, type FileKind } from './cgroup-fields.js';
+
+export interface CgroupLayout {
+  /** 'v1' when v1 controllers are mounted (v1 or hybrid host), else 'v2'. */
+  mode: 'v1' | 'v2';
+  /** Specs for cgroup `name` (relative to each hierarchy's root, e.g. /kubepods/pod<uid>/<id>) as row `group`. */
+  files(name: string, group: number): CgroupFileSpec[];
+  /** Where the memory controller's tree is (the v1 memory mount, or the unified root). */
+  memoryRoot?: string;
+  /** Pod cgroups present, by pod UID (name relative to the hierarchy root). */
+  podCgroups(cgroupRoot: string): Map<string, string>;
+}
+
+type FileRow = readonly [file: string, kind: FileKind, slot: number];
+
+const V1: Record<string, readonly FileRow[]> = {
+  cpuacct: [['cpuacct.usage', K.single, F.cpuUsageNs], ['cpuacct.usage_user', K.single, F.cpuUserNs], ['cpuacct.usage_sys', K.single, F.cpuSystemNs]],
+  cpu: [['cpu.stat', K.cpuStatV1, 0]],
+  memory: [
+    ['memory.usage_in_bytes', K.single, F.memUsage], ['memory.limit_in_bytes', K.limitV1, F.memLimit], ['memory.stat', K.memStatV1, 0],
+    ['memory.failcnt', K.single, F.memFailcnt], ['memory.oom_control', K.oomControlV1, 0],
+  ],
+  pids: [['pids.current', K.single, F.pids]],
+  blkio: [['blkio.throttle.io_service_bytes', K.blkioV1, 0]],
+};
+const V2: readonly FileRow[] = [
+  ['cpu.stat', K.cpuStatV2, 0], ['memory.current', K.single, F.memUsage], ['memory.max', K.single, F.memLimit],
+  ['memory.stat', K.memStatV2, 0], ['memory.events', K.memEventsV2, 0], ['pids.current', K.single, F.pids], ['io.stat', K.ioStatV2, 0],
+];
+const PSI: readonly FileRow[] = [['cpu.pressure', K.psi, F.psiCpuSome], ['memory.pressure', K.psi, F.psiMemSome], ['io.pressure', K.psi, F.psiIoSome]];
+
+const QOS_DIRS = ['', 'burstable', 'besteffort'];
+
+export function createCgroupLayout(mounts: CgroupMounts, psi = false): CgroupLayout {
+  const v1Roots = new Map<string, string>();
+  for (const [mount, controllers] of mounts.v1) for (const c of controllers) if (c in V1) v1Roots.set(c, mount);
+  const mode = v1Roots.has('memory') || v1Roots.has('cpuacct') ? 'v1' : 'v2';
+  const unified = mounts.unified;
+  const psiOn = psi && unified !== undefined && existsSync(join(unified, 'cpu.pressure'));
+  const memoryRoot = mode === 'v1' ? v1Roots.get('memory') : unified;
+  return {
+    mode,
+    memoryRoot,
+    files(name: string, group: number): CgroupFileSpec[] {
+      const out: CgroupFileSpec[] = [];
+      const add = (root: string, rows: readonly FileRow[]) => {
+        for (const [file, kind, slot] of rows) out.push({ path: join(root, name, file), kind, group, slot });
+      };
+      if (mode === 'v1') for (const [c, root] of v1Roots) add(root, V1[c]!);
+      else if (unified) add(unified, V2);
+      if (psiOn) add(unified!, PSI);
+      return out;
+    },
+    podCgroups(cgroupRoot: string): Map<string, string> {
+      const out = new Map<string, string>();
+      if (!memoryRoot) return out;
+      for (const qos of QOS_DIRS) {
+        const rel = join('/', cgroupRoot, 'kubepods', qos);
+        let entries: string[];
+        try {
+          entries = readdirSync(join(memoryRoot, rel));
+        } catch {
+          continue;
+        }
+        for (const e of entries) if (e.startsWith('pod') && e.length > 3) out.set(e.slice(3), join(rel, e));
+      }
+      return out;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/** Filesystem numbers for the Summary API: statfs of a mount, and the bytes/inodes under a dir. */
+import { lstatSync, readdirSync, statfsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FsStats } from './types.js';
+
+/** statfs of the filesystem holding path (capacity, available, used, inodes); undefined if absent. */
+export function statfsStats(path: string, time: Date): FsStats | undefined {
+  try {
+    const s = statfsSync(path, { bigint: true });
+    const capacityBytes = s.blocks * s.bsize;
+    const availableBytes = s.bavail * s.bsize;
+    return {
+      time, availableBytes, capacityBytes, usedBytes: (s.blocks - s.bfree) * s.bsize,
+      inodesFree: s.ffree, inodes: s.files, inodesUsed: s.files - s.ffree,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Bytes (allocated blocks) and inodes used under dir, not following symlinks or other mounts. */
+export function dirUsage(dir: string, limit = 10_000): { bytes: bigint; inodes: bigint } | undefined {
+  let bytes = 0n;
+  let inodes = 0n;
+  let dev: bigint | undefined;
+  const stack = [dir];
+  let seen = 0;
+  while (stack.length > 0 && seen < limit) {
+    const p = stack.pop()!;
+    let st;
+    try {
+      st = lstatSync(p, { bigint: true });
+    } catch {
+      if (p === dir) return undefined;
+      continue;
+    }
+    dev ??= st.dev;
+    if (st.dev !== dev) continue;
+    seen++;
+    bytes += st.blocks * 512n;
+    inodes++;
+    if (st.isDirectory()) {
+      try {
+        for (const e of readdirSync(p)) stack.push(join(p, e));
+      } catch {
+        // unreadable: counted as itself only
+      }
+    }
+  }
+  return { bytes, inodes };
+}
