@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   KTS_ERR_SANDBOX: 'A pod sandbox could not be created or inspected.',
   KTS_ERR_NATIVE: 'The native addon failed in a way that is not "not built".',
   KTS_ERR_HTTP: 'A request to one of the agent\'s HTTP servers was malformed.',
+  KTS_ERR_KUBECONFIG: 'The --kubeconfig file could not be loaded (missing, malformed, no current cluster).',
+  KTS_ERR_API: 'A request to the kube-apiserver failed (connection, timeout or an error status).',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -70,6 +72,18 @@ export class ContainerStartError extends KubeletError {
   readonly reason: string;
   constructor(code: ErrorCode, reason: string, message: string, options?: { cause?: unknown }) {
     super(code, message, options);
+    this.reason = reason;
+  }
+}
+
+/** A failed kube-apiserver request; `statusCode` 0 = no HTTP answer (connection, timeout). */
+export class ApiError extends KubeletError {
+  readonly statusCode: number;
+  /** The Status reason (NotFound, Conflict, AlreadyExists, Expired, ...) or ConnectionFailed. */
+  readonly reason: string;
+  constructor(statusCode: number, reason: string, message: string, options?: { cause?: unknown }) {
+    super('KTS_ERR_API', message, options);
+    this.statusCode = statusCode;
     this.reason = reason;
   }
 }

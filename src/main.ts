@@ -19,6 +19,7 @@ import { detectNodeIP } from './kubelet/node-ip.js';
 import { computeNodeInfo } from './kubelet/node-info.js';
 import { createRecorder } from './events/index.js';
 import { log } from './util/log.js';
+import { setupApiServerMode, type ApiMode } from './main-apiserver.js';
 
 export const VERSION = 'v0.1.0-kubelet-ts';
 
@@ -76,7 +77,13 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot: kc.cgroupRoot || '/' })
       : undefined,
   });
-  const statusManager = createStatusManager();
+  let statusManager = createStatusManager();
+  // API server mode (--kubeconfig): node status, lease, pod source, status sync, mirror pods, events.
+  let apiMode: ApiMode | undefined;
+  if (config.flags.kubeconfig) {
+    apiMode = await setupApiServerMode({ config, kubeletVersion: VERSION, node, hostIP, runtime, images, recorder, baseStatus: statusManager });
+    statusManager = apiMode.statusManager;
+  }
 
   const sources = new Map<string, PodSource>();
   if (kc.staticPodPath) {
@@ -88,8 +95,9 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   const kubelet = new Kubelet({
     nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
-    runtime, pleg, cache, statusManager, sources: new Set(sources.keys()), recorder,
+    runtime, pleg, cache, statusManager, sources: new Set([...sources.keys(), ...(apiMode ? [apiMode.sourceName] : [])]), recorder,
   });
+  apiMode?.start(podConfig, kubelet);
 
   const servers = await startServers({
     healthz: { address: kc.healthzBindAddress, port: kc.healthzPort },
@@ -106,6 +114,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const stop = () => {
     stopping ??= (async () => {
       podConfig.stop();
+      apiMode?.stop();
       kubelet.stop();
       await done.catch(() => undefined);
       await servers.close();

@@ -66,17 +66,25 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'systemReserved', key: 'systemReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'system-reserved', help: 'Resources reserved for the OS (cpu=200m,memory=500Mi): subtracted from allocatable.' },
   { name: 'kubeReserved', key: 'kubeReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'kube-reserved', help: 'Resources reserved for Kubernetes daemons (cpu=100m,memory=256Mi): subtracted from allocatable.' },
   { name: 'evictionHard', key: 'evictionHard', kind: 'evictionMap', default: DEFAULT_EVICTION_HARD, flag: 'eviction-hard', help: 'Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available is subtracted from allocatable.' },
+  { name: 'kubeAPIQPS', key: 'kubeAPIQPS', kind: 'int', default: 50, flag: 'kube-api-qps', help: 'QPS of requests to the API server (0 = unlimited; node status and lease are not limited).', min: 0 },
+  { name: 'kubeAPIBurst', key: 'kubeAPIBurst', kind: 'int', default: 100, flag: 'kube-api-burst', help: 'Burst of requests to the API server.', min: 0 },
+  { name: 'nodeStatusReportFrequency', key: 'nodeStatusReportFrequencyMs', kind: 'duration', default: 300_000, help: 'Node status is posted at least this often even when unchanged.' },
+  { name: 'nodeLeaseDurationSeconds', key: 'nodeLeaseDurationSeconds', kind: 'int', default: 40, help: 'Duration of the node lease; renewed every quarter of it.', min: 1 },
+  { name: 'registerNode', key: 'registerNode', kind: 'bool', default: true, flag: 'register-node', help: 'Register the Node with the API server (else it must exist).' },
+  { name: 'registerWithTaints', key: 'registerWithTaints', kind: 'stringList', default: [], flag: 'register-with-taints', help: 'Taints of the registered node: key[=value]:Effect, comma separated.' },
+  { name: 'eventRecordQPS', key: 'eventRecordQPS', kind: 'int', default: 50, flag: 'event-qps', help: 'Events posted to the API server per second (0 = unlimited).', min: 0 },
+  { name: 'eventBurst', key: 'eventBurst', kind: 'int', default: 100, flag: 'event-burst', help: 'Burst of events posted to the API server.', min: 0 },
 ];
 
 /** Upstream fields we parse but do not act on yet: accepted (so real config files load), logged. */
 export const ACCEPTED_UNUSED = new Set([
   'authentication', 'authorization', 'cgroupDriver', 'evictionSoft',
-  'featureGates', 'imageGCHighThresholdPercent', 'imageGCLowThresholdPercent', 'kubeAPIQPS', 'kubeAPIBurst',
+  'featureGates', 'imageGCHighThresholdPercent', 'imageGCLowThresholdPercent',
   'serializeImagePulls', 'tlsCertFile', 'tlsPrivateKeyFile', 'rotateCertificates', 'serverTLSBootstrap',
   'containerLogMaxSize', 'containerLogMaxFiles', 'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
   'enforceNodeAllocatable', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
-  'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'registerNode', 'staticPodURL', 'staticPodURLHeader',
-  'logging', 'volumeStatsAggPeriod', 'streamingConnectionIdleTimeout', 'hairpinMode', 'eventRecordQPS',
+  'staticPodURL', 'staticPodURLHeader',
+  'logging', 'volumeStatsAggPeriod', 'streamingConnectionIdleTimeout', 'hairpinMode',
 ]);
 
 /** Parse a Go duration string ("1m30s", "500ms", "20s", "1h"). Returns ms or undefined. */

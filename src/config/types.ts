@@ -32,6 +32,16 @@ export interface KubeletConfiguration {
   kubeReserved: Readonly<Record<string, string>>;
   /** Eviction signal → threshold, a quantity or a percentage (upstream evictionHard). */
   evictionHard: Readonly<Record<string, string>>;
+  /** API server mode: client QPS/burst (upstream kubeAPIQPS 50, kubeAPIBurst 100). */
+  kubeAPIQPS: number;
+  kubeAPIBurst: number;
+  nodeStatusReportFrequencyMs: number;
+  nodeLeaseDurationSeconds: number;
+  registerNode: boolean;
+  /** key[=value]:Effect strings (upstream takes Taint objects in the file). */
+  registerWithTaints: string[];
+  eventRecordQPS: number;
+  eventBurst: number;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
 }
 

@@ -27,3 +27,4 @@ export function createPodConfig(sources: ReadonlyMap<string, PodSource> = new Ma
 export function createFileSource(opts: FileSourceOptions): StaticPodFileSource {
   return newSourceFile(opts);
 }
+export { newApiserverSource as createApiserverSource, isMirrorPod, type ApiserverSourceOptions } from './apiserver-source.js';

@@ -1,0 +1,106 @@
+/**
+ * API server mode, wired (part of the composition root: only main.ts imports this file). With
+ * --kubeconfig the agent registers its Node, keeps node status and the lease fresh, runs the
+ * pods bound to it (the 'api' pod source, added once the node is registered), writes pod status
+ * back, mirrors its static pods and posts events.
+ */
+import type { Config } from './config/index.js';
+import { ConfigError } from './errors.js';
+import type { ImageService } from './cri/types.js';
+import type { Runtime } from './kuberuntime/types.js';
+import type { NodeInfo } from './kubelet/node-info.js';
+import type { Kubelet } from './kubelet/kubelet.js';
+import type { PodConfig } from './podconfig/index.js';
+import type { StatusManager } from './status/index.js';
+import type { Recorder } from './events/index.js';
+import type { NodeCondition } from './nodestatus/index.js';
+import { createApiClients, type ApiClients } from './apiclient/index.js';
+import { createLeaseController, createNodeStatusManager, parseTaints } from './nodestatus/index.js';
+import { createApiserverSource, ApiserverSource } from './podconfig/index.js';
+import { createApiStatusManager, isStaticPod } from './status/index.js';
+import { createApiserverSink } from './events/index.js';
+import { MirrorPods } from './kubelet/mirror-pods.js';
+
+export interface ApiModeInput {
+  config: Config;
+  kubeletVersion: string;
+  node: NodeInfo;
+  hostIP: string;
+  runtime: Runtime;
+  images: ImageService;
+  recorder: Recorder;
+  /** The standalone status manager the API sync wraps. */
+  baseStatus: StatusManager;
+  /** From the eviction manager when there is one; default all False. */
+  pressureConditions?: () => NodeCondition[];
+}
+
+export interface ApiMode {
+  clients: ApiClients;
+  /** Use this one for the Kubelet: it also writes pods/status. */
+  statusManager: StatusManager & { stop(): void };
+  /** The source name the Kubelet must wait for before housekeeping. */
+  sourceName: string;
+  start(podConfig: PodConfig, kubelet: Kubelet): void;
+  stop(): void;
+}
+
+export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> {
+  const { config } = input;
+  const kc = config.kubelet;
+  const taints = parseTaints(kc.registerWithTaints.join(','));
+  if (taints.problems.length > 0) throw new ConfigError(taints.problems);
+  const clients = await createApiClients(config.flags.kubeconfig!, {
+    qps: kc.kubeAPIQPS, burst: kc.kubeAPIBurst, heartbeatTimeoutMs: Math.max(kc.nodeStatusUpdateFrequencyMs, 1000), userAgent: `kubelet-ts/${input.kubeletVersion}`,
+  });
+  let kubelet: Kubelet | undefined;
+  const nodeStatus = createNodeStatusManager({
+    client: clients.main, heartbeat: clients.heartbeat, node: input.node, hostIP: input.hostIP, kubeletPort: kc.port,
+    registerNode: kc.registerNode, taints: taints.taints, rootDir: config.flags.rootDir,
+    reserved: { systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved, evictionHard: kc.evictionHard },
+    kubeletVersion: input.kubeletVersion,
+    runtimeVersion: async () => {
+      const v = await input.runtime.version();
+      return `${v.runtimeName}://${v.runtimeVersion}`;
+    },
+    images: async () => (await input.images.listImages()).map((i) => ({ names: [...i.repoTags, ...i.repoDigests], sizeBytes: Number(i.size) })),
+    readinessErrors: () => {
+      if (!kubelet) return ['kubelet is starting'];
+      const rt = kubelet.runtimeState.runtimeErrors();
+      return [...(rt ? [rt] : []), ...kubelet.healthErrors()];
+    },
+    pressureConditions: input.pressureConditions,
+    updateFrequencyMs: kc.nodeStatusUpdateFrequencyMs, reportFrequencyMs: kc.nodeStatusReportFrequencyMs,
+    recorder: input.recorder,
+  });
+  const lease = createLeaseController({ heartbeat: clients.heartbeat, nodeName: config.nodeName, leaseDurationSeconds: kc.nodeLeaseDurationSeconds, nodeUID: () => nodeStatus.nodeUID() });
+  const mirrorPods = new MirrorPods({
+    client: clients.main, nodeName: config.nodeName, nodeUID: () => nodeStatus.nodeUID(),
+    staticPods: () => kubelet?.podManager.getPods().filter(isStaticPod) ?? [],
+  });
+  const statusManager = createApiStatusManager({ client: clients.main, base: input.baseStatus, mirrorPodUID: (p) => mirrorPods.mirrorPodUID(p) });
+  const sink = createApiserverSink({ client: clients.main, nodeName: config.nodeName, qps: kc.eventRecordQPS, burst: kc.eventBurst });
+  let stopped = false;
+  return {
+    clients, statusManager, sourceName: ApiserverSource,
+    start(podConfig, k) {
+      kubelet = k;
+      input.recorder.addSink(sink);
+      nodeStatus.start();
+      lease.start();
+      mirrorPods.start();
+      // upstream: the apiserver pod source starts once the node is known to the API server.
+      void nodeStatus.registered().then(() => {
+        if (!stopped) podConfig.addSource(ApiserverSource, createApiserverSource({ client: clients.main, nodeName: config.nodeName, onMirrorPods: (pods) => mirrorPods.setMirrorPods(pods) }));
+      });
+    },
+    stop() {
+      stopped = true;
+      nodeStatus.stop();
+      lease.stop();
+      mirrorPods.stop();
+      statusManager.stop();
+      clients.close();
+    },
+  };
+}
