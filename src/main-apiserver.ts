@@ -17,7 +17,8 @@ import type { NodeCondition } from './nodestatus/index.js';
 import { createApiClients, type ApiClients } from './apiclient/index.js';
 import { createLeaseController, createNodeStatusManager, parseTaints } from './nodestatus/index.js';
 import { createApiserverSource, ApiserverSource } from './podconfig/index.js';
-import { createApiStatusManager, isStaticPod } from './status/index.js';
+import { createApiStatusManager, createStatusManager, isStaticPod } from './status/index.js';
+import { ObjectCache, podObjectRefs } from './kubelet/configmap-secret-cache.js';
 import { createApiserverSink } from './events/index.js';
 import { MirrorPods } from './kubelet/mirror-pods.js';
 
@@ -26,17 +27,17 @@ export interface ApiModeInput {
   kubeletVersion: string;
   node: NodeInfo;
   hostIP: string;
-  runtime: Runtime;
+  runtimeVersion: Runtime['version'];
   images: ImageService;
   recorder: Recorder;
-  /** The standalone status manager the API sync wraps. */
-  baseStatus: StatusManager;
   /** From the eviction manager when there is one; default all False. */
   pressureConditions?: () => NodeCondition[];
 }
 
 export interface ApiMode {
   clients: ApiClients;
+  /** ConfigMaps, Secrets and tokens for the runtime manager. */
+  objects: ObjectCache;
   /** Use this one for the Kubelet: it also writes pods/status. */
   statusManager: StatusManager & { stop(): void };
   /** The source name the Kubelet must wait for before housekeeping. */
@@ -60,7 +61,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     reserved: { systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved, evictionHard: kc.evictionHard },
     kubeletVersion: input.kubeletVersion,
     runtimeVersion: async () => {
-      const v = await input.runtime.version();
+      const v = await input.runtimeVersion();
       return `${v.runtimeName}://${v.runtimeVersion}`;
     },
     images: async () => (await input.images.listImages()).map((i) => ({ names: [...i.repoTags, ...i.repoDigests], sizeBytes: Number(i.size) })),
@@ -78,11 +79,22 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     client: clients.main, nodeName: config.nodeName, nodeUID: () => nodeStatus.nodeUID(),
     staticPods: () => kubelet?.podManager.getPods().filter(isStaticPod) ?? [],
   });
-  const statusManager = createApiStatusManager({ client: clients.main, base: input.baseStatus, mirrorPodUID: (p) => mirrorPods.mirrorPodUID(p) });
+  const statusManager = createApiStatusManager({ client: clients.main, base: createStatusManager(), mirrorPodUID: (p) => mirrorPods.mirrorPodUID(p) });
+  // An edited configMap/secret or a refreshed token: resync the pods using it, so the files follow.
+  const objects = new ObjectCache({
+    client: clients.main,
+    onChange: (kind, namespace, name) => {
+      if (!kubelet) return;
+      const users = kubelet.podManager.getPods().filter((p) => (p.metadata?.namespace ?? 'default') === namespace && (kind === 'token'
+        ? p.metadata?.uid === name
+        : (kind === 'configmaps' ? podObjectRefs(p).configMaps : podObjectRefs(p).secrets).has(name)));
+      if (users.length > 0) kubelet.handlePodSyncs(users);
+    },
+  });
   const sink = createApiserverSink({ client: clients.main, nodeName: config.nodeName, qps: kc.eventRecordQPS, burst: kc.eventBurst });
   let stopped = false;
   return {
-    clients, statusManager, sourceName: ApiserverSource,
+    clients, statusManager, objects, sourceName: ApiserverSource,
     start(podConfig, k) {
       kubelet = k;
       input.recorder.addSink(sink);
@@ -100,6 +112,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
       lease.stop();
       mirrorPods.stop();
       statusManager.stop();
+      objects.stop();
       clients.close();
     },
   };

@@ -54,11 +54,17 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     evictionHard: kc.evictionHard, nodeLabels: config.flags.nodeLabels,
   });
   log('kubelet').info({ capacity: node.capacity, allocatable: node.allocatable, labels: node.labels }, 'Node allocatable for admission');
+  // API server mode (--kubeconfig): node status, lease, pod source, status sync, mirror pods,
+  // events, configMaps/secrets/tokens. Set up before the runtime manager, which reads the objects.
+  let apiMode: ApiMode | undefined;
+  if (config.flags.kubeconfig) {
+    apiMode = await setupApiServerMode({ config, kubeletVersion: VERSION, node, hostIP, runtimeVersion: () => runtime.version(), images, recorder });
+  }
   const runtime = createRuntimeManager({
     runtime: criRuntime, images, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
-    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot || '/',
+    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot || '/', objects: apiMode?.objects,
   });
   const version = await runtime.version().catch((err: unknown) => {
     log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');
@@ -78,12 +84,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       : undefined,
   });
   let statusManager = createStatusManager();
-  // API server mode (--kubeconfig): node status, lease, pod source, status sync, mirror pods, events.
-  let apiMode: ApiMode | undefined;
-  if (config.flags.kubeconfig) {
-    apiMode = await setupApiServerMode({ config, kubeletVersion: VERSION, node, hostIP, runtime, images, recorder, baseStatus: statusManager });
-    statusManager = apiMode.statusManager;
-  }
+  if (apiMode) statusManager = apiMode.statusManager;
 
   const sources = new Map<string, PodSource>();
   if (kc.staticPodPath) {

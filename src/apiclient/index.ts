@@ -2,3 +2,4 @@
 export type { ApiClient, ApiClients, ApiClientOptions, ApiRequest, WatchEvent } from './types.js';
 export { createApiClients } from './client.js';
 export { TokenBucket } from './rate-limiter.js';
+export { runReflector, type ReflectorOptions } from './reflector.js';

@@ -107,6 +107,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       podCgroups: this.podCgroups,
       hookTimeoutMs: opts.hookTimeoutMs,
       podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
+      objects: opts.objects,
     };
   }
 

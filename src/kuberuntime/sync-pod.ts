@@ -36,7 +36,7 @@ import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';
 import { computePodActions, formatPod, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
 import { removeAllLogged, removeContainer } from './remove.js';
 import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
-import type { PodRuntimeStatus, PodSyncResult } from './types.js';
+import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.js';
 import { refreshDownwardAPIVolumes } from './volumes.js';
 
 export interface SyncDeps {
@@ -57,6 +57,8 @@ export interface SyncDeps {
   hookTimeoutMs: number;
   /** The pod's IPs from the runtime (httpGet preStop hooks of containers killed during a sync). */
   podIPs: (uid: string) => Promise<string[]>;
+  /** ConfigMaps, Secrets and tokens for volumes and env (API server mode). */
+  objects?: PodObjectSource;
 }
 
 /** Where the containers of this sync start: the sandbox and what they need to know about it. */
@@ -109,7 +111,7 @@ export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
 }
 
 function volumeContext(deps: SyncDeps, pod: Pod, podIPs: string[]) {
-  const env = { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: podIPs[0] ?? '', podIPs };
+  const env = { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: podIPs[0] ?? '', podIPs, objects: deps.objects };
   return { rootDir: deps.rootDir, downward: downwardContext(pod, env, deps.allocatable), allocatable: deps.allocatable };
 }
 
@@ -253,7 +255,7 @@ export async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntim
       container,
       restartCount,
       imageRef,
-      env: { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: target.podIPs[0] ?? '', podIPs: target.podIPs },
+      env: { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: target.podIPs[0] ?? '', podIPs: target.podIPs, objects: deps.objects },
       rootDir: deps.rootDir,
       memoryCapacity: deps.memoryCapacity,
       allocatable: deps.allocatable,

@@ -8,7 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
@@ -125,6 +125,39 @@ test('a graceful delete stops the pod and then removes it from the API', async (
   await waitFor('web removed after termination', 30_000, () => (getPod('web') ? undefined : true), 250);
   const sandboxes = await runtime.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': before.metadata!.uid! } });
   assert.ok(sandboxes.every((s) => s.state !== 'SANDBOX_READY'), 'sandbox stopped');
+});
+
+test('configMap, secret and projected volumes and env; a configMap edit reaches the mounted file', async () => {
+  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'cfg' }, data: { greeting: 'hello', other: 'x' } })).status, 201);
+  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: 'sec' }, data: { password: Buffer.from('s3cret').toString('base64') } })).status, 201);
+  const script = 'echo "$GREETING/$SEC_password" > /out/env; while true; do cat /etc/cfg/greeting > /out/seen.tmp; mv /out/seen.tmp /out/seen; sleep 0.5; done';
+  await createPod(sleeper('cfgpod', {
+    volumes: [
+      { name: 'cfg', configMap: { name: 'cfg', items: [{ key: 'greeting', path: 'greeting' }] } },
+      { name: 'proj', projected: { sources: [{ secret: { name: 'sec' } }, { serviceAccountToken: { path: 'token', audience: 'e2e' } }, { downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }] } },
+      { name: 'missing', configMap: { name: 'does-not-exist', optional: true } },
+      { name: 'out', emptyDir: {} },
+    ],
+    containers: [{
+      name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', script],
+      env: [{ name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } }],
+      envFrom: [{ secretRef: { name: 'sec' }, prefix: 'SEC_' }],
+      volumeMounts: [{ name: 'cfg', mountPath: '/etc/cfg' }, { name: 'proj', mountPath: '/etc/proj' }, { name: 'missing', mountPath: '/etc/missing' }, { name: 'out', mountPath: '/out' }],
+    }],
+  }));
+  const p = await waitFor('cfgpod Running', 60_000, runningPod('cfgpod'), 250);
+  const vol = (plugin: string, name: string, file: string) => join(dir, 'root', 'pods', p.metadata!.uid!, 'volumes', plugin, name, file);
+  const read = (path: string) => { try { return readFileSync(path, 'utf8').trim(); } catch { return undefined; } };
+  await waitFor('env from configMap and secret', 20_000, () => (read(vol('kubernetes.io~empty-dir', 'out', 'env')) === 'hello/s3cret' ? true : undefined), 250);
+  assert.equal(read(vol('kubernetes.io~projected', 'proj', 'password')), 's3cret');
+  assert.equal(read(vol('kubernetes.io~projected', 'proj', 'name')), 'cfgpod');
+  assert.match(read(vol('kubernetes.io~projected', 'proj', 'token')) ?? '', /^kts-test-token\./);
+  await waitFor('the configMap file seen inside the container', 10_000, () => (read(vol('kubernetes.io~empty-dir', 'out', 'seen')) === 'hello' ? true : undefined), 250);
+  const edit = await api.call('PATCH', `/api/v1/namespaces/${NS}/configmaps/cfg`, { data: { greeting: 'bonjour' } }, 'application/merge-patch+json');
+  assert.equal(edit.status, 200);
+  const t0 = Date.now();
+  await waitFor('the edit seen inside the container', 30_000, () => (read(vol('kubernetes.io~empty-dir', 'out', 'seen')) === 'bonjour' ? true : undefined), 250);
+  console.log(`# configMap edit reached the container in ${Date.now() - t0} ms`);
 });
 
 test(`an apiserver outage (${OUTAGE_MS / 1000} s) loses no pod and the agent catches up`, async () => {
