@@ -167,7 +167,10 @@ test(`an apiserver outage (${OUTAGE_MS / 1000} s) loses no pod and the agent cat
   const { port, store, certs, token } = api;
   await api.stop();
   await new Promise((r) => setTimeout(r, OUTAGE_MS));
-  store.compact(); // the agent's resourceVersion is now too old: its watch must re-list (410)
+  // A write while this apiserver is away, then compaction: the agent's resourceVersion is now
+  // too old, so its pod watch gets 410 Gone and must list again.
+  store.put('configmaps', { metadata: { name: 'written-during-outage', namespace: NS } }, 'ADDED');
+  store.compact();
   api = await startTestApiserver({ port, store, certs, token, bookmarkMs: 1000 });
   const heartbeatBefore = Date.now();
   await createPod(sleeper('after'));

@@ -312,7 +312,9 @@ class ApiHandler {
   private watch(res: ServerResponse, def: ResourceDef, namespace: string | undefined, q: URLSearchParams): void {
     const matches = (o: Obj) => (namespace === undefined || o.metadata?.namespace === namespace) && matchesFieldSelector(o, q.get('fieldSelector')) && matchesLabelSelector(o, q.get('labelSelector'));
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
-    const write = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
+    const write = (type: string, object: unknown) => {
+      if (!res.writableEnded && !res.destroyed) res.write(`${JSON.stringify({ type, object })}\n`);
+    };
     const rvParam = q.get('resourceVersion');
     const from = rvParam === null || rvParam === '' || rvParam === '0' ? undefined : Number(rvParam);
     const stamp = (o: Obj) => ({ kind: def.kind, apiVersion: apiVersionOf(def), ...o });
