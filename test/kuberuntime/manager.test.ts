@@ -175,7 +175,7 @@ describe('syncPod', () => {
     fake.failNext('startContainer', new CriError('KTS_ERR_CRI', 'StartContainer', 'exec: "nope": not found', 2));
     const r = await sync(pod);
     assert.equal(r.waiting.get('cfg')!.reason, 'CreateContainerConfigError');
-    assert.match(r.waiting.get('cfg')!.message, /secretKeyRef is not supported/);
+    assert.match(r.waiting.get('cfg')!.message, /secret references need API server mode/);
     assert.deepEqual(r.waiting.get('create'), { reason: 'CreateContainerError', message: 'no space left' });
     assert.deepEqual(r.waiting.get('run'), { reason: 'RunContainerError', message: 'exec: "nope": not found' });
   });
