@@ -164,6 +164,9 @@ test(`an apiserver outage (${OUTAGE_MS / 1000} s) loses no pod and the agent cat
   await createPod(sleeper('steady'));
   const steady = await waitFor('steady Running', 60_000, runningPod('steady'), 250);
   const containerID = steady.status!.containerStatuses![0]!.containerID;
+  // A pod that finishes while the apiserver is away: its final status must arrive afterwards.
+  await createPod(sleeper('short', { restartPolicy: 'Never', containers: [{ name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'sleep 3'] }] }));
+  await waitFor('short Running', 60_000, runningPod('short'), 250);
   const { port, store, certs, token } = api;
   await api.stop();
   await new Promise((r) => setTimeout(r, OUTAGE_MS));
@@ -175,6 +178,7 @@ test(`an apiserver outage (${OUTAGE_MS / 1000} s) loses no pod and the agent cat
   const heartbeatBefore = Date.now();
   await createPod(sleeper('after'));
   await waitFor('a pod created after the outage runs', 60_000, runningPod('after'), 250);
+  await waitFor('short Succeeded on the API after the outage', 20_000, () => (getPod('short')?.status?.phase === 'Succeeded' ? true : undefined), 250);
   const s = getPod('steady')!;
   assert.equal(s.status!.phase, 'Running');
   assert.equal(s.status!.containerStatuses![0]!.containerID, containerID, 'steady was not restarted');
