@@ -10,6 +10,7 @@ import { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
 import { KubeGenericRuntimeManager, type BackOffSettings } from './manager.js';
 import type { ProbeFailure } from './pod-actions.js';
 import type { PodObjectSource, Runtime } from './types.js';
+import type { EventRecorder } from '../events/types.js';
 
 export type { PodObjectSource, Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
@@ -65,6 +66,8 @@ export interface RuntimeManagerDeps {
   podContainerManager?: PodContainerManager;
   /** ConfigMaps, Secrets and service account tokens (API server mode). */
   objects?: PodObjectSource;
+  /** Container events (Created, Started, Failed, BackOff). */
+  recorder?: EventRecorder;
   /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
   hookTimeoutMs?: number;
 }
@@ -109,6 +112,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     imagePullBackOff: backOff(deps.imagePullBackOff),
     gcPolicy: { ...DEFAULT_GC_POLICY, ...deps.gcPolicy },
     objects: deps.objects,
+    recorder: deps.recorder,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
   });

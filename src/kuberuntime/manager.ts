@@ -13,7 +13,7 @@ import { garbageCollect, type GCPolicy } from './gc.js';
 import { ImagePuller } from './images.js';
 import { killPod } from './kill.js';
 import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
-import { syncPod, type SyncDeps } from './sync-pod.js';
+import { killDeps, syncPod, type SyncDeps } from './sync-pod.js';
 import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
 
 export interface BackOffSettings {
@@ -108,6 +108,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       hookTimeoutMs: opts.hookTimeoutMs,
       podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
       objects: opts.objects,
+      recorder: opts.recorder,
     };
   }
 
@@ -139,7 +140,7 @@ export class KubeGenericRuntimeManager implements Runtime {
   }
 
   killPod(pod: Pod | undefined, running: RunningPod, gracePeriodSeconds?: number): Promise<void> {
-    return killPod({ runtime: this.opts.runtime, podIPs: this.syncDeps.podIPs }, pod, running, gracePeriodSeconds);
+    return killPod(killDeps(this.syncDeps), pod, running, gracePeriodSeconds);
   }
 
   async garbageCollect(activePodUids: ReadonlySet<string>): Promise<void> {

@@ -37,6 +37,7 @@ import { computePodActions, formatPod, isHostNetworkPod, type PodActions, type P
 import { removeAllLogged, removeContainer } from './remove.js';
 import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
 import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.js';
+import type { EventRecorder } from '../events/types.js';
 import { refreshDownwardAPIVolumes } from './volumes.js';
 
 export interface SyncDeps {
@@ -59,6 +60,15 @@ export interface SyncDeps {
   podIPs: (uid: string) => Promise<string[]>;
   /** ConfigMaps, Secrets and tokens for volumes and env (API server mode). */
   objects?: PodObjectSource;
+  /** Container events (Created, Started, Failed, BackOff); default: none. */
+  recorder?: EventRecorder;
+}
+
+/** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
+function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  const m = pod.metadata ?? {};
+  const init = pod.spec?.initContainers?.some((c) => c.name === container.name) ?? false;
+  deps.recorder?.event({ kind: 'Pod', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid, apiVersion: 'v1', fieldPath: `spec.${init ? 'initContainers' : 'containers'}{${container.name}}` }, type, reason, message);
 }
 
 /** Where the containers of this sync start: the sandbox and what they need to know about it. */
@@ -68,8 +78,9 @@ interface StartTarget {
   podIPs: string[];
 }
 
-function killDeps(deps: SyncDeps): KillDeps {
-  return { runtime: deps.runtime, podIPs: deps.podIPs };
+export function killDeps(deps: Pick<SyncDeps, 'runtime' | 'podIPs' | 'recorder'>): KillDeps {
+  const onKilling = (pod: Pod, name: string, message: string) => containerEvent(deps, pod, { name } as Container, 'Normal', 'Killing', message);
+  return { runtime: deps.runtime, podIPs: deps.podIPs, onKilling };
 }
 
 export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult> {
@@ -224,6 +235,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
   if (backOff?.inBackOff) {
     result.waiting.set(container.name, { reason: 'CrashLoopBackOff', message: backOff.message });
     log('kuberuntime').debug({ pod: formatPod(pod), container: container.name, message: backOff.message }, 'back-off restarting failed container');
+    containerEvent(deps, pod, container, 'Warning', 'BackOff', 'Back-off restarting failed container');
     return false;
   }
   // The restart is allowed: record it so the next failure waits longer.
@@ -232,10 +244,13 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
     result.changed = true;
     const id = await startContainer(deps, pod, status, target, container);
     log('kuberuntime').info({ pod: formatPod(pod), container: container.name, containerId: id }, 'started container');
+    containerEvent(deps, pod, container, 'Normal', 'Created', `Created container ${container.name}`);
+    containerEvent(deps, pod, container, 'Normal', 'Started', `Started container ${container.name}`);
     return true;
   } catch (err) {
     const reason = err instanceof ContainerStartError ? err.reason : 'RunContainerError';
     result.waiting.set(container.name, { reason, message: errorMessage(err) });
+    containerEvent(deps, pod, container, 'Warning', 'Failed', `Error: ${reason}: ${errorMessage(err)}`);
     log('kuberuntime').warn({ pod: formatPod(pod), container: container.name, reason, err: errorMessage(err) }, 'container start failed');
     return false;
   }

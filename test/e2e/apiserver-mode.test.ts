@@ -48,6 +48,8 @@ const getPod = (name: string) => api.store.get('pods', NS, name) as Pod | undefi
 const node = () => api.store.get('nodes', undefined, NODE) as { metadata: { uid: string; labels: Record<string, string> }; spec?: { taints?: unknown[] }; status: Record<string, any> } | undefined;
 const ready = (n: ReturnType<typeof node>) => n?.status?.conditions?.find((c: { type: string }) => c.type === 'Ready');
 
+const podEvents = (name: string) => api.store.list('events', NS).filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name).map((e) => e.reason as string);
+
 async function createPod(pod: Pod): Promise<void> {
   const r = await api.call('POST', `/api/v1/namespaces/${NS}/pods`, pod);
   assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -102,6 +104,7 @@ test('a pod created through the API runs and its status appears on the API', asy
   assert.equal(p.status!.containerStatuses![0]!.ready, true);
   const nodeEvents = () => api.store.list('events', 'default').filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === NODE).map((e) => e.reason);
   await waitFor('NodeReady event on the API', 10_000, () => (nodeEvents().includes('NodeReady') ? true : undefined));
+  await waitFor('Created/Started events of web', 10_000, () => (podEvents('web').includes('Started') && podEvents('web').includes('Created') ? true : undefined));
 });
 
 test('a static pod shows up as a mirror pod owned by the node, with its status', async () => {
@@ -123,6 +126,7 @@ test('a graceful delete stops the pod and then removes it from the API', async (
   assert.equal(r.status, 200);
   assert.ok(getPod('web')?.metadata?.deletionTimestamp, 'deletionTimestamp set');
   await waitFor('web removed after termination', 30_000, () => (getPod('web') ? undefined : true), 250);
+  await waitFor('Killing event of web', 10_000, () => (podEvents('web').includes('Killing') ? true : undefined));
   const sandboxes = await runtime.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': before.metadata!.uid! } });
   assert.ok(sandboxes.every((s) => s.state !== 'SANDBOX_READY'), 'sandbox stopped');
 });
