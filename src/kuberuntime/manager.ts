@@ -13,7 +13,7 @@ import { garbageCollect, type GCPolicy } from './gc.js';
 import { ImagePuller } from './images.js';
 import { killPod } from './kill.js';
 import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
-import { killDeps, syncPod, type SyncDeps } from './sync-pod.js';
+import { containerEvent, killDeps, syncPod, type SyncDeps } from './sync-pod.js';
 import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
 
 export interface BackOffSettings {
@@ -93,7 +93,7 @@ export class KubeGenericRuntimeManager implements Runtime {
     this.podCgroups = new DegradingPodContainerManager(opts.podCgroups);
     this.syncDeps = {
       runtime: opts.runtime,
-      puller: new ImagePuller(opts.images, this.imageBackOff),
+      puller: new ImagePuller(opts.images, this.imageBackOff, (pod, c, type, reason, message) => containerEvent(opts, pod, c, type, reason, message)),
       crashBackOff: this.crashBackOff,
       probeFailure: opts.probeFailure,
       startupProbeSucceeded: opts.startupProbeSucceeded,

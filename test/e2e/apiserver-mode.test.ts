@@ -8,7 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
@@ -104,7 +104,7 @@ test('a pod created through the API runs and its status appears on the API', asy
   assert.equal(p.status!.containerStatuses![0]!.ready, true);
   const nodeEvents = () => api.store.list('events', 'default').filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === NODE).map((e) => e.reason);
   await waitFor('NodeReady event on the API', 10_000, () => (nodeEvents().includes('NodeReady') ? true : undefined));
-  await waitFor('Created/Started events of web', 10_000, () => (podEvents('web').includes('Started') && podEvents('web').includes('Created') ? true : undefined));
+  await waitFor('Pulled/Created/Started events of web', 10_000, () => (['Pulled', 'Created', 'Started'].every((r) => podEvents('web').includes(r)) ? true : undefined));
 });
 
 test('a static pod shows up as a mirror pod owned by the node, with its status', async () => {
@@ -214,4 +214,9 @@ test('kubectl get/describe work against the test apiserver', async (t) => {
   const described = await run('describe', 'pod', '-n', NS, 'steady');
   assert.match(described, /Status:\s+Running/);
   assert.match(described, /IP:\s+\d+\.\d+\.\d+\.\d+/);
+});
+
+test('removing the static pod deletes its mirror pod', async () => {
+  unlinkSync(join(manifests, 'static.json'));
+  await waitFor('mirror pod deleted', 40_000, () => (getPod(`static-${NODE}`) ? undefined : true), 250);
 });
