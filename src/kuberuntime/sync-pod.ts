@@ -38,7 +38,7 @@ import { removeAllLogged, removeContainer } from './remove.js';
 import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
 import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.js';
 import type { EventRecorder } from '../events/types.js';
-import { refreshDownwardAPIVolumes } from './volumes.js';
+import { refreshDownwardAPIVolumes, VolumeError } from './volumes.js';
 
 export interface SyncDeps {
   runtime: RuntimeService;
@@ -65,6 +65,12 @@ export interface SyncDeps {
 }
 
 /** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
+function causeChain(err: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let e = err; e !== undefined && out.length < 5; e = (e as { cause?: unknown } | null)?.cause) out.push(e);
+  return out;
+}
+
 export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
   const m = pod.metadata ?? {};
   const init = pod.spec?.initContainers?.some((c) => c.name === container.name) ?? false;
@@ -250,7 +256,9 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
   } catch (err) {
     const reason = err instanceof ContainerStartError ? err.reason : 'RunContainerError';
     result.waiting.set(container.name, { reason, message: errorMessage(err) });
-    containerEvent(deps, pod, container, 'Warning', 'Failed', `Error: ${reason}: ${errorMessage(err)}`);
+    // A volume that cannot be set up is upstream's FailedMount; the rest are Failed.
+    const mountProblem = causeChain(err).some((e) => e instanceof VolumeError);
+    containerEvent(deps, pod, container, 'Warning', mountProblem ? 'FailedMount' : 'Failed', mountProblem ? errorMessage(err) : `Error: ${reason}: ${errorMessage(err)}`);
     log('kuberuntime').warn({ pod: formatPod(pod), container: container.name, reason, err: errorMessage(err) }, 'container start failed');
     return false;
   }
