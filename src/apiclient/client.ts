@@ -33,22 +33,27 @@ const isConnectionError = (err: unknown) => err instanceof ApiError && err.statu
 
 class HttpsApiClient implements ApiClient {
   private agent: Agent;
+  /** Watches hold a connection each for minutes: their own pool, so requests never queue behind them. */
+  private watchAgent: Agent;
 
   constructor(private readonly conn: Connection, readonly name: string, private readonly timeoutMs: number, private readonly limiter: TokenBucket | undefined, private readonly idleMs: number, private readonly userAgent: string) {
-    this.agent = this.newAgent();
+    this.agent = this.newAgent(32);
+    this.watchAgent = this.newAgent(Infinity);
   }
 
-  private newAgent(): Agent {
-    return new Agent({ keepAlive: true, maxSockets: 32, ca: this.conn.tls.ca, cert: this.conn.tls.cert, key: this.conn.tls.key, rejectUnauthorized: this.conn.tls.rejectUnauthorized });
+  private newAgent(maxSockets: number): Agent {
+    return new Agent({ keepAlive: true, maxSockets, ca: this.conn.tls.ca, cert: this.conn.tls.cert, key: this.conn.tls.key, rejectUnauthorized: this.conn.tls.rejectUnauthorized });
   }
 
+  /** Running watches are left alone: they fail (and are restarted) on their own. */
   resetConnections(): void {
     this.agent.destroy();
-    this.agent = this.newAgent();
+    this.agent = this.newAgent(32);
   }
 
   close(): void {
     this.agent.destroy();
+    this.watchAgent.destroy();
   }
 
   async request<T = unknown>(r: ApiRequest): Promise<T> {
@@ -97,7 +102,7 @@ class HttpsApiClient implements ApiClient {
       if (signal.aborted) return resolve();
       const url = new URL(`${path}${queryString({ ...query, watch: 'true' })}`, this.conn.base);
       const headers: Record<string, string> = { ...(this.conn.tls.headers as Record<string, string> | undefined), accept: 'application/json', 'user-agent': this.userAgent };
-      const req = httpsRequest(url, { method: 'GET', agent: this.agent, headers, timeout: this.idleMs });
+      const req = httpsRequest(url, { method: 'GET', agent: this.watchAgent, headers, timeout: this.idleMs });
       const onAbort = () => req.destroy();
       signal.addEventListener('abort', onAbort, { once: true });
       let handlerError: unknown;
