@@ -25,13 +25,16 @@ export interface ApiStatusSyncDeps {
   mirrorPodUID?: (staticPod: Pod) => string | undefined;
   /** Retry period of failed or waiting syncs (default 1 s). */
   retryMs?: number;
+  /** Every pod is looked at again this often (upstream syncBatch, 10 s): e.g. a recreated mirror pod. */
+  resyncMs?: number;
 }
 
 interface Entry {
   pod: Pod;
   status: ApiPodStatus;
-  /** JSON of the status last accepted by the apiserver. */
+  /** JSON of the status last accepted by the apiserver, and the UID it went to. */
   sent?: string;
+  sentUid?: string;
   deleted?: boolean;
 }
 
@@ -42,10 +45,16 @@ class ApiStatusManager implements StatusManager {
   private readonly dirty = new Set<string>();
   private running = false;
   private readonly timer: NodeJS.Timeout;
+  private readonly resync: NodeJS.Timeout;
 
   constructor(private readonly deps: ApiStatusSyncDeps) {
     this.timer = setInterval(() => this.kick(), deps.retryMs ?? 1000);
     this.timer.unref();
+    this.resync = setInterval(() => {
+      for (const uid of this.entries.keys()) this.dirty.add(uid);
+      this.kick();
+    }, deps.resyncMs ?? 10_000);
+    this.resync.unref();
   }
 
   getPodStatus(uid: string): ApiPodStatus | undefined {
@@ -80,6 +89,7 @@ class ApiStatusManager implements StatusManager {
 
   stop(): void {
     clearInterval(this.timer);
+    clearInterval(this.resync);
   }
 
   private kick(): void {
@@ -116,7 +126,7 @@ class ApiStatusManager implements StatusManager {
     // Never move a pod out of a terminal phase on the API (upstream checks the same).
     if (!isStatic && isTerminal(pod.status?.phase) && !isTerminal(status.phase)) status.phase = pod.status!.phase;
     const json = JSON.stringify(status);
-    if (json !== entry.sent) {
+    if (json !== entry.sent || uid !== entry.sentUid) {
       try {
         await this.deps.client.request({ method: 'PATCH', path: `${path}/status`, contentType: 'application/strategic-merge-patch+json', body: { metadata: { uid }, status } });
       } catch (err) {
@@ -127,6 +137,7 @@ class ApiStatusManager implements StatusManager {
         throw err;
       }
       entry.sent = json;
+      entry.sentUid = uid;
       log('status').debug({ pod: `${meta.namespace}/${meta.name}`, phase: status.phase }, 'Patched pod status');
     }
     if (!isStatic && meta.deletionTimestamp && isTerminal(status.phase) && !(status.containerStatuses ?? []).some((c) => c.state?.running)) {

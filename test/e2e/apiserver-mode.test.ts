@@ -114,9 +114,9 @@ test('a static pod shows up as a mirror pod owned by the node, with its status',
   assert.equal(m.metadata!.ownerReferences?.[0]?.kind, 'Node');
   // Deleting the mirror pod recreates it.
   await api.call('DELETE', `/api/v1/namespaces/${NS}/pods/${name}`, { gracePeriodSeconds: 0 });
-  await waitFor('mirror pod recreated', 20_000, () => {
+  await waitFor('mirror pod recreated, with the static pod status', 20_000, () => {
     const again = getPod(name);
-    return again && again.metadata!.uid !== m.metadata!.uid ? again : undefined;
+    return again && again.metadata!.uid !== m.metadata!.uid && again.status?.phase === 'Running' ? again : undefined;
   }, 250);
 });
 
