@@ -11,6 +11,7 @@ import { Agent, request as httpsRequest, type RequestOptions } from 'node:https'
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
+import { metrics } from '../metrics/index.js';
 import { TokenBucket } from './rate-limiter.js';
 import type { ApiClient, ApiClientOptions, ApiClients, ApiRequest, WatchEvent } from './types.js';
 
@@ -61,8 +62,12 @@ class HttpsApiClient implements ApiClient {
     const body = r.body === undefined ? undefined : JSON.stringify(r.body);
     const timeoutMs = r.timeoutMs ?? this.timeoutMs;
     const path = `${r.path}${queryString(r.query)}`;
+    const host = this.conn.base.host;
+    const started = performance.now();
+    let code = '<error>';
     try {
       const { status, text } = await this.roundTrip(r.method, path, body, body === undefined ? undefined : r.contentType ?? 'application/json', timeoutMs);
+      code = String(status);
       const parsed: unknown = text ? JSON.parse(text) : undefined;
       if (status >= 200 && status < 300) return parsed as T;
       const st = (parsed ?? {}) as { reason?: string; message?: string };
@@ -73,6 +78,9 @@ class HttpsApiClient implements ApiClient {
         throw err;
       }
       throw new ApiError(0, 'BadResponse', `${r.method} ${r.path}: ${errorMessage(err)}`, { cause: err });
+    } finally {
+      metrics.restClientRequests.inc({ code, method: r.method, host });
+      metrics.restClientRequestDuration.observe({ verb: r.method, host }, (performance.now() - started) / 1000);
     }
   }
 

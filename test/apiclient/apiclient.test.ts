@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiClients, runReflector, TokenBucket, type ApiClients } from '../../src/apiclient/index.js';
 import { ApiError, KubeletError } from '../../src/errors.js';
+import { registry } from '../../src/metrics/index.js';
 import { startTestApiserver, matchesFieldSelector, matchesLabelSelector, type TestApiserver } from '../support/test-apiserver.js';
 import { strategicMergePatch, jsonMergePatch } from '../support/apiserver-patch.js';
 import { waitFor } from '../support/kubelet-process.js';
@@ -42,6 +43,8 @@ test('requests authenticate with the token over TLS; conflicts are 409; UID prec
   const wrongUid = clients.main.request({ method: 'PATCH', path: '/api/v1/namespaces/a/configmaps/c1', contentType: 'application/merge-patch+json', body: { metadata: { uid: 'nope' }, data: { k: 'x' } } });
   await assert.rejects(wrongUid, (e: unknown) => e instanceof ApiError && e.statusCode === 409);
   await assert.rejects(clients.main.request({ method: 'GET', path: '/api/v1/namespaces/a/configmaps/none' }), (e: unknown) => e instanceof ApiError && e.statusCode === 404);
+  const exposed = await registry.getSingleMetricAsString('rest_client_requests_total');
+  assert.match(exposed, /rest_client_requests_total\{code="409",method="PUT",host="127\.0\.0\.1:\d+"\} 1/);
 });
 
 test('strategic merge patches lists by key; merge patch replaces them; null deletes', () => {
