@@ -83,8 +83,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot: kc.cgroupRoot || '/' })
       : undefined,
   });
-  let statusManager = createStatusManager();
-  if (apiMode) statusManager = apiMode.statusManager;
+  const statusManager = apiMode?.statusManager ?? createStatusManager();
 
   const sources = new Map<string, PodSource>();
   if (kc.staticPodPath) {
