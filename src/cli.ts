@@ -33,7 +33,6 @@ export async function main(argv: string[]): Promise<number> {
   const { config } = result;
   configureLogging({ format: config.flags.loggingFormat, verbosity: config.flags.verbosity });
   log().info({ version: VERSION, nodeName: config.nodeName, rootDir: config.flags.rootDir, mode: config.flags.kubeconfig ? 'apiserver' : 'standalone' }, 'Starting kubelet-ts');
-  if (config.flags.kubeconfig) log().warn('--kubeconfig given but API server mode is not implemented yet; running standalone');
 
   let lock: HeldLock | undefined;
   let contention: ContentionWatch | undefined;

@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   KTS_ERR_IMAGE_GC: 'Image garbage collection could not free the space required (ImageGCFailed).',
   KTS_ERR_LOCK_FILE: 'The lock file (--lock-file) could not be taken or was lost.',
   KTS_ERR_CONTAINER_LOGS: 'A container log request was invalid, named no known container or log, or tried to leave the pod\'s log directory.',
+  KTS_ERR_KUBECONFIG: 'The --kubeconfig file could not be loaded (missing, malformed, no current cluster).',
+  KTS_ERR_API: 'A request to the kube-apiserver failed (connection, timeout or an error status).',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -74,6 +76,18 @@ export class ContainerStartError extends KubeletError {
   readonly reason: string;
   constructor(code: ErrorCode, reason: string, message: string, options?: { cause?: unknown }) {
     super(code, message, options);
+    this.reason = reason;
+  }
+}
+
+/** A failed kube-apiserver request; `statusCode` 0 = no HTTP answer (connection, timeout). */
+export class ApiError extends KubeletError {
+  readonly statusCode: number;
+  /** The Status reason (NotFound, Conflict, AlreadyExists, Expired, ...) or ConnectionFailed. */
+  readonly reason: string;
+  constructor(statusCode: number, reason: string, message: string, options?: { cause?: unknown }) {
+    super('KTS_ERR_API', message, options);
+    this.statusCode = statusCode;
     this.reason = reason;
   }
 }

@@ -30,11 +30,13 @@ import { log } from './util/log.js';
 import { birthCry } from './version.js';
 import { buildSummary, cadvisorMetrics, createStatsProvider, resourceMetrics, stringifyExact, type OomCount, type StatsPodInfo, type StatsProvider } from './stats/index.js';
 import { createOomWatcher, type OomEvent, type OomWatcher } from './oom/index.js';
-import { createEvictionManager } from './eviction/index.js';
+import { createEvictionManager, type NodePressure } from './eviction/index.js';
+import { defaultPressureConditions } from './nodestatus/index.js';
 import type { EventRecorder } from './events/types.js';
 import type { PodStatusCache } from './pleg/types.js';
 import type { Runtime } from './kuberuntime/types.js';
 import type { ImageService } from './cri/types.js';
+import { setupApiServerMode, type ApiMode } from './main-apiserver.js';
 
 export const VERSION = 'v0.1.0-kubelet-ts';
 
@@ -77,11 +79,22 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   });
   log('kubelet').info({ capacity: node.capacity, allocatable: node.allocatable, labels: node.labels }, 'Node allocatable for admission');
   const prober = createProbeManager({ runtime: criRuntime, recorder });
+  // API server mode (--kubeconfig): node status, lease, pod source, status sync, mirror pods,
+  // events, configMaps/secrets/tokens. Set up before the runtime manager, which reads the objects.
+  let apiMode: ApiMode | undefined;
+  // The eviction manager is built further down; the node status asks it only once running.
+  let pressure: NodePressure | undefined;
+  if (config.flags.kubeconfig) {
+    apiMode = await setupApiServerMode({
+      config, kubeletVersion: VERSION, node, hostIP, runtimeVersion: () => runtime.version(), images, recorder,
+      pressureConditions: () => (pressure ? pressure.nodeConditions().map(({ type, status, reason, message }) => ({ type, status, reason, message })) : defaultPressureConditions()),
+    });
+  }
   const runtime = createRuntimeManager({
     runtime: criRuntime, images, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
-    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot || '/',
+    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot || '/', objects: apiMode?.objects,
     imagePulls: { serialize: kc.serializeImagePulls, maxParallel: kc.maxParallelImagePulls },
     probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
   });
@@ -103,7 +116,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot: kc.cgroupRoot || '/' })
       : undefined,
   });
-  const statusManager = createStatusManager();
+  const statusManager = apiMode?.statusManager ?? createStatusManager();
 
   const sources = new Map<string, PodSource>();
   if (kc.staticPodPath) {
@@ -133,11 +146,13 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   const kubelet = new Kubelet({
     nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
-    runtime, pleg, cache, statusManager, sources: new Set(sources.keys()), recorder,
+    runtime, pleg, cache, statusManager, sources: new Set([...sources.keys(), ...(apiMode ? [apiMode.sourceName] : [])]), recorder,
     admitHandlers: [(pod) => nodeShutdown.admit(pod), (pod) => eviction.admit(pod)], wasOomKilled: (id) => oom.wasOomKilled(id),
     probes: prober, prober,
   });
   kubeletRef = kubelet;
+  pressure = eviction;
+  apiMode?.start(podConfig, kubelet);
 
   const readProvider = {
     podsWithStatus: () => kubelet.podManager.getPods().map((p): Pod => ({ ...p, status: statusManager.getPodStatus(p.metadata!.uid!) ?? p.status ?? {} })),
@@ -202,6 +217,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       eviction.stop();
       oom.stop();
       stats.stop();
+      apiMode?.stop();
       kubelet.stop();
       prober.stop();
       logRotation.stop();

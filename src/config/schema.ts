@@ -91,17 +91,24 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'evictionSoftGracePeriod', key: 'evictionSoftGracePeriod', kind: 'evictionGraceMap', default: Object.freeze({}), flag: 'eviction-soft-grace-period', help: 'Grace period per soft threshold (memory.available=1m30s).' },
   { name: 'evictionPressureTransitionPeriod', key: 'evictionPressureTransitionPeriodMs', kind: 'duration', default: 300_000, flag: 'eviction-pressure-transition-period', help: 'How long a pressure condition stays True after its threshold is no longer met.' },
   { name: 'evictionMaxPodGracePeriod', key: 'evictionMaxPodGracePeriod', kind: 'int', default: 0, flag: 'eviction-max-pod-grace-period', help: "Max grace period (s) for pods evicted on a soft threshold; 0 = the pod's own." },
+  { name: 'kubeAPIQPS', key: 'kubeAPIQPS', kind: 'int', default: 50, flag: 'kube-api-qps', help: 'QPS of requests to the API server (0 = unlimited; node status and lease are not limited).', min: 0 },
+  { name: 'kubeAPIBurst', key: 'kubeAPIBurst', kind: 'int', default: 100, flag: 'kube-api-burst', help: 'Burst of requests to the API server.', min: 0 },
+  { name: 'nodeStatusReportFrequency', key: 'nodeStatusReportFrequencyMs', kind: 'duration', default: 300_000, help: 'Node status is posted at least this often even when unchanged.' },
+  { name: 'nodeLeaseDurationSeconds', key: 'nodeLeaseDurationSeconds', kind: 'int', default: 40, help: 'Duration of the node lease; renewed every quarter of it.', min: 1 },
+  { name: 'registerNode', key: 'registerNode', kind: 'bool', default: true, flag: 'register-node', help: 'Register the Node with the API server (else it must exist).' },
+  { name: 'registerWithTaints', key: 'registerWithTaints', kind: 'stringList', default: [], flag: 'register-with-taints', help: 'Taints of the registered node: key[=value]:Effect, comma separated.' },
+  { name: 'eventRecordQPS', key: 'eventRecordQPS', kind: 'int', default: 50, flag: 'event-qps', help: 'Events posted to the API server per second (0 = unlimited).', min: 0 },
+  { name: 'eventBurst', key: 'eventBurst', kind: 'int', default: 100, flag: 'event-burst', help: 'Burst of events posted to the API server.', min: 0 },
 ];
 
 /** Upstream fields we parse but do not act on yet: accepted (so real config files load), logged. */
 export const ACCEPTED_UNUSED = new Set([
-  'cgroupDriver', 'evictionSoft',
-  'featureGates', 'kubeAPIQPS', 'kubeAPIBurst',
+  'cgroupDriver',
+  'featureGates',
   'rotateCertificates', 'serverTLSBootstrap',
   'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
   'enforceNodeAllocatable',
-  'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'registerNode',
-  'logging', 'volumeStatsAggPeriod', 'hairpinMode', 'eventRecordQPS',
+  'logging', 'volumeStatsAggPeriod', 'hairpinMode',
 ]);
 
 /** Parse a Go duration string ("1m30s", "500ms", "20s", "1h"). Returns ms or undefined. */

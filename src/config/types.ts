@@ -72,6 +72,16 @@ export interface KubeletConfiguration {
   evictionPressureTransitionPeriodMs: number;
   /** Upstream evictionMaxPodGracePeriod (s); 0 = the pod's own grace period. */
   evictionMaxPodGracePeriod: number;
+  /** API server mode: client QPS/burst (upstream kubeAPIQPS 50, kubeAPIBurst 100). */
+  kubeAPIQPS: number;
+  kubeAPIBurst: number;
+  nodeStatusReportFrequencyMs: number;
+  nodeLeaseDurationSeconds: number;
+  registerNode: boolean;
+  /** key[=value]:Effect strings (upstream takes Taint objects in the file). */
+  registerWithTaints: string[];
+  eventRecordQPS: number;
+  eventBurst: number;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
 }
 

@@ -1,2 +1,3 @@
 export type { EventRecorder, EventSink, EventType, KubeEvent, ObjectReference } from './types.js';
 export { Recorder, createRecorder } from './recorder.js';
+export { ApiserverEventSink, createApiserverSink, type ApiserverSinkOptions } from './apiserver-sink.js';

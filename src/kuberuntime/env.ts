@@ -13,6 +13,7 @@
  */
 import type { Container, EnvVar, Pod } from '../api/types.js';
 import type { KeyValue } from '../cri/types.js';
+import type { PodObjectSource } from './types.js';
 
 export class EnvError extends Error {}
 
@@ -27,6 +28,38 @@ export interface EnvContext {
    * with the node's allocatable bound); without it resourceFieldRef is an EnvError.
    */
   resourceFieldRef?: (fs: { containerName?: string; resource: string; divisor?: string | number }, container: Container) => string;
+  /** ConfigMaps, Secrets and tokens (API server mode); without it configMap/secret refs are EnvErrors. */
+  objects?: PodObjectSource;
+}
+
+/** A configMap's or secret's key/value map as env sees it (secret values decoded). */
+function objectData(pod: Pod, ctx: EnvContext, kind: 'configMap' | 'secret', name: string, optional: boolean | undefined, what: string): Record<string, string> | undefined {
+  if (!ctx.objects) throw new EnvError(`${what}: ${kind} references need API server mode (--kubeconfig)`);
+  const ns = pod.metadata?.namespace ?? 'default';
+  const obj = kind === 'configMap' ? ctx.objects.configMap(ns, name) : ctx.objects.secret(ns, name);
+  if (obj === undefined) throw new EnvError(`${what}: ${kind} "${name}" is not synced yet`);
+  if (obj === null) {
+    if (optional) return undefined;
+    throw new EnvError(`${what}: ${kind} "${name}" not found`);
+  }
+  const data = obj.data ?? {};
+  return kind === 'secret' ? Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')])) : { ...data };
+}
+
+const ENV_NAME_RE = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+
+/** upstream envFrom: every key of the configMap/secret, with its prefix; invalid names are skipped. */
+function envFromValues(pod: Pod, container: Container, ctx: EnvContext, env: Map<string, string>): void {
+  for (const f of container.envFrom ?? []) {
+    const ref = f.configMapRef ?? f.secretRef;
+    const kind = f.configMapRef ? 'configMap' : 'secret';
+    if (!ref?.name) throw new EnvError(`container ${container.name}: envFrom needs configMapRef or secretRef with a name`);
+    const data = objectData(pod, ctx, kind, ref.name, ref.optional, `container ${container.name}: envFrom`);
+    for (const [k, v] of Object.entries(data ?? {})) {
+      const name = `${f.prefix ?? ''}${k}`;
+      if (ENV_NAME_RE.test(name)) env.set(name, v);
+    }
+  }
 }
 
 /** Expands $(VAR) references in input with mapping; see the file comment for the rules. */
@@ -67,10 +100,8 @@ export function mappingFor(...contexts: ReadonlyMap<string, string>[]): (name: s
 
 /** The container's environment in spec order (a later duplicate name overrides the value). */
 export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: EnvContext): KeyValue[] {
-  if (container.envFrom && container.envFrom.length > 0) {
-    throw new EnvError(`container ${container.name}: envFrom (ConfigMap/Secret) is not supported by this kubelet`);
-  }
   const env = new Map<string, string>();
+  envFromValues(pod, container, ctx, env);
   for (const v of container.env ?? []) {
     env.set(v.name, envValue(pod, container, v, env, ctx));
   }
@@ -81,6 +112,16 @@ function envValue(pod: Pod, container: Container, v: EnvVar, env: ReadonlyMap<st
   if (v.valueFrom) {
     if (v.valueFrom.fieldRef) return fieldRefValue(pod, v.valueFrom.fieldRef.fieldPath, v.valueFrom.fieldRef.apiVersion, ctx);
     if (v.valueFrom.resourceFieldRef && ctx.resourceFieldRef) return ctx.resourceFieldRef(v.valueFrom.resourceFieldRef as { containerName?: string; resource: string; divisor?: string }, container);
+    const keyRef = v.valueFrom.configMapKeyRef ?? v.valueFrom.secretKeyRef;
+    if (keyRef) {
+      const kind = v.valueFrom.configMapKeyRef ? 'configMap' : 'secret';
+      const what = `container ${container.name}: env ${v.name}`;
+      const data = objectData(pod, ctx, kind, keyRef.name ?? '', keyRef.optional, what);
+      if (data === undefined) return '';
+      const value = data[keyRef.key];
+      if (value === undefined && !keyRef.optional) throw new EnvError(`${what}: key "${keyRef.key}" not found in ${kind} "${keyRef.name}"`);
+      return value ?? '';
+    }
     const kind = Object.keys(v.valueFrom).filter((k) => (v.valueFrom as Record<string, unknown>)[k] !== undefined).join(', ') || 'empty valueFrom';
     throw new EnvError(`container ${container.name}: env ${v.name}: ${kind} is not supported by this kubelet`);
   }

@@ -50,6 +50,8 @@ export class ImagePuller {
     private readonly images: ImageService,
     private readonly backOff: Backoff,
     private readonly pullOpts: ImagePullOptions = {},
+    /** Pulling / Pulled / Failed / BackOff events of the container (upstream image manager's). */
+    private readonly onEvent?: (pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string) => void,
   ) {
     this.limiter = new PullLimiter(pullOpts.serialize !== false ? 1 : pullOpts.maxParallel || Infinity);
   }
@@ -68,17 +70,24 @@ export class ImagePuller {
     if (policy === 'Never' && !present) {
       throw startError('ErrImageNeverPull', `Container image "${image}" is not present with pull policy of Never`);
     }
-    if (present && policy !== 'Always') return present;
-    return this.pull(pod, image, sandboxConfig);
+    if (present && policy !== 'Always') {
+      this.onEvent?.(pod, container, 'Normal', 'Pulled', `Container image "${image}" already present on machine`);
+      return present;
+    }
+    return this.pull(pod, container, image, sandboxConfig);
   }
 
-  private async pull(pod: Pod, image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
+  private async pull(pod: Pod, container: Container, image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
     const key = `${pod.metadata?.uid ?? ''}_${image}`;
     if (this.backOff.isInBackOffSinceUpdate(key)) {
+      this.onEvent?.(pod, container, 'Normal', 'BackOff', `Back-off pulling image "${image}"`);
       throw startError('ImagePullBackOff', `Back-off pulling image "${image}"`);
     }
     try {
+      this.onEvent?.(pod, container, 'Normal', 'Pulling', `Pulling image "${image}"`);
+      const started = Date.now();
       const ref = await this.limiter.run(() => this.pullWithCredentials(pod, image, sandboxConfig));
+      this.onEvent?.(pod, container, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${Date.now() - started}ms`);
       // A success ends the back-off (upstream lets it expire; a later failure then starts at 10 s).
       this.backOff.reset(key);
       log('kuberuntime').info({ pod: pod.metadata?.name, image, ref }, 'pulled image');

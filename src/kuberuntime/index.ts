@@ -10,10 +10,10 @@ import { DEFAULT_GC_POLICY, type GCPolicy } from './gc.js';
 import { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
 import { KubeGenericRuntimeManager, type BackOffSettings } from './manager.js';
 import type { ProbeFailure } from './pod-actions.js';
-import type { Runtime } from './types.js';
+import type { PodObjectSource, Runtime } from './types.js';
 import type { ImagePullOptions } from './images.js';
 
-export type { Runtime } from './types.js';
+export type { PodObjectSource, Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
 export type { BackOffSettings } from './manager.js';
 export { computePodActions, type PodActions } from './pod-actions.js';
@@ -55,7 +55,7 @@ export interface RuntimeManagerDeps {
    * container waits for a sidecar's startup probe; without this, a running sidecar counts as started.
    */
   startupProbeSucceeded?: (containerId: string) => boolean | undefined;
-  /** Container events (Killing after a failed probe); default: none. */
+  /** Container events (Pulling, Created, Started, Failed, BackOff, Killing); default: none. */
   recorder?: EventRecorder;
   /** CrashLoopBackOff: first delay and cap (default 10 s and 5 min; reset after 2×max of clean running). */
   crashLoopBackOff?: BackOffSettings;
@@ -69,6 +69,8 @@ export interface RuntimeManagerDeps {
   cgroupRoot?: string;
   /** Pod cgroups implementation to use instead of the cgroupfs one (tests). */
   podContainerManager?: PodContainerManager;
+  /** ConfigMaps, Secrets and service account tokens (API server mode). */
+  objects?: PodObjectSource;
   /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
   hookTimeoutMs?: number;
 }
@@ -113,6 +115,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     crashLoopBackOff: backOff(deps.crashLoopBackOff),
     imagePullBackOff: backOff(deps.imagePullBackOff),
     gcPolicy: { ...DEFAULT_GC_POLICY, ...deps.gcPolicy },
+    objects: deps.objects,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
     imagePulls: deps.imagePulls,

@@ -37,6 +37,8 @@ export interface KillDeps {
   runtime: RuntimeService;
   /** The pod's IPs (newest ready sandbox), for httpGet hooks without a host. */
   podIPs?: ((uid: string) => Promise<string[]>) | undefined;
+  /** Raised before each stop: Killing (upstream, with the reason's message). */
+  onKilling?: ((pod: Pod, containerName: string, message: string) => void) | undefined;
 }
 
 /**
@@ -170,6 +172,7 @@ export async function killContainer(deps: KillDeps, req: KillContainerRequest): 
   const floor = req.gracePeriodOverride !== undefined ? Math.min(req.gracePeriodOverride, MINIMUM_GRACE_PERIOD_SECONDS) : MINIMUM_GRACE_PERIOD_SECONDS;
   grace = Math.max(grace, floor, 0);
   log('kuberuntime').info({ containerId: req.id, container: req.name, gracePeriod: grace, message }, 'killing container');
+  if (pod) deps.onKilling?.(pod, req.name, message ? `Stopping container ${req.name}: ${message}` : `Stopping container ${req.name}`);
   try {
     await deps.runtime.stopContainer(req.id, grace);
   } catch (err) {

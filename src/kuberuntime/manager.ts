@@ -13,7 +13,7 @@ import { garbageCollect, type GCPolicy } from './gc.js';
 import { ImagePuller, type ImagePullOptions } from './images.js';
 import { killPod } from './kill.js';
 import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
-import { syncPod, type SyncDeps } from './sync-pod.js';
+import { containerEvent, killDeps, syncPod, type SyncDeps } from './sync-pod.js';
 import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
 
 export interface BackOffSettings {
@@ -95,7 +95,7 @@ export class KubeGenericRuntimeManager implements Runtime {
     this.podCgroups = new DegradingPodContainerManager(opts.podCgroups);
     this.syncDeps = {
       runtime: opts.runtime,
-      puller: new ImagePuller(opts.images, this.imageBackOff, opts.imagePulls),
+      puller: new ImagePuller(opts.images, this.imageBackOff, opts.imagePulls, (pod, c, type, reason, message) => containerEvent(opts, pod, c, type, reason, message)),
       crashBackOff: this.crashBackOff,
       probeFailure: opts.probeFailure,
       startupProbeSucceeded: opts.startupProbeSucceeded,
@@ -110,6 +110,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       podCgroups: this.podCgroups,
       hookTimeoutMs: opts.hookTimeoutMs,
       podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
+      objects: opts.objects,
     };
   }
 
@@ -141,7 +142,7 @@ export class KubeGenericRuntimeManager implements Runtime {
   }
 
   killPod(pod: Pod | undefined, running: RunningPod, gracePeriodSeconds?: number): Promise<void> {
-    return killPod({ runtime: this.opts.runtime, podIPs: this.syncDeps.podIPs }, pod, running, gracePeriodSeconds);
+    return killPod(killDeps(this.syncDeps), pod, running, gracePeriodSeconds);
   }
 
   async garbageCollect(activePodUids: ReadonlySet<string>): Promise<void> {

@@ -37,8 +37,8 @@ import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';
 import { computePodActions, formatPod, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
 import { removeAllLogged, removeContainer } from './remove.js';
 import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
-import type { PodRuntimeStatus, PodSyncResult } from './types.js';
-import { refreshDownwardAPIVolumes } from './volumes.js';
+import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.js';
+import { refreshDownwardAPIVolumes, VolumeError } from './volumes.js';
 
 export interface SyncDeps {
   runtime: RuntimeService;
@@ -46,7 +46,7 @@ export interface SyncDeps {
   crashBackOff: Backoff;
   probeFailure?: ((containerId: string) => ProbeFailure | undefined) | undefined;
   startupProbeSucceeded?: ((containerId: string) => boolean | undefined) | undefined;
-  /** Killing events for containers killed after a failed probe (upstream killContainer's event). */
+  /** Container events (Pulling, Created, Started, Failed, BackOff, Killing); default: none. */
   recorder?: EventRecorder | undefined;
   podLogsDir: string;
   rootDir: string;
@@ -60,6 +60,21 @@ export interface SyncDeps {
   hookTimeoutMs: number;
   /** The pod's IPs from the runtime (httpGet preStop hooks of containers killed during a sync). */
   podIPs: (uid: string) => Promise<string[]>;
+  /** ConfigMaps, Secrets and tokens for volumes and env (API server mode). */
+  objects?: PodObjectSource;
+}
+
+/** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
+function causeChain(err: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let e = err; e !== undefined && out.length < 5; e = (e as { cause?: unknown } | null)?.cause) out.push(e);
+  return out;
+}
+
+export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  const m = pod.metadata ?? {};
+  const init = pod.spec?.initContainers?.some((c) => c.name === container.name) ?? false;
+  deps.recorder?.event({ kind: 'Pod', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid, apiVersion: 'v1', fieldPath: `spec.${init ? 'initContainers' : 'containers'}{${container.name}}` }, type, reason, message);
 }
 
 /** Where the containers of this sync start: the sandbox and what they need to know about it. */
@@ -69,8 +84,9 @@ interface StartTarget {
   podIPs: string[];
 }
 
-function killDeps(deps: SyncDeps): KillDeps {
-  return { runtime: deps.runtime, podIPs: deps.podIPs };
+export function killDeps(deps: Pick<SyncDeps, 'runtime' | 'podIPs' | 'recorder'>): KillDeps {
+  const onKilling = (pod: Pod, name: string, message: string) => containerEvent(deps, pod, { name } as Container, 'Normal', 'Killing', message);
+  return { runtime: deps.runtime, podIPs: deps.podIPs, onKilling };
 }
 
 export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult> {
@@ -112,7 +128,7 @@ export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
 }
 
 function volumeContext(deps: SyncDeps, pod: Pod, podIPs: string[]) {
-  const env = { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: podIPs[0] ?? '', podIPs };
+  const env = { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: podIPs[0] ?? '', podIPs, objects: deps.objects };
   return { rootDir: deps.rootDir, downward: downwardContext(pod, env, deps.allocatable), allocatable: deps.allocatable };
 }
 
@@ -163,14 +179,8 @@ async function killWhatMustGo(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     return;
   }
   for (const k of actions.containersToKill) {
-    if (k.reason === 'LivenessProbe' || k.reason === 'StartupProbe') recordKilling(deps, pod, k.name, k.message);
     await killContainer(killDeps(deps), { id: k.id, name: k.name, pod, container: k.container, reason: k.reason, message: k.message });
   }
-}
-
-function recordKilling(deps: SyncDeps, pod: Pod, container: string, message: string): void {
-  const ref = { kind: 'Pod' as const, apiVersion: 'v1', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? 'default', uid: pod.metadata?.uid ?? '', fieldPath: `spec.containers{${container}}` };
-  deps.recorder?.event(ref, 'Normal', 'Killing', message);
 }
 
 /** A new sandbox restarts initialization from scratch: every old init container instance goes. */
@@ -231,6 +241,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
   if (backOff?.inBackOff) {
     result.waiting.set(container.name, { reason: 'CrashLoopBackOff', message: backOff.message });
     log('kuberuntime').debug({ pod: formatPod(pod), container: container.name, message: backOff.message }, 'back-off restarting failed container');
+    containerEvent(deps, pod, container, 'Warning', 'BackOff', 'Back-off restarting failed container');
     return false;
   }
   // The restart is allowed: record it so the next failure waits longer.
@@ -239,10 +250,15 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
     result.changed = true;
     const id = await startContainer(deps, pod, status, target, container);
     log('kuberuntime').info({ pod: formatPod(pod), container: container.name, containerId: id }, 'started container');
+    containerEvent(deps, pod, container, 'Normal', 'Created', `Created container ${container.name}`);
+    containerEvent(deps, pod, container, 'Normal', 'Started', `Started container ${container.name}`);
     return true;
   } catch (err) {
     const reason = err instanceof ContainerStartError ? err.reason : 'RunContainerError';
     result.waiting.set(container.name, { reason, message: errorMessage(err) });
+    // A volume that cannot be set up is upstream's FailedMount; the rest are Failed.
+    const mountProblem = causeChain(err).some((e) => e instanceof VolumeError);
+    containerEvent(deps, pod, container, 'Warning', mountProblem ? 'FailedMount' : 'Failed', mountProblem ? errorMessage(err) : `Error: ${reason}: ${errorMessage(err)}`);
     log('kuberuntime').warn({ pod: formatPod(pod), container: container.name, reason, err: errorMessage(err) }, 'container start failed');
     return false;
   }
@@ -262,7 +278,7 @@ export async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntim
       container,
       restartCount,
       imageRef,
-      env: { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: target.podIPs[0] ?? '', podIPs: target.podIPs },
+      env: { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: target.podIPs[0] ?? '', podIPs: target.podIPs, objects: deps.objects },
       rootDir: deps.rootDir,
       memoryCapacity: deps.memoryCapacity,
       allocatable: deps.allocatable,

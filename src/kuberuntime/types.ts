@@ -111,3 +111,16 @@ export interface Runtime {
   /** Remove exited containers and stopped sandboxes of pods that no longer exist, and old dead instances. */
   garbageCollect(activePodUids: ReadonlySet<string>): Promise<void>;
 }
+
+/**
+ * ConfigMaps, Secrets and service account tokens for volumes and env (API server mode; upstream
+ * the configmap/secret managers and the token manager). Lookups are synchronous reads of a
+ * cache: `undefined` = not synced yet (the container waits: CreateContainerConfigError, retried),
+ * `null` = does not exist.
+ */
+export interface PodObjectSource {
+  configMap(namespace: string, name: string): { data?: Record<string, string>; binaryData?: Record<string, string> } | null | undefined;
+  /** data values are base64, as on the API. */
+  secret(namespace: string, name: string): { data?: Record<string, string> } | null | undefined;
+  serviceAccountToken(pod: Pod, audience: string | undefined, expirationSeconds: number): string | undefined;
+}

@@ -24,6 +24,7 @@ import { log } from '../util/log.js';
 import { downwardAPIPayload, positiveQuantity, type DownwardAPIVolumeSource, type NodeAllocatable, type PayloadFile } from './downward-api.js';
 import { EnvError, expand, mappingFor, type EnvContext } from './env.js';
 import { mountAt, mountsUnder, mountTmpfs, unmount } from './mount.js';
+import { apiVolumePayload, CONFIGMAP_PLUGIN, PROJECTED_PLUGIN, SECRET_PLUGIN } from './api-volumes.js';
 
 export class VolumeError extends Error {}
 
@@ -110,6 +111,9 @@ export async function makeMounts(pod: Pod, container: Container, env: ReadonlyMa
       base = await setUpDownwardAPI(pod, vm.name, volume.downwardAPI as DownwardAPIVolumeSource, ctx);
       // upstream mounts API data volumes read-only.
       readonly = true;
+    } else if (apiVolumePayload(pod, volume, ctx.downward, ctx.allocatable)) {
+      base = await setUpApiVolume(pod, volume, ctx);
+      readonly = true;
     } else {
       const type = Object.keys(volume).find((k) => k !== 'name' && (volume as unknown as Record<string, unknown>)[k] !== undefined) ?? 'unknown';
       throw new VolumeError(`volume ${vm.name}: type ${type} is not supported yet`);
@@ -134,12 +138,34 @@ async function setUpDownwardAPI(pod: Pod, name: string, source: DownwardAPIVolum
   return dir;
 }
 
+/** configMap/secret/projected (api-volumes.ts): written atomically like downwardAPI. */
+async function setUpApiVolume(pod: Pod, volume: NonNullable<NonNullable<Pod['spec']>['volumes']>[number], ctx: VolumeContext): Promise<string> {
+  const v = apiVolumePayload(pod, volume, ctx.downward, ctx.allocatable)!;
+  const dir = join(podDir(ctx.rootDir, pod.metadata?.uid ?? ''), 'volumes', v.plugin, volume.name);
+  let payload: Map<string, PayloadFile>;
+  try {
+    payload = v.payload();
+  } catch (err) {
+    if (err instanceof EnvError) throw new VolumeError(`volume ${volume.name}: ${err.message}`, { cause: err });
+    throw err;
+  }
+  await writeAtomic(dir, payload);
+  return dir;
+}
+
 /**
- * Rewrites the downwardAPI volumes of the pod that are already set up, so that label and
- * annotation changes reach the files (upstream's volume manager remounts them periodically).
+ * Rewrites the downwardAPI (and configMap, secret, projected) volumes of the pod that are already
+ * set up, so that label, annotation and object changes reach the files (upstream's volume
+ * manager remounts them periodically).
  */
 export async function refreshDownwardAPIVolumes(pod: Pod, ctx: VolumeContext): Promise<void> {
   for (const v of pod.spec?.volumes ?? []) {
+    const api = apiVolumePayload(pod, v, ctx.downward, ctx.allocatable);
+    if (api) {
+      if (!(await stat(join(podDir(ctx.rootDir, pod.metadata?.uid ?? ''), 'volumes', api.plugin, v.name)).catch(() => undefined))) continue;
+      await setUpApiVolume(pod, v, ctx).catch((err: unknown) => log('kuberuntime').warn({ volume: v.name, err: String(err) }, 'cannot refresh volume'));
+      continue;
+    }
     if (!v.downwardAPI) continue;
     const dir = downwardAPIPath(ctx.rootDir, pod.metadata?.uid ?? '', v.name);
     if (!(await stat(dir).catch(() => undefined))) continue;
@@ -262,6 +288,7 @@ export async function removePodVolumes(rootDir: string, uid: string): Promise<vo
   if ((await mountsUnder(volumes)).length > 0) throw new Error(`mounts remain under ${volumes}`);
   await rm(join(volumes, EMPTY_DIR_PLUGIN), { recursive: true, force: true });
   await rm(join(volumes, DOWNWARD_API_PLUGIN), { recursive: true, force: true });
+  for (const plugin of [CONFIGMAP_PLUGIN, SECRET_PLUGIN, PROJECTED_PLUGIN]) await rm(join(volumes, plugin), { recursive: true, force: true });
   // rmdir only removes empty directories: anything another subsystem keeps there survives.
   await rmdir(volumes).catch(() => undefined);
   await rmdir(dir).catch(() => undefined);

@@ -87,6 +87,19 @@ export const metrics = {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   }),
+  restClientRequests: new Counter({
+    name: 'rest_client_requests_total',
+    help: 'Number of HTTP requests to the API server, partitioned by status code, method, and host.',
+    labelNames: ['code', 'method', 'host'] as const,
+    registers: [registry],
+  }),
+  restClientRequestDuration: new Histogram({
+    name: 'rest_client_request_duration_seconds',
+    help: 'Request latency in seconds. Broken down by verb, and host.',
+    labelNames: ['verb', 'host'] as const,
+    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
+    registers: [registry],
+  }),
   nativeEnabled: new Gauge({
     name: 'kubelet_ts_native_enabled',
     help: '1 when the hot path runs in the C++ addon, 0 when it runs the TypeScript twin.',

@@ -35,3 +35,4 @@ export function createFileSource(opts: FileSourceOptions): StaticPodFileSource {
 export function createUrlSource(opts: UrlSourceOptions): ManifestUrlSource {
   return newSourceURL(opts);
 }
+export { newApiserverSource as createApiserverSource, isMirrorPod, type ApiserverSourceOptions } from './apiserver-source.js';

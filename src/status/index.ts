@@ -6,3 +6,4 @@ export { type ProbeResults } from './container-statuses.js';
 export { DisruptionTarget } from './conditions.js';
 export { apiTime, ApiTime } from './time.js';
 export { podQOSClass } from './qos.js';
+export { createApiStatusManager, type ApiStatusSyncDeps } from './apiserver-sync.js';

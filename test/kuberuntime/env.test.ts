@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EnvError, expand, expandCommandAndArgs, makeEnvironmentVariables, mappingFor } from '../../src/kuberuntime/env.js';
 import { container, makePod } from './helpers.js';
+import { configMapPayload, projectedPayload, secretPayload } from '../../src/kuberuntime/api-volumes.js';
+import type { PodObjectSource } from '../../src/kuberuntime/types.js';
 
 const ctx = { nodeName: 'node-1', hostIP: '192.168.1.10', podIP: '10.0.0.7', podIPs: ['10.0.0.7'] };
 
@@ -63,7 +65,7 @@ describe('makeEnvironmentVariables', () => {
 
   it('rejects what it cannot resolve with a clear EnvError', () => {
     const pod = makePod();
-    assert.throws(() => makeEnvironmentVariables(pod, container('a', { env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }), ctx), (e: unknown) => e instanceof EnvError && /env X: secretKeyRef is not supported/.test(e.message));
+    assert.throws(() => makeEnvironmentVariables(pod, container('a', { env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }), ctx), (e: unknown) => e instanceof EnvError && /env X: secret references need API server mode/.test(e.message));
     assert.throws(() => makeEnvironmentVariables(pod, container('a', { env: [{ name: 'X', valueFrom: { fieldRef: { fieldPath: 'spec.bogus' } } }] }), ctx), /fieldRef spec\.bogus: unsupported field path/);
     assert.throws(() => makeEnvironmentVariables(pod, container('a', { envFrom: [{ configMapRef: { name: 'x' } }] }), ctx), /envFrom/);
   });
@@ -73,5 +75,42 @@ describe('expandCommandAndArgs', () => {
   it('expands against the final environment', () => {
     const c = container('a', { command: ['sh', '-c', 'echo $(MSG)'], args: ['$(MSG)', '$$(MSG)', '$(NOPE)'] });
     assert.deepEqual(expandCommandAndArgs(c, [{ key: 'MSG', value: 'hi' }]), { command: ['sh', '-c', 'echo hi'], args: ['hi', '$(MSG)', '$(NOPE)'] });
+  });
+});
+
+describe('configMap/secret env and volumes (API server mode objects)', () => {
+  const objects: PodObjectSource = {
+    configMap: (_ns, name) => (name === 'cfg' ? { data: { greeting: 'hi', 'bad name': 'x' } } : name === 'pending' ? undefined : null),
+    secret: (_ns, name) => (name === 'sec' ? { data: { password: Buffer.from('pw').toString('base64') } } : null),
+    serviceAccountToken: () => 'tok',
+  };
+  const octx = { ...ctx, objects };
+  const pod = makePod();
+
+  it('valueFrom keyRefs, envFrom with prefix (invalid names skipped), env overriding envFrom', () => {
+    const c = container('a', {
+      envFrom: [{ configMapRef: { name: 'cfg' }, prefix: 'CM_' }, { secretRef: { name: 'sec' } }],
+      env: [{ name: 'G', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } }, { name: 'password', value: 'override' }, { name: 'OPT', valueFrom: { secretKeyRef: { name: 'none', key: 'k', optional: true } } }],
+    });
+    assert.deepEqual(makeEnvironmentVariables(pod, c, octx), [{ key: 'CM_greeting', value: 'hi' }, { key: 'password', value: 'override' }, { key: 'G', value: 'hi' }, { key: 'OPT', value: '' }]);
+  });
+
+  it('missing objects and keys are errors unless optional; unsynced ones say so', () => {
+    assert.throws(() => makeEnvironmentVariables(pod, container('a', { env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'nope' } } }] }), octx), /key "nope" not found in configMap "cfg"/);
+    assert.throws(() => makeEnvironmentVariables(pod, container('a', { envFrom: [{ configMapRef: { name: 'gone' } }] }), octx), /configMap "gone" not found/);
+    assert.throws(() => makeEnvironmentVariables(pod, container('a', { envFrom: [{ configMapRef: { name: 'pending' } }] }), octx), /not synced yet/);
+    assert.deepEqual(makeEnvironmentVariables(pod, container('a', { envFrom: [{ configMapRef: { name: 'gone', optional: true } }] }), octx), []);
+  });
+
+  it('volume payloads: items with modes, defaultMode, optional, projected sources', () => {
+    const cm = configMapPayload(pod, { name: 'cfg', items: [{ key: 'greeting', path: 'dir/g', mode: 0o600 }], defaultMode: 0o640 }, octx);
+    assert.deepEqual([...cm], [['dir/g', { data: 'hi', mode: 0o600 }]]);
+    assert.deepEqual([...configMapPayload(pod, { name: 'cfg', defaultMode: 0o640 }, octx).keys()], ['greeting', 'bad name']);
+    assert.throws(() => configMapPayload(pod, { name: 'cfg', items: [{ key: 'zz', path: 'z' }] }, octx), /key "zz" not found/);
+    assert.throws(() => configMapPayload(pod, { name: 'cfg', items: [{ key: 'greeting', path: '../x' }] }, octx), /relative path/);
+    assert.equal(configMapPayload(pod, { name: 'gone', optional: true }, octx).size, 0);
+    assert.deepEqual([...secretPayload(pod, { secretName: 'sec' }, octx)], [['password', { data: 'pw', mode: 0o644 }]]);
+    const proj = projectedPayload(pod, { defaultMode: 0o600, sources: [{ secret: { name: 'sec' } }, { serviceAccountToken: { path: 'token' } }] }, octx, { cpu: 1000, memory: 1 << 30, ephemeralStorage: 0 });
+    assert.deepEqual([...proj], [['password', { data: 'pw', mode: 0o600 }], ['token', { data: 'tok', mode: 0o600 }]]);
   });
 });

@@ -12,6 +12,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { CriError } from '../../src/errors.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { createRecorder, type Recorder } from '../../src/events/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { FakeClock, container, makePod } from './helpers.js';
@@ -20,6 +21,7 @@ let dir: string;
 let fake: FakeRuntimeService;
 let clock: FakeClock;
 let rt: Runtime;
+let recorder: Recorder;
 
 function manager(): Runtime {
   return createRuntimeManager({
@@ -34,6 +36,7 @@ function manager(): Runtime {
     memoryCapacity: 8 * 2 ** 30,
     // Never the host's cgroups from a unit test.
     cgroupsPerQOS: false,
+    recorder,
   });
 }
 
@@ -52,6 +55,7 @@ beforeEach(() => {
   fake = new FakeRuntimeService();
   fake.addImage('busybox:1.36');
   clock = new FakeClock(1_700_000_000_000);
+  recorder = createRecorder();
   rt = manager();
 });
 
@@ -175,7 +179,7 @@ describe('syncPod', () => {
     fake.failNext('startContainer', new CriError('KTS_ERR_CRI', 'StartContainer', 'exec: "nope": not found', 2));
     const r = await sync(pod);
     assert.equal(r.waiting.get('cfg')!.reason, 'CreateContainerConfigError');
-    assert.match(r.waiting.get('cfg')!.message, /secretKeyRef is not supported/);
+    assert.match(r.waiting.get('cfg')!.message, /secret references need API server mode/);
     assert.deepEqual(r.waiting.get('create'), { reason: 'CreateContainerError', message: 'no space left' });
     assert.deepEqual(r.waiting.get('run'), { reason: 'RunContainerError', message: 'exec: "nope": not found' });
   });
@@ -377,5 +381,18 @@ describe('garbageCollect', () => {
     await writeFile(join(dir, 'logs', 'not-ours', 'f'), 'x');
     await rt.garbageCollect(new Set());
     assert.ok(existsSync(join(dir, 'logs', 'not-ours', 'f')));
+  });
+});
+
+describe('container events', () => {
+  it('Pulled, Created, Started on start; FailedMount for a volume; Killing on kill', async () => {
+    const pod = makePod({ containers: [container('a'), container('m', { volumeMounts: [{ name: 'nope', mountPath: '/x' }] })] });
+    await sync(pod);
+    const reasons = (c: string) => recorder.recent().filter((e) => e.involvedObject.fieldPath === `spec.containers{${c}}`).map((e) => e.reason);
+    assert.deepEqual(reasons('a'), ['Pulled', 'Created', 'Started']);
+    assert.ok(reasons('m').includes('FailedMount'), reasons('m').join(','));
+    const running = (await rt.getPods(false)).find((p) => p.uid === pod.metadata!.uid)!;
+    await rt.killPod(pod, running, 0);
+    assert.ok(reasons('a').includes('Killing'));
   });
 });

@@ -33,7 +33,7 @@ export function makeKubeletDirs(): { dir: string; manifests: string } {
   return { dir, manifests };
 }
 
-export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; port?: number; healthzPort?: number; extraArgs?: string[]; logLevel?: string }): KubeletProcess {
+export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; port?: number; healthzPort?: number; extraArgs?: string[]; extraConfig?: string[]; logLevel?: string }): KubeletProcess {
   const readOnlyPort = opts.readOnlyPort ?? randomPort();
   const healthzPort = opts.healthzPort ?? randomPort();
   const config = join(opts.dir, 'config.yaml');
@@ -48,6 +48,7 @@ export function startKubelet(opts: { dir: string; manifests: string; endpoint: s
     `healthzPort: ${healthzPort}`,
     `podLogsDir: ${join(opts.dir, 'logs')}`,
     'fileCheckFrequency: 20s',
+    ...(opts.extraConfig ?? []),
     '',
   ].join('\n'));
   const logFile = join(opts.dir, `kubelet-${Date.now()}.log`);

@@ -1,0 +1,71 @@
+/**
+ * A reflector (client-go's ListAndWatch, reduced): list, then watch from the list's
+ * resourceVersion with bookmarks. A watch that ends is resumed from the last resourceVersion
+ * seen; an ERROR 410 (Gone: compacted) lists again; failures back off 800 ms doubling to 30 s.
+ * Used by the pod source and by the configMap/secret cache.
+ */
+import { ApiError, errorMessage } from '../errors.js';
+import { log } from '../util/log.js';
+import { sleep } from '../util/clock.js';
+import type { ApiClient, WatchEvent } from './types.js';
+
+export interface ReflectorOptions<T> {
+  client: ApiClient;
+  /** Collection path, e.g. /api/v1/pods or /api/v1/namespaces/ns/configmaps. */
+  path: string;
+  /** fieldSelector / labelSelector of both list and watch. */
+  query?: Record<string, string>;
+  /** The complete list (after every list). */
+  onList(items: T[]): void;
+  /** Every ADDED / MODIFIED / DELETED event. */
+  onEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void;
+  signal: AbortSignal;
+  /** For logs. */
+  what: string;
+  maxBackoffMs?: number;
+  /** Server-side watch timeout (default 5–10 min, random, as the reflector). */
+  watchTimeoutSeconds?: () => number;
+}
+
+class Expired extends Error {}
+
+interface Meta { metadata?: { resourceVersion?: string } }
+
+export async function runReflector<T extends Meta>(o: ReflectorOptions<T>): Promise<void> {
+  let resourceVersion = '';
+  let backoff = 800;
+  let needList = true;
+  const onEvent = (e: WatchEvent<T>) => {
+    if (e.type === 'ERROR') {
+      const st = e.object as unknown as { code?: number; message?: string };
+      if (st.code === 410) throw new Expired(st.message ?? 'Gone');
+      throw new ApiError(st.code ?? 500, 'WatchError', `${o.what} watch: ${st.message ?? 'error event'}`);
+    }
+    const rv = e.object.metadata?.resourceVersion;
+    if (rv) resourceVersion = rv;
+    if (e.type !== 'BOOKMARK') o.onEvent(e.type, e.object);
+  };
+  while (!o.signal.aborted) {
+    try {
+      if (needList) {
+        const list = await o.client.request<{ items: T[]; metadata?: { resourceVersion?: string } }>({ method: 'GET', path: o.path, query: o.query });
+        resourceVersion = list.metadata?.resourceVersion ?? '';
+        needList = false;
+        o.onList(list.items);
+      }
+      const timeoutSeconds = o.watchTimeoutSeconds?.() ?? 300 + Math.floor(Math.random() * 300);
+      await o.client.watch<T>(o.path, { ...o.query, resourceVersion, allowWatchBookmarks: true, timeoutSeconds }, onEvent, o.signal);
+      backoff = 800;
+    } catch (err) {
+      if (o.signal.aborted) return;
+      if (err instanceof Expired) {
+        log('apiclient').info({ what: o.what, resourceVersion }, 'Watch expired (410 Gone); listing again');
+        needList = true;
+        continue;
+      }
+      log('apiclient').info({ what: o.what, err: errorMessage(err), retryInMs: backoff }, 'List/watch failed; retrying');
+      await sleep(backoff, o.signal);
+      backoff = Math.min(backoff * 2, o.maxBackoffMs ?? 30_000);
+    }
+  }
+}

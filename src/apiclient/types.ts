@@ -1,0 +1,59 @@
+/**
+ * The kubelet's view of the kube-apiserver: JSON requests and watch streams. Interfaces only;
+ * client.ts implements them over node:https with the TLS material and credentials of a
+ * kubeconfig (loaded by @kubernetes/client-node).
+ */
+
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Absolute API path, e.g. /api/v1/nodes/n1/status. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** Default application/json; patches name their type (strategic-merge-patch+json, merge-patch+json). */
+  contentType?: string;
+  /** Overrides the client's default timeout. */
+  timeoutMs?: number;
+}
+
+export interface WatchEvent<T = Record<string, unknown>> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
+
+export interface ApiClient {
+  /** One request; resolves with the decoded JSON body, rejects with ApiError. */
+  request<T = unknown>(req: ApiRequest): Promise<T>;
+  /**
+   * A watch: calls `onEvent` for every event of the chunked stream until the server ends it
+   * (resolves), the connection fails or goes quiet for longer than the idle timeout (rejects),
+   * or `signal` aborts (resolves).
+   */
+  watch<T = Record<string, unknown>>(path: string, query: ApiRequest['query'], onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void>;
+  /** Drops every pooled connection: the next request dials a fresh one. */
+  resetConnections(): void;
+  close(): void;
+}
+
+/** The clients of one kubeconfig: rate-limited `main`, and `heartbeat` for node status and lease. */
+export interface ApiClients {
+  main: ApiClient;
+  /** Own connections, own (short) timeout, no client-side rate limit (as upstream's heartbeat client). */
+  heartbeat: ApiClient;
+  /** The server URL, for logs. */
+  server: string;
+  close(): void;
+}
+
+export interface ApiClientOptions {
+  /** kubeAPIQPS (default 50) and kubeAPIBurst (default 100) of the main client. */
+  qps?: number;
+  burst?: number;
+  /** Per-request timeout of the main client (default 30 s). */
+  timeoutMs?: number;
+  /** Per-request timeout of the heartbeat client (default 10 s: nodeStatusUpdateFrequency). */
+  heartbeatTimeoutMs?: number;
+  /** A watch that receives nothing (not even a bookmark) this long is restarted (default 5 min). */
+  watchIdleTimeoutMs?: number;
+  userAgent?: string;
+}

@@ -1,0 +1,163 @@
+/**
+ * The watch-based ConfigMap/Secret cache and the token manager of API server mode (upstream
+ * pkg/kubelet/util/manager watch-based strategy + pkg/kubelet/token). The first lookup of an
+ * object starts a reflector on it (fieldSelector metadata.name=<name> in its namespace) and
+ * answers "not synced yet"; from then on lookups read the cache and every change calls
+ * `onChange`, which resyncs the pods that use it so that mounted files follow edits. Objects not
+ * looked up for `idleMs` stop being watched.
+ *
+ * Service account tokens come from the TokenRequest API (serviceaccounts/<sa>/token, bound to
+ * the pod) and are requested again once 80 % of their lifetime has passed, as upstream.
+ */
+import type { Pod } from '../api/types.js';
+import type { ApiClient } from '../apiclient/types.js';
+import { runReflector } from '../apiclient/reflector.js';
+import type { PodObjectSource } from '../kuberuntime/types.js';
+import { errorMessage } from '../errors.js';
+import { log } from '../util/log.js';
+
+type Kind = 'configmaps' | 'secrets';
+type Obj = { metadata?: { name?: string; resourceVersion?: string }; data?: Record<string, string>; binaryData?: Record<string, string> };
+
+interface Entry {
+  /** undefined = not synced; null = absent. */
+  obj: Obj | null | undefined;
+  lastUsed: number;
+  abort: AbortController;
+}
+
+interface Token {
+  token?: string;
+  refreshAt: number;
+  pending: boolean;
+}
+
+export interface ObjectCacheOptions {
+  client: ApiClient;
+  /** A watched object changed (or a token was refreshed: kind 'token', name = pod UID). */
+  onChange?: (kind: Kind | 'token', namespace: string, name: string) => void;
+  idleMs?: number;
+}
+
+export class ObjectCache implements PodObjectSource {
+  private readonly entries = new Map<string, Entry>();
+  private readonly tokens = new Map<string, Token>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly opts: ObjectCacheOptions) {
+    this.timer = setInterval(() => this.expire(), 60_000);
+    this.timer.unref();
+  }
+
+  configMap(namespace: string, name: string): Obj | null | undefined {
+    return this.lookup('configmaps', namespace, name);
+  }
+
+  secret(namespace: string, name: string): Obj | null | undefined {
+    return this.lookup('secrets', namespace, name);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    for (const e of this.entries.values()) e.abort.abort();
+    this.entries.clear();
+  }
+
+  private lookup(kind: Kind, namespace: string, name: string): Obj | null | undefined {
+    const key = `${kind}/${namespace}/${name}`;
+    let e = this.entries.get(key);
+    if (!e) {
+      const entry: Entry = { obj: undefined, lastUsed: Date.now(), abort: new AbortController() };
+      e = entry;
+      this.entries.set(key, entry);
+      const changed = () => this.opts.onChange?.(kind, namespace, name);
+      void runReflector<Obj>({
+        client: this.opts.client, path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/${kind}`, query: { fieldSelector: `metadata.name=${name}` },
+        what: key, signal: entry.abort.signal,
+        onList: (items) => {
+          entry.obj = items[0] ?? null;
+          changed();
+        },
+        onEvent: (type, obj) => {
+          entry.obj = type === 'DELETED' ? null : obj;
+          changed();
+        },
+      });
+    }
+    e.lastUsed = Date.now();
+    return e.obj;
+  }
+
+  private expire(): void {
+    const idle = this.opts.idleMs ?? 10 * 60_000;
+    for (const [key, e] of this.entries) {
+      if (Date.now() - e.lastUsed > idle) {
+        e.abort.abort();
+        this.entries.delete(key);
+      }
+    }
+  }
+
+  serviceAccountToken(pod: Pod, audience: string | undefined, expirationSeconds: number): string | undefined {
+    const ns = pod.metadata?.namespace ?? 'default';
+    const sa = pod.spec?.serviceAccountName || 'default';
+    const uid = pod.metadata?.uid ?? '';
+    const key = JSON.stringify([ns, sa, uid, audience ?? '', expirationSeconds]);
+    let t = this.tokens.get(key);
+    if (!t) {
+      t = { refreshAt: 0, pending: false };
+      this.tokens.set(key, t);
+    }
+    if (!t.pending && Date.now() >= t.refreshAt) {
+      t.pending = true;
+      const entry = t;
+      const body = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: audience ? [audience] : [], expirationSeconds, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, uid } } };
+      void this.opts.client.request<{ status: { token: string; expirationTimestamp: string } }>({ method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(ns)}/serviceaccounts/${encodeURIComponent(sa)}/token`, body })
+        .then((r) => {
+          const issued = Date.now();
+          const expires = Date.parse(r.status.expirationTimestamp) || issued + expirationSeconds * 1000;
+          entry.token = r.status.token;
+          entry.refreshAt = issued + 0.8 * (expires - issued);
+          this.opts.onChange?.('token', ns, uid);
+        })
+        .catch((err: unknown) => {
+          entry.refreshAt = Date.now() + 5000;
+          log('kubelet').warn({ pod: `${ns}/${pod.metadata?.name}`, serviceAccount: sa, err: errorMessage(err) }, 'Service account token request failed; will retry');
+        })
+        .finally(() => (entry.pending = false));
+    }
+    return t.token;
+  }
+
+  /** Forget the tokens of pods no longer here. */
+  forgetTokens(keepUids: ReadonlySet<string>): void {
+    for (const [key] of this.tokens) if (!keepUids.has((JSON.parse(key) as string[])[2]!)) this.tokens.delete(key);
+  }
+}
+
+/** The names of the configMaps and secrets a pod uses (volumes, projected sources, env, envFrom). */
+export function podObjectRefs(pod: Pod): { configMaps: Set<string>; secrets: Set<string>; tokens: boolean } {
+  const configMaps = new Set<string>();
+  const secrets = new Set<string>();
+  let tokens = false;
+  for (const v of pod.spec?.volumes ?? []) {
+    if (v.configMap?.name) configMaps.add(v.configMap.name);
+    if (v.secret?.secretName) secrets.add(v.secret.secretName);
+    for (const s of v.projected?.sources ?? []) {
+      if (s.configMap?.name) configMaps.add(s.configMap.name);
+      if (s.secret?.name) secrets.add(s.secret.name);
+      if (s.serviceAccountToken) tokens = true;
+    }
+  }
+  for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+    for (const e of c.env ?? []) {
+      if (e.valueFrom?.configMapKeyRef?.name) configMaps.add(e.valueFrom.configMapKeyRef.name);
+      if (e.valueFrom?.secretKeyRef?.name) secrets.add(e.valueFrom.secretKeyRef.name);
+    }
+    for (const f of c.envFrom ?? []) {
+      if (f.configMapRef?.name) configMaps.add(f.configMapRef.name);
+      if (f.secretRef?.name) secrets.add(f.secretRef.name);
+    }
+  }
+  return { configMaps, secrets, tokens };
+}

@@ -1,0 +1,119 @@
+/**
+ * API server mode, wired (part of the composition root: only main.ts imports this file). With
+ * --kubeconfig the agent registers its Node, keeps node status and the lease fresh, runs the
+ * pods bound to it (the 'api' pod source, added once the node is registered), writes pod status
+ * back, mirrors its static pods and posts events.
+ */
+import type { Config } from './config/index.js';
+import { ConfigError } from './errors.js';
+import type { ImageService } from './cri/types.js';
+import type { Runtime } from './kuberuntime/types.js';
+import type { NodeInfo } from './kubelet/node-info.js';
+import type { Kubelet } from './kubelet/kubelet.js';
+import type { PodConfig } from './podconfig/index.js';
+import type { StatusManager } from './status/index.js';
+import type { Recorder } from './events/index.js';
+import type { NodeCondition } from './nodestatus/index.js';
+import { createApiClients, type ApiClients } from './apiclient/index.js';
+import { createLeaseController, createNodeStatusManager, parseTaints } from './nodestatus/index.js';
+import { createApiserverSource, ApiserverSource } from './podconfig/index.js';
+import { createApiStatusManager, createStatusManager, isStaticPod } from './status/index.js';
+import { ObjectCache, podObjectRefs } from './kubelet/configmap-secret-cache.js';
+import { createApiserverSink } from './events/index.js';
+import { MirrorPods } from './kubelet/mirror-pods.js';
+
+export interface ApiModeInput {
+  config: Config;
+  kubeletVersion: string;
+  node: NodeInfo;
+  hostIP: string;
+  runtimeVersion: Runtime['version'];
+  images: ImageService;
+  recorder: Recorder;
+  /** From the eviction manager when there is one; default all False. */
+  pressureConditions?: () => NodeCondition[];
+}
+
+export interface ApiMode {
+  clients: ApiClients;
+  /** ConfigMaps, Secrets and tokens for the runtime manager. */
+  objects: ObjectCache;
+  /** Use this one for the Kubelet: it also writes pods/status. */
+  statusManager: StatusManager & { stop(): void };
+  /** The source name the Kubelet must wait for before housekeeping. */
+  sourceName: string;
+  start(podConfig: PodConfig, kubelet: Kubelet): void;
+  stop(): void;
+}
+
+export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> {
+  const { config } = input;
+  const kc = config.kubelet;
+  const taints = parseTaints(kc.registerWithTaints.join(','));
+  if (taints.problems.length > 0) throw new ConfigError(taints.problems);
+  const clients = await createApiClients(config.flags.kubeconfig!, {
+    qps: kc.kubeAPIQPS, burst: kc.kubeAPIBurst, heartbeatTimeoutMs: Math.max(kc.nodeStatusUpdateFrequencyMs, 1000), userAgent: `kubelet-ts/${input.kubeletVersion}`,
+  });
+  let kubelet: Kubelet | undefined;
+  const nodeStatus = createNodeStatusManager({
+    client: clients.main, heartbeat: clients.heartbeat, node: input.node, hostIP: input.hostIP, kubeletPort: kc.port,
+    registerNode: kc.registerNode, taints: taints.taints, rootDir: config.flags.rootDir,
+    reserved: { systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved, evictionHard: kc.evictionHard },
+    kubeletVersion: input.kubeletVersion,
+    runtimeVersion: async () => {
+      const v = await input.runtimeVersion();
+      return `${v.runtimeName}://${v.runtimeVersion}`;
+    },
+    images: async () => (await input.images.listImages()).map((i) => ({ names: [...i.repoTags, ...i.repoDigests], sizeBytes: Number(i.size) })),
+    readinessErrors: () => {
+      if (!kubelet) return ['kubelet is starting'];
+      const rt = kubelet.runtimeState.runtimeErrors();
+      return [...(rt ? [rt] : []), ...kubelet.healthErrors()];
+    },
+    pressureConditions: input.pressureConditions,
+    updateFrequencyMs: kc.nodeStatusUpdateFrequencyMs, reportFrequencyMs: kc.nodeStatusReportFrequencyMs,
+    recorder: input.recorder,
+  });
+  const lease = createLeaseController({ heartbeat: clients.heartbeat, nodeName: config.nodeName, leaseDurationSeconds: kc.nodeLeaseDurationSeconds, nodeUID: () => nodeStatus.nodeUID() });
+  const mirrorPods = new MirrorPods({
+    client: clients.main, nodeName: config.nodeName, nodeUID: () => nodeStatus.nodeUID(),
+    staticPods: () => kubelet?.podManager.getPods().filter(isStaticPod) ?? [],
+  });
+  const statusManager = createApiStatusManager({ client: clients.main, base: createStatusManager(), mirrorPodUID: (p) => mirrorPods.mirrorPodUID(p) });
+  // An edited configMap/secret or a refreshed token: resync the pods using it, so the files follow.
+  const objects = new ObjectCache({
+    client: clients.main,
+    onChange: (kind, namespace, name) => {
+      if (!kubelet) return;
+      const users = kubelet.podManager.getPods().filter((p) => (p.metadata?.namespace ?? 'default') === namespace && (kind === 'token'
+        ? p.metadata?.uid === name
+        : (kind === 'configmaps' ? podObjectRefs(p).configMaps : podObjectRefs(p).secrets).has(name)));
+      if (users.length > 0) kubelet.handlePodSyncs(users);
+    },
+  });
+  const sink = createApiserverSink({ client: clients.main, nodeName: config.nodeName, qps: kc.eventRecordQPS, burst: kc.eventBurst });
+  let stopped = false;
+  return {
+    clients, statusManager, objects, sourceName: ApiserverSource,
+    start(podConfig, k) {
+      kubelet = k;
+      input.recorder.addSink(sink);
+      nodeStatus.start();
+      lease.start();
+      mirrorPods.start();
+      // upstream: the apiserver pod source starts once the node is known to the API server.
+      void nodeStatus.registered().then(() => {
+        if (!stopped) podConfig.addSource(ApiserverSource, createApiserverSource({ client: clients.main, nodeName: config.nodeName, onMirrorPods: (pods) => mirrorPods.setMirrorPods(pods) }));
+      });
+    },
+    stop() {
+      stopped = true;
+      nodeStatus.stop();
+      lease.stop();
+      mirrorPods.stop();
+      statusManager.stop();
+      objects.stop();
+      clients.close();
+    },
+  };
+}

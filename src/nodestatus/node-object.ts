@@ -1,0 +1,146 @@
+/**
+ * The Node object's content (upstream initialNode + nodestatus setters): labels, taints,
+ * capacity/allocatable, addresses, daemon endpoints, nodeInfo, images and conditions.
+ * Pure functions of their inputs, so tests can compare shapes without an apiserver.
+ */
+import { readFileSync, statfsSync } from 'node:fs';
+import { release } from 'node:os';
+import type { V1NodeStatus } from '@kubernetes/client-node';
+import { goArch, thresholdBytes } from '../kubelet/node-info.js';
+import { tryParseQuantity } from '../util/quantity.js';
+import type { ApiNode, ContainerImage, NodeCondition, NodeStatusDeps } from './types.js';
+
+/** Upstream caps the images in the node status at 50 (nodeStatusMaxImages). */
+export const MAX_IMAGES = 50;
+
+function readTrim(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+function osImage(): string {
+  const m = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(readTrim('/etc/os-release'));
+  return m?.[1] ?? 'Linux';
+}
+
+function ephemeralCapacity(rootDir: string): number {
+  try {
+    const s = statfsSync(rootDir);
+    return Number(s.blocks) * Number(s.bsize);
+  } catch {
+    return 0;
+  }
+}
+
+const cpuQuantity = (milli: number) => (milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`);
+const bytesQuantity = (b: number) => (b % 1024 === 0 ? `${b / 1024}Ki` : String(b));
+
+export function capacityAndAllocatable(deps: Pick<NodeStatusDeps, 'node' | 'rootDir' | 'reserved'>): Pick<V1NodeStatus, 'capacity' | 'allocatable'> {
+  const { node, reserved } = deps;
+  const storage = ephemeralCapacity(deps.rootDir);
+  const reservedStorage = ['systemReserved', 'kubeReserved'].reduce((sum, k) => sum + Math.ceil(tryParseQuantity((reserved as Record<string, Record<string, string> | undefined> | undefined)?.[k]?.['ephemeral-storage'] ?? '0') ?? 0), 0)
+    + thresholdBytes(reserved?.evictionHard?.['nodefs.available'], storage);
+  const huge = { 'hugepages-1Gi': '0', 'hugepages-2Mi': '0' };
+  return {
+    capacity: { cpu: cpuQuantity(node.capacity.milliCPU), memory: bytesQuantity(node.capacity.memory), pods: String(node.capacity.pods), 'ephemeral-storage': bytesQuantity(storage), ...huge },
+    allocatable: { cpu: cpuQuantity(node.allocatable.milliCPU), memory: bytesQuantity(node.allocatable.memory), pods: String(node.allocatable.pods), 'ephemeral-storage': String(Math.max(0, storage - reservedStorage)), ...huge },
+  };
+}
+
+/** Upstream's default pressure conditions while no eviction manager reports. */
+export function defaultPressureConditions(): NodeCondition[] {
+  return [
+    { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
+    { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
+    { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+  ];
+}
+
+export function readyCondition(errors: readonly string[]): NodeCondition {
+  return errors.length === 0
+    ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }
+    : { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: errors.join(', ') };
+}
+
+/**
+ * Conditions with times: lastHeartbeatTime is now; lastTransitionTime is kept from `previous`
+ * while the status stays the same (upstream's condition setters).
+ */
+export function stampConditions(conds: NodeCondition[], previous: readonly NodeCondition[] | undefined, now: Date): NodeCondition[] {
+  return conds.map((c) => {
+    const old = previous?.find((p) => p.type === c.type);
+    const transition = old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now;
+    return { ...c, lastHeartbeatTime: now, lastTransitionTime: transition };
+  });
+}
+
+export function imagesOf(images: ContainerImage[]): ContainerImage[] {
+  return [...images].sort((a, b) => (b.sizeBytes ?? 0) - (a.sizeBytes ?? 0)).slice(0, MAX_IMAGES);
+}
+
+export interface NodeStatusInput {
+  deps: NodeStatusDeps;
+  runtimeVersion: string | undefined;
+  images: ContainerImage[];
+  previous: ApiNode | undefined;
+  /** An ApiTime (whole seconds on the wire). */
+  now: Date;
+}
+
+export function nodeStatus(input: NodeStatusInput): V1NodeStatus {
+  const { deps } = input;
+  const pressure = deps.pressureConditions?.() ?? defaultPressureConditions();
+  const conditions = stampConditions([...pressure, readyCondition(deps.readinessErrors())], input.previous?.status?.conditions, input.now);
+  return {
+    ...capacityAndAllocatable(deps),
+    conditions,
+    addresses: [{ type: 'InternalIP', address: deps.hostIP }, { type: 'Hostname', address: deps.node.name }],
+    daemonEndpoints: { kubeletEndpoint: { Port: deps.kubeletPort } },
+    nodeInfo: {
+      machineID: readTrim('/etc/machine-id'),
+      systemUUID: readTrim('/sys/class/dmi/id/product_uuid'),
+      bootID: readTrim('/proc/sys/kernel/random/boot_id'),
+      kernelVersion: release(),
+      osImage: osImage(),
+      containerRuntimeVersion: input.runtimeVersion ?? input.previous?.status?.nodeInfo?.containerRuntimeVersion ?? '',
+      kubeletVersion: deps.kubeletVersion,
+      kubeProxyVersion: '',
+      operatingSystem: 'linux',
+      architecture: goArch(),
+    },
+    images: imagesOf(input.images),
+  };
+}
+
+/** The Node to register: labels, taints and the first status (upstream initialNode). */
+export function initialNode(input: NodeStatusInput): ApiNode {
+  const { deps } = input;
+  return {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: { name: deps.node.name, labels: { ...deps.node.labels }, annotations: { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' } },
+    spec: deps.taints.length > 0 ? { taints: deps.taints } : {},
+    status: nodeStatus(input),
+  };
+}
+
+/** Status without heartbeat times: what "changed" means for nodeStatusReportFrequency. */
+export function statusFingerprint(s: V1NodeStatus | undefined): string {
+  if (!s) return '';
+  const conditions = (s.conditions ?? []).map((c) => ({ ...c, lastHeartbeatTime: undefined }));
+  return JSON.stringify({ ...s, conditions });
+}
+
+/** --register-with-taints: key[=value]:Effect, comma separated. */
+export function parseTaints(raw: string): { taints: { key: string; value?: string; effect: string }[]; problems: string[] } {
+  const taints: { key: string; value?: string; effect: string }[] = [];
+  const problems: string[] = [];
+  for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z0-9][-A-Za-z0-9_./]*)(?:=([-A-Za-z0-9_.]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(part);
+    if (!m) problems.push(`--register-with-taints: "${part}" must look like key[=value]:NoSchedule|PreferNoSchedule|NoExecute`);
+    else taints.push({ key: m[1]!, ...(m[2] !== undefined ? { value: m[2] } : {}), effect: m[3]! });
+  }
+  return { taints, problems };
+}

@@ -1,0 +1,153 @@
+/**
+ * Registration and the node status loop (upstream registerWithAPIServer + syncNodeStatus).
+ *
+ * Registration POSTs the initial Node and retries with back-off (100 ms doubling to 7 s); an
+ * existing Node (AlreadyExists) is adopted and its default labels reconciled. The loop runs every
+ * nodeStatusUpdateFrequency with up to 10 % jitter through the heartbeat client: it reads the
+ * Node, computes the status, and patches nodes/<name>/status only when the status changed or
+ * nodeStatusReportFrequency has passed since the last report. While not Ready it looks again
+ * every second so that the first Ready status goes out at once (upstream fastStatusUpdateOnce).
+ * A Node deleted behind our back (404) is registered again.
+ */
+import { ApiError, errorMessage } from '../errors.js';
+import { log } from '../util/log.js';
+import { realClock, sleep, type Clock } from '../util/clock.js';
+import { apiTime } from '../status/time.js';
+import { initialNode, nodeStatus, statusFingerprint, type NodeStatusInput } from './node-object.js';
+import type { ApiNode, ContainerImage, NodeStatusDeps, NodeStatusManager } from './types.js';
+
+const REGISTER_BACKOFF_MAX_MS = 7000;
+const NOT_READY_RECHECK_MS = 1000;
+
+class NodeStatusLoop implements NodeStatusManager {
+  private readonly clock: Clock;
+  private readonly abort = new AbortController();
+  private readonly path: string;
+  private uid: string | undefined;
+  private isRegistered = false;
+  private registeredResolve!: () => void;
+  private readonly registeredPromise = new Promise<void>((r) => (this.registeredResolve = r));
+  private lastReport = 0;
+  private lastFingerprint = '';
+  private lastReady: string | undefined;
+  private images: ContainerImage[] = [];
+  private imagesAt = 0;
+
+  constructor(private readonly deps: NodeStatusDeps) {
+    this.clock = deps.clock ?? realClock;
+    this.path = `/api/v1/nodes/${encodeURIComponent(deps.node.name)}`;
+  }
+
+  start(): void {
+    void this.run();
+  }
+
+  stop(): void {
+    this.abort.abort();
+  }
+
+  registered(): Promise<void> {
+    return this.registeredPromise;
+  }
+
+  nodeUID(): string | undefined {
+    return this.uid;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      if (!this.isRegistered) await this.register();
+      if (signal.aborted) return;
+      try {
+        await this.updateNodeStatus();
+      } catch (err) {
+        if (err instanceof ApiError && err.statusCode === 404) {
+          log('nodestatus').warn({ node: this.deps.node.name }, 'Node not found on the API server; registering it again');
+          this.isRegistered = false;
+          continue;
+        }
+        log('nodestatus').warn({ err: errorMessage(err) }, 'Error updating node status, will retry');
+        this.deps.heartbeat.resetConnections();
+      }
+      const ready = this.lastReady === 'True';
+      const period = ready ? this.deps.updateFrequencyMs * (1 + Math.random() * 0.1) : Math.min(NOT_READY_RECHECK_MS, this.deps.updateFrequencyMs);
+      await sleep(period, signal);
+    }
+  }
+
+  private async input(previous: ApiNode | undefined): Promise<NodeStatusInput> {
+    const runtimeVersion = await this.deps.runtimeVersion().catch(() => undefined);
+    // The image list changes rarely and costs a CRI call: refresh it at most every 30 s.
+    if (this.clock.now() - this.imagesAt > 30_000) {
+      this.images = await this.deps.images().catch(() => this.images);
+      this.imagesAt = this.clock.now();
+    }
+    return { deps: this.deps, runtimeVersion, images: this.images, previous, now: apiTime(this.clock.now()) };
+  }
+
+  /** upstream registerWithAPIServer: create, or adopt the existing Node; retried until it works. */
+  private async register(): Promise<void> {
+    let backoff = 100;
+    const { client, node } = this.deps;
+    while (!this.abort.signal.aborted) {
+      try {
+        let existing: ApiNode;
+        if (this.deps.registerNode) {
+          try {
+            existing = await client.request<ApiNode>({ method: 'POST', path: '/api/v1/nodes', body: initialNode(await this.input(undefined)) });
+            log('nodestatus').info({ node: node.name }, 'Successfully registered node');
+            this.deps.recorder?.event({ kind: 'Node', name: node.name, uid: node.name }, 'Normal', 'RegisteredNode', `Node ${node.name} event: Registered Node ${node.name} in Controller`);
+          } catch (err) {
+            if (!(err instanceof ApiError && err.statusCode === 409)) throw err;
+            existing = await this.reconcileExisting();
+          }
+        } else {
+          existing = await client.request<ApiNode>({ method: 'GET', path: this.path });
+        }
+        this.uid = existing.metadata?.uid;
+        this.isRegistered = true;
+        this.lastFingerprint = '';
+        this.registeredResolve();
+        return;
+      } catch (err) {
+        log('nodestatus').warn({ node: node.name, err: errorMessage(err), retryInMs: backoff }, 'Unable to register node with API server');
+        await sleep(backoff, this.abort.signal);
+        backoff = Math.min(backoff * 2, REGISTER_BACKOFF_MAX_MS);
+      }
+    }
+  }
+
+  /** The Node exists already (a restart): keep it, and put back default labels we own. */
+  private async reconcileExisting(): Promise<ApiNode> {
+    const existing = await this.deps.client.request<ApiNode>({ method: 'GET', path: this.path });
+    const labels = existing.metadata?.labels ?? {};
+    const missing = Object.entries(this.deps.node.labels).filter(([k, v]) => labels[k] !== v);
+    if (missing.length === 0) return existing;
+    return this.deps.client.request<ApiNode>({ method: 'PATCH', path: this.path, contentType: 'application/merge-patch+json', body: { metadata: { labels: Object.fromEntries(missing) } } });
+  }
+
+  async updateNodeStatus(): Promise<void> {
+    const { heartbeat, node } = this.deps;
+    const current = await heartbeat.request<ApiNode>({ method: 'GET', path: this.path });
+    this.uid = current.metadata?.uid ?? this.uid;
+    const status = nodeStatus(await this.input(current));
+    const fingerprint = statusFingerprint(status);
+    const due = this.clock.now() - this.lastReport >= this.deps.reportFrequencyMs;
+    const ready = status.conditions?.find((c) => c.type === 'Ready');
+    if (fingerprint === this.lastFingerprint && !due) return;
+    await heartbeat.request({ method: 'PATCH', path: `${this.path}/status`, contentType: 'application/strategic-merge-patch+json', body: { status } });
+    this.lastReport = this.clock.now();
+    this.lastFingerprint = fingerprint;
+    if (ready && ready.status !== this.lastReady) {
+      const reason = ready.status === 'True' ? 'NodeReady' : 'NodeNotReady';
+      this.deps.recorder?.event({ kind: 'Node', name: node.name, uid: node.name }, 'Normal', reason, `Node ${node.name} status is now: ${reason}`);
+      log('nodestatus').info({ node: node.name, ready: ready.status, message: ready.message }, 'Node readiness changed');
+    }
+    this.lastReady = ready?.status;
+  }
+}
+
+export function newNodeStatusManager(deps: NodeStatusDeps): NodeStatusManager {
+  return new NodeStatusLoop(deps);
+}

@@ -1,0 +1,65 @@
+/**
+ * The apiserver pod source (upstream config/apiserver.go: a reflector over pods with
+ * fieldSelector spec.nodeName=<node> feeding an UndeltaStore): list + watch through
+ * apiclient's reflector (resourceVersion, bookmarks, 410 → re-list, back-off), and every change
+ * pushes a SET of the complete pod list. Mirror pods (kubernetes.io/config.mirror) are not pods
+ * to run: they go to `onMirrorPods` instead of into the SET.
+ */
+import type { Pod } from '../api/types.js';
+import { ConfigMirrorAnnotationKey } from '../api/types.js';
+import type { ApiClient } from '../apiclient/types.js';
+import { runReflector } from '../apiclient/reflector.js';
+import { log } from '../util/log.js';
+import type { PodSource, PodUpdate } from './types.js';
+import { ApiserverSource } from './types.js';
+
+export interface ApiserverSourceOptions {
+  client: ApiClient;
+  nodeName: string;
+  /** Every change of the node's mirror pods (the complete list). */
+  onMirrorPods?: (pods: Pod[]) => void;
+  /** Longest back-off between failed lists/watches (default 30 s). */
+  maxBackoffMs?: number;
+}
+
+export const isMirrorPod = (p: Pod): boolean => p.metadata?.annotations?.[ConfigMirrorAnnotationKey] !== undefined;
+
+class ApiserverPodSource implements PodSource {
+  private readonly abort = new AbortController();
+  private readonly pods = new Map<string, Pod>();
+
+  constructor(private readonly opts: ApiserverSourceOptions) {}
+
+  start(push: (update: PodUpdate) => void): void {
+    const publish = () => {
+      const all = [...this.pods.values()];
+      push({ op: 'SET', source: ApiserverSource, pods: all.filter((p) => !isMirrorPod(p)).map((p) => structuredClone(p)) });
+      this.opts.onMirrorPods?.(all.filter(isMirrorPod));
+    };
+    void runReflector<Pod>({
+      client: this.opts.client, path: '/api/v1/pods', query: { fieldSelector: `spec.nodeName=${this.opts.nodeName}` },
+      what: 'pods', signal: this.abort.signal, maxBackoffMs: this.opts.maxBackoffMs,
+      onList: (items) => {
+        this.pods.clear();
+        for (const p of items) this.pods.set(p.metadata!.uid!, p);
+        log('podconfig').info({ pods: items.length }, 'Listed pods bound to this node');
+        publish();
+      },
+      onEvent: (type, pod) => {
+        const uid = pod.metadata?.uid;
+        if (!uid) return;
+        if (type === 'DELETED') this.pods.delete(uid);
+        else this.pods.set(uid, pod);
+        publish();
+      },
+    });
+  }
+
+  stop(): void {
+    this.abort.abort();
+  }
+}
+
+export function newApiserverSource(opts: ApiserverSourceOptions): PodSource {
+  return new ApiserverPodSource(opts);
+}

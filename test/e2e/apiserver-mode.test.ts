@@ -1,0 +1,222 @@
+/**
+ * API server mode end to end: the real agent (CLI) with --kubeconfig against the test apiserver
+ * (HTTPS, real wire protocol) and real containerd. The tests run in order and share one agent:
+ * registration and Ready, the lease, a pod created through the API (status on the API), its
+ * graceful deletion, a static pod's mirror pod, an apiserver outage, and kubectl get/describe.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Pod } from '../../src/api/types.js';
+import { connectRuntime } from '../../src/cri/index.js';
+import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
+import { makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { startTestApiserver, type TestApiserver } from '../support/test-apiserver.js';
+
+const NS = `api-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
+const IMAGE = 'localhost/kubelet-ts/busybox:latest';
+const NODE = 'e2e-node';
+const OUTAGE_MS = Number(process.env.KUBELET_TS_TEST_OUTAGE_MS ?? 12_000);
+
+const endpoint = await runtimeEndpoint();
+const { runtime } = connectRuntime(endpoint);
+const { dir, manifests } = makeKubeletDirs();
+let api: TestApiserver = await startTestApiserver({ bookmarkMs: 1000 });
+const kubeconfig = api.kubeconfig(dir);
+let kubelet: KubeletProcess | undefined;
+
+after(async () => {
+  if (kubelet) await stopKubelet(kubelet);
+  await api.stop();
+  await removeTestPods(runtime, { namespace: NS });
+  runtime.close();
+});
+
+const sleeper = (name: string, extra: Record<string, unknown> = {}): Pod => ({
+  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, labels: { app: name } },
+  spec: {
+    nodeName: NODE, terminationGracePeriodSeconds: 20,
+    containers: [{ name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"] }],
+    ...extra,
+  },
+} as Pod);
+
+const getPod = (name: string) => api.store.get('pods', NS, name) as Pod | undefined;
+const node = () => api.store.get('nodes', undefined, NODE) as { metadata: { uid: string; labels: Record<string, string> }; spec?: { taints?: unknown[] }; status: Record<string, any> } | undefined;
+const ready = (n: ReturnType<typeof node>) => n?.status?.conditions?.find((c: { type: string }) => c.type === 'Ready');
+
+const podEvents = (name: string) => api.store.list('events', NS).filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name).map((e) => e.reason as string);
+
+async function createPod(pod: Pod): Promise<void> {
+  const r = await api.call('POST', `/api/v1/namespaces/${NS}/pods`, pod);
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+}
+
+function runningPod(name: string): () => Pod | undefined {
+  return () => {
+    const p = getPod(name);
+    return p?.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.state?.running && p.status.podIP ? p : undefined;
+  };
+}
+
+test('the node registers with labels, taints, capacity, nodeInfo and turns Ready', async () => {
+  writeFileSync(join(manifests, 'static.json'), JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'static', namespace: NS }, spec: sleeper('static').spec }));
+  kubelet = startKubelet({
+    dir, manifests, endpoint,
+    extraArgs: [`--kubeconfig=${kubeconfig}`, '--node-status-update-frequency=2s', '--register-with-taints=example.com/dedicated=e2e:PreferNoSchedule', '--node-labels=kts.example/role=e2e'],
+    extraConfig: ['nodeLeaseDurationSeconds: 8', 'nodeStatusReportFrequency: 4s'],
+  });
+  const n = await waitFor('node Ready on the API', 60_000, () => (ready(node())?.status === 'True' ? node() : undefined), 250);
+  assert.equal(n!.metadata.labels['kubernetes.io/hostname'], NODE);
+  assert.equal(n!.metadata.labels['kts.example/role'], 'e2e');
+  assert.equal(n!.metadata.labels['kubernetes.io/os'], 'linux');
+  assert.deepEqual(n!.spec?.taints, [{ key: 'example.com/dedicated', value: 'e2e', effect: 'PreferNoSchedule' }]);
+  for (const r of ['cpu', 'memory', 'pods', 'ephemeral-storage', 'hugepages-2Mi']) {
+    assert.ok(n!.status.capacity[r], `capacity.${r}`);
+    assert.ok(n!.status.allocatable[r], `allocatable.${r}`);
+  }
+  assert.deepEqual(n!.status.conditions.map((c: { type: string }) => c.type), ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready']);
+  assert.equal(n!.status.daemonEndpoints.kubeletEndpoint.Port, 10250);
+  assert.ok(n!.status.addresses.some((a: { type: string }) => a.type === 'InternalIP'));
+  assert.match(n!.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\//);
+  assert.ok(n!.status.nodeInfo.bootID && n!.status.nodeInfo.kernelVersion);
+});
+
+test('the node lease is held by the node, owned by it, and renewed', async () => {
+  const lease = () => api.store.get('leases', 'kube-node-lease', NODE) as { spec: { holderIdentity: string; renewTime: string; leaseDurationSeconds: number }; metadata: { ownerReferences?: { uid: string }[] } } | undefined;
+  const first = await waitFor('lease', 20_000, () => lease());
+  assert.equal(first.spec.holderIdentity, NODE);
+  assert.equal(first.spec.leaseDurationSeconds, 8);
+  const renewed = await waitFor('lease renewal', 15_000, () => (lease()!.spec.renewTime !== first.spec.renewTime ? lease() : undefined), 250);
+  assert.equal(renewed!.metadata.ownerReferences?.[0]?.uid, node()!.metadata.uid);
+});
+
+test('a pod created through the API runs and its status appears on the API', async () => {
+  await createPod(sleeper('web'));
+  const p = await waitFor('web Running on the API', 60_000, runningPod('web'), 250);
+  const types = (p.status!.conditions ?? []).filter((c) => c.status === 'True').map((c) => c.type).sort();
+  for (const t of ['ContainersReady', 'Initialized', 'PodScheduled', 'Ready']) assert.ok(types.includes(t), `condition ${t} True (got ${types.join(',')})`);
+  assert.ok(p.status!.podIPs?.length, 'podIPs');
+  assert.ok(p.status!.hostIP, 'hostIP');
+  assert.equal(p.status!.containerStatuses![0]!.ready, true);
+  const nodeEvents = () => api.store.list('events', 'default').filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === NODE).map((e) => e.reason);
+  await waitFor('NodeReady event on the API', 10_000, () => (nodeEvents().includes('NodeReady') ? true : undefined));
+  await waitFor('Pulled/Created/Started events of web', 10_000, () => (['Pulled', 'Created', 'Started'].every((r) => podEvents('web').includes(r)) ? true : undefined));
+});
+
+test('a static pod shows up as a mirror pod owned by the node, with its status', async () => {
+  const name = `static-${NODE}`;
+  const m = await waitFor('mirror pod Running', 60_000, runningPod(name), 250);
+  assert.ok(m.metadata!.annotations!['kubernetes.io/config.mirror'], 'mirror annotation');
+  assert.equal(m.metadata!.ownerReferences?.[0]?.kind, 'Node');
+  // Deleting the mirror pod recreates it.
+  await api.call('DELETE', `/api/v1/namespaces/${NS}/pods/${name}`, { gracePeriodSeconds: 0 });
+  await waitFor('mirror pod recreated, with the static pod status', 20_000, () => {
+    const again = getPod(name);
+    return again && again.metadata!.uid !== m.metadata!.uid && again.status?.phase === 'Running' ? again : undefined;
+  }, 250);
+});
+
+test('a graceful delete stops the pod and then removes it from the API', async () => {
+  const before = getPod('web')!;
+  const r = await api.call('DELETE', `/api/v1/namespaces/${NS}/pods/web`, { gracePeriodSeconds: 15 });
+  assert.equal(r.status, 200);
+  assert.ok(getPod('web')?.metadata?.deletionTimestamp, 'deletionTimestamp set');
+  await waitFor('web removed after termination', 30_000, () => (getPod('web') ? undefined : true), 250);
+  await waitFor('Killing event of web', 10_000, () => (podEvents('web').includes('Killing') ? true : undefined));
+  const sandboxes = await runtime.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': before.metadata!.uid! } });
+  assert.ok(sandboxes.every((s) => s.state !== 'SANDBOX_READY'), 'sandbox stopped');
+});
+
+test('configMap, secret and projected volumes and env; a configMap edit reaches the mounted file', async () => {
+  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'cfg' }, data: { greeting: 'hello', other: 'x' } })).status, 201);
+  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: 'sec' }, data: { password: Buffer.from('s3cret').toString('base64') } })).status, 201);
+  const script = 'echo "$GREETING/$SEC_password" > /out/env; while true; do cat /etc/cfg/greeting > /out/seen.tmp; mv /out/seen.tmp /out/seen; sleep 0.5; done';
+  await createPod(sleeper('cfgpod', {
+    volumes: [
+      { name: 'cfg', configMap: { name: 'cfg', items: [{ key: 'greeting', path: 'greeting' }] } },
+      { name: 'proj', projected: { sources: [{ secret: { name: 'sec' } }, { serviceAccountToken: { path: 'token', audience: 'e2e' } }, { downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }] } },
+      { name: 'missing', configMap: { name: 'does-not-exist', optional: true } },
+      { name: 'out', emptyDir: {} },
+    ],
+    containers: [{
+      name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', script],
+      env: [{ name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } }],
+      envFrom: [{ secretRef: { name: 'sec' }, prefix: 'SEC_' }],
+      volumeMounts: [{ name: 'cfg', mountPath: '/etc/cfg' }, { name: 'proj', mountPath: '/etc/proj' }, { name: 'missing', mountPath: '/etc/missing' }, { name: 'out', mountPath: '/out' }],
+    }],
+  }));
+  const p = await waitFor('cfgpod Running', 60_000, runningPod('cfgpod'), 250);
+  const vol = (plugin: string, name: string, file: string) => join(dir, 'root', 'pods', p.metadata!.uid!, 'volumes', plugin, name, file);
+  const read = (path: string) => { try { return readFileSync(path, 'utf8').trim(); } catch { return undefined; } };
+  await waitFor('env from configMap and secret', 20_000, () => (read(vol('kubernetes.io~empty-dir', 'out', 'env')) === 'hello/s3cret' ? true : undefined), 250);
+  assert.equal(read(vol('kubernetes.io~projected', 'proj', 'password')), 's3cret');
+  assert.equal(read(vol('kubernetes.io~projected', 'proj', 'name')), 'cfgpod');
+  assert.match(read(vol('kubernetes.io~projected', 'proj', 'token')) ?? '', /^kts-test-token\./);
+  await waitFor('the configMap file seen inside the container', 10_000, () => (read(vol('kubernetes.io~empty-dir', 'out', 'seen')) === 'hello' ? true : undefined), 250);
+  const edit = await api.call('PATCH', `/api/v1/namespaces/${NS}/configmaps/cfg`, { data: { greeting: 'bonjour' } }, 'application/merge-patch+json');
+  assert.equal(edit.status, 200);
+  const t0 = Date.now();
+  await waitFor('the edit seen inside the container', 30_000, () => (read(vol('kubernetes.io~empty-dir', 'out', 'seen')) === 'bonjour' ? true : undefined), 250);
+  console.log(`# configMap edit reached the container in ${Date.now() - t0} ms`);
+});
+
+test(`an apiserver outage (${OUTAGE_MS / 1000} s) loses no pod and the agent catches up`, async () => {
+  await createPod(sleeper('steady'));
+  const steady = await waitFor('steady Running', 60_000, runningPod('steady'), 250);
+  const containerID = steady.status!.containerStatuses![0]!.containerID;
+  // A pod that finishes while the apiserver is away: its final status must arrive afterwards.
+  await createPod(sleeper('short', { restartPolicy: 'Never', containers: [{ name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'sleep 3'] }] }));
+  await waitFor('short Running', 60_000, runningPod('short'), 250);
+  const { port, store, certs, token } = api;
+  await api.stop();
+  await new Promise((r) => setTimeout(r, OUTAGE_MS));
+  // A write while this apiserver is away, then compaction: the agent's resourceVersion is now
+  // too old, so its pod watch gets 410 Gone and must list again.
+  store.put('configmaps', { metadata: { name: 'written-during-outage', namespace: NS } }, 'ADDED');
+  store.compact();
+  api = await startTestApiserver({ port, store, certs, token, bookmarkMs: 1000 });
+  const heartbeatBefore = Date.now();
+  await createPod(sleeper('after'));
+  await waitFor('a pod created after the outage runs', 60_000, runningPod('after'), 250);
+  await waitFor('short Succeeded on the API after the outage', 20_000, () => (getPod('short')?.status?.phase === 'Succeeded' ? true : undefined), 250);
+  const s = getPod('steady')!;
+  assert.equal(s.status!.phase, 'Running');
+  assert.equal(s.status!.containerStatuses![0]!.containerID, containerID, 'steady was not restarted');
+  assert.equal(s.status!.containerStatuses![0]!.restartCount, 0);
+  await waitFor('node heartbeat after the outage', 20_000, () => {
+    const hb = Date.parse(ready(node())?.lastHeartbeatTime ?? '');
+    return hb >= Math.floor(heartbeatBefore / 1000) * 1000 ? true : undefined;
+  }, 250);
+  // The lease retries back off to at most 7 s (upstream), so the renewal comes within ~10 s.
+  await waitFor('lease renewed after the outage', 15_000, () => {
+    const lease = api.store.get('leases', 'kube-node-lease', NODE) as { spec: { renewTime: string } };
+    return Date.parse(lease.spec.renewTime) >= heartbeatBefore ? true : undefined;
+  }, 250);
+});
+
+test('kubectl get/describe work against the test apiserver', async (t) => {
+  let kubectl: string;
+  try {
+    kubectl = execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim();
+  } catch {
+    t.skip('kubectl not installed (Debian kubernetes-client): shape check skipped');
+    return;
+  }
+  // Async: the test apiserver lives in this process and must keep answering while kubectl runs.
+  const run = async (...args: string[]) => (await promisify(execFile)(kubectl, [`--kubeconfig=${kubeconfig}`, ...args], { encoding: 'utf8', timeout: 30_000 })).stdout;
+  assert.match(await run('get', 'nodes'), new RegExp(NODE));
+  assert.match(await run('describe', 'node', NODE), /Ready\s+True/);
+  assert.match(await run('get', 'pods', '-n', NS), /steady/);
+  const described = await run('describe', 'pod', '-n', NS, 'steady');
+  assert.match(described, /Status:\s+Running/);
+  assert.match(described, /IP:\s+\d+\.\d+\.\d+\.\d+/);
+});
+
+test('removing the static pod deletes its mirror pod', async () => {
+  unlinkSync(join(manifests, 'static.json'));
+  await waitFor('mirror pod deleted', 40_000, () => (getPod(`static-${NODE}`) ? undefined : true), 250);
+});

@@ -1,0 +1,68 @@
+/**
+ * The watch-based configMap/secret cache and the token manager against the test apiserver: the
+ * first lookup starts a watch and answers "not synced"; edits and deletions arrive through the
+ * watch with a change callback; tokens are requested again after 80 % of their lifetime.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pod } from '../../src/api/types.js';
+import { createApiClients } from '../../src/apiclient/index.js';
+import { ObjectCache, podObjectRefs } from '../../src/kubelet/configmap-secret-cache.js';
+import { startTestApiserver } from '../support/test-apiserver.js';
+import { waitFor } from '../support/kubelet-process.js';
+
+const api = await startTestApiserver({ bookmarkMs: 200 });
+const clients = await createApiClients(api.kubeconfig(mkdtempSync(join(tmpdir(), 'kts-cache-'))));
+const changes: string[] = [];
+const cache = new ObjectCache({ client: clients.main, onChange: (kind, ns, name) => changes.push(`${kind}/${ns}/${name}`) });
+after(async () => {
+  cache.stop();
+  clients.close();
+  await api.stop();
+});
+
+test('configMaps: not synced, then data; edits and deletion arrive through the watch', async () => {
+  await api.call('POST', '/api/v1/namespaces/c/configmaps', { metadata: { name: 'cm' }, data: { a: '1' } });
+  assert.equal(cache.configMap('c', 'cm'), undefined);
+  await waitFor('synced', 5000, () => cache.configMap('c', 'cm') ?? undefined, 20);
+  assert.deepEqual(cache.configMap('c', 'cm')!.data, { a: '1' });
+  await api.call('PATCH', '/api/v1/namespaces/c/configmaps/cm', { data: { a: '2' } }, 'application/merge-patch+json');
+  await waitFor('edit', 5000, () => (cache.configMap('c', 'cm')?.data?.a === '2' ? true : undefined), 20);
+  assert.ok(changes.filter((c) => c === 'configmaps/c/cm').length >= 2);
+  await api.call('DELETE', '/api/v1/namespaces/c/configmaps/cm');
+  await waitFor('deleted', 5000, () => (cache.configMap('c', 'cm') === null ? true : undefined), 20);
+  // A secret that does not exist is null once synced (optional volumes/env skip it).
+  cache.secret('c', 'none');
+  await waitFor('absent', 5000, () => (cache.secret('c', 'none') === null ? true : undefined), 20);
+});
+
+test('service account tokens are issued, then refreshed after 80 % of their lifetime', async () => {
+  const pod = { metadata: { name: 'p', namespace: 'c', uid: 'u-1' }, spec: { serviceAccountName: 'sa', containers: [] } } as unknown as Pod;
+  assert.equal(cache.serviceAccountToken(pod, 'aud', 2), undefined);
+  const first = await waitFor('token', 5000, () => cache.serviceAccountToken(pod, 'aud', 2), 20);
+  assert.match(first, /^kts-test-token\.c\.sa\./);
+  const req = api.requests.find((r) => r.path === '/api/v1/namespaces/c/serviceaccounts/sa/token');
+  assert.ok(req, 'TokenRequest posted');
+  await new Promise((r) => setTimeout(r, 1700));
+  const second = await waitFor('refreshed token', 5000, () => {
+    const t = cache.serviceAccountToken(pod, 'aud', 2);
+    return t !== first ? t : undefined;
+  }, 50);
+  assert.notEqual(second, first);
+  assert.ok(changes.includes('token/c/u-1'));
+});
+
+test('podObjectRefs finds volumes, projections, env and envFrom references', () => {
+  const refs = podObjectRefs({
+    spec: {
+      volumes: [{ name: 'a', configMap: { name: 'cm1' } }, { name: 'b', secret: { secretName: 's1' } }, { name: 'c', projected: { sources: [{ configMap: { name: 'cm2' } }, { serviceAccountToken: { path: 't' } }] } }],
+      containers: [{ name: 'x', env: [{ name: 'E', valueFrom: { secretKeyRef: { name: 's2', key: 'k' } } }], envFrom: [{ configMapRef: { name: 'cm3' } }] }],
+    },
+  } as Pod);
+  assert.deepEqual([...refs.configMaps].sort(), ['cm1', 'cm2', 'cm3']);
+  assert.deepEqual([...refs.secrets].sort(), ['s1', 's2']);
+  assert.equal(refs.tokens, true);
+});

@@ -1,0 +1,405 @@
+/**
+ * A test kube-apiserver: in-memory, HTTPS, speaking the real wire protocol for what the kubelet
+ * (and kubectl get/describe) uses — nodes, nodes/status, pods, pods/status, leases, events,
+ * configmaps, secrets, serviceaccounts/token; list with field and label selectors; watch as a
+ * chunked stream of JSON watch events resuming from a resourceVersion, with bookmarks and
+ * 410 Gone; JSON merge and (simplified, see apiserver-patch.ts) strategic merge patch; 409 on
+ * resourceVersion and UID precondition conflicts; graceful pod deletion. A fixture, not product.
+ *
+ * More handlers can be mounted in front of the built-in routes (`extraHandlers`, each returns
+ * true when it answered), e.g. TokenReview / SubjectAccessReview from another suite.
+ */
+import { createServer, request as httpsRequest, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { setPodDefaults } from '../../src/podconfig/defaults.js';
+import { ApiStore, type Obj } from './apiserver-store.js';
+import { jsonMergePatch, strategicMergePatch } from './apiserver-patch.js';
+import { makeTestCerts, writeKubeconfig, type TestCerts } from './test-certs.js';
+import { join } from 'node:path';
+
+interface ResourceDef {
+  plural: string;
+  kind: string;
+  group: string;
+  namespaced: boolean;
+  shortNames?: string[];
+}
+
+const RESOURCES: readonly ResourceDef[] = [
+  { plural: 'nodes', kind: 'Node', group: '', namespaced: false, shortNames: ['no'] },
+  { plural: 'pods', kind: 'Pod', group: '', namespaced: true, shortNames: ['po'] },
+  { plural: 'events', kind: 'Event', group: '', namespaced: true, shortNames: ['ev'] },
+  { plural: 'configmaps', kind: 'ConfigMap', group: '', namespaced: true, shortNames: ['cm'] },
+  { plural: 'secrets', kind: 'Secret', group: '', namespaced: true },
+  { plural: 'serviceaccounts', kind: 'ServiceAccount', group: '', namespaced: true, shortNames: ['sa'] },
+  { plural: 'namespaces', kind: 'Namespace', group: '', namespaced: false, shortNames: ['ns'] },
+  { plural: 'leases', kind: 'Lease', group: 'coordination.k8s.io', namespaced: true },
+];
+
+export type ExtraHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => boolean;
+
+export interface TestApiserverOptions {
+  /** Listen port; 0 = any (default). Restart on the same port with the same `store`. */
+  port?: number;
+  store?: ApiStore;
+  certs?: TestCerts;
+  token?: string;
+  /** Interval of BOOKMARK events on watches that asked for them (default 1000 ms). */
+  bookmarkMs?: number;
+  extraHandlers?: ExtraHandler[];
+}
+
+export interface RequestRecord {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  contentType: string | undefined;
+  at: number;
+}
+
+export interface TestApiserver {
+  port: number;
+  url: string;
+  store: ApiStore;
+  certs: TestCerts;
+  token: string;
+  requests: RequestRecord[];
+  extraHandlers: ExtraHandler[];
+  /** Writes a kubeconfig for this server into `dir` and returns its path. */
+  kubeconfig(dir: string): string;
+  /** A request as a client would make it (TLS + token); resolves with status and parsed body. */
+  call(method: string, path: string, body?: unknown, contentType?: string): Promise<{ status: number; body: Obj }>;
+  /** Closes the listener and every open connection (watches end abruptly, as in an outage). */
+  stop(): Promise<void>;
+}
+
+class HttpError extends Error {
+  constructor(readonly code: number, readonly reason: string, message: string) {
+    super(message);
+  }
+}
+
+const apiVersionOf = (d: ResourceDef) => (d.group ? `${d.group}/v1` : 'v1');
+const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+function statusBody(code: number, reason: string, message: string): Obj {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+}
+
+function send(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function lookup(obj: unknown, path: string): string {
+  let cur: unknown = obj;
+  for (const part of path.split('.')) cur = typeof cur === 'object' && cur !== null ? (cur as Record<string, unknown>)[part] : undefined;
+  return cur === undefined || cur === null ? '' : String(cur);
+}
+
+/** Field selectors: comma-separated `path=v`, `path==v`, `path!=v` terms, all must hold. */
+export function matchesFieldSelector(obj: Obj, sel: string | null): boolean {
+  if (!sel) return true;
+  return sel.split(',').filter(Boolean).every((term) => {
+    const m = /^([^!=]+)(==|=|!=)(.*)$/.exec(term.trim());
+    if (!m) throw new HttpError(400, 'BadRequest', `invalid field selector term "${term}"`);
+    const v = lookup(obj, m[1]!.trim());
+    return m[2] === '!=' ? v !== m[3] : v === m[3];
+  });
+}
+
+/** Label selectors: `k=v`, `k==v`, `k!=v`, `k`, `!k`, `k in (a,b)`, `k notin (a,b)`. */
+export function matchesLabelSelector(obj: Obj, sel: string | null): boolean {
+  if (!sel) return true;
+  const labels = ((obj.metadata?.labels as Record<string, string> | undefined) ?? {});
+  const terms = sel.match(/[^,(]+(\([^)]*\))?/g) ?? [];
+  return terms.every((raw) => {
+    const t = raw.trim();
+    let m: RegExpExecArray | null;
+    if ((m = /^(\S+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(t))) {
+      const set = m[3]!.split(',').map((s) => s.trim());
+      const has = m[1]! in labels && set.includes(labels[m[1]!]!);
+      return m[2] === 'in' ? has : !has;
+    }
+    if ((m = /^([^!=]+)(==|=|!=)(.*)$/.exec(t))) return m[2] === '!=' ? labels[m[1]!.trim()] !== m[3]!.trim() : labels[m[1]!.trim()] === m[3]!.trim();
+    if (t.startsWith('!')) return !(t.slice(1) in labels);
+    return t in labels;
+  });
+}
+
+interface Route {
+  def: ResourceDef;
+  namespace?: string;
+  name?: string;
+  sub?: string;
+}
+
+function parsePath(path: string): Route | undefined {
+  const parts = path.split('/').filter(Boolean);
+  let rest: string[];
+  let group = '';
+  if (parts[0] === 'api' && parts[1] === 'v1') rest = parts.slice(2);
+  else if (parts[0] === 'apis' && parts.length >= 3 && parts[2] === 'v1') {
+    group = parts[1]!;
+    rest = parts.slice(3);
+  } else return undefined;
+  let namespace: string | undefined;
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const def = RESOURCES.find((d) => d.plural === rest[0] && d.group === group);
+  if (!def || rest.length > 3) return undefined;
+  return { def, namespace, name: rest[1], sub: rest[2] };
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function parseJson(body: Buffer): Obj {
+  if (body.length === 0) return {};
+  try {
+    return JSON.parse(body.toString('utf8')) as Obj;
+  } catch (err) {
+    throw new HttpError(400, 'BadRequest', `request body is not JSON: ${String(err)}`);
+  }
+}
+
+class ApiHandler {
+  private tokenCounter = 0;
+
+  constructor(private readonly store: ApiStore, private readonly bookmarkMs: number) {}
+
+  handle(req: IncomingMessage, res: ServerResponse, url: URL, body: Buffer): void {
+    if (this.discovery(url.pathname, res)) return;
+    const route = parsePath(url.pathname);
+    if (!route) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);
+    const { def, namespace, name, sub } = route;
+    const method = req.method ?? 'GET';
+    if (def.plural === 'serviceaccounts' && sub === 'token' && method === 'POST') return send(res, 201, this.tokenRequest(parseJson(body), namespace, name!));
+    if (sub && sub !== 'status') throw new HttpError(404, 'NotFound', `unknown subresource ${sub}`);
+    if (!name) {
+      if (method === 'GET') return url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1' ? this.watch(res, def, namespace, url.searchParams) : send(res, 200, this.list(def, namespace, url.searchParams));
+      if (method === 'POST') return send(res, 201, this.create(def, namespace, parseJson(body)));
+      throw new HttpError(405, 'MethodNotAllowed', `${method} is not allowed on a collection`);
+    }
+    switch (method) {
+      case 'GET': return send(res, 200, this.mustGet(def, namespace, name));
+      case 'PUT': return send(res, 200, this.update(def, namespace, name, parseJson(body), sub === 'status'));
+      case 'PATCH': return send(res, 200, this.patch(def, namespace, name, body, req.headers['content-type'] ?? '', sub === 'status'));
+      case 'DELETE': return send(res, 200, this.delete(def, namespace, name, parseJson(body), url.searchParams));
+      default: throw new HttpError(405, 'MethodNotAllowed', `${method} is not allowed`);
+    }
+  }
+
+  private discovery(path: string, res: ServerResponse): boolean {
+    const resourceList = (group: string) => ({
+      kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/v1` : 'v1',
+      resources: RESOURCES.filter((d) => d.group === group).flatMap((d) => [
+        { name: d.plural, singularName: d.kind.toLowerCase(), namespaced: d.namespaced, kind: d.kind, verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], shortNames: d.shortNames },
+        ...(d.plural === 'pods' || d.plural === 'nodes' ? [{ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] }] : []),
+      ]),
+    });
+    const groups = [...new Set(RESOURCES.map((d) => d.group).filter(Boolean))];
+    const bodies: Record<string, unknown> = {
+      '/version': { major: '1', minor: '30', gitVersion: 'v1.30.0-kubelet-ts-test', platform: 'linux/amd64' },
+      '/api': { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '127.0.0.1' }] },
+      '/apis': { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => ({ name: g, versions: [{ groupVersion: `${g}/v1`, version: 'v1' }], preferredVersion: { groupVersion: `${g}/v1`, version: 'v1' } })) },
+      '/api/v1': resourceList(''),
+      ...Object.fromEntries(groups.map((g) => [`/apis/${g}/v1`, resourceList(g)])),
+    };
+    if (!(path in bodies)) return false;
+    send(res, 200, bodies[path]);
+    return true;
+  }
+
+  private mustGet(def: ResourceDef, namespace: string | undefined, name: string): Obj {
+    const o = this.store.get(def.plural, namespace, name);
+    if (!o) throw new HttpError(404, 'NotFound', `${def.plural} "${name}" not found`);
+    return { kind: def.kind, apiVersion: apiVersionOf(def), ...o };
+  }
+
+  private list(def: ResourceDef, namespace: string | undefined, q: URLSearchParams): Obj {
+    const items = this.store.list(def.plural, namespace).filter((o) => matchesFieldSelector(o, q.get('fieldSelector')) && matchesLabelSelector(o, q.get('labelSelector')));
+    return { kind: `${def.kind}List`, apiVersion: apiVersionOf(def), metadata: { resourceVersion: String(this.store.rv) }, items };
+  }
+
+  private create(def: ResourceDef, namespace: string | undefined, obj: Obj): Obj {
+    const meta = (obj.metadata ??= {});
+    if (!meta.name && meta.generateName) meta.name = `${String(meta.generateName)}${randomBytes(3).toString('hex').slice(0, 5)}`;
+    if (!meta.name) throw new HttpError(422, 'Invalid', 'metadata.name: Required value');
+    if (def.namespaced) meta.namespace = namespace ?? meta.namespace ?? 'default';
+    if (this.store.get(def.plural, meta.namespace as string | undefined, meta.name as string)) throw new HttpError(409, 'AlreadyExists', `${def.plural} "${String(meta.name)}" already exists`);
+    delete meta.resourceVersion;
+    delete meta.uid;
+    if (def.plural === 'pods') {
+      setPodDefaults(obj);
+      obj.status = { phase: 'Pending', ...(obj.status as Obj | undefined) };
+    }
+    return { kind: def.kind, apiVersion: apiVersionOf(def), ...this.store.put(def.plural, obj, 'ADDED') };
+  }
+
+  private checkPreconditions(current: Obj, meta: Record<string, unknown> | undefined): void {
+    if (meta?.resourceVersion && meta.resourceVersion !== current.metadata!.resourceVersion) {
+      throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${String(current.metadata!.name)}: the object has been modified; please apply your changes to the latest version and try again`);
+    }
+    if (meta?.uid && meta.uid !== current.metadata!.uid) {
+      throw new HttpError(409, 'Conflict', `Precondition failed: UID in precondition: ${String(meta.uid)}, UID in object meta: ${String(current.metadata!.uid)}`);
+    }
+  }
+
+  /** The status subresource changes only status; the main resource never changes status. */
+  private store_(def: ResourceDef, current: Obj, next: Obj, statusOnly: boolean): Obj {
+    const merged: Obj = statusOnly ? { ...current, status: next.status } : { ...next, status: current.status ?? next.status };
+    merged.metadata = { ...(statusOnly ? current.metadata : next.metadata), uid: current.metadata!.uid, creationTimestamp: current.metadata!.creationTimestamp, namespace: current.metadata!.namespace, name: current.metadata!.name };
+    return { kind: def.kind, apiVersion: apiVersionOf(def), ...this.store.put(def.plural, merged, 'MODIFIED') };
+  }
+
+  private update(def: ResourceDef, namespace: string | undefined, name: string, obj: Obj, statusOnly: boolean): Obj {
+    const current = this.mustGet(def, namespace, name);
+    this.checkPreconditions(current, obj.metadata);
+    return this.store_(def, current, obj, statusOnly);
+  }
+
+  private patch(def: ResourceDef, namespace: string | undefined, name: string, body: Buffer, contentType: string, statusOnly: boolean): Obj {
+    const current = this.mustGet(def, namespace, name);
+    const patch = parseJson(body);
+    this.checkPreconditions(current, patch.metadata as Record<string, unknown> | undefined);
+    let next: unknown;
+    if (contentType.startsWith('application/merge-patch+json')) next = jsonMergePatch(current, patch);
+    else if (contentType.startsWith('application/strategic-merge-patch+json')) next = strategicMergePatch(current, patch);
+    else throw new HttpError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`);
+    return this.store_(def, current, next as Obj, statusOnly);
+  }
+
+  private delete(def: ResourceDef, namespace: string | undefined, name: string, opts: Obj, q: URLSearchParams): Obj {
+    const current = this.mustGet(def, namespace, name);
+    this.checkPreconditions(current, opts.preconditions as Record<string, unknown> | undefined);
+    if (def.plural === 'pods') {
+      const graceRaw = opts.gracePeriodSeconds ?? q.get('gracePeriodSeconds') ?? (current.spec as Obj | undefined)?.terminationGracePeriodSeconds ?? 30;
+      const grace = Number(graceRaw);
+      const phase = (current.status as Obj | undefined)?.phase;
+      const bound = Boolean((current.spec as Obj | undefined)?.nodeName);
+      // Upstream pod strategy: graceful only for a bound pod that has not finished.
+      if (grace > 0 && bound && phase !== 'Succeeded' && phase !== 'Failed') {
+        const meta = current.metadata!;
+        if (meta.deletionTimestamp && Number(meta.deletionGracePeriodSeconds) <= grace) return current;
+        meta.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+        meta.deletionGracePeriodSeconds = grace;
+        return { kind: def.kind, apiVersion: apiVersionOf(def), ...this.store.put(def.plural, current, 'MODIFIED') };
+      }
+    }
+    const removed = this.store.remove(def.plural, namespace, name)!;
+    return { kind: def.kind, apiVersion: apiVersionOf(def), ...removed };
+  }
+
+  private tokenRequest(req: Obj, namespace: string | undefined, name: string): Obj {
+    const spec = (req.spec as Obj | undefined) ?? {};
+    const seconds = Number(spec.expirationSeconds ?? 3600);
+    const token = `kts-test-token.${namespace}.${name}.${++this.tokenCounter}.${randomBytes(6).toString('hex')}`;
+    return { kind: 'TokenRequest', apiVersion: 'authentication.k8s.io/v1', metadata: { name, namespace }, spec, status: { token, expirationTimestamp: new Date(Date.now() + seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z') } };
+  }
+
+  private watch(res: ServerResponse, def: ResourceDef, namespace: string | undefined, q: URLSearchParams): void {
+    const matches = (o: Obj) => (namespace === undefined || o.metadata?.namespace === namespace) && matchesFieldSelector(o, q.get('fieldSelector')) && matchesLabelSelector(o, q.get('labelSelector'));
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    const write = (type: string, object: unknown) => {
+      if (!res.writableEnded && !res.destroyed) res.write(`${JSON.stringify({ type, object })}\n`);
+    };
+    const rvParam = q.get('resourceVersion');
+    const from = rvParam === null || rvParam === '' || rvParam === '0' ? undefined : Number(rvParam);
+    const stamp = (o: Obj) => ({ kind: def.kind, apiVersion: apiVersionOf(def), ...o });
+    if (from === undefined) {
+      for (const o of this.store.list(def.plural, namespace)) if (matches(o)) write('ADDED', stamp(o));
+    } else {
+      const changes = this.store.since(from);
+      if (!changes) {
+        write('ERROR', statusBody(410, 'Expired', `too old resource version: ${from} (${this.store.compactedRv})`));
+        res.end();
+        return;
+      }
+      for (const c of changes) if (c.plural === def.plural && matches(c.object)) write(c.type, stamp(c.object));
+    }
+    const unsubscribe = this.store.subscribe((c) => {
+      if (c.plural === def.plural && matches(c.object)) write(c.type, stamp(c.object));
+    });
+    const timers: NodeJS.Timeout[] = [];
+    if (q.get('allowWatchBookmarks') === 'true') {
+      timers.push(setInterval(() => write('BOOKMARK', { kind: def.kind, apiVersion: apiVersionOf(def), metadata: { resourceVersion: String(this.store.rv) } }), this.bookmarkMs));
+    }
+    const timeout = Number(q.get('timeoutSeconds') ?? 0);
+    if (timeout > 0) timers.push(setTimeout(() => res.end(), timeout * 1000));
+    const cleanup = () => {
+      unsubscribe();
+      for (const t of timers) clearTimeout(t);
+    };
+    res.on('close', cleanup);
+  }
+}
+
+export async function startTestApiserver(opts: TestApiserverOptions = {}): Promise<TestApiserver> {
+  const certs = opts.certs ?? makeTestCerts();
+  const store = opts.store ?? new ApiStore();
+  const token = opts.token ?? `kts-${randomBytes(8).toString('hex')}`;
+  const extraHandlers = opts.extraHandlers ?? [];
+  const requests: RequestRecord[] = [];
+  const handler = new ApiHandler(store, opts.bookmarkMs ?? 1000);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer({ cert: certs.cert, key: certs.key }, (req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'https://127.0.0.1');
+      const body = await readBody(req);
+      requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, contentType: req.headers['content-type'], at: Date.now() });
+      try {
+        for (const h of extraHandlers) if (h(req, res, body)) return;
+        if (req.headers.authorization !== `Bearer ${token}`) throw new HttpError(401, 'Unauthorized', 'Unauthorized');
+        handler.handle(req, res, url, body);
+      } catch (err) {
+        const e = err instanceof HttpError ? err : new HttpError(500, 'InternalError', String(err));
+        if (!res.headersSent) send(res, e.code, statusBody(e.code, e.reason, e.message));
+        else res.end();
+      }
+    })();
+  });
+  server.on('secureConnection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+  const url = `https://127.0.0.1:${port}`;
+  return {
+    port, url, store, certs, token, requests, extraHandlers,
+    call: (method, path, body, contentType) => new Promise((resolve, reject) => {
+      const text = body === undefined ? undefined : JSON.stringify(body);
+      const headers = { authorization: `Bearer ${token}`, 'content-type': contentType ?? 'application/json', 'content-length': String(text === undefined ? 0 : Buffer.byteLength(text)) };
+      const req = httpsRequest(`${url}${path}`, { method, ca: certs.ca, headers, timeout: 10_000 }, (res) => {
+        let answer = '';
+        res.on('data', (c) => (answer += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: answer ? JSON.parse(answer) as Obj : {} }));
+      });
+      req.on('error', reject);
+      req.end(text);
+    }),
+    kubeconfig: (dir: string) => writeKubeconfig(join(dir, 'kubeconfig'), url, certs.caFile, token),
+    stop: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    }),
+  };
+}
+
+export { ApiStore } from './apiserver-store.js';
+export { now as apiNow };
