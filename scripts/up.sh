@@ -39,6 +39,9 @@ kind: KubeletConfiguration
 staticPodPath: $STATE/manifests
 containerRuntimeEndpoint: $ENDPOINT
 readOnlyPort: $PORT
+# A development node: every port on loopback. The main port (10250, TLS) is closed until
+# authentication/authorization are configured (README, Security).
+address: 127.0.0.1
 healthzPort: 10248
 podLogsDir: $STATE/logs
 fileCheckFrequency: 20s
@@ -62,6 +65,7 @@ pods: ${phases:-none yet, see $STATE/kubelet.log}
   curl -s localhost:18080/                  # the hostNetwork web pod
   curl -s localhost:10248/healthz
   curl -s localhost:$PORT/metrics | grep ^kubelet_
+  curl -s localhost:$PORT/stats/summary | jq .node.memory
   edit or add manifests in $STATE/manifests/ ; logs: $STATE/kubelet.log
   bash scripts/up.sh down                   # stop everything
 MSG

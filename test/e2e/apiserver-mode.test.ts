@@ -79,7 +79,7 @@ test('the node registers with labels, taints, capacity, nodeInfo and turns Ready
     assert.ok(n!.status.allocatable[r], `allocatable.${r}`);
   }
   assert.deepEqual(n!.status.conditions.map((c: { type: string }) => c.type), ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready']);
-  assert.equal(n!.status.daemonEndpoints.kubeletEndpoint.Port, 10250);
+  assert.equal(n!.status.daemonEndpoints.kubeletEndpoint.Port, kubelet!.port, 'the configured main port');
   assert.ok(n!.status.addresses.some((a: { type: string }) => a.type === 'InternalIP'));
   assert.match(n!.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\//);
   assert.ok(n!.status.nodeInfo.bootID && n!.status.nodeInfo.kernelVersion);

@@ -155,6 +155,20 @@ test('a SPDY/3.1 upgrade is passed through to the runtime (101 with the negotiat
   assert.deepEqual(reply, { status: 101, upgrade: 'SPDY/3.1', protocol: 'v4.channel.k8s.io' });
 });
 
+test('/containerLogs is served on the main port, confined to the pod\'s log directory', async () => {
+  assert.equal((await get(`/containerLogs/${NS}/${POD}/reader`)).status, 401, 'authentication first');
+  const logs = await waitFor('reader log has the attached line', 20_000, async () => {
+    const r = await get(`/containerLogs/${NS}/${POD}/reader?tailLines=5`, alice);
+    return r.status === 200 && /got:/.test(r.body) ? r : undefined;
+  }, 250);
+  assert.match(logs.body, /got:/);
+  for (const bad of [`/containerLogs/${NS}/..%2f..%2f..%2fetc/reader`, `/containerLogs/${NS}/${POD}/..`]) {
+    const r = await get(bad, alice);
+    assert.ok(r.status === 400 || r.status === 404, `${bad} → ${r.status}`);
+    assert.doesNotMatch(r.body, /root:/);
+  }
+});
+
 test('Webhook mode through --kubeconfig: the review server denies → 403 with the attributes, allows → 200', async () => {
   const hook = createReviewWebhook({
     tokens: {},

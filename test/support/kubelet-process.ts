@@ -16,6 +16,8 @@ export interface KubeletProcess {
   dir: string;
   manifests: string;
   readOnlyPort: number;
+  /** The main (TLS) port. */
+  port: number;
   healthzPort: number;
   logFile: string;
   child: ChildProcess;
@@ -36,6 +38,8 @@ export function makeKubeletDirs(): { dir: string; manifests: string } {
 export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; port?: number; healthzPort?: number; extraArgs?: string[]; extraConfig?: string[]; logLevel?: string }): KubeletProcess {
   const readOnlyPort = opts.readOnlyPort ?? randomPort();
   const healthzPort = opts.healthzPort ?? randomPort();
+  // Random, so parallel agents (and a real kubelet on this host) never collide on 10250.
+  const port = opts.port ?? randomPort();
   const config = join(opts.dir, 'config.yaml');
   writeFileSync(config, [
     'apiVersion: kubelet.config.k8s.io/v1beta1',
@@ -43,7 +47,7 @@ export function startKubelet(opts: { dir: string; manifests: string; endpoint: s
     `staticPodPath: ${opts.manifests}`,
     `containerRuntimeEndpoint: ${opts.endpoint}`,
     `readOnlyPort: ${readOnlyPort}`,
-    `port: ${opts.port ?? randomPort()}`,
+    `port: ${port}`,
     'address: 127.0.0.1',
     `healthzPort: ${healthzPort}`,
     `podLogsDir: ${join(opts.dir, 'logs')}`,
@@ -60,7 +64,7 @@ export function startKubelet(opts: { dir: string; manifests: string; endpoint: s
   });
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
-  return { ...opts, readOnlyPort, healthzPort, logFile, child, pid: child.pid! };
+  return { ...opts, readOnlyPort, port, healthzPort, logFile, child, pid: child.pid! };
 }
 
 /** Stop by the recorded pid; SIGKILL when `hard` (a crash), else SIGTERM then SIGKILL. */
