@@ -2,14 +2,12 @@
  * The foundation's acceptance test, as a new user would try it: kubelet-ts (the real CLI) in
  * standalone mode against real containerd, with static pod manifests in a directory.
  */
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, unlinkSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
-import { connectRuntime } from '../../src/cri/index.js';
-import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
-import { getPods, httpGet, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { agentTestContext, getPods, httpGet, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 
 const NS = `e2e-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
@@ -50,17 +48,9 @@ const crasherManifest = manifest('crasher', {
   containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'sleep 1; exit 3'] }],
 });
 
-const endpoint = await runtimeEndpoint();
-const { runtime } = connectRuntime(endpoint);
-const { dir, manifests } = makeKubeletDirs();
 let kubelet: KubeletProcess | undefined;
-
-after(async () => {
-  if (kubelet) await stopKubelet(kubelet);
-  // Leave containerd as we found it: remove every sandbox of this test's namespace.
-  await removeTestPods(runtime, { namespace: NS });
-  runtime.close();
-});
+// Leaves containerd as it was found: the after() hook removes every pod of this file's namespace.
+const { endpoint, runtime, dir, manifests } = await agentTestContext(NS, () => kubelet);
 
 const byName = (pods: Pod[], name: string) => pods.find((p) => p.metadata?.name === `${name}-e2e-node`);
 

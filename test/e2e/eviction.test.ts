@@ -5,27 +5,19 @@
  * first, reported Failed/Evicted with a message naming the signal, counted in kubelet_evictions;
  * a BestEffort pod arriving under the pressure is refused at admission.
  */
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
-import { connectRuntime } from '../../src/cri/index.js';
-import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
-import { getPods, httpGet, makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { TEST_IMAGES } from '../support/containerd.js';
+import { agentTestContext, getPods, httpGet, startKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 
 const NS = `e2e-evict-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
-const endpoint = await runtimeEndpoint();
-const { runtime } = connectRuntime(endpoint);
-const { dir, manifests } = makeKubeletDirs();
 let kubelet: KubeletProcess | undefined;
-
-after(async () => {
-  if (kubelet) await stopKubelet(kubelet);
-  await removeTestPods(runtime, { namespace: NS });
-  runtime.close();
-});
+// Leaves containerd as it was found: the after() hook removes every pod of this file's namespace.
+const { endpoint, dir, manifests } = await agentTestContext(NS, () => kubelet);
 
 function manifest(name: string, containers: object[]): void {
   writeFileSync(join(manifests, `${name}.json`), JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS }, spec: { terminationGracePeriodSeconds: 1, restartPolicy: 'Never', containers } }));

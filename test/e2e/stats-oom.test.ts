@@ -4,28 +4,20 @@
  * names, promtool-valid text), and a memory-limited container that the kernel really OOM-kills:
  * OOMKilled in its status, an OOMKilling event, and container_oom_events_total counting it.
  */
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
-import { connectRuntime } from '../../src/cri/index.js';
-import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
-import { getPods, httpGet, makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { TEST_IMAGES } from '../support/containerd.js';
+import { agentTestContext, getPods, httpGet, startKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 
 const NS = `e2e-stats-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const IMAGE = TEST_IMAGES.busybox;
-const endpoint = await runtimeEndpoint();
-const { runtime } = connectRuntime(endpoint);
-const { dir, manifests } = makeKubeletDirs();
 let kubelet: KubeletProcess | undefined;
-
-after(async () => {
-  if (kubelet) await stopKubelet(kubelet);
-  await removeTestPods(runtime, { namespace: NS });
-  runtime.close();
-});
+// Leaves containerd as it was found: the after() hook removes every pod of this file's namespace.
+const { endpoint, dir, manifests } = await agentTestContext(NS, () => kubelet);
 
 function manifest(name: string, spec: object): void {
   writeFileSync(join(manifests, `${name}.json`), JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS }, spec: { terminationGracePeriodSeconds: 1, ...spec } }));

@@ -8,7 +8,10 @@ import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'node:http';
+import { after } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
+import { connectRuntime } from '../../src/cri/index.js';
+import { removeTestPods, runtimeEndpoint } from './containerd.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -113,4 +116,22 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/**
+ * The usual set-up of an e2e file that runs one agent: a CRI connection to the test containerd,
+ * fresh agent directories, and an after() hook that stops the agent (read through `current`,
+ * since files restart it) and removes every pod of the file's namespace.
+ */
+export async function agentTestContext(namespace: string, current: () => KubeletProcess | undefined) {
+  const endpoint = await runtimeEndpoint();
+  const { runtime } = connectRuntime(endpoint);
+  const dirs = makeKubeletDirs();
+  after(async () => {
+    const k = current();
+    if (k) await stopKubelet(k);
+    await removeTestPods(runtime, { namespace });
+    runtime.close();
+  });
+  return { endpoint, runtime, ...dirs };
 }
