@@ -7,7 +7,8 @@ import { Registry, Gauge, Histogram, Counter, collectDefaultMetrics } from 'prom
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
-const podWorkerBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Upstream's prometheus.DefBuckets, which most kubelet histograms use. */
+export const DEF_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
 const podStartBuckets = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
 
 export const metrics = {
@@ -21,13 +22,13 @@ export const metrics = {
   plegRelistDuration: new Histogram({
     name: 'kubelet_pleg_relist_duration_seconds',
     help: 'Duration in seconds for relisting pods in PLEG.',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    buckets: [...DEF_BUCKETS],
     registers: [registry],
   }),
   plegRelistInterval: new Histogram({
     name: 'kubelet_pleg_relist_interval_seconds',
     help: 'Interval in seconds between relisting in PLEG.',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    buckets: [...DEF_BUCKETS],
     registers: [registry],
   }),
   plegDiscardEvents: new Counter({
@@ -66,7 +67,7 @@ export const metrics = {
     name: 'kubelet_pod_worker_duration_seconds',
     help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
     labelNames: ['operation'] as const,
-    buckets: podWorkerBuckets,
+    buckets: [...DEF_BUCKETS],
     registers: [registry],
   }),
   runtimeOperationsErrors: new Counter({
@@ -117,7 +118,7 @@ export const metrics = {
     name: 'kubelet_http_requests_duration_seconds',
     help: 'Duration in seconds to serve http requests',
     labelNames: ['method', 'path', 'server_type', 'long_running'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    buckets: [...DEF_BUCKETS],
     registers: [registry],
   }),
   httpInflightRequests: new Gauge({

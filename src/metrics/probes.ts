@@ -3,6 +3,7 @@
  * prober_probe_total and prober_probe_duration_seconds with upstream names and labels.
  */
 import { Counter, Histogram, Registry } from 'prom-client';
+import { DEF_BUCKETS } from './index.js';
 
 export const probeRegistry = new Registry();
 
@@ -17,7 +18,7 @@ export const probeMetrics = {
     name: 'prober_probe_duration_seconds',
     help: 'Duration in seconds for a probe response.',
     labelNames: ['probe_type', 'container', 'pod', 'namespace'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    buckets: [...DEF_BUCKETS],
     registers: [probeRegistry],
   }),
 };

@@ -3,24 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config/index.js';
-import { ConfigError } from '../../src/errors.js';
+import { problems, run } from './helpers.js';
 
-function run(argv: string[]) {
-  const r = loadConfig(argv, {});
-  assert.equal(r.kind, 'run');
-  return (r as Extract<typeof r, { kind: 'run' }>).config;
-}
-
-function problems(argv: string[]): string[] {
-  try {
-    loadConfig(argv, {});
-  } catch (err) {
-    assert.ok(err instanceof ConfigError);
-    return err.problems;
-  }
-  assert.fail('expected a ConfigError');
-}
 
 test('defaults of the daemon fields and flags', () => {
   const c = run([]);

@@ -4,23 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, parseDuration } from '../../src/config/index.js';
-import { ConfigError } from '../../src/errors.js';
+import { problems, run } from './helpers.js';
 
-function run(argv: string[]) {
-  const r = loadConfig(argv, {});
-  assert.equal(r.kind, 'run');
-  return (r as Extract<typeof r, { kind: 'run' }>).config;
-}
-
-function problems(argv: string[]): string[] {
-  try {
-    loadConfig(argv, {});
-  } catch (err) {
-    assert.ok(err instanceof ConfigError);
-    return err.problems;
-  }
-  assert.fail('expected a ConfigError');
-}
 
 function configFile(body: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'kts-config-'));
