@@ -13,7 +13,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nativeStatus } from '../src/native/index.js';
+import { nativeStatus } from '../src/cmd/hot-paths.js';
 import { runDiffBench } from './pleg-diff.js';
 import { exitToEvent, relistE2E } from './pleg-e2e.js';
 import { runAgentBench, type AgentBenchResult } from './agent-bench.js';

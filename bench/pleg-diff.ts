@@ -12,7 +12,7 @@
  * frames: in the cache, as a real reply would be). Each implementation is warmed up first.
  */
 import { performance } from 'node:perf_hooks';
-import { implementations } from '../src/native/index.js';
+import { implementations } from '../src/cmd/hot-paths.js';
 import type { RelistDiffer } from '../src/pleg/relist-diff.js';
 import { createConventionalDiffer } from './fixtures/relist-conventional.js';
 import { BenchNode } from './fixtures/relist-model.js';

@@ -7,7 +7,7 @@ import type { Pod } from '../src/api/types.js';
 import { connectRuntime } from '../src/cri/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../src/pleg/index.js';
-import { hotPaths } from '../src/native/index.js';
+import { hotPaths } from '../src/cmd/hot-paths.js';
 import { percentile } from './stats.js';
 
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';

@@ -17,7 +17,7 @@ import type { Pod } from '../src/api/types.js';
 import { detectCgroupMounts } from '../src/cm/index.js';
 import { connectRuntime } from '../src/cri/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
-import { implementations } from '../src/native/index.js';
+import { implementations } from '../src/cmd/hot-paths.js';
 import type { OomKillRecord } from '../src/oom/types.js';
 import { createCgroupLayout, type CgroupLayout } from '../src/stats/cgroup-layout.js';
 import { FIELD_COUNT } from '../src/stats/cgroup-fields.js';

@@ -4,7 +4,7 @@
 // above applies: a node agent's heap is many small short-lived objects (relist results, status
 // copies), and V8's default 16 MiB semi-spaces let ~30 MiB of garbage sit in RSS at 100 pods.
 // 2 MiB semi-spaces keep the agent under 100 MiB at no measurable CPU cost (README, Performance).
-import { main } from '../dist/src/cli.js';
+import { main } from '../dist/src/cmd/cli.js';
 
 process.on('unhandledRejection', (err) => {
   process.stderr.write(`kubelet-ts: unhandled rejection: ${err && err.stack ? err.stack : err}\n`);

@@ -28,6 +28,8 @@ run_tests() { # name, env..., -- files...
 
 if [[ $WHAT != unit ]]; then bash scripts/install-deps.sh; fi
 if [[ ! -d node_modules ]]; then npm ci --no-audit --no-fund; fi
+# A clean dist/: a moved or deleted source must not leave its old test behind to run.
+rm -rf dist
 npm run build --silent
 
 mapfile -t UNIT < <(find dist/test -name '*.test.js' -not -path 'dist/test/e2e/*' | sort)

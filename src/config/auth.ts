@@ -4,7 +4,7 @@
  * over the defaults; the upstream flags (--client-ca-file, --anonymous-auth, ...) set single
  * members and override the file.
  */
-import { parseDuration } from './schema.js';
+import { parseDuration } from '../util/duration.js';
 import type { KubeletAuthentication, KubeletAuthorization } from './types.js';
 import { AUTHORIZATION_MODES, CIPHER_SUITES, DEFAULT_AUTHENTICATION, DEFAULT_AUTHORIZATION, TLS_VERSIONS } from './auth-defaults.js';
 

@@ -1,4 +1,5 @@
 export { loadConfig, helpText, CONFIG_API_VERSION, CONFIG_KIND, type LoadResult } from './load.js';
 export type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
-export { parseDuration } from './schema.js';
+export { parseDuration } from '../util/duration.js';
+export { parseManifestUrlHeaders } from './flag-values.js';
 export { renderConfigz, formatDuration } from './configz.js';

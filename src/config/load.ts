@@ -8,9 +8,10 @@ import { hostname } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, errorMessage } from '../errors.js';
 import { tryParseQuantity } from '../util/quantity.js';
-import { ACCEPTED_UNUSED, EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, parseDuration, type FieldSpec } from './schema.js';
+import { ACCEPTED_UNUSED, EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, type FieldSpec } from './schema.js';
+import { parseDuration } from '../util/duration.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
-import { parseManifestUrlHeaders } from '../podconfig/url-source.js';
+import { parseManifestUrlHeaders } from './flag-values.js';
 import { AUTH_FLAGS, applyAuthFlags, convertAuthentication, convertAuthorization, convertCipherSuites, convertTlsVersion } from './auth.js';
 
 export const CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';

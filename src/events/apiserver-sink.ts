@@ -10,7 +10,7 @@ import type { ApiClient } from '../apiclient/types.js';
 import { TokenBucket } from '../apiclient/rate-limiter.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
-import { apiTime } from '../status/time.js';
+import { apiTime } from '../util/time.js';
 import type { EventSink, KubeEvent } from './types.js';
 
 export interface ApiserverSinkOptions {

@@ -2,7 +2,7 @@
  * Thresholds from the configuration (evictionHard, evictionSoft + evictionSoftGracePeriod) and
  * the signals observed in a stats pass (upstream eviction/helpers.go makeSignalObservations).
  */
-import { parseDuration } from '../config/schema.js';
+import { parseDuration } from '../util/duration.js';
 import type { StatsSnapshot } from '../stats/types.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import type { Observation, Signal, Threshold } from './types.js';

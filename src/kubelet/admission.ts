@@ -16,7 +16,10 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import { parseIntValue, parseMilliValue, tryParseQuantity } from '../util/quantity.js';
-import type { NodeInfo } from './node-info.js';
+import type { NodeInfo } from '../node/node-info.js';
+
+/** One admission check of a pod (upstream PodAdmitHandler). */
+export type AdmitHandler = (pod: Pod) => AdmitResult;
 
 export interface AdmitResult {
   admit: boolean;

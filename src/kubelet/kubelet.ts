@@ -12,26 +12,24 @@ import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
 import type { PodUpdate } from '../podconfig/types.js';
 import type { PodRuntimeStatus, Runtime, RunningPod, ContainerWaiting } from '../kuberuntime/types.js';
-import type { PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from '../pleg/types.js';
+import type { PodLifecycleEventGenerator, PodStatusCache } from '../pleg/types.js';
 import type { ApiPodStatus } from '../api/types.js';
-import type { StatusManager } from '../status/types.js';
 import type { EventRecorder } from '../events/types.js';
 import type { ProbeManager } from '../prober/types.js';
-import { generateAPIPodStatus, rejectedPodStatus } from '../status/generate.js';
-import type { ProbeResults } from '../status/container-statuses.js';
-import { DisruptionTarget } from '../status/conditions.js';
-import { markOomKilled } from '../status/oom-killed.js';
-import { apiTime } from '../status/time.js';
+import { generateAPIPodStatus, rejectedPodStatus, type ProbeResults, type StatusManager } from '../status/index.js';
 import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage } from '../errors.js';
+import { isTerminalPhase } from '../api/pod.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
-import { PodManager, podFullName } from './pod-manager.js';
+import { PodManager, podFullName } from '../podmanager/index.js';
 import { runningPodFromStatus } from '../kuberuntime/index.js';
 import { RuntimeState } from './runtime-state.js';
-import { canAdmitPod, type AdmitResult } from './admission.js';
-import { computeNodeInfo, type NodeInfo } from './node-info.js';
+import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
+import { computeNodeInfo, type NodeInfo } from '../node/index.js';
+import { syncLoopIteration } from './sync-loop.js';
+import type { SyncHandler, SyncLoopInput } from './types.js';
 
 export interface KubeletDeps {
   nodeName: string;
@@ -51,8 +49,10 @@ export interface KubeletDeps {
   statusManager: StatusManager;
   /** Names of the configured sources; housekeeping waits until each has sent its first SET. */
   sources: ReadonlySet<string>;
-  /** Extra admission checks run before the resource fit (upstream PodAdmitHandlers, e.g. node shutdown). */
-  admitHandlers?: ReadonlyArray<(pod: Pod) => AdmitResult>;
+  /** The desired pods; default: a new, empty one. The root shares it with stats and the OOM watcher. */
+  podManager?: PodManager;
+  /** Extra admission checks run before the resource fit (upstream PodAdmitHandlers); more via addPodAdmitHandler. */
+  admitHandlers?: readonly AdmitHandler[];
   /** Kubernetes events (Killing, Evicted, ...); default: dropped. */
   recorder?: EventRecorder;
   /** Probe workers: told each pod's status, their result changes sync the pod. Default: none. */
@@ -65,29 +65,21 @@ export interface KubeletDeps {
   gcPeriodMs?: number;
 }
 
-type InboxItem = { kind: 'config'; update: PodUpdate } | { kind: 'pleg'; event: PodLifecycleEvent } | { kind: 'sync' } | { kind: 'housekeeping' }
-  | { kind: 'probe'; podUid: string };
-
 const EMPTY_WAITING: ReadonlyMap<string, ContainerWaiting> = new Map();
 /** How often a pod with a container waiting in back-off is looked at again. */
 const WAITING_RESYNC_MS = 1000;
-/** Upstream eviction reason and the DisruptionTarget reason the kubelet sets. */
-export const EvictedReason = 'Evicted';
-export const TerminationByKubelet = 'TerminationByKubelet';
-
-const isTerminalPhase = (p: string | undefined): boolean => p === 'Succeeded' || p === 'Failed';
-
 function emptyRuntimeStatus(pod: Pod, now: Date): PodRuntimeStatus {
   return { uid: pod.metadata!.uid!, name: pod.metadata!.name!, namespace: pod.metadata!.namespace ?? 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: now };
 }
 
-export class Kubelet implements PodSyncer {
-  readonly podManager = new PodManager();
+export class Kubelet implements PodSyncer, SyncHandler {
+  readonly podManager: PodManager;
   readonly podWorkers: PodWorkers;
   readonly runtimeState: RuntimeState;
   readonly node: NodeInfo;
   private readonly clock: Clock;
-  private readonly inbox: InboxItem[] = [];
+  private readonly inbox: SyncLoopInput[] = [];
+  private readonly admitHandlers: AdmitHandler[];
   private wake: (() => void) | undefined;
   private readonly abort = new AbortController();
   private readonly seenSources = new Set<string>();
@@ -103,6 +95,8 @@ export class Kubelet implements PodSyncer {
   constructor(private readonly deps: KubeletDeps) {
     this.clock = deps.clock ?? realClock;
     this.node = deps.node ?? computeNodeInfo({ nodeName: deps.nodeName, maxPods: deps.maxPods });
+    this.podManager = deps.podManager ?? new PodManager();
+    this.admitHandlers = [...(deps.admitHandlers ?? [])];
     this.podWorkers = createPodWorkers({ syncer: this, cache: deps.cache, resyncIntervalMs: deps.syncFrequencyMs, clock: this.clock });
     this.runtimeState = new RuntimeState(deps.runtime, deps.pleg);
   }
@@ -145,7 +139,12 @@ export class Kubelet implements PodSyncer {
     }
   }
 
-  private push(item: InboxItem): void {
+  /** upstream AddPodAdmitHandler: checks of subsystems built after the Kubelet (eviction, node shutdown). */
+  addPodAdmitHandler(handler: AdmitHandler): void {
+    this.admitHandlers.push(handler);
+  }
+
+  private push(item: SyncLoopInput): void {
     this.inbox.push(item);
     const w = this.wake;
     this.wake = undefined;
@@ -170,47 +169,25 @@ export class Kubelet implements PodSyncer {
         continue;
       }
       try {
-        await this.syncLoopIteration(item);
+        await this.iterate(item);
       } catch (e) {
         log('kubelet').error({ err: errorMessage(e), kind: item.kind }, 'syncLoop iteration failed');
       }
     }
   }
 
-  private async syncLoopIteration(item: InboxItem): Promise<void> {
-    switch (item.kind) {
-      case 'config':
-        this.seenSources.add(item.update.source);
-        return this.handleConfig(item.update);
-      case 'pleg':
-        return this.handlePLEGEvent(item.event);
-      case 'probe': {
-        const pod = this.podManager.getPodByUID(item.podUid);
-        return pod ? this.handlePodSyncs([pod]) : undefined;
-      }
-      case 'sync': {
-        this.syncQueued = false;
-        const pods = this.podWorkers.takeDueForSync().map((uid) => this.podManager.getPodByUID(uid)).filter((p): p is Pod => p !== undefined);
-        return this.handlePodSyncs(pods);
-      }
-      case 'housekeeping':
-        try {
-          await this.handlePodCleanups();
-        } finally {
-          this.housekeepingQueued = false;
-        }
+  /** The Kubelet's bookkeeping around one syncLoopIteration: seen sources, coalesced ticks. */
+  private async iterate(item: SyncLoopInput): Promise<void> {
+    if (item.kind === 'config') {
+      const u = item.update;
+      this.seenSources.add(u.source);
+      log('kubelet').info({ op: u.op, source: u.source, pods: u.pods.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) }, 'SyncLoop update');
     }
-  }
-
-  private handleConfig(u: PodUpdate): void {
-    log('kubelet').info({ op: u.op, source: u.source, pods: u.pods.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) }, 'SyncLoop update');
-    switch (u.op) {
-      case 'ADD': return this.handlePodAdditions(u.pods);
-      case 'UPDATE':
-      case 'DELETE': return this.handlePodUpdates(u.pods);
-      case 'REMOVE': return this.handlePodRemoves(u.pods);
-      case 'RECONCILE': return this.handlePodReconcile(u.pods);
-      case 'SET': return; // PodConfig turns SETs into the ops above.
+    if (item.kind === 'sync') this.syncQueued = false;
+    try {
+      await syncLoopIteration(item, this, { getPodByUID: (uid) => this.podManager.getPodByUID(uid), podsDueForSync: () => this.podWorkers.takeDueForSync() });
+    } finally {
+      if (item.kind === 'housekeeping') this.housekeepingQueued = false;
     }
   }
 
@@ -258,19 +235,13 @@ export class Kubelet implements PodSyncer {
     for (const pod of pods) this.dispatch(pod, 'sync');
   }
 
-  private handlePLEGEvent(e: PodLifecycleEvent): void {
-    const pod = this.podManager.getPodByUID(e.id);
-    if (pod) this.handlePodSyncs([pod]);
-    // Events of pods no longer desired are handled by housekeeping (orphan kill + GC).
-  }
-
   private dispatch(pod: Pod, updateType: UpdateType): void {
     this.podWorkers.updatePod({ updateType, pod });
   }
 
   /** Admission (upstream canAdmitPod): see admission.ts. Critical pods do not preempt others here. */
   canAdmitPod(pod: Pod, activePods: readonly Pod[]): AdmitResult {
-    for (const handler of this.deps.admitHandlers ?? []) {
+    for (const handler of this.admitHandlers) {
       const r = handler(pod);
       if (!r.admit) return r;
     }
@@ -299,24 +270,6 @@ export class Kubelet implements PodSyncer {
     log('kubelet').warn({ pod: podFullName(pod), reason, message }, 'Pod admission rejected');
     this.rejected.add(pod.metadata!.uid!);
     this.deps.statusManager.setPodStatus(pod, rejectedPodStatus(pod, reason, message, new Date(this.clock.now())));
-  }
-
-  /**
-   * The eviction hook (upstream killPodNow via the eviction manager): stop the pod with an
-   * optional shorter grace period, report it Failed/Evicted with `message` and a DisruptionTarget
-   * condition, and resolve once its containers have stopped.
-   */
-  evictPod(pod: Pod, message: string, gracePeriodSeconds?: number, reason = EvictedReason): Promise<void> {
-    const now = apiTime(this.clock.now());
-    const statusFn: PodStatusFunc = (status) => {
-      status.phase = 'Failed';
-      status.reason = reason;
-      status.message = message;
-      const conditions = (status.conditions ?? []).filter((c) => c.type !== DisruptionTarget);
-      conditions.unshift({ type: DisruptionTarget, status: 'True', lastProbeTime: null as unknown as Date, lastTransitionTime: now, reason: TerminationByKubelet, message });
-      status.conditions = conditions;
-    };
-    return this.podWorkers.terminatePodAbnormally(pod, { evict: true, statusFn, reason, ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}) });
   }
 
   /** Housekeeping (upstream HandlePodCleanups): orphans, finished workers, dirs, container GC. */
@@ -442,9 +395,8 @@ export class Kubelet implements PodSyncer {
     const previous = this.deps.statusManager.getPodStatus(uid);
     const apiStatus = generateAPIPodStatus({
       pod, runtime: runtimeStatus, waiting: this.waiting.get(uid) ?? EMPTY_WAITING, previous, podIsTerminal,
-      hostIP: this.deps.hostIP, hostIPs: this.deps.hostIPs, now: new Date(this.clock.now()), probes: this.deps.probes,
+      hostIP: this.deps.hostIP, hostIPs: this.deps.hostIPs, now: new Date(this.clock.now()), probes: this.deps.probes, wasOomKilled: this.deps.wasOomKilled,
     });
-    if (this.deps.wasOomKilled) markOomKilled(apiStatus, this.deps.wasOomKilled);
     statusFn?.(apiStatus);
     this.deps.statusManager.setPodStatus(pod, apiStatus);
     this.deps.prober?.updatePod(pod, apiStatus, podIsTerminal || isTerminalPhase(apiStatus.phase));

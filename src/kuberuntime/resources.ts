@@ -14,6 +14,7 @@ import {
   QUOTA_PERIOD,
 } from '../cm/index.js';
 import type { LinuxContainerResources } from '../cri/types.js';
+import { isMirrorPod, isStaticPod } from '../api/pod.js';
 import { isRestartableInitContainer } from './init-containers.js';
 
 export {
@@ -59,8 +60,7 @@ export function linuxContainerResources(pod: Pod, container: Container, memoryCa
 
 /** upstream types.IsNodeCriticalPod: a critical pod (static, mirror or system priority) of class system-node-critical. */
 export function isNodeCriticalPod(pod: Pod): boolean {
-  const source = pod.metadata?.annotations?.['kubernetes.io/config.source'];
-  const staticOrMirror = (source !== undefined && source !== 'api') || pod.metadata?.annotations?.['kubernetes.io/config.mirror'] !== undefined;
+  const staticOrMirror = isStaticPod(pod) || isMirrorPod(pod);
   const critical = staticOrMirror || (pod.spec?.priority ?? 0) >= SYSTEM_CRITICAL_PRIORITY;
   return critical && pod.spec?.priorityClassName === SYSTEM_NODE_CRITICAL;
 }

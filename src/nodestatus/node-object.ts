@@ -6,7 +6,7 @@
 import { readFileSync, statfsSync } from 'node:fs';
 import { release } from 'node:os';
 import type { V1NodeStatus } from '@kubernetes/client-node';
-import { goArch, thresholdBytes } from '../kubelet/node-info.js';
+import { goArch, thresholdBytes } from '../node/node-info.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import type { ApiNode, ContainerImage, NodeCondition, NodeStatusDeps } from './types.js';
 

@@ -12,7 +12,7 @@
 import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
-import { apiTime } from '../status/time.js';
+import { apiTime } from '../util/time.js';
 import { initialNode, nodeStatus, statusFingerprint, type NodeStatusInput } from './node-object.js';
 import type { ApiNode, ContainerImage, NodeStatusDeps, NodeStatusManager } from './types.js';
 

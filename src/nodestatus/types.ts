@@ -5,7 +5,7 @@
 import type { V1NodeCondition, V1Taint, V1Node, V1ContainerImage } from '@kubernetes/client-node';
 import type { ApiClient } from '../apiclient/types.js';
 import type { EventRecorder } from '../events/types.js';
-import type { NodeInfo } from '../kubelet/node-info.js';
+import type { NodeInfo } from '../node/node-info.js';
 import type { Clock } from '../util/clock.js';
 
 export type NodeCondition = V1NodeCondition;

@@ -9,7 +9,7 @@
 import { access, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CreateFsWatcher, FsWatcher } from '../native/types.js';
+import type { CreateFsWatcher, FsWatcher } from '../fswatch/types.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 

@@ -17,7 +17,7 @@ import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Pod } from '../api/types.js';
-import type { CreateFsWatcher, FsEvent, FsWatcher } from '../native/types.js';
+import type { CreateFsWatcher, FsEvent, FsWatcher } from '../fswatch/types.js';
 import { ManifestError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';

@@ -15,7 +15,7 @@ export type { PodConfigOptions } from './pod-config.js';
 export type { FileSourceOptions, StaticPodFileSource } from './file-source.js';
 export { DefaultFileCheckFrequencyMs, isIgnoredManifestName } from './file-source.js';
 export type { UrlSourceOptions, ManifestUrlSource } from './url-source.js';
-export { DefaultHttpCheckFrequencyMs, DefaultMaxManifestBytes, parseManifestUrlHeaders } from './url-source.js';
+export { DefaultHttpCheckFrequencyMs, DefaultMaxManifestBytes } from './url-source.js';
 export { decodeSinglePod, decodePodOrPodList, decodeStaticPodManifest, decodeUrlManifest, parseManifestText } from './manifest.js';
 export { applyStaticPodIdentity, generatePodName, staticPodUID } from './static-pod.js';
 export { setPodDefaults, defaultImagePullPolicy } from './defaults.js';

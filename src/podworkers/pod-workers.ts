@@ -13,7 +13,7 @@
 import type { Pod } from '../api/types.js';
 import type { PodStatusCache } from '../pleg/types.js';
 import type { RunningPod } from '../kuberuntime/types.js';
-import { ConfigSourceAnnotationKey } from '../api/types.js';
+import { isStaticPod } from '../api/pod.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
@@ -65,11 +65,6 @@ export interface PodWorkersOptions {
 
 function fullName(pod: Pod | undefined, running: RunningPod | undefined): string {
   return `${pod?.metadata?.name ?? running?.name ?? '?'}_${pod?.metadata?.namespace ?? running?.namespace ?? '?'}`;
-}
-
-function isStaticPod(pod: Pod | undefined): boolean {
-  const src = pod?.metadata?.annotations?.[ConfigSourceAnnotationKey];
-  return src !== undefined && src !== 'api';
 }
 
 /** upstream isPodStatusCacheTerminal: nothing running and no ready sandbox. */

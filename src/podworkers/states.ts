@@ -13,6 +13,7 @@
  * termination is under way is remembered (restartRequested) and honoured once finished.
  */
 import type { Pod } from '../api/types.js';
+import { isTerminalPhase } from '../api/pod.js';
 import type { KillPodOptions, PodWorkerState, UpdatePodOptions } from './types.js';
 
 export const EDGES = {
@@ -100,11 +101,6 @@ export function effectiveGracePeriod(current: number | undefined, pod: Pod | und
   return { gracePeriod: grace, shortened: current !== undefined && current !== 0 && current !== grace };
 }
 
-function isTerminalPhase(pod: Pod | undefined): boolean {
-  const p = pod?.status?.phase;
-  return p === 'Succeeded' || p === 'Failed';
-}
-
 const isRuntimeOnly = (u: UpdatePodOptions): boolean => u.pod === undefined && u.runningPod !== undefined;
 const wantsStop = (u: UpdatePodOptions): boolean => u.updateType === 'kill' || u.pod?.metadata?.deletionTimestamp !== undefined;
 
@@ -115,7 +111,7 @@ const syncing: StateHandlers<'syncing'> = {
     let cause: TerminationCause | undefined;
     if (isRuntimeOnly(u)) cause = 'orphaned';
     else if (pod?.metadata?.deletionTimestamp) cause = 'deleted';
-    else if (isTerminalPhase(pod)) cause = 'terminal-phase';
+    else if (isTerminalPhase(pod?.status?.phase)) cause = 'terminal-phase';
     else if (u.updateType === 'kill') cause = u.killPodOptions?.evict ? 'evicted' : 'removed';
     if (!cause) return { kind: 'accept', to: 'syncing', preempt: false, cancelsRestart: false };
     // A runtime-only kill of a pod we have a spec for uses the spec (upstream), with a 1 s grace
@@ -175,5 +171,5 @@ export const HANDLERS: { readonly [S in PodWorkerState]: StateHandlers<S> } = { 
  * so only the cleanup runs (upstream: isPodStatusCacheTerminal).
  */
 export function initialState(u: UpdatePodOptions, runtimeHasNothingRunning: boolean): 'syncing' | 'terminated' {
-  return u.pod && isTerminalPhase(u.pod) && runtimeHasNothingRunning ? 'terminated' : 'syncing';
+  return u.pod && isTerminalPhase(u.pod.status?.phase) && runtimeHasNothingRunning ? 'terminated' : 'syncing';
 }

@@ -1,6 +1,6 @@
 /** Small response helpers shared by the main-port handlers. */
 import type { ServerResponse } from 'node:http';
-import type { Reply } from './routes.js';
+import type { Reply } from './types.js';
 
 export function sendText(res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void {
   if (res.headersSent) {

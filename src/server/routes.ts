@@ -2,15 +2,13 @@
  * Route handlers shared by the servers. Each returns a plain response object; the server code
  * writes it. Only GET/HEAD are served here: nothing on these ports changes state.
  */
-import type { ServerProvider } from './types.js';
+import type { Reply, Route } from './types.js';
 import { STATS_ROUTES } from './stats-routes.js';
 
-export interface Reply { status: number; contentType: string; body: string }
+export type { Reply, Route };
 
 const text = (status: number, body: string): Reply => ({ status, contentType: 'text/plain; charset=utf-8', body });
 const json = (body: unknown): Reply => ({ status: 200, contentType: 'application/json', body: JSON.stringify(body) });
-
-export type Route = (provider: ServerProvider, query?: URLSearchParams) => Promise<Reply> | Reply;
 
 export const healthzRoute: Route = (p) => {
   const errs = p.healthErrors();

@@ -3,7 +3,7 @@
  * ?only_cpu_and_memory=true as metrics-server asks), /metrics/resource and /metrics/cadvisor.
  * The provider renders; these only pick the route and the content type.
  */
-import type { Reply, Route } from './routes.js';
+import type { Reply, Route } from './types.js';
 
 const PROM = 'text/plain; version=0.0.4; charset=utf-8';
 const unavailable: Reply = { status: 503, contentType: 'text/plain; charset=utf-8', body: 'stats are not available on this node\n' };

@@ -3,6 +3,12 @@ import type { Pod } from '../api/types.js';
 import type { KubeletAuthentication, KubeletAuthorization } from '../config/types.js';
 import type { ReviewClient } from './auth/types.js';
 
+/** A response as route handlers return it; the server code writes it. */
+export interface Reply { status: number; contentType: string; body: string }
+
+/** A GET/HEAD route of the read-only, healthz and main ports. */
+export type Route = (provider: ServerProvider, query?: URLSearchParams) => Promise<Reply> | Reply;
+
 /** What the HTTP servers read from the kubelet; nothing here can change a pod. */
 export interface ServerProvider {
   /** Desired pods with their latest API status. */

@@ -1,20 +1,22 @@
-/** The stats factory: the chosen cgroup reader (native or twin) behind a CgroupStatsProvider. */
+/** The stats factory: a cgroup reader (native or twin, chosen by the caller) behind a CgroupStatsProvider. */
 import { detectCgroupMounts } from '../cm/index.js';
 import type { CgroupMounts } from '../cm/types.js';
-import { hotPaths } from '../native/index.js';
 import { createCgroupLayout } from './cgroup-layout.js';
 import { CgroupStatsProvider, type StatsProviderDeps } from './provider.js';
-import type { StatsProvider } from './types.js';
+import type { CreateCgroupReader, StatsProvider } from './types.js';
 
 export type * from './types.js';
 export { buildSummary, stringifyExact, rfc3339 } from './summary.js';
 export { resourceMetrics } from './resource-metrics.js';
 export { cadvisorMetrics, type OomCount } from './cadvisor-metrics.js';
+export { runtimeStatsPods, imageFsMount, statsRoutes } from './runtime-pods.js';
 export { TEXT_CONTENT_TYPE } from './exposition.js';
 export { createCgroupLayout, type CgroupLayout } from './cgroup-layout.js';
 export { F, FIELD_COUNT, K, MISSING, parseCgroupFile, type CgroupFileSpec } from './cgroup-fields.js';
 
-export function createStatsProvider(deps: Omit<StatsProviderDeps, 'layout' | 'reader'> & { mounts?: CgroupMounts }): StatsProvider {
+export function createStatsProvider(
+  deps: Omit<StatsProviderDeps, 'layout' | 'reader'> & { mounts?: CgroupMounts; createCgroupReader: CreateCgroupReader },
+): StatsProvider {
   const layout = createCgroupLayout(deps.mounts ?? detectCgroupMounts());
-  return new CgroupStatsProvider({ ...deps, layout, reader: hotPaths().cgroupStats.createCgroupReader() });
+  return new CgroupStatsProvider({ ...deps, layout, reader: deps.createCgroupReader() });
 }

@@ -14,7 +14,7 @@ import type { ApiPodStatus, Pod } from '../api/types.js';
 import type { ApiClient } from '../apiclient/types.js';
 import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
-import { isStaticPod } from './phase.js';
+import { isStaticPod, isTerminalPhase as isTerminal } from '../api/pod.js';
 import type { StatusManager } from './types.js';
 
 export interface ApiStatusSyncDeps {
@@ -38,7 +38,6 @@ interface Entry {
   deleted?: boolean;
 }
 
-const isTerminal = (p: string | undefined) => p === 'Succeeded' || p === 'Failed';
 
 class ApiStatusManager implements StatusManager {
   private readonly entries = new Map<string, Entry>();

@@ -19,7 +19,7 @@
  */
 import type { ApiContainerState, ApiContainerStatus, Container, Pod } from '../api/types.js';
 import type { ContainerRuntimeStatus, ContainerWaiting, PodRuntimeStatus } from '../kuberuntime/types.js';
-import { apiTime } from './time.js';
+import { apiTime } from '../util/time.js';
 
 /** Probe results by container ID; undefined = no result yet. Absent provider = no prober. */
 export interface ProbeResults {

@@ -20,10 +20,12 @@
 import type { ApiContainerStatus, ApiPodStatus, Pod, PodCondition } from '../api/types.js';
 import type { ContainerWaiting, PodRuntimeStatus } from '../kuberuntime/types.js';
 import { podQOSClass } from './qos.js';
+import { markOomKilled } from './oom-killed.js';
 import { getPhase, type PodPhase } from './phase.js';
 import { applyProbeResults, convertToAPIContainerStatuses, hasAnyActiveRegularContainerStarted, type ProbeResults } from './container-statuses.js';
 import { DisruptionTarget, KUBELET_CONDITIONS, containersReadyCondition, podInitializedCondition, podReadyCondition, podReadyToStartContainersCondition, withTimes } from './conditions.js';
-import { apiTime } from './time.js';
+import { apiTime } from '../util/time.js';
+import { isTerminalPhase as isTerminal } from '../api/pod.js';
 
 export interface GenerateInput {
   pod: Pod;
@@ -40,9 +42,10 @@ export interface GenerateInput {
   podIsTerminal?: boolean;
   /** Readiness and startup probe results; absent = no prober, probes count as passed. */
   probes?: ProbeResults | undefined;
+  /** The OOM watcher's lookup: a terminated container it saw OOM-killed reads OOMKilled. */
+  wasOomKilled?: ((containerId: string) => boolean) | undefined;
 }
 
-const isTerminal = (p: string | undefined): boolean => p === 'Succeeded' || p === 'Failed';
 const isIPv6 = (ip: string): boolean => ip.includes(':');
 
 /** upstream sortPodIPs: the first IP of the node's family, then the first of the other. */
@@ -117,6 +120,7 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   if (initContainerStatuses.length > 0) status.initContainerStatuses = initContainerStatuses;
   status.containerStatuses = containerStatuses;
   status.qosClass = podQOSClass(pod);
+  if (input.wasOomKilled) markOomKilled(status, input.wasOomKilled);
   return status;
 }
 

@@ -1,9 +1,10 @@
 export type { StatusManager, PodStatusProvider } from './types.js';
 export { createStatusManager } from './manager.js';
 export { generateAPIPodStatus, rejectedPodStatus, type GenerateInput } from './generate.js';
-export { getPhase, isStaticPod, type PodPhase } from './phase.js';
+export { getPhase, type PodPhase } from './phase.js';
 export { type ProbeResults } from './container-statuses.js';
 export { DisruptionTarget } from './conditions.js';
-export { apiTime, ApiTime } from './time.js';
+export { EvictedReason, TerminationByKubelet, markTerminatedByKubelet } from './disruption.js';
+export { apiTime, ApiTime } from '../util/time.js';
 export { podQOSClass } from './qos.js';
 export { createApiStatusManager, type ApiStatusSyncDeps } from './apiserver-sync.js';

@@ -16,14 +16,9 @@
  *    except for static pods, which upstream leaves to the restart policy.
  */
 import type { ApiContainerStatus, Pod } from '../api/types.js';
-import { ConfigSourceAnnotationKey } from '../api/types.js';
+import { isStaticPod } from '../api/pod.js';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
-
-export function isStaticPod(pod: Pod): boolean {
-  const src = pod.metadata?.annotations?.[ConfigSourceAnnotationKey];
-  return src !== undefined && src !== 'api';
-}
 
 function find(statuses: readonly ApiContainerStatus[], name: string): ApiContainerStatus | undefined {
   return statuses.find((s) => s.name === name);

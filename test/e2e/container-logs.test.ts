@@ -13,7 +13,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/index.js';
-import { startDaemon, type Daemon } from '../../src/main.js';
+import { startDaemon, type Daemon } from '../../src/cmd/main.js';
 import { handleContainerLogs } from '../../src/server/container-logs.js';
 import { connectRuntime } from '../../src/cri/index.js';
 import { runtimeEndpoint, removeTestPods } from '../support/containerd.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Pod } from '../../src/api/types.js';
 import { canAdmitPod, matchesNodeAffinity, podRequests } from '../../src/kubelet/admission.js';
-import { computeNodeInfo, goArch, thresholdBytes, type NodeInfo } from '../../src/kubelet/node-info.js';
+import { computeNodeInfo, goArch, thresholdBytes, type NodeInfo } from '../../src/node/node-info.js';
 
 const Mi = 2 ** 20;
 const Gi = 2 ** 30;

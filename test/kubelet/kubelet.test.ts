@@ -7,7 +7,8 @@ import type { Pod } from '../../src/api/types.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
 import type { RunningPod } from '../../src/kuberuntime/types.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
-import { computeNodeInfo } from '../../src/kubelet/node-info.js';
+import { killPodNow } from '../../src/podworkers/index.js';
+import { computeNodeInfo } from '../../src/node/node-info.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
 import { createStatusManager } from '../../src/status/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
@@ -155,13 +156,13 @@ test('a pod that completed no longer counts against maxPods', async () => {
   await stop();
 });
 
-test('evictPod: grace override, Failed/Evicted with a DisruptionTarget condition, resolves when stopped', async () => {
+test('killPodNow (the eviction hook): grace override, Failed/Evicted with a DisruptionTarget condition, resolves when stopped', async () => {
   const { runtime, kubelet, updates, statusManager, stop } = setup();
   const p = pod('ev', { terminationGracePeriodSeconds: 30 });
   updates.push({ op: 'ADD', pods: [p], source: 'file' });
   runtime.setContainer('ev', 'c1', 'running', 'a');
   await until('Running', () => statusManager.getPodStatus('ev')?.phase === 'Running');
-  await kubelet.evictPod(p, 'The node was low on resource: memory.', 3);
+  await killPodNow(kubelet.podWorkers)(p, 'The node was low on resource: memory.', 3);
   assert.equal(runtime.killed.find((k) => k.uid === 'ev')?.grace, 3);
   const s = statusManager.getPodStatus('ev')!;
   assert.equal(s.phase, 'Failed');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { implementations } from '../../src/native/index.js';
+import { implementations } from '../../src/cmd/hot-paths.js';
 import { detectCgroupMounts } from '../../src/cm/index.js';
 import { createCgroupLayout } from '../../src/stats/cgroup-layout.js';
 import { F, FIELD_COUNT, K, MISSING, field, type CgroupFileSpec } from '../../src/stats/cgroup-fields.js';

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { accessSync, constants, writeFileSync } from 'node:fs';
-import { implementations } from '../../src/native/index.js';
+import { implementations } from '../../src/cmd/hot-paths.js';
 import type { OomKillRecord } from '../../src/oom/types.js';
 
 const impls = implementations('kmsg');

@@ -1,4 +1,4 @@
-// src/native/index.ts: which implementation is chosen, and how a broken addon fails.
+// src/native/index.ts (loading) and src/cmd/hot-paths.ts (choosing): which implementation is chosen, and how a broken addon fails.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -6,9 +6,10 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { addonCandidates, hotPaths, nativeStatus } from '../../src/native/index.js';
+import { addonCandidates } from '../../src/native/index.js';
+import { hotPaths, nativeStatus } from '../../src/cmd/hot-paths.js';
 
-const INDEX = pathToFileURL(join(import.meta.dirname, '../../src/native/index.js')).href;
+const INDEX = pathToFileURL(join(import.meta.dirname, '../../src/cmd/hot-paths.js')).href;
 
 /** Runs `body` in a child with `env` overriding ours; returns its JSON output or error code. */
 function child(env: Record<string, string | undefined>, body = 'out = nativeStatus();') {

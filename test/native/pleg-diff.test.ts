@@ -5,7 +5,7 @@
 // Runs under AddressSanitizer in scripts/test-native-asan.sh.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { implementations } from '../../src/native/index.js';
+import { implementations } from '../../src/cmd/hot-paths.js';
 import { KubeletError } from '../../src/errors.js';
 import type { RelistDiffer, RelistResult } from '../../src/pleg/relist-diff.js';
 import { createConventionalDiffer } from '../../bench/fixtures/relist-conventional.js';

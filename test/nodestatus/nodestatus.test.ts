@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiClients } from '../../src/apiclient/index.js';
 import { createLeaseController, createNodeStatusManager, parseTaints, type NodeStatusDeps } from '../../src/nodestatus/index.js';
-import { computeNodeInfo } from '../../src/kubelet/node-info.js';
+import { computeNodeInfo } from '../../src/node/node-info.js';
 import { createApiStatusManager, createStatusManager } from '../../src/status/index.js';
 import { createApiserverSink } from '../../src/events/index.js';
 import type { Pod } from '../../src/api/types.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { implementations } from '../../src/native/index.js';
+import { implementations } from '../../src/cmd/hot-paths.js';
 import { CgroupExitWatcher, candidateCgroupDirs, findUnifiedRoot } from '../../src/pleg/cgroup-exit-watcher.js';
 
 const unified = findUnifiedRoot();

@@ -2,7 +2,7 @@
 // on this host and the conventional reference (protobufjs objects + generateEvents).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { implementations } from '../../src/native/index.js';
+import { implementations } from '../../src/cmd/hot-paths.js';
 import { KubeletError } from '../../src/errors.js';
 import type { RelistDiffer, RelistResult } from '../../src/pleg/relist-diff.js';
 import { createConventionalDiffer } from '../../bench/fixtures/relist-conventional.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PodUpdate } from '../../src/podconfig/index.js';
 import { createFileSource, isIgnoredManifestName, type StaticPodFileSource } from '../../src/podconfig/index.js';
-import type { CreateFsWatcher } from '../../src/native/types.js';
+import type { CreateFsWatcher } from '../../src/fswatch/types.js';
 import { captureLogger, deafWatcher, delay, fsWatchWatcher, waitFor, type LogLine } from './helpers.js';
 
 const NODE = 'node1';
@@ -23,7 +23,7 @@ const BAD_YAML = podYaml('bad').replace('name: main', 'name: Main');
 
 const backends: Array<[string, CreateFsWatcher]> = [['fs.watch', fsWatchWatcher]];
 try {
-  const native = (await import('../../src/native/index.js')) as unknown as { hotPaths?: () => { inotify?: { createFsWatcher?: CreateFsWatcher } } };
+  const native = (await import('../../src/cmd/hot-paths.js')) as unknown as { hotPaths?: () => { inotify?: { createFsWatcher?: CreateFsWatcher } } };
   const chosen = native.hotPaths?.().inotify?.createFsWatcher;
   if (chosen) backends.push(['hotPaths().inotify', chosen]);
 } catch {

@@ -3,7 +3,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import type { Pod } from '../../src/api/types.js';
-import type { CreateFsWatcher, FsEvent } from '../../src/native/types.js';
+import type { CreateFsWatcher, FsEvent } from '../../src/fswatch/types.js';
 import type { Clock } from '../../src/util/clock.js';
 
 export interface PodOpts {

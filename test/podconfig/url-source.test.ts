@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { createUrlSource, parseManifestUrlHeaders, type PodUpdate } from '../../src/podconfig/index.js';
+import { createUrlSource, type PodUpdate } from '../../src/podconfig/index.js';
+import { parseManifestUrlHeaders } from '../../src/config/index.js';
 
 let body: string | Buffer = '';
 let status = 200;

@@ -7,8 +7,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, rmdirSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { implementations } from '../../src/native/index.js';
-import type { CreateFsWatcher, FsEvent, FsWatcher } from '../../src/native/types.js';
+import { implementations } from '../../src/cmd/hot-paths.js';
+import type { CreateFsWatcher, FsEvent, FsWatcher } from '../../src/fswatch/types.js';
 
 const WAIT_MS = 5000;
 const QUIET_MS = 250;
@@ -266,7 +266,7 @@ for (const impl of impls) {
     });
 
     it('survives the end of a worker thread that left watchers open with events pending', async () => {
-      const url = pathToFileURL(join(import.meta.dirname, '../../src/native/index.js')).href;
+      const url = pathToFileURL(join(import.meta.dirname, '../../src/cmd/hot-paths.js')).href;
       const code = `
         const { parentPort, workerData } = require('node:worker_threads');
         const { writeFileSync } = require('node:fs');
@@ -297,7 +297,7 @@ for (const impl of impls) {
     });
 
     it('does not keep the process alive when left open', () => {
-      const url = pathToFileURL(join(import.meta.dirname, '../../src/native/index.js')).href;
+      const url = pathToFileURL(join(import.meta.dirname, '../../src/cmd/hot-paths.js')).href;
       const script = `
         import { implementations } from ${JSON.stringify(url)};
         const impl = implementations('inotify').find((i) => i.name === ${JSON.stringify(impl.name)});

@@ -2,9 +2,9 @@
 // ids, the kernel dropping a watch, overflow and reader errors. Needs no addon.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
-import { nativeFsWatcherFactory, type NativeInotifyWatcher } from '../../src/native/fs-watcher-native.js';
+import { nativeFsWatcherFactory, type NativeInotifyWatcher } from '../../src/fswatch/fs-watcher-native.js';
 import { KubeletError } from '../../src/errors.js';
-import type { FsEvent } from '../../src/native/types.js';
+import type { FsEvent } from '../../src/fswatch/types.js';
 
 /** One record as native/src/inotify.h lays it out. */
 function rec(type: number, id: number, name = ''): Buffer {

@@ -2,36 +2,45 @@
  * API server mode, wired (part of the composition root: only main.ts imports this file). With
  * --kubeconfig the agent registers its Node, keeps node status and the lease fresh, runs the
  * pods bound to it (the 'api' pod source, added once the node is registered), writes pod status
- * back, mirrors its static pods and posts events.
+ * back, mirrors its static pods and posts events. Set up in two steps because the runtime
+ * manager needs the object cache before the Kubelet exists, and the node status needs the
+ * Kubelet and the eviction manager once they do: setupApiServerMode, then start().
  */
-import type { Config } from './config/index.js';
-import { ConfigError } from './errors.js';
-import type { ImageService } from './cri/types.js';
-import type { Runtime } from './kuberuntime/types.js';
-import type { NodeInfo } from './kubelet/node-info.js';
-import type { Kubelet } from './kubelet/kubelet.js';
-import type { PodConfig } from './podconfig/index.js';
-import type { StatusManager } from './status/index.js';
-import type { Recorder } from './events/index.js';
-import type { NodeCondition } from './nodestatus/index.js';
-import { createApiClients, type ApiClients } from './apiclient/index.js';
-import { createLeaseController, createNodeStatusManager, parseTaints } from './nodestatus/index.js';
-import { createApiserverSource, ApiserverSource } from './podconfig/index.js';
-import { createApiStatusManager, createStatusManager, isStaticPod } from './status/index.js';
-import { ObjectCache, podObjectRefs } from './kubelet/configmap-secret-cache.js';
-import { createApiserverSink } from './events/index.js';
-import { MirrorPods } from './kubelet/mirror-pods.js';
+import type { Config } from '../config/index.js';
+import { ConfigError } from '../errors.js';
+import type { ImageService } from '../cri/types.js';
+import type { Runtime } from '../kuberuntime/types.js';
+import type { NodeInfo } from '../node/node-info.js';
+import type { Kubelet } from '../kubelet/kubelet.js';
+import type { NodePressure } from '../eviction/index.js';
+import { VERSION } from '../version.js';
+import type { PodConfig } from '../podconfig/index.js';
+import type { StatusManager } from '../status/index.js';
+import type { Recorder } from '../events/index.js';
+import { createApiClients, type ApiClients } from '../apiclient/index.js';
+import { createLeaseController, createNodeStatusManager, defaultPressureConditions, parseTaints } from '../nodestatus/index.js';
+import { createApiserverSource, ApiserverSource } from '../podconfig/index.js';
+import { createApiStatusManager, createStatusManager } from '../status/index.js';
+import { isStaticPod } from '../api/pod.js';
+import { ObjectCache, podObjectRefs } from '../apimode/configmap-secret-cache.js';
+import { createApiserverSink } from '../events/index.js';
+import { MirrorPods } from '../apimode/mirror-pods.js';
 
 export interface ApiModeInput {
   config: Config;
-  kubeletVersion: string;
   node: NodeInfo;
   hostIP: string;
   runtimeVersion: Runtime['version'];
   images: ImageService;
   recorder: Recorder;
-  /** From the eviction manager when there is one; default all False. */
-  pressureConditions?: () => NodeCondition[];
+}
+
+/** What API server mode needs once the Kubelet runs. */
+export interface ApiModeStart {
+  podConfig: PodConfig;
+  kubelet: Kubelet;
+  /** The node's pressure conditions (the eviction manager); absent: all False. */
+  pressure?: NodePressure;
 }
 
 export interface ApiMode {
@@ -42,7 +51,7 @@ export interface ApiMode {
   statusManager: StatusManager & { stop(): void };
   /** The source name the Kubelet must wait for before housekeeping. */
   sourceName: string;
-  start(podConfig: PodConfig, kubelet: Kubelet): void;
+  start(deps: ApiModeStart): void;
   stop(): void;
 }
 
@@ -52,14 +61,16 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
   const taints = parseTaints(kc.registerWithTaints.join(','));
   if (taints.problems.length > 0) throw new ConfigError(taints.problems);
   const clients = await createApiClients(config.flags.kubeconfig!, {
-    qps: kc.kubeAPIQPS, burst: kc.kubeAPIBurst, heartbeatTimeoutMs: Math.max(kc.nodeStatusUpdateFrequencyMs, 1000), userAgent: `kubelet-ts/${input.kubeletVersion}`,
+    qps: kc.kubeAPIQPS, burst: kc.kubeAPIBurst, heartbeatTimeoutMs: Math.max(kc.nodeStatusUpdateFrequencyMs, 1000), userAgent: `kubelet-ts/${VERSION}`,
   });
+  // Known once start() is called; until then the node reports 'kubelet is starting'.
   let kubelet: Kubelet | undefined;
+  let pressure: NodePressure | undefined;
   const nodeStatus = createNodeStatusManager({
     client: clients.main, heartbeat: clients.heartbeat, node: input.node, hostIP: input.hostIP, kubeletPort: kc.port,
     registerNode: kc.registerNode, taints: taints.taints, rootDir: config.flags.rootDir,
     reserved: { systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved, evictionHard: kc.evictionHard },
-    kubeletVersion: input.kubeletVersion,
+    kubeletVersion: VERSION,
     runtimeVersion: async () => {
       const v = await input.runtimeVersion();
       return `${v.runtimeName}://${v.runtimeVersion}`;
@@ -70,7 +81,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
       const rt = kubelet.runtimeState.runtimeErrors();
       return [...(rt ? [rt] : []), ...kubelet.healthErrors()];
     },
-    pressureConditions: input.pressureConditions,
+    pressureConditions: () => pressure?.nodeConditions().map(({ type, status, reason, message }) => ({ type, status, reason, message })) ?? defaultPressureConditions(),
     updateFrequencyMs: kc.nodeStatusUpdateFrequencyMs, reportFrequencyMs: kc.nodeStatusReportFrequencyMs,
     recorder: input.recorder,
   });
@@ -95,8 +106,9 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
   let stopped = false;
   return {
     clients, statusManager, objects, sourceName: ApiserverSource,
-    start(podConfig, k) {
+    start({ podConfig, kubelet: k, pressure: p }) {
       kubelet = k;
+      pressure = p;
       input.recorder.addSink(sink);
       nodeStatus.start();
       lease.start();

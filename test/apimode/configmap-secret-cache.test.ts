@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { createApiClients } from '../../src/apiclient/index.js';
-import { ObjectCache, podObjectRefs } from '../../src/kubelet/configmap-secret-cache.js';
+import { ObjectCache, podObjectRefs } from '../../src/apimode/configmap-secret-cache.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 import { waitFor } from '../support/kubelet-process.js';
 

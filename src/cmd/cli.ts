@@ -3,13 +3,14 @@
  * SIGTERM/SIGINT stop the loops and servers and exit 0, leaving containers running for the
  * next start to adopt; a second signal exits at once.
  */
-import { ConfigError, errorMessage } from './errors.js';
-import { loadConfig } from './config/index.js';
-import { configureLogging, log } from './util/log.js';
-import { startDaemon, VERSION } from './main.js';
-import { formatRunOnce } from './kubelet/run-once.js';
-import { versionText } from './version.js';
-import { acquireLockFile, watchLockContention, type ContentionWatch, type HeldLock } from './util/flock.js';
+import { ConfigError, errorMessage } from '../errors.js';
+import { loadConfig } from '../config/index.js';
+import { configureLogging, log } from '../util/log.js';
+import { startDaemon } from './main.js';
+import { formatRunOnce } from '../kubelet/run-once.js';
+import { versionText } from './start-info.js';
+import { VERSION } from '../version.js';
+import { acquireLockFile, watchLockContention, type ContentionWatch, type HeldLock } from '../util/flock.js';
 
 export async function main(argv: string[]): Promise<number> {
   let result;
@@ -27,7 +28,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (result.kind === 'version') {
-    process.stdout.write(versionText(VERSION));
+    process.stdout.write(versionText());
     return 0;
   }
   const { config } = result;

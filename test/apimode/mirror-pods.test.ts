@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { createApiClients } from '../../src/apiclient/index.js';
-import { MirrorPods } from '../../src/kubelet/mirror-pods.js';
+import { MirrorPods } from '../../src/apimode/mirror-pods.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 
 const api = await startTestApiserver();

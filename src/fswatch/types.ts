@@ -1,9 +1,8 @@
 /**
- * Hot paths with two implementations behind one signature: the C++ addon ("native") and a pure
- * TypeScript twin ("ts"). src/native/index.ts chooses per path.
+ * The filesystem watcher hot path: one interface, two implementations (fs-watcher-native.ts over
+ * the addon's inotify thread, fs-watcher-ts.ts over fs.watch). The composition root picks one
+ * (src/cmd/hot-paths.ts); the static pod source and the cgroup exit watcher take it as a parameter.
  */
-
-export type Implementation = 'native' | 'ts';
 
 /** One filesystem change seen by a watcher. */
 export interface FsEvent {

@@ -1,0 +1,209 @@
+/**
+ * The composition root (upstream NewMainKubelet + RunKubelet): every subsystem is constructed
+ * here and only here, from one validated Config, in the order their dependencies allow. Nothing
+ * here decides anything: each piece of logic lives in the folder that owns it.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Config } from '../config/index.js';
+import { renderConfigz } from '../config/index.js';
+import { connectRuntime } from '../cri/index.js';
+import { createRuntimeManager, createImageGCManager } from '../kuberuntime/index.js';
+import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../pleg/index.js';
+import { createStatusManager } from '../status/index.js';
+import { createPodConfig, createFileSource, createUrlSource, type PodSource } from '../podconfig/index.js';
+import { startServers, reviewClientFromKubeconfig, mainServerProvider, readServerProvider, runtimeContainerLogs, type RunningServers } from '../server/index.js';
+import { metrics, registry } from '../metrics/index.js';
+import { probeRegistry } from '../metrics/probes.js';
+import { Kubelet } from '../kubelet/kubelet.js';
+import { RunOnce, type RunOnceResult } from '../kubelet/run-once.js';
+import { PodManager } from '../podmanager/index.js';
+import { killPodNow } from '../podworkers/index.js';
+import { computeNodeInfo, detectNodeIP } from '../node/index.js';
+import { createRecorder } from '../events/index.js';
+import { createNodeShutdownManager, signalTrigger, NodeShutdownReason } from '../nodeshutdown/index.js';
+import { createProbeManager } from '../prober/index.js';
+import { createLogRotation, type ContainerLogsDeps } from '../logs/index.js';
+import { parseQuantity } from '../util/quantity.js';
+import { log } from '../util/log.js';
+import { createStatsProvider, imageFsMount, runtimeStatsPods, statsRoutes, type StatsProvider } from '../stats/index.js';
+import { createOomPodEvents, createOomWatcher, type OomWatcher } from '../oom/index.js';
+import { createEvictionManager } from '../eviction/index.js';
+import { setupApiServerMode, type ApiMode } from './main-apiserver.js';
+import { hotPaths, nativeStatus } from './hot-paths.js';
+import { birthCry } from './start-info.js';
+
+export interface Daemon {
+  kubelet: Kubelet;
+  /** Every event the agent raised (log sink always; apiserver sink in API server mode). */
+  recorder: ReturnType<typeof createRecorder>;
+  servers: RunningServers;
+  /** What handleContainerLogs (src/server/container-logs.ts) needs; mount it on the authenticated port. */
+  containerLogs: ContainerLogsDeps;
+  /** Resolves when the sync loop has stopped. */
+  done: Promise<void>;
+  /** --runonce: waits for the pods of the sources and reports one result per pod. */
+  runOnce?: () => Promise<RunOnceResult[]>;
+  stop(): Promise<void>;
+  stats: StatsProvider;
+  oom: OomWatcher;
+}
+
+function reportNative(): void {
+  const status = nativeStatus();
+  for (const [path, impl] of Object.entries(status)) metrics.nativeEnabled.set({ path }, impl === 'native' ? 1 : 0);
+  log('native').info({ hotPaths: status }, 'Hot path implementations');
+}
+
+export async function startDaemon(config: Config): Promise<Daemon> {
+  const kc = config.kubelet;
+  const rootDir = config.flags.rootDir;
+  const cgroupRoot = kc.cgroupRoot || '/';
+  await mkdir(join(rootDir, 'pods'), { recursive: true });
+  await mkdir(kc.podLogsDir, { recursive: true });
+  reportNative();
+  const recorder = createRecorder();
+  birthCry(recorder, config);
+
+  const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, { timeoutMs: kc.runtimeRequestTimeoutMs });
+  const hostIP = detectNodeIP(config.flags.nodeIP);
+  const node = computeNodeInfo({
+    nodeName: config.nodeName, maxPods: kc.maxPods, systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved,
+    evictionHard: kc.evictionHard, nodeLabels: config.flags.nodeLabels,
+  });
+  log('kubelet').info({ capacity: node.capacity, allocatable: node.allocatable, labels: node.labels }, 'Node allocatable for admission');
+  const prober = createProbeManager({ runtime: criRuntime, recorder });
+  // API server mode (--kubeconfig): set up before the runtime manager, which reads its objects.
+  const apiMode: ApiMode | undefined = config.flags.kubeconfig
+    ? await setupApiServerMode({ config, node, hostIP, runtimeVersion: () => criRuntime.version(), images, recorder })
+    : undefined;
+  const runtime = createRuntimeManager({
+    runtime: criRuntime, images, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
+    clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
+    memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
+    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, objects: apiMode?.objects,
+    imagePulls: { serialize: kc.serializeImagePulls, maxParallel: kc.maxParallelImagePulls },
+    probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
+  });
+  const version = await runtime.version().catch((err: unknown) => {
+    log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');
+    return undefined;
+  });
+  if (version) log('kubelet').info(version, 'Container runtime initialized');
+
+  const cache = createPodStatusCache();
+  const unifiedRoot = findUnifiedRoot();
+  if (!unifiedRoot) log('pleg').warn('No cgroup v2 / unified hierarchy: container exits are seen by the periodic relist only');
+  const pleg = createGenericPLEG({
+    runtime, cache, relistPeriodMs: 1000,
+    source: criRawSource(criRuntime),
+    differ: hotPaths().pleg.createRelistDiffer(),
+    subscribeContainerEvents: (onEvent, onError) => criRuntime.getContainerEvents(onEvent, onError),
+    createExitWatcher: unifiedRoot
+      ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot })
+      : undefined,
+  });
+  const statusManager = apiMode?.statusManager ?? createStatusManager();
+
+  const sources = new Map<string, PodSource>();
+  if (kc.staticPodPath) {
+    sources.set('file', createFileSource({
+      path: kc.staticPodPath, nodeName: config.nodeName, periodMs: kc.fileCheckFrequencyMs, createFsWatcher: hotPaths().inotify.createFsWatcher,
+    }));
+  }
+  if (kc.staticPodURL) {
+    sources.set('http', createUrlSource({ url: kc.staticPodURL, headers: kc.staticPodURLHeader, nodeName: config.nodeName, periodMs: kc.httpCheckFrequencyMs }));
+  }
+  const podConfig = createPodConfig(sources);
+
+  const podManager = new PodManager();
+  const memoryCapacity = BigInt(node.capacity.memory);
+  const stats = createStatsProvider({
+    nodeName: config.nodeName, listPods: runtimeStatsPods(runtime, (uid) => podManager.getPodByUID(uid)?.spec), cgroupRoot, rootDir, podLogsDir: kc.podLogsDir,
+    imageFsPath: imageFsMount(images), memoryCapacity, housekeepingIntervalMs: config.flags.housekeepingIntervalMs,
+    createCgroupReader: hotPaths().cgroupStats.createCgroupReader,
+  });
+  const oomEvents = createOomPodEvents({
+    recorder, nodeName: config.nodeName,
+    pods: { getPodByUID: (uid) => podManager.getPodByUID(uid), containerName: (uid, id) => cache.get(uid)?.status?.containerStatuses.find((c) => c.id === id)?.name },
+  });
+  const oom = createOomWatcher({ onEvent: oomEvents.onEvent, createKmsgWatcher: hotPaths().kmsg.createKmsgWatcher });
+  stats.onPass((snap) => oom.observeCounters(snap.pods.flatMap((p) => p.containers.filter((c) => c.oomKills !== undefined).map((c) => ({ memcg: c.cgroup, podUid: p.uid, containerId: c.id, oomKills: c.oomKills! })))));
+
+  const kubelet = new Kubelet({
+    nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
+    runtime, pleg, cache, statusManager, sources: new Set([...sources.keys(), ...(apiMode ? [apiMode.sourceName] : [])]), recorder,
+    podManager, wasOomKilled: (id) => oom.wasOomKilled(id), probes: prober, prober,
+  });
+  const killPod = killPodNow(kubelet.podWorkers);
+  const eviction = createEvictionManager({
+    evictionHard: kc.evictionHard, evictionSoft: kc.evictionSoft, evictionSoftGracePeriod: kc.evictionSoftGracePeriod, stats, recorder, memoryCapacity,
+    kubelet: { activePods: () => kubelet.activePods(), evictPod: killPod },
+    pressureTransitionPeriodMs: kc.evictionPressureTransitionPeriodMs, maxPodGracePeriodSeconds: kc.evictionMaxPodGracePeriod, monitoringPeriodMs: config.flags.housekeepingIntervalMs,
+  });
+  const nodeShutdown = createNodeShutdownManager({
+    shutdownGracePeriodMs: kc.shutdownGracePeriodMs, shutdownGracePeriodCriticalPodsMs: kc.shutdownGracePeriodCriticalPodsMs,
+    activePods: () => kubelet.activePods(), trigger: signalTrigger('SIGPWR'),
+    killPod: (pod, grace, message) => killPod(pod, message, grace, NodeShutdownReason),
+  });
+  // upstream order: the shutdown manager's admit handler runs before the eviction manager's.
+  kubelet.addPodAdmitHandler((pod) => nodeShutdown.admit(pod));
+  kubelet.addPodAdmitHandler((pod) => eviction.admit(pod));
+  apiMode?.start({ podConfig, kubelet, pressure: eviction });
+
+  const readProvider = readServerProvider({
+    podManager, statusManager, healthErrors: () => kubelet.healthErrors(),
+    metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+    probeMetrics: async () => ({ contentType: probeRegistry.contentType, body: await probeRegistry.metrics() }),
+    stats: statsRoutes(stats, oomEvents.counts, memoryCapacity),
+  });
+  const containerLogs = runtimeContainerLogs({ podLogsDir: kc.podLogsDir, pods: podManager, runtime });
+  const servers = await startServers({
+    healthz: { address: kc.healthzBindAddress, port: kc.healthzPort },
+    readOnly: { address: kc.address, port: kc.readOnlyPort },
+    provider: readProvider,
+    main: {
+      address: kc.address, port: kc.port, nodeName: config.nodeName, rootDir, nodeIPs: hostIP ? [hostIP] : [],
+      tlsCertFile: kc.tlsCertFile, tlsPrivateKeyFile: kc.tlsPrivateKeyFile, tlsMinVersion: kc.tlsMinVersion, tlsCipherSuites: kc.tlsCipherSuites,
+      authentication: kc.authentication, authorization: kc.authorization,
+      reviewClient: config.flags.kubeconfig ? reviewClientFromKubeconfig(config.flags.kubeconfig) : undefined,
+      enableDebuggingHandlers: kc.enableDebuggingHandlers, streamingConnectionIdleTimeoutMs: kc.streamingConnectionIdleTimeoutMs,
+      provider: mainServerProvider(readProvider, runtime, criRuntime, () => renderConfigz(kc)),
+      containerLogs,
+    },
+  });
+  stats.start();
+  oom.start();
+  eviction.start();
+
+  const once = config.flags.runOnce
+    ? new RunOnce({ sources: sources.keys(), podConfig, status: (uid) => statusManager.getPodStatus(uid) })
+    : undefined;
+  const imageGC = createImageGCManager({
+    images, listContainers: () => criRuntime.listContainers(), recorder,
+    policy: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: kc.imageMinimumGCAgeMs },
+    pinnedImages: [config.flags.podInfraContainerImage],
+    node: { kind: 'Node', name: config.nodeName, uid: config.nodeName },
+  });
+  if (!config.flags.runOnce) {
+    imageGC.start();
+    nodeShutdown.start();
+  }
+  const logRotation = createLogRotation({
+    runtime: criRuntime, maxSizeBytes: parseQuantity(kc.containerLogMaxSize), maxFiles: kc.containerLogMaxFiles, intervalMs: kc.containerLogMonitorIntervalMs,
+  });
+  logRotation.start();
+  const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      for (const s of [podConfig, imageGC, nodeShutdown, eviction, oom, stats, apiMode, kubelet, prober, logRotation]) s?.stop();
+      await done.catch(() => undefined);
+      await servers.close();
+      criRuntime.close();
+      images.close();
+    })();
+    return stopping;
+  };
+  return { kubelet, recorder, servers, containerLogs, done, stop, runOnce: once && (() => once.run()), stats, oom };
+}

@@ -1,0 +1,38 @@
+/**
+ * One syncLoop iteration (upstream syncLoopIteration): route one input to the SyncHandler.
+ * Config updates go by operation; a PLEG event, a probe result change or a due resync syncs the
+ * pod it names (if it is still desired: housekeeping deals with the rest); the housekeeping
+ * tick runs HandlePodCleanups.
+ */
+import type { Pod } from '../api/types.js';
+import type { SyncHandler, SyncLoopInput, SyncLoopView } from './types.js';
+
+export async function syncLoopIteration(input: SyncLoopInput, handler: SyncHandler, view: SyncLoopView): Promise<void> {
+  switch (input.kind) {
+    case 'config': {
+      const { op, pods } = input.update;
+      switch (op) {
+        case 'ADD': return handler.handlePodAdditions(pods);
+        case 'UPDATE':
+        case 'DELETE': return handler.handlePodUpdates(pods);
+        case 'REMOVE': return handler.handlePodRemoves(pods);
+        case 'RECONCILE': return handler.handlePodReconcile(pods);
+        case 'SET': return; // PodConfig turns SETs into the operations above.
+      }
+      return;
+    }
+    case 'pleg':
+      return syncDesired([input.event.id], handler, view);
+    case 'probe':
+      return syncDesired([input.podUid], handler, view);
+    case 'sync':
+      return syncDesired(view.podsDueForSync(), handler, view);
+    case 'housekeeping':
+      return handler.handlePodCleanups();
+  }
+}
+
+function syncDesired(uids: readonly string[], handler: SyncHandler, view: SyncLoopView): void {
+  const pods = uids.map((uid) => view.getPodByUID(uid)).filter((p): p is Pod => p !== undefined);
+  if (pods.length > 0) handler.handlePodSyncs(pods);
+}

@@ -1,0 +1,1 @@
+export { PodManager, podFullName } from './pod-manager.js';
