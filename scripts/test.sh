@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 2 (and .ci/run): the whole suite.
-#   1. unit tests, with the addon and with KUBELET_TS_NATIVE=0
+#   1. the import check (scripts/check-imports.mjs: no loops, no upward imports; one test),
+#      then unit tests, with the addon and with KUBELET_TS_NATIVE=0
 #   2. native tests under AddressSanitizer + UBSan
 #   3. end-to-end tests against a private containerd, in both modes
 # `bash scripts/test.sh unit` runs only step 1. Prints "N passed, N failed" last.
@@ -31,6 +32,9 @@ if [[ ! -d node_modules ]]; then npm ci --no-audit --no-fund; fi
 # A clean dist/: a moved or deleted source must not leave its old test behind to run.
 rm -rf dist
 npm run build --silent
+
+echo "=== imports"
+if node scripts/check-imports.mjs; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); STATUS=1; fi
 
 mapfile -t UNIT < <(find dist/test -name '*.test.js' -not -path 'dist/test/e2e/*' | sort)
 run_tests unit-native KUBELET_TS_NATIVE=1 -- "${UNIT[@]}"
