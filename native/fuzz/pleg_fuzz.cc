@@ -1,4 +1,4 @@
-// Fuzz target for the PLEG relist decoder + differ (native/src/pleg.{h,cc}).
+// Fuzz target for the PLEG relist decoder + differ (native/src/pleg*.{h,cc}).
 //
 // Input: byte 0 = number of relists - 1 (mod 4), byte 1 = flags, then per relist a u16 LE
 // length + ListPodSandboxResponse bytes and a u16 LE length + ListContainersResponse bytes
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../src/pleg.h"
+#include "pleg_reference_decoder.h"
 
 namespace {
 
