@@ -18,7 +18,7 @@ for target in kmsg:kmsg,reader_thread cgroup:cgroup_stats; do
   IFS=, read -ra srcs <<<"${target##*:}"
   bin="$out/${name}_fuzz"
   cc=("$PWD/native/fuzz/${name}_fuzz.cc")
-  deps=("native/fuzz/${name}_fuzz.cc" "$0")
+  deps=("native/fuzz/${name}_fuzz.cc" native/fuzz/fuzz_driver.h "$0")
   for s in "${srcs[@]}"; do
     cc+=("$PWD/native/src/$s.cc")
     deps+=("native/src/$s.cc" "native/src/$s.h")

@@ -21,7 +21,7 @@ cxx=${CXX:-g++}
 # so crash files given as arguments stay relative to here. Rebuilt only when a source (or this
 # script) is newer than the binary.
 srcs=("$PWD"/native/fuzz/pleg_fuzz.cc "$PWD"/native/fuzz/pleg_reference_decoder.cc "$PWD"/native/src/pleg*.cc)
-if [ ! -x "$bin" ] || [ -n "$(find native/fuzz/pleg_* native/src/pleg* "$0" -newer "$bin" 2>/dev/null)" ]; then
+if [ ! -x "$bin" ] || [ -n "$(find native/fuzz/pleg_* native/fuzz/fuzz_driver.h native/src/pleg* "$0" -newer "$bin" 2>/dev/null)" ]; then
 $cxx -std=c++17 -O1 -g -fno-omit-frame-pointer -fno-exceptions -Wall -Wextra \
   -fsanitize=address,undefined -fno-sanitize-recover=all \
   -o "$bin" "${srcs[@]}" >"$out/build.log" 2>&1 \
