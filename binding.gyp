@@ -1,5 +1,6 @@
 {
-  # The kubelet-ts native addon: one target, every hot path in native/src/*.cc.
+  # The kubelet-ts native addon: one target, every hot path in native/src/*.cc (not native/fuzz/:
+  # the fuzz targets and the PLEG reference decoders are built by scripts/fuzz-*.sh).
   # Built by scripts/build-native.mjs (node-gyp). native/CMakeLists.txt builds the same sources
   # with sanitizers for scripts/test-native-asan.sh.
   "targets": [

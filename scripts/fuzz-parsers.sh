@@ -12,14 +12,21 @@ seconds=${1:-5}
 out=build-asan/parsers-fuzz
 mkdir -p "$out"
 cxx=${CXX:-g++}
-for target in kmsg:kmsg cgroup:cgroup_stats; do
+# name:the native/src files it needs (comma-separated, without .cc/.h)
+for target in kmsg:kmsg,reader_thread cgroup:cgroup_stats; do
   name=${target%%:*}
-  src=${target##*:}
+  IFS=, read -ra srcs <<<"${target##*:}"
   bin="$out/${name}_fuzz"
-  if [ ! -x "$bin" ] || [ -n "$(find "native/fuzz/${name}_fuzz.cc" "native/src/$src.cc" "native/src/$src.h" "$0" -newer "$bin" 2>/dev/null)" ]; then
+  cc=("$PWD/native/fuzz/${name}_fuzz.cc")
+  deps=("native/fuzz/${name}_fuzz.cc" native/fuzz/fuzz_driver.h "$0")
+  for s in "${srcs[@]}"; do
+    cc+=("$PWD/native/src/$s.cc")
+    deps+=("native/src/$s.cc" "native/src/$s.h")
+  done
+  if [ ! -x "$bin" ] || [ -n "$(find "${deps[@]}" -newer "$bin" 2>/dev/null)" ]; then
     $cxx -std=c++17 -O1 -g -fno-omit-frame-pointer -fno-exceptions -Wall -Wextra -pthread \
       -fsanitize=address,undefined -fno-sanitize-recover=all \
-      -o "$bin" "$PWD/native/fuzz/${name}_fuzz.cc" "$PWD/native/src/$src.cc" >"$out/$name-build.log" 2>&1 \
+      -o "$bin" "${cc[@]}" >"$out/$name-build.log" 2>&1 \
       || { cat "$out/$name-build.log" >&2; rm -f "$bin"; die "$name: build failed"; }
   fi
   log=$(mktemp)

@@ -16,12 +16,15 @@ out=build-asan/pleg-fuzz
 mkdir -p "$out"
 bin="$out/pleg_fuzz"
 cxx=${CXX:-g++}
-# Sources are passed as absolute paths so crash files given as arguments stay relative to here.
-# Rebuilt only when a source (or this script) is newer than the binary.
-if [ ! -x "$bin" ] || [ -n "$(find native/fuzz/pleg_fuzz.cc native/src/pleg.cc native/src/pleg.h "$0" -newer "$bin" 2>/dev/null)" ]; then
+# The target, the reference decoders it checks the fast ones against (fuzz only, not in the
+# addon) and the addon's PLEG sources (native/src/pleg*.cc). Sources are passed as absolute paths
+# so crash files given as arguments stay relative to here. Rebuilt only when a source (or this
+# script) is newer than the binary.
+srcs=("$PWD"/native/fuzz/pleg_fuzz.cc "$PWD"/native/fuzz/pleg_reference_decoder.cc "$PWD"/native/src/pleg*.cc)
+if [ ! -x "$bin" ] || [ -n "$(find native/fuzz/pleg_* native/fuzz/fuzz_driver.h native/src/pleg* "$0" -newer "$bin" 2>/dev/null)" ]; then
 $cxx -std=c++17 -O1 -g -fno-omit-frame-pointer -fno-exceptions -Wall -Wextra \
   -fsanitize=address,undefined -fno-sanitize-recover=all \
-  -o "$bin" "$PWD/native/fuzz/pleg_fuzz.cc" "$PWD/native/src/pleg.cc" >"$out/build.log" 2>&1 \
+  -o "$bin" "${srcs[@]}" >"$out/build.log" 2>&1 \
   || { cat "$out/build.log" >&2; rm -f "$bin"; die "build failed"; }
 fi
 

@@ -1,4 +1,4 @@
-// Fuzz target for the PLEG relist decoder + differ (native/src/pleg.{h,cc}).
+// Fuzz target for the PLEG relist decoder + differ (native/src/pleg*.{h,cc}).
 //
 // Input: byte 0 = number of relists - 1 (mod 4), byte 1 = flags, then per relist a u16 LE
 // length + ListPodSandboxResponse bytes and a u16 LE length + ListContainersResponse bytes
@@ -9,17 +9,13 @@
 // uses produce exactly the reference decoders' items.
 //
 // With libFuzzer (clang -fsanitize=fuzzer,address,undefined -DKTS_LIBFUZZER) this file is only
-// the target. Without it (g++ has no libFuzzer), a standalone driver below generates valid
-// relist sequences as a seed corpus and runs random and mutated inputs for a bounded time:
+// the target. Without it (g++ has no libFuzzer), the standalone driver (fuzz_driver.h) runs
+// valid relist sequences generated below as a seed corpus, random and mutated inputs for a
+// bounded time:
 //   pleg_fuzz [--seconds N] [--runs N] [--seed N] [file...]
 // Files given on the command line are run once each (to reproduce a crash). On a failed check
 // or a sanitizer report the current input is written to crash-pleg-<pid>.bin.
-#include <sanitizer/common_interface_defs.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <string>
@@ -27,28 +23,12 @@
 #include <vector>
 
 #include "../src/pleg.h"
+#include "fuzz_driver.h"
+#include "pleg_reference_decoder.h"
 
 namespace {
 
-const uint8_t* g_input = nullptr;
-size_t g_input_size = 0;
-
-void DumpInput() {
-  if (g_input == nullptr) return;
-  char name[64];
-  snprintf(name, sizeof name, "crash-pleg-%d.bin", static_cast<int>(getpid()));
-  FILE* f = fopen(name, "wb");
-  if (f == nullptr) return;
-  fwrite(g_input, 1, g_input_size, f);
-  fclose(f);
-  fprintf(stderr, "pleg_fuzz: input written to %s (%zu bytes)\n", name, g_input_size);
-}
-
-[[noreturn]] void Die(const char* what, const std::string& detail = std::string()) {
-  fprintf(stderr, "pleg_fuzz: CHECK FAILED: %s %s\n", what, detail.c_str());
-  DumpInput();
-  abort();
-}
+using kts::fuzz::Die;
 
 uint32_t U32(const std::vector<uint8_t>& b, size_t at) {
   if (at + 4 > b.size()) Die("output truncated");
@@ -114,8 +94,7 @@ Chunk Take(const uint8_t* data, size_t size, size_t* pos) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  g_input = data;
-  g_input_size = size;
+  const kts::fuzz::Input input(data, size);
   if (size < 2) return 0;
   const size_t steps = 1 + data[0] % 4;
   const uint8_t flags = data[1];
@@ -178,7 +157,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if ((flags & 4) && step == 1) d.Reset();
   }
-  g_input = nullptr;
   return 0;
 }
 
@@ -187,14 +165,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 namespace {
 
-uint64_t g_rng = 0x9e3779b97f4a7c15ULL;
-uint64_t Rand() {  // splitmix64
-  uint64_t z = (g_rng += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-size_t RandN(size_t n) { return n == 0 ? 0 : Rand() % n; }
+using kts::fuzz::Rand;
+using kts::fuzz::RandN;
 
 struct W {
   std::string b;
@@ -383,77 +355,28 @@ void Mutate(std::string* s, const std::vector<std::string>& corpus) {
   if (s->size() > (1u << 18)) s->resize(1u << 18);
 }
 
-void Run(const std::string& in) { LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(in.data()), in.size()); }
-
-double Now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  double seconds = 20;
-  uint64_t runs = UINT64_MAX;
-  uint64_t seed = static_cast<uint64_t>(time(nullptr)) ^ static_cast<uint64_t>(getpid());
-  std::vector<const char*> files;
-  for (int i = 1; i < argc; i++) {
-    const std::string a = argv[i];
-    if (a == "--seconds" && i + 1 < argc) seconds = atof(argv[++i]);
-    else if (a == "--runs" && i + 1 < argc) runs = strtoull(argv[++i], nullptr, 10);
-    else if (a == "--seed" && i + 1 < argc) seed = strtoull(argv[++i], nullptr, 10);
-    else if (a == "--help" || a == "-h") {
-      fprintf(stderr, "usage: %s [--seconds N] [--runs N] [--seed N] [file...]\n", argv[0]);
-      return 2;
-    } else files.push_back(argv[i]);
-  }
-  __sanitizer_set_death_callback(DumpInput);
-  if (!files.empty()) {
-    for (const char* path : files) {
-      FILE* f = fopen(path, "rb");
-      if (f == nullptr) {
-        perror(path);
-        return 2;
-      }
-      std::string in;
-      char buf[4096];
-      size_t n;
-      while ((n = fread(buf, 1, sizeof buf, f)) > 0) in.append(buf, n);
-      fclose(f);
-      Run(in);
-      fprintf(stderr, "pleg_fuzz: %s ok\n", path);
-    }
-    return 0;
-  }
-  g_rng = seed;
-  fprintf(stderr, "pleg_fuzz: seed %llu, %.0f s\n", static_cast<unsigned long long>(seed), seconds);
+  // A fresh valid sequence (kept in the corpus), random bytes, or a mutated corpus entry.
   std::vector<std::string> corpus;
-  for (int i = 0; i < 64; i++) corpus.push_back(SeedInput());
-  const double deadline = Now() + seconds;
-  uint64_t n = 0;
-  while (n < runs) {
-    if ((n & 63) == 0 && Now() > deadline) break;
-    std::string in;
+  return kts::fuzz::Main(argc, argv, "pleg", 20, [&corpus](std::string* in) {
+    while (corpus.size() < 64) corpus.push_back(SeedInput());
     switch (RandN(10)) {
-      case 0:  // a fresh valid sequence
-        in = SeedInput();
-        if (corpus.size() < 512) corpus.push_back(in);
-        else corpus[RandN(corpus.size())] = in;
+      case 0:
+        *in = SeedInput();
+        if (corpus.size() < 512) corpus.push_back(*in);
+        else corpus[RandN(corpus.size())] = *in;
         break;
-      case 1:  // random bytes
-        in.resize(RandN(256));
-        for (char& c : in) c = static_cast<char>(Rand());
+      case 1:
+        in->resize(RandN(256));
+        for (char& c : *in) c = static_cast<char>(Rand());
         break;
       default:
-        in = corpus[RandN(corpus.size())];
-        Mutate(&in, corpus);
+        *in = corpus[RandN(corpus.size())];
+        Mutate(in, corpus);
         break;
     }
-    Run(in);
-    n++;
-  }
-  fprintf(stderr, "pleg_fuzz: %llu inputs, no failure\n", static_cast<unsigned long long>(n));
-  return 0;
+  });
 }
 #endif  // KTS_LIBFUZZER

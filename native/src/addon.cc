@@ -12,6 +12,7 @@
 #include "inotify.h"
 #include "kmsg.h"
 #include "pleg.h"
+#include "tsfn_batch.h"
 
 namespace {
 
@@ -30,24 +31,12 @@ Napi::Error ErrnoError(Napi::Env env, const char* syscall, int err) {
 // Record layout: see inotify.h. The thread-safe function is unref'd, so a watcher left open
 // does not keep the process alive; GC of the wrapper stops the thread as close() would.
 
-struct InotifyShared {
-  std::unique_ptr<kts::Inotify> core;
-  bool tsfn_finalized = false;  // JS thread only
-};
-using InotifyContext = std::shared_ptr<InotifyShared>;
-
-void CallInotifyJs(Napi::Env env, Napi::Function callback, InotifyContext* ctx, void* /*data*/) {
-  if (env == nullptr || ctx == nullptr) return;  // torn down with a call still queued
-  std::vector<uint8_t> batch = (*ctx)->core->TakeBatch();
-  if (batch.empty()) return;
-  // Raw N-API: at environment teardown JS cannot run, and these calls just fail. A throw from
-  // the callback stays pending and surfaces as an uncaught exception, as for any event.
+// The records as one Buffer (raw N-API: at environment teardown this just fails).
+napi_value RecordsToJs(Napi::Env env, const std::vector<uint8_t>& batch) {
   napi_value records;
-  if (napi_create_buffer_copy(env, batch.size(), batch.data(), nullptr, &records) != napi_ok) return;
-  napi_call_function(env, env.Undefined(), callback, 1, &records, nullptr);
+  if (napi_create_buffer_copy(env, batch.size(), batch.data(), nullptr, &records) != napi_ok) return nullptr;
+  return records;
 }
-
-using InotifyTsfn = Napi::TypedThreadSafeFunction<InotifyContext, void, CallInotifyJs>;
 
 class InotifyWatcher : public Napi::ObjectWrap<InotifyWatcher> {
  public:
@@ -72,26 +61,9 @@ class InotifyWatcher : public Napi::ObjectWrap<InotifyWatcher> {
       ErrnoError(env, "inotify_init1", err).ThrowAsJavaScriptException();
       return;
     }
-    shared_ = std::make_shared<InotifyShared>();
-    shared_->core = std::move(core);
-    tsfn_ = InotifyTsfn::New(env, info[0].As<Napi::Function>(), "kubelet_ts_inotify", 0, 1,
-                             new InotifyContext(shared_), [](Napi::Env, void*, InotifyContext* ctx) {
-                               (*ctx)->tsfn_finalized = true;
-                               (*ctx)->core->Close();
-                               delete ctx;
-                             });
-    if (env.IsExceptionPending()) return;
-    live_tsfn_ = true;
-    tsfn_.Unref(env);
-    InotifyTsfn tsfn = tsfn_;
-    err = shared_->core->Start([tsfn]() { tsfn.NonBlockingCall(); });
-    if (err != 0) {
-      Shutdown();
-      ErrnoError(env, "pthread_create", err).ThrowAsJavaScriptException();
-    }
+    err = watcher_.Start(env, info[0].As<Napi::Function>(), "kubelet_ts_inotify", std::move(core));
+    if (err > 0) ErrnoError(env, "pthread_create", err).ThrowAsJavaScriptException();
   }
-
-  ~InotifyWatcher() override { Shutdown(); }
 
  private:
   Napi::Value Add(const Napi::CallbackInfo& info) {
@@ -100,35 +72,24 @@ class InotifyWatcher : public Napi::ObjectWrap<InotifyWatcher> {
       Napi::TypeError::New(env, "add(path: string, id: number)").ThrowAsJavaScriptException();
       return env.Undefined();
     }
-    if (!shared_ || closed_) return Napi::Number::New(env, EBADF);
+    if (!watcher_.open()) return Napi::Number::New(env, EBADF);
     std::string path = info[0].As<Napi::String>().Utf8Value();
     uint32_t id = info[1].As<Napi::Number>().Uint32Value();
-    return Napi::Number::New(env, shared_->core->Add(path, id));
+    return Napi::Number::New(env, watcher_.core()->Add(path, id));
   }
 
   Napi::Value Remove(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (shared_ && !closed_ && info[0].IsNumber()) shared_->core->Remove(info[0].As<Napi::Number>().Uint32Value());
+    if (watcher_.open() && info[0].IsNumber()) watcher_.core()->Remove(info[0].As<Napi::Number>().Uint32Value());
     return env.Undefined();
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    Shutdown();
+    watcher_.Close();
     return info.Env().Undefined();
   }
 
-  void Shutdown() {
-    closed_ = true;
-    if (!shared_) return;
-    shared_->core->Close();
-    if (live_tsfn_ && !shared_->tsfn_finalized) tsfn_.Release();
-    live_tsfn_ = false;
-  }
-
-  InotifyContext shared_;
-  InotifyTsfn tsfn_;
-  bool live_tsfn_ = false;
-  bool closed_ = false;
+  kts::TsfnBatch<kts::Inotify, RecordsToJs> watcher_;
 };
 
 // ---- pleg -----------------------------------------------------------------------------------
@@ -224,8 +185,6 @@ class PlegRelistDiffer : public Napi::ObjectWrap<PlegRelistDiffer> {
 
   std::unique_ptr<kts::pleg::RelistDiffer> core_;
 };
-
-// ---- registration ---------------------------------------------------------------------------
 
 // ---- cgroup stats ---------------------------------------------------------------------------
 // new CgroupReader()
@@ -341,22 +300,6 @@ Napi::Array KillsToJs(Napi::Env env, const std::vector<kts::OomKill>& kills) {
   return arr;
 }
 
-struct KmsgShared {
-  std::unique_ptr<kts::KmsgWatcher> core;
-  bool tsfn_finalized = false;
-};
-using KmsgContext = std::shared_ptr<KmsgShared>;
-
-void CallKmsgJs(Napi::Env env, Napi::Function callback, KmsgContext* ctx, void* /*data*/) {
-  if (env == nullptr || ctx == nullptr) return;
-  std::vector<kts::OomKill> kills = (*ctx)->core->TakeBatch();
-  if (kills.empty()) return;
-  napi_value arr = KillsToJs(env, kills);
-  napi_call_function(env, env.Undefined(), callback, 1, &arr, nullptr);
-}
-
-using KmsgTsfn = Napi::TypedThreadSafeFunction<KmsgContext, void, CallKmsgJs>;
-
 class KmsgWatcherWrap : public Napi::ObjectWrap<KmsgWatcherWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
@@ -379,47 +322,20 @@ class KmsgWatcherWrap : public Napi::ObjectWrap<KmsgWatcherWrap> {
       ErrnoError(env, "open", err).ThrowAsJavaScriptException();
       return;
     }
-    shared_ = std::make_shared<KmsgShared>();
-    shared_->core = std::move(core);
-    tsfn_ = KmsgTsfn::New(env, info[1].As<Napi::Function>(), "kubelet_ts_kmsg", 0, 1, new KmsgContext(shared_),
-                          [](Napi::Env, void*, KmsgContext* ctx) {
-                            (*ctx)->tsfn_finalized = true;
-                            (*ctx)->core->Close();
-                            delete ctx;
-                          });
-    if (env.IsExceptionPending()) return;
-    live_tsfn_ = true;
-    tsfn_.Unref(env);
-    KmsgTsfn tsfn = tsfn_;
-    err = shared_->core->Start([tsfn]() { tsfn.NonBlockingCall(); });
-    if (err != 0) {
-      Shutdown();
-      ErrnoError(env, "pthread_create", err).ThrowAsJavaScriptException();
-    }
+    err = watcher_.Start(env, info[1].As<Napi::Function>(), "kubelet_ts_kmsg", std::move(core));
+    if (err > 0) ErrnoError(env, "pthread_create", err).ThrowAsJavaScriptException();
   }
-
-  ~KmsgWatcherWrap() override { Shutdown(); }
 
  private:
   Napi::Value Lost(const Napi::CallbackInfo& info) {
-    return Napi::Number::New(info.Env(), shared_ ? static_cast<double>(shared_->core->Lost()) : 0);
+    return Napi::Number::New(info.Env(), watcher_.core() ? static_cast<double>(watcher_.core()->Lost()) : 0);
   }
   Napi::Value Close(const Napi::CallbackInfo& info) {
-    Shutdown();
+    watcher_.Close();
     return info.Env().Undefined();
   }
-  void Shutdown() {
-    if (!shared_ || closed_) return;
-    closed_ = true;
-    shared_->core->Close();
-    if (live_tsfn_ && !shared_->tsfn_finalized) tsfn_.Release();
-    live_tsfn_ = false;
-  }
 
-  KmsgContext shared_;
-  KmsgTsfn tsfn_;
-  bool live_tsfn_ = false;
-  bool closed_ = false;
+  kts::TsfnBatch<kts::KmsgWatcher, KillsToJs> watcher_;
 };
 
 Napi::Value ParseKmsg(const Napi::CallbackInfo& info) {
@@ -434,6 +350,8 @@ Napi::Value ParseKmsg(const Napi::CallbackInfo& info) {
   kts::ParseKmsgBuffer(std::string_view(buf.Data(), buf.Length()), &parser, &kills);
   return KillsToJs(env, kills);
 }
+
+// ---- registration ---------------------------------------------------------------------------
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("InotifyWatcher", InotifyWatcher::Define(env));

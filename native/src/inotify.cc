@@ -2,10 +2,7 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -40,51 +37,23 @@ FsEventType TypeOf(uint32_t mask) {
 
 }  // namespace
 
-void UniqueFd::Reset() {
-  if (fd_ >= 0) {
-    while (close(fd_) < 0 && errno == EINTR) {
-    }
-    fd_ = -1;
-  }
-}
-
 std::unique_ptr<Inotify> Inotify::Create(int* err) {
   int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) {
     *err = errno;
     return nullptr;
   }
-  int wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake < 0) {
-    *err = errno;
-    close(fd);
-    return nullptr;
-  }
-  return std::unique_ptr<Inotify>(new Inotify(fd, wake));
+  std::unique_ptr<Inotify> w(new Inotify(fd));
+  if (!w->thread_.Open(err)) return nullptr;
+  return w;
 }
 
 Inotify::~Inotify() { Close(); }
 
-int Inotify::Start(Notify notify) {
-  notify_ = std::move(notify);
-  // The reader never handles signals: block them all in the new thread (it inherits the mask).
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(
-      &thread_, nullptr,
-      [](void* self) -> void* {
-        static_cast<Inotify*>(self)->Run();
-        return nullptr;
-      },
-      this);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  started_ = rc == 0;
-  return rc;
-}
+int Inotify::Start(Notify notify) { return thread_.Start(std::move(notify), [this] { Run(); }); }
 
 int Inotify::Add(const std::string& path, uint32_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(thread_.Mutex());
   if (fd_.get() < 0) return EBADF;
   int wd = inotify_add_watch(fd_.get(), path.c_str(), kMask);
   if (wd < 0) return errno;
@@ -94,7 +63,7 @@ int Inotify::Add(const std::string& path, uint32_t id) {
 }
 
 void Inotify::Remove(uint32_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(thread_.Mutex());
   auto it = wd_by_id_.find(id);
   if (it == wd_by_id_.end()) return;
   int wd = it->second;
@@ -111,47 +80,35 @@ void Inotify::Remove(uint32_t id) {
 }
 
 void Inotify::Close() {
-  std::lock_guard<std::mutex> close_lock(close_mu_);
-  if (closed_) return;
-  closed_ = true;
-  if (started_) {
-    uint64_t one = 1;
-    while (write(wake_fd_.get(), &one, sizeof one) < 0 && errno == EINTR) {
-    }
-    pthread_join(thread_, nullptr);
-    started_ = false;
-  }
-  std::lock_guard<std::mutex> lock(mu_);
+  if (!thread_.Stop()) return;
+  std::lock_guard<std::mutex> lock(thread_.Mutex());
   fd_.Reset();  // drops every watch
-  wake_fd_.Reset();
   ids_by_wd_.clear();
   wd_by_id_.clear();
 }
 
 std::vector<uint8_t> Inotify::TakeBatch() {
-  std::vector<uint8_t> out;
-  std::lock_guard<std::mutex> lock(mu_);
-  out.swap(pending_);
-  last_record_.clear();
-  scheduled_ = false;
-  overflowed_ = false;
-  return out;
+  return thread_.Take([this] {
+    std::vector<uint8_t> out;
+    out.swap(pending_);
+    last_record_.clear();
+    overflowed_ = false;
+    return out;
+  });
 }
 
 void Inotify::Run() {
   std::unique_ptr<char[]> buf(new char[kReadBuffer]);
-  pollfd fds[2] = {{fd_.get(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}};
   for (;;) {
-    int n = poll(fds, 2, -1);
-    if (n < 0 && errno == EINTR) continue;
-    if (fds[1].revents != 0) return;  // Close()
+    const int revents = thread_.Poll(fd_.get());
+    if (revents == 0) return;  // Close()
     const char* failed = nullptr;
     int err = 0;
     ssize_t len = 0;
-    if (n < 0) {
+    if (revents < 0) {
       failed = "poll";
-      err = errno;
-    } else if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+      err = -revents;
+    } else if (revents & (POLLERR | POLLHUP | POLLNVAL)) {
       failed = "poll";
       err = EIO;
     } else {
@@ -162,21 +119,15 @@ void Inotify::Run() {
         err = errno;
       }
     }
-    bool notify = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
+    thread_.Publish([&] {
       if (failed != nullptr) {
         std::string msg = std::string("inotify ") + failed + ": " + strerror(err);
         Append(FsEventType::kError, 0, msg.data(), msg.size());
       } else {
         Dispatch(buf.get(), static_cast<size_t>(len));
       }
-      if (!pending_.empty() && !scheduled_) {
-        scheduled_ = true;
-        notify = true;
-      }
-    }
-    if (notify) notify_();
+      return !pending_.empty();
+    });
     if (failed != nullptr) return;
   }
 }

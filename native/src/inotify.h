@@ -1,21 +1,20 @@
-// inotify hot path: one inotify fd per watcher, read on a dedicated thread, events packed into a
-// flat byte buffer that the JS thread takes in one piece. No N-API here: addon.cc converts.
+// inotify hot path: one inotify fd per watcher, read on a dedicated thread (reader_thread.h),
+// events packed into a flat byte buffer that the JS thread takes in one piece. No N-API here:
+// addon.cc converts.
 //
 // Record layout (little-endian), repeated:
 //   u8 type | u32 id | u32 name_len | name bytes (UTF-8 as the kernel gave them, no NUL)
 // `id` is the number the caller passed to Add() for the watched path (0 for overflow/error).
 #pragma once
 
-#include <pthread.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "reader_thread.h"
 
 namespace kts {
 
@@ -29,26 +28,9 @@ enum class FsEventType : uint8_t {
   kError = 7,    // the reader thread stopped on an error; name holds the message; internal
 };
 
-// Owns one file descriptor; closes it on destruction.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { Reset(); }
-  int get() const { return fd_; }
-  void Reset();
-
- private:
-  int fd_ = -1;
-};
-
 class Inotify {
  public:
-  // Called on the reader thread when a batch becomes ready and none is already scheduled.
-  // The receiver must eventually call TakeBatch() on its own thread.
-  using Notify = std::function<void()>;
+  using Notify = ReaderThread::Notify;
 
   // Opens the inotify fd and the shutdown eventfd. Returns nullptr and sets *err (errno) on
   // failure. The reader thread starts with Start().
@@ -69,25 +51,18 @@ class Inotify {
   std::vector<uint8_t> TakeBatch();
 
  private:
-  Inotify(int fd, int wake_fd) : fd_(fd), wake_fd_(wake_fd) {}
+  explicit Inotify(int fd) : fd_(fd) {}
   void Run();
-  void Dispatch(const char* buf, size_t len);                               // mu_ held
-  void Append(FsEventType type, uint32_t id, const char* name, size_t len);  // mu_ held
+  void Dispatch(const char* buf, size_t len);                               // Mutex() held
+  void Append(FsEventType type, uint32_t id, const char* name, size_t len);  // Mutex() held
 
-  UniqueFd fd_;
-  UniqueFd wake_fd_;
-  pthread_t thread_{};
-  bool started_ = false;
-  Notify notify_;
-  std::mutex close_mu_;
-  bool closed_ = false;
-
-  std::mutex mu_;  // guards everything below
+  ReaderThread thread_;
+  UniqueFd fd_;  // closed by Close() once the reader thread is joined, under thread_.Mutex()
+  // Guarded by thread_.Mutex():
   std::unordered_map<int, std::vector<uint32_t>> ids_by_wd_;
   std::unordered_map<uint32_t, int> wd_by_id_;
   std::vector<uint8_t> pending_;
   std::unordered_map<uint32_t, size_t> last_record_;  // id -> offset of its last record in pending_
-  bool scheduled_ = false;         // Notify called, TakeBatch not yet
   bool overflowed_ = false;        // pending_ hit its cap; an overflow record is queued
 };
 

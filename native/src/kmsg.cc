@@ -4,8 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 namespace kts {
@@ -139,100 +137,64 @@ std::unique_ptr<KmsgWatcher> KmsgWatcher::Create(const std::string& path, int* e
   }
   // History is not ours to report; a FIFO (tests) cannot seek and needs nothing skipped.
   lseek(fd, 0, SEEK_END);
-  int wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake < 0) {
-    *err = errno;
-    close(fd);
-    return nullptr;
-  }
-  return std::unique_ptr<KmsgWatcher>(new KmsgWatcher(fd, wake));
+  std::unique_ptr<KmsgWatcher> w(new KmsgWatcher(fd));
+  if (!w->thread_.Open(err)) return nullptr;
+  return w;
 }
 
 KmsgWatcher::~KmsgWatcher() { Close(); }
 
-int KmsgWatcher::Start(Notify notify) {
-  notify_ = std::move(notify);
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(
-      &thread_, nullptr,
-      [](void* self) -> void* {
-        static_cast<KmsgWatcher*>(self)->Run();
-        return nullptr;
-      },
-      this);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  started_ = rc == 0;
-  return rc;
-}
+int KmsgWatcher::Start(Notify notify) { return thread_.Start(std::move(notify), [this] { Run(); }); }
 
 void KmsgWatcher::Run() {
   OomLineParser parser;
   std::vector<char> buf(16384);
-  pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
   for (;;) {
     std::vector<OomKill> kills;
     for (;;) {
-      ssize_t n = read(fd_, buf.data(), buf.size());
+      ssize_t n = read(fd_.get(), buf.data(), buf.size());
       if (n > 0) {
         ParseKmsgBuffer(std::string_view(buf.data(), static_cast<size_t>(n)), &parser, &kills);
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && errno == EPIPE) {  // overwritten before we read it; the next read goes on
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<std::mutex> lock(thread_.Mutex());
         lost_++;
         continue;
       }
       break;  // EAGAIN, EOF (a FIFO whose writer left) or an error: wait for more
     }
     if (!kills.empty()) {
-      bool notify = false;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
+      thread_.Publish([&] {
         for (OomKill& k : kills) pending_.push_back(std::move(k));
-        notify = !scheduled_;
-        scheduled_ = true;
-      }
-      if (notify) notify_();
+        return true;
+      });
     }
-    int n = poll(fds, 2, -1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 || fds[1].revents != 0) return;
-    if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL) && !(fds[0].revents & POLLIN)) {
+    const int revents = thread_.Poll(fd_.get());
+    if (revents <= 0) return;  // Close(), or poll() failed
+    if (revents & (POLLHUP | POLLERR | POLLNVAL) && !(revents & POLLIN)) {
       // A FIFO without a writer keeps reporting POLLHUP: back off instead of spinning.
-      if (poll(&fds[1], 1, 50) != 0) return;
+      if (thread_.Sleep(50)) return;
     }
   }
 }
 
 std::vector<OomKill> KmsgWatcher::TakeBatch() {
-  std::vector<OomKill> out;
-  std::lock_guard<std::mutex> lock(mu_);
-  out.swap(pending_);
-  scheduled_ = false;
-  return out;
+  return thread_.Take([this] {
+    std::vector<OomKill> out;
+    out.swap(pending_);
+    return out;
+  });
 }
 
 uint64_t KmsgWatcher::Lost() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(thread_.Mutex());
   return lost_;
 }
 
 void KmsgWatcher::Close() {
-  std::lock_guard<std::mutex> close_lock(close_mu_);
-  if (closed_) return;
-  closed_ = true;
-  if (started_) {
-    uint64_t one = 1;
-    while (write(wake_fd_, &one, sizeof one) < 0 && errno == EINTR) {
-    }
-    pthread_join(thread_, nullptr);
-    started_ = false;
-  }
-  close(fd_);
-  close(wake_fd_);
+  if (thread_.Stop()) fd_.Reset();
 }
 
 }  // namespace kts

@@ -8,19 +8,18 @@
 // - "oom-kill:constraint=C,...,oom_memcg=M,task_memcg=T,task=COMM,pid=N,uid=U" is a kill.
 // - "... Killed process N (COMM) ..." is a kill too, unless it confirms the previous oom-kill
 //   record (same pid); it then carries no memcg.
-// - The reader starts at the end (SEEK_END: no history), survives EPIPE (records overwritten
-//   before we read them: counted, then reading goes on) and stops on Close().
+// - The reader thread (reader_thread.h) starts at the end (SEEK_END: no history), survives EPIPE
+//   (records overwritten before we read them: counted, then reading goes on) and stops on Close().
 #pragma once
 
-#include <pthread.h>
 #include <stdint.h>
 
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "reader_thread.h"
 
 namespace kts {
 
@@ -57,33 +56,30 @@ void ParseKmsgBuffer(std::string_view buf, OomLineParser* parser, std::vector<Oo
 
 class KmsgWatcher {
  public:
-  using Notify = std::function<void()>;
+  using Notify = ReaderThread::Notify;
   // Opens `path` (normally /dev/kmsg) non-blocking and seeks to its end. nullptr + *err on failure.
   static std::unique_ptr<KmsgWatcher> Create(const std::string& path, int* err);
   ~KmsgWatcher();
   KmsgWatcher(const KmsgWatcher&) = delete;
   KmsgWatcher& operator=(const KmsgWatcher&) = delete;
 
+  // Starts the reader thread (reader_thread.h). Returns 0 or an errno (then only Close() is useful).
   int Start(Notify notify);
+  // Hands over every kill gathered since the last call; re-arms Notify.
   std::vector<OomKill> TakeBatch();
   // Records lost to EPIPE so far.
   uint64_t Lost();
+  // Stops and joins the reader thread and closes the fds. Idempotent.
   void Close();
 
  private:
-  KmsgWatcher(int fd, int wake) : fd_(fd), wake_fd_(wake) {}
+  explicit KmsgWatcher(int fd) : fd_(fd) {}
   void Run();
 
-  int fd_;
-  int wake_fd_;
-  pthread_t thread_{};
-  bool started_ = false;
-  bool closed_ = false;
-  Notify notify_;
-  std::mutex mu_;
-  std::mutex close_mu_;
+  ReaderThread thread_;
+  UniqueFd fd_;  // closed by Close() once the reader thread is joined
+  // Guarded by thread_.Mutex():
   std::vector<OomKill> pending_;
-  bool scheduled_ = false;
   uint64_t lost_ = 0;
 };
 

@@ -5,6 +5,11 @@
 // here: addon.cc converts. The TypeScript twin is src/pleg/relist-diff.ts; both must agree byte
 // for byte (events, pods, counts and error messages).
 //
+// Files: pleg_hash.h (hashing), pleg_wire.{h,cc} (the protobuf field reader, the general path),
+// pleg_decode.{h,cc} (the fast skim decoders), pleg_index.{h,cc} (the open-addressing index),
+// pleg.{h,cc} (this differ). The reference decoders the fuzz target checks the fast ones against
+// are not in the addon: native/fuzz/pleg_reference_decoder.{h,cc}.
+//
 // Semantics (shared with the twin):
 // - A container belongs to the pod named by its io.kubernetes.pod.uid label and must also carry
 //   io.kubernetes.container.name; a sandbox needs io.kubernetes.pod.uid. Anything else is
@@ -40,10 +45,12 @@
 #include <string_view>
 #include <vector>
 
+#include "pleg_decode.h"
+#include "pleg_index.h"
+
 namespace kts {
 namespace pleg {
 
-enum State : uint8_t { kRunning = 0, kExited = 1, kUnknown = 2, kNonExistent = 3 };
 enum EventType : uint8_t { kStarted = 1, kDied = 2, kRemoved = 3, kChanged = 4 };
 
 // Output of a successful Diff() (little-endian):
@@ -54,61 +61,6 @@ enum EventType : uint8_t { kStarted = 1, kDied = 2, kRemoved = 3, kChanged = 4 }
 // Events are sorted by pod uid, then id (bytewise), then emission order (Died before Removed);
 // the pods are those with events, in uid order.
 constexpr size_t kOutputHeader = 7 * 4;
-
-// Decoded item (sandbox or labelled container), viewing the reply bytes.
-struct Item {
-  std::string_view id, uid, name, ns;
-  uint64_t hash;        // Hash(id)
-  uint8_t state;        // State
-  uint8_t cri_state;    // containers: 0 created, 1 running, 2 exited, 3 unknown; sandboxes: 0 ready
-  uint32_t pod;         // set by the diff
-  uint32_t rec;         // the retained record, or kNone (set by the diff)
-};
-
-// Open-addressing (linear probing, backward-shift deletion) index of uint32 slots by hash.
-class HashIndex {
- public:
-  static constexpr uint32_t kNone = 0xffffffffu;
-  template <class Eq>
-  uint32_t Find(uint64_t hash, Eq eq) const {
-    if (slots_.empty()) return kNone;
-    const uint32_t h32 = static_cast<uint32_t>(hash);
-    for (size_t i = h32 & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (s.idx1 == 0) return kNone;
-      if (s.h32 == h32 && eq(s.idx1 - 1)) return s.idx1 - 1;
-    }
-  }
-  void Prefetch(uint64_t hash) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[static_cast<uint32_t>(hash) & mask_]);
-  }
-  // The index filed in the hash's home slot when its hash matches, else kNone (for prefetching).
-  uint32_t Home(uint64_t hash) const {
-    if (slots_.empty()) return kNone;
-    const Slot& s = slots_[static_cast<uint32_t>(hash) & mask_];
-    return s.idx1 != 0 && s.h32 == static_cast<uint32_t>(hash) ? s.idx1 - 1 : kNone;
-  }
-  void Insert(uint64_t hash, uint32_t idx);
-  void Erase(uint64_t hash, uint32_t idx);
-  void Clear();
-  size_t size() const { return count_; }
-  // For the invariant check: every slot's idx, with the hash it was filed under.
-  template <class Fn>
-  void ForEach(Fn fn) const {
-    for (const Slot& s : slots_)
-      if (s.idx1 != 0) fn(s.idx1 - 1, s.h32);
-  }
-
- private:
-  struct Slot {
-    uint32_t idx1 = 0;  // index + 1; 0 = empty
-    uint32_t h32 = 0;   // low 32 bits of the hash (home slot = h32 & mask_)
-  };
-  void Grow();
-  std::vector<Slot> slots_;
-  size_t mask_ = 0;
-  size_t count_ = 0;
-};
 
 class RelistDiffer {
  public:
@@ -249,15 +201,6 @@ class RelistDiffer {
   std::vector<uint32_t> gone_;
   std::vector<uint8_t> out_;
 };
-
-// Exposed for tests/fuzzing: the decoders alone. Append the labelled items (hash set, pod/rec
-// not) and count the containers. The reference decoders read every field the general way; the
-// fast ones, which Diff() uses, inline the common shapes and must give the same items, counts
-// and errors.
-bool DecodeSandboxes(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error);
-bool DecodeContainers(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error);
-bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error);
-bool DecodeContainersFast(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error);
 
 }  // namespace pleg
 }  // namespace kts
