@@ -37,7 +37,7 @@ export function grpcTarget(endpoint: string): string {
   ]);
 }
 
-export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
   'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   // Upstream dials with a 3 s max back-off, so a restarted runtime is found again quickly.

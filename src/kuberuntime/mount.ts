@@ -21,7 +21,7 @@ function unescapeMount(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
-export function parseMountInfo(text: string): MountInfo[] {
+function parseMountInfo(text: string): MountInfo[] {
   const out: MountInfo[] = [];
   for (const line of text.split('\n')) {
     const sep = line.indexOf(' - ');
@@ -33,7 +33,7 @@ export function parseMountInfo(text: string): MountInfo[] {
   return out;
 }
 
-export async function readMounts(): Promise<MountInfo[]> {
+async function readMounts(): Promise<MountInfo[]> {
   return parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8').catch(() => ''));
 }
 

@@ -28,18 +28,18 @@ import { apiVolumePayload, CONFIGMAP_PLUGIN, PROJECTED_PLUGIN, SECRET_PLUGIN } f
 
 export class VolumeError extends Error {}
 
-export const EMPTY_DIR_PLUGIN = 'kubernetes.io~empty-dir';
-export const DOWNWARD_API_PLUGIN = 'kubernetes.io~downward-api';
+const EMPTY_DIR_PLUGIN = 'kubernetes.io~empty-dir';
+const DOWNWARD_API_PLUGIN = 'kubernetes.io~downward-api';
 
-export function podDir(rootDir: string, uid: string): string {
+function podDir(rootDir: string, uid: string): string {
   return join(rootDir, 'pods', uid);
 }
 
-export function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
+function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
   return join(podDir(rootDir, uid), 'volumes', EMPTY_DIR_PLUGIN, volumeName);
 }
 
-export function downwardAPIPath(rootDir: string, uid: string, volumeName: string): string {
+function downwardAPIPath(rootDir: string, uid: string, volumeName: string): string {
   return join(podDir(rootDir, uid), 'volumes', DOWNWARD_API_PLUGIN, volumeName);
 }
 
@@ -293,6 +293,3 @@ export async function removePodVolumes(rootDir: string, uid: string): Promise<vo
   await rmdir(volumes).catch(() => undefined);
   await rmdir(dir).catch(() => undefined);
 }
-
-/** @deprecated name kept for callers: removePodVolumes. */
-export const removePodEmptyDirs = removePodVolumes;

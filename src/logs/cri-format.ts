@@ -5,7 +5,7 @@
  */
 import type { CriLogLine } from './types.js';
 
-export class LogParseError extends Error {
+class LogParseError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'LogParseError';

@@ -98,7 +98,7 @@ export function closedError(): Error {
 // Strings are kept as latin1 (one char per byte) internally, so that keys compare and sort
 // bytewise exactly as the native side does; they become UTF-8 only on the way out.
 const ASCII = /^[\x00-\x7f]*$/;
-export function latin1ToUtf8(s: string): string {
+function latin1ToUtf8(s: string): string {
   return ASCII.test(s) ? s : Buffer.from(s, 'latin1').toString('utf8');
 }
 function utf8ToLatin1(s: string): string {

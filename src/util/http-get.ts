@@ -24,9 +24,9 @@ import type { Container } from '../api/types.js';
 
 /** upstream maxRespBodyLength. */
 export const MAX_RESP_BODY_BYTES = 10 * 1024;
-export const MAX_REDIRECTS = 10;
+const MAX_REDIRECTS = 10;
 /** The Kubernetes minor version we report in the User-Agent (kube-lifecycle/1.31). */
-export const USER_AGENT_VERSION = '1.31';
+const USER_AGENT_VERSION = '1.31';
 
 export class HttpGetError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

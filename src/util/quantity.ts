@@ -77,16 +77,6 @@ export function parseIntValue(s: string | number): number {
   return Math.ceil(roundNoise(parseQuantity(s)));
 }
 
-/** Milli-CPU of a cpu quantity ("250m" → 250, "1.5" → 1500). Same as parseMilliValue. */
-export function parseMilliCpu(s: string | number): number {
-  return parseMilliValue(s);
-}
-
-/** Formats milli-CPU the way upstream prints canonical cpu quantities: "250m", "2". */
-export function formatMilliCpu(milli: number): string {
-  return milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`;
-}
-
 /** Drops binary floating-point noise (0.1*3*1000 = 300.00000000000006) before rounding up. */
 function roundNoise(x: number): number {
   const r = Math.round(x);
