@@ -3,7 +3,7 @@
  *
  *  - exec: CRI ExecSync in the container; a non-zero exit or a failed call fails the hook, with
  *    upstream's message (command, container, pod, error and the output);
- *  - httpGet: GET to the action's host or the pod's first IP (see hook-http.ts); any HTTP
+ *  - httpGet: GET to the action's host or the pod's first IP (see src/util/http-get.ts); any HTTP
  *    response succeeds, only a transport failure fails the hook (as upstream); https that is
  *    answered in plain HTTP is retried over http;
  *  - sleep: waits the given seconds (cut short by the caller's deadline);
