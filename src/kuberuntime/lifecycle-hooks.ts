@@ -13,7 +13,7 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import type { RuntimeService } from '../cri/types.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, kubeletErrorClass } from '../errors.js';
 import { runtimeMessage } from './cri-errors.js';
 import { httpGet, newRequestForHTTPGetAction, type HttpGetAction } from '../util/http-get.js';
 import { formatPod } from './pod-actions.js';
@@ -40,12 +40,7 @@ export interface HookContext {
   signal?: AbortSignal;
 }
 
-export class HookError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'HookError';
-  }
-}
+export class HookError extends kubeletErrorClass('KTS_ERR_HOOK') {}
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
