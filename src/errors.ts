@@ -32,7 +32,7 @@ export const ERROR_CODES = {
   KTS_ERR_POD_ENDPOINT: 'A request to a pod\'s own endpoint (an httpGet or grpc probe, an httpGet hook) failed or got an unreadable reply.',
   KTS_ERR_POD_KILL_TIMEOUT: 'A pod the kubelet stopped on its own (eviction, node shutdown) did not terminate in time.',
   KTS_ERR_SANDBOX: 'A pod sandbox could not be created or inspected.',
-  KTS_ERR_NATIVE: 'The native addon failed in a way that is not "not built".',
+  KTS_ERR_NATIVE: 'The native addon exists but failed to load, or one of its watchers stopped.',
   KTS_ERR_HTTP: 'A request to one of the agent\'s HTTP servers was refused or cut short: a rejected credential (401), a client gone mid-reply.',
   KTS_ERR_MANIFEST_URL: 'The manifest URL (staticPodURL) could not be read: connection, HTTP status or size bound.',
   KTS_ERR_IMAGE_GC: 'Image garbage collection could not free the space required (ImageGCFailed).',
