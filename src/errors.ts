@@ -3,7 +3,7 @@
  * tests and operators can match on the code rather than on message text. Wrapping keeps `cause`.
  * The table in ERROR_CODES documents each code (and README.md's errors table repeats it);
  * test/errors.test.ts checks that every code is raised somewhere in src/ and every code raised is
- * documented.
+ * documented, and lists each plain Error the rule below allows.
  *
  * A plain Error (TypeError, RangeError) is thrown only for a programming error: a broken invariant
  * of kubelet-ts's own code or files, or a function called against its contract by our own code
