@@ -1,29 +1,43 @@
 /**
  * Every error kubelet-ts raises on purpose is a KubeletError with a stable code, so that logs,
  * tests and operators can match on the code rather than on message text. Wrapping keeps `cause`.
- * The table in ERROR_CODES documents each code; test/errors.test.ts checks it is complete.
+ * The table in ERROR_CODES documents each code (and README.md's errors table repeats it);
+ * test/errors.test.ts checks that every code is raised somewhere in src/ and every code raised is
+ * documented, and lists each plain Error the rule below allows.
+ *
+ * A plain Error (TypeError, RangeError) is thrown only for a programming error: a broken invariant
+ * of kubelet-ts's own code or files, or a function called against its contract by our own code
+ * (a source started twice, options that config validation already rules out, a RelistDiffer used
+ * after close). The one other plain Error is an operating-system error in Node's own shape
+ * (NodeJS.ErrnoException with `code` ENOENT, ENOSPC, ...), passed on as the OS gave it; fswatch's
+ * watchError builds that shape for the native watcher so both twins fail alike.
  */
 export const ERROR_CODES = {
-  KTS_ERR_CONFIG: 'A configuration file field or command-line flag is invalid.',
-  KTS_ERR_FLAG: 'An unknown or malformed command-line flag.',
-  KTS_ERR_MANIFEST: 'A pod manifest could not be parsed or failed validation.',
+  KTS_ERR_CONFIG: 'A configuration file field or command-line flag value is invalid.',
+  KTS_ERR_FLAG: 'The command line is malformed: an unknown flag, a flag without its value, or a stray argument.',
+  KTS_ERR_MANIFEST: 'A pod manifest could not be parsed or failed validation, or a quantity in a pod spec is not a valid quantity.',
   KTS_ERR_CRI: 'A call to the container runtime (CRI) failed.',
-  KTS_ERR_CRI_TIMEOUT: 'A CRI call exceeded its deadline.',
+  KTS_ERR_CRI_TIMEOUT: 'A CRI call, or a connection to the runtime\'s streaming server, exceeded its deadline.',
   KTS_ERR_CRI_UNAVAILABLE: 'The container runtime socket could not be reached.',
   KTS_ERR_CRI_NOT_FOUND: 'The runtime does not know the container, sandbox or image named.',
   KTS_ERR_CRI_UNIMPLEMENTED: 'The runtime does not implement this CRI method.',
-  KTS_ERR_CRI_REPLY: 'The runtime returned a reply the agent cannot use.',
-  KTS_ERR_RUNTIME_NOT_READY: 'The container runtime reports it is not ready.',
+  KTS_ERR_CRI_REPLY: 'The runtime returned a reply the agent cannot use, or broke the CRI contract (containers still running after a successful KillPod).',
+  KTS_ERR_RUNTIME_NOT_READY: 'The container runtime reports it is not ready, or its Status call failed; pod work waits.',
   KTS_ERR_IMAGE_PULL: 'An image could not be pulled (ErrImagePull).',
   KTS_ERR_IMAGE_NEVER_PULL: 'The image is absent and imagePullPolicy is Never (ErrImageNeverPull).',
   KTS_ERR_CREATE_CONTAINER: 'A container could not be created or started.',
+  KTS_ERR_CONTAINER_CONFIG: 'A container\'s configuration could not be built from its pod: env, resources, downward API (CreateContainerConfigError).',
+  KTS_ERR_VOLUME: 'A pod volume could not be set up, mounted or torn down.',
+  KTS_ERR_HOOK: 'A lifecycle hook (postStart, preStop) failed.',
+  KTS_ERR_POD_ENDPOINT: 'A request to a pod\'s own endpoint (an httpGet or grpc probe, an httpGet hook) failed or got an unreadable reply.',
+  KTS_ERR_POD_KILL_TIMEOUT: 'A pod the kubelet stopped on its own (eviction, node shutdown) did not terminate in time.',
   KTS_ERR_SANDBOX: 'A pod sandbox could not be created or inspected.',
-  KTS_ERR_NATIVE: 'The native addon failed in a way that is not "not built".',
-  KTS_ERR_HTTP: 'A request to one of the agent\'s HTTP servers was malformed.',
+  KTS_ERR_NATIVE: 'The native addon exists but failed to load, or one of its watchers stopped.',
+  KTS_ERR_HTTP: 'A request to one of the agent\'s HTTP servers was refused or cut short: a rejected credential (401), a client gone mid-reply.',
   KTS_ERR_MANIFEST_URL: 'The manifest URL (staticPodURL) could not be read: connection, HTTP status or size bound.',
   KTS_ERR_IMAGE_GC: 'Image garbage collection could not free the space required (ImageGCFailed).',
   KTS_ERR_LOCK_FILE: 'The lock file (--lock-file) could not be taken or was lost.',
-  KTS_ERR_CONTAINER_LOGS: 'A container log request was invalid, named no known container or log, or tried to leave the pod\'s log directory.',
+  KTS_ERR_CONTAINER_LOGS: 'A container log request was invalid, named no known container or log, or tried to leave the pod\'s log directory; or a log line is not in the CRI log format.',
   KTS_ERR_KUBECONFIG: 'The --kubeconfig file could not be loaded (missing, malformed, no current cluster).',
   KTS_ERR_API: 'A request to the kube-apiserver failed (connection, timeout or an error status).',
 } as const;
@@ -37,6 +51,18 @@ export class KubeletError extends Error {
     this.code = code;
     this.name = new.target.name;
   }
+}
+
+/**
+ * A KubeletError class whose code is fixed, for errors a module raises and its callers tell apart
+ * by class: `export class EnvError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}`.
+ */
+export function kubeletErrorClass(code: ErrorCode) {
+  return class extends KubeletError {
+    constructor(message: string, options?: { cause?: unknown }) {
+      super(code, message, options);
+    }
+  };
 }
 
 /** A bad KubeletConfiguration field or flag; `problems` lists every violation found at once. */

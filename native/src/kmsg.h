@@ -1,6 +1,6 @@
 // OOM watcher hot path: a reader thread on /dev/kmsg that parses the kernel's OOM-kill records
 // and hands them to JS in batches. No N-API here: addon.cc converts. The TypeScript twin is
-// src/oom/kmsg-ts.ts; both use the same parser rules (test/native/kmsg-parser.contract.test.ts):
+// src/oom/kmsg-ts.ts; both use the same parser rules (test/native/kmsg.contract.test.ts):
 //
 // - A read of /dev/kmsg returns one record "prio,seq,ts_us,flags[,...];message\n" followed by
 //   continuation lines that start with a space. A buffer holding several records (a pipe in

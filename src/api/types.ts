@@ -19,10 +19,6 @@ export type {
   V1Lifecycle as Lifecycle,
 } from '@kubernetes/client-node';
 
-/** Values of the `kubernetes.io/config.source` annotation. */
-export type PodSource = 'file' | 'http' | 'api';
-export const ALL_SOURCES = '*';
-
 export const ConfigSourceAnnotationKey = 'kubernetes.io/config.source';
 export const ConfigHashAnnotationKey = 'kubernetes.io/config.hash';
 export const ConfigSeenAnnotationKey = 'kubernetes.io/config.seen';

@@ -92,8 +92,9 @@ class HttpsApiClient implements ApiClient {
       // Explicit length: node sends a DELETE body without one otherwise, which servers reject.
       if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
       const req = httpsRequest(url, { method, agent: this.agent, headers, timeout: timeoutMs });
-      const fail = (err: Error) => reject(new ApiError(0, 'ConnectionFailed', `${method} ${url.pathname}: ${errorMessage(err)}`, { cause: err }));
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+      const connectionFailed = (why: string, cause?: unknown) => new ApiError(0, 'ConnectionFailed', `${method} ${url.pathname}: ${why}`, { cause });
+      const fail = (err: Error) => reject(err instanceof ApiError ? err : connectionFailed(errorMessage(err), err));
+      req.on('timeout', () => req.destroy(connectionFailed(`no answer within ${timeoutMs} ms`)));
       req.on('error', fail);
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
@@ -115,18 +116,19 @@ class HttpsApiClient implements ApiClient {
       signal.addEventListener('abort', onAbort, { once: true });
       let handlerError: unknown;
       let settled = false;
+      const connectionFailed = (why: string, cause?: unknown) => new ApiError(0, 'ConnectionFailed', `watch ${path}: ${why}`, { cause });
       const finish = (err?: Error) => {
         if (settled) return;
         settled = true;
         signal.removeEventListener('abort', onAbort);
         if (handlerError !== undefined) reject(handlerError);
-        else if (err && !signal.aborted) reject(err instanceof ApiError ? err : new ApiError(0, 'ConnectionFailed', `watch ${path}: ${errorMessage(err)}`, { cause: err }));
+        else if (err && !signal.aborted) reject(err instanceof ApiError ? err : connectionFailed(errorMessage(err), err));
         else resolve();
       };
       // The socket timeout doubles as the idle timeout: any byte (an event or a bookmark) resets it.
-      req.on('timeout', () => req.destroy(new Error(`watch idle for ${this.idleMs} ms`)));
+      req.on('timeout', () => req.destroy(connectionFailed(`watch idle for ${this.idleMs} ms`)));
       req.on('error', (err) => finish(err));
-      req.on('close', () => finish(new Error('watch connection closed')));
+      req.on('close', () => finish(connectionFailed('watch connection closed')));
       req.on('response', (res) => {
         res.setEncoding('utf8');
         let buf = '';
@@ -146,7 +148,7 @@ class HttpsApiClient implements ApiClient {
             try {
               event = JSON.parse(line) as WatchEvent<T>;
             } catch (err) {
-              req.destroy(new Error(`bad watch event: ${errorMessage(err)}`));
+              req.destroy(connectionFailed(`bad watch event: ${errorMessage(err)}`, err));
               return;
             }
             try {
@@ -161,27 +163,44 @@ class HttpsApiClient implements ApiClient {
         });
         res.on('end', () => finish());
         res.on('error', (err) => finish(err));
-        res.on('aborted', () => finish(new Error('watch connection aborted')));
+        res.on('aborted', () => finish(connectionFailed('watch connection aborted')));
       });
       req.end();
     });
   }
 }
 
+function kubeconfigError(path: string, why: string, cause?: unknown): KubeletError {
+  return new KubeletError('KTS_ERR_KUBECONFIG', `--kubeconfig ${path}: ${why}`, { cause });
+}
+
+/** Loads a kubeconfig and the server of its current cluster; every failure is KTS_ERR_KUBECONFIG. */
+export function loadKubeconfig(path: string): { kc: KubeConfig; server: URL } {
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromFile(path);
+  } catch (err) {
+    throw kubeconfigError(path, errorMessage(err), err);
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster?.server) throw kubeconfigError(path, 'no current cluster with a server (current-context is missing or names no cluster)');
+  try {
+    return { kc, server: new URL(cluster.server) };
+  } catch (err) {
+    throw kubeconfigError(path, `cluster server ${JSON.stringify(cluster.server)}: ${errorMessage(err)}`, err);
+  }
+}
+
 /** Loads `kubeconfigPath` and builds the main and heartbeat clients. */
 export async function createApiClients(kubeconfigPath: string, opts: ApiClientOptions = {}): Promise<ApiClients> {
-  const kc = new KubeConfig();
-  let conn: Connection;
+  const { kc, server } = loadKubeconfig(kubeconfigPath);
+  const tls: RequestOptions = {};
   try {
-    kc.loadFromFile(kubeconfigPath);
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('no current cluster (current-context is missing or names no cluster)');
-    const tls: RequestOptions = {};
     await kc.applyToHTTPSOptions(tls);
-    conn = { base: new URL(cluster.server), tls };
   } catch (err) {
-    throw new KubeletError('KTS_ERR_KUBECONFIG', `--kubeconfig ${kubeconfigPath}: ${errorMessage(err)}`, { cause: err });
+    throw kubeconfigError(kubeconfigPath, errorMessage(err), err);
   }
+  const conn: Connection = { base: server, tls };
   const ua = opts.userAgent ?? 'kubelet-ts';
   const idle = opts.watchIdleTimeoutMs ?? 300_000;
   const main = new HttpsApiClient(conn, 'main', opts.timeoutMs ?? 30_000, new TokenBucket(opts.qps ?? 50, opts.burst ?? 100), idle, ua);

@@ -27,8 +27,6 @@ export interface ReflectorOptions<T> {
   watchTimeoutSeconds?: () => number;
 }
 
-class Expired extends Error {}
-
 interface Meta { metadata?: { resourceVersion?: string } }
 
 export async function runReflector<T extends Meta>(o: ReflectorOptions<T>): Promise<void> {
@@ -38,7 +36,7 @@ export async function runReflector<T extends Meta>(o: ReflectorOptions<T>): Prom
   const onEvent = (e: WatchEvent<T>) => {
     if (e.type === 'ERROR') {
       const st = e.object as unknown as { code?: number; message?: string };
-      if (st.code === 410) throw new Expired(st.message ?? 'Gone');
+      if (st.code === 410) throw new ApiError(410, 'Expired', `${o.what} watch: ${st.message ?? 'Gone'}`);
       throw new ApiError(st.code ?? 500, 'WatchError', `${o.what} watch: ${st.message ?? 'error event'}`);
     }
     const rv = e.object.metadata?.resourceVersion;
@@ -58,7 +56,7 @@ export async function runReflector<T extends Meta>(o: ReflectorOptions<T>): Prom
       backoff = 800;
     } catch (err) {
       if (o.signal.aborted) return;
-      if (err instanceof Expired) {
+      if (err instanceof ApiError && err.statusCode === 410) {
         log('apiclient').info({ what: o.what, resourceVersion }, 'Watch expired (410 Gone); listing again');
         needList = true;
         continue;

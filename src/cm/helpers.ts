@@ -7,6 +7,7 @@
  * and static pods reach the agent without that defaulting.
  */
 import type { Container, Pod } from '../api/types.js';
+import { kubeletErrorClass } from '../errors.js';
 import { parseIntValue, parseMilliValue } from '../util/quantity.js';
 import type { QOSClass, ResourceConfig } from './types.js';
 
@@ -19,7 +20,7 @@ export const QUOTA_PERIOD = 100000;
 export const MIN_QUOTA_PERIOD = 1000;
 
 /** A malformed quantity in a container's resources. */
-export class ResourceError extends Error {}
+export class ResourceError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
 
 /** cpu shares for a milli-CPU request: 0 → 2 (the kernel minimum, not Docker's 1024). */
 export function milliCPUToShares(milliCPU: number): number {
@@ -53,7 +54,7 @@ function parse(c: Container, kind: Kind, name: Res, milli: boolean): number {
   try {
     return milli ? parseMilliValue(q) : parseIntValue(q);
   } catch (err) {
-    throw new ResourceError(`container ${c.name}: resources.${kind}.${name}: ${(err as Error).message}`);
+    throw new ResourceError(`container ${c.name}: resources.${kind}.${name}: ${(err as Error).message}`, { cause: err });
   }
 }
 

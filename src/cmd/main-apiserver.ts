@@ -79,7 +79,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     readinessErrors: () => {
       if (!kubelet) return ['kubelet is starting'];
       const rt = kubelet.runtimeState.runtimeErrors();
-      return [...(rt ? [rt] : []), ...kubelet.healthErrors()];
+      return [...(rt ? [rt.message] : []), ...kubelet.healthErrors()];
     },
     pressureConditions: () => pressure?.nodeConditions().map(({ type, status, reason, message }) => ({ type, status, reason, message })) ?? defaultPressureConditions(),
     updateFrequencyMs: kc.nodeStatusUpdateFrequencyMs, reportFrequencyMs: kc.nodeStatusReportFrequencyMs,

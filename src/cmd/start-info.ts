@@ -24,7 +24,7 @@ export function versionText(version = VERSION): string {
 }
 
 /** The config facts worth one log line at start. */
-export function configSummary(config: Config): Record<string, unknown> {
+function configSummary(config: Config): Record<string, unknown> {
   const kc = config.kubelet;
   return {
     nodeName: config.nodeName, rootDir: config.flags.rootDir, mode: config.flags.kubeconfig ? 'apiserver' : 'standalone',

@@ -1,7 +1,9 @@
 /**
  * loadConfig: command line + optional KubeletConfiguration file → one validated, frozen Config.
  * Flags override the file (as upstream). Every problem is collected and reported at once in a
- * ConfigError whose message names the flag or field; nothing half-valid escapes this module.
+ * ConfigError whose message names the flag or field; nothing half-valid escapes this module. Its
+ * code is KTS_ERR_FLAG when the command line itself is malformed (an unknown flag, a flag without
+ * its value, a stray argument), else KTS_ERR_CONFIG.
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -261,6 +263,8 @@ export function helpText(): string {
 
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): LoadResult {
   const { values, problems } = parseArgv(argv);
+  // A malformed command line is KTS_ERR_FLAG even when value problems are reported with it.
+  const malformedCommandLine = problems.length > 0;
   if (values.get('help') === 'true') return { kind: 'help', text: helpText() };
   if (values.get('version') === 'true') return { kind: 'version' };
 
@@ -308,7 +312,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   checkDaemonFields(kubelet as unknown as KubeletConfiguration, flags, problems);
   const nodeName = (flags.hostnameOverride ?? hostname()).trim().toLowerCase();
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName)) problems.push(`node name "${nodeName}" is not a valid DNS subdomain (set --hostname-override)`);
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(problems, malformedCommandLine ? 'KTS_ERR_FLAG' : 'KTS_ERR_CONFIG');
 
   const config: Config = {
     kubelet: Object.freeze(kubelet as unknown as KubeletConfiguration),

@@ -36,7 +36,7 @@ export const EVICTION_SIGNALS: readonly string[] = [
  * given in the file or on the command line replaces this one entirely: a signal left out has no
  * threshold.
  */
-export const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = Object.freeze({
+const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = Object.freeze({
   'memory.available': '100Mi',
   'nodefs.available': '10%',
   'nodefs.inodesFree': '5%',

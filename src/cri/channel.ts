@@ -5,7 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
-import { ConfigError } from '../errors.js';
+import { ConfigError, CriError } from '../errors.js';
 import { criErrorFrom } from './errors.js';
 import { serviceDefinition } from './proto.js';
 
@@ -37,7 +37,7 @@ export function grpcTarget(endpoint: string): string {
   ]);
 }
 
-export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
   'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   // Upstream dials with a 3 s max back-off, so a restarted runtime is found again quickly.
@@ -74,7 +74,7 @@ export class CriChannel {
   private invoke<T>(name: string, request: object, timeoutMs: number | undefined, deserialize: (b: Buffer) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) {
-        reject(criErrorFrom(name, new Error('client is closed')));
+        reject(new CriError('KTS_ERR_CRI', name, 'the CRI client is closed (the agent is shutting down)'));
         return;
       }
       let m: Method;

@@ -117,11 +117,11 @@ export function runtimeStatusFromWire(w: Wire): RuntimeStatus {
   };
 }
 
-export function sandboxMetadataFromWire(w: Wire): PodSandboxMetadata {
+function sandboxMetadataFromWire(w: Wire): PodSandboxMetadata {
   return { name: str(w?.name), uid: str(w?.uid), namespace: str(w?.namespace), attempt: Number(w?.attempt ?? 0) };
 }
 
-export function containerMetadataFromWire(w: Wire): ContainerMetadata {
+function containerMetadataFromWire(w: Wire): ContainerMetadata {
   return { name: str(w?.name), attempt: Number(w?.attempt ?? 0) };
 }
 
@@ -171,7 +171,7 @@ export function containerFromWire(w: Wire): Container {
   return out;
 }
 
-export function resourcesFromWire(w: Wire): LinuxContainerResources | undefined {
+function resourcesFromWire(w: Wire): LinuxContainerResources | undefined {
   if (!w) return undefined;
   return {
     cpuPeriod: toNumber(w.cpuPeriod),

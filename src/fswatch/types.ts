@@ -25,7 +25,7 @@ export interface FsWatcher {
 export type CreateFsWatcher = (onEvents: (events: FsEvent[]) => void, onError?: (err: Error) => void) => FsWatcher;
 
 /*
- * FsWatcher semantics shared by both implementations (test/native/fs-watcher.contract.test.ts):
+ * FsWatcher semantics shared by both implementations (test/fswatch/fs-watcher.contract.test.ts):
  * - Events come in batches, never synchronously from add()/remove()/close().
  * - In a watched directory: a new entry is 'create', a write or attribute change 'modify', an
  *   unlink 'delete'; both sides of a move are 'rename' (old name and new name). A watched file

@@ -28,7 +28,7 @@ export interface AdmitResult {
 }
 
 /** Upstream reasons (pkg/kubelet/lifecycle/predicate.go and the scheduler plugin names). */
-export const AdmissionReason = {
+const AdmissionReason = {
   OutOfCPU: 'OutOfcpu',
   OutOfMemory: 'OutOfmemory',
   OutOfPods: 'OutOfpods',
@@ -64,7 +64,7 @@ function containerRequests(c: Container): PodRequests {
 const add = (a: PodRequests, b: PodRequests): PodRequests => ({ milliCPU: a.milliCPU + b.milliCPU, memory: a.memory + b.memory });
 const max = (a: PodRequests, b: PodRequests): PodRequests => ({ milliCPU: Math.max(a.milliCPU, b.milliCPU), memory: Math.max(a.memory, b.memory) });
 
-export function isRestartableInitContainer(c: Container): boolean {
+function isRestartableInitContainer(c: Container): boolean {
   return c.restartPolicy === 'Always';
 }
 

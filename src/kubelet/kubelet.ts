@@ -19,7 +19,7 @@ import type { ProbeManager } from '../prober/types.js';
 import { generateAPIPodStatus, rejectedPodStatus, type ProbeResults, type StatusManager } from '../status/index.js';
 import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
 import { metrics } from '../metrics/index.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, KubeletError } from '../errors.js';
 import { isTerminalPhase } from '../api/pod.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
@@ -157,7 +157,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     while (!this.abort.signal.aborted) {
       const err = this.runtimeState.runtimeErrors();
       if (err) {
-        log('kubelet').debug({ err, backoffMs: backoff }, 'Skipping pod synchronization');
+        log('kubelet').debug({ err: err.message, code: err.code, backoffMs: backoff }, 'Skipping pod synchronization');
         await sleep(backoff, this.abort.signal);
         backoff = Math.min(backoff * 2, 5000);
         continue;
@@ -373,7 +373,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.waiting.delete(uid);
     const after = await this.deps.runtime.getPodStatus(uid, name, ns);
     const stillRunning = after.containerStatuses.filter((c) => c.state === 'running').map((c) => c.name);
-    if (stillRunning.length > 0) throw new Error(`detected running containers after a successful KillPod: ${stillRunning.join(', ')}`);
+    if (stillRunning.length > 0) throw new KubeletError('KTS_ERR_CRI_REPLY', `detected running containers after a successful KillPod, CRI violation: ${stillRunning.join(', ')}; the pod worker retries the kill`);
     this.updateStatus(pod, after, true, statusFn);
   }
 

@@ -1,14 +1,15 @@
 /**
  * Runtime health as the syncLoop sees it (upstream runtimeState): updated every 5 s from CRI
- * Status, plus the PLEG's own health. While not ready, the syncLoop backs off.
+ * Status, plus the PLEG's own health. While not ready (a KTS_ERR_RUNTIME_NOT_READY error, logged
+ * once per change with its code), the syncLoop backs off.
  */
 import type { Runtime } from '../kuberuntime/types.js';
 import type { PodLifecycleEventGenerator } from '../pleg/types.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
 
 export class RuntimeState {
-  private runtimeError: string | undefined = 'container runtime status check may not have completed yet';
+  private runtimeError: KubeletError | undefined = notReady('container runtime status check may not have completed yet');
   private lastLogged: string | undefined;
 
   constructor(private readonly runtime: Runtime, private readonly pleg: PodLifecycleEventGenerator) {}
@@ -16,19 +17,20 @@ export class RuntimeState {
   async update(): Promise<void> {
     try {
       const r = await this.runtime.ready();
-      this.runtimeError = r.ready ? undefined : `container runtime is not ready: ${r.reason ?? 'unknown reason'}`;
+      this.runtimeError = r.ready ? undefined : notReady(`container runtime is not ready: ${r.reason ?? 'unknown reason'}`);
     } catch (err) {
-      this.runtimeError = `container runtime is down: ${errorMessage(err)}`;
+      this.runtimeError = notReady(`container runtime is down: ${errorMessage(err)}`, err);
     }
-    if (this.runtimeError !== this.lastLogged) {
-      if (this.runtimeError) log('kubelet').warn({ reason: this.runtimeError }, 'Container runtime not ready');
+    const reason = this.runtimeError?.message;
+    if (reason !== this.lastLogged) {
+      if (this.runtimeError) log('kubelet').warn({ code: this.runtimeError.code, reason }, 'Container runtime not ready');
       else log('kubelet').info('Container runtime is ready');
-      this.lastLogged = this.runtimeError;
+      this.lastLogged = reason;
     }
   }
 
-  /** Errors that stop the syncLoop from dispatching work (runtime down). */
-  runtimeErrors(): string | undefined {
+  /** The error that stops the syncLoop from dispatching work (runtime not ready or down). */
+  runtimeErrors(): KubeletError | undefined {
     return this.runtimeError;
   }
 
@@ -39,4 +41,8 @@ export class RuntimeState {
     if (!pleg.ok) errs.push(`PLEG is not healthy: ${pleg.message}`);
     return errs;
   }
+}
+
+function notReady(message: string, cause?: unknown): KubeletError {
+  return new KubeletError('KTS_ERR_RUNTIME_NOT_READY', message, { cause });
 }

@@ -7,6 +7,7 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import type { ContainerConfig } from '../cri/types.js';
+import { kubeletErrorClass } from '../errors.js';
 import { resourceFieldRefValue, type NodeAllocatable } from './downward-api.js';
 import { EnvError, expandCommandAndArgs, makeEnvironmentVariables, type EnvContext } from './env.js';
 import { newContainerAnnotations, newContainerLabels } from './labels.js';
@@ -14,7 +15,7 @@ import { linuxContainerResources, ResourceError } from './resources.js';
 import { containerLogPath, namespacesForPod } from './sandbox-config.js';
 import { makeMounts, VolumeError } from './volumes.js';
 
-export class ContainerConfigError extends Error {}
+export class ContainerConfigError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
 
 export interface ContainerConfigInput {
   pod: Pod;

@@ -13,9 +13,10 @@
  */
 import type { Container, EnvVar, Pod } from '../api/types.js';
 import type { KeyValue } from '../cri/types.js';
+import { kubeletErrorClass } from '../errors.js';
 import type { PodObjectSource } from './types.js';
 
-export class EnvError extends Error {}
+export class EnvError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
 
 /** What the downward API needs that is not in the pod object. */
 export interface EnvContext {

@@ -41,13 +41,11 @@ export interface GCPolicy {
 
 export const DEFAULT_GC_POLICY: Readonly<GCPolicy> = Object.freeze({ minAgeMs: 0, maxPerPodContainer: 1, maxContainers: -1 });
 
-/** Instances kept per (pod, container name) of an active pod, by default. */
-export const MAX_PER_POD_CONTAINER = DEFAULT_GC_POLICY.maxPerPodContainer;
 /**
  * A container in state CREATED younger than this may be one SyncPod is about to start; removing
  * it would turn a good start into RunContainerError.
  */
-export const CREATED_GRACE_MS = 60_000;
+const CREATED_GRACE_MS = 60_000;
 
 export interface GcDeps {
   runtime: RuntimeService;

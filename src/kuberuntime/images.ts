@@ -14,10 +14,10 @@ import { DockerKeyring, type PullSecretsFor } from './keyring.js';
 import { PullLimiter } from './pull-limiter.js';
 import { runtimeMessage } from './cri-errors.js';
 
-export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
+type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
 /** The apiserver's default: Always for ":latest" or no tag (and no digest), else IfNotPresent. */
-export function defaultPullPolicy(image: string): PullPolicy {
+function defaultPullPolicy(image: string): PullPolicy {
   if (image.includes('@')) return 'IfNotPresent';
   const lastPart = image.slice(image.lastIndexOf('/') + 1);
   const colon = lastPart.lastIndexOf(':');
@@ -25,7 +25,7 @@ export function defaultPullPolicy(image: string): PullPolicy {
   return lastPart.slice(colon + 1) === 'latest' ? 'Always' : 'IfNotPresent';
 }
 
-export function pullPolicyOf(container: Container): PullPolicy {
+function pullPolicyOf(container: Container): PullPolicy {
   const p = container.imagePullPolicy;
   return p === 'Always' || p === 'IfNotPresent' || p === 'Never' ? p : defaultPullPolicy(container.image ?? '');
 }

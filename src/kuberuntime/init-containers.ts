@@ -30,7 +30,7 @@ export function hasRestartableInitContainer(pod: Pod): boolean {
   return (pod.spec?.initContainers ?? []).some(isRestartableInitContainer);
 }
 
-export function isInitContainerFailed(s: ContainerRuntimeStatus): boolean {
+function isInitContainerFailed(s: ContainerRuntimeStatus): boolean {
   // An OOM-killed init container failed even if the runtime reports exit code 0.
   if (s.reason === 'OOMKilled') return true;
   if (s.state === 'exited' && s.exitCode !== 0) return true;

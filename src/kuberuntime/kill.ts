@@ -28,9 +28,9 @@ import { TerminationOrdering } from './termination-ordering.js';
 import type { PodRuntimeStatus, RunningPod, RuntimeContainer } from './types.js';
 
 /** upstream minimumGracePeriodInSeconds: a minimal shutdown window avoids needless SIGKILLs. */
-export const MINIMUM_GRACE_PERIOD_SECONDS = 2;
+const MINIMUM_GRACE_PERIOD_SECONDS = 2;
 /** The apiserver's default terminationGracePeriodSeconds. */
-export const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30;
+const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30;
 
 /** What killing needs besides the runtime: the pod's IPs for httpGet preStop hooks. */
 export interface KillDeps {
@@ -44,9 +44,9 @@ export interface KillDeps {
 /**
  * upstream setTerminationGracePeriod: the pod's deletion grace period, else a failed probe's own
  * terminationGracePeriodSeconds, else the pod's; without a pod, what the container's annotation
- * recorded. No minimum applied (see gracePeriodFor).
+ * recorded. No minimum applied (killContainer applies the 2 s one).
  */
-export function terminationGracePeriod(opts: {
+function terminationGracePeriod(opts: {
   pod?: Pod | undefined;
   container?: Container | undefined;
   reason?: ContainerKillReason | undefined;
@@ -61,22 +61,6 @@ export function terminationGracePeriod(opts: {
   const probe = reason === 'LivenessProbe' ? container?.livenessProbe : reason === 'StartupProbe' ? container?.startupProbe : undefined;
   if (probe?.terminationGracePeriodSeconds !== undefined && probe.terminationGracePeriodSeconds !== null) grace = probe.terminationGracePeriodSeconds;
   return grace;
-}
-
-/**
- * The grace period StopContainer gets when no hook runs: terminationGracePeriod with the 2 s
- * minimum. An explicit override (eviction, orphan kills) wins over everything, the minimum
- * included.
- */
-export function gracePeriodFor(opts: {
-  pod?: Pod | undefined;
-  container?: Container | undefined;
-  reason?: ContainerKillReason | undefined;
-  recorded?: number | undefined;
-  override?: number | undefined;
-}): number {
-  if (opts.override !== undefined) return Math.max(0, opts.override);
-  return Math.max(terminationGracePeriod(opts), MINIMUM_GRACE_PERIOD_SECONDS);
 }
 
 /** What one container kill needs to know. */

@@ -9,22 +9,22 @@ import type { Container, ContainerPort, Pod } from '../api/types.js';
 import type { Labels } from '../cri/types.js';
 import { hashContainer } from './hash.js';
 
-export const KubernetesPodNameLabel = 'io.kubernetes.pod.name';
-export const KubernetesPodNamespaceLabel = 'io.kubernetes.pod.namespace';
+const KubernetesPodNameLabel = 'io.kubernetes.pod.name';
+const KubernetesPodNamespaceLabel = 'io.kubernetes.pod.namespace';
 export const KubernetesPodUIDLabel = 'io.kubernetes.pod.uid';
-export const KubernetesContainerNameLabel = 'io.kubernetes.container.name';
+const KubernetesContainerNameLabel = 'io.kubernetes.container.name';
 
-export const PodDeletionGracePeriodAnnotation = 'io.kubernetes.pod.deletionGracePeriod';
+const PodDeletionGracePeriodAnnotation = 'io.kubernetes.pod.deletionGracePeriod';
 export const PodTerminationGracePeriodAnnotation = 'io.kubernetes.pod.terminationGracePeriod';
 export const ContainerHashAnnotation = 'io.kubernetes.container.hash';
 export const ContainerRestartCountAnnotation = 'io.kubernetes.container.restartCount';
-export const ContainerTerminationMessagePathAnnotation = 'io.kubernetes.container.terminationMessagePath';
-export const ContainerTerminationMessagePolicyAnnotation = 'io.kubernetes.container.terminationMessagePolicy';
-export const ContainerPreStopHandlerAnnotation = 'io.kubernetes.container.preStopHandler';
+const ContainerTerminationMessagePathAnnotation = 'io.kubernetes.container.terminationMessagePath';
+const ContainerTerminationMessagePolicyAnnotation = 'io.kubernetes.container.terminationMessagePolicy';
+const ContainerPreStopHandlerAnnotation = 'io.kubernetes.container.preStopHandler';
 export const ContainerPortsAnnotation = 'io.kubernetes.container.ports';
-export const ContainerTypeAnnotation = 'io.kubernetes.container.type';
+const ContainerTypeAnnotation = 'io.kubernetes.container.type';
 
-export type ContainerType = 'init' | 'container' | 'ephemeral';
+type ContainerType = 'init' | 'container' | 'ephemeral';
 
 /** Sandbox identity read back from labels (upstream labeledPodSandboxInfo). */
 export interface LabeledPodSandboxInfo {

@@ -3,7 +3,7 @@
  *
  *  - exec: CRI ExecSync in the container; a non-zero exit or a failed call fails the hook, with
  *    upstream's message (command, container, pod, error and the output);
- *  - httpGet: GET to the action's host or the pod's first IP (see hook-http.ts); any HTTP
+ *  - httpGet: GET to the action's host or the pod's first IP (see src/util/http-get.ts); any HTTP
  *    response succeeds, only a transport failure fails the hook (as upstream); https that is
  *    answered in plain HTTP is retried over http;
  *  - sleep: waits the given seconds (cut short by the caller's deadline);
@@ -13,7 +13,7 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import type { RuntimeService } from '../cri/types.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, kubeletErrorClass } from '../errors.js';
 import { runtimeMessage } from './cri-errors.js';
 import { httpGet, newRequestForHTTPGetAction, type HttpGetAction } from '../util/http-get.js';
 import { formatPod } from './pod-actions.js';
@@ -40,12 +40,7 @@ export interface HookContext {
   signal?: AbortSignal;
 }
 
-export class HookError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'HookError';
-  }
-}
+export class HookError extends kubeletErrorClass('KTS_ERR_HOOK') {}
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { KubeletError } from '../errors.js';
 
 const execFileAsync = promisify(execFile);
 const TIMEOUT_MS = 30_000;
@@ -21,7 +22,7 @@ function unescapeMount(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
-export function parseMountInfo(text: string): MountInfo[] {
+function parseMountInfo(text: string): MountInfo[] {
   const out: MountInfo[] = [];
   for (const line of text.split('\n')) {
     const sep = line.indexOf(' - ');
@@ -33,7 +34,7 @@ export function parseMountInfo(text: string): MountInfo[] {
   return out;
 }
 
-export async function readMounts(): Promise<MountInfo[]> {
+async function readMounts(): Promise<MountInfo[]> {
   return parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8').catch(() => ''));
 }
 
@@ -55,7 +56,7 @@ async function run(cmd: string, args: string[]): Promise<void> {
     await execFileAsync(cmd, args, { timeout: TIMEOUT_MS });
   } catch (err) {
     const e = err as { stderr?: string; message?: string };
-    throw new Error(`${cmd} ${args.join(' ')}: ${(e.stderr ?? '').trim() || e.message}`, { cause: err });
+    throw new KubeletError('KTS_ERR_VOLUME', `${cmd} ${args.join(' ')}: ${(e.stderr ?? '').trim() || e.message}`, { cause: err });
   }
 }
 

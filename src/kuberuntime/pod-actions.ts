@@ -48,8 +48,6 @@ export interface PodActions {
    * (restartable init containers) that must be (re)started.
    */
   initContainersToStart: number[];
-  /** The first of initContainersToStart (kept for callers of the one-at-a-time API). */
-  nextInitContainerToStart?: number;
   /** Indexes in spec.containers to start. */
   containersToStart: number[];
   containersToKill: ContainerToKill[];
@@ -82,7 +80,7 @@ function shouldRestartOnFailure(pod: Pod): boolean {
 }
 
 /** Whether the pod needs a new sandbox; the attempt for it; the current sandbox ID if any. */
-export function podSandboxChanged(pod: Pod, status: PodRuntimeStatus): { changed: boolean; attempt: number; sandboxId: string } {
+function podSandboxChanged(pod: Pod, status: PodRuntimeStatus): { changed: boolean; attempt: number; sandboxId: string } {
   const sandboxes = status.sandboxStatuses;
   if (sandboxes.length === 0) return { changed: true, attempt: 0, sandboxId: '' };
   const ready = sandboxes.filter((s) => s.ready).length;
@@ -98,7 +96,7 @@ export function podSandboxChanged(pod: Pod, status: PodRuntimeStatus): { changed
 }
 
 /** upstream ShouldContainerBeRestarted. */
-export function shouldContainerBeRestarted(container: Container, pod: Pod, status: PodRuntimeStatus): boolean {
+function shouldContainerBeRestarted(container: Container, pod: Pod, status: PodRuntimeStatus): boolean {
   // A pod being deleted never gets new containers.
   if (pod.metadata?.deletionTimestamp) return false;
   const s = findContainerStatusByName(status, container.name);
@@ -124,7 +122,6 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, opts: PodA
   const actions = emptyActions(changed, attempt, sandboxId);
   if (changed) computeSandboxRecreation(pod, status, actions);
   else computeContainerActions(pod, status, actions, opts);
-  if (actions.initContainersToStart.length > 0) actions.nextInitContainerToStart = actions.initContainersToStart[0];
   addBackOff(pod, status, actions, opts.backOff);
   return actions;
 }
@@ -245,7 +242,7 @@ export function restartBackOffKey(pod: Pod, container: Container): string {
 }
 
 /** upstream doBackOff's check, without recording anything (SyncPod records the restart). */
-export function restartBackOff(pod: Pod, container: Container, status: PodRuntimeStatus, view: BackoffView | undefined): RestartBackOff | undefined {
+function restartBackOff(pod: Pod, container: Container, status: PodRuntimeStatus, view: BackoffView | undefined): RestartBackOff | undefined {
   const exited = status.containerStatuses.find((s) => s.name === container.name && s.state === 'exited');
   if (!exited) return undefined;
   const key = restartBackOffKey(pod, container);

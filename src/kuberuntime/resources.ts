@@ -31,10 +31,10 @@ export {
   type QOSClass,
 } from '../cm/index.js';
 
-export const GUARANTEED_OOM_SCORE_ADJ = -997;
-export const BESTEFFORT_OOM_SCORE_ADJ = 1000;
+const GUARANTEED_OOM_SCORE_ADJ = -997;
+const BESTEFFORT_OOM_SCORE_ADJ = 1000;
 /** upstream schedulerutil.DefaultMemoryRequest: what a container without a memory request counts as. */
-export const DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024;
+const DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024;
 const SYSTEM_NODE_CRITICAL = 'system-node-critical';
 /** upstream scheduling.SystemCriticalPriority. */
 const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
@@ -59,7 +59,7 @@ export function linuxContainerResources(pod: Pod, container: Container, memoryCa
 }
 
 /** upstream types.IsNodeCriticalPod: a critical pod (static, mirror or system priority) of class system-node-critical. */
-export function isNodeCriticalPod(pod: Pod): boolean {
+function isNodeCriticalPod(pod: Pod): boolean {
   const staticOrMirror = isStaticPod(pod) || isMirrorPod(pod);
   const critical = staticOrMirror || (pod.spec?.priority ?? 0) >= SYSTEM_CRITICAL_PRIORITY;
   return critical && pod.spec?.priorityClassName === SYSTEM_NODE_CRITICAL;

@@ -31,7 +31,7 @@ import type {
   SandboxRuntimeStatus,
 } from './types.js';
 
-export function toRuntimeState(state: ContainerState): RuntimeContainerState {
+function toRuntimeState(state: ContainerState): RuntimeContainerState {
   switch (state) {
     case 'CONTAINER_CREATED': return 'created';
     case 'CONTAINER_RUNNING': return 'running';
@@ -48,7 +48,7 @@ function annotated(id: string, annotations: Record<string, string> | undefined):
 }
 
 /** undefined for a container without our labels. */
-export function toRuntimeContainer(c: CriContainer): RuntimeContainer | undefined {
+function toRuntimeContainer(c: CriContainer): RuntimeContainer | undefined {
   const labeled = getContainerInfoFromLabels(c.labels);
   if (!labeled) return undefined;
   const info = annotated(c.id, c.annotations);
@@ -67,7 +67,7 @@ export function toRuntimeContainer(c: CriContainer): RuntimeContainer | undefine
   return rc;
 }
 
-export function toRuntimeSandbox(s: PodSandbox): RuntimeSandbox {
+function toRuntimeSandbox(s: PodSandbox): RuntimeSandbox {
   return { id: s.id, ready: s.state === 'SANDBOX_READY', attempt: s.metadata?.attempt ?? 0, createdAt: s.createdAt };
 }
 
@@ -76,7 +76,7 @@ function nsToDate(ns: bigint): Date {
 }
 
 /** undefined for a container without our labels. */
-export function toContainerRuntimeStatus(s: CriContainerStatus, podSandboxId: string): ContainerRuntimeStatus | undefined {
+function toContainerRuntimeStatus(s: CriContainerStatus, podSandboxId: string): ContainerRuntimeStatus | undefined {
   const labeled = getContainerInfoFromLabels(s.labels);
   if (!labeled) return undefined;
   const info = annotated(s.id, s.annotations);
@@ -106,7 +106,7 @@ export function toContainerRuntimeStatus(s: CriContainerStatus, podSandboxId: st
   return out;
 }
 
-export function toSandboxRuntimeStatus(s: PodSandboxStatus): SandboxRuntimeStatus {
+function toSandboxRuntimeStatus(s: PodSandboxStatus): SandboxRuntimeStatus {
   return {
     id: s.id,
     ready: s.state === 'SANDBOX_READY',

@@ -11,7 +11,7 @@ import { newPodAnnotations, newPodLabels } from './labels.js';
 const MAX_HOSTNAME_LENGTH = 63;
 
 /** upstream BuildPodLogsDirectory: <podLogsDir>/<namespace>_<name>_<uid>. */
-export function podLogsDirectory(podLogsDir: string, pod: Pod): string {
+function podLogsDirectory(podLogsDir: string, pod: Pod): string {
   return join(podLogsDir, `${pod.metadata?.namespace ?? ''}_${pod.metadata?.name ?? ''}_${pod.metadata?.uid ?? ''}`);
 }
 
@@ -58,7 +58,7 @@ function toProtocol(p: string | undefined): Protocol {
 }
 
 /** Every container port (upstream MakePortMappings); the runtime maps only those with a hostPort. */
-export function portMappings(pod: Pod): PortMapping[] {
+function portMappings(pod: Pod): PortMapping[] {
   const out: PortMapping[] = [];
   for (const c of pod.spec?.containers ?? []) {
     for (const p of c.ports ?? []) {

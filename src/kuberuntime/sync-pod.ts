@@ -265,7 +265,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
 }
 
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
-export async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, target: StartTarget, container: Container): Promise<string> {
+async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, target: StartTarget, container: Container): Promise<string> {
   const imageRef = await deps.puller.ensureImageExists(pod, container, target.sandboxConfig);
   const logDir = containerLogsDirectory(deps.podLogsDir, pod, container.name);
   const previous = findContainerStatusByName(status, container.name);
@@ -327,7 +327,7 @@ async function runPostStartHook(deps: SyncDeps, pod: Pod, container: Container, 
  * When no earlier instance is known (the runtime lost its state, e.g. after a reboot), continue
  * after the highest <n>.log in the container's log directory rather than overwrite 0.log.
  */
-export async function restartCountFromLogDir(logDir: string): Promise<number> {
+async function restartCountFromLogDir(logDir: string): Promise<number> {
   let entries: string[];
   try {
     entries = await readdir(logDir);

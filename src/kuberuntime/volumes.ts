@@ -20,26 +20,27 @@ import { dirname, isAbsolute, join, normalize } from 'node:path';
 import type { Container, Pod } from '../api/types.js';
 import { podResourceConfig } from '../cm/index.js';
 import type { Mount } from '../cri/types.js';
+import { kubeletErrorClass } from '../errors.js';
 import { log } from '../util/log.js';
 import { downwardAPIPayload, positiveQuantity, type DownwardAPIVolumeSource, type NodeAllocatable, type PayloadFile } from './downward-api.js';
 import { EnvError, expand, mappingFor, type EnvContext } from './env.js';
 import { mountAt, mountsUnder, mountTmpfs, unmount } from './mount.js';
 import { apiVolumePayload, CONFIGMAP_PLUGIN, PROJECTED_PLUGIN, SECRET_PLUGIN } from './api-volumes.js';
 
-export class VolumeError extends Error {}
+export class VolumeError extends kubeletErrorClass('KTS_ERR_VOLUME') {}
 
-export const EMPTY_DIR_PLUGIN = 'kubernetes.io~empty-dir';
-export const DOWNWARD_API_PLUGIN = 'kubernetes.io~downward-api';
+const EMPTY_DIR_PLUGIN = 'kubernetes.io~empty-dir';
+const DOWNWARD_API_PLUGIN = 'kubernetes.io~downward-api';
 
-export function podDir(rootDir: string, uid: string): string {
+function podDir(rootDir: string, uid: string): string {
   return join(rootDir, 'pods', uid);
 }
 
-export function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
+function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
   return join(podDir(rootDir, uid), 'volumes', EMPTY_DIR_PLUGIN, volumeName);
 }
 
-export function downwardAPIPath(rootDir: string, uid: string, volumeName: string): string {
+function downwardAPIPath(rootDir: string, uid: string, volumeName: string): string {
   return join(podDir(rootDir, uid), 'volumes', DOWNWARD_API_PLUGIN, volumeName);
 }
 
@@ -285,7 +286,7 @@ export async function removePodVolumes(rootDir: string, uid: string): Promise<vo
     await unmount(m);
     log('kuberuntime').debug({ mountPoint: m }, 'unmounted pod volume');
   }
-  if ((await mountsUnder(volumes)).length > 0) throw new Error(`mounts remain under ${volumes}`);
+  if ((await mountsUnder(volumes)).length > 0) throw new VolumeError(`cannot remove the volumes of pod ${uid}: mounts remain under ${volumes} after unmounting; the next garbage collection tries again`);
   await rm(join(volumes, EMPTY_DIR_PLUGIN), { recursive: true, force: true });
   await rm(join(volumes, DOWNWARD_API_PLUGIN), { recursive: true, force: true });
   for (const plugin of [CONFIGMAP_PLUGIN, SECRET_PLUGIN, PROJECTED_PLUGIN]) await rm(join(volumes, plugin), { recursive: true, force: true });
@@ -293,6 +294,3 @@ export async function removePodVolumes(rootDir: string, uid: string): Promise<vo
   await rmdir(volumes).catch(() => undefined);
   await rmdir(dir).catch(() => undefined);
 }
-
-/** @deprecated name kept for callers: removePodVolumes. */
-export const removePodEmptyDirs = removePodVolumes;

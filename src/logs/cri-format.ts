@@ -3,14 +3,11 @@
  * `<RFC3339Nano timestamp> <stdout|stderr> <tag>[:<more tags>] <content>\n`, where tag P marks a
  * partial line continued by the next one and F a full line.
  */
+import { kubeletErrorClass } from '../errors.js';
 import type { CriLogLine } from './types.js';
 
-export class LogParseError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'LogParseError';
-  }
-}
+/** A line that is not in the CRI log format; readers skip it. */
+class LogParseError extends kubeletErrorClass('KTS_ERR_CONTAINER_LOGS') {}
 
 /** Parses one line without its trailing newline. */
 export function parseCriLogLine(line: Buffer): CriLogLine {

@@ -29,7 +29,7 @@ export function rotationSuffix(d: Date): string {
 }
 
 /** Rotated files of `logPath`, oldest first. */
-export async function rotatedLogs(logPath: string): Promise<string[]> {
+async function rotatedLogs(logPath: string): Promise<string[]> {
   const prefix = `${basename(logPath)}.`;
   const names = (await readdir(dirname(logPath)).catch(() => [] as string[])).filter((n) => n.startsWith(prefix) && /^\d{8}-\d{6}/.test(n.slice(prefix.length)));
   return names.sort().map((n) => join(dirname(logPath), n));

@@ -45,7 +45,7 @@ export function goArch(nodeArch: string = arch()): string {
  * Upstream's initial node labels (kubelet_node_status.go initialNode): hostname, os and arch in
  * their stable and beta forms; --node-labels are applied over them.
  */
-export function nodeLabels(nodeName: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+function nodeLabels(nodeName: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
   return {
     'kubernetes.io/hostname': nodeName,
     'kubernetes.io/os': 'linux',

@@ -20,8 +20,8 @@ export const SystemCriticalPriority = 2_000_000_000;
 const BUILTIN_PRIORITY: Record<string, number> = { 'system-node-critical': 2_000_001_000, 'system-cluster-critical': 2_000_000_000 };
 export const NodeShutdownReason = 'Terminated';
 export const NodeShutdownMessage = 'Pod was terminated in response to imminent node shutdown.';
-export const NodeShutdownNotAdmittedReason = 'NodeShutdown';
-export const NodeShutdownNotAdmittedMessage = 'Pod was rejected as the node is shutting down.';
+const NodeShutdownNotAdmittedReason = 'NodeShutdown';
+const NodeShutdownNotAdmittedMessage = 'Pod was rejected as the node is shutting down.';
 
 export interface NodeShutdownOptions {
   shutdownGracePeriodMs: number;

@@ -11,7 +11,7 @@ import { tryParseQuantity } from '../util/quantity.js';
 import type { ApiNode, ContainerImage, NodeCondition, NodeStatusDeps } from './types.js';
 
 /** Upstream caps the images in the node status at 50 (nodeStatusMaxImages). */
-export const MAX_IMAGES = 50;
+const MAX_IMAGES = 50;
 
 function readTrim(path: string): string {
   try {
@@ -38,7 +38,7 @@ function ephemeralCapacity(rootDir: string): number {
 const cpuQuantity = (milli: number) => (milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`);
 const bytesQuantity = (b: number) => (b % 1024 === 0 ? `${b / 1024}Ki` : String(b));
 
-export function capacityAndAllocatable(deps: Pick<NodeStatusDeps, 'node' | 'rootDir' | 'reserved'>): Pick<V1NodeStatus, 'capacity' | 'allocatable'> {
+function capacityAndAllocatable(deps: Pick<NodeStatusDeps, 'node' | 'rootDir' | 'reserved'>): Pick<V1NodeStatus, 'capacity' | 'allocatable'> {
   const { node, reserved } = deps;
   const storage = ephemeralCapacity(deps.rootDir);
   const reservedStorage = ['systemReserved', 'kubeReserved'].reduce((sum, k) => sum + Math.ceil(tryParseQuantity((reserved as Record<string, Record<string, string> | undefined> | undefined)?.[k]?.['ephemeral-storage'] ?? '0') ?? 0), 0)
@@ -59,7 +59,7 @@ export function defaultPressureConditions(): NodeCondition[] {
   ];
 }
 
-export function readyCondition(errors: readonly string[]): NodeCondition {
+function readyCondition(errors: readonly string[]): NodeCondition {
   return errors.length === 0
     ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }
     : { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: errors.join(', ') };
@@ -69,7 +69,7 @@ export function readyCondition(errors: readonly string[]): NodeCondition {
  * Conditions with times: lastHeartbeatTime is now; lastTransitionTime is kept from `previous`
  * while the status stays the same (upstream's condition setters).
  */
-export function stampConditions(conds: NodeCondition[], previous: readonly NodeCondition[] | undefined, now: Date): NodeCondition[] {
+function stampConditions(conds: NodeCondition[], previous: readonly NodeCondition[] | undefined, now: Date): NodeCondition[] {
   return conds.map((c) => {
     const old = previous?.find((p) => p.type === c.type);
     const transition = old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now;
@@ -77,7 +77,7 @@ export function stampConditions(conds: NodeCondition[], previous: readonly NodeC
   });
 }
 
-export function imagesOf(images: ContainerImage[]): ContainerImage[] {
+function imagesOf(images: ContainerImage[]): ContainerImage[] {
   return [...images].sort((a, b) => (b.sizeBytes ?? 0) - (a.sizeBytes ?? 0)).slice(0, MAX_IMAGES);
 }
 

@@ -32,7 +32,7 @@ function listField(list: string, key: string): string {
 
 export interface KmsgRecordHead { seq: number; tsUs: number; message: string }
 
-export function parseKmsgRecord(rec: string): KmsgRecordHead | undefined {
+function parseKmsgRecord(rec: string): KmsgRecordHead | undefined {
   const semi = rec.indexOf(';');
   if (semi < 0) return undefined;
   const f = rec.slice(0, semi).split(',');

@@ -28,7 +28,7 @@ export type NativeRelistDifferCtor = new () => NativeRelistDiffer;
 const HEADER = 28;
 
 /** Decodes the addon's output (layout in native/src/pleg.h). */
-export function decodeNativeResult(buf: Buffer): RelistResult {
+function decodeNativeResult(buf: Buffer): RelistResult {
   const nPods = buf.readUInt32LE(20);
   const nEvents = buf.readUInt32LE(24);
   const result: RelistResult = {

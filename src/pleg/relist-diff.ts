@@ -98,7 +98,7 @@ export function closedError(): Error {
 // Strings are kept as latin1 (one char per byte) internally, so that keys compare and sort
 // bytewise exactly as the native side does; they become UTF-8 only on the way out.
 const ASCII = /^[\x00-\x7f]*$/;
-export function latin1ToUtf8(s: string): string {
+function latin1ToUtf8(s: string): string {
   return ASCII.test(s) ? s : Buffer.from(s, 'latin1').toString('utf8');
 }
 function utf8ToLatin1(s: string): string {
@@ -116,8 +116,6 @@ const TWO_32 = 0x1_0000_0000;
 
 /** Buffer's own (undocumented, long-standing) slice decoder: toString('latin1') minus the checks. */
 type RawBuffer = Buffer & { latin1Slice(start: number, end: number): string };
-
-class DecodeError extends Error {}
 
 /** Where in the reply we are, for error messages: "<top>[ <list>[<index>][.<sub>]]". */
 interface Ctx {
@@ -242,7 +240,7 @@ class Reader {
   fail(ctx: Ctx, what: string): never {
     let where = ctx.top;
     if (ctx.list !== undefined) where += ` ${ctx.list}[${ctx.index}]${ctx.sub !== undefined ? `.${ctx.sub}` : ''}`;
-    throw new DecodeError(`${where}: ${what} at byte ${this.at}`);
+    throw relistDecodeError(`${where}: ${what} at byte ${this.at}`);
   }
 }
 
@@ -501,9 +499,6 @@ class TsRelistDiffer implements RelistDiffer {
     try {
       decodeSandboxes(this.#reader, sbuf, sbItems);
       decodeContainers(this.#reader, cbuf, ctItems, counts);
-    } catch (err) {
-      if (err instanceof DecodeError) throw relistDecodeError(err.message);
-      throw err;
     } finally {
       this.#reader.buf = EMPTY;
     }

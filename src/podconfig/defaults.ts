@@ -30,11 +30,11 @@ export function defaultImagePullPolicy(image: string): 'Always' | 'IfNotPresent'
   return tag === 'latest' || (tag === '' && digest === '') ? 'Always' : 'IfNotPresent';
 }
 
-export const DefaultTerminationGracePeriodSeconds = 30;
-export const DefaultSchedulerName = 'default-scheduler';
-export const DefaultTerminationMessagePath = '/dev/termination-log';
+const DefaultTerminationGracePeriodSeconds = 30;
+const DefaultSchedulerName = 'default-scheduler';
+const DefaultTerminationMessagePath = '/dev/termination-log';
 /** Mode of secret, configMap, downwardAPI and projected volume files (0644). */
-export const DefaultVolumeFileMode = 0o644;
+const DefaultVolumeFileMode = 0o644;
 
 /** Applies API defaults in place to a decoded Pod object. */
 export function setPodDefaults(pod: Obj): void {

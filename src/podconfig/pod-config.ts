@@ -61,7 +61,7 @@ function annotationsEqual(a: Record<string, string> | undefined, b: Record<strin
 }
 
 /** podsDifferSemantically: spec, labels, non-local annotations, deletion fields. */
-export function podsDifferSemantically(existing: Pod, ref: Pod): boolean {
+function podsDifferSemantically(existing: Pod, ref: Pod): boolean {
   const em = existing.metadata ?? {};
   const rm = ref.metadata ?? {};
   return !(

@@ -22,7 +22,7 @@ export function generatePodName(name: string, nodeName: string): string {
 }
 
 /** JSON with object keys sorted at every level, so equal objects hash equally. */
-export function stableStringify(v: unknown): string {
+function stableStringify(v: unknown): string {
   return JSON.stringify(v, (_key, value: unknown) => {
     if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Date) return value;
     const out: Record<string, unknown> = {};

@@ -26,7 +26,7 @@ export function isDns1123Subdomain(s: string): boolean {
 }
 
 /** Label and annotation keys: `[prefix/]name`, prefix a DNS-1123 subdomain, name ≤ 63 chars. */
-export function isQualifiedName(s: string): boolean {
+function isQualifiedName(s: string): boolean {
   const parts = s.split('/');
   if (parts.length > 2) return false;
   const name = parts[parts.length - 1]!;

@@ -1,6 +1,7 @@
 /**
- * The desired pods (upstream pod.Manager): what the sources want on this node, by UID and by
- * full name. Mirror pods arrive with API-server mode.
+ * The desired pods (upstream pod.Manager): what the sources want on this node, by UID only.
+ * Mirror pods are not kept here: API server mode pairs them with their static pods in
+ * src/apimode/mirror-pods.ts.
  */
 import type { Pod } from '../api/types.js';
 

@@ -15,7 +15,7 @@ import type { PodStatusCache } from '../pleg/types.js';
 import type { RunningPod } from '../kuberuntime/types.js';
 import { isStaticPod } from '../api/pod.js';
 import { metrics } from '../metrics/index.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { WorkQueue } from './work-queue.js';
@@ -466,7 +466,7 @@ class PodWorkersImpl implements PodWorkers {
     const grace = opts.gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
     const timeoutMs = Math.max(10, grace + Math.floor(grace / 2)) * 1000;
     return new Promise<void>((resolve, reject) => {
-      const timer = this.clock.setTimeout(() => reject(new Error(`timeout waiting to terminate pod ${fullName(pod, undefined)} abnormally`)), timeoutMs);
+      const timer = this.clock.setTimeout(() => reject(new KubeletError('KTS_ERR_POD_KILL_TIMEOUT', `timeout waiting to terminate pod ${fullName(pod, undefined)} abnormally: not terminated within ${timeoutMs / 1000} s (its grace period and half again); its pod worker keeps trying`)), timeoutMs);
       this.updatePod({
         updateType: 'kill', pod,
         killPodOptions: { ...opts, onTerminated: () => { timer.cancel(); opts.onTerminated?.(); resolve(); } },

@@ -5,6 +5,7 @@
  * (field 1: service string / status enum) rather than loading a .proto at run time.
  */
 import * as grpc from '@grpc/grpc-js';
+import { KubeletError } from '../errors.js';
 import type { Prober, ProbeReply, ProbeTarget } from './types.js';
 
 /** grpc.health.v1.HealthCheckResponse.ServingStatus. */
@@ -43,7 +44,7 @@ function readVarint(buf: Buffer, pos: number): [number, number] {
   let v = 0;
   let shift = 0;
   for (;;) {
-    if (pos >= buf.length) throw new Error('truncated varint');
+    if (pos >= buf.length) throw new KubeletError('KTS_ERR_POD_ENDPOINT', `grpc health message: varint truncated at byte ${pos}`);
     const b = buf[pos++]!;
     v += (b & 0x7f) * 2 ** shift;
     if ((b & 0x80) === 0) return [v, pos];
@@ -71,7 +72,7 @@ function readField1(buf: Buffer, wireType: 0 | 2): number | Buffer | undefined {
       pos += wt === 1 ? 8 : 4;
       continue;
     } else {
-      throw new Error(`unsupported wire type ${wt}`);
+      throw new KubeletError('KTS_ERR_POD_ENDPOINT', `grpc health message: unsupported wire type ${wt} at byte ${pos}`);
     }
     if (key >>> 3 === 1 && wt === wireType) found = value;
   }

@@ -31,7 +31,7 @@ const KINDS: Array<[ProbeType, 'livenessProbe' | 'readinessProbe' | 'startupProb
 ];
 
 /** The prober for a probe's action; a probe without a usable action is an error reply. */
-export function proberFor(probe: Probe, container: Container, runtime: Pick<RuntimeService, 'execSync'>): Prober {
+function proberFor(probe: Probe, container: Container, runtime: Pick<RuntimeService, 'execSync'>): Prober {
   if (probe.exec?.command?.length) return execProber(runtime, probe.exec.command);
   if (probe.httpGet) return httpProber(probe.httpGet as Parameters<typeof httpProber>[0], container);
   if (probe.tcpSocket) return tcpProber(probe.tcpSocket as Parameters<typeof tcpProber>[0], container);

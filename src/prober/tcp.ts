@@ -18,7 +18,7 @@ export function tcpProber(action: { host?: string; port: number | string }, cont
   };
 }
 
-export function dialTcp(host: string, port: number, timeoutMs: number): Promise<ProbeReply> {
+function dialTcp(host: string, port: number, timeoutMs: number): Promise<ProbeReply> {
   return new Promise((resolve) => {
     const sock = connect({ host, port });
     const finish = (reply: ProbeReply) => {

@@ -23,7 +23,7 @@ const INITIAL: Record<ProbeType, CachedResult> = { liveness: 'success', readines
 const LABEL: Record<ProbeType, string> = { liveness: 'Liveness', readiness: 'Readiness', startup: 'Startup' };
 const METRIC_RESULT: Record<ProbeReply['outcome'], string> = { success: 'successful', warning: 'successful', failure: 'failed', unknown: 'unknown' };
 
-export function stripRuntimePrefix(cid: string | undefined): string {
+function stripRuntimePrefix(cid: string | undefined): string {
   if (!cid) return '';
   const i = cid.indexOf('://');
   return i >= 0 ? cid.slice(i + 3) : cid;

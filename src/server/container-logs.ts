@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Container, Pod } from '../api/types.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, KubeletError } from '../errors.js';
 import { ContainerLogsError, checkNames, containerLogDir, instanceLogFile, openLogFile } from '../logs/paths.js';
 import { readLogs } from '../logs/reader.js';
 import type { ContainerLogsDeps, LogOptions } from '../logs/types.js';
@@ -59,12 +59,13 @@ function findContainer(pod: Pod, name: string): Container | undefined {
   return [...(spec?.containers ?? []), ...(spec?.initContainers ?? []), ...((spec?.ephemeralContainers ?? []) as Container[])].find((c) => c.name === name);
 }
 
-/** Writes with back-pressure; rejects when the client went away. */
+/** Writes with back-pressure; rejects (KTS_ERR_HTTP) when the client went away. */
 function writer(res: ServerResponse): (b: Buffer) => Promise<void> {
+  const gone = () => new KubeletError('KTS_ERR_HTTP', 'the client closed the connection while its container log was being sent');
   return (b) => new Promise<void>((resolve, reject) => {
-    if (res.destroyed) return reject(new Error('client gone'));
+    if (res.destroyed) return reject(gone());
     if (res.write(b)) return resolve();
-    const done = () => { res.off('drain', done); res.off('close', done); if (res.destroyed) reject(new Error('client gone')); else resolve(); };
+    const done = () => { res.off('drain', done); res.off('close', done); if (res.destroyed) reject(gone()); else resolve(); };
     res.on('drain', done);
     res.on('close', done);
   });

@@ -10,7 +10,7 @@ const BUCKETS = new Set([
 ]);
 const SUB_BUCKETS = new Set(['metrics/cadvisor', 'metrics/probes', 'metrics/resource', 'stats/summary']);
 
-export function metricsBucket(path: string): string {
+function metricsBucket(path: string): string {
   const parts = path.split('/');
   const first = parts[1] ?? '';
   if (!BUCKETS.has(first)) return 'other';

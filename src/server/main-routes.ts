@@ -12,14 +12,14 @@ import { handleContainerLogs } from './container-logs.js';
 import type { MainServerOptions, MainServerProvider } from './types.js';
 
 /** Paths the read-only port and a disabled main port answer with 405 (upstream InstallDebuggingDisabledHandlers). */
-export const DEBUG_PATH_PREFIXES = ['/run/', '/exec/', '/attach/', '/portForward/', '/containerLogs/', '/runningpods/', '/debug/', '/logs/', '/configz'];
+const DEBUG_PATH_PREFIXES = ['/run/', '/exec/', '/attach/', '/portForward/', '/containerLogs/', '/runningpods/', '/debug/', '/logs/', '/configz'];
 
 export function isDebugPath(path: string): boolean {
   return DEBUG_PATH_PREFIXES.some((p) => path === p || path.startsWith(p) || path === p.replace(/\/$/, ''));
 }
 
 /** Mounts a read-only Reply route (provider → Reply) on the router. */
-export function mountReplyRoute(router: Router, path: string, route: Route, provider: MainServerProvider): void {
+function mountReplyRoute(router: Router, path: string, route: Route, provider: MainServerProvider): void {
   router.add('GET', path, async (req, res) => sendReply(res, await route(provider, new URL(req.url ?? '/', 'http://localhost').searchParams)));
 }
 

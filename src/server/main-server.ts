@@ -17,10 +17,10 @@ import type { RequestContext, Router } from './router.js';
 import { serverTlsOptions, servingCert } from './tls.js';
 import type { MainServerOptions } from './types.js';
 
-export const MAX_HEADER_BYTES = 16 * 1024;
+const MAX_HEADER_BYTES = 16 * 1024;
 const MAX_CONNECTIONS = 1024;
 
-export interface Gate {
+interface Gate {
   authenticator: Authenticator;
   authorizer: Authorizer;
   nodeName: string;
@@ -49,7 +49,7 @@ async function authorize(gate: Gate, req: IncomingMessage, res: ServerResponse, 
 }
 
 /** Authenticate, authorize, route; errors become 500 without disturbing the agent. */
-export async function dispatch(gate: Gate, router: Router, req: IncomingMessage, res: ServerResponse, upgrade?: RequestContext['upgrade']): Promise<void> {
+async function dispatch(gate: Gate, router: Router, req: IncomingMessage, res: ServerResponse, upgrade?: RequestContext['upgrade']): Promise<void> {
   const method = req.method ?? 'GET';
   let url: URL;
   try {

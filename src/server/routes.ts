@@ -10,19 +10,19 @@ export type { Reply, Route };
 const text = (status: number, body: string): Reply => ({ status, contentType: 'text/plain; charset=utf-8', body });
 const json = (body: unknown): Reply => ({ status: 200, contentType: 'application/json', body: JSON.stringify(body) });
 
-export const healthzRoute: Route = (p) => {
+const healthzRoute: Route = (p) => {
   const errs = p.healthErrors();
   return errs.length === 0 ? text(200, 'ok') : text(500, `${errs.map((e) => `[-]${e}`).join('\n')}\nhealthz check failed\n`);
 };
 
-export const podsRoute: Route = (p) => json({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: p.podsWithStatus() });
+const podsRoute: Route = (p) => json({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: p.podsWithStatus() });
 
-export const metricsRoute: Route = async (p) => {
+const metricsRoute: Route = async (p) => {
   const m = await p.metrics();
   return { status: 200, contentType: m.contentType, body: m.body };
 };
 
-export const probeMetricsRoute: Route = async (p) => {
+const probeMetricsRoute: Route = async (p) => {
   if (!p.probeMetrics) return notFound('/metrics/probes');
   const m = await p.probeMetrics();
   return { status: 200, contentType: m.contentType, body: m.body };

@@ -8,16 +8,16 @@ import type { Reply, Route } from './types.js';
 const PROM = 'text/plain; version=0.0.4; charset=utf-8';
 const unavailable: Reply = { status: 503, contentType: 'text/plain; charset=utf-8', body: 'stats are not available on this node\n' };
 
-export const statsSummaryRoute: Route = async (p, query) => {
+const statsSummaryRoute: Route = async (p, query) => {
   if (!p.stats) return unavailable;
   const only = query?.get('only_cpu_and_memory') === 'true';
   return { status: 200, contentType: 'application/json', body: await p.stats.summary(only) };
 };
 
-export const resourceMetricsRoute: Route = async (p) =>
+const resourceMetricsRoute: Route = async (p) =>
   p.stats ? { status: 200, contentType: PROM, body: await p.stats.resourceMetrics() } : unavailable;
 
-export const cadvisorMetricsRoute: Route = async (p) =>
+const cadvisorMetricsRoute: Route = async (p) =>
   p.stats ? { status: 200, contentType: PROM, body: await p.stats.cadvisorMetrics() } : unavailable;
 
 export const STATS_ROUTES: Record<string, Route> = {

@@ -7,10 +7,13 @@
  */
 import { request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
 import { sendText } from './respond.js';
 
 /** Request headers the stream protocols need; credentials are never forwarded to the runtime. */
+/** How long the runtime's streaming server has to answer the upgrade request. */
+const UPSTREAM_TIMEOUT_MS = 30_000;
 const FORWARDED = ['connection', 'upgrade', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions', 'x-stream-protocol-version', 'user-agent', 'origin'];
 
 export class StreamLimiter {
@@ -73,7 +76,7 @@ export function proxyUpgrade(target: string, req: IncomingMessage, res: ServerRe
     const v = req.headers[h];
     if (v !== undefined) headers[h] = v;
   }
-  const upstream = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: req.method, headers, timeout: 30_000 });
+  const upstream = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: req.method, headers, timeout: UPSTREAM_TIMEOUT_MS });
   upstream.on('upgrade', (ures: IncomingMessage, usocket: Duplex, uhead: Buffer) => {
     upstream.setTimeout(0);
     res.detachSocket(client.socket as never);
@@ -90,7 +93,7 @@ export function proxyUpgrade(target: string, req: IncomingMessage, res: ServerRe
       sendText(res, ures.statusCode ?? 502, Buffer.concat(chunks).toString('utf8').slice(0, 4096) || `runtime answered ${ures.statusCode}`);
     });
   });
-  upstream.on('timeout', () => upstream.destroy(new Error('the runtime streaming server did not answer')));
+  upstream.on('timeout', () => upstream.destroy(new KubeletError('KTS_ERR_CRI_TIMEOUT', `the runtime streaming server did not answer within ${UPSTREAM_TIMEOUT_MS / 1000} s`)));
   upstream.on('error', (err) => {
     release();
     log('server').warn({ err: err.message, target: url.pathname }, 'Stream proxy failed');

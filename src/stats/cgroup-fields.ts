@@ -13,7 +13,6 @@ export const F = {
   cpuPeriods: 22, cpuThrottled: 23, cpuThrottledNs: 24,
 } as const;
 export const FIELD_COUNT = 25;
-export type FieldName = keyof typeof F;
 
 export const K = {
   /** One decimal value into `slot`; "max" is missing. */
@@ -59,7 +58,7 @@ const U64_MAX = MISSING;
 const DIGITS = /^[0-9]{1,20}$/;
 
 /** An exact decimal uint64, or undefined (empty, not digits, overflow). */
-export function parseU64(s: string): bigint | undefined {
+function parseU64(s: string): bigint | undefined {
   if (!DIGITS.test(s)) return undefined;
   const v = BigInt(s);
   return v > U64_MAX ? undefined : v;

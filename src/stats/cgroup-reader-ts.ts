@@ -8,7 +8,7 @@ import type { CgroupReader } from './types.js';
 
 interface Entry { spec: CgroupFileSpec; fd: number }
 
-export class TsCgroupReader implements CgroupReader {
+class TsCgroupReader implements CgroupReader {
   private entries: Entry[] = [];
   private buf = Buffer.alloc(16384);
 

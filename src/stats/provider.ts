@@ -222,7 +222,7 @@ export class CgroupStatsProvider implements StatsProvider {
   }
 }
 
-export function dropUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+function dropUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
   return out as { [K in keyof T]: Exclude<T[K], undefined> };
@@ -251,7 +251,7 @@ function pidStats(): { maxPid?: bigint; curProc?: bigint } {
 }
 
 /** /proc/<pid>/net/dev: every interface but lo; the summary's top level is eth0 (upstream's default). */
-export function parseNetDev(text: string, time: Date): NetworkStats | undefined {
+function parseNetDev(text: string, time: Date): NetworkStats | undefined {
   const interfaces: NonNullable<NetworkStats['interfaces']> = [];
   for (const line of text.split('\n').slice(2)) {
     const m = /^\s*([^:\s]+):\s*(.*)$/.exec(line);

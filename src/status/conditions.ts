@@ -19,12 +19,11 @@ import type { ApiContainerStatus, ApiPodStatus, Pod, PodCondition } from '../api
 import type { PodRuntimeStatus } from '../kuberuntime/types.js';
 import type { PodPhase } from './phase.js';
 
-export const UnknownContainerStatuses = 'UnknownContainerStatuses';
-export const PodCompleted = 'PodCompleted';
-export const PodFailedReason = 'PodFailed';
-export const ContainersNotReady = 'ContainersNotReady';
-export const ContainersNotInitialized = 'ContainersNotInitialized';
-export const ReadinessGatesNotReady = 'ReadinessGatesNotReady';
+const PodCompleted = 'PodCompleted';
+const PodFailedReason = 'PodFailed';
+const ContainersNotReady = 'ContainersNotReady';
+const ContainersNotInitialized = 'ContainersNotInitialized';
+const ReadinessGatesNotReady = 'ReadinessGatesNotReady';
 
 /** Condition types the kubelet owns and regenerates on every status (upstream PodConditionsByKubelet). */
 export const KUBELET_CONDITIONS: readonly string[] = ['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers'];
@@ -41,7 +40,7 @@ function find(statuses: readonly ApiContainerStatus[], name: string): ApiContain
 }
 
 /** upstream runtimeutil.PodSandboxChanged, reduced to "is a new sandbox needed". */
-export function podSandboxChanged(pod: Pod, runtime: PodRuntimeStatus): boolean {
+function podSandboxChanged(pod: Pod, runtime: PodRuntimeStatus): boolean {
   const sandboxes = runtime.sandboxStatuses;
   if (sandboxes.length === 0) return true;
   if (sandboxes.filter((s) => s.ready).length > 1) return true;

@@ -27,13 +27,13 @@ export interface ProbeResults {
   startup(containerId: string): boolean | undefined;
 }
 
-export const ContainerCreating = 'ContainerCreating';
-export const PodInitializing = 'PodInitializing';
-export const ContainerStatusUnknown = 'ContainerStatusUnknown';
+const ContainerCreating = 'ContainerCreating';
+const PodInitializing = 'PodInitializing';
+const ContainerStatusUnknown = 'ContainerStatusUnknown';
 
 const RUNTIME_PREFIX = 'containerd://';
 
-export function containerIDString(id: string): string {
+function containerIDString(id: string): string {
   return RUNTIME_PREFIX + id;
 }
 
@@ -90,7 +90,7 @@ function runtimeState(cs: ContainerRuntimeStatus, old: ApiContainerStatus | unde
 }
 
 /** upstream ShouldContainerBeRestarted (sidecars always restart while the pod lives). */
-export function shouldContainerBeRestarted(c: Container, pod: Pod, newest: ContainerRuntimeStatus | undefined, isInit: boolean): boolean {
+function shouldContainerBeRestarted(c: Container, pod: Pod, newest: ContainerRuntimeStatus | undefined, isInit: boolean): boolean {
   if (pod.metadata?.deletionTimestamp) return false;
   if (!newest) return true;
   if (newest.state === 'running') return false;

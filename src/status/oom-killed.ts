@@ -4,7 +4,7 @@
  */
 import type { ApiPodStatus } from '../api/types.js';
 
-export const OOMKilled = 'OOMKilled';
+const OOMKilled = 'OOMKilled';
 
 export function markOomKilled(status: ApiPodStatus, wasOomKilled: (containerId: string) => boolean): void {
   for (const s of [...(status.containerStatuses ?? []), ...(status.initContainerStatuses ?? [])]) {

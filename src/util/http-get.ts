@@ -21,19 +21,16 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import type { Container } from '../api/types.js';
+import { kubeletErrorClass } from '../errors.js';
 
 /** upstream maxRespBodyLength. */
 export const MAX_RESP_BODY_BYTES = 10 * 1024;
-export const MAX_REDIRECTS = 10;
+const MAX_REDIRECTS = 10;
 /** The Kubernetes minor version we report in the User-Agent (kube-lifecycle/1.31). */
-export const USER_AGENT_VERSION = '1.31';
+const USER_AGENT_VERSION = '1.31';
 
-export class HttpGetError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'HttpGetError';
-  }
-}
+/** A GET to a pod that failed: an unknown port name, no connection, a timeout, a bad redirect. */
+export class HttpGetError extends kubeletErrorClass('KTS_ERR_POD_ENDPOINT') {}
 
 /** The subset of core/v1 HTTPGetAction the request needs. */
 export interface HttpGetAction {

@@ -1,7 +1,8 @@
 /**
  * One pino logger for the process. JSON by default (upstream's --logging-format=json);
  * `configureLogging({format:'text'})` switches to a human format. Verbosity follows klog's -v:
- * 0 → info, 1–3 → debug, ≥4 → trace. Subsystems take a child: `log.child({ component: 'pleg' })`.
+ * 0 → info, 1–3 → debug, ≥4 → trace. Subsystems take a child at use time: `log('pleg')`, so a
+ * logger put in place later (configureLogging, or a test's setLogger) is the one they write to.
  */
 import { pino, destination, type Logger } from 'pino';
 
@@ -20,6 +21,13 @@ if (process.env.KUBELET_TS_LOG_LEVEL === undefined && process.env.NODE_TEST_CONT
 
 export function configureLogging(opts: { format: 'json' | 'text'; verbosity: number }): void {
   root = build(opts.format, opts.verbosity);
+}
+
+/** Puts `logger` in place of the process logger and returns the one it replaced (tests read log lines this way). */
+export function setLogger(logger: Logger): Logger {
+  const previous = root;
+  root = logger;
+  return previous;
 }
 
 /** The process logger; call at use time (not module load) so configureLogging takes effect. */

@@ -10,6 +10,7 @@
  * Values are returned as JavaScript numbers (base units: cores for cpu, bytes for memory).
  * Above 2^53 they lose precision, which no kubelet decision depends on.
  */
+import { kubeletErrorClass } from '../errors.js';
 
 const BINARY_SUFFIX: Record<string, number> = {
   Ki: 2 ** 10,
@@ -58,11 +59,14 @@ export function tryParseQuantity(s: string | number): number | undefined {
   return sign === '-' ? -value : value;
 }
 
-/** Parses a quantity or throws a RangeError naming the bad text; callers wrap it with context. */
+/** A quantity that does not parse; callers wrap it with the field it came from. */
+export class QuantityError extends kubeletErrorClass('KTS_ERR_MANIFEST') {}
+
+/** Parses a quantity or throws a QuantityError naming the bad text. */
 export function parseQuantity(s: string | number): number {
   const v = tryParseQuantity(s);
   if (v === undefined) {
-    throw new RangeError(`${JSON.stringify(s)} is not a valid quantity (examples: "100m", "0.5", "64Mi", "1G", "1e3")`);
+    throw new QuantityError(`${JSON.stringify(s)} is not a valid quantity (examples: "100m", "0.5", "64Mi", "1G", "1e3")`);
   }
   return v;
 }
@@ -75,16 +79,6 @@ export function parseMilliValue(s: string | number): number {
 /** Quantity.Value(): the value rounded up to an integer ("100m" → 1, "64Mi" → 67108864). */
 export function parseIntValue(s: string | number): number {
   return Math.ceil(roundNoise(parseQuantity(s)));
-}
-
-/** Milli-CPU of a cpu quantity ("250m" → 250, "1.5" → 1500). Same as parseMilliValue. */
-export function parseMilliCpu(s: string | number): number {
-  return parseMilliValue(s);
-}
-
-/** Formats milli-CPU the way upstream prints canonical cpu quantities: "250m", "2". */
-export function formatMilliCpu(milli: number): string {
-  return milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`;
 }
 
 /** Drops binary floating-point noise (0.1*3*1000 = 300.00000000000006) before rounding up. */

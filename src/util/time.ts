@@ -14,8 +14,3 @@ export function apiTime(t: Date | number): ApiTime {
   const ms = typeof t === 'number' ? t : t.getTime();
   return new ApiTime(Math.floor(ms / 1000) * 1000);
 }
-
-/** apiTime for an optional value; undefined stays undefined. */
-export function apiTimeOpt(t: Date | number | undefined | null): ApiTime | undefined {
-  return t === undefined || t === null ? undefined : apiTime(t);
-}

@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, parseDuration } from '../../src/config/index.js';
+import { ConfigError } from '../../src/errors.js';
 import { problems, run } from './helpers.js';
 
 
@@ -45,6 +46,23 @@ test('every problem is reported at once, naming the field or flag', () => {
   assert.match(all, /config field fileCheckFrequency: must be a duration/);
   assert.match(all, /unknown flag: --no-such-flag/);
   assert.match(all, /--healthz-port: must be an integer/);
+});
+
+test('a malformed command line is KTS_ERR_FLAG; a bad value alone is KTS_ERR_CONFIG', () => {
+  const code = (argv: string[]) => {
+    try {
+      loadConfig(argv);
+    } catch (err) {
+      assert.ok(err instanceof ConfigError, String(err));
+      return err.code;
+    }
+    assert.fail(`${argv.join(' ')} was accepted`);
+  };
+  assert.equal(code(['--hostname-override=x', '--no-such-flag=1']), 'KTS_ERR_FLAG');
+  assert.equal(code(['--hostname-override=x', 'stray']), 'KTS_ERR_FLAG');
+  assert.equal(code(['--hostname-override=x', '--healthz-port']), 'KTS_ERR_FLAG');
+  assert.equal(code(['--hostname-override=x', '--healthz-port=abc', '--no-such-flag']), 'KTS_ERR_FLAG');
+  assert.equal(code(['--hostname-override=x', '--healthz-port=abc']), 'KTS_ERR_CONFIG');
 });
 
 test('unreadable or malformed config file is a clear error', () => {

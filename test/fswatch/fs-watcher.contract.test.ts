@@ -1,4 +1,4 @@
-// The FsWatcher contract (src/native/types.ts), run against every implementation on this host.
+// The FsWatcher contract (src/fswatch/types.ts), run against every implementation on this host.
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

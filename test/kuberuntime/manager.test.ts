@@ -15,6 +15,7 @@ import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import { createRecorder, type Recorder } from '../../src/events/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
+import { captureLogs, LEVEL } from '../support/logs.js';
 import { FakeClock, container, makePod } from './helpers.js';
 
 let dir: string;
@@ -371,9 +372,15 @@ describe('garbageCollect', () => {
     assert.equal(fake.sandboxes.size, 1);
   });
 
-  it('errors are logged, not thrown', async () => {
+  it('errors are logged, not thrown: each step that fails logs one error line and the next step still runs', async () => {
     fake.alwaysFail.set('listContainers', new CriError('KTS_ERR_CRI_UNAVAILABLE', 'ListContainers', 'down'));
-    await rt.garbageCollect(new Set());
+    const records = await captureLogs(() => rt.garbageCollect(new Set()));
+    const failed = records.filter((r) => r.level === LEVEL.error && r.component === 'kuberuntime');
+    assert.deepEqual(failed.map((r) => [r.msg, r.err]), [
+      ['garbage collection of containers failed', 'CRI ListContainers: down'],
+      ['garbage collection of sandboxes failed', 'CRI ListContainers: down'],
+      ['garbage collection of pod directories and cgroups failed', 'CRI ListContainers: down'],
+    ]);
   });
 
   it('leaves foreign log directories alone', async () => {

@@ -263,7 +263,7 @@ function check(c: Case): void {
   if (c.want.attempt !== undefined) assert.equal(got.attempt, c.want.attempt, 'attempt');
   if (c.want.sandboxId !== undefined) assert.equal(got.sandboxId, c.want.sandboxId, 'sandboxId');
   if (c.want.start !== undefined) assert.deepEqual(got.containersToStart, c.want.start, 'containersToStart');
-  assert.equal(got.nextInitContainerToStart, c.want.nextInit, 'nextInitContainerToStart');
+  assert.equal(got.initContainersToStart[0], c.want.nextInit, 'initContainersToStart[0]');
   if (c.want.kill !== undefined) assert.deepEqual(got.containersToKill.map((k) => `${k.name}:${k.reason}`).sort(), [...c.want.kill].sort(), 'containersToKill');
 }
 

@@ -1,19 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createGenericPLEG, createPodStatusCache, generateEvents, type PodLifecycleEvent } from '../../src/pleg/index.js';
+import { createGenericPLEG, createPodStatusCache, type PodLifecycleEvent } from '../../src/pleg/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
-
-test('generateEvents follows upstream\'s table', () => {
-  const ev = (o: Parameters<typeof generateEvents>[2], n: Parameters<typeof generateEvents>[3]) => generateEvents('p', 'c', o, n).map((e) => e.type);
-  assert.deepEqual(ev('running', 'running'), []);
-  assert.deepEqual(ev('non-existent', 'running'), ['ContainerStarted']);
-  assert.deepEqual(ev('running', 'exited'), ['ContainerDied']);
-  assert.deepEqual(ev('running', 'unknown'), ['ContainerChanged']);
-  assert.deepEqual(ev('exited', 'non-existent'), ['ContainerRemoved']);
-  assert.deepEqual(ev('running', 'non-existent'), ['ContainerDied', 'ContainerRemoved']);
-  assert.deepEqual(ev('unknown', 'non-existent'), ['ContainerDied', 'ContainerRemoved']);
-  assert.deepEqual(ev('exited', 'running'), ['ContainerStarted']);
-});
 
 test('relist emits events, inspects only changed pods and fills the cache', async () => {
   const rt = new FakeRuntime();

@@ -1,10 +1,10 @@
-/** Shared helpers for the podconfig tests: pods, a capturing logger, bounded waits, watchers. */
+/** Shared helpers for the podconfig tests: pods, bounded waits, watchers (the capturing logger is test/support/logs.ts). */
 import { watch, type FSWatcher } from 'node:fs';
-import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
 import type { Pod } from '../../src/api/types.js';
 import type { CreateFsWatcher, FsEvent } from '../../src/fswatch/types.js';
 import type { Clock } from '../../src/util/clock.js';
+
+export { captureLogger, type LogLine } from '../support/logs.js';
 
 export interface PodOpts {
   namespace?: string;
@@ -31,24 +31,6 @@ export function mkPod(name: string, uid: string, o: PodOpts = {}): Pod {
     spec: { containers: [{ name: 'c', image: o.image ?? 'busybox:1.36' }] },
     status: { phase: o.phase ?? 'Pending' },
   };
-}
-
-export interface LogLine {
-  level: number;
-  msg: string;
-  [k: string]: unknown;
-}
-
-/** A real pino logger whose JSON lines are kept in `lines`. */
-export function captureLogger(): { logger: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as LogLine);
-      cb();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), lines };
 }
 
 /** Polls `pred` until true; fails after `timeoutMs` so no test can hang. */

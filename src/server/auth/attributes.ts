@@ -8,7 +8,7 @@ import type { RequestAttributes, UserInfo } from './types.js';
 const VERBS: Readonly<Record<string, string>> = { POST: 'create', GET: 'get', HEAD: 'get', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
 
 /** True when `path` is `base` or below it ("/stats" matches "/stats" and "/stats/summary", not "/statsx"). */
-export function isSubpath(path: string, base: string): boolean {
+function isSubpath(path: string, base: string): boolean {
   const b = base.endsWith('/') ? base.slice(0, -1) : base;
   return path === b || (path.startsWith(b) && path[b.length] === '/');
 }

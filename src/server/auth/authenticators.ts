@@ -5,12 +5,13 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { errorMessage, kubeletErrorClass } from '../../errors.js';
 import { log } from '../../util/log.js';
 import { TtlCache } from './ttl-cache.js';
 import type { Authenticator, ReviewClient, UserInfo } from './types.js';
 
 /** Thrown when a credential was presented and rejected: the request is 401 even if anonymous is on. */
-export class AuthenticationFailed extends Error {}
+export class AuthenticationFailed extends kubeletErrorClass('KTS_ERR_HTTP') {}
 
 const AUTHENTICATED = 'system:authenticated';
 
@@ -62,7 +63,7 @@ export function tokenReviewAuthenticator(client: ReviewClient, cacheTtlMs: numbe
           apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token },
         }).catch((err: unknown) => {
           log('server').warn({ err: String(err) }, 'TokenReview failed');
-          throw new AuthenticationFailed('token review failed');
+          throw new AuthenticationFailed(`token review failed: ${errorMessage(err)}`, { cause: err });
         });
         const status = ((reply ?? {}) as { status?: TokenReviewStatus }).status ?? {};
         user = status.authenticated && status.user?.username

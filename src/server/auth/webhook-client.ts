@@ -1,21 +1,19 @@
 /**
  * The thin API-server client of the auth webhooks: credentials and endpoint from a kubeconfig
  * (@kubernetes/client-node KubeConfig), one JSON POST per review, bounded in time and size.
+ * A failed review is an ApiError (KTS_ERR_API): statusCode 0 when no usable answer came.
  */
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeconfig } from '../../apiclient/index.js';
+import { ApiError, errorMessage } from '../../errors.js';
 import type { ReviewClient } from './types.js';
 
 const TIMEOUT_MS = 10_000;
 const MAX_REPLY_BYTES = 1 << 20;
 
 export function reviewClientFromKubeconfig(path: string): ReviewClient {
-  const kc = new KubeConfig();
-  kc.loadFromFile(path);
-  const cluster = kc.getCurrentCluster();
-  if (!cluster?.server) throw new Error(`kubeconfig ${path}: the current context has no cluster server`);
-  const base = new URL(cluster.server);
+  const { kc, server: base } = loadKubeconfig(path);
   return {
     async post(path, body) {
       const opts: RequestOptions = { method: 'POST', headers: {} };
@@ -28,7 +26,9 @@ export function reviewClientFromKubeconfig(path: string): ReviewClient {
 function postJson(url: URL, opts: RequestOptions, body: unknown): Promise<unknown> {
   const data = Buffer.from(JSON.stringify(body));
   const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+  const noAnswer = (why: string, cause?: unknown) => new ApiError(0, 'ConnectionFailed', `POST ${url.pathname}: ${why}`, { cause });
   return new Promise((resolve, reject) => {
+    const fail = (err: Error) => reject(err instanceof ApiError ? err : noAnswer(errorMessage(err), err));
     const req = send(url, {
       ...opts,
       timeout: TIMEOUT_MS,
@@ -38,22 +38,29 @@ function postJson(url: URL, opts: RequestOptions, body: unknown): Promise<unknow
       let size = 0;
       res.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > MAX_REPLY_BYTES) req.destroy(new Error('review reply too large'));
+        if (size > MAX_REPLY_BYTES) req.destroy(noAnswer(`review reply larger than ${MAX_REPLY_BYTES} bytes`));
         else chunks.push(c);
       });
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        if ((res.statusCode ?? 0) >= 300) return reject(new Error(`${url.pathname}: HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
+        const status = res.statusCode ?? 0;
+        let parsed: unknown;
         try {
-          resolve(JSON.parse(text));
+          parsed = JSON.parse(text);
         } catch {
-          reject(new Error(`${url.pathname}: reply is not JSON`));
+          parsed = undefined;
         }
+        if (status >= 300) {
+          const st = (parsed ?? {}) as { reason?: string; message?: string };
+          return reject(new ApiError(status, st.reason ?? 'Unknown', `POST ${url.pathname}: ${status} ${st.message ?? text.slice(0, 200)}`));
+        }
+        if (parsed === undefined) return reject(new ApiError(status, 'BadResponse', `POST ${url.pathname}: the reply is not JSON: ${text.slice(0, 200)}`));
+        resolve(parsed);
       });
-      res.on('error', reject);
+      res.on('error', fail);
     });
-    req.on('timeout', () => req.destroy(new Error(`${url.pathname}: no reply within ${TIMEOUT_MS} ms`)));
-    req.on('error', reject);
+    req.on('timeout', () => req.destroy(noAnswer(`no reply within ${TIMEOUT_MS} ms`)));
+    req.on('error', fail);
     req.end(data);
   });
 }
