@@ -9,7 +9,8 @@ import { constants } from 'node:fs';
 import { open, readdir, realpath, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
-import { KubeletError } from '../errors.js';
+import { isDns1123Label, isDns1123Subdomain, podLogsDirName } from '../util/pod-identity.js';
+import { KubeletError, UnsafePathError } from '../errors.js';
 
 /** A log request that cannot be served; `status` is the HTTP status to answer with. */
 export class ContainerLogsError extends KubeletError {
@@ -18,20 +19,24 @@ export class ContainerLogsError extends KubeletError {
   }
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const INSTANCE_LOG = /^(\d+)\.log$/;
 
 /** Rejects anything that is not a valid namespace / pod / container name (400). */
 export function checkNames(namespace: string, pod: string, container: string): void {
-  if (!DNS_LABEL.test(namespace)) throw new ContainerLogsError(400, `invalid namespace ${JSON.stringify(namespace)}`);
-  if (pod.length > 253 || !DNS_SUBDOMAIN.test(pod)) throw new ContainerLogsError(400, `invalid pod name ${JSON.stringify(pod)}`);
-  if (!DNS_LABEL.test(container)) throw new ContainerLogsError(400, `invalid container name ${JSON.stringify(container)}`);
+  if (!isDns1123Label(namespace)) throw new ContainerLogsError(400, `invalid namespace ${JSON.stringify(namespace)}`);
+  if (!isDns1123Subdomain(pod)) throw new ContainerLogsError(400, `invalid pod name ${JSON.stringify(pod)}`);
+  if (!isDns1123Label(container)) throw new ContainerLogsError(400, `invalid container name ${JSON.stringify(container)}`);
 }
 
 /** The container's log directory, checked to be a real directory where it should be. */
 export async function containerLogDir(podLogsDir: string, pod: Pod, container: string): Promise<string> {
-  const podDir = `${pod.metadata?.namespace ?? ''}_${pod.metadata?.name ?? ''}_${pod.metadata?.uid ?? ''}`;
+  let podDir: string;
+  try {
+    podDir = podLogsDirName(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', pod.metadata?.uid ?? '');
+  } catch (err) {
+    if (err instanceof UnsafePathError) throw new ContainerLogsError(400, err.message);
+    throw err;
+  }
   const dir = join(podLogsDir, podDir, container);
   let real: string;
   let root: string;
