@@ -11,7 +11,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,6 +20,7 @@ import { TEST_IMAGES } from '../support/containerd.js';
 import { agentTestContext, getPods, randomPort, startKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { mainPortClient } from '../support/main-port.js';
 import { issue, makeCA } from '../support/pki.js';
+import { startSymlinkSwap } from '../support/symlink-swap.js';
 import { createReviewWebhook, startReviewServer, type ReviewServer } from '../support/review-webhook.js';
 
 const MODE = process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native';
@@ -144,18 +145,7 @@ test('/logs/ follows no symlink and refuses traversal', async () => {
 
 test('/logs/: a directory swapped for a symlink while requests run never leaks', async () => {
   const base = `/logs/${plant.slice('/var/log/'.length)}`;
-  const sub = join(plant, 'sub');
-  const parked = join(plant, 'sub-parked');
-  let stop = false;
-  const flipper = (async () => {
-    for (let i = 0; i < 50_000 && !stop; i++) {
-      renameSync(sub, parked);
-      symlinkSync(outside, sub);
-      unlinkSync(sub);
-      renameSync(parked, sub);
-      if (i % 10 === 0) await new Promise((r) => setImmediate(r));
-    }
-  })();
+  const swap = startSymlinkSwap(join(plant, 'sub'), outside);
   try {
     const statuses = new Map<number, number>();
     for (let round = 0; round < 20; round++) {
@@ -168,7 +158,6 @@ test('/logs/: a directory swapped for a symlink while requests run never leaks',
     }
     assert.equal([...statuses.values()].reduce((a, b) => a + b, 0), 200);
   } finally {
-    stop = true;
-    await flipper;
+    await swap.stop();
   }
 });

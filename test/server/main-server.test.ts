@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -12,6 +12,8 @@ import { startServers, type MainServerOptions, type MainServerProvider, type Run
 import { reviewClientFromKubeconfig } from '../../src/server/auth/index.js';
 import { makeCA, issue, type CertFiles, type TestCA } from '../support/pki.js';
 import { createReviewWebhook, startReviewServer, type ReviewServer, type ReviewWebhook } from '../support/review-webhook.js';
+import { startSymlinkSwap } from '../support/symlink-swap.js';
+import { WEBSOCKET_UPGRADE_HEADERS } from '../support/upgrade-request.js';
 
 let ca: TestCA;
 let otherCA: TestCA;
@@ -209,7 +211,7 @@ test('fine-grained subresources first, proxy as the fallback; an upgrade needs c
     assert.match(metrics.body, /subresource\(s\)=\[metrics\]/);
 
     // get nodes/proxy is a read permission: it must not open exec, attach or port-forward.
-    const upgrade = { headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Protocol': 'v4.channel.k8s.io' } };
+    const upgrade = { headers: { ...WEBSOCKET_UPGRADE_HEADERS } };
     for (const path of ['/exec/ns/p/c?command=id&stdout=1', '/attach/ns/p/c?stdout=1', '/portForward/ns/p?port=80']) {
       const r = await tried(path, upgrade);
       assert.equal(r.status, 403, path);
@@ -329,18 +331,7 @@ test('/logs/ serves the log directory and refuses every path that leaves it', as
 
 test('/logs/: a directory swapped for a symlink out of the log directory while requests run never leaks', async () => {
   const { servers, servingCA } = await start();
-  const sub = join(logDir, 'sub');
-  const parked = join(logDir, 'sub-parked');
-  let stop = false;
-  const flipper = (async () => {
-    for (let i = 0; i < 50_000 && !stop; i++) {
-      renameSync(sub, parked);
-      symlinkSync(outsideDir, sub);
-      unlinkSync(sub);
-      renameSync(parked, sub);
-      if (i % 10 === 0) await new Promise((r) => setImmediate(r));
-    }
-  })();
+  const swap = startSymlinkSwap(join(logDir, 'sub'), outsideDir);
   try {
     const seen = { ok: 0, notFound: 0 };
     for (let round = 0; round < 30; round++) {
@@ -358,8 +349,7 @@ test('/logs/: a directory swapped for a symlink out of the log directory while r
     }
     assert.equal(seen.ok + seen.notFound, 300);
   } finally {
-    stop = true;
-    await flipper;
+    await swap.stop();
     await servers.close();
   }
 });

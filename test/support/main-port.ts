@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import WebSocket from 'ws';
 import { waitFor } from './kubelet-process.js';
+import { upgradeRequest } from './upgrade-request.js';
 import type { CertFiles } from './pki.js';
 
 export interface Reply { status: number; body: string; headers?: Record<string, string | string[] | undefined> }
@@ -62,24 +63,13 @@ export function mainPortClient(port: number, servingCA: () => Buffer) {
     get: (path: string, cert?: CertFiles) => send('GET', path, cert),
     post: (path: string, cert?: CertFiles) => send('POST', path, cert),
     /** A raw upgrade request (SPDY/3.1 by default): the status the main port answers, 101 when it went through. */
-    upgrade(path: string, cert: CertFiles, o: { method?: string; protocol?: string } = {}): Promise<Reply> {
-      return new Promise((resolve, reject) => {
-        const req = httpsRequest({
-          host: '127.0.0.1', port, path, method: o.method ?? 'POST', timeout: 20_000, ...tlsOpts(cert),
-          headers: { Connection: 'Upgrade', Upgrade: o.protocol ?? 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' },
-        });
-        req.on('upgrade', (res, socket) => {
-          socket.destroy();
-          resolve({ status: res.statusCode!, body: '', headers: res.headers });
-        });
-        req.on('response', (res) => {
-          let body = '';
-          res.on('data', (c) => (body += c));
-          res.on('end', () => resolve({ status: res.statusCode!, body }));
-        });
-        req.on('error', reject);
-        req.end();
+    async upgrade(path: string, cert: CertFiles, o: { method?: string; protocol?: string } = {}): Promise<Reply> {
+      const r = await upgradeRequest({
+        host: '127.0.0.1', port, path, method: o.method ?? 'POST', timeout: 20_000, ...tlsOpts(cert),
+        headers: { Connection: 'Upgrade', Upgrade: o.protocol ?? 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' },
       });
+      r.socket?.destroy();
+      return { status: r.status, body: r.body, headers: r.headers };
     },
     channelSession,
     tlsOpts,

@@ -4,12 +4,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { constants, mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { constants, mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBeneath, pathAt } from '../../src/util/open-beneath.js';
+import { startSymlinkSwap } from '../support/symlink-swap.js';
 
 function tree(): { root: string; outside: string } {
   const base = mkdtempSync(join(tmpdir(), 'kts-beneath-'));
@@ -88,19 +89,7 @@ test('a directory swapped for a symlink after it was opened: the walk continues 
 
 test('racing a directory swapped for a symlink out of the root never reads outside it', async () => {
   const { root, outside } = tree();
-  const sub = join(root, 'sub');
-  const parked = join(root, 'sub-parked');
-  let stop = false;
-  // Flip `sub` between the real directory and a symlink to `outside`, while reads run in the pool.
-  const flipper = (async () => {
-    for (let i = 0; i < 20_000 && !stop; i++) {
-      renameSync(sub, parked);
-      symlinkSync(outside, sub);
-      unlinkSync(sub);
-      renameSync(parked, sub);
-      if (i % 20 === 0) await new Promise((r) => setImmediate(r));
-    }
-  })();
+  const swap = startSymlinkSwap(join(root, 'sub'), outside, 20_000);
   const seen = { inside: 0, refused: 0 };
   for (let i = 0; i < 500; i++) {
     try {
@@ -112,7 +101,6 @@ test('racing a directory swapped for a symlink out of the root never reads outsi
       seen.refused++;
     }
   }
-  stop = true;
-  await flipper;
+  await swap.stop();
   assert.equal(seen.inside + seen.refused, 500);
 });
