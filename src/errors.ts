@@ -40,6 +40,8 @@ export const ERROR_CODES = {
   KTS_ERR_CONTAINER_LOGS: 'A container log request was invalid, named no known container or log, or tried to leave the pod\'s log directory; or a log line is not in the CRI log format.',
   KTS_ERR_KUBECONFIG: 'The --kubeconfig file could not be loaded (missing, malformed, no current cluster).',
   KTS_ERR_API: 'A request to the kube-apiserver failed (connection, timeout or an error status).',
+  KTS_ERR_POD_IDENTITY: 'A pod\'s UID, name, namespace or a container name is not valid (from a manifest, a manifest URL or the apiserver): the pod is refused before any path is built from it.',
+  KTS_ERR_UNSAFE_PATH: 'A path component taken from a pod (UID, name, namespace, container name) is empty, "." or "..", or holds "/", "\\", NUL or a control character: the path is not built.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -115,6 +117,22 @@ export class ApiError extends KubeletError {
     super('KTS_ERR_API', message, options);
     this.statusCode = statusCode;
     this.reason = reason;
+  }
+}
+
+/** A pod whose identity (UID, name, namespace, container names) is not valid; `field` names what. */
+export class PodIdentityError extends KubeletError {
+  readonly field: string;
+  constructor(pod: string, field: string, message: string) {
+    super('KTS_ERR_POD_IDENTITY', `pod ${pod}: ${field}: ${message}`);
+    this.field = field;
+  }
+}
+
+/** A value that would not be exactly one path component; nothing was built from it. */
+export class UnsafePathError extends KubeletError {
+  constructor(what: string, value: string) {
+    super('KTS_ERR_UNSAFE_PATH', `refusing to build a path from ${what} ${JSON.stringify(value)}: it must be one path component (not empty, ".", "..", and no "/", "\\", NUL or control characters)`);
   }
 }
 

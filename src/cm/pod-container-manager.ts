@@ -14,11 +14,13 @@
  * podResourceConfig when it is created.
  */
 import type { Pod } from '../api/types.js';
+import { podCgroupLeaf } from '../util/pod-identity.js';
 import { log } from '../util/log.js';
 import type { Cgroupfs } from './cgroupfs.js';
 import { milliCPUToShares, MIN_SHARES, podQOSClass, podRequests, podResourceConfig } from './helpers.js';
 import type { PodContainerManager, ResourceConfig } from './types.js';
 
+/** Prefix of a pod cgroup's name (podCgroupLeaf builds it; this parses it back). */
 export const POD_CGROUP_PREFIX = 'pod';
 
 export interface PodContainerManagerOptions {
@@ -56,7 +58,7 @@ export class CgroupfsPodContainerManager implements PodContainerManager {
 
   /** upstream GetPodContainerName. */
   getPodContainerName(pod: Pod): string {
-    const leaf = `${POD_CGROUP_PREFIX}${pod.metadata?.uid ?? ''}`;
+    const leaf = podCgroupLeaf(pod.metadata?.uid ?? '');
     switch (podQOSClass(pod)) {
       case 'Guaranteed': return cgroupName(this.kubepods, leaf);
       case 'Burstable': return cgroupName(this.burstable, leaf);

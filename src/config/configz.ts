@@ -1,6 +1,9 @@
 /**
  * The running configuration in upstream's KubeletConfiguration JSON form (/configz): field
- * names from the schema table, durations back in Go syntax.
+ * names from the schema table, durations back in Go syntax. Credentials are not echoed: every
+ * header value of staticPodURLHeader (an Authorization header, a token) and the user
+ * information of staticPodURL read `<redacted>`; the header names stay, so an operator can still
+ * see which headers are configured.
  */
 import { FIELDS } from './schema.js';
 import { CONFIG_API_VERSION, CONFIG_KIND } from './load.js';
@@ -21,11 +24,25 @@ export function formatDuration(ms: number): string {
   return out;
 }
 
+export const REDACTED = '<redacted>';
+
+function redactHeaders(headers: Readonly<Record<string, readonly string[]>>): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(headers).map(([name, values]) => [name, values.map(() => REDACTED)]));
+}
+
+/** `https://user:secret@host/p` → `https://<redacted>@host/p`; a URL without user information unchanged. */
+function redactUrlUserinfo(url: string): string {
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)([^/?#]*@)/.exec(url);
+  return m ? `${m[1]}${REDACTED}@${url.slice(m[0].length)}` : url;
+}
+
 export function renderConfigz(kc: Readonly<KubeletConfiguration>): Record<string, unknown> {
   const out: Record<string, unknown> = { kind: CONFIG_KIND, apiVersion: CONFIG_API_VERSION };
   for (const f of FIELDS) {
     const v = kc[f.key];
     if (f.kind === 'duration') out[f.name] = formatDuration(v as number);
+    else if (f.kind === 'headerMap') out[f.name] = redactHeaders(v as Record<string, readonly string[]>);
+    else if (f.key === 'staticPodURL') out[f.name] = redactUrlUserinfo(v as string);
     else if (f.kind === 'authentication') {
       const a = kc.authentication;
       out[f.name] = { x509: a.x509, webhook: { enabled: a.webhook.enabled, cacheTTL: formatDuration(a.webhook.cacheTTLMs) }, anonymous: a.anonymous };

@@ -21,6 +21,7 @@ import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, 
 import { metrics } from '../metrics/index.js';
 import { errorMessage, KubeletError } from '../errors.js';
 import { isTerminalPhase } from '../api/pod.js';
+import { podDir } from '../util/pod-identity.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { PodManager, podFullName } from '../podmanager/index.js';
@@ -336,7 +337,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const status = runtimeStatus ?? emptyRuntimeStatus(pod, now);
     const apiStatus = this.updateStatus(pod, status, false);
     if (isTerminalPhase(apiStatus.phase)) return { isTerminal: true };
-    await mkdir(join(this.deps.rootDir, 'pods', uid, 'containers'), { recursive: true });
+    await mkdir(join(podDir(this.deps.rootDir, uid), 'containers'), { recursive: true });
     const result = await this.deps.runtime.syncPod(pod, status);
     this.waiting.set(uid, result.waiting);
     if (result.error) {

@@ -5,24 +5,18 @@
  */
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
+import { podLogsDirectory } from '../util/pod-identity.js';
+import { pathComponent } from '../util/path-component.js';
 import type { DNSConfig, NamespaceMode, NamespaceOption, PodSandboxConfig, PortMapping, Protocol } from '../cri/types.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 
 const MAX_HOSTNAME_LENGTH = 63;
 
-/** upstream BuildPodLogsDirectory: <podLogsDir>/<namespace>_<name>_<uid>. */
-function podLogsDirectory(podLogsDir: string, pod: Pod): string {
-  return join(podLogsDir, `${pod.metadata?.namespace ?? ''}_${pod.metadata?.name ?? ''}_${pod.metadata?.uid ?? ''}`);
-}
-
-/** upstream BuildContainerLogsDirectory. */
-export function containerLogsDirectory(podLogsDir: string, pod: Pod, containerName: string): string {
-  return join(podLogsDirectory(podLogsDir, pod), containerName);
-}
+export { podLogsDirectory, containerLogsDirectory } from '../util/pod-identity.js';
 
 /** upstream buildContainerLogsPath, relative to the sandbox log directory. */
 export function containerLogPath(containerName: string, restartCount: number): string {
-  return join(containerName, `${restartCount}.log`);
+  return join(pathComponent(containerName, 'container name'), `${restartCount}.log`);
 }
 
 export function namespacesForPod(pod: Pod): NamespaceOption {

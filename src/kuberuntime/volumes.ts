@@ -18,10 +18,12 @@ import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, readFile, readlink, rename, rm, rmdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import type { Container, Pod } from '../api/types.js';
+import { podDir } from '../util/pod-identity.js';
 import { podResourceConfig } from '../cm/index.js';
 import type { Mount } from '../cri/types.js';
 import { kubeletErrorClass } from '../errors.js';
 import { log } from '../util/log.js';
+import { pathComponent } from '../util/path-component.js';
 import { downwardAPIPayload, positiveQuantity, type DownwardAPIVolumeSource, type NodeAllocatable, type PayloadFile } from './downward-api.js';
 import { EnvError, expand, mappingFor, type EnvContext } from './env.js';
 import { mountAt, mountsUnder, mountTmpfs, unmount } from './mount.js';
@@ -32,16 +34,19 @@ export class VolumeError extends kubeletErrorClass('KTS_ERR_VOLUME') {}
 const EMPTY_DIR_PLUGIN = 'kubernetes.io~empty-dir';
 const DOWNWARD_API_PLUGIN = 'kubernetes.io~downward-api';
 
-function podDir(rootDir: string, uid: string): string {
-  return join(rootDir, 'pods', uid);
+export { podDir };
+
+/** upstream getPodVolumeDir + the volume's name: `<root-dir>/pods/<uid>/volumes/<plugin>/<name>`. */
+export function volumeDir(rootDir: string, uid: string, plugin: string, volumeName: string): string {
+  return join(podDir(rootDir, uid), 'volumes', plugin, pathComponent(volumeName, 'volume name'));
 }
 
-function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
-  return join(podDir(rootDir, uid), 'volumes', EMPTY_DIR_PLUGIN, volumeName);
+export function emptyDirPath(rootDir: string, uid: string, volumeName: string): string {
+  return volumeDir(rootDir, uid, EMPTY_DIR_PLUGIN, volumeName);
 }
 
-function downwardAPIPath(rootDir: string, uid: string, volumeName: string): string {
-  return join(podDir(rootDir, uid), 'volumes', DOWNWARD_API_PLUGIN, volumeName);
+export function downwardAPIPath(rootDir: string, uid: string, volumeName: string): string {
+  return volumeDir(rootDir, uid, DOWNWARD_API_PLUGIN, volumeName);
 }
 
 /** What setting up volumes needs besides the pod. */
@@ -142,7 +147,7 @@ async function setUpDownwardAPI(pod: Pod, name: string, source: DownwardAPIVolum
 /** configMap/secret/projected (api-volumes.ts): written atomically like downwardAPI. */
 async function setUpApiVolume(pod: Pod, volume: NonNullable<NonNullable<Pod['spec']>['volumes']>[number], ctx: VolumeContext): Promise<string> {
   const v = apiVolumePayload(pod, volume, ctx.downward, ctx.allocatable)!;
-  const dir = join(podDir(ctx.rootDir, pod.metadata?.uid ?? ''), 'volumes', v.plugin, volume.name);
+  const dir = volumeDir(ctx.rootDir, pod.metadata?.uid ?? '', v.plugin, volume.name);
   let payload: Map<string, PayloadFile>;
   try {
     payload = v.payload();
@@ -163,7 +168,7 @@ export async function refreshDownwardAPIVolumes(pod: Pod, ctx: VolumeContext): P
   for (const v of pod.spec?.volumes ?? []) {
     const api = apiVolumePayload(pod, v, ctx.downward, ctx.allocatable);
     if (api) {
-      if (!(await stat(join(podDir(ctx.rootDir, pod.metadata?.uid ?? ''), 'volumes', api.plugin, v.name)).catch(() => undefined))) continue;
+      if (!(await stat(volumeDir(ctx.rootDir, pod.metadata?.uid ?? '', api.plugin, v.name)).catch(() => undefined))) continue;
       await setUpApiVolume(pod, v, ctx).catch((err: unknown) => log('kuberuntime').warn({ volume: v.name, err: String(err) }, 'cannot refresh volume'));
       continue;
     }

@@ -1,15 +1,17 @@
 /**
  * Where a container's log files are, confined to the pod's log directory
  * (<podLogsDir>/<namespace>_<pod>_<uid>/<container>/<instance>.log) whatever the request says:
- * names must be DNS names (no '/', no '..'), the directory's real path must be exactly the one
- * built from them (no symlinked directories), only `<n>.log` entries are chosen, and files are
- * opened with O_NOFOLLOW and must be regular files.
+ * names must be DNS names (no '/', no '..'), only `<n>.log` entries are chosen, and every open
+ * walks the path one component at a time below podLogsDir without following a symlink at any
+ * level (util/open-beneath.ts), so a symlinked directory or file, even one swapped in while a
+ * log is followed, is refused rather than read. Files must be regular files.
  */
-import { constants } from 'node:fs';
-import { open, readdir, realpath, type FileHandle } from 'node:fs/promises';
+import { readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
-import { KubeletError } from '../errors.js';
+import { isDns1123Label, isDns1123Subdomain, podLogsDirName } from '../util/pod-identity.js';
+import { openBeneath, pathAt } from '../util/open-beneath.js';
+import { KubeletError, UnsafePathError } from '../errors.js';
 
 /** A log request that cannot be served; `status` is the HTTP status to answer with. */
 export class ContainerLogsError extends KubeletError {
@@ -18,61 +20,86 @@ export class ContainerLogsError extends KubeletError {
   }
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const INSTANCE_LOG = /^(\d+)\.log$/;
 
 /** Rejects anything that is not a valid namespace / pod / container name (400). */
 export function checkNames(namespace: string, pod: string, container: string): void {
-  if (!DNS_LABEL.test(namespace)) throw new ContainerLogsError(400, `invalid namespace ${JSON.stringify(namespace)}`);
-  if (pod.length > 253 || !DNS_SUBDOMAIN.test(pod)) throw new ContainerLogsError(400, `invalid pod name ${JSON.stringify(pod)}`);
-  if (!DNS_LABEL.test(container)) throw new ContainerLogsError(400, `invalid container name ${JSON.stringify(container)}`);
+  if (!isDns1123Label(namespace)) throw new ContainerLogsError(400, `invalid namespace ${JSON.stringify(namespace)}`);
+  if (!isDns1123Subdomain(pod)) throw new ContainerLogsError(400, `invalid pod name ${JSON.stringify(pod)}`);
+  if (!isDns1123Label(container)) throw new ContainerLogsError(400, `invalid container name ${JSON.stringify(container)}`);
 }
 
-/** The container's log directory, checked to be a real directory where it should be. */
-export async function containerLogDir(podLogsDir: string, pod: Pod, container: string): Promise<string> {
-  const podDir = `${pod.metadata?.namespace ?? ''}_${pod.metadata?.name ?? ''}_${pod.metadata?.uid ?? ''}`;
-  const dir = join(podLogsDir, podDir, container);
-  let real: string;
-  let root: string;
+/** A container's log directory: the trusted root and the two components below it. */
+export interface ContainerLogDir {
+  root: string;
+  components: readonly [podDir: string, container: string];
+  container: string;
+  podName: string;
+}
+
+/** The log directory of `container` in `pod` (nothing is opened yet). */
+export function containerLogDir(podLogsDir: string, pod: Pod, container: string): ContainerLogDir {
+  let podDir: string;
   try {
-    root = await realpath(podLogsDir);
-    real = await realpath(dir);
-  } catch {
-    throw new ContainerLogsError(404, `no logs for container "${container}" in pod "${pod.metadata?.name ?? ''}"`);
+    podDir = podLogsDirName(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', pod.metadata?.uid ?? '');
+  } catch (err) {
+    if (err instanceof UnsafePathError) throw new ContainerLogsError(400, err.message);
+    throw err;
   }
-  if (real !== join(root, podDir, container)) throw new ContainerLogsError(403, `log directory of container "${container}" is not inside the pod log directory`);
-  return real;
+  return { root: podLogsDir, components: [podDir, container], container, podName: pod.metadata?.name ?? '' };
 }
 
-/** The log file of the newest instance, or of the one before it (previous). */
-export async function instanceLogFile(dir: string, container: string, podName: string, previous: boolean): Promise<string> {
-  const instances = (await readdir(dir))
+/** The kernel's refusal of a walk, as the answer to give. */
+function walkError(err: unknown, dir: ContainerLogDir, what: string): ContainerLogsError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ELOOP' || code === 'ENOTDIR') return new ContainerLogsError(403, `${what} of container "${dir.container}" is a symbolic link or not where it should be: refused`);
+  if (code === 'ENOENT') return new ContainerLogsError(404, `no logs for container "${dir.container}" in pod "${dir.podName}"`);
+  return new ContainerLogsError(404, `${what} of container "${dir.container}": ${code ?? (err as Error).message}`);
+}
+
+/** The file name (`<n>.log`) of the newest instance, or of the one before it (previous). */
+export async function instanceLogFile(dir: ContainerLogDir, previous: boolean): Promise<string> {
+  let fh: FileHandle;
+  try {
+    fh = await openBeneath(dir.root, dir.components);
+  } catch (err) {
+    throw walkError(err, dir, 'log directory');
+  }
+  let names: string[];
+  try {
+    names = await readdir(pathAt(fh));
+  } finally {
+    await fh.close();
+  }
+  const instances = names
     .map((f) => INSTANCE_LOG.exec(f))
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => Number(m[1]))
     .sort((a, b) => b - a);
   const n = instances[previous ? 1 : 0];
   if (n === undefined) {
-    if (previous) throw new ContainerLogsError(400, `previous terminated container "${container}" in pod "${podName}" not found`);
-    throw new ContainerLogsError(404, `container "${container}" in pod "${podName}" has no log file`);
+    if (previous) throw new ContainerLogsError(400, `previous terminated container "${dir.container}" in pod "${dir.podName}" not found`);
+    throw new ContainerLogsError(404, `container "${dir.container}" in pod "${dir.podName}" has no log file`);
   }
-  return join(dir, `${n}.log`);
+  return `${n}.log`;
 }
 
-/** Opens a log file without following a symlink; it must be a regular file. */
-export async function openLogFile(path: string): Promise<FileHandle> {
+/** The path of a log file (for messages and rotation checks only; opening goes through openLogFile). */
+export function logFilePath(dir: ContainerLogDir, name: string): string {
+  return join(dir.root, ...dir.components, name);
+}
+
+/** Opens a log file of the directory without following a symlink anywhere; it must be a regular file. */
+export async function openLogFile(dir: ContainerLogDir, name: string): Promise<FileHandle> {
   let fh: FileHandle;
   try {
-    fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    fh = await openBeneath(dir.root, [...dir.components, name]);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP') throw new ContainerLogsError(403, `log file ${path} is a symbolic link`);
-    throw new ContainerLogsError(404, `log file ${path}: ${code ?? (err as Error).message}`);
+    throw walkError(err, dir, `log file ${name}`);
   }
   if (!(await fh.stat()).isFile()) {
     await fh.close();
-    throw new ContainerLogsError(403, `log file ${path} is not a regular file`);
+    throw new ContainerLogsError(403, `log file ${name} of container "${dir.container}" is not a regular file`);
   }
   return fh;
 }

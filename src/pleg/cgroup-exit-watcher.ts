@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { CreateFsWatcher, FsWatcher } from '../fswatch/types.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
+import { isPathComponent } from '../util/path-component.js';
 
 /** Where the unified hierarchy is mounted: the root on pure v2 hosts, `unified/` on hybrid ones. */
 export function findUnifiedRoot(base = '/sys/fs/cgroup'): string | undefined {
@@ -66,6 +67,8 @@ export class CgroupExitWatcher {
   /** Start watching a running container; resolves false when its cgroup cannot be found. */
   async track(podUid: string, containerId: string): Promise<boolean> {
     if (this.closed || this.tracked.has(containerId)) return this.tracked.has(containerId);
+    // Both come from runtime labels and IDs: never walk a path they do not name exactly.
+    if (!isPathComponent(podUid) || !isPathComponent(containerId)) return false;
     for (const rel of candidateCgroupDirs(podUid, containerId, this.opts.cgroupRoot)) {
       const file = join(this.opts.root, rel, 'cgroup.events');
       try {

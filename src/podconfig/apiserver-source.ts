@@ -24,6 +24,18 @@ export interface ApiserverSourceOptions {
 
 export const isMirrorPod = (p: Pod): boolean => p.metadata?.annotations?.[ConfigMirrorAnnotationKey] !== undefined;
 
+/**
+ * The key a pod is held under: its UID when that is a non-empty string. Anything else (not an
+ * object, no UID) is dropped here with a warning, so it cannot break the list for the others;
+ * a UID of the wrong form goes on to PodConfig, which refuses the pod naming the field.
+ */
+function podKey(p: unknown): string | undefined {
+  const uid = (p as Pod | null)?.metadata?.uid;
+  if (typeof p === 'object' && p !== null && typeof uid === 'string' && uid !== '') return uid;
+  log('podconfig').warn({ pod: `${(p as Pod | null)?.metadata?.namespace}/${(p as Pod | null)?.metadata?.name}` }, 'pod from the apiserver has no metadata.uid; ignored');
+  return undefined;
+}
+
 class ApiserverPodSource implements PodSource {
   private readonly abort = new AbortController();
   private readonly pods = new Map<string, Pod>();
@@ -41,13 +53,16 @@ class ApiserverPodSource implements PodSource {
       what: 'pods', signal: this.abort.signal, maxBackoffMs: this.opts.maxBackoffMs,
       onList: (items) => {
         this.pods.clear();
-        for (const p of items) this.pods.set(p.metadata!.uid!, p);
+        for (const p of items) {
+          const key = podKey(p);
+          if (key !== undefined) this.pods.set(key, p);
+        }
         log('podconfig').info({ pods: items.length }, 'Listed pods bound to this node');
         publish();
       },
       onEvent: (type, pod) => {
-        const uid = pod.metadata?.uid;
-        if (!uid) return;
+        const uid = podKey(pod);
+        if (uid === undefined) return;
         if (type === 'DELETED') this.pods.delete(uid);
         else this.pods.set(uid, pod);
         publish();

@@ -7,7 +7,7 @@ import { isScalar, parseAllDocuments } from 'yaml';
 import { ManifestError, errorMessage } from '../errors.js';
 import type { Pod } from '../api/types.js';
 import { isObj, setPodDefaults, type Obj } from './defaults.js';
-import { isDns1123Subdomain, validatePod, type Problem } from './validation.js';
+import { isDns1123Subdomain, summarizeProblems, validatePod, type Problem } from './validation.js';
 import { applyStaticPodIdentity } from './static-pod.js';
 import { FileSource, HTTPSource } from './types.js';
 
@@ -73,12 +73,8 @@ function checkTypeMeta(obj: unknown, where: string, kinds: readonly string[]): O
 }
 
 function problemsError(where: string, problems: Problem[], prefix = ''): ManifestError {
-  const [first, ...rest] = problems as [Problem, ...Problem[]];
-  let message = first.message;
-  if (rest.length > 0) {
-    message += ` (and ${rest.length} more: ${rest.map((p) => `${prefix}${p.field}: ${p.message}`).join('; ')})`;
-  }
-  return new ManifestError(where, message, `${prefix}${first.field}`);
+  const { field, message } = summarizeProblems(problems, prefix);
+  return new ManifestError(where, message, field);
 }
 
 /** metadata.creationTimestamp / deletionTimestamp arrive as RFC 3339 strings; the Pod type says Date. */

@@ -7,9 +7,11 @@
 import type { Logger } from 'pino';
 import type { Pod } from '../api/types.js';
 import { ConfigMirrorAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotationKey } from '../api/types.js';
+import { PodIdentityError } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 import type { PodConfig, PodOperation, PodSource, PodUpdate } from './types.js';
+import { summarizeProblems, validatePodIdentity } from './validation.js';
 
 /** Annotations the kubelet itself sets; they never make a pod differ (upstream localAnnotations). */
 const LOCAL_ANNOTATIONS: readonly string[] = [ConfigSourceAnnotationKey, ConfigMirrorAnnotationKey, ConfigSeenAnnotationKey];
@@ -94,13 +96,16 @@ export function checkAndUpdatePod(existing: Pod, ref: Pod): { change: Change; st
   return { change: ref.metadata?.deletionTimestamp ? 'delete' : 'update', stored };
 }
 
-const fullName = (p: Pod) => `${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`;
+// `p?.`: a broken source may send something that is not an object at all.
+const fullName = (p: Pod) => `${p?.metadata?.namespace ?? ''}/${p?.metadata?.name ?? ''}`;
 
 /** The per-source pod maps and the merge. Public so tests can drive one merge at a time. */
 export class PodStorage {
   /** source → UID → pod. */
   private readonly pods = new Map<string, Map<string, Pod>>();
   private readonly sourcesSeen = new Set<string>();
+  /** Identity refusals already logged, so a source re-sending a bad pod in every SET logs it once. */
+  private readonly refusalsLogged = new Set<string>();
   private readonly clock: Clock;
   private readonly logger: Logger;
 
@@ -197,17 +202,23 @@ export class PodStorage {
     return result;
   }
 
-  /** filterInvalidPods: drops pods without a UID or name, and later pods reusing a name or UID. */
+  /**
+   * filterInvalidPods: drops pods whose identity is not valid (before anything builds a path from
+   * it), and later pods reusing a name or UID. The other pods of the source are unaffected.
+   */
   private filterInvalidPods(pods: Pod[], source: string): Pod[] {
     const names = new Set<string>();
     const uids = new Set<string>();
     const kept: Pod[] = [];
     for (const p of pods) {
-      const uid = p.metadata?.uid;
       const name = fullName(p);
-      if (!uid || !p.metadata?.name) {
-        this.logger.warn({ source, pod: name }, 'pod has no name or UID; ignored');
-      } else if (names.has(name)) {
+      const problems = validatePodIdentity(p);
+      if (problems.length > 0) {
+        this.logRefusal(source, name, problems);
+        continue;
+      }
+      const uid = p.metadata!.uid!;
+      if (names.has(name)) {
         this.logger.warn({ source, pod: name }, 'pod name is duplicated within its source; the later one is ignored');
       } else if (uids.has(uid)) {
         this.logger.warn({ source, pod: name, uid }, 'pod UID is duplicated within its source; the later one is ignored');
@@ -218,6 +229,16 @@ export class PodStorage {
       }
     }
     return kept;
+  }
+
+  private logRefusal(source: string, pod: string, problems: Parameters<typeof summarizeProblems>[0]): void {
+    const { field, message } = summarizeProblems(problems);
+    const err = new PodIdentityError(JSON.stringify(pod), field, message);
+    const key = `${source}\0${err.message}`;
+    if (this.refusalsLogged.has(key)) return;
+    if (this.refusalsLogged.size >= 1024) this.refusalsLogged.clear();
+    this.refusalsLogged.add(key);
+    this.logger.error({ source, pod, field, err: err.message, code: err.code }, 'pod refused: its identity is not valid; it is not run and no path is built from it');
   }
 }
 

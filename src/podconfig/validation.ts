@@ -3,27 +3,21 @@
  * (k8s.io/kubernetes/pkg/apis/core/validation). Every problem names its field path
  * (`spec.containers[1].name`) and says what is wrong with the value found.
  */
+import type { Pod } from '../api/types.js';
+import { isDns1123Label, isDns1123Subdomain, isPodUID, LABEL_MSG, SUBDOMAIN_MSG, UID_MSG } from '../util/pod-identity.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import { isObj, type Obj } from './defaults.js';
+
+export { isDns1123Label, isDns1123Subdomain };
 
 export interface Problem {
   field: string;
   message: string;
 }
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const ENV_VAR_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 const IANA_SVC_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
-
-export function isDns1123Label(s: string): boolean {
-  return s.length <= 63 && DNS1123_LABEL.test(s);
-}
-
-export function isDns1123Subdomain(s: string): boolean {
-  return s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
-}
 
 /** Label and annotation keys: `[prefix/]name`, prefix a DNS-1123 subdomain, name ≤ 63 chars. */
 function isQualifiedName(s: string): boolean {
@@ -40,8 +34,6 @@ function isIanaSvcName(s: string): boolean {
 
 const q = (v: unknown): string => JSON.stringify(v) ?? String(v);
 
-const LABEL_MSG = "is not a valid DNS-1123 label (lower case alphanumerics or '-', starting and ending with an alphanumeric, at most 63 characters)";
-const SUBDOMAIN_MSG = "is not a valid DNS-1123 subdomain (lower case alphanumerics, '-' or '.', starting and ending with an alphanumeric, at most 253 characters)";
 
 class Checker {
   readonly problems: Problem[] = [];
@@ -59,6 +51,17 @@ class Checker {
     }
     if (typeof v !== 'string') {
       this.add(path, `must be a string, got ${q(v)}`);
+      return undefined;
+    }
+    return v;
+  }
+
+  /** A DNS-1123 label field (names that become path components); returns it only when valid. */
+  label(o: Obj, key: string, path: string, required = false): string | undefined {
+    const v = this.str(o, key, path, required);
+    if (!v) return undefined;
+    if (!isDns1123Label(v)) {
+      this.add(path, `${q(v)} ${LABEL_MSG}`);
       return undefined;
     }
     return v;
@@ -143,6 +146,14 @@ class Checker {
   }
 }
 
+/** The first problem with the rest appended: `{field, message}` for an error naming the field. */
+export function summarizeProblems(problems: readonly Problem[], prefix = ''): Problem {
+  const [first, ...rest] = problems as [Problem, ...Problem[]];
+  let message = first.message;
+  if (rest.length > 0) message += ` (and ${rest.length} more: ${rest.map((p) => `${prefix}${p.field}: ${p.message}`).join('; ')})`;
+  return { field: `${prefix}${first.field}`, message };
+}
+
 /** Validates a defaulted Pod object. Returns every problem found, in document order. */
 export function validatePod(pod: Obj): Problem[] {
   const c = new Checker();
@@ -152,14 +163,40 @@ export function validatePod(pod: Obj): Problem[] {
   return c.problems;
 }
 
+/** Lists in the spec whose items' names become path components (log and volume directories). */
+const NAMED_LISTS = ['initContainers', 'containers', 'ephemeralContainers', 'volumes'] as const;
+
+/**
+ * The fields the kubelet builds paths from (pod directory, log directories, the pod cgroup,
+ * volume directories): name, namespace, UID, container and volume names, checked on a pod from any source. The apiserver
+ * source is not otherwise validated, and a broken or hostile apiserver can send anything.
+ */
+export function validatePodIdentity(pod: Pod): Problem[] {
+  const c = new Checker();
+  const o: Obj = isObj(pod) ? pod : {};
+  const meta = c.object(o, 'metadata', 'metadata', true);
+  if (meta) checkIdentity(c, meta, true);
+  const spec = isObj(o.spec) ? o.spec : {};
+  for (const key of NAMED_LISTS) {
+    for (const [item, path] of c.list(spec, key, `spec.${key}`)) c.label(item, 'name', `${path}.name`, true);
+  }
+  return c.problems;
+}
+
+/** Name, namespace and UID; a manifest may leave the last two to the kubelet (`required` false). */
+function checkIdentity(c: Checker, meta: Obj, required: boolean): void {
+  const name = c.str(meta, 'name', 'metadata.name', true);
+  if (name && !isDns1123Subdomain(name)) c.add('metadata.name', `${q(name)} ${SUBDOMAIN_MSG}`);
+  c.label(meta, 'namespace', 'metadata.namespace', required);
+  // Upstream keeps a UID a static manifest sets; paths are built from it, so its form is checked.
+  const uid = c.str(meta, 'uid', 'metadata.uid', required);
+  if (uid && !isPodUID(uid)) c.add('metadata.uid', `${q(uid)} ${UID_MSG}`);
+}
+
 function validateMetadata(c: Checker, pod: Obj): void {
   const meta = c.object(pod, 'metadata', 'metadata', true);
   if (!meta) return;
-  const name = c.str(meta, 'name', 'metadata.name', true);
-  if (name && !isDns1123Subdomain(name)) c.add('metadata.name', `${q(name)} ${SUBDOMAIN_MSG}`);
-  const ns = c.str(meta, 'namespace', 'metadata.namespace');
-  if (ns && !isDns1123Label(ns)) c.add('metadata.namespace', `${q(ns)} ${LABEL_MSG}`);
-  c.str(meta, 'uid', 'metadata.uid');
+  checkIdentity(c, meta, false);
   const qualified = (k: string) => (isQualifiedName(k) ? undefined : 'is not a valid qualified name ([prefix/]name, name at most 63 alphanumerics, "-", "_" or ".")');
   c.stringMap(meta, 'labels', 'metadata.labels', qualified, (v) =>
     v === '' || (v.length <= 63 && QUALIFIED_NAME_PART.test(v)) ? undefined : 'is not a valid label value (at most 63 alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric)',
@@ -178,10 +215,7 @@ function validateSpec(c: Checker, spec: Obj): void {
   c.int(spec, 'activeDeadlineSeconds', 'spec.activeDeadlineSeconds', 1);
   for (const k of ['hostNetwork', 'hostPID', 'hostIPC', 'enableServiceLinks', 'shareProcessNamespace']) c.bool(spec, k, `spec.${k}`);
   c.str(spec, 'nodeName', 'spec.nodeName');
-  for (const k of ['hostname', 'subdomain']) {
-    const v = c.str(spec, k, `spec.${k}`);
-    if (v && !isDns1123Label(v)) c.add(`spec.${k}`, `${q(v)} ${LABEL_MSG}`);
-  }
+  for (const k of ['hostname', 'subdomain']) c.label(spec, k, `spec.${k}`);
   c.list(spec, 'tolerations', 'spec.tolerations').forEach(([t, path]) => {
     c.oneOf(t, 'operator', `${path}.operator`, ['Exists', 'Equal']);
     c.oneOf(t, 'effect', `${path}.effect`, ['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
@@ -223,10 +257,9 @@ function validateContainer(
   volumes: Set<string>,
   names: Map<string, string>,
 ): void {
-  const name = c.str(ctr, 'name', `${path}.name`, true);
+  const name = c.label(ctr, 'name', `${path}.name`, true);
   if (name) {
-    if (!isDns1123Label(name)) c.add(`${path}.name`, `${q(name)} ${LABEL_MSG}`);
-    else if (names.has(name)) c.add(`${path}.name`, `Duplicate value: ${q(name)} is also the name of ${names.get(name)}`);
+    if (names.has(name)) c.add(`${path}.name`, `Duplicate value: ${q(name)} is also the name of ${names.get(name)}`);
     else names.set(name, path);
   }
   const image = c.str(ctr, 'image', `${path}.image`, true);

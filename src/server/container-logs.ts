@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Container, Pod } from '../api/types.js';
 import { errorMessage, KubeletError } from '../errors.js';
-import { ContainerLogsError, checkNames, containerLogDir, instanceLogFile, openLogFile } from '../logs/paths.js';
+import { ContainerLogsError, checkNames, containerLogDir, instanceLogFile, logFilePath, openLogFile } from '../logs/paths.js';
 import { readLogs } from '../logs/reader.js';
 import type { ContainerLogsDeps, LogOptions } from '../logs/types.js';
 import { log } from '../util/log.js';
@@ -82,15 +82,16 @@ export async function handleContainerLogs(req: IncomingMessage, res: ServerRespo
     const pod = deps.getPod(namespace, podName);
     if (!pod) throw new ContainerLogsError(404, `pod "${podName}" in namespace "${namespace}" not found`);
     if (!findContainer(pod, container)) throw new ContainerLogsError(404, `container "${container}" not found in pod "${podName}"`);
-    const dir = await containerLogDir(deps.podLogsDir, pod, container);
-    const file = await instanceLogFile(dir, container, podName, opts.previous);
+    const dir = containerLogDir(deps.podLogsDir, pod, container);
+    const name = await instanceLogFile(dir, opts.previous);
     // Open once before answering 200 so a refused file is a clean error status.
-    await (await openLogFile(file)).close();
+    await (await openLogFile(dir, name)).close();
     res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache' });
     res.flushHeaders();
-    await readLogs(file, opts, writer(res), {
+    await readLogs(logFilePath(dir, name), opts, writer(res), {
       signal: abort.signal,
-      open: openLogFile,
+      // Every (re)open after rotation walks from podLogsDir again, following no symlink.
+      open: () => openLogFile(dir, name),
       // The previous instance is dead: following it ends at its end.
       isRunning: () => (opts.previous ? Promise.resolve(false) : deps.isContainerRunning(pod, container)),
       pollMs: deps.followPollMs ?? 200,

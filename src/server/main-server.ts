@@ -38,14 +38,18 @@ async function authorize(gate: Gate, req: IncomingMessage, res: ServerResponse, 
     sendText(res, 401, 'Unauthorized');
     return false;
   }
-  const attrs = requestAttributes(ctx.user, req.method ?? 'GET', ctx.url.pathname, gate.nodeName);
-  const decision = await gate.authorizer.authorize(attrs);
-  if (!decision.allowed) {
-    log('server').info({ user: ctx.user.name, verb: attrs.verb, subresource: attrs.subresource, reason: decision.reason }, 'Forbidden');
-    sendText(res, 403, forbiddenMessage(attrs) + (decision.reason ? `: ${decision.reason}` : ''));
-    return false;
+  const attrs = requestAttributes(ctx.user, req.method ?? 'GET', ctx.url.pathname, gate.nodeName, ctx.upgrade !== undefined);
+  // Fine-grained first, then proxy (upstream): the first allowed one lets the request through.
+  const reasons: string[] = [];
+  for (const a of attrs) {
+    const decision = await gate.authorizer.authorize(a);
+    if (decision.allowed) return true;
+    if (decision.reason) reasons.push(decision.reason);
   }
-  return true;
+  const subresources = attrs.map((a) => a.subresource);
+  log('server').info({ user: ctx.user.name, verb: attrs[0]!.verb, subresources, reasons }, 'Forbidden');
+  sendText(res, 403, forbiddenMessage(attrs) + (reasons.length ? `: ${[...new Set(reasons)].join('; ')}` : ''));
+  return false;
 }
 
 /** Authenticate, authorize, route; errors become 500 without disturbing the agent. */

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
+import { podDir, podLogsDirName } from '../util/pod-identity.js';
 import { log } from '../util/log.js';
 import { F, FIELD_COUNT, field } from './cgroup-fields.js';
 import type { CgroupLayout } from './cgroup-layout.js';
@@ -211,8 +212,16 @@ export class CgroupStatsProvider implements StatsProvider {
 
   /** Logs + emptyDir volumes (container writable layers are not counted: see README). */
   private ephemeral(p: StatsPodInfo, time: Date): FsStats | undefined {
-    const logs = dirUsage(join(this.deps.podLogsDir, `${p.namespace}_${p.name}_${p.uid}`));
-    const vols = dirUsage(join(this.deps.rootDir, 'pods', p.uid, 'volumes', 'kubernetes.io~empty-dir'));
+    let logDir: string;
+    let volDir: string;
+    try {
+      logDir = join(this.deps.podLogsDir, podLogsDirName(p.namespace, p.name, p.uid));
+      volDir = join(podDir(this.deps.rootDir, p.uid), 'volumes', 'kubernetes.io~empty-dir');
+    } catch {
+      return undefined; // runtime labels that are no path component: not a pod of ours, nothing to measure
+    }
+    const logs = dirUsage(logDir);
+    const vols = dirUsage(volDir);
     if (!logs && !vols) return undefined;
     const fs = statfsStats(this.deps.rootDir, time);
     return dropUndefined({

@@ -61,6 +61,17 @@ test('bad auth and TLS settings are named', () => {
   assert.match(all, /--anonymous-auth: must be true or false/);
 });
 
+test('configz redacts credentials: staticPodURLHeader values and staticPodURL user information', () => {
+  const kc = load(['--manifest-url=https://bob:s3cret@pods.example:8443/pods?x=1', '--manifest-url-header=Authorization:Bearer tok-123,X-Token:a,X-Token:b']);
+  assert.deepEqual(kc.staticPodURLHeader, { Authorization: ['Bearer tok-123'], 'X-Token': ['a', 'b'] }, 'the agent itself still sends them');
+  const z = renderConfigz(kc);
+  assert.deepEqual(z.staticPodURLHeader, { Authorization: ['<redacted>'], 'X-Token': ['<redacted>', '<redacted>'] });
+  assert.equal(z.staticPodURL, 'https://<redacted>@pods.example:8443/pods?x=1');
+  const text = JSON.stringify(z);
+  for (const secret of ['tok-123', 's3cret', 'bob']) assert.ok(!text.includes(secret), `${secret} leaked`);
+  assert.equal(renderConfigz(load(['--manifest-url=http://10.0.0.1/pods'])).staticPodURL, 'http://10.0.0.1/pods');
+});
+
 test('configz renders upstream names and Go durations; cipher names map to OpenSSL', () => {
   const z = renderConfigz(load([]));
   assert.equal(z.syncFrequency, '1m');

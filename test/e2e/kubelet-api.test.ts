@@ -6,13 +6,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import WebSocket from 'ws';
 import { connectRuntime } from '../../src/cri/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
 import { getPods, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
-import { issue, makeCA, type CertFiles } from '../support/pki.js';
+import { issue, makeCA } from '../support/pki.js';
+import { mainPortClient } from '../support/main-port.js';
 import { createReviewWebhook, startReviewServer } from '../support/review-webhook.js';
 
 const NS = `api-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
@@ -55,43 +54,9 @@ after(async () => {
   runtime.close();
 });
 
-function tlsOpts(cert?: CertFiles) {
-  return { ca: servingCA, servername: 'localhost', ...(cert ? { cert: readFileSync(cert.cert), key: readFileSync(cert.key) } : {}) };
-}
-
-function post(path: string, cert?: CertFiles): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port: PORT, path, method: 'POST', timeout: 20_000, ...tlsOpts(cert) }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** A v4.channel.k8s.io session: frames are [channel, ...payload]; collects per-channel output. */
-function channelSession(path: string): Promise<{ ws: WebSocket; out: Map<number, Buffer>; closed: Promise<void>; wait(ch: number, re: RegExp): Promise<string> }> {
-  const ws = new WebSocket(`wss://127.0.0.1:${PORT}${path}`, ['v4.channel.k8s.io'], tlsOpts(alice));
-  const out = new Map<number, Buffer>();
-  const waiters: Array<() => void> = [];
-  ws.on('message', (data: Buffer) => {
-    const ch = data[0]!;
-    out.set(ch, Buffer.concat([out.get(ch) ?? Buffer.alloc(0), data.subarray(1)]));
-    for (const w of waiters.splice(0)) w();
-  });
-  const closed = new Promise<void>((resolve) => ws.on('close', () => resolve()));
-  const wait = (ch: number, re: RegExp) => waitFor(`channel ${ch} to match ${re}`, 20_000, () => {
-    const text = out.get(ch)?.toString('utf8') ?? '';
-    return re.test(text) ? text : undefined;
-  }, 50);
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve({ ws, out, closed, wait }));
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
-    ws.once('error', reject);
-  });
-}
+const client = mainPortClient(PORT, () => servingCA);
+const { get, post } = client;
+const channelSession = (path: string) => client.channelSession(path, alice);
 
 test('no client certificate → 401 on the main port', async () => {
   assert.equal((await post(`/run/${NS}/${POD}/web?cmd=true`)).status, 401);
@@ -139,20 +104,8 @@ test('port-forward reaches a port served by the pod', async () => {
 });
 
 test('a SPDY/3.1 upgrade is passed through to the runtime (101 with the negotiated protocol)', async () => {
-  const reply = await new Promise<{ status: number; upgrade?: string; protocol?: string }>((resolve, reject) => {
-    const req = httpsRequest({
-      host: '127.0.0.1', port: PORT, method: 'POST', path: `/exec/${NS}/${POD}/web?command=true&stdout=1`, ...tlsOpts(alice),
-      headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' },
-    });
-    req.on('upgrade', (res, socket) => {
-      socket.destroy();
-      resolve({ status: res.statusCode!, upgrade: res.headers.upgrade, protocol: res.headers['x-stream-protocol-version'] as string });
-    });
-    req.on('response', (res) => resolve({ status: res.statusCode! }));
-    req.on('error', reject);
-    req.end();
-  });
-  assert.deepEqual(reply, { status: 101, upgrade: 'SPDY/3.1', protocol: 'v4.channel.k8s.io' });
+  const reply = await client.upgrade(`/exec/${NS}/${POD}/web?command=true&stdout=1`, alice);
+  assert.deepEqual([reply.status, reply.headers?.upgrade, reply.headers?.['x-stream-protocol-version']], [101, 'SPDY/3.1', 'v4.channel.k8s.io']);
 });
 
 test('/containerLogs is served on the main port, confined to the pod\'s log directory', async () => {
@@ -183,21 +136,9 @@ test('Webhook mode through --kubeconfig: the review server denies → 403 with t
     assert.equal(run.body, 'via-webhook\n');
     const stats = await get(`/stats/summary`, alice);
     assert.equal(stats.status, 403);
-    assert.match(stats.body, /Forbidden \(user=alice, verb=get, resource=nodes, subresource=stats\)/);
+    assert.match(stats.body, /Forbidden \(user=alice, verb=get, resource=nodes, subresource\(s\)=\[stats\]\)/);
     assert.deepEqual(hook.accessReviews.at(-1)!.resourceAttributes, { namespace: '', verb: 'get', group: '', version: 'v1', resource: 'nodes', subresource: 'stats', name: 'e2e-node' });
   } finally {
     await review.close();
   }
 });
-
-function get(path: string, cert?: CertFiles): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port: PORT, path, timeout: 20_000, ...tlsOpts(cert) }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}

@@ -1,4 +1,5 @@
 /** Shared helpers for the podconfig tests: pods, bounded waits, watchers (the capturing logger is test/support/logs.ts). */
+import { createHash } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import type { Pod } from '../../src/api/types.js';
 import type { CreateFsWatcher, FsEvent } from '../../src/fswatch/types.js';
@@ -15,7 +16,16 @@ export interface PodOpts {
   deletionTimestamp?: Date;
 }
 
-/** A minimal API pod (as the apiserver source would deliver it). */
+/**
+ * A UUID made from a readable test label ('uid-a' → the same UUID every time), since PodConfig
+ * refuses UIDs that are not UUIDs or static pod hashes.
+ */
+export function testUID(label: string): string {
+  const h = createHash('md5').update(label).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+/** A minimal API pod (as the apiserver source would deliver it); `uid` is a label for testUID. */
 export function mkPod(name: string, uid: string, o: PodOpts = {}): Pod {
   return {
     apiVersion: 'v1',
@@ -23,7 +33,7 @@ export function mkPod(name: string, uid: string, o: PodOpts = {}): Pod {
     metadata: {
       name,
       namespace: o.namespace ?? 'default',
-      uid,
+      uid: testUID(uid),
       ...(o.labels ? { labels: o.labels } : {}),
       ...(o.annotations ? { annotations: o.annotations } : {}),
       ...(o.deletionTimestamp ? { deletionTimestamp: o.deletionTimestamp } : {}),

@@ -151,7 +151,7 @@ describe('podStorage.merge', () => {
     const ts = new Date('2024-05-01T10:00:30Z');
     const out = s.merge('api', { op: 'SET', pods: [withMeta(b, { deletionTimestamp: ts })] });
     assert.equal(out[0]!.op, 'REMOVE');
-    assert.equal(out[0]!.pods[0]!.metadata!.uid, 'uid-a');
+    assert.equal(out[0]!.pods[0]!.metadata!.uid, a.metadata!.uid);
     assert.equal(out[1]!.op, 'DELETE');
     assert.equal(out[1]!.pods[0]!.metadata!.deletionTimestamp!.getTime(), ts.getTime());
   });

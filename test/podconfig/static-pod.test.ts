@@ -54,10 +54,12 @@ describe('static pod identity', () => {
     assert.notEqual(decode(MANIFEST, FILE, 'node-2').metadata!.uid, uid, 'another node');
   });
 
-  it('keeps a UID the manifest sets', () => {
-    const pod = decode(MANIFEST.replace('  namespace: kube-system\n', '  namespace: kube-system\n  uid: fixed-uid\n'));
-    assert.equal(pod.metadata!.uid, 'fixed-uid');
-    assert.equal(pod.metadata!.annotations![ConfigHashAnnotationKey], 'fixed-uid');
+  it('keeps a UID the manifest sets (as upstream), when it is a valid pod UID', () => {
+    const fixed = '0b5e2a8c-7f1d-4c3e-9a6b-2d4f8e1c3a5b';
+    const pod = decode(MANIFEST.replace('  namespace: kube-system\n', `  namespace: kube-system\n  uid: ${fixed}\n`));
+    assert.equal(pod.metadata!.uid, fixed);
+    assert.equal(pod.metadata!.annotations![ConfigHashAnnotationKey], fixed);
+    assert.throws(() => decode(MANIFEST.replace('  namespace: kube-system\n', '  namespace: kube-system\n  uid: fixed-uid\n')), /metadata\.uid: "fixed-uid" is not a valid pod UID/);
   });
 
   it('config.seen is set when first seen and neither changes the UID nor makes an update', () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -11,6 +12,8 @@ import { startServers, type MainServerOptions, type MainServerProvider, type Run
 import { reviewClientFromKubeconfig } from '../../src/server/auth/index.js';
 import { makeCA, issue, type CertFiles, type TestCA } from '../support/pki.js';
 import { createReviewWebhook, startReviewServer, type ReviewServer, type ReviewWebhook } from '../support/review-webhook.js';
+import { startSymlinkSwap } from '../support/symlink-swap.js';
+import { WEBSOCKET_UPGRADE_HEADERS } from '../support/upgrade-request.js';
 
 let ca: TestCA;
 let otherCA: TestCA;
@@ -19,6 +22,7 @@ let mallory: CertFiles;
 let hook: ReviewWebhook;
 let review: ReviewServer;
 let logDir: string;
+let outsideDir: string;
 let allowed = new Set<string>();
 
 const execCalls: string[][] = [];
@@ -52,6 +56,10 @@ before(() => {
   writeFileSync(join(logDir, 'sub', 'x.log'), 'nested\n');
   symlinkSync('/etc/hostname', join(logDir, 'escape'));
   symlinkSync('/etc', join(logDir, 'etcdir'));
+  symlinkSync(join(logDir, 'syslog'), join(logDir, 'inner-link'));
+  execFileSync('mkfifo', [join(logDir, 'fifo')]);
+  outsideDir = mkdtempSync(join(tmpdir(), 'kts-outside-'));
+  writeFileSync(join(outsideDir, 'x.log'), 'secret outside the log directory\n');
 });
 
 before(async () => {
@@ -148,7 +156,7 @@ test('Webhook: denied → 403 naming user, verb, resource, subresource; allowed 
     hook.accessReviews.length = 0;
     const denied = await call(port, servingCA, '/metrics/cadvisor', { cert: alice });
     assert.equal(denied.status, 403);
-    assert.match(denied.body, /Forbidden \(user=alice, verb=get, resource=nodes, subresource=metrics\)/);
+    assert.match(denied.body, /Forbidden \(user=alice, verb=get, resource=nodes, subresource\(s\)=\[metrics\]\)/);
     const sar = hook.accessReviews.at(-1)!;
     assert.equal(sar.user, 'alice');
     assert.deepEqual(sar.groups, ['admins', 'system:authenticated']);
@@ -156,17 +164,67 @@ test('Webhook: denied → 403 naming user, verb, resource, subresource; allowed 
 
     const run = await call(port, servingCA, '/run/ns/p/c?cmd=echo%20hi', { cert: alice, method: 'POST' });
     assert.equal(run.status, 403);
-    assert.match(run.body, /verb=create, resource=nodes, subresource=proxy/);
+    assert.match(run.body, /verb=create, resource=nodes, subresource\(s\)=\[proxy\]/);
 
-    allowed = new Set(['alice:get:proxy', 'alice:get:stats', 'alice:create:proxy', 'bob:get:proxy']);
+    allowed = new Set(['alice:get:pods', 'alice:get:stats', 'alice:create:proxy', 'bob:get:proxy']);
     assert.equal((await call(port, servingCA, '/pods', { cert: alice })).status, 200);
-    assert.equal(hook.accessReviews.at(-1)!.resourceAttributes!.subresource, 'proxy');
+    assert.equal(hook.accessReviews.at(-1)!.resourceAttributes!.subresource, 'pods');
     const reviewsBefore = hook.accessReviews.length;
     assert.equal((await call(port, servingCA, '/pods', { cert: alice })).status, 200);
     assert.equal(hook.accessReviews.length, reviewsBefore, 'an allowed answer is cached');
 
     // Bearer tokens through TokenReview are off (webhook.enabled false): a token alone is 401.
     assert.equal((await call(port, servingCA, '/pods', { token: 'good-token' })).status, 401);
+  } finally {
+    await servers.close();
+  }
+});
+
+test('fine-grained subresources first, proxy as the fallback; an upgrade needs create', async () => {
+  const { servers, servingCA } = await start({
+    authorization: { mode: 'Webhook', webhook: { cacheAuthorizedTTLMs: 0, cacheUnauthorizedTTLMs: 0 } },
+    reviewClient: reviewClientFromKubeconfig(review.kubeconfig),
+  });
+  const tried = async (path: string, o: Parameters<typeof call>[3] = {}) => {
+    hook.accessReviews.length = 0;
+    const r = await call(servers.port!, servingCA, path, { cert: alice, ...o });
+    return { status: r.status, body: r.body, tried: hook.accessReviews.map((x) => `${x.resourceAttributes!.verb} ${x.resourceAttributes!.subresource}`) };
+  };
+  try {
+    // Only the fine-grained permissions: no proxy needed for pods, healthz, configz, runningpods.
+    allowed = new Set(['alice:get:pods', 'alice:get:healthz', 'alice:get:configz']);
+    for (const [path, sub] of [['/pods', 'pods'], ['/healthz', 'healthz'], ['/configz', 'configz'], ['/runningpods/', 'pods']] as const) {
+      const r = await tried(path);
+      assert.deepEqual([r.status, r.tried], [200, [`get ${sub}`]], path);
+    }
+    assert.equal((await tried('/stats/summary')).status, 403, 'stats has no fallback and was not granted');
+
+    // Only get proxy: the fine-grained check is denied, the fallback allows (as upstream).
+    allowed = new Set(['alice:get:proxy']);
+    for (const [path, sub] of [['/pods', 'pods'], ['/healthz', 'healthz'], ['/configz', 'configz'], ['/runningpods/', 'pods']] as const) {
+      const r = await tried(path);
+      assert.equal(r.status, 200, path);
+      assert.deepEqual(r.tried, [`get ${sub}`, 'get proxy'], path);
+    }
+    const metrics = await tried('/metrics');
+    assert.deepEqual([metrics.status, metrics.tried], [403, ['get metrics']], 'metrics does not fall back to proxy');
+    assert.match(metrics.body, /subresource\(s\)=\[metrics\]/);
+
+    // get nodes/proxy is a read permission: it must not open exec, attach or port-forward.
+    const upgrade = { headers: { ...WEBSOCKET_UPGRADE_HEADERS } };
+    for (const path of ['/exec/ns/p/c?command=id&stdout=1', '/attach/ns/p/c?stdout=1', '/portForward/ns/p?port=80']) {
+      const r = await tried(path, upgrade);
+      assert.equal(r.status, 403, path);
+      assert.deepEqual(r.tried, ['create proxy'], path);
+      assert.match(r.body, /Forbidden \(user=alice, verb=create, resource=nodes, subresource\(s\)=\[proxy\]\)/);
+    }
+    const spdy = await tried('/exec/ns/p/c?command=id&stdout=1', { method: 'POST', headers: { Connection: 'Upgrade', Upgrade: 'SPDY/3.1' } });
+    assert.deepEqual([spdy.status, spdy.tried], [403, ['create proxy']]);
+    // With create nodes/proxy the upgrade passes authorization (and reaches the fake runtime URL).
+    allowed = new Set(['alice:create:proxy']);
+    const through = await tried('/exec/ns/p/c?command=id&stdout=1', upgrade);
+    assert.notEqual(through.status, 403);
+    assert.deepEqual(through.tried, ['create proxy']);
   } finally {
     await servers.close();
   }
@@ -263,7 +321,35 @@ test('/logs/ serves the log directory and refuses every path that leaves it', as
       assert.ok(r.status === 400 || r.status === 404, `${bad} → ${r.status}`);
       assert.doesNotMatch(r.body, new RegExp(readFileSync('/etc/hostname', 'utf8').trim() || 'x^'), `${bad} leaked a file`);
     }
+    assert.equal((await get('/logs/inner-link')).status, 404, 'no symlink is followed, even one pointing inside');
+    assert.equal((await get('/logs/fifo')).status, 404, 'a FIFO is not a file (and does not hang the server)');
+    assert.doesNotMatch((await get('/logs/')).body, /secret/);
   } finally {
+    await servers.close();
+  }
+});
+
+test('/logs/: a directory swapped for a symlink out of the log directory while requests run never leaks', async () => {
+  const { servers, servingCA } = await start();
+  const swap = startSymlinkSwap(join(logDir, 'sub'), outsideDir);
+  try {
+    const seen = { ok: 0, notFound: 0 };
+    for (let round = 0; round < 30; round++) {
+      const replies = await Promise.all(Array.from({ length: 10 }, () => call(servers.port!, servingCA, '/logs/sub/x.log', { cert: alice })));
+      for (const r of replies) {
+        assert.doesNotMatch(r.body, /secret/, 'read through the swapped-in symlink');
+        if (r.status === 200) {
+          assert.equal(r.body, 'nested\n');
+          seen.ok++;
+        } else {
+          assert.equal(r.status, 404);
+          seen.notFound++;
+        }
+      }
+    }
+    assert.equal(seen.ok + seen.notFound, 300);
+  } finally {
+    await swap.stop();
     await servers.close();
   }
 });

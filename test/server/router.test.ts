@@ -2,7 +2,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Router } from '../../src/server/router.js';
 import { confinedRelativePath } from '../../src/server/node-logs.js';
-import { requestAttributes, subresourceOf } from '../../src/server/auth/attributes.js';
 
 test('router: path parameters, rest parameter, methods, refused parameters', () => {
   const noop = () => undefined;
@@ -29,19 +28,4 @@ test('/logs/ path confinement before the file system', () => {
   for (const bad of ['..', 'a/../../b', '%2e%2e/x', 'a%2fb', 'a%5cb', 'a\\b', 'x%00', './x', '%zz']) {
     assert.ok('error' in confinedRelativePath(bad), bad);
   }
-});
-
-test('authorization attributes as upstream: verb by method, subresource by path', () => {
-  assert.equal(subresourceOf('/stats/summary'), 'stats');
-  assert.equal(subresourceOf('/stats'), 'stats');
-  assert.equal(subresourceOf('/metrics'), 'metrics');
-  assert.equal(subresourceOf('/metrics/cadvisor'), 'metrics');
-  assert.equal(subresourceOf('/metricsx'), 'proxy');
-  assert.equal(subresourceOf('/logs/syslog'), 'log');
-  assert.equal(subresourceOf('/containerLogs/a/b/c'), 'proxy');
-  assert.equal(subresourceOf('/exec/a/b/c'), 'proxy');
-  const a = requestAttributes({ name: 'u', groups: [] }, 'PATCH', '/pods', 'n1');
-  assert.deepEqual({ verb: a.verb, resource: a.resource, name: a.name, apiVersion: a.apiVersion }, { verb: 'patch', resource: 'nodes', name: 'n1', apiVersion: 'v1' });
-  assert.equal(requestAttributes({ name: 'u', groups: [] }, 'DELETE', '/x', 'n').verb, 'delete');
-  assert.equal(requestAttributes({ name: 'u', groups: [] }, 'PUT', '/x', 'n').verb, 'update');
 });

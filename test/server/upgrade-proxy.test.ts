@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import { startServers, type MainServerProvider } from '../../src/server/index.js';
+import { upgradeRequest, WEBSOCKET_UPGRADE_HEADERS } from '../support/upgrade-request.js';
 
 /** A stand-in for the runtime's streaming server: answers 101 and echoes; records headers. */
 async function fakeStreamingServer() {
@@ -50,19 +50,8 @@ test('upgrade proxy: splices to the streaming URL, drops credentials, keeps the 
     },
   });
   const ca = readFileSync(join(rootDir, 'pki', 'kubelet.crt'));
-  const open = (path: string) => new Promise<{ status: number; socket?: Socket; body?: string }>((resolve, reject) => {
-    const req = httpsRequest({
-      host: '127.0.0.1', port: servers.port!, path, ca, servername: 'localhost', agent: false,
-      headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Protocol': 'v4.channel.k8s.io', Authorization: 'Bearer secret' },
-    });
-    req.on('upgrade', (res, socket) => resolve({ status: res.statusCode!, socket: socket as Socket }));
-    req.on('response', (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
-    req.on('error', reject);
-    req.end();
+  const open = (path: string) => upgradeRequest({
+    host: '127.0.0.1', port: servers.port!, path, ca, servername: 'localhost', agent: false, headers: { ...WEBSOCKET_UPGRADE_HEADERS, Authorization: 'Bearer secret' },
   });
   try {
     const a = await open('/exec/ns/p/c?command=sh&stdout=1');

@@ -6,7 +6,7 @@ import { alwaysAllow, denyAll, webhookAuthorizer } from './authorizers.js';
 import type { Authenticator, Authorizer, ReviewClient } from './types.js';
 
 export { AuthenticationFailed, ANONYMOUS } from './authenticators.js';
-export { requestAttributes, forbiddenMessage, subresourceOf } from './attributes.js';
+export { requestAttributes, forbiddenMessage, subresourcesOf } from './attributes.js';
 export { reviewClientFromKubeconfig } from './webhook-client.js';
 export type { Authenticator, Authorizer, UserInfo, RequestAttributes, Decision, ReviewClient } from './types.js';
 

@@ -1,0 +1,68 @@
+/**
+ * Pod identity as the apiserver accepts it, and the on-disk names the kubelet builds from it:
+ * `<root-dir>/pods/<uid>`, `<podLogsDir>/<namespace>_<name>_<uid>/<container>`, the pod cgroup
+ * `pod<uid>`. The pod sources validate the identity (src/podconfig/validation.ts); every path
+ * builder here also refuses a component that is not one safe path segment, so a value that got
+ * past validation still cannot walk out of the directory it is joined to.
+ */
+import { join } from 'node:path';
+import type { Pod } from '../api/types.js';
+import { pathComponent } from './path-component.js';
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** What the apiserver generates (RFC 4122, any version), and the 32 hex digits of a static pod's md5 UID. */
+const RFC4122_UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const STATIC_POD_UID = /^[0-9a-fA-F]{32}$/;
+
+export const LABEL_MSG = "is not a valid DNS-1123 label (lower case alphanumerics or '-', starting and ending with an alphanumeric, at most 63 characters)";
+export const SUBDOMAIN_MSG = "is not a valid DNS-1123 subdomain (lower case alphanumerics, '-' or '.', starting and ending with an alphanumeric, at most 253 characters)";
+export const UID_MSG = 'is not a valid pod UID (an RFC 4122 UUID as the apiserver assigns, or the 32 hex digits of a static pod)';
+
+/** Namespaces, container names, volume names: at most 63 characters. */
+export function isDns1123Label(s: string): boolean {
+  return s.length <= 63 && DNS1123_LABEL.test(s);
+}
+
+/** Pod names: at most 253 characters. */
+export function isDns1123Subdomain(s: string): boolean {
+  return s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
+}
+
+/**
+ * The apiserver does not validate UIDs, it generates them; these are the forms a kubelet sees in
+ * practice. Neither can hold '/', '.', NUL or anything else a path would treat specially.
+ */
+export function isPodUID(s: string): boolean {
+  return RFC4122_UUID.test(s) || STATIC_POD_UID.test(s);
+}
+
+function ids(pod: Pod): { namespace: string; name: string; uid: string } {
+  return { namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' };
+}
+
+/** upstream getPodDir: `<root-dir>/pods/<uid>`. */
+export function podDir(rootDir: string, uid: string): string {
+  return join(rootDir, 'pods', pathComponent(uid, 'pod UID'));
+}
+
+/** upstream BuildPodLogsDirectory's last component: `<namespace>_<name>_<uid>`. */
+export function podLogsDirName(namespace: string, name: string, uid: string): string {
+  return `${pathComponent(namespace, 'pod namespace')}_${pathComponent(name, 'pod name')}_${pathComponent(uid, 'pod UID')}`;
+}
+
+/** upstream BuildPodLogsDirectory: `<podLogsDir>/<namespace>_<name>_<uid>`. */
+export function podLogsDirectory(podLogsDir: string, pod: Pod): string {
+  const { namespace, name, uid } = ids(pod);
+  return join(podLogsDir, podLogsDirName(namespace, name, uid));
+}
+
+/** upstream BuildContainerLogsDirectory: `<podLogsDir>/<namespace>_<name>_<uid>/<container>`. */
+export function containerLogsDirectory(podLogsDir: string, pod: Pod, containerName: string): string {
+  return join(podLogsDirectory(podLogsDir, pod), pathComponent(containerName, 'container name'));
+}
+
+/** The last component of a pod's cgroup (upstream GetPodContainerName): `pod<uid>`. */
+export function podCgroupLeaf(uid: string): string {
+  return `pod${pathComponent(uid, 'pod UID')}`;
+}
