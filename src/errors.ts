@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   KTS_ERR_CONTAINER_LOGS: 'A container log request was invalid, named no known container or log, or tried to leave the pod\'s log directory.',
   KTS_ERR_KUBECONFIG: 'The --kubeconfig file could not be loaded (missing, malformed, no current cluster).',
   KTS_ERR_API: 'A request to the kube-apiserver failed (connection, timeout or an error status).',
+  KTS_ERR_VOLUME: 'A pod volume could not be set up: unknown type, bad mode or path, a mount that failed (CreateContainerConfigError).',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -89,6 +90,16 @@ export class ApiError extends KubeletError {
     super('KTS_ERR_API', message, options);
     this.statusCode = statusCode;
     this.reason = reason;
+  }
+}
+
+/**
+ * A pod volume that cannot be set up (unsupported type, a file mode or path out of bounds, a
+ * tmpfs that will not mount); the container waits with CreateContainerConfigError.
+ */
+export class VolumeError extends KubeletError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('KTS_ERR_VOLUME', message, options);
   }
 }
 
