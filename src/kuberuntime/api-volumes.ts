@@ -35,8 +35,8 @@ function checkPath(path: string, field: string): void {
   if (problem) throw new EnvError(`${field}: ${JSON.stringify(path)} ${problem}`);
 }
 
-/** Key/value data of a configMap or secret (secret values decoded); undefined = absent and optional. */
-function sourceData(pod: Pod, ctx: EnvContext, kind: 'configMap' | 'secret', name: string, optional: boolean | undefined): Record<string, string> | undefined {
+/** Key/value data of a configMap or secret (secret values and binaryData decoded to bytes); undefined = absent and optional. */
+function sourceData(pod: Pod, ctx: EnvContext, kind: 'configMap' | 'secret', name: string, optional: boolean | undefined): Record<string, string | Buffer> | undefined {
   if (!ctx.objects) throw new EnvError(`${kind} "${name}": ${kind} volumes need API server mode (--kubeconfig)`);
   const ns = pod.metadata?.namespace ?? 'default';
   const obj = kind === 'configMap' ? ctx.objects.configMap(ns, name) : ctx.objects.secret(ns, name);
@@ -45,9 +45,10 @@ function sourceData(pod: Pod, ctx: EnvContext, kind: 'configMap' | 'secret', nam
     if (optional) return undefined;
     throw new EnvError(`${kind} "${name}" not found`);
   }
-  if (kind === 'secret') return Object.fromEntries(Object.entries(obj.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+  const bytes = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const);
+  if (kind === 'secret') return Object.fromEntries(bytes(obj.data));
   const cm = obj as { data?: Record<string, string>; binaryData?: Record<string, string> };
-  return { ...cm.data, ...Object.fromEntries(Object.entries(cm.binaryData ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('latin1')])) };
+  return { ...cm.data, ...Object.fromEntries(bytes(cm.binaryData)) };
 }
 
 interface KeySource {
@@ -57,7 +58,7 @@ interface KeySource {
 }
 
 /** `field` names the items list in messages (`items`, `sources[1].secret.items`). */
-function keyPayload(kind: string, src: KeySource, data: Record<string, string>, mode: number, field: string, out: Map<string, PayloadFile>): void {
+function keyPayload(kind: string, src: KeySource, data: Record<string, string | Buffer>, mode: number, field: string, out: Map<string, PayloadFile>): void {
   if (!src.items || src.items.length === 0) {
     for (const [k, v] of Object.entries(data)) out.set(k, { data: v, mode });
     return;

@@ -20,7 +20,8 @@ import { FILE_MODE_MESSAGE, ID_MESSAGE, isValidFileMode, isValidId, octal } from
 import { EnvError } from './env.js';
 
 export interface PayloadFile {
-  data: string;
+  /** Text, or bytes (secret values, configMap binaryData) written as they are. */
+  data: string | Buffer;
   mode: number;
   /** Owner and group of the file; undefined: left as created (the agent's). */
   uid?: number;

@@ -239,7 +239,7 @@ async function listFiles(dir: string, prefix = ''): Promise<Map<string, PayloadF
       for (const [k, v] of await listFiles(dir, rel)) out.set(k, v);
     } else {
       const st = await stat(join(dir, rel));
-      out.set(rel, { data: await readFile(join(dir, rel), 'utf8'), mode: st.mode & 0o777, uid: st.uid, gid: st.gid });
+      out.set(rel, { data: await readFile(join(dir, rel)), mode: st.mode & 0o777, uid: st.uid, gid: st.gid });
     }
   }
   return out;
@@ -250,7 +250,7 @@ function samePayload(current: Map<string, PayloadFile>, wanted: Map<string, Payl
   if (current.size !== wanted.size) return false;
   for (const [k, w] of wanted) {
     const c = current.get(k);
-    if (!c || c.data !== w.data || c.mode !== w.mode) return false;
+    if (!c || !Buffer.from(w.data).equals(Buffer.from(c.data)) || c.mode !== w.mode) return false;
     if ((w.uid !== undefined && c.uid !== w.uid) || (w.gid !== undefined && c.gid !== w.gid)) return false;
   }
   return true;

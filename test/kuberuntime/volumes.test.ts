@@ -236,6 +236,18 @@ describe('secret-bearing volumes through syncPod: tmpfs, modes, fsGroup, 0750 di
   });
 });
 
+describe('writeAtomic with bytes', () => {
+  it('writes them exactly, and an unchanged byte payload is left alone', async () => {
+    const d = join(dir, 'atomic-bytes');
+    const raw = Buffer.from([0xff, 0x00, 0x80, 0xc3, 0x28]);
+    await writeAtomic(d, new Map([['der', { data: raw, mode: 0o400 }]]));
+    const first = await readlink(join(d, '..data'));
+    assert.deepEqual(await readFile(join(d, 'der')), raw);
+    await writeAtomic(d, new Map([['der', { data: Buffer.from(raw), mode: 0o400 }]]));
+    assert.equal(await readlink(join(d, '..data')), first);
+  });
+});
+
 describe('writeAtomic refuses paths that leave the volume', () => {
   it('a VolumeError, nothing written', async () => {
     const d = join(dir, 'atomic-evil');
