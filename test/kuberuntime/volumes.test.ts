@@ -13,7 +13,7 @@ import type { Container } from '../../src/api/types.js';
 import { containerResourceValue, downwardAPIPayload, resourceFieldRefValue } from '../../src/kuberuntime/downward-api.js';
 import { EnvError, makeEnvironmentVariables } from '../../src/kuberuntime/env.js';
 import { downwardContext } from '../../src/kuberuntime/container-config.js';
-import { createRuntimeManager, setupDataDirs } from '../../src/kuberuntime/index.js';
+import { createRuntimeManager, setupDataDirs, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
 import type { PodObjectSource } from '../../src/kuberuntime/types.js';
 import { emptyDirMemorySize, removePodVolumes, writeAtomic } from '../../src/kuberuntime/volumes.js';
 import { ConfigError, VolumeError } from '../../src/errors.js';
@@ -24,6 +24,16 @@ import { container, makePod } from './helpers.js';
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
 const alloc = { cpu: 4000, memory: 8 * GiB };
+
+/** A runtime manager over the fake CRI and a fake mounter, its root dir under <dir>/<name>. */
+function manager(name: string, extra: Partial<RuntimeManagerDeps> = {}) {
+  const fake = new FakeRuntimeService();
+  fake.addImage('busybox:1.36');
+  const root = join(dir, name);
+  const mounter = new FakeMounter();
+  const rt = createRuntimeManager({ runtime: fake, images: fake, podLogsDir: join(dir, `${name}-logs`), rootDir: root, nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, mounter, ...extra });
+  return { fake, root, mounter, rt };
+}
 const limited = (limits: Record<string, string>, requests?: Record<string, string>): Container =>
   container('main', { resources: { limits, ...(requests ? { requests } : {}) } });
 
@@ -129,11 +139,7 @@ describe('memory-backed emptyDir size (upstream calculateEmptyDirMemorySize)', (
 
 describe('downwardAPI volumes through syncPod, and cleanup', () => {
   it('files exist, the mount is read-only, removePodVolumes deletes them', async () => {
-    const fake = new FakeRuntimeService();
-    fake.addImage('busybox:1.36');
-    const root = join(dir, 'root');
-    const mounter = new FakeMounter();
-    const rt = createRuntimeManager({ runtime: fake, images: fake, podLogsDir: join(dir, 'logs'), rootDir: root, nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, mounter });
+    const { fake, root, mounter, rt } = manager('root');
     const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'info', mountPath: '/info' }, { name: 'scratch', mountPath: '/scratch' }] })] });
     pod.spec!.volumes = [{ name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }, { name: 'scratch', emptyDir: {} }];
     const r = await rt.syncPod(pod, await rt.getPodStatus('uid-1234', 'web', 'default'));
@@ -164,11 +170,7 @@ describe('secret-bearing volumes through syncPod: tmpfs, modes, fsGroup, 0750 di
   const mode = async (p: string) => ((await stat(p)).mode & 0o7777).toString(8);
 
   async function setUp(name: string, podExtra: (pod: ReturnType<typeof makePod>) => void) {
-    const fake = new FakeRuntimeService();
-    fake.addImage('busybox:1.36');
-    const root = join(dir, name);
-    const mounter = new FakeMounter();
-    const rt = createRuntimeManager({ runtime: fake, images: fake, podLogsDir: join(dir, `${name}-logs`), rootDir: root, nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, mounter, objects, nodeAllocatable: { memoryBytes: 8 * GiB } });
+    const { fake, root, mounter, rt } = manager(name, { objects, nodeAllocatable: { memoryBytes: 8 * GiB } });
     const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'sec', mountPath: '/sec' }, { name: 'cfg', mountPath: '/cfg' }, { name: 'proj', mountPath: '/proj' }, { name: 'tmp', mountPath: '/tmp' }] })] });
     pod.spec!.volumes = [
       { name: 'sec', secret: { secretName: 'sec', defaultMode: 0o400, items: [{ key: 'password', path: 'password' }, { key: 'user', path: 'user', mode: 0o444 }] } },
@@ -258,13 +260,9 @@ describe('writeAtomic refuses paths that leave the volume', () => {
 
 describe('a volume an earlier version wrote on disk', () => {
   it('is left on disk (running containers bind-mount it) and still updated', async () => {
-    const fake = new FakeRuntimeService();
-    fake.addImage('busybox:1.36');
-    const root = join(dir, 'legacy');
-    const mounter = new FakeMounter();
+    const { root, mounter, rt } = manager('legacy');
     const old = join(root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~downward-api', 'info');
     await writeAtomic(old, new Map([['name', { data: 'old', mode: 0o644 }]]));
-    const rt = createRuntimeManager({ runtime: fake, images: fake, podLogsDir: join(dir, 'legacy-logs'), rootDir: root, nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, mounter });
     const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'info', mountPath: '/info' }] })] });
     pod.spec!.volumes = [{ name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }];
     const r = await rt.syncPod(pod, await rt.getPodStatus('uid-1234', 'web', 'default'));
