@@ -16,6 +16,7 @@ import { downwardContext } from '../../src/kuberuntime/container-config.js';
 import { createRuntimeManager, setupDataDirs, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
 import type { PodObjectSource } from '../../src/kuberuntime/types.js';
 import { emptyDirMemorySize, removePodVolumes, writeAtomic } from '../../src/kuberuntime/volumes.js';
+import { fsTypeAt, mountAt } from '../../src/kuberuntime/mount.js';
 import { ConfigError, VolumeError } from '../../src/errors.js';
 import { FakeMounter } from '../fakes/fake-mounter.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
@@ -235,6 +236,17 @@ describe('secret-bearing volumes through syncPod: tmpfs, modes, fsGroup, 0750 di
     const evil = await setUp('evil', (pod) => { pod.spec!.volumes![0] = { name: 'sec', secret: { secretName: 'evil' } }; });
     assert.match(evil.r.waiting.get('a')!.message, /volume sec: file name "\.\.data" must not start with '\.\.'/);
     assert.equal(evil.mounter.mounts.size, 0, 'contents are checked before the tmpfs is mounted');
+  });
+});
+
+describe('fsTypeAt (device test + statfs, upstream IsLikelyNotMountPoint / GetMountMedium)', () => {
+  it('agrees with the mount table: no mount at a plain directory, the type at a mount point', async () => {
+    assert.equal(await fsTypeAt(dir), (await mountAt(dir))?.fsType);
+    assert.equal(await fsTypeAt(join(dir, 'no-such-dir')), undefined);
+    for (const p of ['/dev/shm', '/proc']) {
+      const m = await mountAt(p);
+      if (m) assert.equal(await fsTypeAt(p), m.fsType, p);
+    }
   });
 });
 
