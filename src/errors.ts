@@ -136,6 +136,16 @@ export class UnsafePathError extends KubeletError {
   }
 }
 
+/**
+ * A pod volume that cannot be set up (unsupported type, a file mode or path out of bounds, a
+ * tmpfs that will not mount); the container waits with CreateContainerConfigError.
+ */
+export class VolumeError extends KubeletError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('KTS_ERR_VOLUME', message, options);
+  }
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

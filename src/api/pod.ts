@@ -16,3 +16,22 @@ export function isStaticPod(pod: Pod | undefined): boolean {
 export function isMirrorPod(pod: Pod | undefined): boolean {
   return pod?.metadata?.annotations?.[ConfigMirrorAnnotationKey] !== undefined;
 }
+
+/** upstream fileModeErrorMsg: volume file modes (defaultMode, items[].mode) are 0..0777. */
+export const FILE_MODE_MESSAGE = 'must be a number between 0 and 0777 (octal), both inclusive';
+
+export function isValidFileMode(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0o777;
+}
+
+/** upstream IsValidUserID / IsValidGroupID: uids and gids (runAsUser, fsGroup, ...) are 0..2^31-1. */
+export const ID_MESSAGE = 'must be between 0 and 2147483647, inclusive';
+
+export function isValidId(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 2147483647;
+}
+
+/** A volume file mode as octal for messages (upstream prints decimal; 0640 is what people write). */
+export function octal(mode: unknown): string {
+  return typeof mode === 'number' && Number.isInteger(mode) && mode >= 0 ? `0${mode.toString(8)} (${mode})` : JSON.stringify(mode) ?? String(mode);
+}

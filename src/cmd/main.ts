@@ -4,11 +4,10 @@
  * here decides anything: each piece of logic lives in the folder that owns it.
  */
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import { renderConfigz } from '../config/index.js';
 import { connectRuntime } from '../cri/index.js';
-import { createRuntimeManager, createImageGCManager } from '../kuberuntime/index.js';
+import { createRuntimeManager, createImageGCManager, setupDataDirs } from '../kuberuntime/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../pleg/index.js';
 import { createStatusManager } from '../status/index.js';
 import { createPodConfig, createFileSource, createUrlSource, type PodSource } from '../podconfig/index.js';
@@ -59,7 +58,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const kc = config.kubelet;
   const rootDir = config.flags.rootDir;
   const cgroupRoot = kc.cgroupRoot || '/';
-  await mkdir(join(rootDir, 'pods'), { recursive: true });
+  await setupDataDirs(rootDir);
   await mkdir(kc.podLogsDir, { recursive: true });
   reportNative();
   const recorder = createRecorder();

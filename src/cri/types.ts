@@ -68,7 +68,7 @@ export interface ContainerConfig {
   tty?: boolean;
   linux?: {
     resources?: LinuxContainerResources;
-    securityContext?: { namespaceOptions?: NamespaceOption; privileged?: boolean; runAsUser?: { value: number } };
+    securityContext?: { namespaceOptions?: NamespaceOption; privileged?: boolean; runAsUser?: { value: number }; runAsGroup?: { value: number }; supplementalGroups?: number[] };
   };
 }
 

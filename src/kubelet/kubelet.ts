@@ -7,7 +7,7 @@
  * off (100 ms doubling to 5 s), as upstream's syncLoop does.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
 import type { PodUpdate } from '../podconfig/types.js';
@@ -21,11 +21,10 @@ import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, 
 import { metrics } from '../metrics/index.js';
 import { errorMessage, KubeletError } from '../errors.js';
 import { isTerminalPhase } from '../api/pod.js';
-import { podDir } from '../util/pod-identity.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { PodManager, podFullName } from '../podmanager/index.js';
-import { runningPodFromStatus } from '../kuberuntime/index.js';
+import { makePodDataDirs, runningPodFromStatus } from '../kuberuntime/index.js';
 import { RuntimeState } from './runtime-state.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
@@ -337,7 +336,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const status = runtimeStatus ?? emptyRuntimeStatus(pod, now);
     const apiStatus = this.updateStatus(pod, status, false);
     if (isTerminalPhase(apiStatus.phase)) return { isTerminal: true };
-    await mkdir(join(podDir(this.deps.rootDir, uid), 'containers'), { recursive: true });
+    await makePodDataDirs(this.deps.rootDir, uid);
     const result = await this.deps.runtime.syncPod(pod, status);
     this.waiting.set(uid, result.waiting);
     if (result.error) {
@@ -384,11 +383,18 @@ export class Kubelet implements PodSyncer, SyncHandler {
     void this.deps.pleg.relist();
   }
 
-  /** upstream SyncTerminatedPod: the final status, from a runtime status observed after the kill. */
+  /**
+   * upstream SyncTerminatedPod: the final status, from a runtime status observed after the kill;
+   * then the pod's volumes are torn down (tmpfs unmounted, secrets deleted). A teardown that
+   * fails is left to garbage collection, which tries again.
+   */
   async syncTerminatedPod(_ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<void> {
-    const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace ?? 'default'));
+    const uid = pod.metadata!.uid!;
+    const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, pod.metadata!.name!, pod.metadata!.namespace ?? 'default'));
     this.updateStatus(pod, status, true);
-    this.waiting.delete(pod.metadata!.uid!);
+    this.waiting.delete(uid);
+    await this.deps.runtime.tearDownPodVolumes(uid).catch((err: unknown) =>
+      log('kubelet').warn({ pod: podFullName(pod), err: errorMessage(err) }, 'cannot tear down pod volumes; garbage collection will retry'));
   }
 
   private updateStatus(pod: Pod, runtimeStatus: PodRuntimeStatus, podIsTerminal: boolean, statusFn?: PodStatusFunc): ApiPodStatus {

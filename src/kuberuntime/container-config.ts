@@ -13,6 +13,7 @@ import { EnvError, expandCommandAndArgs, makeEnvironmentVariables, type EnvConte
 import { newContainerAnnotations, newContainerLabels } from './labels.js';
 import { linuxContainerResources, ResourceError } from './resources.js';
 import { containerLogPath, namespacesForPod } from './sandbox-config.js';
+import type { Mounter } from './mount.js';
 import { makeMounts, VolumeError } from './volumes.js';
 
 export class ContainerConfigError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
@@ -28,11 +29,31 @@ export interface ContainerConfigInput {
   memoryCapacity: number;
   /** What a missing limit means to the downward API, and the default tmpfs size. */
   allocatable: NodeAllocatable;
+  /** The host's mounts, for memory-backed volumes. */
+  mounter: Mounter;
 }
 
 /** The downward API context with resourceFieldRef bound to the node's allocatable. */
 export function downwardContext(pod: Pod, env: EnvContext, allocatable: NodeAllocatable): EnvContext {
   return { ...env, resourceFieldRef: (fs, c) => resourceFieldRefValue(pod, c, fs, allocatable) };
+}
+
+/**
+ * Who the container runs as (upstream determineEffectiveSecurityContext): runAsUser and
+ * runAsGroup, the container's over the pod's, and as supplemental groups the pod's fsGroup —
+ * which group-owns its volumes — followed by its supplementalGroups.
+ */
+function identity(pod: Pod, container: Container) {
+  const podSc = pod.spec?.securityContext;
+  const runAsUser = container.securityContext?.runAsUser ?? podSc?.runAsUser;
+  const runAsGroup = container.securityContext?.runAsGroup ?? podSc?.runAsGroup;
+  const groups = [podSc?.fsGroup, ...(podSc?.supplementalGroups ?? [])].filter((g): g is number => g !== undefined && g !== null);
+  return {
+    privileged: container.securityContext?.privileged === true,
+    ...(runAsUser !== undefined && runAsUser !== null ? { runAsUser: { value: runAsUser } } : {}),
+    ...(runAsGroup !== undefined && runAsGroup !== null ? { runAsGroup: { value: runAsGroup } } : {}),
+    ...(groups.length > 0 ? { supplementalGroups: groups } : {}),
+  };
 }
 
 export async function generateContainerConfig(input: ContainerConfigInput): Promise<ContainerConfig> {
@@ -41,8 +62,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
     const env = downwardContext(pod, input.env, input.allocatable);
     const envs = makeEnvironmentVariables(pod, container, env);
     const { command, args } = expandCommandAndArgs(container, envs);
-    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), { rootDir: input.rootDir, downward: env, allocatable: input.allocatable });
-    const runAsUser = container.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser;
+    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), { rootDir: input.rootDir, downward: env, allocatable: input.allocatable, mounter: input.mounter });
     return {
       metadata: { name: container.name, attempt: restartCount },
       image: { image: imageRef },
@@ -58,11 +78,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       tty: container.tty === true,
       linux: {
         resources: linuxContainerResources(pod, container, input.memoryCapacity),
-        securityContext: {
-          namespaceOptions: namespacesForPod(pod),
-          privileged: container.securityContext?.privileged === true,
-          ...(runAsUser !== undefined && runAsUser !== null ? { runAsUser: { value: runAsUser } } : {}),
-        },
+        securityContext: { namespaceOptions: namespacesForPod(pod), ...identity(pod, container) },
       },
     };
   } catch (err) {

@@ -14,6 +14,7 @@
 import type { Container, Pod } from '../api/types.js';
 import { parseMilliValue, parseQuantity } from '../util/quantity.js';
 import { EnvError, fieldRefValue, type EnvContext } from './env.js';
+import { DEFAULT_FILE_MODE, fileMode, payloadPathProblem, type PayloadFile } from './volume-payload.js';
 
 /** What a missing limit stands for. */
 export interface NodeAllocatable {
@@ -98,20 +99,14 @@ export interface DownwardAPIVolumeSource {
   defaultMode?: number;
 }
 
-export interface PayloadFile {
-  data: string;
-  mode: number;
-}
-
 /** upstream downwardapi CollectData: relative path → content and mode. Throws EnvError for a bad item. */
 export function downwardAPIPayload(pod: Pod, source: DownwardAPIVolumeSource, ctx: EnvContext, allocatable: NodeAllocatable): Map<string, PayloadFile> {
-  const defaultMode = source.defaultMode ?? 0o644;
+  const defaultMode = fileMode(source.defaultMode, DEFAULT_FILE_MODE, 'defaultMode');
   const out = new Map<string, PayloadFile>();
-  for (const item of source.items ?? []) {
+  for (const [i, item] of (source.items ?? []).entries()) {
     const path = item.path;
-    if (!path || path.startsWith('/') || path.split('/').some((p) => p === '..' || p === '') || path.startsWith('..')) {
-      throw new EnvError(`downwardAPI item path ${JSON.stringify(path)} must be a relative path without '..'`);
-    }
+    const problem = payloadPathProblem(path);
+    if (problem) throw new EnvError(`downwardAPI item path ${JSON.stringify(path)} ${problem}`);
     let data: string;
     if (item.fieldRef) {
       const fp = item.fieldRef.fieldPath;
@@ -122,7 +117,7 @@ export function downwardAPIPayload(pod: Pod, source: DownwardAPIVolumeSource, ct
     } else {
       throw new EnvError(`downwardAPI item ${path}: needs fieldRef or resourceFieldRef`);
     }
-    out.set(path, { data, mode: item.mode ?? defaultMode });
+    out.set(path, { data, mode: fileMode(item.mode, defaultMode, `items[${i}].mode`) });
   }
   return out;
 }

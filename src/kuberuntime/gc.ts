@@ -27,6 +27,7 @@ import { log } from '../util/log.js';
 import { getContainerInfoFromLabels, getPodSandboxInfoFromLabels } from './labels.js';
 import { killContainer } from './kill.js';
 import { removeAllLogged, removeContainer, removeSandbox } from './remove.js';
+import type { Mounter } from './mount.js';
 import { removePodVolumes } from './volumes.js';
 
 /** upstream GCPolicy (kubecontainer.GCPolicy); -1 / 0 as upstream's flags mean. */
@@ -54,6 +55,8 @@ export interface GcDeps {
   now: () => number;
   policy?: GCPolicy | undefined;
   podCgroups?: PodContainerManager | undefined;
+  /** The host's mounts (default: the real ones). */
+  mounter?: Mounter | undefined;
 }
 
 interface GcInfo {
@@ -200,7 +203,7 @@ async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ReadonlySet<s
   }
   for (const uid of await readdir(join(deps.rootDir, 'pods')).catch(() => [] as string[])) {
     if (!gone(uid)) continue;
-    await removePodVolumes(deps.rootDir, uid).catch((err) => log('kuberuntime').error({ err: errorMessage(err), uid }, 'failed to remove pod volumes'));
+    await removePodVolumes(deps.rootDir, uid, deps.mounter).catch((err) => log('kuberuntime').error({ err: errorMessage(err), uid }, 'failed to remove pod volumes'));
   }
   // upstream cleanupOrphanedPodCgroups: after the pod's containers (the kernel refuses a cgroup
   // that still holds processes).

@@ -12,6 +12,7 @@ import { KubeGenericRuntimeManager, type BackOffSettings } from './manager.js';
 import type { ProbeFailure } from './pod-actions.js';
 import type { PodObjectSource, Runtime } from './types.js';
 import type { ImagePullOptions } from './images.js';
+import { hostMounter, type Mounter } from './mount.js';
 
 export type { PodObjectSource, Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
@@ -19,6 +20,8 @@ export type { BackOffSettings } from './manager.js';
 export { computePodActions, type PodActions } from './pod-actions.js';
 export { hashContainer } from './hash.js';
 export { runningPodFromStatus } from './kill.js';
+export { makePodDataDirs, setupDataDirs, DATA_DIR_MODE } from './pod-dirs.js';
+export type { Mounter, TmpfsOptions } from './mount.js';
 export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from './backoff.js';
 export { DEFAULT_GC_POLICY } from './gc.js';
 export { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
@@ -73,6 +76,8 @@ export interface RuntimeManagerDeps {
   objects?: PodObjectSource;
   /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
   hookTimeoutMs?: number;
+  /** The host's mounts for memory-backed volumes (default: mount(8) / umount(8); tests: a fake). */
+  mounter?: Mounter;
 }
 
 function backOff(s: BackOffSettings | undefined): BackOffSettings {
@@ -119,6 +124,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
     imagePulls: deps.imagePulls,
+    mounter: deps.mounter ?? hostMounter,
   });
 }
 export { DockerKeyring, parseImageRegistry, type PullSecret, type PullSecretsFor } from './keyring.js';

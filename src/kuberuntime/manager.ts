@@ -14,6 +14,7 @@ import { ImagePuller, type ImagePullOptions } from './images.js';
 import { killPod } from './kill.js';
 import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
 import { containerEvent, killDeps, syncPod, type SyncDeps } from './sync-pod.js';
+import { removePodVolumes } from './volumes.js';
 import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
 
 export interface BackOffSettings {
@@ -111,6 +112,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       hookTimeoutMs: opts.hookTimeoutMs,
       podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
       objects: opts.objects,
+      mounter: opts.mounter,
     };
   }
 
@@ -145,6 +147,10 @@ export class KubeGenericRuntimeManager implements Runtime {
     return killPod(killDeps(this.syncDeps), pod, running, gracePeriodSeconds);
   }
 
+  tearDownPodVolumes(uid: string): Promise<void> {
+    return removePodVolumes(this.opts.rootDir, uid, this.opts.mounter);
+  }
+
   async garbageCollect(activePodUids: ReadonlySet<string>): Promise<void> {
     await garbageCollect(
       {
@@ -154,6 +160,7 @@ export class KubeGenericRuntimeManager implements Runtime {
         now: () => this.opts.clock.now(),
         policy: this.opts.gcPolicy,
         podCgroups: this.podCgroups,
+        mounter: this.opts.mounter,
       },
       activePodUids,
     );

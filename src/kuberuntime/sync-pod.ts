@@ -38,6 +38,7 @@ import { computePodActions, formatPod, isHostNetworkPod, type PodActions, type P
 import { removeAllLogged, removeContainer } from './remove.js';
 import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
 import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.js';
+import type { Mounter } from './mount.js';
 import { refreshDownwardAPIVolumes, VolumeError } from './volumes.js';
 
 export interface SyncDeps {
@@ -62,6 +63,8 @@ export interface SyncDeps {
   podIPs: (uid: string) => Promise<string[]>;
   /** ConfigMaps, Secrets and tokens for volumes and env (API server mode). */
   objects?: PodObjectSource;
+  /** The host's mounts, for memory-backed volumes. */
+  mounter: Mounter;
 }
 
 /** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
@@ -129,7 +132,7 @@ export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
 
 function volumeContext(deps: SyncDeps, pod: Pod, podIPs: string[]) {
   const env = { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: podIPs[0] ?? '', podIPs, objects: deps.objects };
-  return { rootDir: deps.rootDir, downward: downwardContext(pod, env, deps.allocatable), allocatable: deps.allocatable };
+  return { rootDir: deps.rootDir, downward: downwardContext(pod, env, deps.allocatable), allocatable: deps.allocatable, mounter: deps.mounter };
 }
 
 /**
@@ -282,6 +285,7 @@ async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
       rootDir: deps.rootDir,
       memoryCapacity: deps.memoryCapacity,
       allocatable: deps.allocatable,
+      mounter: deps.mounter,
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);

@@ -108,6 +108,11 @@ export interface Runtime {
   syncPod(pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult>;
   /** Stop every container and the sandbox. gracePeriodSeconds overrides the pod's. */
   killPod(pod: Pod | undefined, running: RunningPod, gracePeriodSeconds?: number): Promise<void>;
+  /**
+   * Unmount and delete a terminated pod's volumes (upstream: the volume manager tears a pod's
+   * volumes down once its containers are stopped), so secrets do not outlive the pod.
+   */
+  tearDownPodVolumes(uid: string): Promise<void>;
   /** Remove exited containers and stopped sandboxes of pods that no longer exist, and old dead instances. */
   garbageCollect(activePodUids: ReadonlySet<string>): Promise<void>;
 }

@@ -5,6 +5,7 @@
  */
 import type { Pod } from '../api/types.js';
 import { isDns1123Label, isDns1123Subdomain, isPodUID, LABEL_MSG, SUBDOMAIN_MSG, UID_MSG } from '../util/pod-identity.js';
+import { FILE_MODE_MESSAGE, ID_MESSAGE, isValidFileMode, isValidId, octal } from '../api/pod.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import { isObj, type Obj } from './defaults.js';
 
@@ -77,6 +78,17 @@ class Checker {
     if (min !== undefined && v < min) this.add(path, `${v} must be greater than or equal to ${min}`);
     else if (max !== undefined && v > max) this.add(path, `${v} must be less than or equal to ${max}`);
     return v;
+  }
+
+  /** A volume file mode (defaultMode, items[].mode): 0..0777. */
+  fileMode(o: Obj, key: string, path: string): void {
+    const v = o[key];
+    if (v !== undefined && v !== null && !isValidFileMode(v)) this.add(path, `Invalid value: ${octal(v)}: ${FILE_MODE_MESSAGE}`);
+  }
+
+  /** A uid or gid (runAsUser, runAsGroup, fsGroup, supplementalGroups[i]). */
+  id(v: unknown, path: string): void {
+    if (v !== undefined && v !== null && !isValidId(v)) this.add(path, `Invalid value: ${q(v)}: ${ID_MESSAGE}`);
   }
 
   bool(o: Obj, key: string, path: string): void {
@@ -221,6 +233,7 @@ function validateSpec(c: Checker, spec: Obj): void {
     c.oneOf(t, 'effect', `${path}.effect`, ['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
   });
 
+  validateSecurityContext(c, spec, 'spec.securityContext', true);
   const volumes = validateVolumes(c, spec);
 
   const containers = spec.containers;
@@ -244,8 +257,38 @@ function validateVolumes(c: Checker, spec: Obj): Set<string> {
     const sources = Object.keys(v).filter((k) => k !== 'name');
     if (sources.length > 1) c.add(path, `may not specify more than one volume source, found ${sources.join(', ')}`);
     if (isObj(v.hostPath)) c.str(v.hostPath, 'path', `${path}.hostPath.path`, true);
+    validateVolumeModes(c, v, path);
   }
   return names;
+}
+
+/** upstream: defaultMode and every items[].mode of secret, configMap, downwardAPI and projected volumes are 0..0777. */
+function validateVolumeModes(c: Checker, v: Obj, path: string): void {
+  const itemModes = (src: Obj, p: string) => {
+    for (const [item, ipath] of c.list(src, 'items', `${p}.items`)) c.fileMode(item, 'mode', `${ipath}.mode`);
+  };
+  for (const kind of ['secret', 'configMap', 'downwardAPI', 'projected']) {
+    const src = v[kind];
+    if (!isObj(src)) continue;
+    c.fileMode(src, 'defaultMode', `${path}.${kind}.defaultMode`);
+    itemModes(src, `${path}.${kind}`);
+    if (kind !== 'projected') continue;
+    for (const [s, spath] of c.list(src, 'sources', `${path}.projected.sources`)) {
+      for (const k of ['secret', 'configMap', 'downwardAPI']) if (isObj(s[k])) itemModes(s[k], `${spath}.${k}`);
+    }
+  }
+}
+
+/** The ids a pod or container runs as (upstream validatePodSpecSecurityContext / ValidateSecurityContext). */
+function validateSecurityContext(c: Checker, o: Obj, path: string, pod: boolean): void {
+  const sc = c.object(o, 'securityContext', path);
+  if (!sc) return;
+  for (const k of pod ? ['runAsUser', 'runAsGroup', 'fsGroup'] : ['runAsUser', 'runAsGroup']) c.id(sc[k], `${path}.${k}`);
+  if (!pod) return;
+  const groups = sc.supplementalGroups;
+  if (groups === undefined || groups === null) return;
+  if (!Array.isArray(groups)) c.add(`${path}.supplementalGroups`, `must be a list, got ${q(groups)}`);
+  else groups.forEach((g, i) => c.id(g, `${path}.supplementalGroups[${i}]`));
 }
 
 function validateContainer(
@@ -284,6 +327,7 @@ function validateContainer(
     c.oneOf(ctr, 'restartPolicy', `${path}.restartPolicy`, RESTART_POLICIES);
   }
 
+  validateSecurityContext(c, ctr, `${path}.securityContext`, false);
   validatePorts(c, ctr, path, spec.hostNetwork === true);
   validateEnv(c, ctr, path);
   validateResources(c, ctr, path);

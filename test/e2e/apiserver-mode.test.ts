@@ -2,18 +2,21 @@
  * API server mode end to end: the real agent (CLI) with --kubeconfig against the test apiserver
  * (HTTPS, real wire protocol) and real containerd. The tests run in order and share one agent:
  * registration and Ready, the lease, a pod created through the API (status on the API), its
- * graceful deletion, a static pod's mirror pod, an apiserver outage, and kubectl get/describe.
+ * graceful deletion, a static pod's mirror pod, configMap/secret/projected volumes (their tmpfs,
+ * modes, fsGroup and teardown), an apiserver outage, and kubectl get/describe.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { release } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
+import { kernelSupportsNoswap, mountAt, mountsUnder } from '../../src/kuberuntime/mount.js';
 import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
-import { makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { makeKubeletDirs, startKubelet, stopKubelet, unmountUnder, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { startTestApiserver, type TestApiserver } from '../support/test-apiserver.js';
 
 const NS = `api-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
@@ -32,6 +35,7 @@ after(async () => {
   if (kubelet) await stopKubelet(kubelet);
   await api.stop();
   await removeTestPods(runtime, { namespace: NS });
+  await unmountUnder(dir);
   runtime.close();
 });
 
@@ -162,6 +166,72 @@ test('configMap, secret and projected volumes and env; a configMap edit reaches 
   const t0 = Date.now();
   await waitFor('the edit seen inside the container', 30_000, () => (read(vol('kubernetes.io~empty-dir', 'out', 'seen')) === 'bonjour' ? true : undefined), 250);
   console.log(`# configMap edit reached the container in ${Date.now() - t0} ms`);
+});
+
+test('secret and projected volumes are tmpfs with upstream modes and fsGroup, dirs 0750; all gone after the delete', async () => {
+  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: 'tls' }, data: { 'tls.key': Buffer.from('k3y').toString('base64'), 'tls.crt': Buffer.from('crt').toString('base64') } })).status, 201);
+  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'settings' }, data: { 'app.conf': 'x=1' } })).status, 201);
+  await createPod(sleeper('vault', {
+    securityContext: { runAsUser: 1000, fsGroup: 2000 },
+    volumes: [
+      { name: 'sec', secret: { secretName: 'tls', defaultMode: 0o400, items: [{ key: 'tls.key', path: 'tls.key' }, { key: 'tls.crt', path: 'tls.crt', mode: 0o444 }] } },
+      { name: 'cfg', configMap: { name: 'settings' } },
+      { name: 'tok', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] } },
+    ],
+    containers: [{
+      name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
+      volumeMounts: [{ name: 'sec', mountPath: '/etc/sec' }, { name: 'cfg', mountPath: '/etc/cfg' }, { name: 'tok', mountPath: '/var/run/secrets/tokens' }],
+    }],
+  }));
+  const p = await waitFor('vault Running', 60_000, runningPod('vault'), 250);
+  const uid = p.metadata!.uid!;
+  const root = join(dir, 'root');
+  const volumes = join(root, 'pods', uid, 'volumes');
+  const secDir = join(volumes, 'kubernetes.io~secret', 'sec');
+  const tokDir = join(volumes, 'kubernetes.io~projected', 'tok');
+  const cfgDir = join(volumes, 'kubernetes.io~configmap', 'cfg');
+
+  // Host side: 0750 from the root dir down to the plugin dirs; tmpfs for secret and projected.
+  const mode = (path: string) => (statSync(path).mode & 0o7777).toString(8);
+  for (const d of [root, join(root, 'pods'), join(root, 'pods', uid), volumes, join(volumes, 'kubernetes.io~secret'), join(volumes, 'kubernetes.io~projected'), join(volumes, 'kubernetes.io~configmap')]) {
+    assert.equal(mode(d), '750', d);
+  }
+  for (const d of [secDir, tokDir]) {
+    const m = await mountAt(d);
+    assert.equal(m?.fsType, 'tmpfs', `${d} is a tmpfs`);
+    assert.match(m!.superOptions, /size=65536k/, 'no pod memory limit: the 64 MiB bound');
+    if (kernelSupportsNoswap(release())) assert.match(m!.superOptions, /noswap/, 'secret pages never reach swap');
+    assert.equal(mode(d), '2755', 'volume root: 0755, g+rx and setgid for the fsGroup');
+    assert.equal(statSync(d).gid, 2000);
+  }
+  assert.equal(await mountAt(cfgDir), undefined, 'configMap volumes stay on disk (upstream)');
+  assert.match(readlinkSync(join(secDir, '..data')), /^\.\.\d{4}_\d\d_\d\d_/, '..data points at a timestamped directory');
+  assert.ok(lstatSync(join(secDir, 'tls.key')).isSymbolicLink(), 'user-visible names are symlinks');
+  assert.equal(readlinkSync(join(secDir, 'tls.key')), '..data/tls.key');
+
+  // Inside the container: the modes, owners, that uid 1000 reads through the fsGroup, the mounts.
+  const cid = p.status!.containerStatuses![0]!.containerID!.replace(/^containerd:\/\//, '');
+  const exec = async (script: string) => {
+    const r = await runtime.execSync(cid, ['sh', '-c', script], 10);
+    assert.equal(r.exitCode, 0, `${script}: ${r.stderr.toString()}`);
+    return r.stdout.toString().trim();
+  };
+  assert.equal(await exec('stat -L -c "%n %a %u %g" /etc/sec/tls.key /etc/sec/tls.crt /etc/cfg/app.conf /var/run/secrets/tokens/token'), [
+    '/etc/sec/tls.key 440 0 2000', '/etc/sec/tls.crt 444 0 2000', '/etc/cfg/app.conf 644 0 2000', '/var/run/secrets/tokens/token 640 1000 2000',
+  ].join('\n'));
+  assert.equal(await exec('stat -c "%a" /etc/sec /etc/sec/..data/'), '2755\n2755');
+  assert.equal(await exec('id -u; cat /etc/sec/tls.key; echo; cat /etc/cfg/app.conf'), '1000\nk3y\nx=1');
+  assert.match(await exec('cat /var/run/secrets/tokens/token'), /^kts-test-token\./);
+  const procMounts = await exec('cat /proc/mounts');
+  assert.match(procMounts, /^tmpfs \/etc\/sec tmpfs ro[, ]/m);
+  assert.match(procMounts, /^tmpfs \/var\/run\/secrets\/tokens tmpfs ro[, ]/m);
+  assert.match(procMounts, /^\S+ \/etc\/cfg (?!tmpfs)\S+ ro[, ]/m);
+
+  // Deleted: the tmpfs are unmounted and the volume directories removed once the pod terminates.
+  assert.equal((await api.call('DELETE', `/api/v1/namespaces/${NS}/pods/vault`, { gracePeriodSeconds: 1 })).status, 200);
+  await waitFor('vault removed from the API', 30_000, () => (getPod('vault') ? undefined : true), 250);
+  await waitFor('volumes unmounted and removed', 20_000, async () => ((await mountsUnder(join(root, 'pods', uid))).length === 0 && !existsSync(volumes) ? true : undefined), 250);
+  await waitFor('the pod directory removed', 20_000, () => (existsSync(join(root, 'pods', uid)) ? undefined : true), 250);
 });
 
 test(`an apiserver outage (${OUTAGE_MS / 1000} s) loses no pod and the agent catches up`, async () => {

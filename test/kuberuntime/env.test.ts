@@ -107,10 +107,24 @@ describe('configMap/secret env and volumes (API server mode objects)', () => {
     assert.deepEqual([...cm], [['dir/g', { data: 'hi', mode: 0o600 }]]);
     assert.deepEqual([...configMapPayload(pod, { name: 'cfg', defaultMode: 0o640 }, octx).keys()], ['greeting', 'bad name']);
     assert.throws(() => configMapPayload(pod, { name: 'cfg', items: [{ key: 'zz', path: 'z' }] }, octx), /key "zz" not found/);
-    assert.throws(() => configMapPayload(pod, { name: 'cfg', items: [{ key: 'greeting', path: '../x' }] }, octx), /relative path/);
+    assert.throws(() => configMapPayload(pod, { name: 'cfg', items: [{ key: 'greeting', path: '../x' }] }, octx), /items\[0\]\.path: "\.\.\/x" must not contain '\.\.'/);
     assert.equal(configMapPayload(pod, { name: 'gone', optional: true }, octx).size, 0);
-    assert.deepEqual([...secretPayload(pod, { secretName: 'sec' }, octx)], [['password', { data: 'pw', mode: 0o644 }]]);
+    assert.deepEqual([...secretPayload(pod, { secretName: 'sec' }, octx)], [['password', { data: Buffer.from('pw'), mode: 0o644 }]]);
     const proj = projectedPayload(pod, { defaultMode: 0o600, sources: [{ secret: { name: 'sec' } }, { serviceAccountToken: { path: 'token' } }] }, octx, { cpu: 1000, memory: 1 << 30, ephemeralStorage: 0 });
-    assert.deepEqual([...proj], [['password', { data: 'pw', mode: 0o600 }], ['token', { data: 'tok', mode: 0o600 }]]);
+    assert.deepEqual([...proj], [['password', { data: Buffer.from('pw'), mode: 0o600 }], ['token', { data: 'tok', mode: 0o600 }]]);
+  });
+
+  it('secret values and configMap binaryData are bytes, written as they are', () => {
+    const raw = Buffer.from([0xff, 0x00, 0x80, 0xc3, 0x28]);
+    const bin: PodObjectSource = {
+      ...objects,
+      configMap: () => ({ data: { text: 'é' }, binaryData: { blob: raw.toString('base64') } }),
+      secret: () => ({ data: { der: raw.toString('base64') } }),
+    };
+    const bctx = { ...ctx, objects: bin };
+    assert.deepEqual(secretPayload(pod, { secretName: 'x' }, bctx).get('der')!.data, raw);
+    const cm = configMapPayload(pod, { name: 'x' }, bctx);
+    assert.deepEqual(cm.get('blob')!.data, raw);
+    assert.equal(cm.get('text')!.data, 'é');
   });
 });

@@ -167,6 +167,13 @@ describe('decodeSinglePod', () => {
       { name: 'duplicate volume', text: edit('  - name: cfg\n', '  - name: data\n'), field: 'spec.volumes[1].name', message: /Duplicate value/ },
       { name: 'init container probe', text: edit('command: [sh, -c, "true"]', 'livenessProbe: {exec: {command: ["true"]}}'), field: 'spec.initContainers[0].livenessProbe', message: /Forbidden/ },
       { name: 'bad timestamp', text: edit('  name: web\n', '  name: web\n  deletionTimestamp: yesterday\n'), field: 'metadata.deletionTimestamp', message: /RFC 3339/ },
+      { name: 'defaultMode above 0777', text: edit('configMap: {name: cfg}', 'configMap: {name: cfg, defaultMode: 0o1000}'), field: 'spec.volumes[1].configMap.defaultMode', message: /Invalid value: 01000 \(512\): must be a number between 0 and 0777 \(octal\), both inclusive/ },
+      { name: 'negative item mode', text: edit('configMap: {name: cfg}', 'secret: {secretName: s, items: [{key: k, path: k, mode: -1}]}'), field: 'spec.volumes[1].secret.items[0].mode', message: /Invalid value: -1: must be a number between 0 and 0777/ },
+      { name: 'projected source item mode', text: edit('configMap: {name: cfg}', 'projected: {sources: [{secret: {name: s, items: [{key: k, path: k, mode: 4096}]}}]}'), field: 'spec.volumes[1].projected.sources[0].secret.items[0].mode', message: /010000 \(4096\)/ },
+      { name: 'mode as text', text: edit('configMap: {name: cfg}', 'downwardAPI: {defaultMode: "0644"}'), field: 'spec.volumes[1].downwardAPI.defaultMode', message: /Invalid value: "0644"/ },
+      { name: 'negative fsGroup', text: edit('spec:\n', 'spec:\n  securityContext: {fsGroup: -1}\n'), field: 'spec.securityContext.fsGroup', message: /Invalid value: -1: must be between 0 and 2147483647, inclusive/ },
+      { name: 'supplementalGroups entry', text: edit('spec:\n', 'spec:\n  securityContext: {supplementalGroups: [5, x]}\n'), field: 'spec.securityContext.supplementalGroups[1]', message: /Invalid value: "x"/ },
+      { name: 'container runAsUser too large', text: edit('    image: nginx:1.25\n', '    image: nginx:1.25\n    securityContext: {runAsUser: 4294967296}\n'), field: 'spec.containers[0].securityContext.runAsUser', message: /must be between 0 and 2147483647/ },
     ];
     for (const tc of table) {
       it(tc.name, () => {

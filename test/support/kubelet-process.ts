@@ -11,6 +11,7 @@ import { request } from 'node:http';
 import { after } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
+import { mountsUnder, unmount } from '../../src/kuberuntime/mount.js';
 import { removeTestPods, runtimeEndpoint } from './containerd.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -119,6 +120,15 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
 }
 
 /**
+ * Unmounts what the agent mounted under an e2e directory (tmpfs of secret, projected, downwardAPI
+ * and memory emptyDir volumes of pods still running when the file ends: a stopped agent leaves
+ * them, as a real one must).
+ */
+export async function unmountUnder(dir: string): Promise<void> {
+  for (const m of await mountsUnder(dir)) await unmount(m).catch((err: unknown) => console.error('unmount failed', err));
+}
+
+/**
  * The usual set-up of an e2e file that runs one agent: a CRI connection to the test containerd,
  * fresh agent directories, and an after() hook that stops the agent (read through `current`,
  * since files restart it) and removes every pod of the file's namespace.
@@ -131,6 +141,7 @@ export async function agentTestContext(namespace: string, current: () => Kubelet
     const k = current();
     if (k) await stopKubelet(k);
     await removeTestPods(runtime, { namespace });
+    await unmountUnder(dirs.dir);
     runtime.close();
   });
   return { endpoint, runtime, ...dirs };
