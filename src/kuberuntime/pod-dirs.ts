@@ -93,7 +93,7 @@ async function narrowPodDirs(rootDir: string, uid: string): Promise<void> {
 async function setUpRootDir(rootDir: string): Promise<void> {
   await mkdir(rootDir, { recursive: true, mode: DATA_DIR_MODE });
   const st = await stat(rootDir);
-  if (!st.isDirectory()) throw new Error('is not a directory');
+  if (!st.isDirectory()) throw new ConfigError([`--root-dir ${rootDir} is not a directory`]);
   if (resolve(rootDir) === '/' || (st.mode & STICKY) !== 0) {
     log('kuberuntime').warn({ rootDir, mode: (st.mode & 0o7777).toString(8) }, 'root directory looks shared (sticky or /): its mode is left alone; pods/ below it is 0750');
     return;
@@ -107,6 +107,7 @@ export async function setupDataDirs(rootDir: string): Promise<void> {
     await setUpRootDir(rootDir);
     await dataDir(join(rootDir, 'pods'));
   } catch (err) {
+    if (err instanceof ConfigError) throw err;
     throw new ConfigError([`--root-dir ${rootDir}: ${errorMessage(err)}`]);
   }
   for (const uid of await readdir(join(rootDir, 'pods')).catch(() => [] as string[])) {
