@@ -13,7 +13,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { implementations } from '../src/cmd/hot-paths.js';
-import type { RelistDiffer } from '../src/pleg/relist-diff.js';
+import type { RelistDiffer } from '../src/pleg/relist-types.js';
 import { createConventionalDiffer } from './fixtures/relist-conventional.js';
 import { BenchNode } from './fixtures/relist-model.js';
 import { nearestRank } from './stats.js';

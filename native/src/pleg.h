@@ -2,7 +2,7 @@
 // bytes with a skim decoder (only the fields the diff needs), diffs every (pod, container) state
 // against the previous relist (upstream GenericPLEG's podRecords + generateEvents), keeps the new
 // relist as the retained state, and packs only the events into a flat output buffer. No N-API
-// here: addon.cc converts. The TypeScript twin is src/pleg/relist-diff.ts; both must agree byte
+// here: addon.cc converts. The TypeScript twin is src/pleg/relist-differ-ts.ts; both must agree byte
 // for byte (events, pods, counts and error messages).
 //
 // Files: pleg_hash.h (hashing), pleg_wire.{h,cc} (the protobuf field reader, the general path),

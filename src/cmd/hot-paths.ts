@@ -10,7 +10,8 @@ import { loadAddon, nativeDisabled, type Implementation, type NativeAddon } from
 import { nativeFsWatcherFactory, type NativeInotifyCtor } from '../fswatch/fs-watcher-native.js';
 import { createTsFsWatcher } from '../fswatch/fs-watcher-ts.js';
 import type { CreateFsWatcher } from '../fswatch/types.js';
-import { createTsRelistDiffer, type CreateRelistDiffer } from '../pleg/relist-diff.js';
+import { createTsRelistDiffer } from '../pleg/relist-differ-ts.js';
+import type { CreateRelistDiffer } from '../pleg/relist-types.js';
 import { nativeRelistDifferFactory, type NativeRelistDifferCtor } from '../pleg/relist-diff-native.js';
 import { createTsCgroupReader } from '../stats/cgroup-reader-ts.js';
 import { nativeCgroupReaderFactory, type NativeCgroupReaderCtor } from '../stats/cgroup-reader-native.js';

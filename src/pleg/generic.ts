@@ -17,7 +17,7 @@ import type { Runtime } from '../kuberuntime/types.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { errorMessage } from '../errors.js';
-import type { RelistDiffer, RelistEvent, RelistPodInfo } from './relist-diff.js';
+import type { RelistDiffer, RelistEvent, RelistPodInfo } from './relist-types.js';
 import type { CgroupExitWatcher } from './cgroup-exit-watcher.js';
 import { CriEventTrigger, type SubscribeContainerEvents } from './cri-events.js';
 import type { CriEventsState, PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from './types.js';

@@ -1,7 +1,7 @@
 /**
  * RelistDiffer on the addon's RelistDiffer (native/src/pleg.cc): decode + diff + retained state
  * in C++, one call per relist; only the events (and their pods) come back, as one flat Buffer
- * decoded here. Same contract as the TypeScript twin (relist-diff.ts).
+ * decoded here. Same contract as the TypeScript twin (relist-differ-ts.ts).
  */
 import {
   closedError,
@@ -12,7 +12,7 @@ import {
   type RelistEvent,
   type RelistPodInfo,
   type RelistResult,
-} from './relist-diff.js';
+} from './relist-types.js';
 
 /** The addon's class (native/src/addon.cc). Output layout: native/src/pleg.h. */
 export interface NativeRelistDiffer {

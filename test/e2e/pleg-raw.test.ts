@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import type { ContainerConfig, PodSandboxConfig } from '../../src/cri/types.js';
 import { implementations } from '../../src/cmd/hot-paths.js';
-import type { RelistDiffer, RelistResult } from '../../src/pleg/relist-diff.js';
+import type { RelistDiffer, RelistResult } from '../../src/pleg/relist-types.js';
 import { createConventionalDiffer } from '../../bench/fixtures/relist-conventional.js';
 import { ENDPOINT_ENV, removeTestPods, runtimeEndpoint, TEST_IMAGES, TEST_LABEL, uniqueName } from '../support/containerd.js';
 

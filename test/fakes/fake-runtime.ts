@@ -2,7 +2,7 @@
 import type { Pod } from '../../src/api/types.js';
 import type { PodRuntimeStatus, PodSyncResult, Runtime, RunningPod, RuntimeContainerState } from '../../src/kuberuntime/types.js';
 import type { RawRelistSource } from '../../src/pleg/index.js';
-import { createTsRelistDiffer } from '../../src/pleg/relist-diff.js';
+import { createTsRelistDiffer } from '../../src/pleg/relist-differ-ts.js';
 import { encodeContainers, encodeSandboxes, POD_UID, POD_NAME, POD_NAMESPACE, CONTAINER_NAME } from '../../bench/fixtures/relist-model.js';
 
 const STATE_NUM: Record<RuntimeContainerState, number> = { created: 0, running: 1, exited: 2, unknown: 3 };

@@ -1,4 +1,4 @@
-// Differential tests of the relist differ (src/pleg/relist-diff.ts): the native addon, the
+// Differential tests of the relist differ (src/pleg/relist-types.ts): the native addon, the
 // TypeScript twin and the conventional reference (protobufjs + generateEvents) fed the same
 // random relist sequences must agree at every step; malformed bytes must give the same error
 // from both skim decoders and leave the retained state alone. Seeded: a failure names its seed.
@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { implementations } from '../../src/cmd/hot-paths.js';
 import { KubeletError } from '../../src/errors.js';
-import type { RelistDiffer, RelistResult } from '../../src/pleg/relist-diff.js';
+import type { RelistDiffer, RelistResult } from '../../src/pleg/relist-types.js';
 import { createConventionalDiffer } from '../../bench/fixtures/relist-conventional.js';
 import { encodeContainers, encodeSandboxes, PbWriter, POD_UID, CONTAINER_NAME, RandomNode, Rng } from '../../bench/fixtures/relist-model.js';
 

@@ -1,10 +1,10 @@
-// The relist differ's contract (src/pleg/relist-diff.ts), case by case, for every implementation
+// The relist differ's contract (src/pleg/relist-types.ts), case by case, for every implementation
 // on this host and the conventional reference (protobufjs objects + generateEvents).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { implementations } from '../../src/cmd/hot-paths.js';
 import { KubeletError } from '../../src/errors.js';
-import type { RelistDiffer, RelistResult } from '../../src/pleg/relist-diff.js';
+import type { RelistDiffer, RelistResult } from '../../src/pleg/relist-types.js';
 import { createConventionalDiffer } from '../../bench/fixtures/relist-conventional.js';
 import {
   CONTAINER_NAME,
