@@ -27,6 +27,8 @@ export interface HostileApiserver extends TestApiserver {
   targets: (path: string) => boolean;
   /** Requests the mode answered. */
   hostileRequests: number;
+  /** Ends every watch of the targeted paths now open (honest or not), so that the client's next one meets the current mode. */
+  dropWatches(): void;
 }
 
 const HUGE_BYTES = 200 * 1024 * 1024;
@@ -62,8 +64,9 @@ function answer(mode: HostileMode, watch: boolean, res: ServerResponse): void {
         res.write(listHead);
         return void pump(res, repeated(POD, HUGE_BYTES));
       }
+      // 6000 bytes: ten minutes of drip, longer than any deadline a client should allow.
       let i = 0;
-      const bytes = Buffer.concat([listHead, POD]);
+      const bytes = Buffer.concat([listHead, ...Array(Math.ceil(6000 / POD.length)).fill(POD)]);
       return void pump(res, () => (i < bytes.length ? bytes.subarray(i, ++i) : undefined), 100);
     }
     case 'endless-line':
@@ -78,10 +81,16 @@ function answer(mode: HostileMode, watch: boolean, res: ServerResponse): void {
 
 export async function startHostileApiserver(opts: TestApiserverOptions = {}): Promise<HostileApiserver> {
   let h: HostileApiserver | undefined;
+  const openWatches = new Set<ServerResponse>();
   const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = new URL(req.url ?? '/', 'https://127.0.0.1');
-    if (!h?.mode || req.method !== 'GET' || !h.targets(url.pathname)) return false;
+    if (req.method !== 'GET' || !h?.targets(url.pathname)) return false;
     const watch = url.searchParams.get('watch') === 'true';
+    if (watch) {
+      openWatches.add(res);
+      res.once('close', () => openWatches.delete(res));
+    }
+    if (!h.mode) return false;
     // The watch-only modes let LISTs through.
     if (!watch && (h.mode === 'endless-line' || h.mode === 'garbage' || h.mode === 'silent-watch')) return false;
     h.hostileRequests++;
@@ -89,6 +98,9 @@ export async function startHostileApiserver(opts: TestApiserverOptions = {}): Pr
     return true;
   };
   const api = await startTestApiserver({ ...opts, extraHandlers: [handler, ...(opts.extraHandlers ?? [])] });
-  h = Object.assign(api, { mode: undefined, targets: (p: string) => p === '/api/v1/pods', hostileRequests: 0 });
+  h = Object.assign(api, {
+    mode: undefined, targets: (p: string) => p === '/api/v1/pods', hostileRequests: 0,
+    dropWatches: () => { for (const res of openWatches) res.destroy(); },
+  });
   return h;
 }
