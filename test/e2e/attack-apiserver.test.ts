@@ -10,9 +10,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import type { Pod } from '../../src/api/types.js';
-import { connectRuntime } from '../../src/cri/index.js';
-import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
-import { getPods, makeKubeletDirs, startKubelet, stopKubelet, unmountUnder, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { agentTestContext, getPods, startKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { startHostileApiserver, type HostileMode } from '../support/hostile-apiserver.js';
 
 const NS = `hostile-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
@@ -20,20 +18,12 @@ const IMAGE = 'localhost/kubelet-ts/busybox:latest';
 const NODE = 'e2e-node';
 const RSS_CEILING_KIB = 250 * 1024;
 
-const endpoint = await runtimeEndpoint();
-const { runtime } = connectRuntime(endpoint);
-const { dir, manifests } = makeKubeletDirs();
+let kubelet: KubeletProcess | undefined;
+const { endpoint, runtime, dir, manifests } = await agentTestContext(NS, () => kubelet);
 const api = await startHostileApiserver({ bookmarkMs: 1000 });
 const kubeconfig = api.kubeconfig(dir);
-let kubelet: KubeletProcess | undefined;
-
-after(async () => {
-  if (kubelet) await stopKubelet(kubelet);
-  await api.stop();
-  await removeTestPods(runtime, { namespace: NS });
-  await unmountUnder(dir);
-  runtime.close();
-});
+// The order against the context's hook does not matter: an agent without its server only retries.
+after(() => api.stop());
 
 /** Peak resident set of the agent, from /proc/<pid>/status. */
 function vmHwmKiB(pid: number): number {
