@@ -40,6 +40,7 @@ export const ERROR_CODES = {
   KTS_ERR_CONTAINER_LOGS: 'A container log request was invalid, named no known container or log, or tried to leave the pod\'s log directory; or a log line is not in the CRI log format.',
   KTS_ERR_KUBECONFIG: 'The --kubeconfig file could not be loaded (missing, malformed, no current cluster).',
   KTS_ERR_API: 'A request to the kube-apiserver failed (connection, timeout or an error status).',
+  KTS_ERR_API_LIMIT: 'A kube-apiserver answer went over one of the API client\'s bounds (body size, object or watch line size, deadline, LIST pages, credential plugin output): the request was cut off and refused.',
   KTS_ERR_POD_IDENTITY: 'A pod\'s UID, name, namespace or a container name is not valid (from a manifest, a manifest URL or the apiserver): the pod is refused before any path is built from it.',
   KTS_ERR_UNSAFE_PATH: 'A path component taken from a pod (UID, name, namespace, container name) is empty, "." or "..", or holds "/", "\\", NUL or a control character: the path is not built.',
 } as const;
@@ -117,6 +118,16 @@ export class ApiError extends KubeletError {
     super('KTS_ERR_API', message, options);
     this.statusCode = statusCode;
     this.reason = reason;
+  }
+}
+
+/**
+ * An apiserver answer over one of the client's bounds (src/apiclient/limits.ts): `limit` names
+ * the bound, `path` the URL path. The request was aborted when the bound was crossed.
+ */
+export class ApiLimitError extends KubeletError {
+  constructor(readonly path: string, readonly limit: string, what: string, options?: { cause?: unknown }) {
+    super('KTS_ERR_API_LIMIT', `apiserver ${what} for ${path} exceeded ${limit}; refused`, options);
   }
 }
 

@@ -8,17 +8,26 @@
  * kubelets from reporting for minutes: kubernetes/kubernetes#87615).
  */
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
+import type { ClientRequest } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ApiError, KubeletError, errorMessage } from '../errors.js';
+import { ApiError, ApiLimitError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { metrics } from '../metrics/index.js';
 import { TokenBucket } from './rate-limiter.js';
+import { API_LIMITS, formatBytes } from './limits.js';
+import { readCappedBody } from './body.js';
+import { LineSplitter } from './line-splitter.js';
+import { readUserCredentials, userCredentials, type Credentials } from './credentials.js';
 import type { ApiClient, ApiClientOptions, ApiClients, ApiRequest, WatchEvent } from './types.js';
 
 interface Connection {
   base: URL;
-  /** ca/cert/key/headers as client-node computed them from the kubeconfig. */
+  /** ca/cert/key (and static headers) as client-node computed them from the kubeconfig. */
   tls: RequestOptions;
+  /** Bearer credentials that follow rotation; absent: the static headers carry any. */
+  credentials?: Credentials;
+  /** Watches of every client of this apiserver share one capped pool (API_LIMITS.watchConnections). */
+  watchAgent: Agent;
 }
 
 function queryString(q: ApiRequest['query']): string {
@@ -32,47 +41,72 @@ function queryString(q: ApiRequest['query']): string {
 /** Network-level failures (as opposed to an HTTP answer): the pool is suspect, reconnect. */
 const isConnectionError = (err: unknown) => err instanceof ApiError && err.statusCode === 0;
 
+function newAgent(tls: RequestOptions, maxSockets: number): Agent {
+  return new Agent({ keepAlive: true, maxSockets, ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.rejectUnauthorized });
+}
+
+/** Arms the whole-request deadline of `req` (destroyed with `error()`); returns the disarm function. */
+function armDeadline(req: ClientRequest, ms: number, error: () => Error): () => void {
+  const t = setTimeout(() => req.destroy(error()), ms);
+  return () => clearTimeout(t);
+}
+
+/** The error of a deadline passed while a body was still arriving (a drip, not a dead server). */
+const deadlineError = (path: string, ms: number, what: string) => new ApiLimitError(path, `${ms / 1000} s (${what})`, 'response');
+
 class HttpsApiClient implements ApiClient {
+  /** Requests only: watches hold a connection each for minutes, in the shared watch pool. */
   private agent: Agent;
-  /** Watches hold a connection each for minutes: their own pool, so requests never queue behind them. */
-  private watchAgent: Agent;
 
-  constructor(private readonly conn: Connection, readonly name: string, private readonly timeoutMs: number, private readonly limiter: TokenBucket | undefined, private readonly idleMs: number, private readonly userAgent: string) {
-    this.agent = this.newAgent(32);
-    this.watchAgent = this.newAgent(Infinity);
-  }
-
-  private newAgent(maxSockets: number): Agent {
-    return new Agent({ keepAlive: true, maxSockets, ca: this.conn.tls.ca, cert: this.conn.tls.cert, key: this.conn.tls.key, rejectUnauthorized: this.conn.tls.rejectUnauthorized });
+  constructor(private readonly conn: Connection, readonly name: string, private readonly timeoutMs: number, private readonly limiter: TokenBucket | undefined, private readonly idleMs: number, private readonly userAgent: string, private readonly maxSockets: number) {
+    this.agent = newAgent(conn.tls, maxSockets);
   }
 
   /** Running watches are left alone: they fail (and are restarted) on their own. */
   resetConnections(): void {
     this.agent.destroy();
-    this.agent = this.newAgent(32);
+    this.agent = newAgent(this.conn.tls, this.maxSockets);
   }
 
   close(): void {
     this.agent.destroy();
-    this.watchAgent.destroy();
+    this.conn.watchAgent.destroy();
+  }
+
+  private async headers(extra: Record<string, string> = {}): Promise<Record<string, string>> {
+    const headers: Record<string, string> = { ...(this.conn.tls.headers as Record<string, string> | undefined), accept: 'application/json', 'user-agent': this.userAgent, ...extra };
+    const auth = await this.conn.credentials?.authorization();
+    if (auth) headers.authorization = auth;
+    return headers;
   }
 
   async request<T = unknown>(r: ApiRequest): Promise<T> {
+    try {
+      return await this.requestOnce<T>(r);
+    } catch (err) {
+      // A rotated credential: read or run it again and retry once (the server did nothing on a 401).
+      if (!(err instanceof ApiError && err.statusCode === 401 && this.conn.credentials)) throw err;
+      this.conn.credentials.invalidate();
+      return this.requestOnce<T>(r);
+    }
+  }
+
+  private async requestOnce<T>(r: ApiRequest): Promise<T> {
     await this.limiter?.acquire();
     const body = r.body === undefined ? undefined : JSON.stringify(r.body);
-    const timeoutMs = r.timeoutMs ?? this.timeoutMs;
     const path = `${r.path}${queryString(r.query)}`;
     const host = this.conn.base.host;
     const started = performance.now();
     let code = '<error>';
     try {
-      const { status, text } = await this.roundTrip(r.method, path, body, body === undefined ? undefined : r.contentType ?? 'application/json', timeoutMs);
+      const { status, text } = await this.roundTrip(r, path, body);
       code = String(status);
       const parsed: unknown = text ? JSON.parse(text) : undefined;
       if (status >= 200 && status < 300) return parsed as T;
       const st = (parsed ?? {}) as { reason?: string; message?: string };
       throw new ApiError(status, st.reason ?? 'Unknown', `${r.method} ${r.path}: ${status} ${st.message ?? text.slice(0, 200)}`);
     } catch (err) {
+      if (err instanceof ApiLimitError) throw err;
       if (err instanceof ApiError) {
         if (isConnectionError(err)) this.resetConnections();
         throw err;
@@ -84,80 +118,98 @@ class HttpsApiClient implements ApiClient {
     }
   }
 
-  private roundTrip(method: string, path: string, body: string | undefined, contentType: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
-    return new Promise((resolve, reject) => {
-      const url = new URL(path, this.conn.base);
-      const headers: Record<string, string> = { ...(this.conn.tls.headers as Record<string, string> | undefined), accept: 'application/json', 'user-agent': this.userAgent };
-      if (contentType) headers['content-type'] = contentType;
+  private async roundTrip(r: ApiRequest, path: string, body: string | undefined): Promise<{ status: number; text: string }> {
+    const url = new URL(path, this.conn.base);
+    const extra: Record<string, string> = {};
+    if (body !== undefined) {
+      extra['content-type'] = r.contentType ?? 'application/json';
       // Explicit length: node sends a DELETE body without one otherwise, which servers reject.
-      if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-      const req = httpsRequest(url, { method, agent: this.agent, headers, timeout: timeoutMs });
-      const connectionFailed = (why: string, cause?: unknown) => new ApiError(0, 'ConnectionFailed', `${method} ${url.pathname}: ${why}`, { cause });
-      const fail = (err: Error) => reject(err instanceof ApiError ? err : connectionFailed(errorMessage(err), err));
-      req.on('timeout', () => req.destroy(connectionFailed(`no answer within ${timeoutMs} ms`)));
+      extra['content-length'] = String(Buffer.byteLength(body));
+    }
+    const headers = await this.headers(extra);
+    const deadlineMs = r.timeoutMs ?? this.timeoutMs;
+    const maxBytes = r.maxBodyBytes ?? API_LIMITS.objectBytes;
+    const limitName = r.maxBodyBytes === undefined ? 'object size limit' : 'response body limit';
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(url, { method: r.method, agent: this.agent, headers, timeout: deadlineMs });
+      const connectionFailed = (why: string, cause?: unknown) => new ApiError(0, 'ConnectionFailed', `${r.method} ${url.pathname}: ${why}`, { cause });
+      let answering = false;
+      // No answer at all is a dead connection (the pool is reset); a body still dripping in is a limit.
+      const disarm = armDeadline(req, deadlineMs, () => (answering ? deadlineError(url.pathname, deadlineMs, 'request deadline') : connectionFailed(`no answer within ${deadlineMs} ms`)));
+      const fail = (err: Error) => {
+        disarm();
+        reject(err instanceof KubeletError ? err : connectionFailed(errorMessage(err), err));
+      };
+      req.on('timeout', () => req.destroy(connectionFailed(`no answer within ${deadlineMs} ms`)));
       req.on('error', fail);
       req.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', fail);
+        answering = true;
+        readCappedBody(req, res, url.pathname, maxBytes, limitName).then((buf) => {
+          disarm();
+          r.onBodyBytes?.(buf.length);
+          resolve({ status: res.statusCode ?? 0, text: buf.toString('utf8') });
+        }, fail);
       });
       req.end(body);
     });
   }
 
   watch<T>(path: string, query: ApiRequest['query'], onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
+    return this.headers().then((headers) => this.watchWith<T>(headers, path, query, onEvent, signal)).catch((err: unknown) => {
+      if (err instanceof ApiError && err.statusCode === 401) this.conn.credentials?.invalidate();
+      throw err;
+    });
+  }
+
+  private watchWith<T>(headers: Record<string, string>, path: string, query: ApiRequest['query'], onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return resolve();
       const url = new URL(`${path}${queryString({ ...query, watch: 'true' })}`, this.conn.base);
-      const headers: Record<string, string> = { ...(this.conn.tls.headers as Record<string, string> | undefined), accept: 'application/json', 'user-agent': this.userAgent };
-      const req = httpsRequest(url, { method: 'GET', agent: this.watchAgent, headers, timeout: this.idleMs });
+      const req = httpsRequest(url, { method: 'GET', agent: this.conn.watchAgent, headers, timeout: this.idleMs });
       const onAbort = () => req.destroy();
       signal.addEventListener('abort', onAbort, { once: true });
+      // A server that keeps dripping bytes past its own timeoutSeconds is cut by us.
+      const serverTimeout = Number(query?.timeoutSeconds ?? 0);
+      const disarm = serverTimeout > 0 ? armDeadline(req, serverTimeout * 1000 + API_LIMITS.watchDeadlineSlackMs, () => deadlineError(path, serverTimeout * 1000 + API_LIMITS.watchDeadlineSlackMs, 'watch deadline')) : () => undefined;
       let handlerError: unknown;
       let settled = false;
       const connectionFailed = (why: string, cause?: unknown) => new ApiError(0, 'ConnectionFailed', `watch ${path}: ${why}`, { cause });
       const finish = (err?: Error) => {
         if (settled) return;
         settled = true;
+        disarm();
         signal.removeEventListener('abort', onAbort);
         if (handlerError !== undefined) reject(handlerError);
-        else if (err && !signal.aborted) reject(err instanceof ApiError ? err : connectionFailed(errorMessage(err), err));
+        else if (err && !signal.aborted) reject(err instanceof KubeletError ? err : connectionFailed(errorMessage(err), err));
         else resolve();
+      };
+      const stop = (err: unknown) => {
+        handlerError = err;
+        req.destroy();
       };
       // The socket timeout doubles as the idle timeout: any byte (an event or a bookmark) resets it.
       req.on('timeout', () => req.destroy(connectionFailed(`watch idle for ${this.idleMs} ms`)));
       req.on('error', (err) => finish(err));
       req.on('close', () => finish(connectionFailed('watch connection closed')));
       req.on('response', (res) => {
-        res.setEncoding('utf8');
-        let buf = '';
         if (res.statusCode !== 200) {
-          res.on('data', (c: string) => (buf += c));
-          res.on('end', () => finish(new ApiError(res.statusCode ?? 0, 'WatchFailed', `watch ${path}: ${res.statusCode} ${buf.slice(0, 200)}`)));
+          readCappedBody(req, res, path, API_LIMITS.objectBytes, 'object size limit').then((buf) => finish(new ApiError(res.statusCode ?? 0, res.statusCode === 401 ? 'Unauthorized' : 'WatchFailed', `watch ${path}: ${res.statusCode} ${buf.toString('utf8', 0, 200)}`)), (err: Error) => finish(err));
           return;
         }
-        res.on('data', (chunk: string) => {
-          buf += chunk;
-          let nl: number;
-          while ((nl = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, nl).trim();
-            buf = buf.slice(nl + 1);
-            if (!line) continue;
-            let event: WatchEvent<T>;
-            try {
-              event = JSON.parse(line) as WatchEvent<T>;
-            } catch (err) {
-              req.destroy(connectionFailed(`bad watch event: ${errorMessage(err)}`, err));
-              return;
-            }
+        const lines = new LineSplitter(API_LIMITS.watchLineBytes);
+        res.on('data', (chunk: Buffer) => {
+          if (handlerError !== undefined) return;
+          const complete = lines.push(chunk);
+          if (!complete) return stop(new ApiLimitError(path, `${formatBytes(API_LIMITS.watchLineBytes)} (watch event line limit)`, 'watch event'));
+          for (const line of complete) {
+            const event = parseWatchLine<T>(line, path);
+            if (event instanceof ApiError) return stop(event);
+            if (event === undefined) continue;
             try {
               onEvent(event);
             } catch (err) {
               // The handler's own error (e.g. 410 Gone) reaches the caller as it was thrown.
-              handlerError = err;
-              req.destroy();
-              return;
+              return stop(err);
             }
           }
         });
@@ -168,6 +220,19 @@ class HttpsApiClient implements ApiClient {
       req.end();
     });
   }
+}
+
+/** One watch line: the event, undefined for a blank line, or an ApiError for garbage. */
+function parseWatchLine<T>(line: Buffer, path: string): WatchEvent<T> | ApiError | undefined {
+  const text = line.toString('utf8').trim();
+  if (!text) return undefined;
+  try {
+    const e = JSON.parse(text) as WatchEvent<T>;
+    if (typeof e === 'object' && e !== null && typeof e.type === 'string' && typeof e.object === 'object' && e.object !== null) return e;
+  } catch (err) {
+    return new ApiError(0, 'BadWatchEvent', `watch ${path}: event is not JSON (${errorMessage(err)}): ${JSON.stringify(text.slice(0, 80))}`, { cause: err });
+  }
+  return new ApiError(0, 'BadWatchEvent', `watch ${path}: event has no type and object: ${JSON.stringify(text.slice(0, 80))}`);
 }
 
 function kubeconfigError(path: string, why: string, cause?: unknown): KubeletError {
@@ -191,20 +256,32 @@ export function loadKubeconfig(path: string): { kc: KubeConfig; server: URL } {
   }
 }
 
-/** Loads `kubeconfigPath` and builds the main and heartbeat clients. */
-export async function createApiClients(kubeconfigPath: string, opts: ApiClientOptions = {}): Promise<ApiClients> {
+/** TLS from client-node; bearer credentials of our own when the user has a token, tokenFile or exec. */
+async function connectionOf(kubeconfigPath: string): Promise<Connection> {
   const { kc, server } = loadKubeconfig(kubeconfigPath);
   const tls: RequestOptions = {};
+  let credentials: Credentials | undefined;
   try {
-    await kc.applyToHTTPSOptions(tls);
+    credentials = userCredentials(readUserCredentials(kubeconfigPath));
+    // With credentials of our own only client-node's TLS part is wanted: its full apply would
+    // run the exec plugin once more and bake a token into static headers.
+    const tlsOnly = (kc as unknown as { applyHTTPSOptions?: (o: RequestOptions) => void }).applyHTTPSOptions;
+    if (credentials && typeof tlsOnly === 'function') tlsOnly.call(kc, tls);
+    else await kc.applyToHTTPSOptions(tls);
   } catch (err) {
     throw kubeconfigError(kubeconfigPath, errorMessage(err), err);
   }
-  const conn: Connection = { base: server, tls };
+  if (credentials && tls.headers) delete (tls.headers as Record<string, string>).Authorization;
+  return { base: server, tls, credentials, watchAgent: newAgent(tls, API_LIMITS.watchConnections) };
+}
+
+/** Loads `kubeconfigPath` and builds the main and heartbeat clients. */
+export async function createApiClients(kubeconfigPath: string, opts: ApiClientOptions = {}): Promise<ApiClients> {
+  const conn = await connectionOf(kubeconfigPath);
   const ua = opts.userAgent ?? 'kubelet-ts';
   const idle = opts.watchIdleTimeoutMs ?? 300_000;
-  const main = new HttpsApiClient(conn, 'main', opts.timeoutMs ?? 30_000, new TokenBucket(opts.qps ?? 50, opts.burst ?? 100), idle, ua);
-  const heartbeat = new HttpsApiClient(conn, 'heartbeat', opts.heartbeatTimeoutMs ?? 10_000, undefined, idle, ua);
-  log('apiclient').info({ server: conn.base.origin, qps: opts.qps ?? 50, burst: opts.burst ?? 100 }, 'API server clients ready');
+  const main = new HttpsApiClient(conn, 'main', opts.timeoutMs ?? API_LIMITS.requestDeadlineMs, new TokenBucket(opts.qps ?? 50, opts.burst ?? 100), idle, ua, API_LIMITS.requestConnections);
+  const heartbeat = new HttpsApiClient(conn, 'heartbeat', opts.heartbeatTimeoutMs ?? 10_000, undefined, idle, ua, API_LIMITS.heartbeatConnections);
+  log('apiclient').info({ server: conn.base.origin, qps: opts.qps ?? 50, burst: opts.burst ?? 100, maxConnections: API_LIMITS.maxConnections }, 'API server clients ready');
   return { main, heartbeat, server: conn.base.origin, close: () => { main.close(); heartbeat.close(); } };
 }

@@ -3,3 +3,5 @@ export type { ApiClient, ApiClients, ApiClientOptions, ApiRequest, WatchEvent } 
 export { createApiClients, loadKubeconfig } from './client.js';
 export { TokenBucket } from './rate-limiter.js';
 export { runReflector, type ReflectorOptions } from './reflector.js';
+export { listAll, type ListResult } from './pager.js';
+export { API_LIMITS } from './limits.js';

@@ -4,10 +4,12 @@
  * seen; an ERROR 410 (Gone: compacted) lists again; failures back off 800 ms doubling to 30 s.
  * Used by the pod source and by the configMap/secret cache.
  */
-import { ApiError, errorMessage } from '../errors.js';
+import { ApiError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { sleep } from '../util/clock.js';
 import type { ApiClient, WatchEvent } from './types.js';
+import { listAll } from './pager.js';
+import { watchTimeoutSeconds } from './limits.js';
 
 export interface ReflectorOptions<T> {
   client: ApiClient;
@@ -43,27 +45,35 @@ export async function runReflector<T extends Meta>(o: ReflectorOptions<T>): Prom
     if (rv) resourceVersion = rv;
     if (e.type !== 'BOOKMARK') o.onEvent(e.type, e.object);
   };
+  const pause = async () => {
+    await sleep(backoff, o.signal);
+    backoff = Math.min(backoff * 2, o.maxBackoffMs ?? 30_000);
+  };
   while (!o.signal.aborted) {
+    const listing = needList;
     try {
       if (needList) {
-        const list = await o.client.request<{ items: T[]; metadata?: { resourceVersion?: string } }>({ method: 'GET', path: o.path, query: o.query });
-        resourceVersion = list.metadata?.resourceVersion ?? '';
+        const list = await listAll<T>(o.client, o.path, o.query);
+        resourceVersion = list.resourceVersion;
         needList = false;
         o.onList(list.items);
       }
-      const timeoutSeconds = o.watchTimeoutSeconds?.() ?? 300 + Math.floor(Math.random() * 300);
+      const timeoutSeconds = o.watchTimeoutSeconds?.() ?? watchTimeoutSeconds();
+      const started = Date.now();
       await o.client.watch<T>(o.path, { ...o.query, resourceVersion, allowWatchBookmarks: true, timeoutSeconds }, onEvent, o.signal);
-      backoff = 800;
+      // A server that ends every watch at once must not make us spin (client-go's "very short watch").
+      if (Date.now() - started < 1000 && !o.signal.aborted) await pause();
+      else backoff = 800;
     } catch (err) {
       if (o.signal.aborted) return;
-      if (err instanceof ApiError && err.statusCode === 410) {
+      // A 410 from a watch lists again at once; a 410 from the list itself backs off like any failure.
+      if (err instanceof ApiError && err.statusCode === 410 && !listing) {
         log('apiclient').info({ what: o.what, resourceVersion }, 'Watch expired (410 Gone); listing again');
         needList = true;
         continue;
       }
-      log('apiclient').info({ what: o.what, err: errorMessage(err), retryInMs: backoff }, 'List/watch failed; retrying');
-      await sleep(backoff, o.signal);
-      backoff = Math.min(backoff * 2, o.maxBackoffMs ?? 30_000);
+      log('apiclient').warn({ what: o.what, code: err instanceof KubeletError ? err.code : undefined, err: errorMessage(err), retryInMs: backoff }, 'List/watch failed; retrying');
+      await pause();
     }
   }
 }

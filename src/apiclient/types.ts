@@ -12,8 +12,12 @@ export interface ApiRequest {
   body?: unknown;
   /** Default application/json; patches name their type (strategic-merge-patch+json, merge-patch+json). */
   contentType?: string;
-  /** Overrides the client's default timeout. */
+  /** Overrides the client's default whole-request deadline. */
   timeoutMs?: number;
+  /** Body cap of this answer (default API_LIMITS.objectBytes; a LIST page gets its share of responseBodyBytes). */
+  maxBodyBytes?: number;
+  /** Told the size of the body read (the pager charges pages against one budget). */
+  onBodyBytes?: (bytes: number) => void;
 }
 
 export interface WatchEvent<T = Record<string, unknown>> {
@@ -49,9 +53,9 @@ export interface ApiClientOptions {
   /** kubeAPIQPS (default 50) and kubeAPIBurst (default 100) of the main client. */
   qps?: number;
   burst?: number;
-  /** Per-request timeout of the main client (default 30 s). */
+  /** Whole-request deadline of the main client (default 30 s, API_LIMITS.requestDeadlineMs). */
   timeoutMs?: number;
-  /** Per-request timeout of the heartbeat client (default 10 s: nodeStatusUpdateFrequency). */
+  /** Whole-request deadline of the heartbeat client (default 10 s: nodeStatusUpdateFrequency). */
   heartbeatTimeoutMs?: number;
   /** A watch that receives nothing (not even a bookmark) this long is restarted (default 5 min). */
   watchIdleTimeoutMs?: number;

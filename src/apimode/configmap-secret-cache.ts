@@ -6,14 +6,21 @@
  * `onChange`, which resyncs the pods that use it so that mounted files follow edits. Objects not
  * looked up for `idleMs` stop being watched.
  *
+ * Every watch holds one apiserver connection for minutes, so the cache watches at most
+ * API_LIMITS.objectCacheWatches objects individually; the objects past that are polled instead:
+ * a GET when a lookup finds the copy older than 60 s (upstream's two change-detection
+ * strategies, "Watch" for the first ones and "Cache" — GET with a TTL — for the rest). Polled
+ * objects call `onChange` too when a GET brings a new resourceVersion.
+ *
  * Service account tokens come from the TokenRequest API (serviceaccounts/<sa>/token, bound to
  * the pod) and are requested again once 80 % of their lifetime has passed, as upstream.
  */
 import type { Pod } from '../api/types.js';
 import type { ApiClient } from '../apiclient/types.js';
 import { runReflector } from '../apiclient/reflector.js';
+import { API_LIMITS } from '../apiclient/limits.js';
 import type { PodObjectSource } from '../kuberuntime/types.js';
-import { errorMessage } from '../errors.js';
+import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 
 type Kind = 'configmaps' | 'secrets';
@@ -23,7 +30,11 @@ interface Entry {
   /** undefined = not synced; null = absent. */
   obj: Obj | null | undefined;
   lastUsed: number;
-  abort: AbortController;
+  /** A watched entry: stops its reflector. Absent: a polled entry. */
+  abort?: AbortController;
+  /** Polled entries: when the copy was fetched, and whether a GET is under way. */
+  fetchedAt?: number;
+  fetching?: boolean;
 }
 
 interface Token {
@@ -32,11 +43,18 @@ interface Token {
   pending: boolean;
 }
 
+/** What tells two copies apart: the resourceVersion, or not-synced / absent. */
+const version = (o: Obj | null | undefined) => (o === undefined ? '<unsynced>' : o === null ? '<absent>' : o.metadata?.resourceVersion ?? '');
+
 export interface ObjectCacheOptions {
   client: ApiClient;
   /** A watched object changed (or a token was refreshed: kind 'token', name = pod UID). */
   onChange?: (kind: Kind | 'token', namespace: string, name: string) => void;
   idleMs?: number;
+  /** Individual watches before falling back to polling (default API_LIMITS.objectCacheWatches). */
+  maxWatches?: number;
+  /** Age of a polled copy before the next lookup GETs it again (default API_LIMITS.objectCacheTtlMs). */
+  ttlMs?: number;
 }
 
 export class ObjectCache implements PodObjectSource {
@@ -59,40 +77,72 @@ export class ObjectCache implements PodObjectSource {
 
   stop(): void {
     clearInterval(this.timer);
-    for (const e of this.entries.values()) e.abort.abort();
+    for (const e of this.entries.values()) e.abort?.abort();
     this.entries.clear();
+  }
+
+  /** How many objects are watched individually (the rest are polled). */
+  get watching(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.abort) n++;
+    return n;
   }
 
   private lookup(kind: Kind, namespace: string, name: string): Obj | null | undefined {
     const key = `${kind}/${namespace}/${name}`;
     let e = this.entries.get(key);
     if (!e) {
-      const entry: Entry = { obj: undefined, lastUsed: Date.now(), abort: new AbortController() };
-      e = entry;
-      this.entries.set(key, entry);
-      const changed = () => this.opts.onChange?.(kind, namespace, name);
-      void runReflector<Obj>({
-        client: this.opts.client, path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/${kind}`, query: { fieldSelector: `metadata.name=${name}` },
-        what: key, signal: entry.abort.signal,
-        onList: (items) => {
-          entry.obj = items[0] ?? null;
-          changed();
-        },
-        onEvent: (type, obj) => {
-          entry.obj = type === 'DELETED' ? null : obj;
-          changed();
-        },
-      });
+      e = { obj: undefined, lastUsed: Date.now() };
+      this.entries.set(key, e);
+      if (this.watching < (this.opts.maxWatches ?? API_LIMITS.objectCacheWatches)) this.watch(e, kind, namespace, name);
     }
+    if (!e.abort) this.poll(e, kind, namespace, name);
     e.lastUsed = Date.now();
     return e.obj;
+  }
+
+  private watch(entry: Entry, kind: Kind, namespace: string, name: string): void {
+    entry.abort = new AbortController();
+    const changed = () => this.opts.onChange?.(kind, namespace, name);
+    void runReflector<Obj>({
+      client: this.opts.client, path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/${kind}`, query: { fieldSelector: `metadata.name=${name}` },
+      what: `${kind}/${namespace}/${name}`, signal: entry.abort.signal,
+      onList: (items) => {
+        entry.obj = items[0] ?? null;
+        changed();
+      },
+      onEvent: (type, obj) => {
+        entry.obj = type === 'DELETED' ? null : obj;
+        changed();
+      },
+    });
+  }
+
+  /** The "Cache" strategy: GET when the copy is older than the TTL; a failed GET keeps the copy. */
+  private poll(entry: Entry, kind: Kind, namespace: string, name: string): void {
+    if (entry.fetching || Date.now() - (entry.fetchedAt ?? -Infinity) < (this.opts.ttlMs ?? API_LIMITS.objectCacheTtlMs)) return;
+    entry.fetching = true;
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${kind}/${encodeURIComponent(name)}`;
+    void this.opts.client.request<Obj>({ method: 'GET', path })
+      .catch((err: unknown) => {
+        if (err instanceof ApiError && err.statusCode === 404) return null;
+        log('kubelet').warn({ object: `${kind}/${namespace}/${name}`, err: errorMessage(err) }, 'Object GET failed; keeping the cached copy');
+        return entry.obj;
+      })
+      .then((obj) => {
+        const before = entry.obj;
+        entry.obj = obj;
+        entry.fetchedAt = Date.now();
+        if (version(before) !== version(obj)) this.opts.onChange?.(kind, namespace, name);
+      })
+      .finally(() => (entry.fetching = false));
   }
 
   private expire(): void {
     const idle = this.opts.idleMs ?? 10 * 60_000;
     for (const [key, e] of this.entries) {
       if (Date.now() - e.lastUsed > idle) {
-        e.abort.abort();
+        e.abort?.abort();
         this.entries.delete(key);
       }
     }

@@ -39,6 +39,27 @@ test('configMaps: not synced, then data; edits and deletion arrive through the w
   await waitFor('absent', 5000, () => (cache.secret('c', 'none') === null ? true : undefined), 20);
 });
 
+test('past its watch cap the cache polls: GET with a TTL, changes reported, no extra watch', async () => {
+  const polled: string[] = [];
+  const capped = new ObjectCache({ client: clients.main, maxWatches: 1, ttlMs: 300, onChange: (kind, ns, name) => polled.push(`${kind}/${ns}/${name}`) });
+  try {
+    await api.call('POST', '/api/v1/namespaces/p/configmaps', { metadata: { name: 'w' }, data: { a: '1' } });
+    await api.call('POST', '/api/v1/namespaces/p/configmaps', { metadata: { name: 'g' }, data: { a: '1' } });
+    capped.configMap('p', 'w');
+    capped.configMap('p', 'g');
+    assert.equal(capped.watching, 1);
+    await waitFor('polled copy', 5000, () => capped.configMap('p', 'g') ?? undefined, 20);
+    const gets = () => api.requests.filter((r) => r.path === '/api/v1/namespaces/p/configmaps/g').length;
+    assert.equal(gets(), 1, 'within the TTL the copy is served');
+    await api.call('PATCH', '/api/v1/namespaces/p/configmaps/g', { data: { a: '2' } }, 'application/merge-patch+json');
+    await waitFor('edit seen after the TTL', 5000, () => (capped.configMap('p', 'g')?.data?.a === '2' ? true : undefined), 50);
+    assert.ok(polled.filter((c) => c === 'configmaps/p/g').length >= 2, 'onChange for the first copy and the edit');
+    assert.ok(!api.requests.some((r) => r.path === '/api/v1/namespaces/p/configmaps' && r.query.get('fieldSelector') === 'metadata.name=g'), 'never watched');
+  } finally {
+    capped.stop();
+  }
+});
+
 test('service account tokens are issued, then refreshed after 80 % of their lifetime', async () => {
   const pod = { metadata: { name: 'p', namespace: 'c', uid: 'u-1' }, spec: { serviceAccountName: 'sa', containers: [] } } as unknown as Pod;
   assert.equal(cache.serviceAccountToken(pod, 'aud', 2), undefined);
