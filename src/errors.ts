@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   KTS_ERR_CREATE_CONTAINER: 'A container could not be created or started.',
   KTS_ERR_CONTAINER_CONFIG: 'A container\'s configuration could not be built from its pod: env, resources, downward API (CreateContainerConfigError).',
   KTS_ERR_VOLUME: 'A pod volume could not be set up, mounted or torn down.',
+  KTS_ERR_SUBPATH: 'A volumeMount subPath (or expanded subPathExpr) is absolute, has a ".." component, resolves outside its volume through a symlink, or changed to a symlink while it was opened: it is not mounted and the container waits (CreateContainerConfigError).',
   KTS_ERR_HOOK: 'A lifecycle hook (postStart, preStop) failed.',
   KTS_ERR_POD_ENDPOINT: 'A request to a pod\'s own endpoint (an httpGet or grpc probe, an httpGet hook) failed or got an unreadable reply.',
   KTS_ERR_POD_KILL_TIMEOUT: 'A pod the kubelet stopped on its own (eviction, node shutdown) did not terminate in time.',
@@ -152,8 +153,15 @@ export class UnsafePathError extends KubeletError {
  * tmpfs that will not mount); the container waits with CreateContainerConfigError.
  */
 export class VolumeError extends KubeletError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('KTS_ERR_VOLUME', message, options);
+  constructor(message: string, options?: { cause?: unknown }, code: 'KTS_ERR_VOLUME' | 'KTS_ERR_SUBPATH' = 'KTS_ERR_VOLUME') {
+    super(code, message, options);
+  }
+}
+
+/** A subPath that would leave its volume, or could not be opened safely inside it; nothing was mounted. */
+export class SubPathError extends VolumeError {
+  constructor(mount: string, subPath: string, problem: string, options?: { cause?: unknown }) {
+    super(`volumeMount ${mount}: subPath ${JSON.stringify(subPath)} ${problem}`, options, 'KTS_ERR_SUBPATH');
   }
 }
 

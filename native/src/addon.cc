@@ -12,6 +12,7 @@
 #include "inotify.h"
 #include "kmsg.h"
 #include "pleg.h"
+#include "subpath.h"
 #include "tsfn_batch.h"
 
 namespace {
@@ -351,6 +352,64 @@ Napi::Value ParseKmsg(const Napi::CallbackInfo& info) {
   return KillsToJs(env, kills);
 }
 
+// ---- subPath bind -----------------------------------------------------------------------------
+// bindSubPath(base: string, components: string[], target: string, dirMode: number)
+//   => Promise<{ isDir: boolean } | { errno: number, step: string, component: number }>
+// The walk, mkdir and mount block, so they run on the libuv pool (AsyncWorker). Failures resolve
+// (not reject) with the errno and step: TypeScript turns them into Node-style errors.
+
+class SubPathWorker : public Napi::AsyncWorker {
+ public:
+  SubPathWorker(Napi::Env env, kts::SubPathRequest req)
+      : Napi::AsyncWorker(env, "kubelet_ts_subpath"), req_(std::move(req)), deferred_(Napi::Promise::Deferred::New(env)) {}
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override { result_ = kts::BindSubPath(req_); }
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::Object out = Napi::Object::New(env);
+    if (result_.err == 0) {
+      out.Set("isDir", Napi::Boolean::New(env, result_.is_dir));
+    } else {
+      out.Set("errno", Napi::Number::New(env, result_.err));
+      out.Set("step", Napi::String::New(env, result_.step));
+      out.Set("component", Napi::Number::New(env, result_.component));
+    }
+    deferred_.Resolve(out);
+  }
+
+ private:
+  kts::SubPathRequest req_;
+  kts::SubPathResult result_;
+  Napi::Promise::Deferred deferred_;
+};
+
+Napi::Value BindSubPath(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 4 || !info[0].IsString() || !info[1].IsArray() || !info[2].IsString() || !info[3].IsNumber()) {
+    Napi::TypeError::New(env, "bindSubPath(base: string, components: string[], target: string, dirMode: number)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  kts::SubPathRequest req;
+  req.base = info[0].As<Napi::String>().Utf8Value();
+  req.target = info[2].As<Napi::String>().Utf8Value();
+  req.dir_mode = static_cast<mode_t>(info[3].As<Napi::Number>().Uint32Value() & 07777);
+  Napi::Array comps = info[1].As<Napi::Array>();
+  for (uint32_t i = 0; i < comps.Length(); i++) {
+    Napi::Value c = comps.Get(i);
+    if (!c.IsString()) {
+      Napi::TypeError::New(env, "bindSubPath: components must be strings").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    req.components.push_back(c.As<Napi::String>().Utf8Value());
+  }
+  auto* worker = new SubPathWorker(env, std::move(req));  // deletes itself after OnOK
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
 // ---- registration ---------------------------------------------------------------------------
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -359,6 +418,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("CgroupReader", CgroupStatsReader::Define(env));
   exports.Set("KmsgWatcher", KmsgWatcherWrap::Define(env));
   exports.Set("parseKmsg", Napi::Function::New(env, ParseKmsg, "parseKmsg"));
+  exports.Set("bindSubPath", Napi::Function::New(env, BindSubPath, "bindSubPath"));
   return exports;
 }
 

@@ -26,6 +26,12 @@ class UniqueFd {
   UniqueFd& operator=(const UniqueFd&) = delete;
   ~UniqueFd() { Reset(); }
   int get() const { return fd_; }
+  // Gives up ownership: the caller closes the fd returned.
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
   // Closes the fd held (if any) and holds `fd`.
   void Reset(int fd = -1);
 

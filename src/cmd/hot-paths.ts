@@ -2,7 +2,7 @@
  * The composition root's choice, per hot path, of the native addon or its TypeScript twin. Only
  * the root picks: every subsystem takes its implementation as a parameter (createGenericPLEG's
  * differ, createStatsProvider's reader, createOomWatcher's kmsg watcher, the file source's
- * watcher), so it can be tested with either.
+ * watcher, createRuntimeManager's subPath binder), so it can be tested with either.
  *
  * Adding a hot path: its API in HotPathApis, its twin in TS_TWINS, its adapter in FROM_ADDON.
  */
@@ -20,6 +20,9 @@ import { createTsKmsgWatcher } from '../oom/kmsg-ts.js';
 import { parseKmsgTs } from '../oom/kmsg-parser.js';
 import { nativeKmsgWatcherFactory, type NativeKmsgWatcherCtor } from '../oom/kmsg-native.js';
 import type { CreateKmsgWatcher, ParseKmsg } from '../oom/types.js';
+import { bindSubPathTs } from '../kuberuntime/subpath-bind-ts.js';
+import { nativeBindSubPath, type NativeBindSubPath } from '../kuberuntime/subpath-bind-native.js';
+import type { BindSubPath } from '../kuberuntime/subpath-types.js';
 
 export type { Implementation };
 
@@ -29,6 +32,7 @@ export interface HotPathApis {
   pleg: { createRelistDiffer: CreateRelistDiffer };
   cgroupStats: { createCgroupReader: CreateCgroupReader };
   kmsg: { createKmsgWatcher: CreateKmsgWatcher; parseKmsg: ParseKmsg };
+  subpath: { bindSubPath: BindSubPath };
 }
 export type HotPath = keyof HotPathApis;
 export type HotPaths = { [P in HotPath]: HotPathApis[P] & { impl: Implementation } };
@@ -39,6 +43,7 @@ const TS_TWINS: { [P in HotPath]: HotPathApis[P] } = {
   pleg: { createRelistDiffer: createTsRelistDiffer },
   cgroupStats: { createCgroupReader: createTsCgroupReader },
   kmsg: { createKmsgWatcher: createTsKmsgWatcher, parseKmsg: parseKmsgTs },
+  subpath: { bindSubPath: bindSubPathTs },
 };
 
 const isCtor = (v: unknown): v is new (...args: never[]) => unknown => typeof v === 'function';
@@ -52,6 +57,7 @@ const FROM_ADDON: { [P in HotPath]: (addon: NativeAddon) => HotPathApis[P] | und
     isCtor(C) && typeof parseKmsg === 'function'
       ? { createKmsgWatcher: nativeKmsgWatcherFactory(C as NativeKmsgWatcherCtor), parseKmsg: parseKmsg as ParseKmsg }
       : undefined,
+  subpath: ({ bindSubPath: f }) => (typeof f === 'function' ? { bindSubPath: nativeBindSubPath(f as NativeBindSubPath) } : undefined),
 };
 
 let chosen: HotPaths | undefined;
@@ -64,7 +70,7 @@ export function hotPaths(): HotPaths {
     const api = native ? FROM_ADDON[path](native) : undefined;
     return api ? { ...api, impl: 'native' } : { ...TS_TWINS[path], impl: 'ts' };
   };
-  chosen = { inotify: pick('inotify'), pleg: pick('pleg'), cgroupStats: pick('cgroupStats'), kmsg: pick('kmsg') };
+  chosen = { inotify: pick('inotify'), pleg: pick('pleg'), cgroupStats: pick('cgroupStats'), kmsg: pick('kmsg'), subpath: pick('subpath') };
   return chosen;
 }
 

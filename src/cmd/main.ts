@@ -83,6 +83,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, objects: apiMode?.objects,
     imagePulls: { serialize: kc.serializeImagePulls, maxParallel: kc.maxParallelImagePulls },
     probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
+    bindSubPath: hotPaths().subpath.bindSubPath,
   });
   const version = await runtime.version().catch((err: unknown) => {
     log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');

@@ -14,6 +14,7 @@ import { newContainerAnnotations, newContainerLabels } from './labels.js';
 import { linuxContainerResources, ResourceError } from './resources.js';
 import { containerLogPath, namespacesForPod } from './sandbox-config.js';
 import type { Mounter } from './mount.js';
+import type { BindSubPath } from './subpath-types.js';
 import { makeMounts, VolumeError } from './volumes.js';
 
 export class ContainerConfigError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
@@ -31,6 +32,8 @@ export interface ContainerConfigInput {
   allocatable: NodeAllocatable;
   /** The host's mounts, for memory-backed volumes. */
   mounter: Mounter;
+  /** The subPath hot path. */
+  bindSubPath: BindSubPath;
 }
 
 /** The downward API context with resourceFieldRef bound to the node's allocatable. */
@@ -62,7 +65,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
     const env = downwardContext(pod, input.env, input.allocatable);
     const envs = makeEnvironmentVariables(pod, container, env);
     const { command, args } = expandCommandAndArgs(container, envs);
-    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), { rootDir: input.rootDir, downward: env, allocatable: input.allocatable, mounter: input.mounter });
+    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), { rootDir: input.rootDir, downward: env, allocatable: input.allocatable, mounter: input.mounter, bindSubPath: input.bindSubPath });
     return {
       metadata: { name: container.name, attempt: restartCount },
       image: { image: imageRef },

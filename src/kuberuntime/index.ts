@@ -13,6 +13,8 @@ import type { ProbeFailure } from './pod-actions.js';
 import type { PodObjectSource, Runtime } from './types.js';
 import type { ImagePullOptions } from './images.js';
 import { hostMounter, type Mounter } from './mount.js';
+import { bindSubPathTs } from './subpath-bind-ts.js';
+import type { BindSubPath } from './subpath-types.js';
 
 export type { PodObjectSource, Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
@@ -78,6 +80,8 @@ export interface RuntimeManagerDeps {
   hookTimeoutMs?: number;
   /** The host's mounts for memory-backed volumes (default: mount(8) / umount(8); tests: a fake). */
   mounter?: Mounter;
+  /** The subPath hot path (src/cmd/hot-paths.ts picks it; default: the TypeScript twin). */
+  bindSubPath?: BindSubPath;
 }
 
 function backOff(s: BackOffSettings | undefined): BackOffSettings {
@@ -125,6 +129,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
     imagePulls: deps.imagePulls,
     mounter: deps.mounter ?? hostMounter,
+    bindSubPath: deps.bindSubPath ?? bindSubPathTs,
   });
 }
 export { DockerKeyring, parseImageRegistry, type PullSecret, type PullSecretsFor } from './keyring.js';

@@ -113,6 +113,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
       objects: opts.objects,
       mounter: opts.mounter,
+      bindSubPath: opts.bindSubPath,
     };
   }
 

@@ -135,6 +135,14 @@ export async function mountTmpfs(path: string, opts: TmpfsOptions): Promise<void
   }
 }
 
+/**
+ * mount --bind <source> <target> without canonicalizing either: a `/proc/<pid>/fd/<fd>` source
+ * must reach the kernel as is, which resolves it to the open file (upstream doBindSubPath).
+ */
+export async function bindMount(source: string, target: string): Promise<void> {
+  await run('mount', ['--no-canonicalize', '--bind', source, target]);
+}
+
 export async function unmount(path: string): Promise<void> {
   await run('umount', [path]);
 }

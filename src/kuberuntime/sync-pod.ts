@@ -39,6 +39,7 @@ import { removeAllLogged, removeContainer } from './remove.js';
 import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
 import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.js';
 import type { Mounter } from './mount.js';
+import type { BindSubPath } from './subpath-types.js';
 import { refreshDownwardAPIVolumes, VolumeError } from './volumes.js';
 
 export interface SyncDeps {
@@ -65,6 +66,8 @@ export interface SyncDeps {
   objects?: PodObjectSource;
   /** The host's mounts, for memory-backed volumes. */
   mounter: Mounter;
+  /** The subPath hot path (the addon's or its twin). */
+  bindSubPath: BindSubPath;
 }
 
 /** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
@@ -132,7 +135,7 @@ export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
 
 function volumeContext(deps: SyncDeps, pod: Pod, podIPs: string[]) {
   const env = { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: podIPs[0] ?? '', podIPs, objects: deps.objects };
-  return { rootDir: deps.rootDir, downward: downwardContext(pod, env, deps.allocatable), allocatable: deps.allocatable, mounter: deps.mounter };
+  return { rootDir: deps.rootDir, downward: downwardContext(pod, env, deps.allocatable), allocatable: deps.allocatable, mounter: deps.mounter, bindSubPath: deps.bindSubPath };
 }
 
 /**
@@ -286,6 +289,7 @@ async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
       memoryCapacity: deps.memoryCapacity,
       allocatable: deps.allocatable,
       mounter: deps.mounter,
+      bindSubPath: deps.bindSubPath,
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);

@@ -22,7 +22,7 @@
  */
 import { constants } from 'node:fs';
 import { chmod, chown, lstat, mkdir, open, readdir, readFile, readlink, rename, rm, rmdir, stat, symlink, writeFile } from 'node:fs/promises';
-import { isAbsolute, join, normalize } from 'node:path';
+import { join } from 'node:path';
 import type { Container, Pod } from '../api/types.js';
 import { podResourceConfig } from '../cm/index.js';
 import type { Mount } from '../cri/types.js';
@@ -33,6 +33,8 @@ import { positiveQuantity, type NodeAllocatable } from './downward-api.js';
 import { EnvError, expand, mappingFor, type EnvContext } from './env.js';
 import { hostMounter, type Mounter, type TmpfsOptions } from './mount.js';
 import { makeVolumeDir, podDir, podVolumeDir, podVolumesDir } from './pod-dirs.js';
+import { cleanSubPaths, prepareSubPath } from './subpath.js';
+import type { BindSubPath } from './subpath-types.js';
 import { fsGroupMode, payloadPathProblem, VOLUME_DIR_MODE, volumeOwnership, type PayloadFile } from './volume-payload.js';
 
 export { VolumeError } from '../errors.js';
@@ -66,6 +68,8 @@ export interface VolumeContext {
   allocatable: NodeAllocatable;
   /** The host's mounts (tests: a fake). */
   mounter: Mounter;
+  /** The subPath hot path (subpath.ts): the addon's or its twin. */
+  bindSubPath: BindSubPath;
 }
 
 /**
@@ -157,7 +161,7 @@ async function setUpEmptyDir(pod: Pod, name: string, medium: string | undefined,
 /** Mounts for the container's volumeMounts; sets up emptyDir, tmpfs, the atomic-writer volumes and *OrCreate hostPath targets. */
 export async function makeMounts(pod: Pod, container: Container, env: ReadonlyMap<string, string>, ctx: VolumeContext): Promise<Mount[]> {
   const mounts: Mount[] = [];
-  for (const vm of container.volumeMounts ?? []) {
+  for (const [index, vm] of (container.volumeMounts ?? []).entries()) {
     const volume = pod.spec?.volumes?.find((v) => v.name === vm.name);
     if (!volume) throw new VolumeError(`volumeMount ${vm.name}: no volume of that name in the pod`);
     let base: string;
@@ -176,7 +180,9 @@ export async function makeMounts(pod: Pod, container: Container, env: ReadonlyMa
       throw new VolumeError(`volume ${vm.name}: type ${type} is not supported yet`);
     }
     const sub = vm.subPathExpr ? expand(vm.subPathExpr, mappingFor(env)) : vm.subPath ?? '';
-    const hostPath = sub ? await subPath(vm.name, base, sub) : base;
+    const hostPath = sub
+      ? await prepareSubPath(ctx, { uid: pod.metadata?.uid ?? '', container: container.name, index, volumeName: vm.name, volumePath: base, subPath: sub })
+      : base;
     mounts.push({ containerPath: vm.mountPath, hostPath, readonly });
   }
   return mounts;
@@ -327,14 +333,6 @@ export async function writeAtomic(dir: string, payload: Map<string, PayloadFile>
   await own(dir, dirs.mode, undefined, dirs.gid);
 }
 
-async function subPath(name: string, base: string, sub: string): Promise<string> {
-  const n = normalize(sub);
-  if (isAbsolute(n) || n === '..' || n.startsWith('../')) throw new VolumeError(`volumeMount ${name}: subPath ${JSON.stringify(sub)} must be a relative path inside the volume`);
-  const p = join(base, n);
-  await mkdir(p, { recursive: true, mode: 0o750 }).catch(() => undefined);
-  return p;
-}
-
 /** upstream hostPath type checks (pkg/volume/hostpath): *OrCreate creates, the others must match. */
 async function checkHostPath(name: string, path: string, type: string): Promise<void> {
   if (type === 'DirectoryOrCreate') {
@@ -363,8 +361,8 @@ async function checkHostPath(name: string, path: string, type: string): Promise<
 const PLUGINS = [EMPTY_DIR_PLUGIN, DOWNWARD_API_PLUGIN, CONFIGMAP_PLUGIN, SECRET_PLUGIN, PROJECTED_PLUGIN];
 
 /**
- * Removes a pod's volumes (upstream TearDown of each, then the directories): unmounts every
- * mount below its volumes directory (the tmpfs of memory emptyDirs, secret, projected and
+ * Removes a pod's volumes (upstream TearDown of each, then the directories): unmounts its subPath
+ * binds (subpath.ts), then every mount below its volumes directory (the tmpfs of memory emptyDirs, secret, projected and
  * downwardAPI volumes), deepest first, then deletes the volume data and the directory levels
  * left empty. A mount that will not go stops the removal (nothing is deleted through it).
  * hostPath data is never touched.
@@ -372,6 +370,8 @@ const PLUGINS = [EMPTY_DIR_PLUGIN, DOWNWARD_API_PLUGIN, CONFIGMAP_PLUGIN, SECRET
 export async function removePodVolumes(rootDir: string, uid: string, mounter: Mounter = hostMounter): Promise<void> {
   const dir = podDir(rootDir, uid);
   const volumes = podVolumesDir(rootDir, uid);
+  // The subPath binds first: they hold parts of the volumes below.
+  await cleanSubPaths(rootDir, uid, mounter);
   for (const m of await mounter.mountsUnder(volumes)) {
     await mounter.unmount(m);
     log('kuberuntime').debug({ mountPoint: m }, 'unmounted pod volume');
