@@ -153,7 +153,7 @@ export class UnsafePathError extends KubeletError {
  * tmpfs that will not mount); the container waits with CreateContainerConfigError.
  */
 export class VolumeError extends KubeletError {
-  constructor(message: string, options?: { cause?: unknown }, code: 'KTS_ERR_VOLUME' | 'KTS_ERR_SUBPATH' = 'KTS_ERR_VOLUME') {
+  constructor(message: string, options?: { cause?: unknown }, code: ErrorCode = 'KTS_ERR_VOLUME') {
     super(code, message, options);
   }
 }
