@@ -28,12 +28,12 @@ function child(env: Record<string, string | undefined>, body = 'out = nativeStat
 }
 
 it('KUBELET_TS_NATIVE=0 selects the TypeScript twins', () => {
-  assert.deepEqual(child({ KUBELET_TS_NATIVE: '0' }), { inotify: 'ts', pleg: 'ts', cgroupStats: 'ts', kmsg: 'ts' });
+  assert.deepEqual(child({ KUBELET_TS_NATIVE: '0' }), { inotify: 'ts', pleg: 'ts', cgroupStats: 'ts', kmsg: 'ts', subpath: 'ts' });
 });
 
 it('selects the native addon when one is built', (t) => {
   if (!existsSync(addonCandidates()[0]!) && !existsSync(addonCandidates()[1] ?? '')) return t.skip('addon not built');
-  assert.deepEqual(child({ KUBELET_TS_NATIVE: undefined }), { inotify: 'native', pleg: 'native', cgroupStats: 'native', kmsg: 'native' });
+  assert.deepEqual(child({ KUBELET_TS_NATIVE: undefined }), { inotify: 'native', pleg: 'native', cgroupStats: 'native', kmsg: 'native', subpath: 'native' });
 });
 
 it('fails loudly on a binary that does not load', () => {
@@ -57,7 +57,7 @@ it('fails loudly when KUBELET_TS_NATIVE_ADDON names a missing file', () => {
 
 it('KUBELET_TS_NATIVE=0 does not even load a broken addon', () => {
   const out = child({ KUBELET_TS_NATIVE: '0', KUBELET_TS_NATIVE_ADDON: '/nonexistent/kubelet_ts_native.node' });
-  assert.deepEqual(out, { inotify: 'ts', pleg: 'ts', cgroupStats: 'ts', kmsg: 'ts' });
+  assert.deepEqual(out, { inotify: 'ts', pleg: 'ts', cgroupStats: 'ts', kmsg: 'ts', subpath: 'ts' });
 });
 
 it('memoizes, and nativeStatus() matches hotPaths()', () => {
