@@ -30,7 +30,9 @@ export type SubPathStep = 'open' | 'mkdir' | 'stat' | 'target' | 'mount' | 'veri
 
 /**
  * A failed bind: Node's errno shape (`code` ELOOP, ENOTDIR, ...) plus the step and the index of
- * the component that failed (-1 when none did). `verify` fails with ESTALE.
+ * the component that failed (-1 when none did). `verify` fails with ESTALE. A failed `mount`
+ * carries mount(2)'s errno from the addon; the twin sees only mount(8)'s exit status and reports
+ * EPERM, with mount's own message as the cause.
  */
 export interface SubPathBindFailure extends Error {
   code: string;
