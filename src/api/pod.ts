@@ -6,6 +6,11 @@ export function isTerminalPhase(phase: string | undefined): boolean {
   return phase === 'Succeeded' || phase === 'Failed';
 }
 
+/** upstream eviction.PodIsEvicted: Failed with reason Evicted. */
+export function isPodEvicted(status: { phase?: string; reason?: string } | undefined): boolean {
+  return status?.phase === 'Failed' && status.reason === 'Evicted';
+}
+
 /** A pod from a file or URL source (upstream kubetypes.IsStaticPod): not one from the API server. */
 export function isStaticPod(pod: Pod | undefined): boolean {
   const src = pod?.metadata?.annotations?.[ConfigSourceAnnotationKey];

@@ -16,11 +16,11 @@ import type { PodLifecycleEventGenerator, PodStatusCache } from '../pleg/types.j
 import type { ApiPodStatus } from '../api/types.js';
 import type { EventRecorder } from '../events/types.js';
 import type { ProbeManager } from '../prober/types.js';
-import { generateAPIPodStatus, rejectedPodStatus, type ProbeResults, type StatusManager } from '../status/index.js';
+import { generateAPIPodStatus, needToReconcilePodReadiness, rejectedPodStatus, type ProbeResults, type StatusManager } from '../status/index.js';
 import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage, KubeletError } from '../errors.js';
-import { isTerminalPhase } from '../api/pod.js';
+import { isPodEvicted, isTerminalPhase } from '../api/pod.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { PodManager, podFullName } from '../podmanager/index.js';
@@ -185,7 +185,11 @@ export class Kubelet implements PodSyncer, SyncHandler {
     }
     if (item.kind === 'sync') this.syncQueued = false;
     try {
-      await syncLoopIteration(item, this, { getPodByUID: (uid) => this.podManager.getPodByUID(uid), podsDueForSync: () => this.podWorkers.takeDueForSync() });
+      await syncLoopIteration(item, this, {
+        getPodByUID: (uid) => this.podManager.getPodByUID(uid),
+        podsDueForSync: () => this.podWorkers.takeDueForSync(),
+        cleanUpContainersInPod: (uid, containerId) => this.cleanUpContainersInPod(uid, containerId),
+      });
     } finally {
       if (item.kind === 'housekeeping') this.housekeepingQueued = false;
     }
@@ -227,8 +231,29 @@ export class Kubelet implements PodSyncer, SyncHandler {
     }
   }
 
+  /**
+   * upstream HandlePodReconcile (a status-only change from the source): the pod manager takes the
+   * new pod; a pod whose Ready condition disagrees with its readiness gates is synced; an evicted
+   * pod's dead containers all go. Other failed pods keep theirs, as upstream, for `kubectl logs`.
+   */
   handlePodReconcile(pods: Pod[]): void {
-    for (const pod of pods) this.podManager.updatePod(pod);
+    for (const pod of pods) {
+      this.podManager.updatePod(pod);
+      if (needToReconcilePodReadiness(pod)) this.dispatch(pod, 'sync');
+      if (isPodEvicted(pod.status)) this.deleteDeadContainers(pod.metadata!.uid!, '', true);
+    }
+  }
+
+  /** upstream cleanUpContainersInPod, after a ContainerDied event. */
+  private cleanUpContainersInPod(uid: string, exitedContainerId: string): void {
+    this.deleteDeadContainers(uid, exitedContainerId, this.podWorkers.shouldPodContentBeRemoved(uid));
+  }
+
+  /** The podContainerDeletor's request, from the cached status (none while it holds an error). */
+  private deleteDeadContainers(uid: string, exitedContainerId: string, removeAll: boolean): void {
+    const cached = this.deps.cache.get(uid);
+    if (!cached?.status || cached.error) return;
+    this.deps.runtime.deleteContainersInPod(exitedContainerId, cached.status, removeAll);
   }
 
   handlePodSyncs(pods: Pod[]): void {

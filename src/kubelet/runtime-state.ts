@@ -1,7 +1,9 @@
 /**
  * Runtime health as the syncLoop sees it (upstream runtimeState): updated every 5 s from CRI
- * Status, plus the PLEG's own health. While not ready (a KTS_ERR_RUNTIME_NOT_READY error, logged
- * once per change with its code), the syncLoop backs off.
+ * Status, plus the PLEG's own health (upstream's health checks: "PLEG is not healthy: pleg has
+ * yet to be successful" until its first relist). While either is not ready (a
+ * KTS_ERR_RUNTIME_NOT_READY error; the runtime's logged once per change with its code), the
+ * syncLoop skips pod syncs and backs off.
  */
 import type { Runtime } from '../kuberuntime/types.js';
 import type { PodLifecycleEventGenerator } from '../pleg/types.js';
@@ -29,9 +31,11 @@ export class RuntimeState {
     }
   }
 
-  /** The error that stops the syncLoop from dispatching work (runtime not ready or down). */
+  /** The error that stops the syncLoop from dispatching work (runtime not ready or down, PLEG unhealthy). */
   runtimeErrors(): KubeletError | undefined {
-    return this.runtimeError;
+    if (this.runtimeError) return this.runtimeError;
+    const pleg = this.pleg.healthy();
+    return pleg.ok ? undefined : notReady(`PLEG is not healthy: ${pleg.message}`);
   }
 
   /** Everything /healthz reports: runtime plus PLEG. */

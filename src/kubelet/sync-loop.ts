@@ -2,10 +2,17 @@
  * One syncLoop iteration (upstream syncLoopIteration): route one input to the SyncHandler.
  * Config updates go by operation; a PLEG event, a probe result change or a due resync syncs the
  * pod it names (if it is still desired: housekeeping deals with the rest); the housekeeping
- * tick runs HandlePodCleanups.
+ * tick runs HandlePodCleanups. As upstream, ContainerRemoved is not worth a sync (the container
+ * was already dead), and ContainerDied also asks for the pod's surplus dead containers to go.
  */
 import type { Pod } from '../api/types.js';
+import type { PodLifecycleEvent } from '../pleg/types.js';
 import type { SyncHandler, SyncLoopInput, SyncLoopView } from './types.js';
+
+/** upstream isSyncPodWorthy. */
+export function isSyncPodWorthy(e: PodLifecycleEvent): boolean {
+  return e.type !== 'ContainerRemoved';
+}
 
 export async function syncLoopIteration(input: SyncLoopInput, handler: SyncHandler, view: SyncLoopView): Promise<void> {
   switch (input.kind) {
@@ -21,8 +28,12 @@ export async function syncLoopIteration(input: SyncLoopInput, handler: SyncHandl
       }
       return;
     }
-    case 'pleg':
-      return syncDesired([input.event.id], handler, view);
+    case 'pleg': {
+      const e = input.event;
+      if (isSyncPodWorthy(e)) syncDesired([e.id], handler, view);
+      if (e.type === 'ContainerDied' && e.data) view.cleanUpContainersInPod(e.id, e.data);
+      return;
+    }
     case 'probe':
       return syncDesired([input.podUid], handler, view);
     case 'sync':

@@ -30,4 +30,6 @@ export interface SyncLoopView {
   getPodByUID(uid: string): Pod | undefined;
   /** UIDs whose periodic resync is due (upstream getPodsToSync). */
   podsDueForSync(): string[];
+  /** upstream cleanUpContainersInPod, after a ContainerDied: queue removal of the pod's surplus dead containers. */
+  cleanUpContainersInPod(podUid: string, exitedContainerId: string): void;
 }

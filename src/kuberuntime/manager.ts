@@ -10,6 +10,8 @@ import type { Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
 import { Backoff } from './backoff.js';
 import { garbageCollect, type GCPolicy } from './gc.js';
+import { MIN_DEAD_CONTAINERS_IN_POD, PodContainerDeletor } from './container-deletor.js';
+import { removeContainer } from './remove.js';
 import { ImagePuller, type ImagePullOptions } from './images.js';
 import { killPod } from './kill.js';
 import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
@@ -89,8 +91,10 @@ export class KubeGenericRuntimeManager implements Runtime {
   private readonly imageBackOff: Backoff;
   private readonly syncDeps: SyncDeps;
   private readonly podCgroups: PodContainerManager;
+  private readonly deletor: PodContainerDeletor;
 
   constructor(private readonly opts: RuntimeManagerOptions) {
+    this.deletor = new PodContainerDeletor((id) => removeContainer(opts.runtime, id), Math.max(opts.gcPolicy.maxPerPodContainer, MIN_DEAD_CONTAINERS_IN_POD));
     this.crashBackOff = new Backoff(opts.clock, opts.crashLoopBackOff.initialMs, opts.crashLoopBackOff.maxMs);
     this.imageBackOff = new Backoff(opts.clock, opts.imagePullBackOff.initialMs, opts.imagePullBackOff.maxMs);
     this.podCgroups = new DegradingPodContainerManager(opts.podCgroups);
@@ -146,6 +150,10 @@ export class KubeGenericRuntimeManager implements Runtime {
 
   killPod(pod: Pod | undefined, running: RunningPod, gracePeriodSeconds?: number): Promise<void> {
     return killPod(killDeps(this.syncDeps), pod, running, gracePeriodSeconds);
+  }
+
+  deleteContainersInPod(exitedContainerId: string, status: PodRuntimeStatus, removeAll: boolean): void {
+    this.deletor.deleteContainersInPod(exitedContainerId, status, removeAll);
   }
 
   tearDownPodVolumes(uid: string): Promise<void> {

@@ -115,6 +115,12 @@ export interface Runtime {
   tearDownPodVolumes(uid: string): Promise<void>;
   /** Remove exited containers and stopped sandboxes of pods that no longer exist, and old dead instances. */
   garbageCollect(activePodUids: ReadonlySet<string>): Promise<void>;
+  /**
+   * upstream podContainerDeletor: queue the removal of the pod's dead containers of the named
+   * container's name beyond the newest max(maxPerPodContainer, 1); every dead container of the
+   * pod when removeAll. Returns at once (container-deletor.ts).
+   */
+  deleteContainersInPod(exitedContainerId: string, status: PodRuntimeStatus, removeAll: boolean): void;
 }
 
 /**

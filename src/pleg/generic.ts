@@ -7,6 +7,11 @@
  *  3. pods with events (or whose last inspection failed) are inspected in parallel, with a
  *     bound, and the status cache is updated; then the events are emitted.
  *
+ * A pod whose inspection fails gets no events from that relist (upstream "Ignoring events for
+ * pod"): its cache entry holds the error, so its worker fails the sync and backs off instead of
+ * acting on a status it does not have (an empty one would start a second sandbox beside the live
+ * one), and its old record is kept so the events come again once an inspection succeeds.
+ *
  * Relists run every period (1 s) as the safety net, and at once when a container's cgroup
  * reports its last process gone (CgroupExitWatcher), when the runtime sends a CRI container event
  * (CriEventTrigger; containerd 1.6 does not offer them) or when the kubelet asks after changing
@@ -72,7 +77,8 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   /** Containers a cgroup reported exited that the runtime has not shown as exited yet. */
   private readonly pendingExits = new Map<string, { attempt: number; at: number }>();
   private lastRelistStart = 0;
-  private lastRelistDone: number;
+  /** End of the last successful relist; undefined until the first one (upstream relistTime). */
+  private lastRelistDone: number | undefined;
   private timer: { cancel(): void } | undefined;
   private running: Promise<void> | undefined;
   private again = false;
@@ -81,14 +87,12 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   constructor(private readonly opts: GenericPlegOptions) {
     this.clock = opts.clock ?? realClock;
     this.period = opts.relistPeriodMs ?? 1000;
-    this.lastRelistDone = this.clock.now();
     this.exitWatcher = opts.createExitWatcher?.((podUid, cid) => this.onCgroupExit(podUid, cid));
     if (opts.subscribeContainerEvents) this.criEvents = new CriEventTrigger(opts.subscribeContainerEvents, () => void this.relist(), this.clock);
   }
 
   start(): void {
     this.stopped = false;
-    this.lastRelistDone = this.clock.now();
     this.criEvents?.start();
     this.tick();
   }
@@ -109,7 +113,9 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     return () => this.listeners.delete(listener);
   }
 
+  /** upstream GenericPLEG.Healthy: unhealthy until the first relist succeeds, and when the last one is older than the threshold. */
   healthy(): { ok: boolean; message?: string } {
+    if (this.lastRelistDone === undefined) return { ok: false, message: 'pleg has yet to be successful' };
     const age = this.clock.now() - this.lastRelistDone;
     if (age > RELIST_THRESHOLD_MS) return { ok: false, message: `pleg was last seen active ${Math.round(age / 1000)}s ago; threshold is ${RELIST_THRESHOLD_MS / 1000}s` };
     return { ok: true };
@@ -165,10 +171,13 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     this.needsReinspection = new Set();
     await forEachBounded([...toInspect], INSPECT_CONCURRENCY, (uid) => this.inspect(uid, start));
     this.opts.cache.updateTime(start);
-    this.lastRelistDone = this.clock.now();
-    metrics.plegRelistDuration.observe((this.lastRelistDone - start) / 1000);
-    metrics.plegLastSeen.set(this.lastRelistDone / 1000);
-    for (const e of events) this.deliver(e);
+    const done = this.clock.now();
+    this.lastRelistDone = done;
+    metrics.plegRelistDuration.observe((done - start) / 1000);
+    metrics.plegLastSeen.set(done / 1000);
+    // Pods whose inspection failed just now: no events (they come again, see keepPrevious).
+    const failed = this.needsReinspection;
+    for (const e of events) if (!failed.has(e.podId)) this.deliver(e);
     this.retryPendingExits();
   }
 

@@ -88,6 +88,8 @@ function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<{ aborted:
 
 class PodWorkersImpl implements PodWorkers {
   private readonly workers = new Map<string, Worker>();
+  /** syncKnownPods ran at least once (upstream podsSynced). */
+  private podsSynced = false;
   private readonly queue: WorkQueue;
   private readonly clock: Clock;
   /** Loops and abandoned kills still running (idle() waits for both). */
@@ -283,6 +285,9 @@ class PodWorkersImpl implements PodWorkers {
         // Act only on a runtime status observed after our previous sync (upstream GetNewerThan).
         const cached = await this.opts.cache.getNewerThan(w.uid, w.lastSyncTime, ctx.signal);
         if (ctx.signal.aborted || w.state !== 'syncing') return undefined; // a kill arrived: it is pending
+        // The PLEG could not read the pod's status: syncing on no status would create a second
+        // sandbox beside the live one. Fail and back off until a read succeeds (upstream).
+        if (cached.error) throw new KubeletError('KTS_ERR_CRI', `error determining status: ${errorMessage(cached.error)}`, { cause: cached.error });
         w.started = true;
         const result = await syncer.syncPod(ctx, updateType, w.pod!, cached.status);
         // The next sync acts only on a status observed after this one ended (upstream): a relist
@@ -443,7 +448,14 @@ class PodWorkersImpl implements PodWorkers {
     return w !== undefined && (w.state === 'syncing' || w.state === 'terminating');
   }
 
+  shouldPodContentBeRemoved(uid: string): boolean {
+    const w = this.workers.get(uid);
+    if (!w) return this.podsSynced;
+    return w.cause === 'evicted' || (w.cause === 'deleted' && (w.state === 'terminated' || w.state === 'finished'));
+  }
+
   syncKnownPods(desired: readonly Pod[]): Map<string, PodWorkerState> {
+    this.podsSynced = true;
     const want = new Set(desired.map((p) => p.metadata?.uid));
     const out = new Map<string, PodWorkerState>();
     for (const [uid, w] of [...this.workers]) {

@@ -80,6 +80,11 @@ export interface PodWorkers {
   isPodKnownTerminated(uid: string): boolean;
   couldHaveRunningContainers(uid: string): boolean;
   /**
+   * upstream ShouldPodContentBeRemoved: the pod was evicted, or deleted and is terminated, so all
+   * of its dead containers may go; a pod no worker knows may too once syncKnownPods has run.
+   */
+  shouldPodContentBeRemoved(uid: string): boolean;
+  /**
    * Forget finished workers of pods no longer desired (or asked to restart); start terminating
    * workers of pods no longer desired. Returns the state of every worker kept.
    */

@@ -120,3 +120,16 @@ export function withTimes(c: Cond, previous: ApiPodStatus | undefined, now: Date
   if (c.message) out.message = c.message;
   return out;
 }
+
+/**
+ * upstream status.NeedToReconcilePodReadiness: a pod with readiness gates whose reported Ready
+ * condition (status or message) differs from the one its gates and containers now give.
+ */
+export function needToReconcilePodReadiness(pod: Pod): boolean {
+  if ((pod.spec?.readinessGates ?? []).length === 0) return false;
+  const conditions = pod.status?.conditions ?? [];
+  const current = conditions.find((c) => c.type === 'Ready');
+  if (!current) return false;
+  const wanted = podReadyCondition(pod, conditions, pod.status?.containerStatuses ?? [], (pod.status?.phase ?? 'Pending') as PodPhase);
+  return current.status !== wanted.status || (current.message ?? '') !== (wanted.message ?? '');
+}

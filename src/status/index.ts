@@ -3,7 +3,7 @@ export { createStatusManager } from './manager.js';
 export { generateAPIPodStatus, rejectedPodStatus, type GenerateInput } from './generate.js';
 export { getPhase, type PodPhase } from './phase.js';
 export { type ProbeResults } from './container-statuses.js';
-export { DisruptionTarget } from './conditions.js';
+export { DisruptionTarget, needToReconcilePodReadiness } from './conditions.js';
 export { EvictedReason, TerminationByKubelet, markTerminatedByKubelet } from './disruption.js';
 export { apiTime, ApiTime } from '../util/time.js';
 export { podQOSClass } from './qos.js';

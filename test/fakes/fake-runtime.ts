@@ -62,4 +62,15 @@ export class FakeRuntime implements Runtime, RawRelistSource {
   tornDown: string[] = [];
   async tearDownPodVolumes(uid: string): Promise<void> { this.tornDown.push(uid); }
   async garbageCollect(): Promise<void> {}
+  /** The podContainerDeletor requests: [exited container ID, removeAll]. */
+  deletions: Array<[string, boolean]> = [];
+  deleteContainersInPod(exitedContainerId: string, _status: PodRuntimeStatus, removeAll: boolean): void { this.deletions.push([exitedContainerId, removeAll]); }
+
+  /** A sandbox of the pod (created if absent), ready or not. */
+  setSandbox(uid: string, sid: string, ready: boolean | undefined, attempt = 0): void {
+    this.setContainer(uid, '__none__', undefined);
+    const pod = this.pods.find((p) => p.uid === uid)!;
+    pod.sandboxes = pod.sandboxes.filter((s) => s.id !== sid);
+    if (ready !== undefined) pod.sandboxes.push({ id: sid, ready, attempt, createdAt: 1n });
+  }
 }

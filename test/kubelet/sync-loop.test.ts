@@ -1,5 +1,7 @@
 // syncLoopIteration (src/kubelet/sync-loop.ts) driven with a fake SyncHandler, as upstream's
 // syncLoopIteration takes a SyncHandler: each input reaches the handler method it names.
+// The PLEG rows follow upstream pkg/kubelet/kubelet_test.go TestSyncLoopIteration-style checks of
+// isSyncPodWorthy (ContainerRemoved is not) and cleanUpContainersInPod after ContainerDied.
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/api/types.js';
@@ -21,7 +23,12 @@ class FakeHandler implements SyncHandler {
   async handlePodCleanups() { this.calls.push('cleanup'); }
 }
 
-const view: SyncLoopView = { getPodByUID: (uid) => (uid === 'gone' ? undefined : pod(uid)), podsDueForSync: () => ['a', 'gone', 'b'] };
+const cleanups: string[] = [];
+const view: SyncLoopView = {
+  getPodByUID: (uid) => (uid === 'gone' ? undefined : pod(uid)),
+  podsDueForSync: () => ['a', 'gone', 'b'],
+  cleanUpContainersInPod: (uid, cid) => { cleanups.push(`cleanup-containers:${uid}/${cid}`); },
+};
 const config = (op: 'ADD' | 'UPDATE' | 'DELETE' | 'REMOVE' | 'RECONCILE' | 'SET'): SyncLoopInput => ({ kind: 'config', update: { op, pods: [pod('p')], source: 'file' } });
 
 const CASES: Array<[name: string, input: SyncLoopInput, calls: string[]]> = [
@@ -31,8 +38,10 @@ const CASES: Array<[name: string, input: SyncLoopInput, calls: string[]]> = [
   ['REMOVE → HandlePodRemoves', config('REMOVE'), ['remove:p']],
   ['RECONCILE → HandlePodReconcile', config('RECONCILE'), ['reconcile:p']],
   ['SET → nothing (PodConfig turns it into the above)', config('SET'), []],
-  ['PLEG event of a desired pod → HandlePodSyncs', { kind: 'pleg', event: { id: 'x', type: 'ContainerDied', data: 'c' } }, ['sync:x']],
-  ['PLEG event of a pod no longer desired → nothing (housekeeping handles it)', { kind: 'pleg', event: { id: 'gone', type: 'ContainerDied', data: 'c' } }, []],
+  ['ContainerStarted of a desired pod → HandlePodSyncs', { kind: 'pleg', event: { id: 'x', type: 'ContainerStarted', data: 'c' } }, ['sync:x']],
+  ['ContainerDied of a desired pod → HandlePodSyncs, then cleanUpContainersInPod', { kind: 'pleg', event: { id: 'x', type: 'ContainerDied', data: 'c' } }, ['sync:x', 'cleanup-containers:x/c']],
+  ['ContainerRemoved → nothing (not sync-worthy, upstream isSyncPodWorthy)', { kind: 'pleg', event: { id: 'x', type: 'ContainerRemoved', data: 'c' } }, []],
+  ['ContainerDied of a pod no longer desired → no sync (housekeeping handles it), dead containers still cleaned up', { kind: 'pleg', event: { id: 'gone', type: 'ContainerDied', data: 'c' } }, ['cleanup-containers:gone/c']],
   ['probe result change → HandlePodSyncs', { kind: 'probe', podUid: 'y' }, ['sync:y']],
   ['sync tick → HandlePodSyncs of the due pods still desired', { kind: 'sync' }, ['sync:a,b']],
   ['housekeeping tick → HandlePodCleanups', { kind: 'housekeeping' }, ['cleanup']],
@@ -41,7 +50,8 @@ const CASES: Array<[name: string, input: SyncLoopInput, calls: string[]]> = [
 for (const [name, input, calls] of CASES) {
   it(name, async () => {
     const h = new FakeHandler();
+    cleanups.length = 0;
     await syncLoopIteration(input, h, view);
-    assert.deepEqual(h.calls, calls);
+    assert.deepEqual([...h.calls, ...cleanups], calls);
   });
 }
