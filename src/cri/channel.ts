@@ -2,6 +2,8 @@
  * One gRPC client (channel) to one CRI service over a unix socket, with the calls the typed
  * services build on: `unary` (decoded reply), `unaryRaw` (the reply's bytes, for skim decoders
  * that do not want a JS object per item) and `serverStream`. Every failure is a CriError.
+ * A unary call given an AbortSignal is cancelled when it fires (upstream passes the pod worker's
+ * context down to its CRI calls, so a kill does not wait for a sync's calls to end).
  */
 import * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
@@ -49,6 +51,11 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
 
 type Method = MethodDefinition<object, unknown>;
 
+/** A call given up because its caller's signal fired (gRPC CANCELLED on the wire). */
+function cancelledError(method: string, cause?: unknown): CriError {
+  return new CriError('KTS_ERR_CRI', method, 'cancelled: the caller gave up (a kill arrived during the sync)', grpc.status.CANCELLED, { cause });
+}
+
 export class CriChannel {
   readonly target: string;
   private readonly client: grpc.Client;
@@ -71,16 +78,20 @@ export class CriChannel {
     return timeoutMs === undefined || !Number.isFinite(timeoutMs) ? {} : { deadline: Date.now() + Math.max(0, timeoutMs) };
   }
 
-  private invoke<T>(name: string, request: object, timeoutMs: number | undefined, deserialize: (b: Buffer) => T): Promise<T> {
+  private invoke<T>(name: string, request: object, timeoutMs: number | undefined, deserialize: (b: Buffer) => T, signal?: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) {
         reject(new CriError('KTS_ERR_CRI', name, 'the CRI client is closed (the agent is shutting down)'));
         return;
       }
+      if (signal?.aborted) {
+        reject(cancelledError(name));
+        return;
+      }
       let m: Method;
       try {
         m = this.method(name);
-        this.client.makeUnaryRequest<object, T>(
+        const call = this.client.makeUnaryRequest<object, T>(
           m.path,
           m.requestSerialize as (v: object) => Buffer,
           deserialize,
@@ -88,10 +99,13 @@ export class CriChannel {
           new grpc.Metadata(),
           this.callOptions(timeoutMs),
           (err, value) => {
-            if (err) reject(criErrorFrom(name, err));
+            signal?.removeEventListener('abort', onAbort);
+            if (err) reject(signal?.aborted ? cancelledError(name, err) : criErrorFrom(name, err));
             else resolve(value as T);
           },
         );
+        const onAbort = () => call.cancel();
+        signal?.addEventListener('abort', onAbort, { once: true });
       } catch (err) {
         // requestSerialize throws synchronously for a request it cannot encode.
         reject(criErrorFrom(name, err));
@@ -100,13 +114,13 @@ export class CriChannel {
   }
 
   /** A unary call whose reply is decoded by proto-loader (camelCase, int64 as string, enums as names). */
-  unary<T>(name: string, request: object, timeoutMs: number | undefined): Promise<T> {
-    return this.invoke<T>(name, request, timeoutMs, (b) => this.method(name).responseDeserialize(b) as T);
+  unary<T>(name: string, request: object, timeoutMs: number | undefined, signal?: AbortSignal): Promise<T> {
+    return this.invoke<T>(name, request, timeoutMs, (b) => this.method(name).responseDeserialize(b) as T, signal);
   }
 
   /** A unary call whose reply is returned undecoded (the serialized response message). */
-  unaryRaw(name: string, request: object, timeoutMs: number | undefined): Promise<Buffer> {
-    return this.invoke<Buffer>(name, request, timeoutMs, (b) => b);
+  unaryRaw(name: string, request: object, timeoutMs: number | undefined, signal?: AbortSignal): Promise<Buffer> {
+    return this.invoke<Buffer>(name, request, timeoutMs, (b) => b, signal);
   }
 
   /** A server-streaming call; the stream's 'error' carries a grpc ServiceError (wrap with criErrorFrom). */

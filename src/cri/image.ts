@@ -15,6 +15,8 @@ export class RemoteImageService implements ImageService {
   readonly timeoutMs: number;
   readonly pullTimeoutMs: number;
   private readonly channel: CriChannel;
+  /** Set on a view made by withSignal. */
+  private signal: AbortSignal | undefined;
 
   constructor(endpoint: string, opts: CriClientOptions = {}) {
     this.timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? opts.timeoutMs : DEFAULT_TIMEOUT_MS;
@@ -22,8 +24,18 @@ export class RemoteImageService implements ImageService {
     this.channel = new CriChannel(endpoint, IMAGE_SERVICE);
   }
 
+  /**
+   * This client bound to `signal`: its calls are cancelled when the signal fires (a pod sync's
+   * calls, when a kill arrives). A view sharing this client's channel, nothing is opened.
+   */
+  withSignal(signal: AbortSignal): this {
+    const view = Object.create(this) as this;
+    view.signal = signal;
+    return view;
+  }
+
   private call<T = Wire>(method: string, request: object, timeoutMs: number = this.timeoutMs): Promise<T> {
-    return this.channel.unary<T>(method, toWire(request), timeoutMs);
+    return this.channel.unary<T>(method, toWire(request), timeoutMs, this.signal);
   }
 
   /** All images, or those matching `image` (a name or id). */

@@ -96,10 +96,22 @@ function verifyContainerStatus(method: string, s: Wire): void {
 export class RemoteRuntimeService implements RuntimeService {
   readonly timeoutMs: number;
   private readonly channel: CriChannel;
+  /** Set on a view made by withSignal. */
+  private signal: AbortSignal | undefined;
 
   constructor(endpoint: string, opts: CriClientOptions = {}) {
     this.timeoutMs = opts.timeoutMs && opts.timeoutMs > 0 ? opts.timeoutMs : DEFAULT_TIMEOUT_MS;
     this.channel = new CriChannel(endpoint, RUNTIME_SERVICE);
+  }
+
+  /**
+   * This client bound to `signal`: its calls are cancelled when the signal fires (a pod sync's
+   * calls, when a kill arrives). A view sharing this client's channel, nothing is opened.
+   */
+  withSignal(signal: AbortSignal): this {
+    const view = Object.create(this) as this;
+    view.signal = signal;
+    return view;
   }
 
   /** The gRPC target in use (unix:///...). */
@@ -108,7 +120,7 @@ export class RemoteRuntimeService implements RuntimeService {
   }
 
   private call<T = Wire>(method: string, request: object, timeoutMs: number = this.timeoutMs): Promise<T> {
-    return this.channel.unary<T>(method, toWire(request), timeoutMs);
+    return this.channel.unary<T>(method, toWire(request), timeoutMs, this.signal);
   }
 
   async version(opts?: CallOptions): Promise<VersionResponse> {
@@ -154,7 +166,7 @@ export class RemoteRuntimeService implements RuntimeService {
 
   /** ListPodSandbox, the serialized ListPodSandboxResponse undecoded (for a skim decoder). */
   listPodSandboxRaw(filter?: PodSandboxFilter): Promise<Buffer> {
-    return this.channel.unaryRaw('ListPodSandbox', { filter: sandboxFilterToWire(filter) }, this.timeoutMs);
+    return this.channel.unaryRaw('ListPodSandbox', { filter: sandboxFilterToWire(filter) }, this.timeoutMs, this.signal);
   }
 
   async createContainer(podSandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string> {
@@ -185,7 +197,7 @@ export class RemoteRuntimeService implements RuntimeService {
 
   /** ListContainers, the serialized ListContainersResponse undecoded (for a skim decoder). */
   listContainersRaw(filter?: ContainerFilter): Promise<Buffer> {
-    return this.channel.unaryRaw('ListContainers', { filter: containerFilterToWire(filter) }, this.timeoutMs);
+    return this.channel.unaryRaw('ListContainers', { filter: containerFilterToWire(filter) }, this.timeoutMs, this.signal);
   }
 
   async containerStatus(containerId: string): Promise<ContainerStatus> {

@@ -201,6 +201,8 @@ export interface ContainerEvent {
 
 /** runtime.v1.RuntimeService. Every call has a deadline; failures are CriError. */
 export interface RuntimeService {
+  /** This client with every call cancelled when `signal` fires (absent in fakes: calls are not cancellable). */
+  withSignal?(signal: AbortSignal): RuntimeService;
   version(opts?: CallOptions): Promise<VersionResponse>;
   status(opts?: CallOptions): Promise<RuntimeStatus>;
   runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string>;
@@ -221,6 +223,8 @@ export interface RuntimeService {
 
 /** runtime.v1.ImageService. */
 export interface ImageService {
+  /** This client with every call cancelled when `signal` fires (absent in fakes). */
+  withSignal?(signal: AbortSignal): ImageService;
   listImages(): Promise<Image[]>;
   /** undefined when the runtime does not have the image. */
   imageStatus(image: string): Promise<Image | undefined>;

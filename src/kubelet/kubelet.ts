@@ -350,7 +350,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   // ---- PodSyncer ----------------------------------------------------------------------------
 
-  async syncPod(_ctx: SyncContext, updateType: UpdateType, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<SyncPodResult> {
+  async syncPod(ctx: SyncContext, updateType: UpdateType, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<SyncPodResult> {
     const uid = pod.metadata!.uid!;
     const now = new Date(this.clock.now());
     // The first sync of a worker starts from a clean status: a UID created again after it
@@ -362,7 +362,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const apiStatus = this.updateStatus(pod, status, false);
     if (isTerminalPhase(apiStatus.phase)) return { isTerminal: true };
     await makePodDataDirs(this.deps.rootDir, uid);
-    const result = await this.deps.runtime.syncPod(pod, status);
+    const result = await this.deps.runtime.syncPod(pod, status, ctx.signal);
     this.waiting.set(uid, result.waiting);
     if (result.error) {
       if (result.changed) void this.deps.pleg.relist();

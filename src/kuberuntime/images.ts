@@ -57,14 +57,16 @@ export class ImagePuller {
   }
 
   /** The image reference (ID) to create the container from, or a ContainerStartError. */
-  async ensureImageExists(pod: Pod, container: Container, sandboxConfig: PodSandboxConfig): Promise<string> {
+  async ensureImageExists(pod: Pod, container: Container, sandboxConfig: PodSandboxConfig, signal?: AbortSignal): Promise<string> {
+    const images = (signal && this.images.withSignal?.(signal)) || this.images;
     const image = container.image ?? '';
     if (!image) throw new ContainerStartError('KTS_ERR_IMAGE_PULL', 'InvalidImageName', `container ${container.name} has no image`);
     const policy = pullPolicyOf(container);
     let present: string | undefined;
     try {
-      present = (await this.images.imageStatus(image))?.id;
+      present = (await images.imageStatus(image))?.id;
     } catch (err) {
+      if (signal?.aborted) throw err;
       throw startError('ImageInspectError', `Failed to inspect image "${image}": ${runtimeMessage(err)}`, err);
     }
     if (policy === 'Never' && !present) {
@@ -74,10 +76,10 @@ export class ImagePuller {
       this.onEvent?.(pod, container, 'Normal', 'Pulled', `Container image "${image}" already present on machine`);
       return present;
     }
-    return this.pull(pod, container, image, sandboxConfig);
+    return this.pull(images, pod, container, image, sandboxConfig, signal);
   }
 
-  private async pull(pod: Pod, container: Container, image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
+  private async pull(images: ImageService, pod: Pod, container: Container, image: string, sandboxConfig: PodSandboxConfig, signal: AbortSignal | undefined): Promise<string> {
     const key = `${pod.metadata?.uid ?? ''}_${image}`;
     if (this.backOff.isInBackOffSinceUpdate(key)) {
       this.onEvent?.(pod, container, 'Normal', 'BackOff', `Back-off pulling image "${image}"`);
@@ -86,13 +88,15 @@ export class ImagePuller {
     try {
       this.onEvent?.(pod, container, 'Normal', 'Pulling', `Pulling image "${image}"`);
       const started = Date.now();
-      const ref = await this.limiter.run(() => this.pullWithCredentials(pod, image, sandboxConfig));
+      const ref = await this.limiter.run(() => this.pullWithCredentials(images, pod, image, sandboxConfig), signal);
       this.onEvent?.(pod, container, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${Date.now() - started}ms`);
       // A success ends the back-off (upstream lets it expire; a later failure then starts at 10 s).
       this.backOff.reset(key);
       log('kuberuntime').info({ pod: pod.metadata?.name, image, ref }, 'pulled image');
       return ref;
     } catch (err) {
+      // A pull cancelled by a kill is not the image's failure: no back-off, no event.
+      if (signal?.aborted) throw err;
       this.backOff.next(key, this.backOff.now());
       log('kuberuntime').warn({ pod: pod.metadata?.name, image, err: runtimeMessage(err) }, 'failed to pull image');
       throw startError('ErrImagePull', `Failed to pull image "${image}": ${runtimeMessage(err)}`, err);
@@ -103,14 +107,14 @@ export class ImagePuller {
    * Upstream pullImage with a keyring: no credential applies → an anonymous pull; otherwise each
    * credential in turn until one works, the last error reported.
    */
-  private async pullWithCredentials(pod: Pod, image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
+  private async pullWithCredentials(images: ImageService, pod: Pod, image: string, sandboxConfig: PodSandboxConfig): Promise<string> {
     const secrets = this.pullOpts.pullSecretsFor && (pod.spec?.imagePullSecrets?.length ?? 0) > 0 ? await this.pullOpts.pullSecretsFor(pod) : [];
     const creds = new DockerKeyring(secrets).lookup(image);
-    if (creds.length === 0) return this.images.pullImage(image, undefined, sandboxConfig);
+    if (creds.length === 0) return images.pullImage(image, undefined, sandboxConfig);
     let last: unknown;
     for (const auth of creds) {
       try {
-        return await this.images.pullImage(image, auth, sandboxConfig);
+        return await images.pullImage(image, auth, sandboxConfig);
       } catch (err) {
         last = err;
       }

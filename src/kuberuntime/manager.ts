@@ -144,8 +144,8 @@ export class KubeGenericRuntimeManager implements Runtime {
     return getPodStatus(this.opts.runtime, uid, name, namespace, () => this.opts.clock.now());
   }
 
-  syncPod(pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult> {
-    return syncPod(this.syncDeps, pod, status);
+  syncPod(pod: Pod, status: PodRuntimeStatus, signal?: AbortSignal): Promise<PodSyncResult> {
+    return syncPod(this.syncDeps, pod, status, signal);
   }
 
   killPod(pod: Pod | undefined, running: RunningPod, gracePeriodSeconds?: number): Promise<void> {

@@ -8,8 +8,10 @@ export class PullLimiter {
 
   constructor(private readonly limit: number) {}
 
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.running >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
+  /** Runs fn in a slot; a signal that fires while waiting for one leaves the queue (rejects). */
+  async run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    signal?.throwIfAborted();
+    if (this.running >= this.limit) await this.waitForSlot(signal);
     else this.running++;
     try {
       return await fn();
@@ -19,6 +21,22 @@ export class PullLimiter {
       if (next) next();
       else this.running--;
     }
+  }
+
+  private waitForSlot(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const grant = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const i = this.waiting.indexOf(grant);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(signal!.reason);
+      };
+      this.waiting.push(grant);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   /** Pulls running now (for tests and metrics). */

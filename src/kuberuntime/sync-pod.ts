@@ -68,6 +68,8 @@ export interface SyncDeps {
   mounter: Mounter;
   /** The subPath hot path (the addon's or its twin). */
   bindSubPath: BindSubPath;
+  /** The pod worker's cancellation: set per sync by bindSignal. */
+  signal?: AbortSignal | undefined;
 }
 
 /** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
@@ -95,7 +97,22 @@ export function killDeps(deps: Pick<SyncDeps, 'runtime' | 'podIPs' | 'recorder'>
   return { runtime: deps.runtime, podIPs: deps.podIPs, onKilling };
 }
 
-export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult> {
+/**
+ * The deps of one sync bound to the pod worker's signal: every CRI call it makes is cancelled
+ * when a kill arrives (upstream passes the worker's context down), and so are image pulls.
+ */
+function bindSignal(deps: SyncDeps, signal: AbortSignal | undefined): SyncDeps {
+  if (!signal) return deps;
+  return { ...deps, signal, runtime: deps.runtime.withSignal?.(signal) ?? deps.runtime };
+}
+
+/** A failure that is only the cancellation: passed up as is, never reported as the pod's problem. */
+function rethrowIfCancelled(deps: SyncDeps, err: unknown): void {
+  if (deps.signal?.aborted) throw err;
+}
+
+export async function syncPod(baseDeps: SyncDeps, pod: Pod, status: PodRuntimeStatus, signal?: AbortSignal): Promise<PodSyncResult> {
+  const deps = bindSignal(baseDeps, signal);
   const result: PodSyncResult = { waiting: new Map() };
   if (!(await ensurePodCgroup(deps, pod, status, result))) return result;
   const actions = computePodActions(pod, status, { backOff: deps.crashBackOff, probeFailure: deps.probeFailure, startupProbeSucceeded: deps.startupProbeSucceeded });
@@ -104,6 +121,7 @@ export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
   try {
     await killWhatMustGo(deps, pod, status, actions);
   } catch (err) {
+    rethrowIfCancelled(deps, err);
     result.error = err as Error;
     return result;
   }
@@ -115,19 +133,23 @@ export async function syncPod(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
 
   let target: StartTarget;
   try {
+    deps.signal?.throwIfAborted();
     target = await prepareSandbox(deps, pod, status, actions);
   } catch (err) {
+    rethrowIfCancelled(deps, err);
     result.error = err as Error;
     return result;
   }
   await refreshDownwardAPIVolumes(pod, volumeContext(deps, pod, target.podIPs));
   for (const idx of actions.initContainersToStart) {
+    deps.signal?.throwIfAborted();
     const init = pod.spec!.initContainers![idx]!;
     const started = await start(deps, pod, status, actions, target, init, result);
     // A regular init container that could not start holds up initialization; a sidecar does not.
     if (!started && !isRestartableInitContainer(init)) return result;
   }
   for (const idx of actions.containersToStart) {
+    deps.signal?.throwIfAborted();
     await start(deps, pod, status, actions, target, pod.spec!.containers[idx]!, result);
   }
   return result;
@@ -260,6 +282,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
     containerEvent(deps, pod, container, 'Normal', 'Started', `Started container ${container.name}`);
     return true;
   } catch (err) {
+    rethrowIfCancelled(deps, err);
     const reason = err instanceof ContainerStartError ? err.reason : 'RunContainerError';
     result.waiting.set(container.name, { reason, message: errorMessage(err) });
     // A volume that cannot be set up is upstream's FailedMount; the rest are Failed.
@@ -272,7 +295,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
 
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
 async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, target: StartTarget, container: Container): Promise<string> {
-  const imageRef = await deps.puller.ensureImageExists(pod, container, target.sandboxConfig);
+  const imageRef = await deps.puller.ensureImageExists(pod, container, target.sandboxConfig, deps.signal);
   const logDir = containerLogsDirectory(deps.podLogsDir, pod, container.name);
   const previous = findContainerStatusByName(status, container.name);
   const restartCount = previous ? previous.restartCount + 1 : await restartCountFromLogDir(logDir);

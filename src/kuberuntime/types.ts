@@ -104,8 +104,11 @@ export interface Runtime {
   /** Pods from sandbox and container labels; `all` includes exited containers and not-ready sandboxes. */
   getPods(all: boolean): Promise<RunningPod[]>;
   getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus>;
-  /** Make the runtime match the pod spec: sandbox, containers, restarts per policy. */
-  syncPod(pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult>;
+  /**
+   * Make the runtime match the pod spec: sandbox, containers, restarts per policy. When `signal`
+   * fires, its CRI calls and image pulls are cancelled and it rejects with the cancellation.
+   */
+  syncPod(pod: Pod, status: PodRuntimeStatus, signal?: AbortSignal): Promise<PodSyncResult>;
   /** Stop every container and the sandbox. gracePeriodSeconds overrides the pod's. */
   killPod(pod: Pod | undefined, running: RunningPod, gracePeriodSeconds?: number): Promise<void>;
   /**

@@ -5,8 +5,10 @@
  * loop, cancellation, logging, metrics, retries, static pod start ordering and restarts.
  *
  * Cancellation: a kill aborts the work in flight. A sync is not abandoned (it may be creating
- * containers the kill must see): its wait for a fresh runtime status is cut short and the
- * syncer sees its context aborted. A kill is abandoned when a shorter grace period arrives: the
+ * containers the kill must see): its wait for a fresh runtime status is cut short, and the
+ * syncer's CRI calls and image pulls, which take the context's signal, are cancelled, so the sync
+ * ends within milliseconds and the kill starts (upstream passes the worker's context down). A
+ * sync that ends that way is not a failure: no back-off, the pending kill runs next. A kill is abandoned when a shorter grace period arrives: the
  * new kill starts at once with the shorter grace (the runtime honours a second StopContainer with
  * a shorter timeout) while the old call finishes on its own, no longer awaited.
  */
@@ -271,6 +273,10 @@ class PodWorkersImpl implements PodWorkers {
       metrics.podWorkerDuration.observe({ operation }, (this.clock.now() - startedAt) / 1000);
       if (done) this.complete(w, done);
     } catch (err) {
+      if (state === 'syncing' && abort.signal.aborted) {
+        log('podworkers').debug({ pod: w.fullname, uid: w.uid, err: errorMessage(err) }, 'Sync cancelled by a kill');
+        return;
+      }
       this.failed(w, state, updateType, err);
     } finally {
       if (w.inflight?.abort === abort) w.inflight = undefined;

@@ -68,3 +68,38 @@ test('shouldPodContentBeRemoved: evicted, or deleted and terminated; unknown pod
   assert.equal(workers.shouldPodContentBeRemoved('nobody'), true, 'after syncKnownPods, an unknown pod has nothing to keep');
   await workers.idle();
 });
+
+test('a kill during a sync cancels it: the kill starts within milliseconds, and the cancelled sync is no failure', async () => {
+  const cache = createPodStatusCache();
+  cache.updateTime(Date.now() + 1);
+  const calls: string[] = [];
+  let syncStarted!: () => void;
+  const inSync = new Promise<void>((r) => { syncStarted = r; });
+  let killAt = 0;
+  const syncer: PodSyncer = {
+    // A sync stuck in a CRI call that honours the signal (as the CRI client bound to it does).
+    async syncPod(ctx) {
+      calls.push('sync');
+      syncStarted();
+      await new Promise((_, reject) => {
+        const t = setTimeout(() => reject(new Error('sync timed out')), 10_000);
+        ctx.signal.addEventListener('abort', () => { clearTimeout(t); reject(new Error('cancelled')); }, { once: true });
+      });
+      return { isTerminal: false };
+    },
+    async syncTerminatingPod() { calls.push(`terminating after ${Date.now() - killAt} ms`); },
+    async syncTerminatingRuntimePod() {},
+    async syncTerminatedPod() { calls.push('terminated'); },
+  };
+  const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000, backOffMs: 60_000, terminationRetryMs: 20 });
+  workers.updatePod({ updateType: 'create', pod: pod('k') });
+  await inSync;
+  killAt = Date.now();
+  workers.updatePod({ updateType: 'kill', pod: pod('k') });
+  for (let i = 0; i < 100 && !calls.includes('terminated'); i++) await tick(10);
+  assert.equal(calls[0], 'sync');
+  const ms = Number(/terminating after (\d+) ms/.exec(calls[1] ?? '')?.[1]);
+  assert.ok(ms < 500, `the kill started ${ms} ms after it was asked (not after the sync's 10 s, nor a 60 s back-off)`);
+  assert.equal(calls[2], 'terminated');
+  await workers.idle();
+});
