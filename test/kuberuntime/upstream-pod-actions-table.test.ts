@@ -749,3 +749,26 @@ describe('upstream TestSyncPodWithInitContainers (computePodActions of each step
   ];
   for (const s of steps) it(s.name, () => assert.deepEqual(actual(computePodActions(pod, s.status)), expected(s.want)));
 });
+
+// Deliberate differences from upstream, listed in README › Pod lifecycle › Differences from
+// upstream. Upstream's computePodActions leaves both kinds of container running until the pod is
+// killed (its tables never have them); ours stops them at once and leaves the rest as upstream.
+describe('deliberate differences from upstream computePodActions', () => {
+  it('a running container whose name is not in the spec is killed (upstream: left running)', () => {
+    const { pod, status } = basePodAndStatus();
+    status.containerStatuses.push(running('stray', spec('removed-from-spec')));
+    const got = computePodActions(pod, status);
+    assert.deepEqual(actual(got), expected({ sandboxId: SANDBOX, kill: ['stray:removed-from-spec'] }));
+    assert.equal(got.containersToKill[0]!.reason, 'NotInSpec');
+    assert.equal(got.containersToKill[0]!.container, undefined, 'no spec: no preStop hook, the pod grace period');
+  });
+
+  it('an older running instance of a container is killed; the newest one is kept (upstream: both left running)', () => {
+    const { pod, status } = basePodAndStatus();
+    // Newest first per name, as the runtime status lists them: id2 is foo2's newest instance.
+    status.containerStatuses.push(running('id2-old', pod.spec!.containers[1]!));
+    const got = computePodActions(pod, status);
+    assert.deepEqual(actual(got), expected({ sandboxId: SANDBOX, kill: ['id2-old:foo2'] }));
+    assert.equal(got.containersToKill[0]!.reason, 'Duplicate');
+  });
+});
