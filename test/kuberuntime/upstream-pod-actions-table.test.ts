@@ -194,6 +194,20 @@ const always = (pod: Pod) => void (pod.spec!.restartPolicy = 'Always');
 const onFailure = (pod: Pod) => void (pod.spec!.restartPolicy = 'OnFailure');
 const never = (pod: Pod) => void (pod.spec!.restartPolicy = 'Never');
 const deadSandbox = (s: PodRuntimeStatus) => void (s.sandboxStatuses[0]!.ready = false);
+const deadSandboxNothingRan = (s: PodRuntimeStatus) => {
+  deadSandbox(s);
+  s.containerStatuses = [];
+};
+/** The sandbox (attempt 1) is dead and every container exited 0. */
+const deadSandboxAllSucceeded = (s: PodRuntimeStatus) => {
+  deadSandbox(s);
+  s.sandboxStatuses[0]!.attempt = 1;
+  for (const c of s.containerStatuses) set(c, 'exited', 0);
+};
+/** The sandbox is replaced (attempt 1) and initialization starts over at the first init container. */
+const newSandboxFromFirstInit: Want = { killPod: true, createSandbox: true, sandboxId: SANDBOX, attempt: 1, init: [0] };
+/** The sandbox is dead and must not be replaced: only the kill. */
+const killOnly: Want = { killPod: true, createSandbox: false, sandboxId: SANDBOX, attempt: 1 };
 
 // upstream pkg/kubelet/kuberuntime/kuberuntime_manager_test.go TestComputePodActions
 const computePodActionsCases: Case[] = [
@@ -283,21 +297,13 @@ const computePodActionsCases: Case[] = [
   {
     name: 'Verify we do not create a pod sandbox if no ready sandbox for pod with RestartPolicy=Never and all containers exited',
     pod: never,
-    status: (s) => {
-      deadSandbox(s);
-      s.sandboxStatuses[0]!.attempt = 1;
-      for (const c of s.containerStatuses) set(c, 'exited', 0);
-    },
+    status: deadSandboxAllSucceeded,
     want: { killPod: true, createSandbox: false, sandboxId: SANDBOX, attempt: 2 },
   },
   {
     name: 'Verify we do not create a pod sandbox if no ready sandbox for pod with RestartPolicy=OnFailure and all containers succeeded',
     pod: onFailure,
-    status: (s) => {
-      deadSandbox(s);
-      s.sandboxStatuses[0]!.attempt = 1;
-      for (const c of s.containerStatuses) set(c, 'exited', 0);
-    },
+    status: deadSandboxAllSucceeded,
     want: { killPod: true, createSandbox: false, sandboxId: SANDBOX, attempt: 2 },
   },
   {
@@ -342,7 +348,7 @@ const initContainerCases: Case[] = [
     name: 'Kill pod and restart the first init container if the pod sandbox is dead',
     pod: always,
     status: deadSandbox,
-    want: { killPod: true, createSandbox: true, sandboxId: SANDBOX, attempt: 1, init: [0] },
+    want: newSandboxFromFirstInit,
   },
   {
     name: 'initialization failed; restart the last init container if RestartPolicy == Always',
@@ -384,16 +390,13 @@ const initContainerCases: Case[] = [
     name: 'Pod sandbox not ready, init container failed, but RestartPolicy == Never; kill pod only',
     pod: never,
     status: deadSandbox,
-    want: { killPod: true, createSandbox: false, sandboxId: SANDBOX, attempt: 1 },
+    want: killOnly,
   },
   {
     name: 'Pod sandbox not ready, and RestartPolicy == Never, but no visible init containers;  create a new pod sandbox',
     pod: never,
-    status: (s) => {
-      deadSandbox(s);
-      s.containerStatuses = [];
-    },
-    want: { killPod: true, createSandbox: true, sandboxId: SANDBOX, attempt: 1, init: [0] },
+    status: deadSandboxNothingRan,
+    want: newSandboxFromFirstInit,
   },
   {
     name: 'Pod sandbox not ready, init container failed, and RestartPolicy == OnFailure; create a new pod sandbox',
@@ -402,7 +405,7 @@ const initContainerCases: Case[] = [
       deadSandbox(s);
       s.containerStatuses[2]!.exitCode = 137;
     },
-    want: { killPod: true, createSandbox: true, sandboxId: SANDBOX, attempt: 1, init: [0] },
+    want: newSandboxFromFirstInit,
   },
   {
     name: "some of the init container statuses are missing but the last init container is running, don't restart preceding ones",
@@ -424,6 +427,12 @@ const initContainerCases: Case[] = [
 /** Regular containers foo1..foo3 added to a status, in one state, with matching hashes. */
 function addRegular(s: PodRuntimeStatus, pod: Pod, state: 'running' | 'exited'): void {
   pod.spec!.containers.forEach((c, i) => s.containerStatuses.push(state === 'running' ? running(`id${i + 1}`, c) : exited(`id${i + 1}`, c, 0)));
+}
+
+/** The sandbox is dead and the last (restartable) init container exited 137. */
+function deadSandboxLastInitFailed(s: PodRuntimeStatus): void {
+  deadSandbox(s);
+  set(s.containerStatuses[2]!, 'exited', 137);
 }
 
 /** upstream sets liveness and startup Success for the two probed sidecars before each case. */
@@ -535,38 +544,26 @@ const sidecarCases: Case[] = [
   {
     name: 'Pod sandbox not ready, restartable init container failed, but RestartPolicy == Never; kill pod only',
     pod: never,
-    status: (s) => {
-      deadSandbox(s);
-      set(s.containerStatuses[2]!, 'exited', 137);
-    },
-    want: { killPod: true, createSandbox: false, sandboxId: SANDBOX, attempt: 1 },
+    status: deadSandboxLastInitFailed,
+    want: killOnly,
   },
   {
     name: 'Pod sandbox not ready, and RestartPolicy == Never, but no visible restartable init containers;  create a new pod sandbox',
     pod: never,
-    status: (s) => {
-      deadSandbox(s);
-      s.containerStatuses = [];
-    },
-    want: { killPod: true, createSandbox: true, sandboxId: SANDBOX, attempt: 1, init: [0] },
+    status: deadSandboxNothingRan,
+    want: newSandboxFromFirstInit,
   },
   {
     name: 'Pod sandbox not ready, restartable init container failed, and RestartPolicy == OnFailure; create a new pod sandbox',
     pod: onFailure,
-    status: (s) => {
-      deadSandbox(s);
-      set(s.containerStatuses[2]!, 'exited', 137);
-    },
-    want: { killPod: true, createSandbox: true, sandboxId: SANDBOX, attempt: 1, init: [0] },
+    status: deadSandboxLastInitFailed,
+    want: newSandboxFromFirstInit,
   },
   {
     name: 'Pod sandbox not ready, restartable init container failed, and RestartPolicy == Always; create a new pod sandbox',
     pod: always,
-    status: (s) => {
-      deadSandbox(s);
-      set(s.containerStatuses[2]!, 'exited', 137);
-    },
-    want: { killPod: true, createSandbox: true, sandboxId: SANDBOX, attempt: 1, init: [0] },
+    status: deadSandboxLastInitFailed,
+    want: newSandboxFromFirstInit,
   },
   {
     name: "initialization failed; restart the last restartable init container even if pod's RestartPolicy == Never",
@@ -642,13 +639,13 @@ const ephemeralCases: Case[] = [
       s.containerStatuses = s.containerStatuses.slice(3);
       s.containerStatuses[0]!.exitCode = 137;
     },
-    want: { killPod: true, createSandbox: true, sandboxId: SANDBOX, attempt: 1, init: [0] },
+    want: newSandboxFromFirstInit,
   },
   {
     name: 'Kill pod and do not restart ephemeral container if the pod sandbox is dead',
     pod: always,
     status: deadSandbox,
-    want: { killPod: true, createSandbox: true, sandboxId: SANDBOX, attempt: 1, init: [0] },
+    want: newSandboxFromFirstInit,
   },
   {
     name: 'Kill pod if all containers exited except ephemeral container',
@@ -744,7 +741,7 @@ describe('upstream TestSyncPodWithInitContainers (computePodActions of each step
     {
       name: '4. should restart the init container if needed to create a new podsandbox',
       status: status([readySandbox({ ready: false })], [running('foo1-0', apps[0]!), running('foo2-0', apps[1]!), exited('init-0', init1)]),
-      want: { killPod: true, createSandbox: true, sandboxId: SANDBOX, attempt: 1, init: [0] },
+      want: newSandboxFromFirstInit,
     },
   ];
   for (const s of steps) it(s.name, () => assert.deepEqual(actual(computePodActions(pod, s.status)), expected(s.want)));
