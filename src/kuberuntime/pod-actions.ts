@@ -79,20 +79,23 @@ function shouldRestartOnFailure(pod: Pod): boolean {
   return pod.spec?.restartPolicy !== 'Never';
 }
 
-/** Whether the pod needs a new sandbox; the attempt for it; the current sandbox ID if any. */
+/**
+ * upstream runtimeutil.PodSandboxChanged: whether the pod needs a new sandbox, the attempt for it
+ * and the current sandbox ID if any. Sandboxes are newest first (by creation time) and, as
+ * upstream, the new attempt is the newest sandbox's attempt + 1, not the highest attempt seen.
+ */
 function podSandboxChanged(pod: Pod, status: PodRuntimeStatus): { changed: boolean; attempt: number; sandboxId: string } {
   const sandboxes = status.sandboxStatuses;
   if (sandboxes.length === 0) return { changed: true, attempt: 0, sandboxId: '' };
-  const ready = sandboxes.filter((s) => s.ready).length;
-  const maxAttempt = Math.max(...sandboxes.map((s) => s.attempt));
   const newest = sandboxes[0]!;
+  const next = newest.attempt + 1;
   // Several ready sandboxes: reconcile by starting over in one new sandbox.
-  if (ready > 1) return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
-  if (!newest.ready) return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
+  if (sandboxes.filter((s) => s.ready).length > 1) return { changed: true, attempt: next, sandboxId: newest.id };
+  if (!newest.ready) return { changed: true, attempt: next, sandboxId: newest.id };
   // hostNetwork flipped: the network namespace cannot change under running containers.
-  if (newest.hostNetwork !== isHostNetworkPod(pod)) return { changed: true, attempt: maxAttempt + 1, sandboxId: '' };
-  if (!isHostNetworkPod(pod) && newest.ip === '') return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id };
-  return { changed: false, attempt: maxAttempt, sandboxId: newest.id };
+  if (newest.hostNetwork !== isHostNetworkPod(pod)) return { changed: true, attempt: next, sandboxId: '' };
+  if (!isHostNetworkPod(pod) && newest.ip === '') return { changed: true, attempt: next, sandboxId: newest.id };
+  return { changed: false, attempt: newest.attempt, sandboxId: newest.id };
 }
 
 /** upstream ShouldContainerBeRestarted. */
@@ -215,7 +218,9 @@ function computeOneContainer(pod: Pod, container: Container, idx: number, status
 /**
  * Running containers the spec does not account for: names no longer in the spec, and older
  * running instances of a name whose newest instance is another one (left by an interrupted
- * start). Upstream leaves both to the pod's eventual kill; we stop them now.
+ * start). Upstream leaves both to the pod's eventual kill; we stop them now, since nothing
+ * restarts, probes or reports them while they hold the ports and files of the real containers
+ * (README › Differences from upstream).
  */
 function killUnwantedInstances(pod: Pod, status: PodRuntimeStatus, actions: PodActions): void {
   const names = new Set<string>([

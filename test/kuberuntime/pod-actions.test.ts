@@ -51,6 +51,18 @@ const cases: Case[] = [
     want: { killPod: true, createSandbox: true, attempt: 2, sandboxId: 'sb2', start: [0, 1] },
   },
   {
+    name: 'attempt follows the newest sandbox, not the highest attempt seen (upstream PodSandboxChanged)',
+    pod: makePod(),
+    status: podStatus([sandbox('sb-new', { ready: false, attempt: 1, createdAt: 9n }), sandbox('sb-old', { ready: false, attempt: 4, createdAt: 1n })], running),
+    want: { killPod: true, createSandbox: true, attempt: 2, sandboxId: 'sb-new', start: [0, 1] },
+  },
+  {
+    name: 'an unchanged sandbox reports its own attempt',
+    pod: makePod(),
+    status: podStatus([sandbox('sb-new', { attempt: 1, createdAt: 9n }), sandbox('sb-old', { ready: false, attempt: 4, createdAt: 1n })], running),
+    want: { killPod: false, createSandbox: false, attempt: 1, sandboxId: 'sb-new', start: [] },
+  },
+  {
     name: 'hostNetwork turned on: new sandbox in the node network namespace',
     pod: makePod({ hostNetwork: true }),
     status: podStatus(ready, running),
