@@ -61,8 +61,12 @@ test('a static pod with activeDeadlineSeconds: 3 runs, then is killed: Failed, D
   assert.equal(failed.status!.message, MESSAGE);
   assert.ok(Date.now() - startTime >= 3000, 'not failed before its deadline');
   await waitFor('short stopped in containerd', 20_000, () => stoppedInContainerd('short'), 200);
-  const c = failed.status!.containerStatuses?.[0];
-  assert.equal(c?.ready, false);
+  const final = await waitFor('short reported terminated', 20_000, async () => {
+    const p = await podNamed('short');
+    return p?.status?.containerStatuses?.[0]?.state?.terminated ? p : undefined;
+  }, 200);
+  assert.deepEqual([final.status!.phase, final.status!.reason, final.status!.message], ['Failed', 'DeadlineExceeded', MESSAGE], 'the reason stays once the containers stopped');
+  assert.equal(final.status!.containerStatuses![0]!.ready, false);
   const events = deadlineEvents(kubelet, 'short');
   assert.ok(events.length >= 1, 'a DeadlineExceeded event is recorded');
   assert.match(events[0]!, new RegExp(MESSAGE));
