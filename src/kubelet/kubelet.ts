@@ -29,6 +29,8 @@ import { RuntimeState } from './runtime-state.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
 import { syncLoopIteration } from './sync-loop.js';
+import { newActiveDeadlineHandler, type PodSyncLoopHandler } from './active-deadline.js';
+import type { PodSyncHandler } from '../status/index.js';
 import type { SyncHandler, SyncLoopInput } from './types.js';
 
 export interface KubeletDeps {
@@ -65,6 +67,8 @@ export interface KubeletDeps {
   gcPeriodMs?: number;
 }
 
+/** Events go nowhere when no recorder is given (tests). */
+const DROP_EVENTS: EventRecorder = { event: () => undefined };
 const EMPTY_WAITING: ReadonlyMap<string, ContainerWaiting> = new Map();
 /** How often a pod with a container waiting in back-off is looked at again. */
 const WAITING_RESYNC_MS = 1000;
@@ -90,6 +94,9 @@ export class Kubelet implements PodSyncer, SyncHandler {
   private readonly rejected = new Set<string>();
   private lastGC = 0;
   private housekeepingQueued = false;
+  /** upstream PodSyncLoopHandlers and PodSyncHandlers: the active deadline is in both. */
+  private readonly podSyncLoopHandlers: readonly PodSyncLoopHandler[];
+  private readonly podSyncHandlers: readonly PodSyncHandler[];
   private syncQueued = false;
 
   constructor(private readonly deps: KubeletDeps) {
@@ -99,6 +106,9 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.admitHandlers = [...(deps.admitHandlers ?? [])];
     this.podWorkers = createPodWorkers({ syncer: this, cache: deps.cache, resyncIntervalMs: deps.syncFrequencyMs, clock: this.clock });
     this.runtimeState = new RuntimeState(deps.runtime, deps.pleg);
+    const activeDeadline = newActiveDeadlineHandler({ statusProvider: deps.statusManager, recorder: deps.recorder ?? DROP_EVENTS, clock: this.clock });
+    this.podSyncLoopHandlers = [activeDeadline];
+    this.podSyncHandlers = [activeDeadline];
   }
 
   /** Starts the PLEG, the tickers and the syncLoop; resolves when stop() is called. */
@@ -187,12 +197,27 @@ export class Kubelet implements PodSyncer, SyncHandler {
     try {
       await syncLoopIteration(item, this, {
         getPodByUID: (uid) => this.podManager.getPodByUID(uid),
-        podsDueForSync: () => this.podWorkers.takeDueForSync(),
+        podsDueForSync: () => this.podsToSync(),
         cleanUpContainersInPod: (uid, containerId) => this.cleanUpContainersInPod(uid, containerId),
       });
     } finally {
       if (item.kind === 'housekeeping') this.housekeepingQueued = false;
     }
+  }
+
+  /**
+   * upstream getPodsToSync: the pods whose resync is due, and the pods a sync loop handler wants
+   * synced now (past their active deadline). Only pods whose worker still syncs: one already
+   * terminating needs no push, and a finished one would be asked again every tick.
+   */
+  private podsToSync(): string[] {
+    const uids = new Set(this.podWorkers.takeDueForSync());
+    for (const pod of this.podManager.getPods()) {
+      const uid = pod.metadata!.uid!;
+      if (uids.has(uid) || !this.podWorkers.couldHaveRunningContainers(uid) || this.podWorkers.isPodTerminationRequested(uid)) continue;
+      if (this.podSyncLoopHandlers.some((h) => h.shouldSync(pod))) uids.add(uid);
+    }
+    return [...uids];
   }
 
   // ---- SyncHandler --------------------------------------------------------------------------
@@ -428,6 +453,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const apiStatus = generateAPIPodStatus({
       pod, runtime: runtimeStatus, waiting: this.waiting.get(uid) ?? EMPTY_WAITING, previous, podIsTerminal,
       hostIP: this.deps.hostIP, hostIPs: this.deps.hostIPs, now: new Date(this.clock.now()), probes: this.deps.probes, wasOomKilled: this.deps.wasOomKilled,
+      podSyncHandlers: this.podSyncHandlers,
     });
     statusFn?.(apiStatus);
     this.deps.statusManager.setPodStatus(pod, apiStatus);

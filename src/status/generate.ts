@@ -7,18 +7,22 @@
  *  2. the phase (phase.ts), then a three-way merge: a phase the status manager or the API
  *     already made terminal stays terminal; reason and message carry over while the phase is
  *     unchanged;
- *  3. started / ready from the probe results;
- *  4. conditions: those not owned by the kubelet are kept (readiness-gate conditions from the
+ *  3. a pod sync handler (the active deadline) may fail the pod, with its reason and message;
+ *  4. started / ready from the probe results;
+ *  5. conditions: those not owned by the kubelet are kept (readiness-gate conditions from the
  *     API, DisruptionTarget from the previous status), then PodReadyToStartContainers,
  *     Initialized, Ready, ContainersReady, PodScheduled (conditions.ts);
- *  5. hostIP(s), startTime (kept once set), qosClass.
+ *  6. hostIP(s), startTime (kept once set), qosClass.
  *
  * Differences from upstream, on purpose: hostIP/hostIPs (and the pod IPs of a hostNetwork pod)
  * are reported in standalone mode too, where upstream leaves them empty without an apiserver;
- * a pod whose sandbox is gone keeps the IPs it had.
+ * a pod whose sandbox is gone keeps the IPs it had; a pod first seen with a ready sandbox (the
+ * agent restarted, nothing recorded it) starts at that sandbox's creation, where upstream
+ * without an apiserver starts it again at the first status.
  */
 import type { ApiContainerStatus, ApiPodStatus, Pod, PodCondition } from '../api/types.js';
 import type { ContainerWaiting, PodRuntimeStatus } from '../kuberuntime/types.js';
+import type { PodSyncHandler, ShouldEvictResponse } from './types.js';
 import { podQOSClass } from './qos.js';
 import { markOomKilled } from './oom-killed.js';
 import { getPhase, type PodPhase } from './phase.js';
@@ -44,6 +48,8 @@ export interface GenerateInput {
   probes?: ProbeResults | undefined;
   /** The OOM watcher's lookup: a terminated container it saw OOM-killed reads OOMKilled. */
   wasOomKilled?: ((containerId: string) => boolean) | undefined;
+  /** Modules that may fail the pod (upstream PodSyncHandlers: the active deadline). */
+  podSyncHandlers?: readonly PodSyncHandler[] | undefined;
 }
 
 const isIPv6 = (ip: string): boolean => ip.includes(':');
@@ -68,6 +74,31 @@ function podIPs(input: GenerateInput): string[] {
   return (previous?.podIPs ?? []).map((p) => p.ip).filter(Boolean);
 }
 
+/** The first eviction a pod sync handler asks for (upstream stops at the first). */
+function firstEviction(pod: Pod, handlers: readonly PodSyncHandler[] | undefined): ShouldEvictResponse | undefined {
+  for (const h of handlers ?? []) {
+    const r = h.shouldEvict(pod);
+    if (r.evict) return r;
+  }
+  return undefined;
+}
+
+/**
+ * Where a pod's startTime comes from when we reported none yet: the API's (it survives a restart
+ * of the agent, as upstream's status manager reads it), else the oldest ready sandbox of the pod
+ * (the runtime keeps it across our restarts: a static pod's active deadline is not reset), else
+ * now. A sandbox that is no longer ready belongs to a run that ended: a new incarnation of the
+ * UID must not inherit it.
+ */
+function firstStartTime(input: GenerateInput, now: Date): Date {
+  const fromApi = input.pod.status?.startTime;
+  if (fromApi !== undefined && fromApi !== null && !Number.isNaN(new Date(fromApi).getTime())) return apiTime(new Date(fromApi));
+  const created = input.runtime.sandboxStatuses.filter((s) => s.ready && s.createdAt > 0n).map((s) => s.createdAt);
+  if (created.length === 0) return now;
+  const oldest = created.reduce((a, b) => (b < a ? b : a));
+  return apiTime(Number(oldest / 1_000_000n));
+}
+
 export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   const { pod, runtime, previous, waiting } = input;
   const now = apiTime(input.now);
@@ -86,6 +117,17 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   if (phase === (previous?.phase ?? apiStatus?.phase)) {
     reason = previous?.reason || apiStatus?.reason || undefined;
     message = previous?.message || apiStatus?.message || undefined;
+  }
+  // upstream PodSyncHandlers: a module (the active deadline) fails the pod with its own reason.
+  // Not once a phase is terminal on our side or the API's: it stays, and asking again would only
+  // repeat the handler's event.
+  if (!isTerminal(previous?.phase) && !isTerminal(apiStatus?.phase)) {
+    const evict = firstEviction(pod, input.podSyncHandlers);
+    if (evict) {
+      phase = 'Failed';
+      reason = evict.reason;
+      message = evict.message;
+    }
   }
   // Pods never leave a terminal phase the API reports.
   if (isTerminal(apiStatus?.phase) && phase !== apiStatus!.phase) phase = apiStatus!.phase as PodPhase;
@@ -116,7 +158,7 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
     status.podIP = ips[0];
     status.podIPs = ips.map((ip) => ({ ip }));
   }
-  status.startTime = previous?.startTime ?? now;
+  status.startTime = previous?.startTime ?? firstStartTime(input, now);
   if (initContainerStatuses.length > 0) status.initContainerStatuses = initContainerStatuses;
   status.containerStatuses = containerStatuses;
   status.qosClass = podQOSClass(pod);

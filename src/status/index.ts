@@ -1,4 +1,4 @@
-export type { StatusManager, PodStatusProvider } from './types.js';
+export type { StatusManager, PodStatusProvider, PodSyncHandler, ShouldEvictResponse } from './types.js';
 export { createStatusManager } from './manager.js';
 export { generateAPIPodStatus, rejectedPodStatus, type GenerateInput } from './generate.js';
 export { getPhase, type PodPhase } from './phase.js';

@@ -13,3 +13,19 @@ export interface StatusManager extends PodStatusProvider {
   /** Forget pods that are no longer desired. */
   removeOrphanStatuses(keep: ReadonlySet<string>): void;
 }
+
+/** What a pod sync handler answers (upstream lifecycle.ShouldEvictResponse). */
+export interface ShouldEvictResponse {
+  evict: boolean;
+  /** Set when evict: the pod's status reason and message. */
+  reason?: string;
+  message?: string;
+}
+
+/**
+ * A kubelet module that may fail a pod while its status is computed (upstream
+ * lifecycle.PodSyncHandler; the active deadline is the one upstream has).
+ */
+export interface PodSyncHandler {
+  shouldEvict(pod: Pod): ShouldEvictResponse;
+}

@@ -14,6 +14,8 @@ import { createStatusManager } from '../../src/status/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 import { FakePLEG } from './fake-pleg.js';
 import { FakeProber } from '../fakes/fake-prober.js';
+import { Recorder } from '../../src/events/index.js';
+import type { EventRecorder } from '../../src/events/index.js';
 
 const Gi = 2 ** 30;
 
@@ -52,8 +54,8 @@ async function until(what: string, fn: () => boolean, ms = 5000) {
   }
 }
 
-function setup(opts: { maxPods?: number; memory?: number; prober?: FakeProber } = {}) {
-  const runtime = new StoppingRuntime();
+function setup(opts: { maxPods?: number; memory?: number; prober?: FakeProber; runtime?: StoppingRuntime; recorder?: EventRecorder } = {}) {
+  const runtime = opts.runtime ?? new StoppingRuntime();
   const cache = createPodStatusCache();
   const pleg = new FakePLEG(runtime, cache);
   const statusManager = createStatusManager();
@@ -63,6 +65,7 @@ function setup(opts: { maxPods?: number; memory?: number; prober?: FakeProber } 
     node: computeNodeInfo({ nodeName: 'n', maxPods, capacity: { milliCPU: 2000, memory: opts.memory ?? 4 * Gi } }),
     runtime, pleg, cache, statusManager, sources: new Set(['file']), housekeepingPeriodMs: 30, syncPeriodMs: 20,
     ...(opts.prober ? { prober: opts.prober, probes: opts.prober } : {}),
+    ...(opts.recorder ? { recorder: opts.recorder } : {}),
   });
   const updates = new Updates();
   const done = kubelet.run(updates);
@@ -215,5 +218,55 @@ test('probe results reach the syncLoop: a result change syncs the pod and readin
   await until('resynced', () => runtime.synced.filter((u) => u === 'r').length > before);
   await until('ready', () => statusManager.getPodStatus('r')?.containerStatuses?.[0]?.ready === true);
   assert.equal(statusManager.getPodStatus('r')?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+  await stop();
+});
+
+/** The stopping fake, reporting each pod's sandboxes in its status as containerd does. */
+class SandboxRuntime extends StoppingRuntime {
+  override async getPodStatus(uid: string, name: string, namespace: string) {
+    const status = await super.getPodStatus(uid, name, namespace);
+    const sandboxes = this.pods.find((p) => p.uid === uid)?.sandboxes ?? [];
+    status.sandboxStatuses = sandboxes.map((s) => ({ ...s, ip: '', additionalIps: [], hostNetwork: false }));
+    return status;
+  }
+}
+
+const deadlineEvents = (r: Recorder, uid: string) => r.recent().filter((e) => e.reason === 'DeadlineExceeded' && e.involvedObject.uid === uid);
+
+test('activeDeadlineSeconds: once passed, the sync tick fails the pod (DeadlineExceeded, one event) and kills it with its grace period', async () => {
+  const recorder = new Recorder();
+  // syncFrequencyMs is 60 s: the pod is synced again by the deadline handler, not by its resync.
+  const { runtime, kubelet, updates, statusManager, stop } = setup({ recorder });
+  updates.push({ op: 'ADD', pods: [pod('dl', { activeDeadlineSeconds: 1 })], source: 'file' });
+  runtime.setContainer('dl', 'c1', 'running', 'a');
+  await until('Running', () => statusManager.getPodStatus('dl')?.phase === 'Running');
+  assert.equal(runtime.killed.length, 0);
+  await until('killed', () => runtime.killed.some((k) => k.uid === 'dl') && kubelet.podWorkers.isPodKnownTerminated('dl'), 10_000);
+  const s = statusManager.getPodStatus('dl')!;
+  assert.deepEqual([s.phase, s.reason, s.message], ['Failed', 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline']);
+  assert.equal(runtime.killed.find((k) => k.uid === 'dl')?.grace, 2);
+  assert.ok(Date.now() - s.startTime!.getTime() >= 1000, 'not before the deadline');
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(deadlineEvents(recorder, 'dl').length, 1, 'the event is recorded once, not at every sync tick');
+  assert.equal(deadlineEvents(recorder, 'dl')[0]!.type, 'Normal');
+  await stop();
+});
+
+test('activeDeadlineSeconds after a restart of the agent: a pod running since before it is killed at once (start time from its ready sandbox)', async () => {
+  const recorder = new Recorder();
+  const runtime = new SandboxRuntime();
+  const hourAgo = Date.now() - 3600_000;
+  runtime.setContainer('old', 'c1', 'running', 'a');
+  runtime.pods[0]!.sandboxes.push({ id: 's1', ready: true, attempt: 0, createdAt: BigInt(hourAgo) * 1_000_000n });
+  const { updates, statusManager, stop } = setup({ runtime, recorder });
+  updates.push({ op: 'ADD', pods: [pod('old', { activeDeadlineSeconds: 600 }), pod('young', { activeDeadlineSeconds: 600 })], source: 'file' });
+  await until('old killed', () => runtime.killed.some((k) => k.uid === 'old'));
+  const s = statusManager.getPodStatus('old')!;
+  assert.deepEqual([s.phase, s.reason], ['Failed', 'DeadlineExceeded']);
+  assert.equal(s.startTime!.getTime(), Math.floor(hourAgo / 1000) * 1000);
+  await until('young synced', () => runtime.synced.includes('young'));
+  await new Promise((r) => setTimeout(r, 100));
+  assert.ok(!runtime.killed.some((k) => k.uid === 'young'), 'a pod seen for the first time starts its deadline now');
+  assert.equal(deadlineEvents(recorder, 'old').length, 1);
   await stop();
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
 import type { ContainerRuntimeStatus, ContainerWaiting, PodRuntimeStatus } from '../../src/kuberuntime/types.js';
-import { generateAPIPodStatus, podQOSClass, rejectedPodStatus, type GenerateInput } from '../../src/status/index.js';
+import { apiTime, generateAPIPodStatus, podQOSClass, rejectedPodStatus, type GenerateInput } from '../../src/status/index.js';
 import { STAGES, diffStage } from './lifecycle-table.js';
 
 const NOW = new Date('2026-01-01T00:00:00Z');
@@ -319,4 +319,43 @@ test('an evicted pod whose containers then exit 0 stays Failed/Evicted (a termin
   assert.equal(after.phase, 'Failed');
   assert.equal(after.reason, 'Evicted');
   assert.equal(after.message, 'The node was low on resource: memory.');
+});
+
+// ---- pod sync handlers (the active deadline) and where startTime comes from ------------------
+
+/** A pod sync handler that counts its calls and evicts when told to. */
+function evictor(evict: boolean) {
+  const h = { calls: 0, shouldEvict: () => { h.calls++; return evict ? { evict: true, reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' } : { evict: false }; } };
+  return h;
+}
+
+test('a pod sync handler that evicts turns a running pod Failed with its reason and message (upstream generateAPIPodStatus)', () => {
+  const s = gen(pod('Always'), runtime([ctr('a', 'running')]), { podSyncHandlers: [evictor(false), evictor(true)] });
+  assert.deepEqual([s.phase, s.reason, s.message], ['Failed', 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline']);
+  assert.equal(cond(s, 'Ready').reason, 'PodFailed');
+  assert.equal(gen(pod('Always'), runtime([ctr('a', 'running')]), { podSyncHandlers: [evictor(false)] }).phase, 'Running');
+});
+
+test('a phase already terminal (ours or the API\'s) is kept and the pod sync handlers are not asked again', () => {
+  const h = evictor(true);
+  const succeeded = gen(pod('Never'), runtime([ctr('a', 'exited', 0)], 'notready'), { previous: { phase: 'Succeeded' }, podSyncHandlers: [h] });
+  assert.deepEqual([succeeded.phase, succeeded.reason], ['Succeeded', undefined]);
+  const apiFailed = pod('Always');
+  apiFailed.status = { phase: 'Failed', reason: 'Evicted' };
+  assert.equal(gen(apiFailed, runtime([ctr('a', 'exited', 1)]), { podSyncHandlers: [h] }).reason, 'Evicted');
+  assert.equal(h.calls, 0, 'no second event for a pod already terminal');
+});
+
+test('startTime: the one we reported, else the API\'s, else the oldest ready sandbox\'s creation, else now', () => {
+  const sandboxAt = (createdAt: bigint, ready: boolean, id: string) => ({ id, ready, attempt: 0, createdAt, ip: '10.0.0.5', additionalIps: [], hostNetwork: false });
+  const rt = runtime([ctr('a', 'running')]);
+  rt.sandboxStatuses = [sandboxAt(BigInt(at(-60).getTime()) * 1_000_000n + 123n, true, 'new'), sandboxAt(BigInt(at(-3600).getTime()) * 1_000_000n, false, 'old')];
+  const json = (s: ApiPodStatus) => JSON.parse(JSON.stringify(s)).startTime;
+  assert.equal(json(gen(pod('Always'), rt)), '2025-12-31T23:59:00Z', 'the ready sandbox (a stopped one ended an earlier run)');
+  assert.equal(json(gen(pod('Always'), rt, { previous: { phase: 'Running', startTime: apiTime(at(-5)) } })), '2025-12-31T23:59:55Z');
+  const fromApi = pod('Always');
+  fromApi.status = { phase: 'Running', startTime: '2025-12-31T23:00:00Z' as unknown as Date };
+  assert.equal(json(gen(fromApi, rt)), '2025-12-31T23:00:00Z', 'the API status (a JSON string) survives our restarts');
+  assert.equal(json(gen(pod('Always'), runtime([ctr('a', 'running')]))), '2026-01-01T00:00:00Z', 'a sandbox without a creation time: now');
+  assert.equal(json(gen(pod('Always'), runtime([], 'none'))), '2026-01-01T00:00:00Z');
 });
