@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { connectRuntime } from '../../src/cri/index.js';
 import type { ContainerConfig, PodSandboxConfig } from '../../src/cri/types.js';
 import type { EventRecorder } from '../../src/events/types.js';
-import { createImageGCManager } from '../../src/kuberuntime/index.js';
+import { createImageGCManager, ImageGCPeriodMs } from '../../src/kuberuntime/index.js';
+import { createGarbageCollection } from '../../src/kubelet/gc-loops.js';
+import { ManualClock } from '../fakes/manual-clock.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES, uniqueName } from '../support/containerd.js';
 import { importImage, makeVariantImage } from '../support/variant-images.js';
 
@@ -27,6 +29,14 @@ after(async () => {
   runtime.close();
   images.close();
 });
+
+async function until(done: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 const idOf = async (v: string) => (await images.imageStatus(name(v)))?.id;
 
@@ -89,9 +99,18 @@ test('image GC removes unused images least recently used first, never in-use, pi
   assert.ok(await images.imageStatus(TEST_IMAGES.busybox), 'pinned busybox kept');
   assert.ok(await images.imageStatus(TEST_IMAGES.pause), 'pinned pause kept');
   assert.ok(events.some((e) => /^Node\/e2e-node Warning FreeDiskSpaceFailed: Failed to garbage collect/.test(e)), events.join('\n'));
-  // The periodic loop: ImageGCFailed only when passes fail twice in a row.
-  await gcB.tick();
+  // The periodic loop (upstream StartGarbageCollection): ImageGCFailed only when passes fail twice in a row.
+  const loopClock = new ManualClock();
+  const loops = createGarbageCollection({
+    runtime: { garbageCollect: async () => undefined }, pods: { allSourcesReady: () => false, shouldPodContentBeRemoved: () => false },
+    imageGC: gcB, recorder, node: base.node, clock: loopClock,
+  });
+  loops.start();
+  await until(() => loopClock.pending === 1, 'the first pass of the loop, at once, and the timer for the next');
+  assert.equal(events.filter((e) => / FreeDiskSpaceFailed: /.test(e)).length, 2, 'the first pass ran at once');
   assert.ok(!events.some((e) => / ImageGCFailed: /.test(e)), 'not on the first failure of the loop');
-  await gcB.tick();
+  await loopClock.advance(ImageGCPeriodMs);
+  await until(() => events.some((e) => / ImageGCFailed: /.test(e)), 'the second pass, 5 minutes later');
   assert.ok(events.some((e) => /^Node\/e2e-node Warning ImageGCFailed: Failed to garbage collect/.test(e)), events.join('\n'));
+  await loops.stop();
 });
