@@ -30,14 +30,6 @@ after(async () => {
   images.close();
 });
 
-async function until(done: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const idOf = async (v: string) => (await images.imageStatus(name(v)))?.id;
 
 async function containerUsing(image: string, tag: string): Promise<string> {
@@ -106,11 +98,11 @@ test('image GC removes unused images least recently used first, never in-use, pi
     imageGC: gcB, recorder, node: base.node, clock: loopClock,
   });
   loops.start();
-  await until(() => loopClock.pending === 1, 'the first pass of the loop, at once, and the timer for the next');
+  await loopClock.waitForTimers(1, 60_000); // the first pass ran at once and set the timer for the next
   assert.equal(events.filter((e) => / FreeDiskSpaceFailed: /.test(e)).length, 2, 'the first pass ran at once');
   assert.ok(!events.some((e) => / ImageGCFailed: /.test(e)), 'not on the first failure of the loop');
   await loopClock.advance(ImageGCPeriodMs);
-  await until(() => events.some((e) => / ImageGCFailed: /.test(e)), 'the second pass, 5 minutes later');
+  await loopClock.waitForTimers(1, 60_000); // the second pass, 5 minutes later
   assert.ok(events.some((e) => /^Node\/e2e-node Warning ImageGCFailed: Failed to garbage collect/.test(e)), events.join('\n'));
   await loops.stop();
 });

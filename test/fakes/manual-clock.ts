@@ -31,6 +31,15 @@ export class ManualClock implements Clock {
     return this.timers.length;
   }
 
+  /** Resolves once `count` timers wait (async work that ends by setting one has ended); rejects after `boundMs` of real time. */
+  async waitForTimers(count = 1, boundMs = 10_000): Promise<void> {
+    const end = Date.now() + boundMs;
+    while (this.timers.length < count) {
+      if (Date.now() > end) throw new Error(`ManualClock: ${this.timers.length} timer(s) after ${boundMs} ms, waiting for ${count}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
   /**
    * Moves time forward by `ms`, firing every timer that falls due, in order, each at its own
    * time; between timers the microtask queue drains (settle), so async work a timer started
