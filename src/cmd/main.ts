@@ -42,7 +42,7 @@ export interface Daemon {
   containerLogs: ContainerLogsDeps;
   /** Resolves when the sync loop has stopped. */
   done: Promise<void>;
-  /** --runonce: waits for the pods of the sources and reports one result per pod. */
+  /** --runonce: waits for the pods of the first update of the sources and reports one result per pod. */
   runOnce?: () => Promise<RunOnceResult[]>;
   stop(): Promise<void>;
   stats: StatsProvider;
@@ -178,7 +178,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   eviction.start();
 
   const once = config.flags.runOnce
-    ? new RunOnce({ sources: sources.keys(), podConfig, status: (uid) => statusManager.getPodStatus(uid) })
+    ? new RunOnce({ status: (uid) => statusManager.getPodStatus(uid) })
     : undefined;
   const nodeRef = { kind: 'Node' as const, name: config.nodeName, uid: config.nodeName };
   const imageGC = createImageGCManager({
