@@ -22,7 +22,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodContainerManager } from '../cm/types.js';
 import type { Container as CriContainer, PodSandbox, RuntimeService } from '../cri/types.js';
-import { errorMessage, KubeletError } from '../errors.js';
+import { CriError, errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
 import { getContainerInfoFromLabels, getPodSandboxInfoFromLabels } from './labels.js';
 import { killContainer } from './kill.js';
@@ -98,12 +98,16 @@ export async function garbageCollect(deps: GcDeps, active: ActivePods): Promise<
   if (failures.length > 0) throw gcFailure(failures);
 }
 
-/** upstream's aggregate error; coded as the first coded failure (they are CRI errors as a rule), else the OS errors as they are. */
+/**
+ * upstream's aggregate error. A step fails, as a rule, because a CRI list failed: then it is a
+ * CRI failure (KTS_ERR_CRI) whose cause holds the runtime's own errors; other failures (the
+ * cgroup tree) are passed on as the operating system reported them.
+ */
 function gcFailure(failures: { what: string; err: unknown }[]): Error {
   const message = failures.map((f) => `garbage collection of ${f.what} failed: ${errorMessage(f.err)}`).join('; ');
-  const coded = failures.map((f) => f.err).find((e): e is KubeletError => e instanceof KubeletError);
   const causes = failures.map((f) => f.err);
-  return coded ? new KubeletError(coded.code, message, { cause: causes.length === 1 ? causes[0] : new AggregateError(causes) }) : new AggregateError(causes, message);
+  if (!causes.some((e) => e instanceof CriError)) return new AggregateError(causes, message);
+  return new KubeletError('KTS_ERR_CRI', message, { cause: causes.length === 1 ? causes[0] : new AggregateError(causes) });
 }
 
 /** upstream evictableContainers: dead containers of ours older than minAge, by (pod UID, name), newest first. */

@@ -371,13 +371,16 @@ describe('garbageCollect', () => {
     assert.equal(fake.sandboxes.size, 1);
   });
 
-  it('a failed step does not stop the others: one error names every failed step, coded as the CRI error (upstream aggregate)', async () => {
-    fake.alwaysFail.set('listContainers', new CriError('KTS_ERR_CRI_UNAVAILABLE', 'ListContainers', 'down'));
+  it('a failed step does not stop the others: one CRI error names every failed step, the runtime\'s errors its cause (upstream aggregate)', async () => {
+    const down = new CriError('KTS_ERR_CRI_UNAVAILABLE', 'ListContainers', 'down');
+    fake.alwaysFail.set('listContainers', down);
     const calls = () => fake.calls.filter((c) => c === 'listContainers' || c === 'listPodSandbox').length;
     const before = calls();
     const err = await rt.garbageCollect(new Set()).then(() => undefined, (e: unknown) => e);
     assert.ok(err instanceof KubeletError, String(err));
-    assert.equal(err.code, 'KTS_ERR_CRI_UNAVAILABLE');
+    assert.equal(err.code, 'KTS_ERR_CRI');
+    assert.ok(err.cause instanceof AggregateError);
+    assert.deepEqual(err.cause.errors, [down, down, down]);
     assert.equal(err.message, [
       'garbage collection of containers failed: CRI ListContainers: down',
       'garbage collection of sandboxes failed: CRI ListContainers: down',
