@@ -16,6 +16,7 @@ import { metrics, registry } from '../metrics/index.js';
 import { probeRegistry } from '../metrics/probes.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { RunOnce, type RunOnceResult } from '../kubelet/run-once.js';
+import { createGarbageCollection } from '../kubelet/gc-loops.js';
 import { PodManager } from '../podmanager/index.js';
 import { killPodNow } from '../podworkers/index.js';
 import { computeNodeInfo, detectNodeIP } from '../node/index.js';
@@ -41,7 +42,7 @@ export interface Daemon {
   containerLogs: ContainerLogsDeps;
   /** Resolves when the sync loop has stopped. */
   done: Promise<void>;
-  /** --runonce: waits for the pods of the sources and reports one result per pod. */
+  /** --runonce: waits for the pods of the first update of the sources and reports one result per pod. */
   runOnce?: () => Promise<RunOnceResult[]>;
   stop(): Promise<void>;
   stats: StatsProvider;
@@ -177,18 +178,18 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   eviction.start();
 
   const once = config.flags.runOnce
-    ? new RunOnce({ sources: sources.keys(), podConfig, status: (uid) => statusManager.getPodStatus(uid) })
+    ? new RunOnce({ status: (uid) => statusManager.getPodStatus(uid) })
     : undefined;
+  const nodeRef = { kind: 'Node' as const, name: config.nodeName, uid: config.nodeName };
   const imageGC = createImageGCManager({
     images, listContainers: () => criRuntime.listContainers(), recorder,
     policy: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: kc.imageMinimumGCAgeMs },
-    pinnedImages: [config.flags.podInfraContainerImage],
-    node: { kind: 'Node', name: config.nodeName, uid: config.nodeName },
+    pinnedImages: [config.flags.podInfraContainerImage], node: nodeRef,
   });
-  if (!config.flags.runOnce) {
-    imageGC.start();
-    nodeShutdown.start();
-  }
+  // upstream StartGarbageCollection runs in run-once mode too.
+  const gc = createGarbageCollection({ runtime, pods: kubelet, imageGC, recorder, node: nodeRef });
+  gc.start();
+  if (!config.flags.runOnce) nodeShutdown.start();
   const logRotation = createLogRotation({
     runtime: criRuntime, maxSizeBytes: parseQuantity(kc.containerLogMaxSize), maxFiles: kc.containerLogMaxFiles, intervalMs: kc.containerLogMonitorIntervalMs,
   });
@@ -197,7 +198,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      for (const s of [podConfig, imageGC, nodeShutdown, eviction, oom, stats, apiMode, kubelet, prober, logRotation]) s?.stop();
+      for (const s of [podConfig, gc, nodeShutdown, eviction, oom, stats, apiMode, kubelet, prober, logRotation]) s?.stop();
       await done.catch(() => undefined);
       await servers.close();
       criRuntime.close();

@@ -49,7 +49,7 @@ export interface KubeletDeps {
   pleg: PodLifecycleEventGenerator;
   cache: PodStatusCache;
   statusManager: StatusManager;
-  /** Names of the configured sources; housekeeping waits until each has sent its first SET. */
+  /** Names of the configured sources; housekeeping, and container GC's removal of deleted pods, wait until each has sent its first SET. */
   sources: ReadonlySet<string>;
   /** The desired pods; default: a new, empty one. The root shares it with stats and the OOM watcher. */
   podManager?: PodManager;
@@ -64,7 +64,6 @@ export interface KubeletDeps {
   clock?: Clock;
   syncPeriodMs?: number;
   housekeepingPeriodMs?: number;
-  gcPeriodMs?: number;
 }
 
 /** Events go nowhere when no recorder is given (tests). */
@@ -92,7 +91,6 @@ export class Kubelet implements PodSyncer, SyncHandler {
   private readonly timers: NodeJS.Timeout[] = [];
   /** Pods refused at admission: never started, kept in the pod manager for their Failed status. */
   private readonly rejected = new Set<string>();
-  private lastGC = 0;
   private housekeepingQueued = false;
   /** upstream PodSyncLoopHandlers and PodSyncHandlers: the active deadline is in both. */
   private readonly podSyncLoopHandlers: readonly PodSyncLoopHandler[];
@@ -322,9 +320,26 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.deps.statusManager.setPodStatus(pod, rejectedPodStatus(pod, reason, message, new Date(this.clock.now())));
   }
 
-  /** Housekeeping (upstream HandlePodCleanups): orphans, finished workers, dirs, container GC. */
+  /** upstream sourcesReady.AllReady: every configured source has sent its first update. */
+  allSourcesReady(): boolean {
+    for (const s of this.deps.sources) if (!this.seenSources.has(s)) return false;
+    return true;
+  }
+
+  /**
+   * upstream ShouldPodContentBeRemoved, for container GC (src/kubelet/gc-loops.ts): the pod is
+   * not desired any more and its worker, if any, has stopped every container.
+   */
+  shouldPodContentBeRemoved(uid: string): boolean {
+    return !this.podManager.getPodByUID(uid) && !this.podWorkers.couldHaveRunningContainers(uid);
+  }
+
+  /**
+   * Housekeeping (upstream HandlePodCleanups): orphans, finished workers, dirs. Container GC is
+   * its own loop (gc-loops.ts), so a slow collection never holds up the syncLoop.
+   */
   async handlePodCleanups(): Promise<void> {
-    for (const s of this.deps.sources) if (!this.seenSources.has(s)) return; // sources not ready: adopting, not killing
+    if (!this.allSourcesReady()) return; // sources not ready: adopting, not killing
     const desired = this.podManager.getPods();
     const desiredUids = new Set(desired.map((p) => p.metadata!.uid!));
     const workers = this.podWorkers.syncKnownPods(desired);
@@ -344,12 +359,6 @@ export class Kubelet implements PodSyncer, SyncHandler {
       }
     }
     await this.cleanupOrphanedPodDirs(desiredUids, workers);
-    const now = this.clock.now();
-    if (now - this.lastGC >= (this.deps.gcPeriodMs ?? 60_000)) {
-      this.lastGC = now;
-      const active = new Set([...desiredUids, ...[...workers].filter(([, s]) => s === 'syncing' || s === 'terminating').map(([uid]) => uid)]);
-      await this.deps.runtime.garbageCollect(active);
-    }
   }
 
   private isRejected(pod: Pod): boolean {

@@ -15,14 +15,14 @@
  *    nor have a sandbox left.
  *
  * Only objects with our labels are considered. Running containers and ready sandboxes are never
- * touched: stopping them is killPod's job (the kubelet kills orphans first). Every failure is
- * logged and the collection goes on.
+ * touched: stopping them is killPod's job (the kubelet kills orphans first). A failed step does
+ * not stop the others; see garbageCollect.
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodContainerManager } from '../cm/types.js';
 import type { Container as CriContainer, PodSandbox, RuntimeService } from '../cri/types.js';
-import { errorMessage } from '../errors.js';
+import { CriError, errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
 import { getContainerInfoFromLabels, getPodSandboxInfoFromLabels } from './labels.js';
 import { killContainer } from './kill.js';
@@ -59,6 +59,9 @@ export interface GcDeps {
   mounter?: Mounter | undefined;
 }
 
+/** The pods whose content is kept; only `has` is asked (the kubelet answers per pod, as upstream's podStateProvider). */
+type ActivePods = Pick<ReadonlySet<string>, 'has'>;
+
 interface GcInfo {
   id: string;
   name: string;
@@ -70,7 +73,17 @@ function byCreatedDesc<T extends { createdAt: bigint }>(a: T, b: T): number {
   return a.createdAt > b.createdAt ? -1 : a.createdAt < b.createdAt ? 1 : 0;
 }
 
-export async function garbageCollect(deps: GcDeps, active: ReadonlySet<string>): Promise<void> {
+/**
+ * One collection (upstream containerGC.GarbageCollect): every step runs even when one before it
+ * failed; the failures come back as one error naming each step, for the caller's loop to log
+ * and record (ContainerGCFailed). Failures to remove one object are logged where they happen and
+ * do not fail the collection, as upstream.
+ *
+ * `active` is only asked `has(uid)`: a pod it holds keeps its newest dead instances, its newest
+ * sandbox, its logs, volumes and cgroup; the content of any other pod goes.
+ */
+export async function garbageCollect(deps: GcDeps, active: ActivePods): Promise<void> {
+  const failures: { what: string; err: unknown }[] = [];
   for (const [what, step] of [
     ['containers', evictContainers],
     ['sandboxes', evictSandboxes],
@@ -79,9 +92,22 @@ export async function garbageCollect(deps: GcDeps, active: ReadonlySet<string>):
     try {
       await step(deps, active);
     } catch (err) {
-      log('kuberuntime').error({ err: errorMessage(err) }, `garbage collection of ${what} failed`);
+      failures.push({ what, err });
     }
   }
+  if (failures.length > 0) throw gcFailure(failures);
+}
+
+/**
+ * upstream's aggregate error. A step fails, as a rule, because a CRI list failed: then it is a
+ * CRI failure (KTS_ERR_CRI) whose cause holds the runtime's own errors; other failures (the
+ * cgroup tree) are passed on as the operating system reported them.
+ */
+function gcFailure(failures: { what: string; err: unknown }[]): Error {
+  const message = failures.map((f) => `garbage collection of ${f.what} failed: ${errorMessage(f.err)}`).join('; ');
+  const causes = failures.map((f) => f.err);
+  if (!causes.some((e) => e instanceof CriError)) return new AggregateError(causes, message);
+  return new KubeletError('KTS_ERR_CRI', message, { cause: causes.length === 1 ? causes[0] : new AggregateError(causes) });
 }
 
 /** upstream evictableContainers: dead containers of ours older than minAge, by (pod UID, name), newest first. */
@@ -119,7 +145,7 @@ async function removeOldest(deps: GcDeps, list: GcInfo[], count: number): Promis
   });
 }
 
-async function evictContainers(deps: GcDeps, active: ReadonlySet<string>): Promise<void> {
+async function evictContainers(deps: GcDeps, active: ActivePods): Promise<void> {
   const policy = deps.policy ?? DEFAULT_GC_POLICY;
   const units = evictUnits(await deps.runtime.listContainers(), deps.now(), policy.minAgeMs);
   let removed = 0;
@@ -153,7 +179,7 @@ async function evictContainers(deps: GcDeps, active: ReadonlySet<string>): Promi
   if (removed > 0) log('kuberuntime').info({ count: removed }, 'removed dead containers');
 }
 
-async function evictSandboxes(deps: GcDeps, active: ReadonlySet<string>): Promise<void> {
+async function evictSandboxes(deps: GcDeps, active: ActivePods): Promise<void> {
   const [containers, sandboxes] = await Promise.all([deps.runtime.listContainers(), deps.runtime.listPodSandbox()]);
   const withContainers = new Set(containers.map((c) => c.podSandboxId));
   const byPod = new Map<string, PodSandbox[]>();
@@ -184,7 +210,7 @@ function uidOfLogDir(dir: string): string | undefined {
 }
 
 /** Log directories, volumes and pod cgroups of pods that are neither active nor have a sandbox or container left. */
-async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ReadonlySet<string>): Promise<void> {
+async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ActivePods): Promise<void> {
   const [sandboxes, containers] = await Promise.all([deps.runtime.listPodSandbox(), deps.runtime.listContainers()]);
   const present = new Set<string>();
   for (const s of sandboxes) {

@@ -1,12 +1,12 @@
 /**
- * Image garbage collection (upstream pkg/kubelet/images/image_gc_manager.go; seed 000's
- * StartGarbageCollection): every 5 minutes, when the image filesystem's usage reaches
- * imageGCHighThresholdPercent, remove unused images, least recently used first, until usage is
- * back at imageGCLowThresholdPercent. Never an image a container (in any state) uses, a pinned
- * image (CRI `pinned`, or the sandbox image named by --pod-infra-container-image), or an image
- * first seen less than imageMinimumGCAge ago. A high threshold of 100 disables it. As upstream, a
- * pass that cannot free enough records FreeDiskSpaceFailed on the Node, and the periodic loop
- * records ImageGCFailed when passes fail twice in a row.
+ * Image garbage collection (upstream pkg/kubelet/images/image_gc_manager.go): when the image
+ * filesystem's usage reaches imageGCHighThresholdPercent, remove unused images, least recently
+ * used first, until usage is back at imageGCLowThresholdPercent. Never an image a container (in
+ * any state) uses, a pinned image (CRI `pinned`, or the sandbox image named by
+ * --pod-infra-container-image), or an image first seen less than imageMinimumGCAge ago. A high
+ * threshold of 100 disables it. As upstream, a pass that cannot free enough records
+ * FreeDiskSpaceFailed on the Node. The periodic loop (every 5 minutes, ImageGCFailed on repeated
+ * failures) is upstream's StartGarbageCollection: src/kubelet/gc-loops.ts.
  *
  * "Last used" is what upstream's imageRecords keep: each detection pass stamps the images the
  * containers use with the time of the pass; an image never seen in use keeps its first-detected
@@ -44,7 +44,7 @@ export interface ImageGCOptions {
   clock?: Clock;
 }
 
-/** Upstream's GC period (ImageGCPeriod). */
+/** Upstream's GC period (ImageGCPeriod), used by the loop in src/kubelet/gc-loops.ts. */
 export const ImageGCPeriodMs = 5 * 60 * 1000;
 export const ImageGCFailedReason = 'ImageGCFailed';
 export const FreeDiskSpaceFailedReason = 'FreeDiskSpaceFailed';
@@ -79,9 +79,6 @@ function uses(c: Container, img: Image): boolean {
 export class ImageGCManager {
   private readonly records = new Map<string, ImageRecord>();
   private readonly clock: Clock;
-  private timer: { cancel(): void } | undefined;
-  private stopped = false;
-  private prevFailed = false;
 
   constructor(private readonly opts: ImageGCOptions) {
     this.clock = opts.clock ?? realClock;
@@ -89,29 +86,6 @@ export class ImageGCManager {
 
   get enabled(): boolean {
     return this.opts.policy.highThresholdPercent < 100;
-  }
-
-  /** Runs garbageCollect every `periodMs` (5 min), the first one after one period. */
-  start(periodMs = ImageGCPeriodMs): void {
-    if (!this.enabled) {
-      log('imagegc').info('Image garbage collection disabled (imageGCHighThresholdPercent is 100)');
-      return;
-    }
-    const loop = () => {
-      this.timer = this.clock.setTimeout(() => {
-        void this.tick().finally(() => {
-          if (!this.stopped) loop();
-        });
-      }, periodMs);
-    };
-    // Detect once at start so that "first detected" ages from the agent's start.
-    void this.detectImages(this.clock.now()).catch((err: unknown) => log('imagegc').debug({ err: errorMessage(err) }, 'image detection failed'));
-    loop();
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.timer?.cancel();
   }
 
   /** Updates the records; returns the current images and the ids in use. */
@@ -130,29 +104,6 @@ export class ImageGCManager {
     const present = new Set(images.map((i) => i.id));
     for (const id of [...this.records.keys()]) if (!present.has(id)) this.records.delete(id);
     return { images, inUse };
-  }
-
-  /**
-   * One tick of the periodic loop (upstream StartGarbageCollection): a failure is logged; the
-   * second failure in a row (the first may only mean stats were not ready) also records
-   * ImageGCFailed on the Node.
-   */
-  async tick(): Promise<void> {
-    try {
-      // Records are refreshed every period, as upstream's detectImages loop, not only under pressure.
-      await this.detectImages(this.clock.now());
-      await this.garbageCollect();
-      this.prevFailed = false;
-    } catch (err) {
-      const message = errorMessage(err);
-      if (this.prevFailed) {
-        log('imagegc').error({ err: message }, 'Image garbage collection failed multiple times in a row');
-        this.event(ImageGCFailedReason, message);
-      } else {
-        log('imagegc').warn({ err: message }, 'Image garbage collection failed once');
-      }
-      this.prevFailed = true;
-    }
   }
 
   /** One pass: measure, and free down to the low threshold when at or above the high one. */

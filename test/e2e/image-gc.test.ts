@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { connectRuntime } from '../../src/cri/index.js';
 import type { ContainerConfig, PodSandboxConfig } from '../../src/cri/types.js';
 import type { EventRecorder } from '../../src/events/types.js';
-import { createImageGCManager } from '../../src/kuberuntime/index.js';
+import { createImageGCManager, ImageGCPeriodMs } from '../../src/kuberuntime/index.js';
+import { createGarbageCollection } from '../../src/kubelet/gc-loops.js';
+import { ManualClock } from '../fakes/manual-clock.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES, uniqueName } from '../support/containerd.js';
 import { importImage, makeVariantImage } from '../support/variant-images.js';
 
@@ -89,9 +91,19 @@ test('image GC removes unused images least recently used first, never in-use, pi
   assert.ok(await images.imageStatus(TEST_IMAGES.busybox), 'pinned busybox kept');
   assert.ok(await images.imageStatus(TEST_IMAGES.pause), 'pinned pause kept');
   assert.ok(events.some((e) => /^Node\/e2e-node Warning FreeDiskSpaceFailed: Failed to garbage collect/.test(e)), events.join('\n'));
-  // The periodic loop: ImageGCFailed only when passes fail twice in a row.
-  await gcB.tick();
+  // The periodic loop (upstream StartGarbageCollection): ImageGCFailed only when passes fail twice in a row.
+  const loopClock = new ManualClock();
+  const loops = createGarbageCollection({
+    runtime: { garbageCollect: async () => undefined }, pods: { allSourcesReady: () => false, shouldPodContentBeRemoved: () => false },
+    imageGC: gcB, recorder, node: base.node, clock: loopClock,
+  });
+  loops.start();
+  // Two timers: the container loop's (a no-op here) and, once its first pass has ended, the image loop's.
+  await loopClock.waitForTimers(2, 60_000);
+  assert.equal(events.filter((e) => / FreeDiskSpaceFailed: /.test(e)).length, 2, 'the first pass ran at once');
   assert.ok(!events.some((e) => / ImageGCFailed: /.test(e)), 'not on the first failure of the loop');
-  await gcB.tick();
+  await loopClock.advance(ImageGCPeriodMs);
+  await loopClock.waitForTimers(2, 60_000); // the second pass, 5 minutes later
   assert.ok(events.some((e) => /^Node\/e2e-node Warning ImageGCFailed: Failed to garbage collect/.test(e)), events.join('\n'));
+  await loops.stop();
 });

@@ -112,6 +112,25 @@ test('housekeeping kills orphans only once every source has been seen', async ()
   await stop();
 });
 
+test('container GC is not housekeeping: the Kubelet only answers the GC loop (sources ready; content of a pod gone and stopped)', async () => {
+  const { runtime, kubelet, updates, stop } = setup();
+  let collections = 0;
+  runtime.garbageCollect = async () => { collections++; };
+  assert.equal(kubelet.allSourcesReady(), false);
+  assert.equal(kubelet.shouldPodContentBeRemoved('a'), true, 'a pod nobody knows');
+  updates.push({ op: 'ADD', pods: [pod('a')], source: 'file' });
+  await until('synced', () => runtime.synced.includes('a'));
+  assert.equal(kubelet.allSourcesReady(), true);
+  runtime.setContainer('a', 'c1', 'running', 'a');
+  assert.equal(kubelet.shouldPodContentBeRemoved('a'), false, 'desired');
+  updates.push({ op: 'REMOVE', pods: [pod('a')], source: 'file' });
+  await until('killed', () => runtime.killed.some((k) => k.uid === 'a'));
+  await until('stopped', () => kubelet.shouldPodContentBeRemoved('a'));
+  await new Promise((r) => setTimeout(r, 100)); // several housekeeping ticks (30 ms)
+  assert.equal(collections, 0, 'housekeeping never collects');
+  await stop();
+});
+
 test('admission rejects pods beyond maxPods with OutOfpods; the rejected pod never starts', async () => {
   const { runtime, updates, statusManager, stop } = setup({ maxPods: 1 });
   updates.push({ op: 'ADD', pods: [pod('x'), pod('y')], source: 'file' });

@@ -10,12 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
-import { CriError } from '../../src/errors.js';
+import { CriError, KubeletError } from '../../src/errors.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import { createRecorder, type Recorder } from '../../src/events/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
-import { captureLogs, LEVEL } from '../support/logs.js';
 import { FakeClock, container, makePod } from './helpers.js';
 
 let dir: string;
@@ -372,15 +371,22 @@ describe('garbageCollect', () => {
     assert.equal(fake.sandboxes.size, 1);
   });
 
-  it('errors are logged, not thrown: each step that fails logs one error line and the next step still runs', async () => {
-    fake.alwaysFail.set('listContainers', new CriError('KTS_ERR_CRI_UNAVAILABLE', 'ListContainers', 'down'));
-    const records = await captureLogs(() => rt.garbageCollect(new Set()));
-    const failed = records.filter((r) => r.level === LEVEL.error && r.component === 'kuberuntime');
-    assert.deepEqual(failed.map((r) => [r.msg, r.err]), [
-      ['garbage collection of containers failed', 'CRI ListContainers: down'],
-      ['garbage collection of sandboxes failed', 'CRI ListContainers: down'],
-      ['garbage collection of pod directories and cgroups failed', 'CRI ListContainers: down'],
-    ]);
+  it('a failed step does not stop the others: one CRI error names every failed step, the runtime\'s errors its cause (upstream aggregate)', async () => {
+    const down = new CriError('KTS_ERR_CRI_UNAVAILABLE', 'ListContainers', 'down');
+    fake.alwaysFail.set('listContainers', down);
+    const calls = () => fake.calls.filter((c) => c === 'listContainers' || c === 'listPodSandbox').length;
+    const before = calls();
+    const err = await rt.garbageCollect(new Set()).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof KubeletError, String(err));
+    assert.equal(err.code, 'KTS_ERR_CRI');
+    assert.ok(err.cause instanceof AggregateError);
+    assert.deepEqual(err.cause.errors, [down, down, down]);
+    assert.equal(err.message, [
+      'garbage collection of containers failed: CRI ListContainers: down',
+      'garbage collection of sandboxes failed: CRI ListContainers: down',
+      'garbage collection of pod directories and cgroups failed: CRI ListContainers: down',
+    ].join('; '));
+    assert.ok(calls() - before >= 3, 'each step asked the runtime');
   });
 
   it('leaves foreign log directories alone', async () => {
