@@ -2,6 +2,7 @@
  * Fakes shared by the pod worker tests: pods, a recording PodSyncer whose calls can be held open,
  * and a pod workers instance on a cache that never makes a sync wait for a relist.
  */
+import { after } from 'node:test';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
 import type { PodRuntimeStatus, RunningPod } from '../../src/kuberuntime/types.js';
 import { createPodWorkers, type PodStatusFunc, type PodSyncer, type PodWorkers, type SyncContext, type UpdateType } from '../../src/podworkers/index.js';
@@ -119,9 +120,16 @@ export function setup(opts: { cache?: PodStatusCache; fresh?: boolean } = {}) {
   const syncer = new RecordingSyncer();
   // A fresh cache time so getNewerThan never blocks in these tests.
   const tick = opts.fresh === false ? undefined : setInterval(() => cache.updateTime(Date.now()), 2);
+  if (tick) relisters.add(tick);
   const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000, backOffMs: 20, terminationRetryMs: 20 });
-  return { syncer, workers, cache, done: () => clearInterval(tick) };
+  return { syncer, workers, cache, done: () => { clearInterval(tick); relisters.delete(tick!); } };
 }
+
+/** The cache tickers still running: a test that failed before done() must not keep its file's process alive. */
+const relisters = new Set<ReturnType<typeof setInterval>>();
+after(() => {
+  for (const t of relisters) clearInterval(t);
+});
 
 export const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 
