@@ -113,6 +113,16 @@ const updatePodCases: UpdatePodCase[] = [
     knownTerminated: true,
   },
   {
+    // upstream: allowPodStart refuses a static pod whose termination was requested before it
+    // started (cleanupUnstartedPod): not even the cleanup runs
+    name: 'a static pod that is terminal and has never started finishes without cleanup if the runtime has a cached terminal state',
+    update: { updateType: 'create', pod: pod('1', 30, { name: 'done-pod', namespace: 'ns', phase: 'Succeeded', static: true }) },
+    cached: true,
+    before: { terminationRequested: true, knownTerminated: true, couldHaveRunning: false },
+    calls: [],
+    knownTerminated: true,
+  },
+  {
     name: 'an orphaned running pod we have not seen is marked terminating and advances to finished and then is removed',
     update: { updateType: 'kill', runningPod: runtimePod('1') },
     before: { terminationRequested: true, knownTerminated: false },
@@ -599,6 +609,21 @@ test('TestStaticPodExclusion: one static pod per full name at a time, in arrival
   assert.equal(synced('9-static'), 0);
   assert.deepEqual(syncer.of('9-static'), []);
   assert.ok(workers.isPodKnownTerminated('1-normal'));
+});
+
+// upstream pkg/kubelet/pod_workers.go podSyncStatus.observedRuntime: once the runtime shows the pod,
+// it is driven through the kill even if it never started here
+test('TestStaticPodExclusion (observed runtime): a waiting static pod named by a runtime kill is still killed and cleaned up', async () => {
+  const { workers, syncer, done } = setup();
+  workers.updatePod({ updateType: 'create', pod: staticPod('a') });
+  workers.updatePod({ updateType: 'create', pod: staticPod('b') });
+  await settle(workers);
+  assert.deepEqual(syncer.of('b'), [], 'b waits for a');
+  workers.updatePod({ updateType: 'kill', runningPod: { ...runtimePod('b'), name: 'foo', namespace: 'default' } });
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.of('b'), ['terminating:b:2', 'terminated:b'], 'the spec is used for the kill');
+  assert.equal(workers.isPodKnownTerminated('b'), true);
 });
 
 // ---- Test_calculateEffectiveGracePeriod ---------------------------------------------------------
