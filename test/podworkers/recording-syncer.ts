@@ -133,6 +133,15 @@ after(() => {
 
 export const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 
+/** Resolves once `cond` holds (polled); rejects after a generous bound. */
+export async function until(cond: () => boolean, what = 'condition', boundMs = 5000): Promise<void> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > boundMs) throw new Error(`timed out waiting for ${what}`);
+    await tick(2);
+  }
+}
+
 /** Every worker idle, including work kicked off by the last one to end. */
 export async function settle(workers: PodWorkers) {
   await workers.idle();

@@ -10,7 +10,7 @@ import type { Pod } from '../../src/api/types.js';
 import type { RunningPod } from '../../src/kuberuntime/types.js';
 import { createPodWorkers, effectiveGracePeriod, killPodNow, type PodWorkers, type UpdatePodOptions } from '../../src/podworkers/index.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
-import { RecordingSyncer, gate, pod, settle, setup, stoppedStatus, tick } from './recording-syncer.js';
+import { RecordingSyncer, gate, pod, settle, setup, stoppedStatus, until } from './recording-syncer.js';
 
 type Harness = ReturnType<typeof setup>;
 
@@ -61,7 +61,7 @@ const updatePodCases: UpdatePodCase[] = [
       const held = gate();
       syncer.killGates.push(held.promise);
       workers.updatePod({ updateType: 'kill', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns' }) });
-      await tick();
+      await until(() => syncer.of('1').includes('terminating:1:30'), 'the kill to start');
       return held.open;
     },
     before: { terminationRequested: true, knownTerminated: false },
@@ -164,7 +164,7 @@ test('TestUpdatePod (ours): the restarted incarnation runs the newest spec sent 
   const held = gate();
   syncer.killGates.push(held.promise);
   workers.updatePod({ updateType: 'kill', pod: pod('1') });
-  await tick();
+  await until(() => syncer.of('1').includes('terminating:1:30'), 'the kill to start');
   workers.updatePod({ updateType: 'create', pod: pod('1', 30, { labels: { v: '2' } }) });
   workers.updatePod({ updateType: 'update', pod: pod('1', 30, { labels: { v: '3' } }) });
   held.open();
@@ -215,7 +215,7 @@ test('TestUpdatePodForTerminatedRuntimePod: a runtime-only kill of a pod termina
   const cleanup = gate();
   syncer.terminatedGates.push(cleanup.promise);
   workers.updatePod({ updateType: 'kill', pod: pod('1', 1) });
-  await tick();
+  await until(() => syncer.of('1').includes('terminated:1'), 'the cleanup to start');
   assert.equal(workers.isPodKnownTerminated('1'), true, 'terminated, cleanup held open');
   workers.updatePod({ updateType: 'kill', runningPod: runtimePod('1', '1') });
   // A runtime-only create must not be taken for a restart request either.
@@ -257,7 +257,7 @@ test('TestUpdatePodDoesNotForgetSyncPodKill (held sync): a kill during a running
   const held = gate();
   syncer.syncGate = held.promise;
   workers.updatePod({ updateType: 'create', pod: pod('1') });
-  await tick();
+  await until(() => syncer.calls.length === 1, 'the sync to start');
   workers.updatePod({ updateType: 'kill', pod: pod('1') });
   workers.updatePod({ updateType: 'update', pod: pod('1') });
   workers.updatePod({ updateType: 'sync', pod: pod('1') });
@@ -306,10 +306,10 @@ test('sequencing: syncing → terminating → terminated → finished, as the qu
   await settle(workers);
   look('syncing');
   workers.updatePod({ updateType: 'kill', pod: p });
-  await tick();
+  await until(() => syncer.of('1').includes('terminating:1:5'), 'the kill to start');
   look('terminating');
   kill.open();
-  await tick();
+  await until(() => syncer.of('1').includes('terminated:1'), 'the cleanup to start');
   look('terminated');
   cleanup.open();
   await settle(workers);
@@ -432,7 +432,7 @@ const removeCases: RemoveCase[] = [
       const held = gate();
       syncer.killGates.push(held.promise);
       workers.updatePod({ updateType: 'kill', pod: target() });
-      await tick();
+      await until(() => syncer.of('pod-uid').includes('terminating:pod-uid:2'), 'the kill to start');
       setTimeout(held.open, 30);
     },
     orphan: true, removed: false,
@@ -446,7 +446,7 @@ const removeCases: RemoveCase[] = [
       const held = gate();
       syncer.terminatedGates.push(held.promise);
       workers.updatePod({ updateType: 'kill', pod: target() });
-      await tick();
+      await until(() => syncer.of('pod-uid').includes('terminated:pod-uid'), 'the cleanup to start');
       setTimeout(held.open, 30);
     },
     orphan: true, removed: false,
