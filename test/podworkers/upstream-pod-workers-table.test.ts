@@ -43,11 +43,20 @@ interface UpdatePodCase {
   ours?: string;
 }
 
+/** upstream newNamedPod("1", "ns", "running-pod", false) */
+const namedPod = () => pod('1', 30, { name: 'running-pod', namespace: 'ns' });
+
+/** The running pod created and synced. */
+async function createRunningPod({ workers }: Harness): Promise<void> {
+  workers.updatePod({ updateType: 'create', pod: namedPod() });
+  await settle(workers);
+}
+
 // upstream pkg/kubelet/pod_workers_test.go TestUpdatePod
 const updatePodCases: UpdatePodCase[] = [
   {
     name: 'a new pod is recorded and started',
-    update: { updateType: 'create', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns' }) },
+    update: { updateType: 'create', pod: namedPod() },
     before: { terminationRequested: false, knownTerminated: false, couldHaveRunning: true },
     calls: ['sync:create:1'],
     knownTerminated: false,
@@ -55,12 +64,12 @@ const updatePodCases: UpdatePodCase[] = [
   {
     name: 'a new pod is recorded and started unless it is a duplicate of an existing terminating pod UID',
     update: { updateType: 'create', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns', labels: { updated: 'value' } }) },
-    prepare: async ({ workers, syncer }) => {
-      workers.updatePod({ updateType: 'create', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns' }) });
-      await settle(workers);
+    prepare: async (h) => {
+      await createRunningPod(h);
+      const { workers, syncer } = h;
       const held = gate();
       syncer.killGates.push(held.promise);
-      workers.updatePod({ updateType: 'kill', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns' }) });
+      workers.updatePod({ updateType: 'kill', pod: namedPod() });
       await until(() => syncer.of('1').includes('terminating:1:30'), 'the kill to start');
       return held.open;
     },
@@ -71,28 +80,22 @@ const updatePodCases: UpdatePodCase[] = [
   },
   {
     name: 'a new pod is recorded and started and running pod is ignored',
-    update: { updateType: 'create', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns' }), runningPod: runtimePod('1') },
+    update: { updateType: 'create', pod: namedPod(), runningPod: runtimePod('1') },
     calls: ['sync:create:1'],
     knownTerminated: false,
   },
   {
     name: 'a running pod is terminated when an update contains a deletionTimestamp',
     update: { updateType: 'update', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns', deletionGrace: 15 }) },
-    prepare: async ({ workers }) => {
-      workers.updatePod({ updateType: 'create', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns' }) });
-      await settle(workers);
-    },
+    prepare: createRunningPod,
     before: { terminationRequested: true },
     calls: ['sync:create:1', 'terminating:1:15', 'terminated:1'],
     knownTerminated: true,
   },
   {
     name: 'a running pod is terminated when an eviction is requested',
-    update: { updateType: 'kill', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns' }), killPodOptions: { evict: true } },
-    prepare: async ({ workers }) => {
-      workers.updatePod({ updateType: 'create', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns' }) });
-      await settle(workers);
-    },
+    update: { updateType: 'kill', pod: namedPod(), killPodOptions: { evict: true } },
+    prepare: createRunningPod,
     before: { terminationRequested: true },
     calls: ['sync:create:1', 'terminating:1:30', 'terminated:1'],
     knownTerminated: true,
@@ -380,78 +383,50 @@ interface RemoveCase {
 const target = () => pod('pod-uid', 2, { name: 'fake', static: true });
 const blocker = () => pod('other-uid', 2, { name: 'fake', static: true });
 
+/** The target synced and running. */
+async function started({ workers }: Pick<Harness, 'workers'>): Promise<void> {
+  workers.updatePod({ updateType: 'create', pod: target() });
+  await settle(workers);
+}
+
+/** The target waits for its turn behind a started static pod with the same full name. */
+async function waitingBehindBlocker({ workers }: Harness): Promise<void> {
+  workers.updatePod({ updateType: 'create', pod: blocker() });
+  await settle(workers);
+  await started({ workers });
+}
+
+/** The target killed, with one of its syncer calls held open past the housekeeping pass. */
+function killedHolding(gates: 'killGates' | 'terminatedGates', reached: string) {
+  return async (h: Harness): Promise<void> => {
+    await started(h);
+    const held = gate();
+    h.syncer[gates].push(held.promise);
+    h.workers.updatePod({ updateType: 'kill', pod: target() });
+    await until(() => h.syncer.of('pod-uid').includes(reached), reached);
+    setTimeout(held.open, 30);
+  };
+}
+
+const ranToEnd = ['sync:create:pod-uid', 'terminating:pod-uid:2', 'terminated:pod-uid'];
+
 // upstream pkg/kubelet/pod_workers_test.go Test_removeTerminatedWorker
 const removeCases: RemoveCase[] = [
   {
     desc: 'finished worker',
-    prepare: async ({ workers }) => {
-      workers.updatePod({ updateType: 'create', pod: target() });
-      await settle(workers);
-      workers.updatePod({ updateType: 'kill', pod: target() });
-      await settle(workers);
+    prepare: async (h) => {
+      await started(h);
+      h.workers.updatePod({ updateType: 'kill', pod: target() });
+      await settle(h.workers);
     },
-    orphan: true, removed: true,
-    calls: ['sync:create:pod-uid', 'terminating:pod-uid:2', 'terminated:pod-uid'],
+    orphan: true, removed: true, calls: ranToEnd,
   },
-  {
-    desc: 'waiting to start worker because of another started pod with the same fullname',
-    prepare: async ({ workers }) => {
-      workers.updatePod({ updateType: 'create', pod: blocker() });
-      await settle(workers);
-      workers.updatePod({ updateType: 'create', pod: target() });
-      await settle(workers);
-    },
-    orphan: false, removed: false,
-    calls: [],
-  },
-  {
-    desc: 'orphaned not started worker',
-    prepare: async ({ workers }) => {
-      workers.updatePod({ updateType: 'create', pod: blocker() });
-      await settle(workers);
-      workers.updatePod({ updateType: 'create', pod: target() });
-      await settle(workers);
-    },
-    orphan: true, removed: true,
-    calls: [],
-  },
-  {
-    desc: 'orphaned started worker',
-    prepare: async ({ workers }) => {
-      workers.updatePod({ updateType: 'create', pod: target() });
-      await settle(workers);
-    },
-    orphan: true, removed: false,
-    calls: ['sync:create:pod-uid', 'terminating:pod-uid:2', 'terminated:pod-uid'],
-  },
-  {
-    desc: 'orphaned terminating worker',
-    prepare: async ({ workers, syncer }) => {
-      workers.updatePod({ updateType: 'create', pod: target() });
-      await settle(workers);
-      const held = gate();
-      syncer.killGates.push(held.promise);
-      workers.updatePod({ updateType: 'kill', pod: target() });
-      await until(() => syncer.of('pod-uid').includes('terminating:pod-uid:2'), 'the kill to start');
-      setTimeout(held.open, 30);
-    },
-    orphan: true, removed: false,
-    calls: ['sync:create:pod-uid', 'terminating:pod-uid:2', 'terminated:pod-uid'],
-  },
-  {
-    desc: 'orphaned terminated worker',
-    prepare: async ({ workers, syncer }) => {
-      workers.updatePod({ updateType: 'create', pod: target() });
-      await settle(workers);
-      const held = gate();
-      syncer.terminatedGates.push(held.promise);
-      workers.updatePod({ updateType: 'kill', pod: target() });
-      await until(() => syncer.of('pod-uid').includes('terminated:pod-uid'), 'the cleanup to start');
-      setTimeout(held.open, 30);
-    },
-    orphan: true, removed: false,
-    calls: ['sync:create:pod-uid', 'terminating:pod-uid:2', 'terminated:pod-uid'],
-  },
+  { desc: 'waiting to start worker because of another started pod with the same fullname', prepare: waitingBehindBlocker, orphan: false, removed: false, calls: [] },
+  { desc: 'orphaned not started worker', prepare: waitingBehindBlocker, orphan: true, removed: true, calls: [] },
+  // Kept, and terminated by the pod workers themselves: nobody else will tell them.
+  { desc: 'orphaned started worker', prepare: started, orphan: true, removed: false, calls: ranToEnd },
+  { desc: 'orphaned terminating worker', prepare: killedHolding('killGates', 'terminating:pod-uid:2'), orphan: true, removed: false, calls: ranToEnd },
+  { desc: 'orphaned terminated worker', prepare: killedHolding('terminatedGates', 'terminated:pod-uid'), orphan: true, removed: false, calls: ranToEnd },
 ];
 
 for (const tc of removeCases) {
