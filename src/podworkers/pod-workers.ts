@@ -53,6 +53,8 @@ interface Worker {
   started: boolean;
   /** A runtime-only kill named this UID: its containers exist, the kill must run (upstream observedRuntime). */
   observedRuntime: boolean;
+  /** syncKnownPods found it no longer desired: as good as deleted, its content may go (upstream). */
+  undesired: boolean;
   /** When the last sync ended: the next one needs a runtime status observed after it. */
   lastSyncTime: number;
   retryTimer: { cancel(): void } | undefined;
@@ -101,8 +103,6 @@ class PodWorkersImpl implements PodWorkers {
   /** upstream startedStaticPodsByFullname / waitingToStartStaticPodsByFullname. */
   private readonly startedStatic = new Map<string, string>();
   private readonly waitingStatic = new Map<string, string[]>();
-  /** syncKnownPods ran once: every desired pod has been handed to us (upstream podsSynced). */
-  private podsSynced = false;
 
   constructor(private readonly opts: PodWorkersOptions) {
     this.clock = opts.clock ?? realClock;
@@ -183,7 +183,7 @@ class PodWorkersImpl implements PodWorkers {
       uid, fullname: fullName(u.pod, u.runningPod), state, pod: u.pod, runningPod: u.pod ? undefined : u.runningPod,
       static: isStaticPod(u.pod), cause: state === 'terminated' ? 'terminal-phase' : undefined, gracePeriod: undefined,
       statusFns: [], onTerminated: [], restartRequested: false, restartPod: undefined, pending: undefined, working: false,
-      inflight: undefined, started: false, observedRuntime: false, lastSyncTime: 0, retryTimer: undefined,
+      inflight: undefined, started: false, observedRuntime: false, undesired: false, lastSyncTime: 0, retryTimer: undefined,
     };
     this.workers.set(uid, w);
     if (w.static) this.waitingStatic.set(w.fullname, [...(this.waitingStatic.get(w.fullname) ?? []), uid]);
@@ -478,7 +478,9 @@ class PodWorkersImpl implements PodWorkers {
   shouldPodContentBeRemoved(uid: string): boolean {
     const w = this.workers.get(uid);
     if (!w) return this.podsSynced;
-    return w.cause === 'evicted' || (w.cause === 'deleted' && (w.state === 'terminated' || w.state === 'finished'));
+    // upstream counts every pod no longer desired, runtime-only ones included, as deleted.
+    const deleted = w.cause === 'deleted' || w.cause === 'orphaned' || w.undesired;
+    return w.cause === 'evicted' || (deleted && (w.state === 'terminated' || w.state === 'finished'));
   }
 
   syncKnownPods(desired: readonly Pod[]): Map<string, PodWorkerState> {
@@ -496,6 +498,7 @@ class PodWorkersImpl implements PodWorkers {
         this.forget(w);
         continue;
       }
+      if (orphan) w.undesired = true;
       if (orphan && w.state === 'syncing' && w.pod) {
         // No longer desired and nobody told us: terminate it (upstream removeTerminatedWorker).
         this.updatePod({ updateType: 'kill', pod: w.pod, killPodOptions: { reason: 'no longer desired' } });

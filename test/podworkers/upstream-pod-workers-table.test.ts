@@ -350,14 +350,19 @@ test('TestSyncKnownPods: killed pods are forgotten once finished and gone; desir
   assert.deepEqual(queries(workers, '0'), { terminationRequested: true, knownTerminated: true, couldHaveRunning: false }, 'deleted and terminated');
   assert.deepEqual(queries(workers, '1'), { terminationRequested: true, knownTerminated: true, couldHaveRunning: false }, 'terminated');
   assert.deepEqual(queries(workers, '2'), { terminationRequested: false, knownTerminated: false, couldHaveRunning: true }, 'running');
+  assert.equal(workers.shouldPodContentBeRemoved('0'), true, 'deleted and terminated');
+  assert.equal(workers.shouldPodContentBeRemoved('1'), false, 'terminated but not deleted');
+  assert.equal(workers.shouldPodContentBeRemoved('2'), false, 'not terminated');
   // Before the first syncKnownPods, an unknown UID may still be running (its update is on its way).
   assert.equal(workers.couldHaveRunningContainers('abc'), true, 'does not exist but not yet synced');
   assert.equal(workers.isPodTerminationRequested('abc'), false);
+  assert.equal(workers.shouldPodContentBeRemoved('abc'), false, 'does not exist but not yet synced');
 
   const known = workers.syncKnownPods(desired);
   assert.deepEqual([...known].sort(), [['14', 'syncing'], ['2', 'syncing']]);
   assert.equal(workers.isPodTerminationRequested('2'), false);
   assert.equal(workers.couldHaveRunningContainers('abc'), false, 'does not exist and synced at least once');
+  assert.equal(workers.shouldPodContentBeRemoved('abc'), true, 'does not exist and synced at least once');
   assert.equal(workers.couldHaveRunningContainers('0'), false, 'forgotten: known not to run');
 
   // Workers not yet terminated stay, even when no longer desired: they are terminated first.
@@ -367,6 +372,63 @@ test('TestSyncKnownPods: killed pods are forgotten once finished and gone; desir
   assert.deepEqual([...workers.syncKnownPods([])], [], 'once those pods terminated, the workers are cleared');
   done();
 });
+
+// ---- ShouldPodContentBeRemoved ------------------------------------------------------------------
+
+interface ContentCase {
+  desc: string;
+  /** Brings pod '1' (synced and running) into the state under test. */
+  then: (h: Harness) => Promise<void>;
+  removable: boolean;
+}
+
+/** Pod '1' killed with the given options, its kill held open. */
+function killHeld(u: Partial<UpdatePodOptions>) {
+  return async ({ workers, syncer }: Harness) => {
+    syncer.killGates.push(new Promise(() => {}));
+    workers.updatePod({ updateType: 'kill', pod: pod('1'), ...u });
+    await until(() => syncer.of('1').some((c) => c.startsWith('terminating')), 'the kill to start');
+  };
+}
+
+// upstream pkg/kubelet/pod_workers.go ShouldPodContentBeRemoved (asserted by TestSyncKnownPods):
+// evicted at once; deleted once terminated; a pod no longer desired counts as deleted
+const contentCases: ContentCase[] = [
+  { desc: 'running', then: async () => {}, removable: false },
+  { desc: 'evicted, still terminating', then: killHeld({ killPodOptions: { evict: true } }), removable: true },
+  { desc: 'deleted, still terminating', then: killHeld({ updateType: 'update', pod: pod('1', 30, { deletionGrace: 5 }) }), removable: false },
+  {
+    desc: 'deleted and terminated',
+    then: async ({ workers }) => { workers.updatePod({ updateType: 'update', pod: pod('1', 30, { deletionGrace: 5 }) }); await settle(workers); },
+    removable: true,
+  },
+  {
+    desc: 'killed (removed from its source) and terminated',
+    then: async ({ workers }) => { workers.updatePod({ updateType: 'kill', pod: pod('1') }); await settle(workers); },
+    removable: false,
+  },
+  {
+    desc: 'no longer desired at housekeeping and terminated',
+    then: async ({ workers }) => { workers.syncKnownPods([]); await settle(workers); },
+    removable: true,
+  },
+  {
+    desc: 'killed as a runtime pod and terminated',
+    then: async ({ workers }) => { workers.updatePod({ updateType: 'kill', runningPod: runtimePod('1') }); await settle(workers); },
+    removable: true,
+  },
+];
+
+for (const tc of contentCases) {
+  test(`ShouldPodContentBeRemoved: ${tc.desc}`, async () => {
+    const h = setup();
+    h.workers.updatePod({ updateType: 'create', pod: pod('1') });
+    await settle(h.workers);
+    await tc.then(h);
+    h.done();
+    assert.equal(h.workers.shouldPodContentBeRemoved('1'), tc.removable);
+  });
+}
 
 // ---- Test_removeTerminatedWorker ------------------------------------------------------------------
 
