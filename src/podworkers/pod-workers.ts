@@ -470,9 +470,9 @@ class PodWorkersImpl implements PodWorkers {
 
   couldHaveRunningContainers(uid: string): boolean {
     const w = this.workers.get(uid);
-    // An unknown UID before the first syncKnownPods may be a pod whose update is on its way.
-    if (w === undefined) return !this.podsSynced;
-    return w.state === 'syncing' || w.state === 'terminating';
+    // An unknown UID: false even before the first syncKnownPods (upstream: true until then). The
+    // sync tick asks this to skip pods without a worker, such as rejected ones: they must not start.
+    return w !== undefined && (w.state === 'syncing' || w.state === 'terminating');
   }
 
   shouldPodContentBeRemoved(uid: string): boolean {

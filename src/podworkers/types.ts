@@ -79,8 +79,8 @@ export interface PodWorkers {
   /** Every container is known to be stopped (terminated or finished). */
   isPodKnownTerminated(uid: string): boolean;
   /**
-   * Containers may run (syncing or terminating). A UID no worker knows: true until syncKnownPods
-   * has run once (its update may be on its way), false after (upstream CouldHaveRunningContainers).
+   * Containers may run: the worker is syncing or terminating. False for a UID no worker knows,
+   * also before the first syncKnownPods (upstream CouldHaveRunningContainers says true then).
    */
   couldHaveRunningContainers(uid: string): boolean;
   /**
