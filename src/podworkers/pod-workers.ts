@@ -21,7 +21,7 @@ import { errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { WorkQueue } from './work-queue.js';
-import { HANDLERS, initialState, isAllowedEdge, type TerminationCause, type WorkDone, type WorkerView } from './states.js';
+import { HANDLERS, finishesWithoutWork, initialState, isAllowedEdge, type TerminationCause, type WorkDone, type WorkerView } from './states.js';
 import type { KillPodOptions, PodStatusFunc, PodSyncer, PodWorkerState, PodWorkers, UpdatePodOptions, UpdateType } from './types.js';
 
 /** Upstream's backOffPeriod after a failed sync. */
@@ -51,6 +51,10 @@ interface Worker {
   inflight: { state: PodWorkerState; abort: AbortController } | undefined;
   /** The pod was allowed to start (syncPod ran at least once). */
   started: boolean;
+  /** A runtime-only kill named this UID: its containers exist, the kill must run (upstream observedRuntime). */
+  observedRuntime: boolean;
+  /** syncKnownPods found it no longer desired: as good as deleted, its content may go (upstream). */
+  undesired: boolean;
   /** When the last sync ended: the next one needs a runtime status observed after it. */
   lastSyncTime: number;
   retryTimer: { cancel(): void } | undefined;
@@ -124,6 +128,7 @@ class PodWorkersImpl implements PodWorkers {
         return;
       }
     }
+    if (!update.pod && update.updateType === 'kill') w.observedRuntime = true;
     const view = this.view(w);
     const decision = HANDLERS[w.state].onUpdate(view, update);
     switch (decision.kind) {
@@ -146,6 +151,8 @@ class PodWorkersImpl implements PodWorkers {
     }
     if (update.pod) w.pod = update.pod;
     if (update.runningPod && !w.pod) w.runningPod = update.runningPod;
+    // The restart runs the newest spec sent after the create (upstream re-reads the pod manager).
+    if (w.restartRequested && update.pod && !decision.cancelsRestart) w.restartPod = update.pod;
     if (decision.cancelsRestart && w.restartRequested) {
       w.restartRequested = false;
       w.restartPod = undefined;
@@ -176,7 +183,7 @@ class PodWorkersImpl implements PodWorkers {
       uid, fullname: fullName(u.pod, u.runningPod), state, pod: u.pod, runningPod: u.pod ? undefined : u.runningPod,
       static: isStaticPod(u.pod), cause: state === 'terminated' ? 'terminal-phase' : undefined, gracePeriod: undefined,
       statusFns: [], onTerminated: [], restartRequested: false, restartPod: undefined, pending: undefined, working: false,
-      inflight: undefined, started: false, lastSyncTime: 0, retryTimer: undefined,
+      inflight: undefined, started: false, observedRuntime: false, undesired: false, lastSyncTime: 0, retryTimer: undefined,
     };
     this.workers.set(uid, w);
     if (w.static) this.waitingStatic.set(w.fullname, [...(this.waitingStatic.get(w.fullname) ?? []), uid]);
@@ -238,6 +245,10 @@ class PodWorkersImpl implements PodWorkers {
   /** Runs the pending work until there is none; true when a static predecessor blocks the start. */
   private async loop(w: Worker): Promise<boolean> {
     while (w.pending && w.state !== 'finished' && this.workers.get(w.uid) === w) {
+      if (w.state !== 'syncing' && finishesWithoutWork(w)) {
+        this.finishUnstarted(w);
+        return false;
+      }
       if (w.state === 'syncing' && !this.allowStart(w)) {
         log('podworkers').debug({ pod: w.fullname, uid: w.uid }, 'Static pod waits for the previous instance with the same full name to finish');
         return true; // kicked again when the blocker finishes
@@ -358,6 +369,14 @@ class PodWorkersImpl implements PodWorkers {
     }
   }
 
+  /** Termination requested before the pod ever started: nothing ran, so nothing to stop or clean up. */
+  private finishUnstarted(w: Worker): void {
+    log('podworkers').info({ pod: w.fullname, uid: w.uid }, 'Static pod terminated before it started: no kill, no cleanup');
+    this.move(w, 'finished', w.cause);
+    for (const cb of w.onTerminated.splice(0)) cb();
+    this.finish(w);
+  }
+
   private finish(w: Worker): void {
     w.pending = undefined;
     this.queue.remove(w.uid);
@@ -451,13 +470,17 @@ class PodWorkersImpl implements PodWorkers {
 
   couldHaveRunningContainers(uid: string): boolean {
     const w = this.workers.get(uid);
+    // An unknown UID: false even before the first syncKnownPods (upstream: true until then). The
+    // sync tick asks this to skip pods without a worker, such as rejected ones: they must not start.
     return w !== undefined && (w.state === 'syncing' || w.state === 'terminating');
   }
 
   shouldPodContentBeRemoved(uid: string): boolean {
     const w = this.workers.get(uid);
     if (!w) return this.podsSynced;
-    return w.cause === 'evicted' || (w.cause === 'deleted' && (w.state === 'terminated' || w.state === 'finished'));
+    // upstream counts every pod no longer desired, runtime-only ones included, as deleted.
+    const deleted = w.cause === 'deleted' || w.cause === 'orphaned' || w.undesired;
+    return w.cause === 'evicted' || (deleted && (w.state === 'terminated' || w.state === 'finished'));
   }
 
   syncKnownPods(desired: readonly Pod[]): Map<string, PodWorkerState> {
@@ -466,11 +489,16 @@ class PodWorkersImpl implements PodWorkers {
     const out = new Map<string, PodWorkerState>();
     for (const [uid, w] of [...this.workers]) {
       const orphan = !want.has(uid);
-      if (w.state === 'finished' && !w.working && (orphan || w.restartRequested)) {
+      const finished = w.state === 'finished' && (orphan || w.restartRequested) && !w.working;
+      // A static pod still waiting for its turn and no longer desired never ran: nothing to stop.
+      // (Its loop may just have been woken to check its turn again; only work in flight matters.)
+      const neverStarted = orphan && w.state === 'syncing' && finishesWithoutWork(w) && !w.inflight;
+      if (finished || neverStarted) {
         // Forgotten: a pod still desired (restart requested) is created afresh by the caller.
         this.forget(w);
         continue;
       }
+      if (orphan) w.undesired = true;
       if (orphan && w.state === 'syncing' && w.pod) {
         // No longer desired and nobody told us: terminate it (upstream removeTerminatedWorker).
         this.updatePod({ updateType: 'kill', pod: w.pod, killPodOptions: { reason: 'no longer desired' } });

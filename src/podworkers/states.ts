@@ -8,6 +8,7 @@
  *   syncing ──kill / deletion / terminal phase / eviction / orphan / pod completed──► terminating
  *   terminating ──containers stopped──► terminated        (an orphan runtime pod: ──► finished)
  *   terminated ──cleaned up──► finished
+ *   terminating / terminated ──► finished at once: a static pod killed before it could start
  *
  * Within terminating, a shorter grace period restarts the kill. A create arriving while
  * termination is under way is remembered (restartRequested) and honoured once finished.
@@ -130,8 +131,9 @@ const syncing: StateHandlers<'syncing'> = {
 
 const terminating: StateHandlers<'terminating'> = {
   onUpdate(w, u) {
-    if (u.updateType === 'create') return { kind: 'restart-requested' };
+    // Checked first: a runtime-only create is no request to restart the pod (upstream ignores it).
     if (isRuntimeOnly(u) && u.updateType !== 'kill') return { kind: 'ignore', why: 'runtime pods can only be killed' };
+    if (u.updateType === 'create') return { kind: 'restart-requested' };
     const pod = u.pod ?? w.pod;
     const { gracePeriod, shortened } = effectiveGracePeriod(w.gracePeriod, pod, u.killPodOptions);
     return { kind: 'accept', to: 'terminating', gracePeriod, preempt: shortened, cancelsRestart: wantsStop(u) };
@@ -144,8 +146,8 @@ const terminating: StateHandlers<'terminating'> = {
 
 const terminated: StateHandlers<'terminated'> = {
   onUpdate(_w, u) {
+    if (isRuntimeOnly(u)) return { kind: 'ignore', why: 'pod is terminated and waiting for cleanup, runtime-only update ignored' };
     if (u.updateType === 'create') return { kind: 'restart-requested' };
-    if (isRuntimeOnly(u)) return { kind: 'ignore', why: 'pod is terminated and waiting for cleanup, runtime-only kill ignored' };
     return { kind: 'accept', to: 'terminated', preempt: false, cancelsRestart: wantsStop(u) };
   },
   onWorkDone() {
@@ -164,6 +166,17 @@ const finished: StateHandlers<'finished'> = {
 };
 
 export const HANDLERS: { readonly [S in PodWorkerState]: StateHandlers<S> } = { syncing, terminating, terminated, finished };
+
+/**
+ * A static pod terminated before it was allowed to start (it waited behind another instance with
+ * the same full name) has nothing to stop and nothing to clean up: it finishes without calling the
+ * syncer (upstream cleanupUnstartedPod). The cleanup would report a final status for a pod that
+ * never ran, under the full name (mirror pod) of the instance that does. A pod seen in the
+ * runtime is driven through the kill all the same (upstream observedRuntime).
+ */
+export function finishesWithoutWork(w: { readonly static: boolean; readonly started: boolean; readonly observedRuntime: boolean }): boolean {
+  return w.static && !w.started && !w.observedRuntime;
+}
 
 /**
  * The state of a UID seen for the first time: syncing, except for a pod the API already reports

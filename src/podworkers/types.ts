@@ -78,10 +78,15 @@ export interface PodWorkers {
   isPodTerminationRequested(uid: string): boolean;
   /** Every container is known to be stopped (terminated or finished). */
   isPodKnownTerminated(uid: string): boolean;
+  /**
+   * Containers may run: the worker is syncing or terminating. False for a UID no worker knows,
+   * also before the first syncKnownPods (upstream CouldHaveRunningContainers says true then).
+   */
   couldHaveRunningContainers(uid: string): boolean;
   /**
-   * upstream ShouldPodContentBeRemoved: the pod was evicted, or deleted and is terminated, so all
-   * of its dead containers may go; a pod no worker knows may too once syncKnownPods has run.
+   * upstream ShouldPodContentBeRemoved: the pod was evicted, or deleted (a deletion request, a
+   * runtime-only kill, or no longer desired at syncKnownPods) and is terminated, so all of its dead
+   * containers may go; a pod no worker knows may too once syncKnownPods has run.
    */
   shouldPodContentBeRemoved(uid: string): boolean;
   /**

@@ -3,91 +3,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ApiPodStatus, Pod } from '../../src/api/types.js';
-import type { PodRuntimeStatus, RunningPod } from '../../src/kuberuntime/types.js';
-import {
-  EDGES, HANDLERS, createPodWorkers, effectiveGracePeriod, isAllowedEdge,
-  type PodStatusFunc, type PodSyncer, type PodWorkers, type SyncContext, type UpdateType,
-} from '../../src/podworkers/index.js';
+import type { PodRuntimeStatus } from '../../src/kuberuntime/types.js';
+import { EDGES, HANDLERS, createPodWorkers, effectiveGracePeriod, isAllowedEdge } from '../../src/podworkers/index.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
-import type { PodStatusCache } from '../../src/pleg/types.js';
-
-function pod(uid: string, grace = 30, extra: { static?: boolean; name?: string; phase?: string; deletionGrace?: number } = {}): Pod {
-  return {
-    metadata: {
-      name: extra.name ?? `p-${uid}`, namespace: 'default', uid,
-      ...(extra.static ? { annotations: { 'kubernetes.io/config.source': 'file' } } : {}),
-      ...(extra.deletionGrace !== undefined ? { deletionTimestamp: new Date(), deletionGracePeriodSeconds: extra.deletionGrace } : {}),
-    },
-    spec: { terminationGracePeriodSeconds: grace, containers: [{ name: 'a', image: 'x' }] },
-    ...(extra.phase ? { status: { phase: extra.phase } } : {}),
-  } as Pod;
-}
-
-const orphan = (uid: string): RunningPod => ({ uid, name: `o-${uid}`, namespace: 'y', containers: [], sandboxes: [] });
-
-/** A promise with its resolve function, to hold a syncer call open. */
-function gate(): { promise: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const promise = new Promise<void>((r) => { open = r; });
-  return { promise, open };
-}
-
-class RecordingSyncer implements PodSyncer {
-  calls: string[] = [];
-  terminal = false;
-  syncGate: Promise<void> | undefined;
-  /** Held open per kill call, in order. */
-  killGates: Promise<void>[] = [];
-  killSignals: AbortSignal[] = [];
-  failKills = 0;
-  failSyncs = 0;
-  statusSeen: ApiPodStatus[] = [];
-  syncStatuses: (PodRuntimeStatus | undefined)[] = [];
-  postSync: (() => void) | undefined;
-  async syncPod(_ctx: SyncContext, t: UpdateType, p: Pod, s: PodRuntimeStatus | undefined) {
-    this.calls.push(`sync:${t}:${p.metadata!.uid}`);
-    this.syncStatuses.push(s);
-    await this.syncGate;
-    if (this.failSyncs > 0) { this.failSyncs--; throw new Error('sync failed'); }
-    return { isTerminal: this.terminal, ...(this.postSync ? { postSync: this.postSync } : {}) };
-  }
-  async syncTerminatingPod(ctx: SyncContext, p: Pod, _s: PodRuntimeStatus | undefined, grace: number, statusFn: PodStatusFunc | undefined) {
-    this.calls.push(`terminating:${p.metadata!.uid}:${grace}`);
-    this.killSignals.push(ctx.signal);
-    if (statusFn) {
-      const st: ApiPodStatus = { phase: 'Running' };
-      statusFn(st);
-      this.statusSeen.push(st);
-    }
-    const g = this.killGates.shift();
-    if (g) await g;
-    if (this.failKills > 0) { this.failKills--; throw new Error('kill failed'); }
-  }
-  async syncTerminatingRuntimePod(_ctx: SyncContext, r: RunningPod) { this.calls.push(`terminating-runtime:${r.uid}`); }
-  terminatedStatuses: (PodRuntimeStatus | undefined)[] = [];
-  async syncTerminatedPod(_ctx: SyncContext, p: Pod, s: PodRuntimeStatus | undefined) {
-    this.calls.push(`terminated:${p.metadata!.uid}`);
-    this.terminatedStatuses.push(s);
-  }
-}
-
-function setup(opts: { cache?: PodStatusCache; fresh?: boolean } = {}) {
-  const cache = opts.cache ?? createPodStatusCache();
-  const syncer = new RecordingSyncer();
-  // A fresh cache time so getNewerThan never blocks in these tests.
-  const tick = opts.fresh === false ? undefined : setInterval(() => cache.updateTime(Date.now()), 2);
-  const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000, backOffMs: 20, terminationRetryMs: 20 });
-  return { syncer, workers, cache, done: () => clearInterval(tick) };
-}
-
-const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
-
-async function settle(workers: PodWorkers) {
-  await workers.idle();
-  await tick(5);
-  await workers.idle();
-}
+import { RecordingSyncer, gate, orphan, pod, settle, setup, tick } from './recording-syncer.js';
 
 // ---- the table itself ---------------------------------------------------------------------------
 
