@@ -106,6 +106,21 @@ function sample(p: Pod, use: { memory?: bigint; disk?: bigint; inodes?: bigint; 
 type RankRow = [name: string, signal: Signal, pods: Array<[Pod, Parameters<typeof sample>[1] | undefined]>, want: string[]];
 const low = -1, high = 1;
 
+/**
+ * upstream TestOrderedByPriorityDisk / TestOrderedByPriorityMemory, one table for both: eight pods
+ * above or below their request (`resource`), of low or high priority, using much or little.
+ */
+function exceedsThenPriority(name: string, signal: Signal, resource: string, use: 'memory' | 'disk'): RankRow {
+  const row = (n: string, prio: number, request: string | undefined, usage: bigint): [Pod, Parameters<typeof sample>[1]] =>
+    [pod(n, prio, request ? { [resource]: request } : {}), { [use]: usage * Mi }];
+  const order = ['above-requests-low-priority-high-usage', 'above-requests-low-priority-low-usage', 'above-requests-high-priority-high-usage', 'above-requests-high-priority-low-usage',
+    'below-requests-low-priority-high-usage', 'below-requests-low-priority-low-usage', 'below-requests-high-priority-high-usage', 'below-requests-high-priority-low-usage'];
+  return [name, signal, [
+    row(order[7]!, high, '1Gi', 200n), row(order[6]!, high, '1Gi', 800n), row(order[5]!, low, '1Gi', 200n), row(order[4]!, low, '1Gi', 800n),
+    row(order[3]!, high, '100Mi', 150n), row(order[2]!, high, '100Mi', 600n), row(order[1]!, low, undefined, 50n), row(order[0]!, low, undefined, 500n),
+  ], order];
+}
+
 describe('ranking', () => {
   const rows: RankRow[] = [
     // upstream helpers_test.go TestOrderedByExceedsRequestMemory
@@ -136,19 +151,7 @@ describe('ranking', () => {
       [pod('low', 0), { inodes: 200_000n }], [pod('medium', 0), { inodes: 300_000n }], [pod('high', 0), { inodes: 400_000n }],
     ], ['high', 'medium', 'low']],
     // upstream helpers_test.go TestOrderedByPriorityDisk
-    ['disk: exceeds request, then priority, then usage above request', 'nodefs.available', [
-      [pod('below-requests-high-priority-low-usage', high, { 'ephemeral-storage': '1Gi' }), { disk: 200n * Mi }],
-      [pod('below-requests-high-priority-high-usage', high, { 'ephemeral-storage': '1Gi' }), { disk: 800n * Mi }],
-      [pod('below-requests-low-priority-low-usage', low, { 'ephemeral-storage': '1Gi' }), { disk: 200n * Mi }],
-      [pod('below-requests-low-priority-high-usage', low, { 'ephemeral-storage': '1Gi' }), { disk: 800n * Mi }],
-      [pod('above-requests-high-priority-low-usage', high, { 'ephemeral-storage': '100Mi' }), { disk: 150n * Mi }],
-      [pod('above-requests-high-priority-high-usage', high, { 'ephemeral-storage': '100Mi' }), { disk: 600n * Mi }],
-      [pod('above-requests-low-priority-low-usage', low), { disk: 50n * Mi }],
-      [pod('above-requests-low-priority-high-usage', low), { disk: 500n * Mi }],
-    ], [
-      'above-requests-low-priority-high-usage', 'above-requests-low-priority-low-usage', 'above-requests-high-priority-high-usage', 'above-requests-high-priority-low-usage',
-      'below-requests-low-priority-high-usage', 'below-requests-low-priority-low-usage', 'below-requests-high-priority-high-usage', 'below-requests-high-priority-low-usage',
-    ]],
+    exceedsThenPriority('disk: exceeds request, then priority, then usage above request', 'nodefs.available', 'ephemeral-storage', 'disk'),
     // upstream helpers_test.go TestOrderedByPriorityInodes
     ['inodes: priority, then usage', 'imagefs.inodesFree', [
       [pod('high-priority-low-usage', high), { inodes: 150_000n }], [pod('high-priority-high-usage', high), { inodes: 350_000n }],
@@ -161,19 +164,7 @@ describe('ranking', () => {
       [pod('guaranteed-high', 0, { memory: '1Gi' }), { memory: 800n * Mi }], [pod('guaranteed-low', 0, { memory: '1Gi' }), { memory: 200n * Mi }],
     ], ['burstable-high', 'best-effort-high', 'best-effort-low', 'burstable-low', 'guaranteed-high', 'guaranteed-low']],
     // upstream helpers_test.go TestOrderedByPriorityMemory
-    ['memory: exceeds request, then priority, then usage above request', 'memory.available', [
-      [pod('below-requests-high-priority-low-usage', high, { memory: '1Gi' }), { memory: 200n * Mi }],
-      [pod('below-requests-high-priority-high-usage', high, { memory: '1Gi' }), { memory: 800n * Mi }],
-      [pod('below-requests-low-priority-low-usage', low, { memory: '1Gi' }), { memory: 200n * Mi }],
-      [pod('below-requests-low-priority-high-usage', low, { memory: '1Gi' }), { memory: 800n * Mi }],
-      [pod('above-requests-high-priority-low-usage', high, { memory: '100Mi' }), { memory: 150n * Mi }],
-      [pod('above-requests-high-priority-high-usage', high, { memory: '100Mi' }), { memory: 600n * Mi }],
-      [pod('above-requests-low-priority-low-usage', low), { memory: 50n * Mi }],
-      [pod('above-requests-low-priority-high-usage', low), { memory: 500n * Mi }],
-    ], [
-      'above-requests-low-priority-high-usage', 'above-requests-low-priority-low-usage', 'above-requests-high-priority-high-usage', 'above-requests-high-priority-low-usage',
-      'below-requests-low-priority-high-usage', 'below-requests-low-priority-low-usage', 'below-requests-high-priority-high-usage', 'below-requests-high-priority-low-usage',
-    ]],
+    exceedsThenPriority('memory: exceeds request, then priority, then usage above request', 'memory.available', 'memory', 'memory'),
     // upstream helpers_test.go TestOrderedByPriorityProcess
     ['pids: priority, then process count', 'pid.available', [
       [pod('high-priority-low-usage', high), { pids: 5n }], [pod('high-priority-high-usage', high), { pids: 20n }],

@@ -59,15 +59,20 @@ test('restartPolicy Always with init containers', () => {
   ]);
 });
 
+/** The rows both sidecar tables open with, whatever the restart policy: the sidecar is not up yet. */
+const sidecarNotYetUp: Case[] = [
+  ['empty, waiting', [], 'Pending'],
+  ['restartable init container running', [running('containerX')], 'Pending'],
+  ['restartable init container stopped', [stopped('containerX')], 'Pending'],
+  ['restartable init container waiting, terminated zero', [waitingLastTerm('containerX')], 'Pending'],
+  ['restartable init container waiting, terminated non-zero', [waitingLastTerm('containerX', -1)], 'Pending'],
+  ['restartable init container waiting, not terminated', [waiting('containerX')], 'Pending'],
+];
+
 // upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartAlwaysRestartableInitContainers
 test('restartPolicy Always with a sidecar (restartable init container)', () => {
   run(pod('Always', [{ name: 'containerX', restartPolicy: 'Always' }]), [
-    ['empty, waiting', [], 'Pending'],
-    ['restartable init container running', [running('containerX')], 'Pending'],
-    ['restartable init container stopped', [stopped('containerX')], 'Pending'],
-    ['restartable init container waiting, terminated zero', [waitingLastTerm('containerX')], 'Pending'],
-    ['restartable init container waiting, terminated non-zero', [waitingLastTerm('containerX', -1)], 'Pending'],
-    ['restartable init container waiting, not terminated', [waiting('containerX')], 'Pending'],
+    ...sidecarNotYetUp,
     ['restartable init container started, 1/2 regular container running', [started('containerX'), running('containerA')], 'Pending', false, true],
     ['restartable init container started, all regular containers running', [started('containerX'), running('containerA'), running('containerB')], 'Running', false, true],
     ['restartable init container running, all regular containers running', [running('containerX'), running('containerA'), running('containerB')], 'Running', false, true],
@@ -142,12 +147,7 @@ test('restartPolicy Always, a regular init container and a sidecar, once the pod
 // upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartNeverRestartableInitContainers
 test('restartPolicy Never with a sidecar: the sidecar never holds the pod once its containers are done', () => {
   run(pod('Never', [{ name: 'containerX', restartPolicy: 'Always' }]), [
-    ['empty, waiting', [], 'Pending'],
-    ['restartable init container running', [running('containerX')], 'Pending'],
-    ['restartable init container stopped', [stopped('containerX')], 'Pending'],
-    ['restartable init container waiting, terminated zero', [waitingLastTerm('containerX')], 'Pending'],
-    ['restartable init container waiting, terminated non-zero', [waitingLastTerm('containerX', -1)], 'Pending'],
-    ['restartable init container waiting, not terminated', [waiting('containerX')], 'Pending'],
+    ...sidecarNotYetUp,
     ['restartable init container started, one main container running', [started('containerX'), running('containerA')], 'Pending', false, true],
     ['restartable init container started, main containers succeeded', [started('containerX'), succeeded('containerA'), succeeded('containerB')], 'Running', false, true],
     ['restartable init container re-running, main containers succeeded', [running('containerX'), succeeded('containerA'), succeeded('containerB')], 'Running', false, true],
