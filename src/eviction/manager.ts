@@ -6,15 +6,18 @@
  * ranked first for that signal. It also refuses new pods under pressure (admit()).
  */
 import type { Pod } from '../api/types.js';
-import { containerMemory, podQOSClass } from '../cm/helpers.js';
+import { podQOSClass } from '../cm/helpers.js';
 import type { EventRecorder } from '../events/types.js';
 import { errorMessage } from '../errors.js';
 import { metrics } from '../metrics/index.js';
 import type { StatsProvider } from '../stats/types.js';
 import { log } from '../util/log.js';
+import { evictionMessage } from './message.js';
 import { rankForEviction } from './ranking.js';
-import { formatQuantity, observe, SIGNAL_CONDITION, SIGNAL_RESOURCE, thresholdAmount } from './thresholds.js';
-import type { EvictionKubelet, EvictionManager, NodeConditionStatus, NodeConditionType, Observation, Signal, Threshold } from './types.js';
+import {
+  byEvictionPriority, nodeConditions, nodeConditionsLastObservedAt, nodeConditionsObservedSince, observe, thresholdsFirstObservedAt, thresholdsMet, thresholdsMetGracePeriod,
+} from './thresholds.js';
+import type { EvictionKubelet, EvictionManager, NodeConditionStatus, NodeConditionType, Observation, Threshold } from './types.js';
 
 export interface EvictionManagerDeps {
   thresholds: Threshold[];
@@ -46,10 +49,10 @@ function isCritical(pod: Pod): boolean {
 
 export class ThresholdEvictionManager implements EvictionManager {
   private readonly now: () => number;
-  /** When each threshold was first seen met (soft grace periods). */
-  private readonly firstMet = new Map<Threshold, number>();
+  /** When each threshold now met was first seen met (soft grace periods). */
+  private firstObservedAt = new Map<Threshold, number>();
   /** Last time a threshold of each condition was met. */
-  private readonly lastMet = new Map<NodeConditionType, number>();
+  private conditionsLastObservedAt = new Map<NodeConditionType, number>();
   private readonly transitions = new Map<NodeConditionType, { status: 'True' | 'False'; at: Date }>();
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
@@ -95,41 +98,26 @@ export class ThresholdEvictionManager implements EvictionManager {
     return { admit: false, reason: 'Evicted', message: `The node had condition: [${active.join(', ')}]. ` };
   }
 
+  /** upstream synchronize, with its helpers (thresholds.ts) in upstream's order. */
   async synchronize(): Promise<Pod | undefined> {
     const snap = await this.deps.stats.collect();
     const obs = observe(snap, this.deps.memoryCapacity);
     const now = this.now();
-    const met = this.thresholdsMet(obs, now);
-    this.updateConditions(met.all, now);
-    const due = met.due[0];
+    const met = thresholdsMet(this.deps.thresholds, obs);
+    this.firstObservedAt = thresholdsFirstObservedAt(met, this.firstObservedAt, now);
+    const observed = nodeConditions(met);
+    this.conditionsLastObservedAt = nodeConditionsLastObservedAt(observed, this.conditionsLastObservedAt, now);
+    // Ours: a condition met now is set even with a 0 transition period (upstream would never set it).
+    const active = new Set([...observed, ...nodeConditionsObservedSince(this.conditionsLastObservedAt, this.deps.pressureTransitionPeriodMs, now)]);
+    this.updateConditions(active, now);
+    const due = byEvictionPriority(thresholdsMetGracePeriod(this.firstObservedAt, now))[0];
     if (!due) return undefined;
-    return this.evictOne(due.t, due.o, snap.pods);
+    return this.evictOne(due, obs.get(due.signal)!, snap.pods);
   }
 
-  /** Thresholds met now (all) and those whose grace period has passed (due), hard ones first. */
-  private thresholdsMet(obs: Map<Signal, Observation>, now: number): { all: Threshold[]; due: Array<{ t: Threshold; o: Observation }> } {
-    const all: Threshold[] = [];
-    const due: Array<{ t: Threshold; o: Observation }> = [];
-    for (const t of this.deps.thresholds) {
-      const o = obs.get(t.signal);
-      if (!o || o.available >= thresholdAmount(t, o.capacity)) {
-        this.firstMet.delete(t);
-        continue;
-      }
-      all.push(t);
-      const first = this.firstMet.get(t) ?? now;
-      this.firstMet.set(t, first);
-      if (now - first >= t.gracePeriodMs) due.push({ t, o });
-    }
-    due.sort((a, b) => Number(b.t.hard) - Number(a.t.hard));
-    return { all, due };
-  }
-
-  private updateConditions(met: Threshold[], now: number): void {
-    for (const t of met) this.lastMet.set(SIGNAL_CONDITION[t.signal], now);
+  private updateConditions(active: ReadonlySet<NodeConditionType>, now: number): void {
     for (const c of CONDITIONS) {
-      const last = this.lastMet.get(c);
-      const status = last !== undefined && now - last < this.deps.pressureTransitionPeriodMs ? 'True' : met.some((t) => SIGNAL_CONDITION[t.signal] === c) ? 'True' : 'False';
+      const status = active.has(c) ? 'True' : 'False';
       const cur = this.transitions.get(c)!;
       if (cur.status !== status) {
         this.transitions.set(c, { status, at: new Date(now) });
@@ -145,15 +133,7 @@ export class ThresholdEvictionManager implements EvictionManager {
       log('eviction').warn({ signal: t.signal }, 'Eviction manager: threshold met but no pod to evict');
       return undefined;
     }
-    const resource = SIGNAL_RESOURCE[t.signal];
-    const q = (v: bigint) => formatQuantity(v, t.signal);
-    let message = `The node was low on resource: ${resource}. Threshold quantity: ${q(thresholdAmount(t, o.capacity))}, available: ${q(o.available)}. `;
-    if (t.signal === 'memory.available') {
-      for (const c of victim.sample?.containers ?? []) {
-        message += `Container ${c.name} was using ${q(c.memory.workingSetBytes ?? 0n)}, request is ${q(requestOfContainer(victim.pod, c.name))}, has larger consumption of ${resource}. `;
-      }
-    }
-    message += `Eviction signal: ${t.signal}.`;
+    const message = evictionMessage(t, o, victim);
     const pod = victim.pod;
     const podGrace = pod.spec?.terminationGracePeriodSeconds ?? 30;
     const grace = t.hard ? 1 : this.deps.maxPodGracePeriodSeconds > 0 ? Math.min(podGrace, this.deps.maxPodGracePeriodSeconds) : podGrace;
@@ -162,14 +142,5 @@ export class ThresholdEvictionManager implements EvictionManager {
     this.deps.recorder?.event({ kind: 'Pod', name: pod.metadata!.name!, namespace: pod.metadata?.namespace ?? 'default', uid: pod.metadata?.uid }, 'Warning', 'Evicted', message);
     await this.deps.kubelet.evictPod(pod, message, grace);
     return pod;
-  }
-}
-
-function requestOfContainer(pod: Pod, name: string): bigint {
-  const c = pod.spec?.containers?.find((x) => x.name === name);
-  try {
-    return c ? BigInt(Math.floor(containerMemory(c, 'requests'))) : 0n;
-  } catch {
-    return 0n;
   }
 }

@@ -5,7 +5,7 @@
 import { parseDuration } from '../util/duration.js';
 import type { StatsSnapshot } from '../stats/types.js';
 import { tryParseQuantity } from '../util/quantity.js';
-import type { Observation, Signal, Threshold } from './types.js';
+import type { NodeConditionType, Observation, Signal, Threshold } from './types.js';
 
 const SIGNALS: readonly Signal[] = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'];
 
@@ -24,8 +24,9 @@ export function parseThresholds(hard: Readonly<Record<string, string>>, soft: Re
       if (!SIGNALS.includes(signal as Signal)) continue;
       const v = parseValue(value);
       if (!v) continue;
-      // A 0 quantity or 0% threshold is upstream's way of disabling a signal.
-      if ((v.quantity === 0n && v.percentage === undefined) || v.percentage === 0) continue;
+      // upstream ignores 0% and 100% (the way to turn a default threshold off: 100% would always
+      // be met and evict every pod). A 0 quantity, which upstream refuses, is taken the same way.
+      if ((v.quantity === 0n && v.percentage === undefined) || v.percentage === 0 || v.percentage === 1) continue;
       out.push({ signal: signal as Signal, ...v, hard: isHard, gracePeriodMs: isHard ? 0 : parseDuration(softGrace[signal] ?? '0') ?? 0 });
     }
   }
@@ -68,4 +69,48 @@ export function formatQuantity(v: bigint, signal: Signal): string {
     if (v >= size && v % size === 0n) return `${v / size}${unit}`;
   }
   return v >= 1n << 10n ? `${v / (1n << 10n)}Ki` : v.toString();
+}
+
+/** upstream thresholdsMet: the thresholds whose signal is observed below the amount they keep available. */
+export function thresholdsMet(thresholds: readonly Threshold[], observations: ReadonlyMap<Signal, Observation>): Threshold[] {
+  return thresholds.filter((t) => {
+    const o = observations.get(t.signal);
+    return o !== undefined && o.available < thresholdAmount(t, o.capacity);
+  });
+}
+
+/** upstream thresholdsFirstObservedAt: when each met threshold was first seen met (kept while it stays met). */
+export function thresholdsFirstObservedAt(met: readonly Threshold[], last: ReadonlyMap<Threshold, number>, now: number): Map<Threshold, number> {
+  return new Map(met.map((t) => [t, last.get(t) ?? now]));
+}
+
+/** upstream thresholdsMetGracePeriod: the thresholds met for at least their grace period (0 for hard ones). */
+export function thresholdsMetGracePeriod(observedAt: ReadonlyMap<Threshold, number>, now: number): Threshold[] {
+  return [...observedAt].filter(([t, at]) => now - at >= t.gracePeriodMs).map(([t]) => t);
+}
+
+/** upstream nodeConditions: the pressure conditions of the met thresholds, each once. */
+export function nodeConditions(met: readonly Threshold[]): NodeConditionType[] {
+  return [...new Set(met.map((t) => SIGNAL_CONDITION[t.signal]))];
+}
+
+/** upstream nodeConditionsLastObservedAt: now for the conditions observed, the earlier time for the others. */
+export function nodeConditionsLastObservedAt(observed: readonly NodeConditionType[], last: ReadonlyMap<NodeConditionType, number>, now: number): Map<NodeConditionType, number> {
+  const out = new Map(last);
+  for (const c of observed) out.set(c, now);
+  return out;
+}
+
+/** upstream nodeConditionsObservedSince: the conditions last observed less than `periodMs` ago. */
+export function nodeConditionsObservedSince(observedAt: ReadonlyMap<NodeConditionType, number>, periodMs: number, now: number): NodeConditionType[] {
+  return [...observedAt].filter(([, at]) => now - at < periodMs).map(([c]) => c);
+}
+
+/**
+ * upstream byEvictionPriority: memory thresholds are acted on first (a node out of memory fails
+ * faster than one out of disk); then, ours, hard before soft; otherwise the configured order.
+ */
+export function byEvictionPriority(thresholds: readonly Threshold[]): Threshold[] {
+  const rank = (t: Threshold) => (t.signal === 'memory.available' ? 0 : 2) + (t.hard ? 0 : 1);
+  return [...thresholds].sort((a, b) => rank(a) - rank(b));
 }

@@ -18,6 +18,7 @@
 import type { ApiContainerStatus, ApiPodStatus, Pod, PodCondition } from '../api/types.js';
 import type { PodRuntimeStatus } from '../kuberuntime/types.js';
 import type { PodPhase } from './phase.js';
+import { apiTime } from '../util/time.js';
 
 const PodCompleted = 'PodCompleted';
 const PodFailedReason = 'PodFailed';
@@ -114,7 +115,8 @@ export function podReadyCondition(pod: Pod, conditions: readonly PodCondition[],
 /** A condition with upstream's field order, lastProbeTime null and a stable transition time. */
 export function withTimes(c: Cond, previous: ApiPodStatus | undefined, now: Date): PodCondition {
   const old = previous?.conditions?.find((x) => x.type === c.type);
-  const lastTransitionTime = old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now;
+  // A status read back from the API carries RFC 3339 strings, not Dates.
+  const lastTransitionTime = old && old.status === c.status && old.lastTransitionTime ? apiTime(new Date(old.lastTransitionTime)) : now;
   const out: PodCondition = { type: c.type, status: c.status, lastProbeTime: null as unknown as Date, lastTransitionTime };
   if (c.reason) out.reason = c.reason;
   if (c.message) out.message = c.message;

@@ -9,6 +9,8 @@
  *    before it the lastState; restartCount, image, imageID and containerID come from the newest;
  *  - a container the runtime no longer reports keeps its old terminated status; one that was
  *    running and vanished is reported as terminated/ContainerStatusUnknown (exit 137);
+ *  - a regular init container the runtime no longer has, once a regular container was created,
+ *    is reported terminated/Completed (its record was garbage-collected);
  *  - a container that will be started again (ShouldContainerBeRestarted) and whose last start
  *    failed shows the failure as waiting (CrashLoopBackOff, ErrImagePull, ...) with its previous
  *    death as lastState;
@@ -30,6 +32,7 @@ export interface ProbeResults {
 const ContainerCreating = 'ContainerCreating';
 const PodInitializing = 'PodInitializing';
 const ContainerStatusUnknown = 'ContainerStatusUnknown';
+const InitStatusLost = 'Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally';
 
 const RUNTIME_PREFIX = 'containerd://';
 
@@ -167,13 +170,20 @@ export function convertToAPIContainerStatuses(input: ConvertInput): ApiContainer
     statuses.set(c.name, s);
   }
 
+  const regularCreated = isInit && hasAnyRegularContainerCreated(pod, runtime);
   for (const c of containers) {
     const newest = history.get(c.name)?.[0];
     if (isInit && c.restartPolicy !== 'Always' && newest?.state === 'exited' && newest.exitCode === 0) continue;
+    const s = statuses.get(c.name)!;
+    // upstream: a regular init container whose record is gone (garbage-collected, or a static pod
+    // after a restart) ran to completion if a regular container was created after it.
+    if (isInit && c.restartPolicy !== 'Always' && !newest && regularCreated && s.state?.waiting) {
+      s.state = { terminated: { exitCode: 0, reason: 'Completed', message: InitStatusLost, startedAt: null as unknown as Date, finishedAt: null as unknown as Date } };
+      continue;
+    }
     if (!shouldContainerBeRestarted(c, pod, newest, isInit)) continue;
     const reason = waiting.get(c.name);
     if (!reason) continue;
-    const s = statuses.get(c.name)!;
     if (s.state?.terminated) s.lastState = s.state;
     s.state = { waiting: { reason: reason.reason, ...(reason.message ? { message: reason.message } : {}) } };
   }
@@ -220,6 +230,12 @@ export function applyProbeResults(pod: Pod, statuses: ApiContainerStatus[], init
   }
   for (let i = 0; i < statuses.length; i++) statuses[i] = ordered(statuses[i]!);
   for (let i = 0; i < initStatuses.length; i++) initStatuses[i] = ordered(initStatuses[i]!);
+}
+
+/** upstream kuberuntime.HasAnyRegularContainerCreated: the runtime has created a regular container. */
+function hasAnyRegularContainerCreated(pod: Pod, runtime: PodRuntimeStatus): boolean {
+  const names = new Set((pod.spec?.containers ?? []).map((c) => c.name));
+  return runtime.containerStatuses.some((c) => names.has(c.name) && (c.state === 'created' || c.state === 'running' || c.state === 'exited'));
 }
 
 /** upstream HasAnyActiveRegularContainerStarted: a regular container exists in the newest sandbox. */

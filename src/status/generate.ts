@@ -62,14 +62,25 @@ function sortPodIPs(ips: readonly string[], nodeIP: string): string[] {
   return [primary, secondary].filter((ip): ip is string => ip !== undefined && ip !== '');
 }
 
-function podIPs(input: GenerateInput): string[] {
-  const { pod, runtime, previous } = input;
+/**
+ * upstream: a hostNetwork pod takes the node's IPs, but what the runtime reports comes first;
+ * the node's other family is added when the runtime gave one family only (#105320).
+ */
+function hostNetworkPodIPs(fromRuntime: string[], hostIPs: readonly string[]): string[] {
+  const ips = fromRuntime.length > 0 ? fromRuntime : hostIPs.slice(0, 1);
+  const second = hostIPs[1];
+  if (ips.length === 1 && second !== undefined && isIPv6(ips[0]!) !== isIPv6(second)) return [ips[0]!, second];
+  return ips;
+}
+
+function podIPs(input: GenerateInput, previous: ApiPodStatus | undefined): string[] {
+  const { pod, runtime } = input;
   const sandbox = runtime.sandboxStatuses[0];
   const hostNetwork = sandbox?.hostNetwork ?? pod.spec?.hostNetwork === true;
   const hostIPs = (input.hostIPs ?? [input.hostIP]).filter(Boolean);
-  if (hostNetwork) return hostIPs.slice(0, 2);
   const fromRuntime = runtime.ips.length > 0 ? runtime.ips : sandbox ? [sandbox.ip, ...sandbox.additionalIps] : [];
   const ips = sortPodIPs(fromRuntime.filter(Boolean), hostIPs[0] ?? '');
+  if (hostNetwork) return hostNetworkPodIPs(ips, hostIPs);
   if (ips.length > 0) return ips;
   return (previous?.podIPs ?? []).map((p) => p.ip).filter(Boolean);
 }
@@ -100,7 +111,10 @@ function firstStartTime(input: GenerateInput, now: Date): Date {
 }
 
 export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
-  const { pod, runtime, previous, waiting } = input;
+  const { pod, runtime, waiting } = input;
+  // upstream oldPodStatus: the status manager's, else the API's (after a restart in apiserver
+  // mode the API still has restart counts, start time and transition times).
+  const previous = input.previous ?? pod.status;
   const now = apiTime(input.now);
   const apiStatus = pod.status;
 
@@ -145,7 +159,7 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   conditions.push(withTimes({ type: 'PodScheduled', status: 'True' }, previous, now));
 
   const hostIPs = (input.hostIPs ?? [input.hostIP]).filter(Boolean);
-  const ips = podIPs(input);
+  const ips = podIPs(input, previous);
   // Upstream's field order (v1.PodStatus), so the JSON reads like the apiserver's.
   const status: ApiPodStatus = { phase, conditions };
   if (message) status.message = message;
@@ -158,7 +172,7 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
     status.podIP = ips[0];
     status.podIPs = ips.map((ip) => ({ ip }));
   }
-  status.startTime = previous?.startTime ?? firstStartTime(input, now);
+  status.startTime = previous?.startTime ? apiTime(new Date(previous.startTime)) : firstStartTime(input, now);
   if (initContainerStatuses.length > 0) status.initContainerStatuses = initContainerStatuses;
   status.containerStatuses = containerStatuses;
   status.qosClass = podQOSClass(pod);

@@ -12,10 +12,10 @@ const stopped = (name: string): ApiContainerStatus => ({ name, state: { terminat
 const succeeded = stopped;
 const failed = (name: string): ApiContainerStatus => ({ name, state: { terminated: { exitCode: -1 } } } as ApiContainerStatus);
 
-function pod(restartPolicy: string, init: { name: string; restartPolicy?: string }[] = [], annotations: Record<string, string> = {}): Pod {
+function pod(restartPolicy: string, init: { name: string; restartPolicy?: string }[] = [], annotations: Record<string, string> = {}, containers = ['containerA', 'containerB']): Pod {
   return {
     metadata: { name: 'p', namespace: 'ns', uid: 'u', annotations },
-    spec: { nodeName: 'machine', restartPolicy, initContainers: init.map((c) => ({ image: 'x', ...c })), containers: [{ name: 'containerA', image: 'x' }, { name: 'containerB', image: 'x' }] },
+    spec: { nodeName: 'machine', restartPolicy, initContainers: init.map((c) => ({ image: 'x', ...c })), containers: containers.map((name) => ({ name, image: 'x' })) },
   } as Pod;
 }
 
@@ -27,6 +27,7 @@ function run(p: Pod, cases: Case[]) {
   }
 }
 
+// upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartAlways
 test('restartPolicy Always', () => {
   run(pod('Always'), [
     ['waiting', [], 'Pending'],
@@ -45,6 +46,7 @@ test('a static pod that is terminal keeps the restart policy phase (upstream TOD
   assert.equal(getPhase(pod('Always', [], { 'kubernetes.io/config.source': 'file' }), [succeeded('containerA'), succeeded('containerB')], true, true), 'Running');
 });
 
+// upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartAlwaysInitContainers
 test('restartPolicy Always with init containers', () => {
   run(pod('Always', [{ name: 'containerX' }]), [
     ['empty, waiting', [], 'Pending'],
@@ -57,14 +59,20 @@ test('restartPolicy Always with init containers', () => {
   ]);
 });
 
+/** The rows both sidecar tables open with, whatever the restart policy: the sidecar is not up yet. */
+const sidecarNotYetUp: Case[] = [
+  ['empty, waiting', [], 'Pending'],
+  ['restartable init container running', [running('containerX')], 'Pending'],
+  ['restartable init container stopped', [stopped('containerX')], 'Pending'],
+  ['restartable init container waiting, terminated zero', [waitingLastTerm('containerX')], 'Pending'],
+  ['restartable init container waiting, terminated non-zero', [waitingLastTerm('containerX', -1)], 'Pending'],
+  ['restartable init container waiting, not terminated', [waiting('containerX')], 'Pending'],
+];
+
+// upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartAlwaysRestartableInitContainers
 test('restartPolicy Always with a sidecar (restartable init container)', () => {
   run(pod('Always', [{ name: 'containerX', restartPolicy: 'Always' }]), [
-    ['empty, waiting', [], 'Pending'],
-    ['restartable init container running', [running('containerX')], 'Pending'],
-    ['restartable init container stopped', [stopped('containerX')], 'Pending'],
-    ['restartable init container waiting, terminated zero', [waitingLastTerm('containerX')], 'Pending'],
-    ['restartable init container waiting, terminated non-zero', [waitingLastTerm('containerX', -1)], 'Pending'],
-    ['restartable init container waiting, not terminated', [waiting('containerX')], 'Pending'],
+    ...sidecarNotYetUp,
     ['restartable init container started, 1/2 regular container running', [started('containerX'), running('containerA')], 'Pending', false, true],
     ['restartable init container started, all regular containers running', [started('containerX'), running('containerA'), running('containerB')], 'Running', false, true],
     ['restartable init container running, all regular containers running', [running('containerX'), running('containerA'), running('containerB')], 'Running', false, true],
@@ -73,6 +81,7 @@ test('restartPolicy Always with a sidecar (restartable init container)', () => {
     ['backoff crashloop restartable init container, all regular containers running', [waitingLastTerm('containerX'), running('containerA'), running('containerB')], 'Running', false, true],
     ['all regular containers succeeded and restartable init container failed with restart always, but the pod is terminal', [failed('containerX'), succeeded('containerA'), succeeded('containerB')], 'Succeeded', true, true],
     ['all regular containers succeeded and restartable init container succeeded with restart always, but the pod is terminal', [succeeded('containerX'), succeeded('containerA'), succeeded('containerB')], 'Succeeded', true, true],
+    ['re-initializing the pod after the sandbox is recreated', [running('containerX'), running('containerA'), running('containerB')], 'Pending', false, false],
   ]);
 });
 
@@ -83,8 +92,10 @@ test('a restarted sidecar not yet started does not send an initialized pod back 
   assert.equal(getPhase(p, statuses, false, true), 'Running');
 });
 
+// upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartNever
 test('restartPolicy Never', () => {
   run(pod('Never'), [
+    ['waiting', [], 'Pending'],
     ['all running with restart never', [running('containerA'), running('containerB')], 'Running'],
     ['all succeeded with restart never', [succeeded('containerA'), succeeded('containerB')], 'Succeeded'],
     ['all failed with restart never', [failed('containerA'), failed('containerB')], 'Failed'],
@@ -94,6 +105,7 @@ test('restartPolicy Never', () => {
   ]);
 });
 
+// upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartNeverInitContainers
 test('restartPolicy Never with init containers: a failed init container fails the pod', () => {
   run(pod('Never', [{ name: 'containerX' }]), [
     ['empty, waiting', [], 'Pending'],
@@ -106,8 +118,10 @@ test('restartPolicy Never with init containers: a failed init container fails th
   ]);
 });
 
+// upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartOnFailure
 test('restartPolicy OnFailure', () => {
   run(pod('OnFailure'), [
+    ['waiting', [], 'Pending'],
     ['all running with restart onfailure', [running('containerA'), running('containerB')], 'Running'],
     ['all succeeded with restart onfailure', [succeeded('containerA'), succeeded('containerB')], 'Succeeded'],
     ['all failed with restart onfailure', [failed('containerA'), failed('containerB')], 'Running'],
@@ -117,3 +131,33 @@ test('restartPolicy OnFailure', () => {
     ['backoff crashloop container with restart onfailure', [running('containerA'), waitingLastTerm('containerB')], 'Running'],
   ]);
 });
+
+// upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartAlwaysAndPodHasRun
+test('restartPolicy Always, a regular init container and a sidecar, once the pod has run', () => {
+  const p = pod('Always', [{ name: 'containerX' }, { name: 'containerY', restartPolicy: 'Always' }], {}, ['containerA']);
+  run(p, [
+    ['regular init containers, restartable init container and regular container are all running', [running('containerX'), running('containerY'), running('containerA')], 'Pending', false, false],
+    ['regular containers is stopped, restartable init container and regular int container are both running', [running('containerX'), running('containerY'), stopped('containerA')], 'Pending', false, false],
+    ['re-created sandbox: regular init container is succeeded, restartable init container is running, old regular containers is stopped', [succeeded('containerX'), running('containerY'), stopped('containerA')], 'Pending', false, false],
+    ['regular init container is succeeded, restartable init container is running, regular containers is stopped', [succeeded('containerX'), running('containerY'), stopped('containerA')], 'Running', false, true],
+    ['regular init container is succeeded, restartable init container and regular containers are both running', [succeeded('containerX'), running('containerY'), running('containerA')], 'Running', false, true],
+  ]);
+});
+
+// upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartNeverRestartableInitContainers
+test('restartPolicy Never with a sidecar: the sidecar never holds the pod once its containers are done', () => {
+  run(pod('Never', [{ name: 'containerX', restartPolicy: 'Always' }]), [
+    ...sidecarNotYetUp,
+    ['restartable init container started, one main container running', [started('containerX'), running('containerA')], 'Pending', false, true],
+    ['restartable init container started, main containers succeeded', [started('containerX'), succeeded('containerA'), succeeded('containerB')], 'Running', false, true],
+    ['restartable init container re-running, main containers succeeded', [running('containerX'), succeeded('containerA'), succeeded('containerB')], 'Running', false, true],
+    ['all containers succeeded', [succeeded('containerX'), succeeded('containerA'), succeeded('containerB')], 'Succeeded', false, true],
+    ['restartable init container terminated non-zero, main containers succeeded', [failed('containerX'), succeeded('containerA'), succeeded('containerB')], 'Succeeded', false, true],
+    ['backoff crashloop restartable init container, main containers succeeded', [waitingLastTerm('containerX'), succeeded('containerA'), succeeded('containerB')], 'Succeeded', false, true],
+    ['backoff crashloop with non-zero restartable init container, main containers succeeded', [waitingLastTerm('containerX', -1), succeeded('containerA'), succeeded('containerB')], 'Succeeded', false, true],
+  ]);
+});
+
+// Not mirrored: TestPodPhaseWithContainerRestartPolicy*, TestPodPhaseWithRestartAllContainers
+// (the ContainerRestartRules and RestartAllContainersOnContainerExits alpha feature gates: a
+// per-container restartPolicy on regular containers is not implemented).
