@@ -1,6 +1,6 @@
 /**
  * Run-once mode (--runonce; upstream pkg/kubelet/runonce.go RunOnce): take the first update of
- * the pod sources, giving up when none comes within runOnceManifestDelay (1 s); let the normal
+ * the pod sources, giving up when none comes within runOnceManifestDelay (5 s); let the normal
  * sync loop admit and start its pods; wait for each with upstream's retry schedule (checks after
  * 1 s, then 2 s, 4 s, … doubling, runOnceMaxRetries 10: the last check is 1023 s in); report one
  * result per pod and exit. Pods are left running, as upstream: run-once launches, it does not
@@ -27,8 +27,11 @@ import type { PodUpdate } from '../podconfig/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
 
-/** upstream runOnceManifestDelay: how long to wait for the first update of the sources. */
-export const runOnceManifestDelayMs = 1000;
+/**
+ * How long to wait for the first update of the sources (upstream runOnceManifestDelay, 1 s there):
+ * 5 s, so that a manifest URL that answers within a few seconds is not taken for no pods.
+ */
+export const runOnceManifestDelayMs = 5000;
 /** upstream runOnceMaxRetries: checks after the first before a pod not running fails. */
 export const runOnceMaxRetries = 10;
 /** upstream runOnceRetryDelay and runOnceRetryDelayBackoff: 1 s, doubling after each check. */
