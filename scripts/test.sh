@@ -20,7 +20,8 @@ run_tests() { # name, env..., -- files...
   while [[ $1 != -- ]]; do envs+=("$1"); shift; done
   shift
   echo "=== $name"
-  if env "${envs[@]}" node --test "$@" >"$LOG/$name.tap" 2>&1; then :; else STATUS=1; fi
+  # A test that hangs fails after 10 minutes instead of holding CI (tests may set a shorter timeout).
+  if env "${envs[@]}" node --test --test-timeout=600000 "$@" >"$LOG/$name.tap" 2>&1; then :; else STATUS=1; fi
   grep -E '^not ok|^# (tests|pass|fail)' "$LOG/$name.tap" || true
   if grep -q '^not ok' "$LOG/$name.tap"; then grep -B2 -A30 '^not ok' "$LOG/$name.tap" | head -150; fi
   PASS=$((PASS + $(awk '/^# pass/{s+=$3} END{print s+0}' "$LOG/$name.tap")))
