@@ -3,6 +3,7 @@
 #
 #   scripts/containerd.sh start  [--state-dir DIR] [--bridge NAME] [--subnet CIDR]
 #                                [--snapshotter overlayfs|native] [--no-import]
+#                                [--version 1.6|1.7|2]
 #   scripts/containerd.sh stop   [--state-dir DIR] [--daemon-only]
 #   scripts/containerd.sh status [--state-dir DIR]
 #   scripts/containerd.sh endpoint [--state-dir DIR]
@@ -23,6 +24,14 @@
 #         the next start recovers them).
 # status  exit 0 and print "running pid=... endpoint=..." when the daemon is up, else exit 1.
 #
+# Releases (--version, or $KUBELET_TS_CTR_VERSION): 1.6 is the system's containerd (Debian
+# bookworm's, installed by scripts/install-deps.sh). 1.7 (Debian trixie's) and 2 (Debian sid's)
+# are fetched on first use with `apt-get download` through a private sources list, lists and
+# cache under <repo>/.state/containerd-releases/apt (the system's apt setup is not touched), and
+# unpacked with `dpkg -x` into <repo>/.state/containerd-releases/<version>/; their containerd,
+# containerd-shim-runc-v2 and ctr run first on PATH, with bookworm's runc. Every release reads
+# the same version-2 config file: 1.7 natively, 2.x by migrating it at start (verified on 2.1).
+#
 # Networking: a bridge + host-local CNI network, isGateway, no masquerade (no iptables rules).
 # Defaults: the default DIR uses bridge kts0 / 10.88.0.0/16; DIR=<repo>/.state/test-containerd uses
 # kts1 / 10.89.0.0/16; any other DIR gets a bridge and /16 derived from a hash of its path.
@@ -42,6 +51,7 @@ SUBNET="${KUBELET_TS_CTR_SUBNET:-}"
 IMPORT=1
 SNAPSHOTTER_FORCE=""
 DAEMON_ONLY=0
+VERSION="${KUBELET_TS_CTR_VERSION:-1.6}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --state-dir) STATE_DIR=${2:?--state-dir needs a value}; shift 2 ;;
@@ -51,6 +61,8 @@ while [[ $# -gt 0 ]]; do
     --snapshotter) SNAPSHOTTER_FORCE=${2:?--snapshotter needs a value}; shift 2 ;;
     --no-import) IMPORT=0; shift ;;
     --daemon-only) DAEMON_ONLY=1; shift ;;
+    --version) VERSION=${2:?--version needs a value}; shift 2 ;;
+    --version=*) VERSION=${1#*=}; shift ;;
     *) echo "containerd.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -69,6 +81,45 @@ export PATH="$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 die() { echo "containerd.sh: $*" >&2; exit 1; }
 
+RELEASES="$REPO/.state/containerd-releases"
+case "$VERSION" in
+  1.6) SUITE="" ;;
+  1.7) SUITE=trixie ;;
+  2|2.x) VERSION=2; SUITE=sid ;;
+  *) die "--version must be 1.6, 1.7 or 2 (got $VERSION)" ;;
+esac
+
+apt_private() { # apt-get/apt-cache with our own sources, lists and cache only
+  local tool=$1; shift
+  "$tool" -o Dir::Etc::sourcelist="$RELEASES/apt/sources.list" -o Dir::Etc::sourceparts=- \
+    -o Dir::State::Lists="$RELEASES/apt/lists" -o Dir::Cache="$RELEASES/apt/cache" \
+    -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 "$@"
+}
+
+fetch_release() {
+  # Unpacks Debian $SUITE's containerd into $RELEASES/$VERSION (once).
+  local dest="$RELEASES/$VERSION" tmp deb
+  [[ -x "$dest/usr/bin/containerd" ]] && return 0
+  command -v apt-get >/dev/null && command -v dpkg >/dev/null || die "apt-get and dpkg are needed to fetch containerd $VERSION"
+  mkdir -p "$RELEASES/apt/lists/partial" "$RELEASES/apt/cache/archives/partial"
+  printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian %s main\n' trixie sid >"$RELEASES/apt/sources.list"
+  apt_private apt-get -qq update >/dev/null 2>&1 || die "apt-get update of the private trixie/sid lists failed"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt_private apt-get -qq download "containerd/$SUITE" >/dev/null 2>&1) || { rm -rf "$tmp"; die "apt-get download containerd/$SUITE failed"; }
+  deb=$(ls "$tmp"/containerd_*.deb 2>/dev/null | head -n1)
+  [[ -n "$deb" ]] || { rm -rf "$tmp"; die "no containerd package downloaded from $SUITE"; }
+  rm -rf "$dest.partial"
+  dpkg -x "$deb" "$dest.partial" || { rm -rf "$tmp" "$dest.partial"; die "dpkg -x $deb failed"; }
+  rm -rf "$tmp"
+  mv "$dest.partial" "$dest"
+}
+
+if [[ -n "$SUITE" && ( "$CMD" == start || "$CMD" == status || "$CMD" == stop ) ]]; then
+  [[ "$CMD" == start ]] && fetch_release
+  # The release's containerd, shim and ctr come first; runc stays bookworm's.
+  [[ -d "$RELEASES/$VERSION/usr/bin" ]] && export PATH="$RELEASES/$VERSION/usr/bin:$PATH"
+fi
+
 if (( ${#SOCK} + 6 > 107 )); then
   die "socket path $SOCK.ttrpc is too long for a unix socket; use a shorter --state-dir"
 fi
@@ -79,7 +130,7 @@ daemon_pid() {
   local pid=""
   [[ -f "$PIDFILE" ]] && pid=$(<"$PIDFILE")
   if [[ "$pid" =~ ^[0-9]+$ && -r /proc/$pid/cmdline ]] \
-      && tr '\0' ' ' </proc/"$pid"/cmdline | grep -qF -- "containerd --config $CONFIG"; then
+      && { tr '\0' ' ' </proc/"$pid"/cmdline; } 2>/dev/null | grep -qF -- "containerd --config $CONFIG"; then
     echo "$pid"
     return 0
   fi
@@ -87,7 +138,7 @@ daemon_pid() {
   local p
   pid=""
   for p in /proc/[0-9]*; do
-    if [[ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" == "containerd --config $CONFIG " ]]; then
+    if [[ "$( { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null)" == "containerd --config $CONFIG " ]]; then
       pid=${p#/proc/}
       break
     fi
@@ -234,7 +285,7 @@ owner_alive() {
   local pid
   pid=$(cat "$1/containerd.pid" 2>/dev/null) || return 1
   [[ "$pid" =~ ^[0-9]+$ ]] || return 1
-  [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" == "containerd --config $1/config.toml " ]]
+  [[ "$( { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null)" == "containerd --config $1/config.toml " ]]
 }
 
 claim_bridge() {
@@ -282,6 +333,9 @@ start() {
   local pid snapshotter
   network_defaults
   if pid=$(daemon_pid); then
+    local running
+    running=$(cat "$STATE_DIR/version" 2>/dev/null || echo 1.6)
+    [[ "$running" == "$VERSION" ]] || die "the containerd of $STATE_DIR runs version $running, not $VERSION: stop it first"
     # Already running: make sure the images are there (cheap, idempotent) and report it.
     # shellcheck disable=SC1090
     source "$NETFILE"
@@ -299,6 +353,7 @@ start() {
   elif overlay_works; then snapshotter=overlayfs
   else snapshotter=native; fi
   write_config "$snapshotter"
+  echo "$VERSION" >"$STATE_DIR/version"
   rm -f "$SOCK" "$SOCK.ttrpc"
   echo "=== $(date -u +%FT%TZ) start (snapshotter=$snapshotter bridge=$BRIDGE subnet=$SUBNET)" >>"$LOG"
   # 9>&-: the daemon must not inherit (and so hold) our lock.
@@ -348,7 +403,7 @@ our_shims() {
   # Shim processes started by this daemon: their command line names our socket.
   local p cmd
   for p in /proc/[0-9]*; do
-    cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+    cmd=$( { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null) || continue
     [[ "$cmd" == *containerd-shim* && "$cmd" == *"-address $SOCK "* ]] && echo "${p#/proc/}"
   done
   return 0
