@@ -3,7 +3,8 @@
 #   1. the import check (scripts/check-imports.mjs: no loops, no upward imports; one test),
 #      then unit tests, with the addon and with KUBELET_TS_NATIVE=0
 #   2. native tests under AddressSanitizer + UBSan
-#   3. end-to-end tests against a private containerd, in both modes
+#   3. end-to-end tests against a private containerd: 1.6 in both modes, then 1.7 and 2.x native
+#      (scripts/containerd.sh --version; KUBELET_TS_E2E_RUNTIMES="1.6" for 1.6 only)
 # `bash scripts/test.sh unit` runs only step 1. Prints "N passed, N failed" last.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,11 +51,22 @@ if [[ $WHAT != unit ]]; then
     FAIL=$((FAIL + $(awk '/^# fail/{s+=$3} END{print s+0}' "$LOG/asan.tap")))
   fi
   CTR_STATE="$REPO/.state/test-containerd"
-  ENDPOINT=$(bash scripts/containerd.sh start --state-dir "$CTR_STATE")
   trap 'bash scripts/containerd.sh stop --state-dir "$CTR_STATE" >/dev/null 2>&1 || true' EXIT
   mapfile -t E2E < <(find dist/test/e2e -name '*.test.js' | sort)
-  run_tests e2e-native KUBELET_TS_NATIVE=1 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" -- --test-concurrency=1 "${E2E[@]}"
-  run_tests e2e-ts KUBELET_TS_NATIVE=0 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" -- --test-concurrency=1 "${E2E[@]}"
+  # The runtimes users run (scripts/containerd.sh --version): containerd 1.6 (bookworm's) in both
+  # modes, 1.7 (trixie's) and 2.x (sid's) in native mode. Each release gets a fresh daemon.
+  # KUBELET_TS_E2E_RUNTIMES narrows the list (e.g. "1.6").
+  for version in ${KUBELET_TS_E2E_RUNTIMES:-1.6 1.7 2}; do
+    bash scripts/containerd.sh stop --state-dir "$CTR_STATE" >/dev/null 2>&1 || true
+    if ! ENDPOINT=$(bash scripts/containerd.sh start --version "$version" --state-dir "$CTR_STATE"); then
+      echo "=== e2e on containerd $version: the daemon did not start"; STATUS=1; continue
+    fi
+    suffix=""; [[ $version == 1.6 ]] || suffix="-containerd-$version"
+    run_tests "e2e-native$suffix" KUBELET_TS_NATIVE=1 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" -- --test-concurrency=1 "${E2E[@]}"
+    if [[ $version == 1.6 ]]; then
+      run_tests e2e-ts KUBELET_TS_NATIVE=0 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" -- --test-concurrency=1 "${E2E[@]}"
+    fi
+  done
 fi
 
 [[ $FAIL -eq 0 ]] || STATUS=1

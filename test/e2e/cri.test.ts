@@ -200,17 +200,49 @@ test('unknown ids are KTS_ERR_CRI_NOT_FOUND', async () => {
   await expectCode(cri.runtime.startContainer('0123456789abcdef-unknown'), 'KTS_ERR_CRI_NOT_FOUND', 'StartContainer');
 });
 
-test('containerd 1.6 answers GetContainerEvents with UNIMPLEMENTED', async () => {
-  const err = await new Promise<CriError>((resolve) => cri.runtime.getContainerEvents(() => {}, resolve));
-  assert.equal(err.code, 'KTS_ERR_CRI_UNIMPLEMENTED');
+/** containerd 1.7 and later implement GetContainerEvents; 1.6 answers Unimplemented. */
+async function hasContainerEvents(): Promise<boolean> {
+  const m = /^v?(\d+)\.(\d+)/.exec((await cri.runtime.version()).runtimeVersion);
+  return !!m && (Number(m[1]) > 1 || Number(m[2]) >= 7);
+}
+
+test('GetContainerEvents: UNIMPLEMENTED on containerd 1.6; on 1.7 and 2.x a stream of the runtime\'s container events', async () => {
+  if (!(await hasContainerEvents())) {
+    const err = await new Promise<CriError>((resolve) => cri.runtime.getContainerEvents(() => {}, resolve));
+    assert.equal(err.code, 'KTS_ERR_CRI_UNIMPLEMENTED');
+    return;
+  }
+  const seen: string[] = [];
+  const sub = cri.runtime.getContainerEvents((e) => seen.push(`${e.containerId}:${e.type}`), (err) => seen.push(`error:${err.message}`));
+  try {
+    await new Promise((r) => setTimeout(r, 200)); // subscribed before the events happen
+    const sbConfig = sandboxConfig('events', 'NODE');
+    const sb = await cri.runtime.runPodSandbox(sbConfig);
+    const cid = await cri.runtime.createContainer(sb, containerConfig('ev', 'exit 0'), sbConfig);
+    await cri.runtime.startContainer(cid);
+    const end = Date.now() + 10_000;
+    while (!seen.some((s) => s.startsWith(`${cid}:`) && /STOPPED/.test(s)) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    const mine = seen.filter((s) => s.startsWith(`${cid}:`)).map((s) => s.split(':')[1]);
+    assert.ok(mine.includes('CONTAINER_CREATED_EVENT') && mine.includes('CONTAINER_STARTED_EVENT') && mine.includes('CONTAINER_STOPPED_EVENT'), `events of ${cid}: ${JSON.stringify(seen)}`);
+  } finally {
+    sub.cancel();
+  }
 });
 
-test('the PLEG\'s CRI events trigger turns itself off on containerd 1.6 (Unimplemented)', async () => {
+test('the PLEG\'s CRI events trigger: active on containerd 1.7 and 2.x, off for good on 1.6 (Unimplemented)', async () => {
+  const expected = (await hasContainerEvents()) ? 'active' : 'unsupported';
   const trigger = new CriEventTrigger((onEvent, onError) => cri.runtime.getContainerEvents(onEvent, onError), () => {});
   trigger.start();
+  if (expected === 'active') {
+    // The first event proves the stream (there is no "subscribed" message): make one.
+    await new Promise((r) => setTimeout(r, 200));
+    const sbConfig = sandboxConfig('trigger', 'NODE');
+    const sb = await cri.runtime.runPodSandbox(sbConfig);
+    await cri.runtime.createContainer(sb, containerConfig('tr', 'exit 0'), sbConfig);
+  }
   const end = Date.now() + 10_000;
-  while (trigger.state() === 'connecting' && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  while (trigger.state() !== expected && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
   const state = trigger.state();
   trigger.stop();
-  assert.equal(state, 'unsupported');
+  assert.equal(state, expected);
 });
