@@ -23,6 +23,8 @@ export interface RuntimeClass {
 }
 
 export const RUNTIME_CLASSES_PATH = '/apis/node.k8s.io/v1/runtimeclasses';
+/** How long the pod source waits for the first RuntimeClass list. */
+export const RUNTIME_CLASS_SYNC_TIMEOUT_MS = 30_000;
 
 export class RuntimeClassCache implements RuntimeClassLookup {
   private readonly abort = new AbortController();
@@ -55,9 +57,25 @@ export class RuntimeClassCache implements RuntimeClassLookup {
     this.markSynced();
   }
 
-  /** Resolves after the first list (or stop), so pods are not admitted before classes are known. */
-  synced(): Promise<void> {
-    return this.listed ? Promise.resolve() : new Promise((resolve) => this.waiters.push(resolve));
+  /**
+   * Resolves after the first list (or stop), so pods are not admitted before classes are known;
+   * or after `timeoutMs` with a warning, so that a cluster that will not list RuntimeClasses
+   * (RBAC, an old apiserver) still runs its pods without a class (those with one fail their
+   * sandbox until the list succeeds).
+   */
+  synced(timeoutMs = RUNTIME_CLASS_SYNC_TIMEOUT_MS): Promise<void> {
+    if (this.listed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        log('kubelet').warn({ timeoutMs }, 'RuntimeClasses not listed yet; starting pods without them');
+        resolve();
+      }, timeoutMs);
+      timer.unref();
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** upstream LookupRuntimeHandler: the handler, or the apiserver's NotFound words. */

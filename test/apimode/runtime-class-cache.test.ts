@@ -31,9 +31,9 @@ const podOf = (runtimeClassName?: string, overhead?: Record<string, string>): Po
   spec: { containers: [{ name: 'c', image: 'busybox' }], ...(runtimeClassName ? { runtimeClassName } : {}), ...(overhead ? { overhead } : {}) },
 });
 
-const lookupOrError = (name: string) => {
+const lookupOrError = (name: string, from: RuntimeClassCache = cache) => {
   try {
-    return cache.lookup(name);
+    return from.lookup(name);
   } catch (err) {
     return (err as Error).message;
   }
@@ -46,6 +46,14 @@ test('before the first list a lookup fails as not synced; after it, classes reso
   await cache.synced();
   assert.deepEqual(cache.lookup('kata'), { handler: 'kata-qemu', overhead: { cpu: '250m', memory: '120Mi' } });
   assert.equal(lookupOrError('gone'), 'runtimeclasses.node.k8s.io "gone" not found');
+});
+
+test('a cache that cannot list stops waiting after its bound', async () => {
+  const unlisted = new RuntimeClassCache(clients.main); // never started: no list will come
+  const t0 = Date.now();
+  await unlisted.synced(100);
+  assert.ok(Date.now() - t0 < 5000);
+  assert.match(String(lookupOrError('kata', unlisted)), /not synced yet/);
 });
 
 test('new, edited and deleted classes arrive through the watch', async () => {
