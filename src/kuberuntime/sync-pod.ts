@@ -22,7 +22,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
-import type { EventRecorder } from '../events/types.js';
+import type { EventRecorder, ObjectReference } from '../events/types.js';
 import { ContainerStartError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import type { Backoff } from './backoff.js';
@@ -83,15 +83,18 @@ function causeChain(err: unknown): unknown[] {
 }
 
 export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
-  const m = pod.metadata ?? {};
   const init = pod.spec?.initContainers?.some((c) => c.name === container.name) ?? false;
-  deps.recorder?.event({ kind: 'Pod', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid, apiVersion: 'v1', fieldPath: `spec.${init ? 'initContainers' : 'containers'}{${container.name}}` }, type, reason, message);
+  deps.recorder?.event({ ...podRef(pod), fieldPath: `spec.${init ? 'initContainers' : 'containers'}{${container.name}}` }, type, reason, message);
+}
+
+function podRef(pod: Pod): ObjectReference {
+  const m = pod.metadata ?? {};
+  return { kind: 'Pod', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid, apiVersion: 'v1' };
 }
 
 /** A pod-scoped event (no fieldPath), e.g. FailedCreatePodSandBox. */
 function podEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
-  const m = pod.metadata ?? {};
-  deps.recorder?.event({ kind: 'Pod', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid, apiVersion: 'v1' }, type, reason, message);
+  deps.recorder?.event(podRef(pod), type, reason, message);
 }
 
 /** Where the containers of this sync start: the sandbox and what they need to know about it. */
