@@ -75,6 +75,8 @@ PIDFILE="$STATE_DIR/containerd.pid"
 LOG="$STATE_DIR/containerd.log"
 NETFILE="$STATE_DIR/network.env"
 RUNC_ROOT="$STATE_DIR/runc"
+# The second runtime handler ("alt", for RuntimeClass tests): runc again, with its own state root.
+RUNC_ALT_ROOT="$STATE_DIR/runc-alt"
 IMAGES_DIR="$REPO/.state/images"
 NS=k8s.io
 export PATH="$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -248,6 +250,13 @@ disabled_plugins = [
           SystemdCgroup = false
           Root = "$RUNC_ROOT"
 
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.alt]
+        runtime_type = "io.containerd.runc.v2"
+
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.alt.options]
+          SystemdCgroup = false
+          Root = "$RUNC_ALT_ROOT"
+
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "/usr/lib/cni"
       conf_dir = "$STATE_DIR/cni/net.d"
@@ -413,10 +422,11 @@ stop_all() {
   network_defaults
   stop_daemon
 
-  # Containers still running: runc state for them is private to us (runc option Root).
-  local ns id
-  if [[ -d "$RUNC_ROOT" ]]; then
-    for ns in "$RUNC_ROOT"/*/; do
+  # Containers still running: runc state for them is private to us (runc option Root, per handler).
+  local root ns id
+  for root in "$RUNC_ROOT" "$RUNC_ALT_ROOT"; do
+    [[ -d "$root" ]] || continue
+    for ns in "$root"/*/; do
       [[ -d "$ns" ]] || continue
       for id in "$ns"*/; do
         [[ -d "$id" ]] || continue
@@ -424,7 +434,7 @@ stop_all() {
         runc --root "${ns%/}" delete --force "$id" >/dev/null 2>&1 || true
       done
     done
-  fi
+  done
 
   # Shims: TERM, then KILL; then their sockets (/run/containerd/s/<hash>, named in each task's
   # "address" file), which a killed shim leaves behind.
@@ -478,7 +488,7 @@ stop_all() {
   # Forget the dead sandboxes and containers too, so the next start is fresh (it re-imports the
   # images). Only when nothing is mounted below any more; --one-file-system as a second guard.
   if [[ -z "$(findmnt -rn -o TARGET | awk -v d="$STATE_DIR/" 'index($0, d) == 1')" ]]; then
-    rm -rf --one-file-system "$STATE_DIR/root" "$STATE_DIR/state" "$RUNC_ROOT" "$STATE_DIR/opt"
+    rm -rf --one-file-system "$STATE_DIR/root" "$STATE_DIR/state" "$RUNC_ROOT" "$RUNC_ALT_ROOT" "$STATE_DIR/opt"
   else
     echo "containerd.sh: some mounts under $STATE_DIR could not be removed; keeping its root/state" >&2
   fi

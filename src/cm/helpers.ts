@@ -142,12 +142,38 @@ function podTotals(pod: Pod, value: (c: Container, name: Res) => number): PodRes
   return { cpu: Math.max(sum.cpu, initMax.cpu), memory: Math.max(sum.memory, initMax.memory) };
 }
 
-export function podRequests(pod: Pod): PodResourceTotals {
-  return podTotals(pod, (c, name) => defaultedRequest(c, name));
+/** spec.overhead as a pseudo-container, so it parses (and fails) like container resources. */
+function overheadTotals(pod: Pod): PodResourceTotals {
+  const overhead = pod.spec?.overhead;
+  if (!overhead) return { cpu: 0, memory: 0 };
+  const c: Container = { name: 'overhead', resources: { limits: overhead } };
+  return { cpu: parse(c, 'limits', 'cpu', true), memory: parse(c, 'limits', 'memory', false) };
 }
 
+/** upstream PodResourcesOptions.ExcludeOverhead. */
+export interface PodResourcesOptions {
+  excludeOverhead?: boolean;
+}
+
+/**
+ * Requests plus the pod overhead (the runtime's own cost of the sandbox counts as the pod's),
+ * unless excluded (eviction ranks by the containers' requests alone, as upstream).
+ */
+export function podRequests(pod: Pod, opts: PodResourcesOptions = {}): PodResourceTotals {
+  const sum = podTotals(pod, (c, name) => defaultedRequest(c, name));
+  if (opts.excludeOverhead) return sum;
+  const o = overheadTotals(pod);
+  return { cpu: sum.cpu + o.cpu, memory: sum.memory + o.memory };
+}
+
+/**
+ * Limits plus the pod overhead, added only to a resource that has a limit at all (upstream
+ * PodLimits: an unlimited pod stays unlimited).
+ */
 export function podLimits(pod: Pod): PodResourceTotals {
-  return podTotals(pod, (c, name) => parse(c, 'limits', name, name === 'cpu'));
+  const sum = podTotals(pod, (c, name) => parse(c, 'limits', name, name === 'cpu'));
+  const o = overheadTotals(pod);
+  return { cpu: sum.cpu > 0 ? sum.cpu + o.cpu : 0, memory: sum.memory > 0 ? sum.memory + o.memory : 0 };
 }
 
 /**

@@ -25,6 +25,7 @@ import { isStaticPod } from '../api/pod.js';
 import { ObjectCache, podObjectRefs } from '../apimode/configmap-secret-cache.js';
 import { createApiserverSink } from '../events/index.js';
 import { MirrorPods } from '../apimode/mirror-pods.js';
+import { RuntimeClassCache, withRuntimeClassOverhead } from '../apimode/runtime-class-cache.js';
 
 export interface ApiModeInput {
   config: Config;
@@ -47,6 +48,8 @@ export interface ApiMode {
   clients: ApiClients;
   /** ConfigMaps, Secrets and tokens for the runtime manager. */
   objects: ObjectCache;
+  /** node.k8s.io/v1 RuntimeClasses for the runtime manager (handler of each pod's sandbox). */
+  runtimeClasses: RuntimeClassCache;
   /** Use this one for the Kubelet: it also writes pods/status. */
   statusManager: StatusManager & { stop(): void };
   /** The source name the Kubelet must wait for before housekeeping. */
@@ -102,10 +105,11 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
       if (users.length > 0) kubelet.handlePodSyncs(users);
     },
   });
+  const runtimeClasses = new RuntimeClassCache(clients.main);
   const sink = createApiserverSink({ client: clients.main, nodeName: config.nodeName, qps: kc.eventRecordQPS, burst: kc.eventBurst });
   let stopped = false;
   return {
-    clients, statusManager, objects, sourceName: ApiserverSource,
+    clients, statusManager, objects, runtimeClasses, sourceName: ApiserverSource,
     start({ podConfig, kubelet: k, pressure: p }) {
       kubelet = k;
       pressure = p;
@@ -114,8 +118,12 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
       lease.start();
       mirrorPods.start();
       // upstream: the apiserver pod source starts once the node is known to the API server.
-      void nodeStatus.registered().then(() => {
-        if (!stopped) podConfig.addSource(ApiserverSource, createApiserverSource({ client: clients.main, nodeName: config.nodeName, onMirrorPods: (pods) => mirrorPods.setMirrorPods(pods) }));
+      // Pods wait for the first RuntimeClass list too: their overhead and handler come from it.
+      runtimeClasses.start();
+      void nodeStatus.registered().then(() => runtimeClasses.synced()).then(() => {
+        if (stopped) return;
+        const source = createApiserverSource({ client: clients.main, nodeName: config.nodeName, onMirrorPods: (pods) => mirrorPods.setMirrorPods(pods) });
+        podConfig.addSource(ApiserverSource, withRuntimeClassOverhead(source, runtimeClasses));
       });
     },
     stop() {
@@ -125,6 +133,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
       mirrorPods.stop();
       statusManager.stop();
       objects.stop();
+      runtimeClasses.stop();
       clients.close();
     },
   };

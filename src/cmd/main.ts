@@ -81,7 +81,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     runtime: criRuntime, images, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
-    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, objects: apiMode?.objects,
+    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, objects: apiMode?.objects, runtimeClasses: apiMode?.runtimeClasses,
     imagePulls: { serialize: kc.serializeImagePulls, maxParallel: kc.maxParallelImagePulls },
     probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
     bindSubPath: hotPaths().subpath.bindSubPath,

@@ -31,7 +31,7 @@ function ephemeralStorageRequest(pod: Pod): bigint {
 /** Requests the ranking compares usage with: memory, ephemeral storage; inodes and pids have none. */
 function requestOf(pod: Pod, signal: Signal): bigint {
   try {
-    if (signal === 'memory.available') return BigInt(Math.floor(podRequests(pod).memory));
+    if (signal === 'memory.available') return BigInt(Math.floor(podRequests(pod, { excludeOverhead: true }).memory));
     if (signal === 'nodefs.available' || signal === 'imagefs.available') return ephemeralStorageRequest(pod);
   } catch {
     // An unparsable request counts as none.

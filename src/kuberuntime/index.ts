@@ -15,6 +15,7 @@ import type { ImagePullOptions } from './images.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { bindSubPathTs } from './subpath-bind-ts.js';
 import type { BindSubPath } from './subpath-types.js';
+import type { RuntimeClassLookup } from './runtime-class.js';
 
 export type { PodObjectSource, Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
@@ -76,6 +77,8 @@ export interface RuntimeManagerDeps {
   podContainerManager?: PodContainerManager;
   /** ConfigMaps, Secrets and service account tokens (API server mode). */
   objects?: PodObjectSource;
+  /** spec.runtimeClassName → handler (API server mode); absent: the class name is the handler. */
+  runtimeClasses?: RuntimeClassLookup;
   /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
   hookTimeoutMs?: number;
   /** The host's mounts for memory-backed volumes (default: mount(8) / umount(8); tests: a fake). */
@@ -125,6 +128,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     imagePullBackOff: backOff(deps.imagePullBackOff),
     gcPolicy: { ...DEFAULT_GC_POLICY, ...deps.gcPolicy },
     objects: deps.objects,
+    runtimeClasses: deps.runtimeClasses,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
     imagePulls: deps.imagePulls,

@@ -116,6 +116,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       hookTimeoutMs: opts.hookTimeoutMs,
       podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
       objects: opts.objects,
+      runtimeClasses: opts.runtimeClasses,
       mounter: opts.mounter,
       bindSubPath: opts.bindSubPath,
     };

@@ -22,7 +22,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
-import type { EventRecorder } from '../events/types.js';
+import type { EventRecorder, ObjectReference } from '../events/types.js';
 import { ContainerStartError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import type { Backoff } from './backoff.js';
@@ -36,6 +36,7 @@ import { killContainer, killPod, runningPodFromStatus, type KillDeps } from './k
 import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';
 import { computePodActions, formatPod, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
 import { removeAllLogged, removeContainer } from './remove.js';
+import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
 import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
 import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.js';
 import type { Mounter } from './mount.js';
@@ -68,6 +69,8 @@ export interface SyncDeps {
   mounter: Mounter;
   /** The subPath hot path (the addon's or its twin). */
   bindSubPath: BindSubPath;
+  /** spec.runtimeClassName → runtime handler; default: the class name is the handler (standalone). */
+  runtimeClasses?: RuntimeClassLookup | undefined;
   /** The pod worker's cancellation: set per sync by bindSignal. */
   signal?: AbortSignal | undefined;
 }
@@ -80,9 +83,18 @@ function causeChain(err: unknown): unknown[] {
 }
 
 export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
-  const m = pod.metadata ?? {};
   const init = pod.spec?.initContainers?.some((c) => c.name === container.name) ?? false;
-  deps.recorder?.event({ kind: 'Pod', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid, apiVersion: 'v1', fieldPath: `spec.${init ? 'initContainers' : 'containers'}{${container.name}}` }, type, reason, message);
+  deps.recorder?.event({ ...podRef(pod), fieldPath: `spec.${init ? 'initContainers' : 'containers'}{${container.name}}` }, type, reason, message);
+}
+
+function podRef(pod: Pod): ObjectReference {
+  const m = pod.metadata ?? {};
+  return { kind: 'Pod', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid, apiVersion: 'v1' };
+}
+
+/** A pod-scoped event (no fieldPath), e.g. FailedCreatePodSandBox. */
+function podEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  deps.recorder?.event(podRef(pod), type, reason, message);
 }
 
 /** Where the containers of this sync start: the sandbox and what they need to know about it. */
@@ -246,10 +258,17 @@ async function prepareSandbox(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
   if (!actions.createSandbox) return { sandboxId: actions.sandboxId, sandboxConfig, podIPs: status.ips };
   let sandboxId: string;
   try {
+    // An unknown RuntimeClass fails here, before anything of the pod exists (upstream
+    // createPodSandbox looks the handler up first).
+    const handler = runtimeHandlerFor(pod, deps.runtimeClasses);
     await mkdir(sandboxConfig.logDirectory, { recursive: true, mode: 0o755 });
-    sandboxId = await deps.runtime.runPodSandbox(sandboxConfig);
+    sandboxId = await deps.runtime.runPodSandbox(sandboxConfig, handler);
   } catch (err) {
-    throw new KubeletError('KTS_ERR_SANDBOX', `Failed to create pod sandbox: ${runtimeMessage(err)}`, { cause: err });
+    rethrowIfCancelled(deps, err);
+    const message = `Failed to create pod sandbox: ${runtimeMessage(err)}`;
+    // upstream SyncPod: FailedCreatePodSandBox on the pod, and the sync fails (CreatePodSandboxError).
+    podEvent(deps, pod, 'Warning', 'FailedCreatePodSandBox', message);
+    throw new KubeletError('KTS_ERR_SANDBOX', message, { cause: err });
   }
   log('kuberuntime').info({ pod: formatPod(pod), sandboxId, attempt: actions.attempt }, 'created pod sandbox');
   let podIPs = status.ips;

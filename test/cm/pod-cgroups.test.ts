@@ -78,6 +78,27 @@ describe('pod resources (upstream PodRequests / PodLimits / ResourceConfigForPod
     assert.deepEqual(podResourceConfig(pod([ctr('a', { cpu: '100m' }, { cpu: '200m' }), ctr('b')])), { cpuShares: 102 });
     assert.deepEqual(podResourceConfig(pod([ctr('a', { memory: '10Mi' }, { memory: '20Mi' }), ctr('b', undefined, { memory: '30Mi' })])), { cpuShares: 2, memory: 50 * MiB });
   });
+  // upstream component-helpers resource.PodRequests / PodLimits with spec.overhead (KEP 688).
+  it('pod overhead: added to requests, and to limits only where the pod has a limit', () => {
+    const overhead = { cpu: '250m', memory: '120Mi' };
+    const guaranteed = pod([ctr('a', undefined, { cpu: '500m', memory: '64Mi' })]);
+    guaranteed.spec!.overhead = overhead;
+    assert.deepEqual(podRequests(guaranteed), { cpu: 750, memory: 184 * MiB });
+    assert.deepEqual(podRequests(guaranteed, { excludeOverhead: true }), { cpu: 500, memory: 64 * MiB });
+    assert.deepEqual(podLimits(guaranteed), { cpu: 750, memory: 184 * MiB });
+    assert.deepEqual(podResourceConfig(guaranteed), { cpuShares: 768, cpuQuota: 75000, cpuPeriod: 100000, memory: 184 * MiB });
+
+    // Only memory is limited: the cpu limit stays absent (an unlimited pod stays unlimited).
+    const memOnly = pod([ctr('a', { cpu: '100m', memory: '32Mi' }, { memory: '64Mi' })]);
+    memOnly.spec!.overhead = overhead;
+    assert.deepEqual(podLimits(memOnly), { cpu: 0, memory: 184 * MiB });
+    assert.deepEqual(podResourceConfig(memOnly), { cpuShares: 358, memory: 184 * MiB });
+
+    // BestEffort stays BestEffort (the class comes from the containers): the minimum shares.
+    const bestEffort = pod([ctr('a')]);
+    bestEffort.spec!.overhead = overhead;
+    assert.deepEqual(podResourceConfig(bestEffort), { cpuShares: 2 });
+  });
   it('BestEffort: the minimum shares', () => {
     assert.deepEqual(podResourceConfig(pod([ctr('a')])), { cpuShares: 2 });
   });

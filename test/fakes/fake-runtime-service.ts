@@ -31,6 +31,8 @@ export interface FakeSandbox {
   state: 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
   createdAt: bigint;
   ip: string;
+  /** RunPodSandboxRequest.runtime_handler ('' = default). */
+  runtimeHandler: string;
 }
 
 export interface FakeContainer {
@@ -125,11 +127,11 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
     return { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, { type: 'NetworkReady', status: true, reason: '', message: '' }] };
   }
 
-  async runPodSandbox(config: PodSandboxConfig): Promise<string> {
+  async runPodSandbox(config: PodSandboxConfig, runtimeHandler = ''): Promise<string> {
     this.call('runPodSandbox');
     const id = this.id('sb');
     const hostNetwork = config.linux.securityContext.namespaceOptions.network === 'NODE';
-    this.sandboxes.set(id, { id, config, state: 'SANDBOX_READY', createdAt: this.tick(), ip: hostNetwork ? '' : `10.0.0.${this.nextIp++}` });
+    this.sandboxes.set(id, { id, config, state: 'SANDBOX_READY', createdAt: this.tick(), ip: hostNetwork ? '' : `10.0.0.${this.nextIp++}`, runtimeHandler });
     return id;
   }
 
@@ -169,7 +171,7 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
     this.call('listPodSandbox');
     return [...this.sandboxes.values()]
       .filter((s) => (!filter?.id || s.id === filter.id) && (!filter?.state || s.state === filter.state) && matches(s.config.labels, filter?.labelSelector))
-      .map((s) => ({ id: s.id, metadata: s.config.metadata, state: s.state, createdAt: s.createdAt, labels: s.config.labels, annotations: s.config.annotations, runtimeHandler: '' }));
+      .map((s) => ({ id: s.id, metadata: s.config.metadata, state: s.state, createdAt: s.createdAt, labels: s.config.labels, annotations: s.config.annotations, runtimeHandler: s.runtimeHandler }));
   }
 
   async createContainer(podSandboxId: string, config: ContainerConfig, _sandboxConfig: PodSandboxConfig): Promise<string> {

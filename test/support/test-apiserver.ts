@@ -1,7 +1,7 @@
 /**
  * A test kube-apiserver: in-memory, HTTPS, speaking the real wire protocol for what the kubelet
  * (and kubectl get/describe) uses — nodes, nodes/status, pods, pods/status, leases, events,
- * configmaps, secrets, serviceaccounts/token; list with field and label selectors; watch as a
+ * configmaps, secrets, serviceaccounts/token, node.k8s.io runtimeclasses; list with field and label selectors; watch as a
  * chunked stream of JSON watch events resuming from a resourceVersion, with bookmarks and
  * 410 Gone; JSON merge and (simplified, see apiserver-patch.ts) strategic merge patch; 409 on
  * resourceVersion and UID precondition conflicts; graceful pod deletion. A fixture, not product.
@@ -36,6 +36,7 @@ const RESOURCES: readonly ResourceDef[] = [
   { plural: 'serviceaccounts', kind: 'ServiceAccount', group: '', namespaced: true, shortNames: ['sa'] },
   { plural: 'namespaces', kind: 'Namespace', group: '', namespaced: false, shortNames: ['ns'] },
   { plural: 'leases', kind: 'Lease', group: 'coordination.k8s.io', namespaced: true },
+  { plural: 'runtimeclasses', kind: 'RuntimeClass', group: 'node.k8s.io', namespaced: false },
 ];
 
 export type ExtraHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => boolean;

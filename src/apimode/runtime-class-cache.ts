@@ -1,0 +1,120 @@
+/**
+ * The node.k8s.io/v1 RuntimeClass cache of API server mode (upstream pkg/kubelet/runtimeclass
+ * Manager: an informer over every RuntimeClass, cluster-scoped). One reflector lists and watches
+ * them all; lookups read the copy.
+ *
+ * It also does, on this side, what upstream's RuntimeClass admission plugin does in the
+ * apiserver: a pod that names a class and has no spec.overhead gets the class's
+ * overhead.podFixed (`withOverhead`), so admission and the pod cgroup count it.
+ */
+import type { Pod } from '../api/types.js';
+import type { ApiClient } from '../apiclient/types.js';
+import { runReflector } from '../apiclient/reflector.js';
+import { KubeletError } from '../errors.js';
+import type { RuntimeClassInfo, RuntimeClassLookup } from '../kuberuntime/runtime-class.js';
+import type { PodSource, PodUpdate } from '../podconfig/types.js';
+import { log } from '../util/log.js';
+
+/** The fields of a node.k8s.io/v1 RuntimeClass we read. */
+export interface RuntimeClass {
+  metadata?: { name?: string; resourceVersion?: string };
+  handler?: string;
+  overhead?: { podFixed?: Record<string, string> };
+}
+
+export const RUNTIME_CLASSES_PATH = '/apis/node.k8s.io/v1/runtimeclasses';
+/** How long the pod source waits for the first RuntimeClass list. */
+export const RUNTIME_CLASS_SYNC_TIMEOUT_MS = 30_000;
+
+export class RuntimeClassCache implements RuntimeClassLookup {
+  private readonly abort = new AbortController();
+  private readonly classes = new Map<string, RuntimeClass>();
+  private listed = false;
+  private readonly waiters: (() => void)[] = [];
+
+  constructor(private readonly client: ApiClient) {}
+
+  start(): void {
+    void runReflector<RuntimeClass>({
+      client: this.client,
+      path: RUNTIME_CLASSES_PATH,
+      what: 'runtimeclasses',
+      signal: this.abort.signal,
+      onList: (items) => {
+        this.classes.clear();
+        for (const rc of items) this.put(rc);
+        this.markSynced();
+      },
+      onEvent: (type, rc) => {
+        if (type === 'DELETED') this.classes.delete(rc.metadata?.name ?? '');
+        else this.put(rc);
+      },
+    });
+  }
+
+  stop(): void {
+    this.abort.abort();
+    this.markSynced();
+  }
+
+  /**
+   * Resolves after the first list (or stop), so pods are not admitted before classes are known;
+   * or after `timeoutMs` with a warning, so that a cluster that will not list RuntimeClasses
+   * (RBAC, an old apiserver) still runs its pods without a class (those with one fail their
+   * sandbox until the list succeeds).
+   */
+  synced(timeoutMs = RUNTIME_CLASS_SYNC_TIMEOUT_MS): Promise<void> {
+    if (this.listed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        log('kubelet').warn({ timeoutMs }, 'RuntimeClasses not listed yet; starting pods without them');
+        resolve();
+      }, timeoutMs);
+      timer.unref();
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** upstream LookupRuntimeHandler: the handler, or the apiserver's NotFound words. */
+  lookup(name: string): RuntimeClassInfo {
+    const rc = this.classes.get(name);
+    if (!rc) {
+      const why = this.listed ? `runtimeclasses.node.k8s.io "${name}" not found` : `failed to lookup RuntimeClass ${name}: runtimeclasses not synced yet`;
+      throw new KubeletError('KTS_ERR_SANDBOX', why);
+    }
+    const podFixed = rc.overhead?.podFixed;
+    return podFixed ? { handler: rc.handler ?? '', overhead: podFixed } : { handler: rc.handler ?? '' };
+  }
+
+  /** The pod with its class's overhead when it names a known class and has none of its own. */
+  withOverhead(pod: Pod): Pod {
+    const name = pod.spec?.runtimeClassName;
+    if (!pod.spec || !name || pod.spec.overhead) return pod;
+    const overhead = this.classes.get(name)?.overhead?.podFixed;
+    return overhead ? { ...pod, spec: { ...pod.spec, overhead: { ...overhead } } } : pod;
+  }
+
+  private put(rc: RuntimeClass): void {
+    const name = rc.metadata?.name;
+    if (!name) return;
+    // handler is required and immutable upstream; a class without one is unusable, not default.
+    if (!rc.handler) log('kubelet').warn({ runtimeClass: name }, 'RuntimeClass has no handler; ignored');
+    else this.classes.set(name, rc);
+  }
+
+  private markSynced(): void {
+    this.listed = true;
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
+
+/** A pod source whose pods carry their RuntimeClass overhead (see withOverhead). */
+export function withRuntimeClassOverhead(source: PodSource, classes: RuntimeClassCache): PodSource {
+  return {
+    start: (push) => source.start((u: PodUpdate) => push({ ...u, pods: u.pods.map((p) => classes.withOverhead(p)) })),
+    stop: () => source.stop(),
+  };
+}
