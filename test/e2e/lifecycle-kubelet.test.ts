@@ -18,7 +18,7 @@ import { createPodStatusCache } from '../../src/pleg/index.js';
 import { createStatusManager } from '../../src/status/index.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
 import { runtimeEndpoint } from '../support/containerd.js';
-import { getPods, httpGet, makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { getPods, httpGet, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { FakePLEG } from '../kubelet/fake-pleg.js';
 import { STAGES, diffStage, type Stage } from '../status/lifecycle-table.js';
 
@@ -146,7 +146,7 @@ test('a pod too large for the node is rejected with OutOfmemory and never starte
 });
 
 test('a host port already held by an active pod is rejected with NodePorts', async () => {
-  const port = 20000 + Math.floor(Math.random() * 30000);
+  const port = randomPort();
   const withPort = (name: string) => manifest(name, {
     terminationGracePeriodSeconds: 1,
     containers: [{ name: 'c', ...sh("trap 'exit 0' TERM; sleep 3600 & wait"), ports: [{ containerPort: 8080, hostPort: port, protocol: 'TCP' }] }],

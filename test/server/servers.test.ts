@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { randomPort } from '../support/kubelet-process.js';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { startServers } from '../../src/server/index.js';
@@ -15,7 +16,7 @@ function get(port: number, path: string, method = 'GET'): Promise<{ status: numb
   });
 }
 
-const port = () => 20000 + Math.floor(Math.random() * 20000);
+const port = () => randomPort();
 
 test('healthz, read-only /pods and /metrics, errors', async () => {
   let errors: string[] = [];

@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { randomPort } from '../support/kubelet-process.js';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -42,7 +43,7 @@ test('upgrade proxy: splices to the streaming URL, drops credentials, keeps the 
   const servers = await startServers({
     provider,
     main: {
-      address: '127.0.0.1', port: 20000 + Math.floor(Math.random() * 20000), provider, nodeName: 'n', rootDir,
+      address: '127.0.0.1', port: randomPort(), provider, nodeName: 'n', rootDir,
       tlsCertFile: '', tlsPrivateKeyFile: '', tlsMinVersion: '', tlsCipherSuites: [],
       authentication: { x509: { clientCAFile: '' }, webhook: { enabled: false, cacheTTLMs: 0 }, anonymous: { enabled: true } },
       authorization: { mode: 'AlwaysAllow', webhook: { cacheAuthorizedTTLMs: 0, cacheUnauthorizedTTLMs: 0 } },

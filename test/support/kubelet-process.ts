@@ -28,8 +28,12 @@ export interface KubeletProcess {
   pid: number;
 }
 
+/**
+ * A port for a test server: random in 10000–32767, below Linux's ephemeral range (32768–60999),
+ * so it never collides with the local port of an outgoing connection (EADDRINUSE at start).
+ */
 export function randomPort(): number {
-  return 20000 + Math.floor(Math.random() * 30000);
+  return 10000 + Math.floor(Math.random() * 22768);
 }
 
 export function makeKubeletDirs(): { dir: string; manifests: string } {
