@@ -34,16 +34,20 @@ export class RuntimeState {
   /** The error that stops the syncLoop from dispatching work (runtime not ready or down, PLEG unhealthy). */
   runtimeErrors(): KubeletError | undefined {
     if (this.runtimeError) return this.runtimeError;
-    const pleg = this.pleg.healthy();
-    return pleg.ok ? undefined : notReady(`PLEG is not healthy: ${pleg.message}`);
+    const pleg = this.plegProblem();
+    return pleg === undefined ? undefined : notReady(pleg);
   }
 
   /** Everything /healthz reports: runtime plus PLEG. */
   healthErrors(): string[] {
-    const errs: string[] = [];
+    const pleg = this.plegProblem();
+    return pleg === undefined ? [] : [pleg];
+  }
+
+  /** upstream's PLEG health check message, or undefined while it is healthy. */
+  private plegProblem(): string | undefined {
     const pleg = this.pleg.healthy();
-    if (!pleg.ok) errs.push(`PLEG is not healthy: ${pleg.message}`);
-    return errs;
+    return pleg.ok ? undefined : `PLEG is not healthy: ${pleg.message}`;
   }
 }
 
