@@ -5,6 +5,8 @@
  *   (c) container exit → PLEG event, periodic-only vs event-driven
  *   (d) (b) and (c) again with KUBELET_TS_NATIVE=0 (in a child process)
  *   (e) the conventional path (protobufjs objects + TS diff), reported beside (a)
+ *   (f) container exit → event on containerd 1.6, 1.7 and 2.x, per trigger, beside each
+ *       runtime's own first report (bench/pleg-runtimes.ts → bench/results/pleg-runtimes.json)
  * and the whole agent (bench/agent-bench.ts): manifest → Running, delete → gone, and RSS / CPU
  * with 100 static pods (full run only).
  * Prints a table and writes bench/results/pleg.json (fixed shape), pleg-ts-mode.json and agent.json.
@@ -17,6 +19,7 @@ import { nativeStatus } from '../src/cmd/hot-paths.js';
 import { runDiffBench } from './pleg-diff.js';
 import { exitToEvent, relistE2E } from './pleg-e2e.js';
 import { runAgentBench, type AgentBenchResult } from './agent-bench.js';
+import { printRuntimeRows, runRuntimeBench, writeRuntimeRows } from './pleg-runtimes.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = new Set(process.argv.slice(2));
@@ -121,6 +124,12 @@ async function main(): Promise<void> {
   writeFileSync(join(outDir, 'pleg-conventional.json'), JSON.stringify(diff.diff, null, 2) + '\n');
   if (agent) writeFileSync(join(outDir, 'agent.json'), JSON.stringify(agent, null, 2) + '\n');
   console.log(`\nwrote ${join('bench/results', 'pleg.json')}, pleg-ts-mode.json, pleg-conventional.json${agent ? ', agent.json' : ''}`);
+  if (process.getuid?.() === 0) {
+    const rows = await runRuntimeBench({ quick });
+    printRuntimeRows(rows);
+    writeRuntimeRows(rows);
+    console.log('wrote bench/results/pleg-runtimes.json');
+  }
   await (await import('./stats-bench.js')).main({ quick }); // stats pass, OOM kill → event (bench/results/stats.json)
 }
 

@@ -32,15 +32,22 @@ export const RELIST_THRESHOLD_MS = 3 * 60_000;
 /** Pod status inspections running at once. */
 const INSPECT_CONCURRENCY = 10;
 /**
- * After a cgroup says a container exited, the runtime may not have recorded the exit yet
- * (containerd learns it from the shim a little later): relist again after these delays until
- * the container shows as exited.
+ * After a cgroup says a container exited, the runtime records the exit only later (containerd
+ * first deletes the task: ~50 ms, much more under load; bench/pleg-runtimes.ts measures it). We
+ * ask the runtime about just those containers every EXIT_CONFIRM_INTERVAL_MS and relist the
+ * moment one shows as exited, so the event follows the runtime's own first report closely
+ * without relisting in a loop. After EXIT_CONFIRM_LIMIT_MS the periodic relist takes over.
  */
+const EXIT_CONFIRM_INTERVAL_MS = 5;
+const EXIT_CONFIRM_LIMIT_MS = 2000;
+/** Without a per-container status call (test sources): relist again after these delays. */
 const EXIT_RETRY_DELAYS_MS = [5, 10, 20, 40, 80, 160, 320];
 
 /** The raw list calls (src/cri's listPodSandboxRaw / listContainersRaw). */
 export interface RawRelistSource {
   listRaw(): Promise<{ sandboxes: Buffer; containers: Buffer }>;
+  /** Whether the runtime has recorded the container's exit yet (ContainerStatus; gone counts as exited). */
+  containerExited?(containerId: string): Promise<boolean>;
 }
 
 export interface GenericPlegOptions {
@@ -76,6 +83,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private needsReinspection = new Set<string>();
   /** Containers a cgroup reported exited that the runtime has not shown as exited yet. */
   private readonly pendingExits = new Map<string, { attempt: number; at: number }>();
+  private confirmTimer: { cancel(): void } | undefined;
   private lastRelistStart = 0;
   /** End of the last successful relist; undefined until the first one (upstream relistTime). */
   private lastRelistDone: number | undefined;
@@ -100,6 +108,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   stop(): void {
     this.stopped = true;
     this.timer?.cancel();
+    this.confirmTimer?.cancel();
     this.exitWatcher?.close();
     this.criEvents?.stop();
   }
@@ -146,7 +155,32 @@ class GenericPLEG implements PodLifecycleEventGenerator {
 
   private onCgroupExit(_podUid: string, containerId: string): void {
     this.pendingExits.set(containerId, { attempt: 0, at: this.clock.now() });
-    void this.relist();
+    if (this.opts.source.containerExited) this.scheduleExitConfirm(0);
+    else void this.relist();
+  }
+
+  private scheduleExitConfirm(delay: number): void {
+    if (this.confirmTimer || this.stopped) return;
+    this.confirmTimer = this.clock.setTimeout(() => {
+      this.confirmTimer = undefined;
+      void this.confirmExits();
+    }, delay);
+  }
+
+  /** One round of per-container status calls; a relist as soon as the runtime shows an exit. */
+  private async confirmExits(): Promise<void> {
+    const now = this.clock.now();
+    const ids = [...this.pendingExits].filter(([cid, p]) => {
+      if (now - p.at <= EXIT_CONFIRM_LIMIT_MS) return true;
+      this.pendingExits.delete(cid); // the periodic relist will see it
+      return false;
+    }).map(([cid]) => cid);
+    const exited = await Promise.all(ids.map((cid) => this.opts.source.containerExited!(cid).catch(() => false)));
+    if (exited.some(Boolean)) {
+      for (const [i, cid] of ids.entries()) if (exited[i]) this.pendingExits.delete(cid);
+      void this.relist();
+    }
+    if (this.pendingExits.size > 0) this.scheduleExitConfirm(EXIT_CONFIRM_INTERVAL_MS);
   }
 
   private async doRelist(): Promise<void> {
@@ -222,8 +256,9 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     if (latency >= 0) metrics.plegExitToEvent.observe(latency / 1000);
   }
 
-  /** One more relist soon while a cgroup-reported exit is not visible in the runtime yet. */
+  /** One more relist soon while a cgroup-reported exit is not visible in the runtime yet (sources without containerExited). */
   private retryPendingExits(): void {
+    if (this.opts.source.containerExited) return;
     let delay: number | undefined;
     for (const [cid, p] of this.pendingExits) {
       const d = EXIT_RETRY_DELAYS_MS[p.attempt++];

@@ -4,6 +4,7 @@ import type { RawRelistSource } from './generic.js';
 export interface RawListingRuntime {
   listPodSandboxRaw(): Promise<Buffer>;
   listContainersRaw(): Promise<Buffer>;
+  containerStatus(containerId: string): Promise<{ state: string }>;
 }
 
 export function criRawSource(runtime: RawListingRuntime): RawRelistSource {
@@ -11,6 +12,14 @@ export function criRawSource(runtime: RawListingRuntime): RawRelistSource {
     async listRaw() {
       const [sandboxes, containers] = await Promise.all([runtime.listPodSandboxRaw(), runtime.listContainersRaw()]);
       return { sandboxes, containers };
+    },
+    async containerExited(containerId) {
+      try {
+        return (await runtime.containerStatus(containerId)).state !== 'CONTAINER_RUNNING';
+      } catch (err) {
+        if ((err as { code?: string }).code === 'KTS_ERR_CRI_NOT_FOUND') return true; // removed: it has certainly exited
+        throw err;
+      }
     },
   };
 }

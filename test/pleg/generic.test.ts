@@ -60,3 +60,74 @@ test('getNewerThan waits for the next relist', async () => {
   assert.equal(v.status, undefined);
   assert.ok(v.modified > t - 1);
 });
+
+/**
+ * A cgroup says the container's last process left; containerd records the exit only ~50 ms later
+ * (bench/pleg-runtimes.ts). The PLEG asks ContainerStatus for just that container every 5 ms and
+ * relists the moment the runtime reports the exit: no relist loop while the runtime says running,
+ * no event before the runtime agrees (the cache never runs ahead of the runtime).
+ */
+test('a cgroup exit is confirmed by per-container status calls, then one relist', async () => {
+  const { ManualClock } = await import('../fakes/manual-clock.js');
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  let exitReported = false;
+  let statusCalls = 0;
+  let lists = 0;
+  const source = {
+    listRaw: () => { lists++; return rt.listRaw(); },
+    containerExited: async (id: string) => { statusCalls++; assert.equal(id, 'c1'); return exitReported; },
+  };
+  let onExit!: (podUid: string, cid: string) => void;
+  const watcher = { track: async () => true, untrack: () => undefined, close: () => undefined };
+  const pleg = createGenericPLEG({
+    ...rt.plegOptions(), source, cache: createPodStatusCache(), clock, relistPeriodMs: 60_000,
+    createExitWatcher: (cb) => { onExit = cb; return watcher as never; },
+  });
+  const events: PodLifecycleEvent[] = [];
+  pleg.watch((e) => events.push(e));
+  rt.setContainer('u1', 'c1', 'running');
+  pleg.start();
+  await clock.advance(0);
+  assert.deepEqual(events.map((e) => e.type), ['ContainerStarted']);
+  const listsBefore = lists;
+
+  onExit('u1', 'c1');
+  await clock.advance(40); // the runtime still says running: status calls only
+  assert.ok(statusCalls >= 5, `polled ${statusCalls} times in 40 ms`);
+  assert.equal(lists, listsBefore, 'no relist until the runtime reports the exit');
+  assert.equal(events.length, 1);
+
+  rt.setContainer('u1', 'c1', 'exited');
+  exitReported = true;
+  await clock.advance(5);
+  assert.deepEqual(events.map((e) => e.type), ['ContainerStarted', 'ContainerDied']);
+  assert.equal(lists, listsBefore + 1, 'exactly one relist');
+  const calls = statusCalls;
+  await clock.advance(100);
+  assert.equal(statusCalls, calls, 'polling stops once confirmed');
+  pleg.stop();
+});
+
+test('an unconfirmed cgroup exit is left to the periodic relist after 2 s', async () => {
+  const { ManualClock } = await import('../fakes/manual-clock.js');
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  let statusCalls = 0;
+  const source = { listRaw: () => rt.listRaw(), containerExited: async () => { statusCalls++; return false; } };
+  let onExit!: (podUid: string, cid: string) => void;
+  const pleg = createGenericPLEG({
+    ...rt.plegOptions(), source, cache: createPodStatusCache(), clock, relistPeriodMs: 60_000,
+    createExitWatcher: (cb) => { onExit = cb; return { track: async () => true, untrack: () => undefined, close: () => undefined } as never; },
+  });
+  rt.setContainer('u1', 'c1', 'running');
+  pleg.start();
+  await clock.advance(0);
+  onExit('u1', 'c1');
+  await clock.advance(2100);
+  const calls = statusCalls;
+  assert.ok(calls > 100 && calls < 500, `${calls} status calls`);
+  await clock.advance(1000);
+  assert.equal(statusCalls, calls, 'gave up: the periodic relist will see the exit');
+  pleg.stop();
+});

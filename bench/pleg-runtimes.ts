@@ -1,0 +1,248 @@
+/**
+ * Container exit → PLEG event on each containerd release (issue 15), beside the runtime's own
+ * floor. For every exit we record, on one wall clock (ms, sub-ms resolution):
+ *
+ *   finishedAt   the runtime's ContainerStatus.finishedAt (the shim saw the process exit)
+ *   cgroup       our own inotify watch saw the container's cgroup.events say "populated 0"
+ *   criEvent     the PLEG's GetContainerEvents stream delivered CONTAINER_STOPPED_EVENT (1.7 / 2.x,
+ *                modes with CRI events only)
+ *   listed       a ListContainers poll (every POLL_MS, own connection) first showed it exited:
+ *                the moment the runtime itself first reports the exit to a CRI client
+ *   pleg         the PLEG under test emitted ContainerDied
+ *
+ * and run the PLEG in four trigger modes: periodic relist only, + cgroup trigger, + CRI events,
+ * and both (what the agent runs). Absolute figures vary with machine and load (on this project's
+ * machines containerd 1.6's listed − finishedAt alone ranged 48–300 ms), so each row also gives
+ * pleg − listed: how long after the runtime could tell anyone, the PLEG told the kubelet.
+ *
+ *   node dist/bench/pleg-runtimes.js [--quick] [--runtimes 1.6,1.7,2]
+ * writes bench/results/pleg-runtimes.json (one exit_to_event row per runtime and mode).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type { Pod } from '../src/api/types.js';
+import { connectRuntime } from '../src/cri/index.js';
+import { createRuntimeManager } from '../src/kuberuntime/index.js';
+import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../src/pleg/index.js';
+import { hotPaths } from '../src/cmd/hot-paths.js';
+import { percentile } from './stats.js';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const IMAGE = 'localhost/kubelet-ts/busybox:latest';
+/** Interval of the ListContainers poll that finds the runtime's own first report. */
+const POLL_MS = 2;
+const PER_POD = 5;
+
+export type TriggerMode = 'periodic' | 'cgroup' | 'cri-events' | 'cgroup+cri-events';
+const MODES: TriggerMode[] = ['periodic', 'cgroup', 'cri-events', 'cgroup+cri-events'];
+
+interface Timeline { finishedAt: number; listed?: number; cgroup?: number; criEvent?: number; pleg?: number }
+
+export interface ModeRow {
+  mode: TriggerMode;
+  samples: number;
+  /** pleg − finishedAt */
+  p50_ms: number | null;
+  p99_ms: number | null;
+  /** pleg − listed: how far behind the runtime's first report the PLEG was */
+  behind_runtime_p50_ms: number | null;
+  behind_runtime_p99_ms: number | null;
+  /** pleg − criEvent: what updating the cache straight from the event (upstream's evented PLEG) could save */
+  after_cri_event_p50_ms?: number | null;
+  after_cri_event_p99_ms?: number | null;
+  /** the trigger was not available on this runtime (CRI events on 1.6) */
+  unavailable?: string;
+}
+
+export interface RuntimeRow {
+  runtime: string;
+  version: string;
+  native: boolean;
+  exits: number;
+  poll_interval_ms: number;
+  /** the runtime's own floor, each against finishedAt, over all modes' exits */
+  floor: { listed_p50_ms: number; listed_p99_ms: number; cgroup_p50_ms: number | null; cgroup_p99_ms: number | null; cri_event_p50_ms: number | null; cri_event_p99_ms: number | null };
+  exit_to_event: ModeRow[];
+  reason?: string;
+}
+
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function pod(ns: string, name: string, n: number): Pod {
+  const containers = Array.from({ length: n }, (_, c) => ({
+    // Staggered exits over ~4 s, so triggers are not all coalesced into one relist.
+    name: `c${c}`, image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', `sleep ${(1.5 + Math.random() * 4).toFixed(3)}`],
+  }));
+  return { metadata: { name, namespace: ns, uid: `${ns}-${name}` }, spec: { hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers } } as Pod;
+}
+
+/** One mode on one runtime: `exits` containers exit; returns each one's timeline. */
+async function runMode(endpoint: string, ns: string, exits: number, mode: TriggerMode): Promise<{ timelines: Timeline[]; criEvents: string }> {
+  const { runtime, images } = connectRuntime(endpoint);
+  const observer = connectRuntime(endpoint); // own connection: the poll must not queue behind the PLEG's calls
+  const manager = createRuntimeManager({ runtime, images, podLogsDir: `/tmp/kts-bench-logs/${ns}`, rootDir: `/tmp/kts-bench-root/${ns}`, nodeName: 'bench', hostIP: '127.0.0.1' });
+  const root = findUnifiedRoot();
+  const t = new Map<string, Timeline>();
+  const at = (id: string) => t.get(id) ?? (t.set(id, { finishedAt: NaN }), t.get(id)!);
+  const useCgroup = mode === 'cgroup' || mode === 'cgroup+cri-events';
+  const useEvents = mode === 'cri-events' || mode === 'cgroup+cri-events';
+  const pleg = createGenericPLEG({
+    runtime: manager, source: criRawSource(runtime), differ: hotPaths().pleg.createRelistDiffer(), cache: createPodStatusCache(),
+    createExitWatcher: useCgroup && root ? (onExit) => new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit }) : undefined,
+    // The CRI event's arrival is timed on the PLEG's own stream: containerd 1.7 hands each event
+    // to ONE of its GetContainerEvents subscribers (containerd#7318, fixed in 2.0), so a second
+    // stream would steal half of them.
+    subscribeContainerEvents: useEvents ? (onEvent, onError) => runtime.getContainerEvents((e) => {
+      if (e.type === 'CONTAINER_STOPPED_EVENT') at(e.containerId).criEvent ??= now();
+      onEvent(e);
+    }, onError) : undefined,
+  });
+  pleg.watch((e) => { if (e.type === 'ContainerDied') at(e.data).pleg ??= now(); });
+  const cgroupWatch = root ? new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit: (_p, cid) => { at(cid).cgroup ??= now(); } }) : undefined;
+  let polling = true;
+  const poll = (async () => {
+    while (polling) {
+      const cs = await observer.runtime.listContainers().catch(() => []);
+      const seen = now();
+      for (const c of cs) {
+        if (c.labels['io.kubernetes.pod.namespace'] !== ns) continue;
+        if (c.state === 'CONTAINER_RUNNING') void cgroupWatch?.track(c.labels['io.kubernetes.pod.uid'] ?? '', c.id);
+        else if (c.state === 'CONTAINER_EXITED') at(c.id).listed ??= seen;
+      }
+      await sleep(POLL_MS);
+    }
+  })();
+  const pods: Pod[] = [];
+  for (let p = 0; p * PER_POD < exits; p++) pods.push(pod(ns, `p${p}`, Math.min(PER_POD, exits - p * PER_POD)));
+  try {
+    pleg.start();
+    for (const p of pods) {
+      const r = await manager.syncPod(p, await manager.getPodStatus(p.metadata!.uid!, p.metadata!.name!, p.metadata!.namespace!));
+      if (r.error) throw r.error;
+    }
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const ours = [...t.entries()].filter(([, v]) => v.listed !== undefined);
+      if (ours.length >= exits && ours.every(([, v]) => v.pleg !== undefined)) break;
+      await sleep(100);
+    }
+    await sleep(300); // late CRI events still count toward the floor
+    const criEvents = pleg.criEventsState?.() ?? 'off';
+    for (const [id, v] of t) {
+      const st = await runtime.containerStatus(id).catch(() => undefined);
+      if (st?.finishedAt) v.finishedAt = Number(st.finishedAt) / 1e6;
+    }
+    return { timelines: [...t.values()].filter((v) => !Number.isNaN(v.finishedAt) && v.listed !== undefined), criEvents };
+  } finally {
+    polling = false;
+    await poll;
+    pleg.stop();
+    cgroupWatch?.close();
+    const sbs = (await runtime.listPodSandbox()).filter((s) => s.metadata.namespace === ns);
+    await Promise.all(sbs.map(async (s) => {
+      await runtime.stopPodSandbox(s.id).catch(() => undefined);
+      await runtime.removePodSandbox(s.id).catch(() => undefined);
+    }));
+    for (const c of [runtime, images, observer.runtime, observer.images]) c.close();
+  }
+}
+
+const p = (xs: number[], q: number) => (xs.length ? percentile(xs, q) : null);
+const deltas = (ts: Timeline[], a: (v: Timeline) => number | undefined, b: (v: Timeline) => number | undefined) =>
+  ts.flatMap((v) => (a(v) !== undefined && b(v) !== undefined ? [a(v)! - b(v)!] : []));
+
+/** Every mode against one running containerd. */
+export async function benchRuntime(endpoint: string, runtimeName: string, version: string, exits: number): Promise<RuntimeRow> {
+  const tag = `bench-rt-${Date.now().toString(36)}`;
+  const all: Timeline[] = [];
+  const rows: ModeRow[] = [];
+  for (const mode of MODES) {
+    const { timelines, criEvents } = await runMode(endpoint, `${tag}-${mode.replace(/\W/g, '')}`, exits, mode);
+    all.push(...timelines);
+    const lat = deltas(timelines, (v) => v.pleg, (v) => v.finishedAt);
+    const behind = deltas(timelines, (v) => v.pleg, (v) => v.listed);
+    const afterEvent = mode.includes('cri-events') && criEvents === 'active' ? deltas(timelines, (v) => v.pleg, (v) => v.criEvent) : undefined;
+    rows.push({
+      mode, samples: lat.length, p50_ms: p(lat, 50), p99_ms: p(lat, 99), behind_runtime_p50_ms: p(behind, 50), behind_runtime_p99_ms: p(behind, 99),
+      ...(afterEvent ? { after_cri_event_p50_ms: p(afterEvent, 50), after_cri_event_p99_ms: p(afterEvent, 99) } : {}),
+      ...(mode.includes('cri-events') && criEvents === 'unsupported' ? { unavailable: 'runtime answers GetContainerEvents with Unimplemented' } : {}),
+    });
+  }
+  const listed = deltas(all, (v) => v.listed, (v) => v.finishedAt);
+  const cg = deltas(all, (v) => v.cgroup, (v) => v.finishedAt);
+  const ev = deltas(all, (v) => v.criEvent, (v) => v.finishedAt);
+  return {
+    runtime: runtimeName, version, native: process.env.KUBELET_TS_NATIVE !== '0', exits, poll_interval_ms: POLL_MS,
+    floor: { listed_p50_ms: p(listed, 50)!, listed_p99_ms: p(listed, 99)!, cgroup_p50_ms: p(cg, 50), cgroup_p99_ms: p(cg, 99), cri_event_p50_ms: p(ev, 50), cri_event_p99_ms: p(ev, 99) },
+    exit_to_event: rows,
+  };
+}
+
+const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '     n/a' : v.toFixed(1).padStart(8));
+
+export function printRuntimeRows(rows: RuntimeRow[]): void {
+  console.log('\n(f) container exit → PLEG ContainerDied per runtime (ms after finishedAt; "behind" = after ListContainers first showed the exit)');
+  console.log('runtime      mode                 samples      p50      p99   behind p50  behind p99');
+  for (const r of rows) {
+    if (r.reason) { console.log(`${r.runtime.padEnd(12)} skipped: ${r.reason}`); continue; }
+    for (const m of r.exit_to_event) {
+      console.log(`${r.runtime.padEnd(12)} ${m.mode.padEnd(20)} ${String(m.samples).padStart(7)} ${fmt(m.p50_ms)} ${fmt(m.p99_ms)}     ${fmt(m.behind_runtime_p50_ms)}    ${fmt(m.behind_runtime_p99_ms)}${m.unavailable ? '  (events unavailable: periodic/cgroup only)' : ''}${m.after_cri_event_p50_ms != null ? `  (after the CRI event: p50 ${fmt(m.after_cri_event_p50_ms).trim()} p99 ${fmt(m.after_cri_event_p99_ms).trim()})` : ''}`);
+    }
+    const f = r.floor;
+    console.log(`${r.runtime.padEnd(12)} runtime floor: ListContainers p50 ${fmt(f.listed_p50_ms)} p99 ${fmt(f.listed_p99_ms)} | cgroup p50 ${fmt(f.cgroup_p50_ms)} p99 ${fmt(f.cgroup_p99_ms)} | CRI event p50 ${fmt(f.cri_event_p50_ms)} p99 ${fmt(f.cri_event_p99_ms)}  (containerd ${r.version})`);
+  }
+}
+
+/** Starts each release with scripts/containerd.sh --version, benches it, stops it. */
+export async function runRuntimeBench(opts: { quick: boolean; runtimes?: string[] }): Promise<RuntimeRow[]> {
+  const rows: RuntimeRow[] = [];
+  const stateDir = join(REPO, '.state/bench-containerd');
+  const script = join(REPO, 'scripts/containerd.sh');
+  for (const rt of opts.runtimes ?? ['1.6', '1.7', '2']) {
+    spawnSync('bash', [script, 'stop', '--state-dir', stateDir], { stdio: 'ignore' });
+    let endpoint: string;
+    try {
+      endpoint = execFileSync('bash', [script, 'start', '--version', rt, '--state-dir', stateDir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').pop()!;
+    } catch (err) {
+      rows.push({ runtime: rt, reason: `containerd ${rt} could not start: ${String((err as { stderr?: string }).stderr ?? err).trim().split('\n').pop()}` } as RuntimeRow);
+      continue;
+    }
+    try {
+      const { runtime, images } = connectRuntime(endpoint);
+      const version = (await runtime.version()).runtimeVersion;
+      runtime.close();
+      images.close();
+      rows.push(await benchRuntime(endpoint, rt, version, opts.quick ? 20 : 50));
+    } catch (err) {
+      rows.push({ runtime: rt, reason: String(err) } as RuntimeRow);
+    } finally {
+      spawnSync('bash', [script, 'stop', '--state-dir', stateDir], { stdio: 'ignore' });
+    }
+  }
+  return rows;
+}
+
+export function writeRuntimeRows(rows: RuntimeRow[]): void {
+  const outDir = join(REPO, 'bench', 'results');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'pleg-runtimes.json'), JSON.stringify(rows, null, 2) + '\n');
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  const args = process.argv.slice(2);
+  const i = args.indexOf('--runtimes');
+  const runtimes = i >= 0 ? args[i + 1]!.split(',') : undefined;
+  runRuntimeBench({ quick: args.includes('--quick'), runtimes }).then((rows) => {
+    printRuntimeRows(rows);
+    writeRuntimeRows(rows);
+    console.log('\nwrote bench/results/pleg-runtimes.json');
+    process.exit(0);
+  }, (err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

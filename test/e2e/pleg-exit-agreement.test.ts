@@ -1,0 +1,76 @@
+/**
+ * The PLEG as the agent runs it (periodic relist + cgroup.events trigger + CRI events where the
+ * runtime has them) against the real runtime: every ContainerDied comes only once the runtime
+ * itself reports the container exited, the cache holds that same exit when the event is
+ * delivered, and no exit is missed. This is the invariant that made us keep CRI events as a
+ * relist trigger rather than writing the event's status into the cache (README › Runtimes).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pod } from '../../src/api/types.js';
+import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
+import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../../src/pleg/index.js';
+import { hotPaths } from '../../src/cmd/hot-paths.js';
+import { ENDPOINT_ENV, removeTestPods, runtimeEndpoint, TEST_IMAGES, uniqueName } from '../support/containerd.js';
+
+const skip = process.env[ENDPOINT_ENV] ? false : `${ENDPOINT_ENV} not set`;
+const NS = uniqueName('pleg-agree');
+let cri: CriConnection | undefined;
+let dir = '';
+
+before(async () => {
+  if (skip) return;
+  cri = connectRuntime(await runtimeEndpoint(), { timeoutMs: 60_000 });
+  dir = mkdtempSync(join(tmpdir(), 'kts-pleg-agree-'));
+});
+
+after(async () => {
+  if (cri) {
+    await removeTestPods(cri.runtime, { namespace: NS });
+    cri.runtime.close();
+    cri.images.close();
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('ContainerDied only when the runtime reports the exit, with the cache agreeing', { skip }, async () => {
+  const { runtime, images } = cri!;
+  const manager = createRuntimeManager({ runtime, images, podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), nodeName: 'e2e', hostIP: '127.0.0.1' });
+  const root = findUnifiedRoot();
+  const cache = createPodStatusCache();
+  const pleg = createGenericPLEG({
+    runtime: manager, cache, source: criRawSource(runtime), differ: hotPaths().pleg.createRelistDiffer(),
+    createExitWatcher: root ? (onExit) => new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit }) : undefined,
+    subscribeContainerEvents: (onEvent, onError) => runtime.getContainerEvents(onEvent, onError),
+  });
+  const checks: Promise<string | undefined>[] = [];
+  pleg.watch((e) => {
+    if (e.type !== 'ContainerDied') return;
+    // Taken synchronously at delivery: what the kubelet would act on.
+    const cached = cache.get(e.id)?.status?.containerStatuses.find((c) => c.id === e.data)?.state;
+    checks.push(runtime.containerStatus(e.data).then((s) => {
+      if (cached !== 'exited') return `${e.data}: cache says ${cached} at ContainerDied`;
+      if (s.state !== 'CONTAINER_EXITED') return `${e.data}: runtime says ${s.state} after ContainerDied`;
+      return undefined;
+    }));
+  });
+  const containers = Array.from({ length: 6 }, (_, i) => ({
+    name: `c${i}`, image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', `sleep ${(1 + i * 0.37).toFixed(2)}`],
+  }));
+  const pod = { metadata: { name: 'agree', namespace: NS, uid: `${NS}-uid` }, spec: { hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers } } as Pod;
+  pleg.start();
+  try {
+    const r = await manager.syncPod(pod, await manager.getPodStatus(pod.metadata!.uid!, 'agree', NS));
+    assert.equal(r.error, undefined);
+    const end = Date.now() + 60_000;
+    while (checks.length < containers.length && Date.now() < end) await new Promise((res) => setTimeout(res, 100));
+    assert.equal(checks.length, containers.length, 'one ContainerDied per exit');
+    assert.deepEqual((await Promise.all(checks)).filter(Boolean), []);
+  } finally {
+    pleg.stop();
+  }
+});
