@@ -89,6 +89,11 @@ export class RuntimeClassCache implements RuntimeClassLookup {
     return podFixed ? { handler: rc.handler ?? '', overhead: podFixed } : { handler: rc.handler ?? '' };
   }
 
+  /** Whether the class is known (listed or watched). */
+  has(name: string): boolean {
+    return this.classes.has(name);
+  }
+
   /** The pod with its class's overhead when it names a known class and has none of its own. */
   withOverhead(pod: Pod): Pod {
     const name = pod.spec?.runtimeClassName;
@@ -111,10 +116,37 @@ export class RuntimeClassCache implements RuntimeClassLookup {
   }
 }
 
-/** A pod source whose pods carry their RuntimeClass overhead (see withOverhead). */
+/**
+ * A pod source whose pods carry their RuntimeClass overhead (see withOverhead). The overhead a
+ * pod got the first time it was seen stays its overhead for life, as upstream's (set once by
+ * admission when the pod is created): a later change to its class does not resize a running
+ * pod's cgroup. Pods whose class is not known yet are filled in when it is.
+ */
 export function withRuntimeClassOverhead(source: PodSource, classes: RuntimeClassCache): PodSource {
+  const fixed = new Map<string, Record<string, string> | null>();
+  const fill = (pod: Pod): Pod => {
+    const uid = pod.metadata?.uid;
+    const name = pod.spec?.runtimeClassName;
+    if (!uid || !name || !pod.spec || pod.spec.overhead) return pod;
+    if (!fixed.has(uid)) {
+      if (!classes.has(name)) return pod;
+      fixed.set(uid, classes.withOverhead(pod).spec?.overhead ?? null);
+    }
+    const overhead = fixed.get(uid);
+    return overhead ? { ...pod, spec: { ...pod.spec, overhead: { ...overhead } } } : pod;
+  };
+  const forget = (u: PodUpdate) => {
+    if (u.op === 'REMOVE') for (const p of u.pods) fixed.delete(p.metadata?.uid ?? '');
+    if (u.op === 'SET') {
+      const live = new Set(u.pods.map((p) => p.metadata?.uid));
+      for (const uid of fixed.keys()) if (!live.has(uid)) fixed.delete(uid);
+    }
+  };
   return {
-    start: (push) => source.start((u: PodUpdate) => push({ ...u, pods: u.pods.map((p) => classes.withOverhead(p)) })),
+    start: (push) => source.start((u: PodUpdate) => {
+      forget(u);
+      push({ ...u, pods: u.pods.map(fill) });
+    }),
     stop: () => source.stop(),
   };
 }

@@ -86,3 +86,39 @@ test('withRuntimeClassOverhead fills every update its source pushes', () => {
   source.stop();
   assert.ok(stopped);
 });
+
+test("a pod keeps the overhead it was first given when its class changes later (upstream: set once at admission)", async () => {
+  await api.call('POST', RUNTIME_CLASSES_PATH, { metadata: { name: 'grow' }, handler: 'alt', overhead: { podFixed: { memory: '10Mi' } } });
+  await waitFor('grow known', 5000, () => (cache.has('grow') ? true : undefined), 20);
+  const pushed: PodUpdate[] = [];
+  let push: ((u: PodUpdate) => void) | undefined;
+  withRuntimeClassOverhead({ start: (p) => { push = p; }, stop: () => undefined }, cache).start((u) => pushed.push(u));
+  const pod = { ...podOf('grow'), metadata: { name: 'g', namespace: 'default', uid: 'uid-grow' } };
+  push!({ op: 'ADD', source: 'api', pods: [pod] });
+  await api.call('PATCH', `${RUNTIME_CLASSES_PATH}/grow`, { overhead: { podFixed: { memory: '99Mi' } } }, 'application/merge-patch+json');
+  await waitFor('grow changed', 5000, () => (cache.lookup('grow').overhead?.memory === '99Mi' ? true : undefined), 20);
+  push!({ op: 'UPDATE', source: 'api', pods: [pod] });
+  assert.deepEqual(pushed.map((u) => u.pods[0]!.spec!.overhead), [{ memory: '10Mi' }, { memory: '10Mi' }], 'the running pod is not resized');
+  push!({ op: 'REMOVE', source: 'api', pods: [pod] });
+  push!({ op: 'ADD', source: 'api', pods: [pod] });
+  assert.deepEqual(pushed[3]!.pods[0]!.spec!.overhead, { memory: '99Mi' }, 'a pod seen anew gets the class as it is now');
+});
+
+// upstream pkg/kubelet/runtimeclass/runtimeclass_manager_test.go TestLookupRuntimeHandler
+// (nil / empty name → the default handler, a known class → its handler, an unknown one → NotFound).
+test('upstream TestLookupRuntimeHandler table', async () => {
+  const { runtimeHandlerFor } = await import('../../src/kuberuntime/runtime-class.js');
+  await api.call('POST', RUNTIME_CLASSES_PATH, { metadata: { name: 'example-runtimeclass' }, handler: 'example-handler' });
+  await waitFor('example known', 5000, () => (cache.has('example-runtimeclass') ? true : undefined), 20);
+  const cases: { name: string; runtimeClassName?: string; expected?: string; expectError?: RegExp }[] = [
+    { name: 'nil runtime class', expected: '' },
+    { name: 'empty runtime class', runtimeClassName: '', expected: '' },
+    { name: 'existing runtime class', runtimeClassName: 'example-runtimeclass', expected: 'example-handler' },
+    { name: 'non-existent runtime class', runtimeClassName: 'foo', expectError: /runtimeclasses.node.k8s.io "foo" not found/ },
+  ];
+  for (const c of cases) {
+    const pod: Pod = { metadata: { name: 'p', uid: 'u' }, spec: { containers: [], ...(c.runtimeClassName !== undefined ? { runtimeClassName: c.runtimeClassName } : {}) } };
+    if (c.expectError) assert.throws(() => runtimeHandlerFor(pod, cache), c.expectError, c.name);
+    else assert.equal(runtimeHandlerFor(pod, cache), c.expected, c.name);
+  }
+});
