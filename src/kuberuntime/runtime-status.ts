@@ -165,24 +165,38 @@ async function unlessGone<T>(fn: () => Promise<T>): Promise<T | undefined> {
   }
 }
 
-/** Everything the runtime knows about one pod (upstream GetPodStatus), newest first. */
+/**
+ * Everything the runtime knows about one pod (upstream GetPodStatus), newest first. The sandbox
+ * and container halves are read concurrently (two round trips instead of upstream's four): this
+ * runs for every pod with a PLEG event, between the runtime reporting an exit and the event.
+ */
 export async function getPodStatus(runtime: RuntimeService, uid: string, name: string, namespace: string, now: () => number): Promise<PodRuntimeStatus> {
   const selector = { labelSelector: { [KubernetesPodUIDLabel]: uid } };
-  const sandboxes = (await runtime.listPodSandbox(selector)).filter((s) => getPodSandboxInfoFromLabels(s.labels)).sort(byCreatedDesc);
-  const sandboxStatuses = (await Promise.all(sandboxes.map((s) => unlessGone(() => runtime.podSandboxStatus(s.id)))))
-    .filter((st): st is PodSandboxStatus => st !== undefined)
-    .map(toSandboxRuntimeStatus);
+  const [sandboxStatuses, containerStatuses] = await Promise.all([podSandboxStatuses(runtime, selector), podContainerStatuses(runtime, selector)]);
   // Only the newest sandbox's addresses count, and only while it is ready.
   const newest = sandboxStatuses[0];
   const ips = newest && newest.ready && newest.ip ? [newest.ip, ...newest.additionalIps] : [];
+  return { uid, name, namespace, ips, sandboxStatuses, containerStatuses, timestamp: new Date(now()) };
+}
+
+type UidSelector = { labelSelector: Record<string, string> };
+
+async function podSandboxStatuses(runtime: RuntimeService, selector: UidSelector) {
+  const sandboxes = (await runtime.listPodSandbox(selector)).filter((s) => getPodSandboxInfoFromLabels(s.labels)).sort(byCreatedDesc);
+  return (await Promise.all(sandboxes.map((s) => unlessGone(() => runtime.podSandboxStatus(s.id)))))
+    .filter((st): st is PodSandboxStatus => st !== undefined)
+    .map(toSandboxRuntimeStatus);
+}
+
+async function podContainerStatuses(runtime: RuntimeService, selector: UidSelector): Promise<ContainerRuntimeStatus[]> {
   const containers = (await runtime.listContainers(selector)).filter((c) => getContainerInfoFromLabels(c.labels)).sort(byCreatedDesc);
   const statuses = await Promise.all(containers.map((c) => unlessGone(() => runtime.containerStatus(c.id))));
-  const containerStatuses: ContainerRuntimeStatus[] = [];
+  const out: ContainerRuntimeStatus[] = [];
   statuses.forEach((st, i) => {
     const converted = st && toContainerRuntimeStatus(st, containers[i]!.podSandboxId);
-    if (converted) containerStatuses.push(converted);
+    if (converted) out.push(converted);
   });
-  return { uid, name, namespace, ips, sandboxStatuses, containerStatuses, timestamp: new Date(now()) };
+  return out;
 }
 
 /**
