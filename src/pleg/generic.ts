@@ -40,6 +40,8 @@ const INSPECT_CONCURRENCY = 10;
  */
 const EXIT_CONFIRM_INTERVAL_MS = 5;
 const EXIT_CONFIRM_LIMIT_MS = 2000;
+/** Status calls per round, oldest exits first: a mass exit must not flood the runtime (the relist one confirmation triggers sees every exit anyway). */
+const EXIT_CONFIRM_BATCH = 8;
 /** Without a per-container status call (test sources): relist again after these delays. */
 const EXIT_RETRY_DELAYS_MS = [5, 10, 20, 40, 80, 160, 320];
 
@@ -174,7 +176,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       if (now - p.at <= EXIT_CONFIRM_LIMIT_MS) return true;
       this.pendingExits.delete(cid); // the periodic relist will see it
       return false;
-    }).map(([cid]) => cid);
+    }).slice(0, EXIT_CONFIRM_BATCH).map(([cid]) => cid);
     const exited = await Promise.all(ids.map((cid) => this.opts.source.containerExited!(cid).catch(() => false)));
     if (exited.some(Boolean)) {
       for (const [i, cid] of ids.entries()) if (exited[i]) this.pendingExits.delete(cid);

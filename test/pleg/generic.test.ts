@@ -131,3 +131,29 @@ test('an unconfirmed cgroup exit is left to the periodic relist after 2 s', asyn
   assert.equal(statusCalls, calls, 'gave up: the periodic relist will see the exit');
   pleg.stop();
 });
+
+test('a mass exit is confirmed a few containers per round, not one call per container every 5 ms', async () => {
+  const { ManualClock } = await import('../fakes/manual-clock.js');
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  const perRound: number[] = [];
+  let inRound = 0;
+  const source = { listRaw: () => rt.listRaw(), containerExited: async () => { inRound++; return false; } };
+  let onExit!: (podUid: string, cid: string) => void;
+  const pleg = createGenericPLEG({
+    ...rt.plegOptions(), source, cache: createPodStatusCache(), clock, relistPeriodMs: 60_000,
+    createExitWatcher: (cb) => { onExit = cb; return { track: async () => true, untrack: () => undefined, close: () => undefined } as never; },
+  });
+  pleg.start();
+  await clock.advance(0);
+  for (let i = 0; i < 30; i++) onExit('u1', `c${i}`);
+  await clock.advance(0); // the first round runs at once
+  assert.ok(inRound <= 8, `first round: ${inRound}`);
+  for (let r = 0; r < 5; r++) {
+    inRound = 0;
+    await clock.advance(5);
+    perRound.push(inRound);
+  }
+  assert.ok(perRound.every((n) => n <= 8), `calls per round: ${perRound}`);
+  pleg.stop();
+});
