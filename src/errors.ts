@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   KTS_ERR_API_LIMIT: 'A kube-apiserver answer went over one of the API client\'s bounds (body size, object or watch line size, deadline, LIST pages, credential plugin output): the request was cut off and refused.',
   KTS_ERR_POD_IDENTITY: 'A pod\'s UID, name, namespace or a container name is not valid (from a manifest, a manifest URL or the apiserver): the pod is refused before any path is built from it.',
   KTS_ERR_UNSAFE_PATH: 'A path component taken from a pod (UID, name, namespace, container name) is empty, "." or "..", or holds "/", "\\", NUL or a control character: the path is not built.',
+  KTS_ERR_CERTIFICATE: 'A node certificate could not be obtained or renewed: the certificate signing request was denied, failed or not issued in time, or the issued certificate or the files it is stored in are unusable.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -167,4 +168,11 @@ export class SubPathError extends VolumeError {
 
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** TLS bootstrap and certificate rotation (src/certificate): what was asked for and why it failed. */
+export class CertificateError extends KubeletError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('KTS_ERR_CERTIFICATE', message, options);
+  }
 }

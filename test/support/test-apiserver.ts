@@ -37,6 +37,7 @@ const RESOURCES: readonly ResourceDef[] = [
   { plural: 'namespaces', kind: 'Namespace', group: '', namespaced: false, shortNames: ['ns'] },
   { plural: 'leases', kind: 'Lease', group: 'coordination.k8s.io', namespaced: true },
   { plural: 'runtimeclasses', kind: 'RuntimeClass', group: 'node.k8s.io', namespaced: false },
+  { plural: 'certificatesigningrequests', kind: 'CertificateSigningRequest', group: 'certificates.k8s.io', namespaced: false, shortNames: ['csr'] },
 ];
 
 export type ExtraHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => boolean;
@@ -50,6 +51,17 @@ export interface TestApiserverOptions {
   /** Interval of BOOKMARK events on watches that asked for them (default 1000 ms). */
   bookmarkMs?: number;
   extraHandlers?: ExtraHandler[];
+  /**
+   * Bootstrap tokens (`<id>.<secret>`, as kubeadm's): bearer credentials of user
+   * system:bootstrap:<id> in group system:bootstrappers, allowed only to file and read CSRs.
+   */
+  bootstrapTokens?: string[];
+}
+
+/** Who made a request: the admin token, a bootstrap token, or a client certificate of the test CA. */
+export interface RequestUser {
+  name: string;
+  groups: string[];
 }
 
 export interface RequestRecord {
@@ -68,6 +80,8 @@ export interface TestApiserver {
   token: string;
   requests: RequestRecord[];
   extraHandlers: ExtraHandler[];
+  /** Users of the requests, in order (for tests of who called). */
+  users: RequestUser[];
   /** Writes a kubeconfig for this server into `dir` and returns its path. */
   kubeconfig(dir: string): string;
   /** A request as a client would make it (TLS + token); resolves with status and parsed body. */
@@ -187,7 +201,9 @@ class ApiHandler {
     const { def, namespace, name, sub } = route;
     const method = req.method ?? 'GET';
     if (def.plural === 'serviceaccounts' && sub === 'token' && method === 'POST') return send(res, 201, this.tokenRequest(parseJson(body), namespace, name!));
-    if (sub && sub !== 'status') throw new HttpError(404, 'NotFound', `unknown subresource ${sub}`);
+    // certificatesigningrequests/approval is a status-like subresource (conditions only).
+    const statusLike = sub === 'status' || (sub === 'approval' && def.plural === 'certificatesigningrequests');
+    if (sub && !statusLike) throw new HttpError(404, 'NotFound', `unknown subresource ${sub}`);
     if (!name) {
       if (method === 'GET') return url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1' ? this.watch(res, def, namespace, url.searchParams) : send(res, 200, this.list(def, namespace, url.searchParams));
       if (method === 'POST') return send(res, 201, this.create(def, namespace, parseJson(body)));
@@ -195,8 +211,8 @@ class ApiHandler {
     }
     switch (method) {
       case 'GET': return send(res, 200, this.mustGet(def, namespace, name));
-      case 'PUT': return send(res, 200, this.update(def, namespace, name, parseJson(body), sub === 'status'));
-      case 'PATCH': return send(res, 200, this.patch(def, namespace, name, body, req.headers['content-type'] ?? '', sub === 'status'));
+      case 'PUT': return send(res, 200, this.update(def, namespace, name, parseJson(body), statusLike));
+      case 'PATCH': return send(res, 200, this.patch(def, namespace, name, body, req.headers['content-type'] ?? '', statusLike));
       case 'DELETE': return send(res, 200, this.delete(def, namespace, name, parseJson(body), url.searchParams));
       default: throw new HttpError(405, 'MethodNotAllowed', `${method} is not allowed`);
     }
@@ -347,6 +363,40 @@ class ApiHandler {
   }
 }
 
+const CSR_COLLECTION = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+
+function authenticate(req: IncomingMessage, adminToken: string, bootstrapTokens: string[]): RequestUser | undefined {
+  const auth = req.headers.authorization;
+  if (auth === `Bearer ${adminToken}`) return { name: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
+  const bearer = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
+  if (bearer && bootstrapTokens.includes(bearer)) {
+    return { name: `system:bootstrap:${bearer.split('.')[0]}`, groups: ['system:bootstrappers', 'system:bootstrappers:kubeadm:default-node-token', 'system:authenticated'] };
+  }
+  const sock = req.socket as import('node:tls').TLSSocket;
+  if (!auth && sock.authorized) {
+    const peer = sock.getPeerCertificate();
+    const o = peer?.subject?.O;
+    const cn = peer?.subject?.CN;
+    if (typeof cn === 'string' && cn) return { name: cn, groups: [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'] };
+  }
+  return undefined;
+}
+
+/** Bootstrap tokens may only file and read CSRs (kubeadm's RBAC for system:bootstrappers). */
+function authorize(user: RequestUser, method: string, path: string): void {
+  if (!user.groups.includes('system:bootstrappers')) return;
+  if (path === '/version' || path === '/healthz' || path.startsWith(CSR_COLLECTION) && (method === 'GET' || method === 'POST')) return;
+  throw new HttpError(403, 'Forbidden', `User "${user.name}" cannot ${method.toLowerCase()} ${path}`);
+}
+
+/** A created CSR records its requester (spec.username / groups), as kube-apiserver does. */
+function stampRequester(user: RequestUser, method: string, path: string, body: Buffer): Buffer {
+  if (method !== 'POST' || path !== CSR_COLLECTION || body.length === 0) return body;
+  const obj = parseJson(body);
+  obj.spec = { ...(obj.spec as Obj | undefined), username: user.name, groups: user.groups };
+  return Buffer.from(JSON.stringify(obj));
+}
+
 export async function startTestApiserver(opts: TestApiserverOptions = {}): Promise<TestApiserver> {
   const certs = opts.certs ?? makeTestCerts();
   const store = opts.store ?? new ApiStore();
@@ -355,15 +405,20 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
   const requests: RequestRecord[] = [];
   const handler = new ApiHandler(store, opts.bookmarkMs ?? 1000);
   const sockets = new Set<Socket>();
-  const server: Server = createServer({ cert: certs.cert, key: certs.key }, (req, res) => {
+  const users: RequestUser[] = [];
+  // Client certificates are asked for, not required: the kubelet's bootstrapped certificate is one.
+  const server: Server = createServer({ cert: certs.cert, key: certs.key, ca: certs.ca, requestCert: true, rejectUnauthorized: false }, (req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'https://127.0.0.1');
-      const body = await readBody(req);
+      const rawBody = await readBody(req);
       requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, contentType: req.headers['content-type'], at: Date.now() });
       try {
-        for (const h of extraHandlers) if (h(req, res, body)) return;
-        if (req.headers.authorization !== `Bearer ${token}`) throw new HttpError(401, 'Unauthorized', 'Unauthorized');
-        handler.handle(req, res, url, body);
+        for (const h of extraHandlers) if (h(req, res, rawBody)) return;
+        const user = authenticate(req, token, opts.bootstrapTokens ?? []);
+        if (!user) throw new HttpError(401, 'Unauthorized', 'Unauthorized');
+        users.push(user);
+        authorize(user, req.method ?? 'GET', url.pathname);
+        handler.handle(req, res, url, stampRequester(user, req.method ?? 'GET', url.pathname, rawBody));
       } catch (err) {
         const e = err instanceof HttpError ? err : new HttpError(500, 'InternalError', String(err));
         if (!res.headersSent) send(res, e.code, statusBody(e.code, e.reason, e.message));
@@ -382,7 +437,7 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
   const port = (server.address() as { port: number }).port;
   const url = `https://127.0.0.1:${port}`;
   return {
-    port, url, store, certs, token, requests, extraHandlers,
+    port, url, store, certs, token, requests, extraHandlers, users,
     call: (method, path, body, contentType) => new Promise((resolve, reject) => {
       const text = body === undefined ? undefined : JSON.stringify(body);
       const headers = { authorization: `Bearer ${token}`, 'content-type': contentType ?? 'application/json', 'content-length': String(text === undefined ? 0 : Buffer.byteLength(text)) };
