@@ -25,6 +25,7 @@ import { isStaticPod } from '../api/pod.js';
 import { ObjectCache, podObjectRefs } from '../apimode/configmap-secret-cache.js';
 import { createApiserverSink } from '../events/index.js';
 import { MirrorPods } from '../apimode/mirror-pods.js';
+import { loadClientCert } from '../certificate/index.js';
 import { RuntimeClassCache, withRuntimeClassOverhead } from '../apimode/runtime-class-cache.js';
 
 export interface ApiModeInput {
@@ -63,6 +64,13 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
   const kc = config.kubelet;
   const taints = parseTaints(kc.registerWithTaints.join(','));
   if (taints.problems.length > 0) throw new ConfigError(taints.problems);
+  // upstream: TLS bootstrap runs before any client is built from --kubeconfig.
+  if (config.flags.bootstrapKubeconfig) {
+    await loadClientCert({
+      kubeconfigPath: config.flags.kubeconfig!, bootstrapKubeconfigPath: config.flags.bootstrapKubeconfig, certDir: config.flags.certDir,
+      nodeName: config.nodeName, connect: (path) => createApiClients(path, { userAgent: `kubelet-ts/${VERSION}` }),
+    });
+  }
   const clients = await createApiClients(config.flags.kubeconfig!, {
     qps: kc.kubeAPIQPS, burst: kc.kubeAPIBurst, heartbeatTimeoutMs: Math.max(kc.nodeStatusUpdateFrequencyMs, 1000), userAgent: `kubelet-ts/${VERSION}`,
   });

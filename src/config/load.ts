@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, errorMessage } from '../errors.js';
 import { tryParseQuantity } from '../util/quantity.js';
@@ -28,6 +29,8 @@ const FLAG_ONLY: Record<string, { key: keyof KubeletFlags | 'help' | 'version'; 
   'housekeeping-interval': { key: 'housekeepingIntervalMs', help: 'Stats housekeeping and eviction monitoring period (default 10s).' },
   'node-labels': { key: 'nodeLabels', help: 'Labels of this node, key=value pairs separated by commas (matched by pod nodeSelector and node affinity).' },
   kubeconfig: { key: 'kubeconfig', help: 'kubeconfig of the API server; absent = standalone mode.' },
+  'bootstrap-kubeconfig': { key: 'bootstrapKubeconfig', help: 'kubeconfig with bootstrap credentials: when --kubeconfig is missing or its client certificate expired, request one (TLS bootstrap) and write --kubeconfig.' },
+  'cert-dir': { key: 'certDir', help: 'Where issued certificates are kept (default <root-dir>/pki).' },
   'logging-format': { key: 'loggingFormat', help: 'json (default) or text.' },
   v: { key: 'verbosity', help: 'Log verbosity (0 info, 1-3 debug, 4+ trace).' },
   'pod-infra-container-image': { key: 'podInfraContainerImage', help: 'The runtime\'s sandbox image: image GC never removes it (default registry.k8s.io/pause:3.9).' },
@@ -300,6 +303,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     hostnameOverride: values.get('hostname-override'),
     nodeIP,
     kubeconfig: values.get('kubeconfig'),
+    bootstrapKubeconfig: values.get('bootstrap-kubeconfig'),
+    certDir: values.get('cert-dir') ?? join(values.get('root-dir') ?? env.KUBELET_TS_ROOT_DIR ?? '/var/lib/kubelet', 'pki'),
     loggingFormat: loggingFormat as 'json' | 'text',
     verbosity,
     nodeLabels: Object.freeze(parseNodeLabels(values.get('node-labels'), problems)),
@@ -310,6 +315,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     housekeepingIntervalMs: parseHousekeeping(values.get('housekeeping-interval'), problems),
   };
   checkDaemonFields(kubelet as unknown as KubeletConfiguration, flags, problems);
+  if (flags.bootstrapKubeconfig && !flags.kubeconfig) problems.push('--bootstrap-kubeconfig needs --kubeconfig: the path the bootstrapped kubeconfig is written to');
   const nodeName = (flags.hostnameOverride ?? hostname()).trim().toLowerCase();
   if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName)) problems.push(`node name "${nodeName}" is not a valid DNS subdomain (set --hostname-override)`);
   if (problems.length > 0) throw new ConfigError(problems, malformedCommandLine ? 'KTS_ERR_FLAG' : 'KTS_ERR_CONFIG');

@@ -102,6 +102,10 @@ export interface KubeletFlags {
   hostnameOverride?: string;
   nodeIP?: string;
   kubeconfig?: string;
+  /** --bootstrap-kubeconfig: credentials for TLS bootstrap (src/certificate). */
+  bootstrapKubeconfig?: string;
+  /** --cert-dir: issued certificates (kubelet-client-current.pem); default <rootDir>/pki. */
+  certDir: string;
   loggingFormat: 'json' | 'text';
   verbosity: number;
   /** --node-labels: extra labels of this node (admission matches nodeSelector against them). */

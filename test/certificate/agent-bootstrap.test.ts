@@ -1,0 +1,63 @@
+/**
+ * The real CLI on a kubeadm-style node that has only a bootstrap kubeconfig: it requests its
+ * client certificate, writes --kubeconfig, and registers its Node as system:node:<name>. No
+ * container runtime is needed for that (the endpoint is absent; the node reports NotReady).
+ * A denied CSR stops the agent with a KTS_ERR_CERTIFICATE message.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { startTestApiserver } from '../support/test-apiserver.js';
+import { writeKubeconfig } from '../support/test-certs.js';
+import { CsrSigner } from '../support/csr-signer.js';
+
+const TOKEN = 'k8sts1.0123456789abcdef';
+const api = await startTestApiserver({ bootstrapTokens: [TOKEN] });
+const agents: KubeletProcess[] = [];
+after(async () => {
+  for (const a of agents) await stopKubelet(a, true);
+  await api.stop();
+});
+
+function agent(nodeName: string) {
+  const { dir, manifests } = makeKubeletDirs();
+  const bootstrap = writeKubeconfig(join(dir, 'bootstrap-kubelet.conf'), api.url, api.certs.caFile, TOKEN);
+  const kubeconfig = join(dir, 'kubelet.conf');
+  const k = startKubelet({
+    dir, manifests, endpoint: `unix://${join(dir, 'no-runtime.sock')}`, logLevel: 'info',
+    extraArgs: [`--bootstrap-kubeconfig=${bootstrap}`, `--kubeconfig=${kubeconfig}`, `--cert-dir=${join(dir, 'pki')}`, `--hostname-override=${nodeName}`],
+  });
+  agents.push(k);
+  return { k, dir, kubeconfig };
+}
+
+test('an agent with only a bootstrap kubeconfig joins as system:node:<name>', async () => {
+  const signer = new CsrSigner(api.store, api.certs);
+  try {
+    const { k, dir, kubeconfig } = agent('boot-a');
+    await waitFor('the Node registered', 60_000, () => api.store.get('nodes', undefined, 'boot-a'), 200);
+    assert.ok(existsSync(kubeconfig));
+    assert.ok(existsSync(join(dir, 'pki', 'kubelet-client-current.pem')));
+    assert.ok(api.users.some((u) => u.name === 'system:node:boot-a'), 'requests made with the issued certificate');
+    assert.match(readFileSync(k.logFile, 'utf8'), /Client certificate issued; kubeconfig written/);
+  } finally {
+    signer.close();
+  }
+});
+
+test('a denied CSR stops the agent with a clear error', async () => {
+  const signer = new CsrSigner(api.store, api.certs, { approveClient: false });
+  try {
+    const { k } = agent('boot-b');
+    const name = await waitFor('a pending CSR', 30_000, () => api.store.list('certificatesigningrequests')
+      .find((c) => !(c.status as { conditions?: unknown[] } | undefined)?.conditions && !api.store.get('nodes', undefined, 'boot-b'))?.metadata?.name as string | undefined, 100);
+    signer.deny(name);
+    const code = await new Promise<number | null>((resolve) => k.child.once('exit', (c) => resolve(c)));
+    assert.equal(code, 1);
+    assert.match(readFileSync(k.logFile, 'utf8'), /certificate signing request node-csr-\S+ is denied, reason: KubectlDeny/);
+  } finally {
+    signer.close();
+  }
+});
