@@ -283,5 +283,20 @@ export async function createApiClients(kubeconfigPath: string, opts: ApiClientOp
   const main = new HttpsApiClient(conn, 'main', opts.timeoutMs ?? API_LIMITS.requestDeadlineMs, new TokenBucket(opts.qps ?? 50, opts.burst ?? 100), idle, ua, API_LIMITS.requestConnections);
   const heartbeat = new HttpsApiClient(conn, 'heartbeat', opts.heartbeatTimeoutMs ?? 10_000, undefined, idle, ua, API_LIMITS.heartbeatConnections);
   log('apiclient').info({ server: conn.base.origin, qps: opts.qps ?? 50, burst: opts.burst ?? 100, maxConnections: API_LIMITS.maxConnections }, 'API server clients ready');
-  return { main, heartbeat, server: conn.base.origin, close: () => { main.close(); heartbeat.close(); } };
+  return {
+    main, heartbeat, server: conn.base.origin,
+    close: () => { main.close(); heartbeat.close(); },
+    // A rotated client certificate (the kubeconfig names the store's current link): new TLS for
+    // every new connection, and every open one dropped, watches too, as upstream closes all
+    // connections on rotation so nothing keeps talking with the old identity.
+    async reloadTls() {
+      const fresh = await connectionOf(kubeconfigPath);
+      conn.tls = fresh.tls;
+      const oldWatchAgent = conn.watchAgent;
+      conn.watchAgent = fresh.watchAgent;
+      main.resetConnections();
+      heartbeat.resetConnections();
+      oldWatchAgent.destroy();
+    },
+  };
 }

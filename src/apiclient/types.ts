@@ -47,6 +47,8 @@ export interface ApiClients {
   /** The server URL, for logs. */
   server: string;
   close(): void;
+  /** Re-reads the kubeconfig's TLS material (a rotated client certificate) and drops every connection. */
+  reloadTls(): Promise<void>;
 }
 
 export interface ApiClientOptions {

@@ -62,6 +62,8 @@ export interface TestApiserverOptions {
 export interface RequestUser {
   name: string;
   groups: string[];
+  /** Serial number of the client certificate that authenticated it. */
+  certSerial?: string;
 }
 
 export interface RequestRecord {
@@ -377,7 +379,7 @@ function authenticate(req: IncomingMessage, adminToken: string, bootstrapTokens:
     const peer = sock.getPeerCertificate();
     const o = peer?.subject?.O;
     const cn = peer?.subject?.CN;
-    if (typeof cn === 'string' && cn) return { name: cn, groups: [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'] };
+    if (typeof cn === 'string' && cn) return { name: cn, groups: [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'], certSerial: peer.serialNumber };
   }
   return undefined;
 }
