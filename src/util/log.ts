@@ -128,7 +128,7 @@ function bindingsOf(logger: Logger): Record<string, unknown> {
 }
 
 function build(format: LogFormat, verbosity: number): Logger {
-  const level = process.env['KUBELET_TS_LOG_LEVEL'] ?? levelForVerbosity(verbosity);
+  const level = process.env['KUBELET_TS_LOG_LEVEL'] || levelForVerbosity(verbosity);
   const dest = destination({ fd: 2, sync: false });
   const formatLine = format === 'json' ? formatJson : formatText;
   return pino({

@@ -58,7 +58,8 @@ test('npm pack, npm install -g of the tarball, kubelet-ts --version, npx from th
   const listing = run('tar', ['tzf', tgz], scratch).stdout.split('\n');
   assert.ok(listing.includes('package/dist/src/cmd/cli.js'), 'dist/ is prebuilt into the tarball');
   assert.ok(listing.includes('package/src/cri/proto/api.proto'));
-  assert.ok(!listing.some((f) => f.startsWith('package/dist/test/') || f.startsWith('package/bench/') || f.endsWith('.map')), 'no tests, benches or maps');
+  assert.ok(listing.includes('package/dist/src/cmd/cli.js.map'), 'source maps: log lines name the .ts caller');
+  assert.ok(!listing.some((f) => f.startsWith('package/dist/test/') || f.startsWith('package/dist/bench/') || f.startsWith('package/test/')), 'no tests or benches');
 
   const prefix = join(scratch, 'prefix');
   // An absolute tarball path is the allowScripts identity npm 11 matches for a file install.
