@@ -75,8 +75,8 @@ test('a URL serving one pod runs it, with the configured headers sent', async ()
   assert.equal(lastHeaders['x-other'], 'c');
   // BirthCry: the Starting event on the Node, and the version with a config summary.
   const log = readFileSync(kubelet.logFile, 'utf8');
-  assert.match(log, /"object":"Node\/e2e-node".*"reason":"Starting".*"msg":"Starting kubelet\."/);
-  assert.match(log, /"version":"v[^"]+".*"staticPodURL":"http:\/\/127\.0\.0\.1.*"msg":"Starting kubelet"/);
+  assert.match(log, /"msg":"Event occurred".*"object":"Node\/e2e-node".*"reason":"Starting","message":"Starting kubelet\."/);
+  assert.match(log, /"msg":"Starting kubelet","v":0,"version":"v1\.31\.0-kts\.[^"]+".*"staticPodURL":"http:\/\/127\.0\.0\.1/);
 });
 
 test('a PodList adds pods and keeps the unchanged one', async () => {
