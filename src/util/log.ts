@@ -94,6 +94,22 @@ export function callerOf(): string {
   return '';
 }
 
+// --- time -----------------------------------------------------------------------------------
+// klog prints microseconds and zap a float of milliseconds; Date.now() has whole milliseconds.
+// The monotonic clock adds the fraction, re-anchored whenever it strays a millisecond from the
+// wall clock (NTP steps, suspend), so a line's time is never off by more than that.
+let anchorWall = Date.now();
+let anchorMono = performance.now();
+
+export function nowMs(): number {
+  const wall = Date.now();
+  const est = anchorWall + (performance.now() - anchorMono);
+  if (Math.abs(est - wall) < 1) return est;
+  anchorWall = wall;
+  anchorMono = performance.now();
+  return wall;
+}
+
 // --- records --------------------------------------------------------------------------------
 
 const errText = (e: unknown): string => (e instanceof Error ? e.message : typeof e === 'string' ? e : JSON.stringify(e) ?? String(e));
@@ -139,7 +155,7 @@ function build(format: LogFormat, verbosity: number): Logger {
       logMethod(args, _method, num) {
         const lvl = LEVELS[num] ?? LEVELS[30]!;
         const parts = recordFromCall(args, bindingsOf(this));
-        dest.write(formatLine({ timeMs: Date.now(), severity: lvl.severity, v: lvl.v, caller: callerOf(), ...parts }));
+        dest.write(formatLine({ timeMs: nowMs(), severity: lvl.severity, v: lvl.v, caller: callerOf(), ...parts }));
       },
     },
   }, dest);

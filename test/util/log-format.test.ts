@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { formatJson, formatText, goQuote, type LogRecord } from '../../src/util/log-format.js';
-import { recordFromCall } from '../../src/util/log.js';
+import { nowMs, recordFromCall } from '../../src/util/log.js';
 import { Recorder } from '../../src/events/recorder.js';
 import { captureLogs } from '../support/logs.js';
 
@@ -65,6 +65,17 @@ describe('text lines as klog writes them', () => {
   it('control characters quoted as Go strconv.Quote does', () => {
     assert.equal(goQuote('a\u0007b\u000bc\u0001d\u007f'), '"a\\ab\\vc\\x01d\\x7f"');
     assert.equal(goQuote('tab\there'), '"tab\\there"');
+  });
+});
+
+describe('line time', () => {
+  it('sub-millisecond, and within a millisecond of the wall clock', () => {
+    for (let i = 0; i < 1000; i++) {
+      const before = Date.now();
+      const t = nowMs();
+      const after = Date.now();
+      assert.ok(t > before - 1 && t < after + 1, `${before} ${t} ${after}`);
+    }
   });
 });
 
