@@ -6,23 +6,11 @@
  * see which headers are configured.
  */
 import { FIELDS } from './schema.js';
+import { formatDuration } from '../util/duration.js';
 import { CONFIG_API_VERSION, CONFIG_KIND } from './load.js';
 import type { KubeletConfiguration } from './types.js';
 
-/** ms → Go duration string ("1m30s", "500ms", "0s"). */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  let rest = ms;
-  let out = '';
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
-    if (rest >= size) {
-      out += `${Math.floor(rest / size)}${unit}`;
-      rest %= size;
-    }
-  }
-  if (rest > 0) out += `${rest}ms`;
-  return out;
-}
+export { formatDuration };
 
 export const REDACTED = '<redacted>';
 

@@ -12,6 +12,7 @@ import { ConfigError, errorMessage } from '../errors.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import { ACCEPTED_UNUSED, EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, type FieldSpec } from './schema.js';
 import { parseDuration } from '../util/duration.js';
+import { renderHelp } from './help.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
 import { parseManifestUrlHeaders } from './flag-values.js';
 import { AUTH_FLAGS, applyAuthFlags, convertAuthentication, convertAuthorization, convertCipherSuites, convertTlsVersion } from './auth.js';
@@ -28,8 +29,8 @@ const FLAG_ONLY: Record<string, { key: keyof KubeletFlags | 'help' | 'version'; 
   'housekeeping-interval': { key: 'housekeepingIntervalMs', help: 'Stats housekeeping and eviction monitoring period (default 10s).' },
   'node-labels': { key: 'nodeLabels', help: 'Labels of this node, key=value pairs separated by commas (matched by pod nodeSelector and node affinity).' },
   kubeconfig: { key: 'kubeconfig', help: 'kubeconfig of the API server; absent = standalone mode.' },
-  'logging-format': { key: 'loggingFormat', help: 'json (default) or text.' },
-  v: { key: 'verbosity', help: 'Log verbosity (0 info, 1-3 debug, 4+ trace).' },
+  'logging-format': { key: 'loggingFormat', help: "Log format: text (default; klog's one-line header) or json (component-base's fields)." },
+  v: { key: 'verbosity', help: 'Log verbosity: a line of level V(n) is written when n <= v; info and warnings are V(0), debug V(2), trace V(4).' },
   'pod-infra-container-image': { key: 'podInfraContainerImage', help: 'The runtime\'s sandbox image: image GC never removes it (default registry.k8s.io/pause:3.9).' },
   runonce: { key: 'runOnce', bool: true, help: 'Run the pods of the static sources once, print a result per pod, exit (non-zero when one failed).' },
   'lock-file': { key: 'lockFile', help: 'Hold an exclusive lock on this file while running.' },
@@ -254,11 +255,7 @@ function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, proble
 }
 
 export function helpText(): string {
-  const lines = ['Usage: kubelet-ts [flags]', '', 'Flags (override the --config file):'];
-  for (const [name, spec] of Object.entries(FLAG_ONLY)) lines.push(`  --${name.padEnd(30)} ${spec.help}`);
-  for (const f of FIELDS) if (f.flag) lines.push(`  --${f.flag.padEnd(30)} ${f.help} (config: ${f.name}, default ${JSON.stringify(f.default)})`);
-  for (const [name, spec] of Object.entries(AUTH_FLAGS)) lines.push(`  --${name.padEnd(30)} ${spec.help}`);
-  return lines.join('\n');
+  return renderHelp(FLAG_ONLY);
 }
 
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): LoadResult {
@@ -289,7 +286,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const verbosityRaw = values.get('v') ?? '0';
   const verbosity = /^\d+$/.test(verbosityRaw) ? Number(verbosityRaw) : NaN;
   if (Number.isNaN(verbosity)) problems.push(`-v: must be a non-negative integer (got "${verbosityRaw}")`);
-  const loggingFormat = values.get('logging-format') ?? 'json';
+  const loggingFormat = values.get('logging-format') ?? 'text';
   if (loggingFormat !== 'json' && loggingFormat !== 'text') problems.push(`--logging-format: must be json or text (got "${loggingFormat}")`);
   const nodeIP = values.get('node-ip');
   if (nodeIP !== undefined && !/^[\d.]+$|^[0-9a-fA-F:]+$/.test(nodeIP)) problems.push(`--node-ip: "${nodeIP}" is not an IP address`);
