@@ -171,3 +171,9 @@ test('a missing --kubeconfig with --bootstrap-kubeconfig loads, and fails at sta
   assert.doesNotThrow(() => checkBootstrapKubeconfig({ ...c.flags, kubeconfig: present }));
   assert.doesNotThrow(() => checkBootstrapKubeconfig({ ...c.flags, bootstrapKubeconfig: undefined }), 'without bootstrap the API client reports it');
 });
+
+test('/configz shows registerWithTaints as Taint objects, as the file gives them', async () => {
+  const { renderConfigz } = await import('../../src/config/index.js');
+  const p = file('apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nregisterWithTaints:\n- {key: a, effect: NoSchedule}\n- {key: b, value: c, effect: NoExecute}\n');
+  assert.deepEqual(renderConfigz(run([`--config=${p}`, '--hostname-override=n']).kubelet).registerWithTaints, [{ key: 'a', effect: 'NoSchedule' }, { key: 'b', value: 'c', effect: 'NoExecute' }]);
+});
