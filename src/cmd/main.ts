@@ -3,7 +3,9 @@
  * here and only here, from one validated Config, in the order their dependencies allow. Nothing
  * here decides anything: each piece of logic lives in the folder that owns it.
  */
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { KubeletError } from '../errors.js';
 import type { Config } from '../config/index.js';
 import { renderConfigz } from '../config/index.js';
 import { connectRuntime } from '../cri/index.js';
@@ -55,7 +57,18 @@ function reportNative(): void {
   log('native').info({ hotPaths: status }, 'Hot path implementations');
 }
 
+/**
+ * kubeadm starts the kubelet with --bootstrap-kubeconfig and a --kubeconfig that does not exist
+ * yet (upstream writes it after TLS bootstrap). Until bootstrap is implemented, say so at start
+ * rather than with a bare "file not found" from the API client.
+ */
+export function checkBootstrapKubeconfig(flags: Config['flags']): void {
+  if (!flags.kubeconfig || !flags.bootstrapKubeconfig || existsSync(flags.kubeconfig)) return;
+  throw new KubeletError('KTS_ERR_KUBECONFIG', `TLS bootstrap is not implemented yet: kubeconfig ${flags.kubeconfig} missing (--bootstrap-kubeconfig ${flags.bootstrapKubeconfig} is set; write the kubeconfig or drop --bootstrap-kubeconfig)`);
+}
+
 export async function startDaemon(config: Config): Promise<Daemon> {
+  checkBootstrapKubeconfig(config.flags);
   const kc = config.kubelet;
   const rootDir = config.flags.rootDir;
   const cgroupRoot = kc.cgroupRoot || '/';
@@ -183,7 +196,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const nodeRef = { kind: 'Node' as const, name: config.nodeName, uid: config.nodeName };
   const imageGC = createImageGCManager({
     images, listContainers: () => criRuntime.listContainers(), recorder,
-    policy: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: kc.imageMinimumGCAgeMs },
+    policy: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: kc.imageMinimumGCAgeMs, maxAgeMs: kc.imageMaximumGCAgeMs },
     pinnedImages: [config.flags.podInfraContainerImage], node: nodeRef,
   });
   // upstream StartGarbageCollection runs in run-once mode too.

@@ -30,7 +30,8 @@ function pick<T>(v: unknown, fallback: T, where: string, problems: string[], kin
   if (v === undefined) return fallback;
   if (kind === 'bool' && typeof v === 'boolean') return v as T;
   if (kind === 'string' && typeof v === 'string') return v as T;
-  if (kind === 'duration' && typeof v === 'string' && parseDuration(v) !== undefined) return parseDuration(v) as T;
+  // A zero cache TTL means the default, as upstream's defaulting (`== zeroDuration`): kubeadm writes 0s.
+  if (kind === 'duration' && typeof v === 'string' && parseDuration(v) !== undefined) return (parseDuration(v) || fallback) as T;
   const what = kind === 'bool' ? 'true or false' : kind === 'string' ? 'a string' : 'a duration such as "2m"';
   problems.push(`${where}: must be ${what} (got ${JSON.stringify(v)})`);
   return fallback;

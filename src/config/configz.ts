@@ -37,7 +37,15 @@ export function renderConfigz(kc: Readonly<KubeletConfiguration>): Record<string
     } else if (f.kind === 'authorization') {
       const a = kc.authorization;
       out[f.name] = { mode: a.mode, webhook: { cacheAuthorizedTTL: formatDuration(a.webhook.cacheAuthorizedTTLMs), cacheUnauthorizedTTL: formatDuration(a.webhook.cacheUnauthorizedTTLMs) } };
-    } else out[f.name] = v;
+    } else if (f.kind === 'taints') out[f.name] = (v as readonly string[]).map(taintObject);
+    else out[f.name] = v;
   }
   return out;
+}
+
+/** key[=value]:Effect → the Taint object upstream's /configz shows. */
+function taintObject(s: string): { key: string; value?: string; effect: string } {
+  const colon = s.lastIndexOf(':');
+  const [key, value] = s.slice(0, colon).split('=', 2) as [string, string | undefined];
+  return value === undefined ? { key, effect: s.slice(colon + 1) } : { key, value, effect: s.slice(colon + 1) };
 }

@@ -10,7 +10,9 @@ import { hostname } from 'node:os';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, errorMessage } from '../errors.js';
 import { tryParseQuantity } from '../util/quantity.js';
-import { ACCEPTED_UNUSED, EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, type FieldSpec } from './schema.js';
+import { EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, type FieldSpec } from './schema.js';
+import { acceptFileFields, acceptFlags, acceptedHelpSection, unusedUpstreamFlags } from './accepted.js';
+import { applyDependentDefaults, convertTaints, isZeroValue } from './defaults.js';
 import { parseDuration } from '../util/duration.js';
 import { renderHelp } from './help.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
@@ -45,12 +47,24 @@ const REPEATABLE = new Set(['manifest-url-header']);
 
 interface ParsedArgs { values: Map<string, string>; problems: string[] }
 
+/** The flags we act on → whether each is a bool. */
+function ourFlags(): Map<string, boolean> {
+  const ours = new Map<string, boolean>();
+  for (const f of FIELDS) if (f.flag) ours.set(f.flag, f.kind === 'bool');
+  for (const [name, spec] of Object.entries(FLAG_ONLY)) ours.set(name, spec.bool === true);
+  for (const [name, spec] of Object.entries(AUTH_FLAGS)) ours.set(name, spec.bool);
+  return ours;
+}
+
+const OUR_FLAGS = ourFlags();
+const OUR_FIELDS: ReadonlySet<string> = new Set(FIELDS.map((f) => f.name));
+/** Upstream flags accepted but not acted on (upstream-names.ts minus ours). */
+const UNUSED_FLAGS = unusedUpstreamFlags(new Set(OUR_FLAGS.keys()));
+
 /** Split argv into flag → raw string. Accepts --f=v, --f v, -f=v, -f v, and bare booleans. */
 function parseArgv(argv: readonly string[]): ParsedArgs {
-  const known = new Map<string, boolean>();
-  for (const f of FIELDS) if (f.flag) known.set(f.flag, f.kind === 'bool');
-  for (const [name, spec] of Object.entries(FLAG_ONLY)) known.set(name, spec.bool === true);
-  for (const [name, spec] of Object.entries(AUTH_FLAGS)) known.set(name, spec.bool);
+  const known = new Map(OUR_FLAGS);
+  for (const [name, kind] of UNUSED_FLAGS) known.set(name, kind === 'bool');
   const values = new Map<string, string>();
   const problems: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -142,6 +156,8 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
       return convertTlsVersion(raw, where);
     case 'cipherSuites':
       return convertCipherSuites(raw, where);
+    case 'taints':
+      return convertTaints(raw, where);
   }
 }
 
@@ -232,12 +248,6 @@ function readConfigFile(path: string, problems: string[]): Record<string, unknow
   const obj = doc as Record<string, unknown>;
   if (obj.apiVersion !== CONFIG_API_VERSION) problems.push(`${path}: apiVersion must be ${CONFIG_API_VERSION} (got ${JSON.stringify(obj.apiVersion)})`);
   if (obj.kind !== CONFIG_KIND) problems.push(`${path}: kind must be ${CONFIG_KIND} (got ${JSON.stringify(obj.kind)})`);
-  const byName = new Set(FIELDS.map((f) => f.name));
-  for (const key of Object.keys(obj)) {
-    if (key !== 'apiVersion' && key !== 'kind' && !byName.has(key) && !ACCEPTED_UNUSED.has(key)) {
-      problems.push(`${path}: unknown field "${key}"`);
-    }
-  }
   return obj;
 }
 
@@ -255,7 +265,7 @@ function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, proble
 }
 
 export function helpText(): string {
-  return renderHelp(FLAG_ONLY);
+  return [renderHelp(FLAG_ONLY), ...acceptedHelpSection(OUR_FIELDS, new Set(OUR_FLAGS.keys()))].join('\n');
 }
 
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): LoadResult {
@@ -266,10 +276,15 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   if (values.get('version') === 'true') return { kind: 'version' };
 
   const file = values.has('config') ? readConfigFile(values.get('config')!, problems) : {};
+  const accepted = [
+    ...acceptFileFields(file, OUR_FIELDS, values.get('config') ?? '', problems),
+    ...acceptFlags(values, UNUSED_FLAGS, problems),
+  ];
   const kubelet: Record<string, unknown> = {};
   for (const f of FIELDS) {
     let value = f.default;
-    if (f.name in file) {
+    // Zero in the file means the default for upstream's non-pointer fields (defaults.go).
+    if (f.name in file && !(f.zeroDefault && isZeroValue(f.kind, file[f.name]))) {
       const r = convert(f, file[f.name], `config field ${f.name}`);
       if (r.problem) problems.push(r.problem);
       else value = r.value;
@@ -281,6 +296,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     }
     kubelet[f.key] = value;
   }
+  applyDependentDefaults(kubelet, file, values);
   applyAuthFlags(kubelet, values, problems);
 
   const verbosityRaw = values.get('v') ?? '0';
@@ -297,6 +313,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     hostnameOverride: values.get('hostname-override'),
     nodeIP,
     kubeconfig: values.get('kubeconfig'),
+    bootstrapKubeconfig: values.get('bootstrap-kubeconfig'),
     loggingFormat: loggingFormat as 'json' | 'text',
     verbosity,
     nodeLabels: Object.freeze(parseNodeLabels(values.get('node-labels'), problems)),
@@ -315,6 +332,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     kubelet: Object.freeze(kubelet as unknown as KubeletConfiguration),
     flags: Object.freeze(flags),
     nodeName,
+    acceptedNotActedOn: Object.freeze(accepted),
   };
   return { kind: 'run', config: Object.freeze(config) };
 }

@@ -39,6 +39,8 @@ export interface KubeletConfiguration {
   imageGCHighThresholdPercent: number;
   imageGCLowThresholdPercent: number;
   imageMinimumGCAgeMs: number;
+  /** Unused images not used for this long are removed without disk pressure (upstream imageMaximumGCAge); 0 = off. */
+  imageMaximumGCAgeMs: number;
   serializeImagePulls: boolean;
   /** 0 = no limit (upstream: unset). */
   maxParallelImagePulls: number;
@@ -78,7 +80,7 @@ export interface KubeletConfiguration {
   nodeStatusReportFrequencyMs: number;
   nodeLeaseDurationSeconds: number;
   registerNode: boolean;
-  /** key[=value]:Effect strings (upstream takes Taint objects in the file). */
+  /** key[=value]:Effect strings: the flag's form; the file's Taint objects are converted to it. */
   registerWithTaints: string[];
   eventRecordQPS: number;
   eventBurst: number;
@@ -102,6 +104,8 @@ export interface KubeletFlags {
   hostnameOverride?: string;
   nodeIP?: string;
   kubeconfig?: string;
+  /** --bootstrap-kubeconfig: accepted, not acted on yet (TLS bootstrap); a missing --kubeconfig with it fails at start. */
+  bootstrapKubeconfig?: string;
   loggingFormat: 'json' | 'text';
   verbosity: number;
   /** --node-labels: extra labels of this node (admission matches nodeSelector against them). */
@@ -123,4 +127,6 @@ export interface Config {
   flags: Readonly<KubeletFlags>;
   /** Resolved node name: --hostname-override or the host name, lowercased (as upstream). */
   nodeName: string;
+  /** Upstream fields and flags (as --name) that were set but are not acted on, for the start-up log line. */
+  acceptedNotActedOn: readonly string[];
 }
