@@ -6,7 +6,7 @@
 //                                         the daemon runs on the TypeScript twins
 //   node scripts/build-native.mjs --force  `npm run build:native`: on failure exit non-zero
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, openSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -46,10 +46,14 @@ const nodedir =
   (existsSync(join(prefix, 'include', 'node', 'common.gypi')) ? prefix : '');
 if (nodedir) args.push(`--nodedir=${nodedir}`);
 
-const run = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+// On install the compiler's output goes to a file: a failed build is then one warning line (npm
+// shows script output only with --foreground-scripts anyway); --force shows it all.
+const logPath = join(root, 'native-build.log');
+const out = force ? 'inherit' : openSync(logPath, 'w');
+const run = spawnSync(process.execPath, args, { cwd: root, stdio: ['ignore', out, out] });
 if (run.error) giveUp(`could not run node-gyp: ${run.error.message}`);
-if (run.status !== 0) giveUp(`node-gyp rebuild exited with ${run.status ?? run.signal}; see the compiler output above`);
+if (run.status !== 0) giveUp(`node-gyp rebuild exited with ${run.status ?? run.signal}; ${force ? 'see the compiler output above' : `compiler output in ${logPath}`}`);
 
-const out = join(root, 'build', 'Release', 'kubelet_ts_native.node');
-if (!existsSync(out)) giveUp(`node-gyp succeeded but ${out} is missing`);
-console.log(`kubelet-ts: native addon built: ${out}`);
+const built = join(root, 'build', 'Release', 'kubelet_ts_native.node');
+if (!existsSync(built)) giveUp(`node-gyp succeeded but ${built} is missing`);
+console.log(`kubelet-ts: native addon built: ${built}`);

@@ -34,6 +34,8 @@ export async function main(argv: string[]): Promise<number> {
   const { config } = result;
   configureLogging({ format: config.flags.loggingFormat, verbosity: config.flags.verbosity });
   log().info({ version: VERSION, nodeName: config.nodeName, rootDir: config.flags.rootDir, mode: config.flags.kubeconfig ? 'apiserver' : 'standalone' }, 'Starting kubelet-ts');
+  // One line for every upstream field/flag that was set but is ignored, so nothing is silently dropped.
+  if (config.acceptedNotActedOn.length > 0) log().info({ names: config.acceptedNotActedOn }, `accepted, not acted on: ${config.acceptedNotActedOn.join(', ')}`);
 
   let lock: HeldLock | undefined;
   let contention: ContentionWatch | undefined;

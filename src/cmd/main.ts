@@ -183,7 +183,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const nodeRef = { kind: 'Node' as const, name: config.nodeName, uid: config.nodeName };
   const imageGC = createImageGCManager({
     images, listContainers: () => criRuntime.listContainers(), recorder,
-    policy: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: kc.imageMinimumGCAgeMs },
+    policy: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: kc.imageMinimumGCAgeMs, maxAgeMs: kc.imageMaximumGCAgeMs },
     pinnedImages: [config.flags.podInfraContainerImage], node: nodeRef,
   });
   // upstream StartGarbageCollection runs in run-once mode too.

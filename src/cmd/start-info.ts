@@ -7,7 +7,7 @@ import type { Config } from '../config/index.js';
 import type { EventRecorder } from '../events/types.js';
 import { addonFile, loadAddon, nativeDisabled } from '../native/index.js';
 import { log } from '../util/log.js';
-import { VERSION } from '../version.js';
+import { PACKAGE_VERSION, VERSION } from '../version.js';
 import { nativeStatus } from './hot-paths.js';
 
 /** Version, native addon status and build details, one fact per line. */
@@ -16,7 +16,7 @@ export function versionText(version = VERSION): string {
   const built = addonFile();
   const lines = [
     `Kubernetes ${version}`,
-    `kubelet-ts ${version} (node ${process.version}, ${process.platform}/${process.arch}, N-API ${process.versions.napi ?? '?'}, modules ${process.versions.modules})`,
+    `kubelet-ts ${PACKAGE_VERSION} (node ${process.version}, ${process.platform}/${process.arch}, N-API ${process.versions.napi ?? '?'}, modules ${process.versions.modules})`,
     `native addon: ${addon ? `loaded from ${built ?? '?'}` : built ? `present at ${built} but not loadable` : 'not built (npm run build:native)'}${nativeDisabled() ? '; disabled by KUBELET_TS_NATIVE=0' : ''}`,
     ...Object.entries(nativeStatus()).map(([path, impl]) => `hot path ${path}: ${impl}`),
   ];

@@ -30,7 +30,8 @@ function pick<T>(v: unknown, fallback: T, where: string, problems: string[], kin
   if (v === undefined) return fallback;
   if (kind === 'bool' && typeof v === 'boolean') return v as T;
   if (kind === 'string' && typeof v === 'string') return v as T;
-  if (kind === 'duration' && typeof v === 'string' && parseDuration(v) !== undefined) return parseDuration(v) as T;
+  // A zero cache TTL means the default, as upstream's defaulting (`== zeroDuration`): kubeadm writes 0s.
+  if (kind === 'duration' && typeof v === 'string' && parseDuration(v) !== undefined) return (parseDuration(v) || fallback) as T;
   const what = kind === 'bool' ? 'true or false' : kind === 'string' ? 'a string' : 'a duration such as "2m"';
   problems.push(`${where}: must be ${what} (got ${JSON.stringify(v)})`);
   return fallback;
@@ -95,9 +96,9 @@ export const AUTH_FLAGS: Readonly<Record<string, { bool: boolean; help: string }
   'client-ca-file': { bool: false, help: 'CA bundle that signs client certificates (authentication.x509.clientCAFile).' },
   'anonymous-auth': { bool: true, help: 'Serve unauthenticated requests as system:anonymous (authentication.anonymous.enabled, default false).' },
   'authentication-token-webhook': { bool: true, help: 'Authenticate bearer tokens by TokenReview (authentication.webhook.enabled, default true; needs --kubeconfig).' },
-  'authentication-token-webhook-cache-ttl': { bool: false, help: 'TokenReview cache TTL (authentication.webhook.cacheTTL, default 2m).' },
+  'authentication-token-webhook-cache-ttl': { bool: false, help: 'TokenReview cache TTL (authentication.webhook.cacheTTL, default 2m0s).' },
   'authorization-mode': { bool: false, help: 'AlwaysAllow or Webhook (authorization.mode, default Webhook; needs --kubeconfig).' },
-  'authorization-webhook-cache-authorized-ttl': { bool: false, help: 'SubjectAccessReview cache TTL of allowed answers (default 5m).' },
+  'authorization-webhook-cache-authorized-ttl': { bool: false, help: 'SubjectAccessReview cache TTL of allowed answers (default 5m0s).' },
   'authorization-webhook-cache-unauthorized-ttl': { bool: false, help: 'SubjectAccessReview cache TTL of denied answers (default 30s).' },
 };
 

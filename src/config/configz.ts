@@ -6,23 +6,11 @@
  * see which headers are configured.
  */
 import { FIELDS } from './schema.js';
+import { formatDuration } from '../util/duration.js';
 import { CONFIG_API_VERSION, CONFIG_KIND } from './load.js';
 import type { KubeletConfiguration } from './types.js';
 
-/** ms → Go duration string ("1m30s", "500ms", "0s"). */
-export function formatDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  let rest = ms;
-  let out = '';
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
-    if (rest >= size) {
-      out += `${Math.floor(rest / size)}${unit}`;
-      rest %= size;
-    }
-  }
-  if (rest > 0) out += `${rest}ms`;
-  return out;
-}
+export { formatDuration };
 
 export const REDACTED = '<redacted>';
 
@@ -49,7 +37,15 @@ export function renderConfigz(kc: Readonly<KubeletConfiguration>): Record<string
     } else if (f.kind === 'authorization') {
       const a = kc.authorization;
       out[f.name] = { mode: a.mode, webhook: { cacheAuthorizedTTL: formatDuration(a.webhook.cacheAuthorizedTTLMs), cacheUnauthorizedTTL: formatDuration(a.webhook.cacheUnauthorizedTTLMs) } };
-    } else out[f.name] = v;
+    } else if (f.kind === 'taints') out[f.name] = (v as readonly string[]).map(taintObject);
+    else out[f.name] = v;
   }
   return out;
+}
+
+/** key[=value]:Effect → the Taint object upstream's /configz shows. */
+function taintObject(s: string): { key: string; value?: string; effect: string } {
+  const colon = s.lastIndexOf(':');
+  const [key, value] = s.slice(0, colon).split('=', 2) as [string, string | undefined];
+  return value === undefined ? { key, effect: s.slice(colon + 1) } : { key, value, effect: s.slice(colon + 1) };
 }

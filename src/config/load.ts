@@ -11,8 +11,11 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, errorMessage } from '../errors.js';
 import { tryParseQuantity } from '../util/quantity.js';
-import { ACCEPTED_UNUSED, EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, type FieldSpec } from './schema.js';
+import { EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, type FieldSpec } from './schema.js';
+import { acceptFileFields, acceptFlags, acceptedHelpSection, unusedUpstreamFlags } from './accepted.js';
+import { applyDependentDefaults, convertTaints, isZeroValue } from './defaults.js';
 import { parseDuration } from '../util/duration.js';
+import { renderHelp } from './help.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
 import { parseManifestUrlHeaders } from './flag-values.js';
 import { AUTH_FLAGS, applyAuthFlags, convertAuthentication, convertAuthorization, convertCipherSuites, convertTlsVersion } from './auth.js';
@@ -31,8 +34,8 @@ const FLAG_ONLY: Record<string, { key: keyof KubeletFlags | 'help' | 'version'; 
   kubeconfig: { key: 'kubeconfig', help: 'kubeconfig of the API server; absent = standalone mode.' },
   'bootstrap-kubeconfig': { key: 'bootstrapKubeconfig', help: 'kubeconfig with bootstrap credentials: when --kubeconfig is missing or its client certificate expired, request one (TLS bootstrap) and write --kubeconfig.' },
   'cert-dir': { key: 'certDir', help: 'Where issued certificates are kept (default <root-dir>/pki).' },
-  'logging-format': { key: 'loggingFormat', help: 'json (default) or text.' },
-  v: { key: 'verbosity', help: 'Log verbosity (0 info, 1-3 debug, 4+ trace).' },
+  'logging-format': { key: 'loggingFormat', help: "Log format: text (default; klog's one-line header) or json (component-base's fields)." },
+  v: { key: 'verbosity', help: 'Log verbosity: a line of level V(n) is written when n <= v; info and warnings are V(0), debug V(2), trace V(4).' },
   'pod-infra-container-image': { key: 'podInfraContainerImage', help: 'The runtime\'s sandbox image: image GC never removes it (default registry.k8s.io/pause:3.9).' },
   runonce: { key: 'runOnce', bool: true, help: 'Run the pods of the static sources once, print a result per pod, exit (non-zero when one failed).' },
   'lock-file': { key: 'lockFile', help: 'Hold an exclusive lock on this file while running.' },
@@ -47,12 +50,24 @@ const REPEATABLE = new Set(['manifest-url-header']);
 
 interface ParsedArgs { values: Map<string, string>; problems: string[] }
 
+/** The flags we act on → whether each is a bool. */
+function ourFlags(): Map<string, boolean> {
+  const ours = new Map<string, boolean>();
+  for (const f of FIELDS) if (f.flag) ours.set(f.flag, f.kind === 'bool');
+  for (const [name, spec] of Object.entries(FLAG_ONLY)) ours.set(name, spec.bool === true);
+  for (const [name, spec] of Object.entries(AUTH_FLAGS)) ours.set(name, spec.bool);
+  return ours;
+}
+
+const OUR_FLAGS = ourFlags();
+const OUR_FIELDS: ReadonlySet<string> = new Set(FIELDS.map((f) => f.name));
+/** Upstream flags accepted but not acted on (upstream-names.ts minus ours). */
+const UNUSED_FLAGS = unusedUpstreamFlags(new Set(OUR_FLAGS.keys()));
+
 /** Split argv into flag → raw string. Accepts --f=v, --f v, -f=v, -f v, and bare booleans. */
 function parseArgv(argv: readonly string[]): ParsedArgs {
-  const known = new Map<string, boolean>();
-  for (const f of FIELDS) if (f.flag) known.set(f.flag, f.kind === 'bool');
-  for (const [name, spec] of Object.entries(FLAG_ONLY)) known.set(name, spec.bool === true);
-  for (const [name, spec] of Object.entries(AUTH_FLAGS)) known.set(name, spec.bool);
+  const known = new Map(OUR_FLAGS);
+  for (const [name, kind] of UNUSED_FLAGS) known.set(name, kind === 'bool');
   const values = new Map<string, string>();
   const problems: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -144,6 +159,8 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
       return convertTlsVersion(raw, where);
     case 'cipherSuites':
       return convertCipherSuites(raw, where);
+    case 'taints':
+      return convertTaints(raw, where);
   }
 }
 
@@ -234,12 +251,6 @@ function readConfigFile(path: string, problems: string[]): Record<string, unknow
   const obj = doc as Record<string, unknown>;
   if (obj.apiVersion !== CONFIG_API_VERSION) problems.push(`${path}: apiVersion must be ${CONFIG_API_VERSION} (got ${JSON.stringify(obj.apiVersion)})`);
   if (obj.kind !== CONFIG_KIND) problems.push(`${path}: kind must be ${CONFIG_KIND} (got ${JSON.stringify(obj.kind)})`);
-  const byName = new Set(FIELDS.map((f) => f.name));
-  for (const key of Object.keys(obj)) {
-    if (key !== 'apiVersion' && key !== 'kind' && !byName.has(key) && !ACCEPTED_UNUSED.has(key)) {
-      problems.push(`${path}: unknown field "${key}"`);
-    }
-  }
   return obj;
 }
 
@@ -257,11 +268,7 @@ function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, proble
 }
 
 export function helpText(): string {
-  const lines = ['Usage: kubelet-ts [flags]', '', 'Flags (override the --config file):'];
-  for (const [name, spec] of Object.entries(FLAG_ONLY)) lines.push(`  --${name.padEnd(30)} ${spec.help}`);
-  for (const f of FIELDS) if (f.flag) lines.push(`  --${f.flag.padEnd(30)} ${f.help} (config: ${f.name}, default ${JSON.stringify(f.default)})`);
-  for (const [name, spec] of Object.entries(AUTH_FLAGS)) lines.push(`  --${name.padEnd(30)} ${spec.help}`);
-  return lines.join('\n');
+  return [renderHelp(FLAG_ONLY), ...acceptedHelpSection(OUR_FIELDS, new Set(OUR_FLAGS.keys()))].join('\n');
 }
 
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): LoadResult {
@@ -272,10 +279,15 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   if (values.get('version') === 'true') return { kind: 'version' };
 
   const file = values.has('config') ? readConfigFile(values.get('config')!, problems) : {};
+  const accepted = [
+    ...acceptFileFields(file, OUR_FIELDS, values.get('config') ?? '', problems),
+    ...acceptFlags(values, UNUSED_FLAGS, problems),
+  ];
   const kubelet: Record<string, unknown> = {};
   for (const f of FIELDS) {
     let value = f.default;
-    if (f.name in file) {
+    // Zero in the file means the default for upstream's non-pointer fields (defaults.go).
+    if (f.name in file && !(f.zeroDefault && isZeroValue(f.kind, file[f.name]))) {
       const r = convert(f, file[f.name], `config field ${f.name}`);
       if (r.problem) problems.push(r.problem);
       else value = r.value;
@@ -287,12 +299,13 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     }
     kubelet[f.key] = value;
   }
+  applyDependentDefaults(kubelet, file, values);
   applyAuthFlags(kubelet, values, problems);
 
   const verbosityRaw = values.get('v') ?? '0';
   const verbosity = /^\d+$/.test(verbosityRaw) ? Number(verbosityRaw) : NaN;
   if (Number.isNaN(verbosity)) problems.push(`-v: must be a non-negative integer (got "${verbosityRaw}")`);
-  const loggingFormat = values.get('logging-format') ?? 'json';
+  const loggingFormat = values.get('logging-format') ?? 'text';
   if (loggingFormat !== 'json' && loggingFormat !== 'text') problems.push(`--logging-format: must be json or text (got "${loggingFormat}")`);
   const nodeIP = values.get('node-ip');
   if (nodeIP !== undefined && !/^[\d.]+$|^[0-9a-fA-F:]+$/.test(nodeIP)) problems.push(`--node-ip: "${nodeIP}" is not an IP address`);
@@ -324,6 +337,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     kubelet: Object.freeze(kubelet as unknown as KubeletConfiguration),
     flags: Object.freeze(flags),
     nodeName,
+    acceptedNotActedOn: Object.freeze(accepted),
   };
   return { kind: 'run', config: Object.freeze(config) };
 }

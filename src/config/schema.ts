@@ -7,7 +7,7 @@ import type { KubeletConfiguration } from './types.js';
 import { DEFAULT_AUTHENTICATION, DEFAULT_AUTHORIZATION } from './auth-defaults.js';
 
 export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap' | 'headerMap'
-  | 'authentication' | 'authorization' | 'tlsVersion' | 'cipherSuites' | 'quantity' | 'evictionGraceMap';
+  | 'authentication' | 'authorization' | 'tlsVersion' | 'cipherSuites' | 'quantity' | 'evictionGraceMap' | 'taints';
 
 export interface FieldSpec {
   /** Name in the YAML file (upstream KubeletConfiguration JSON name). */
@@ -20,6 +20,12 @@ export interface FieldSpec {
   flag?: string;
   help: string;
   min?: number;
+  /**
+   * A zero value in the file (0, "0s", "") means the default: upstream defaults.go for a
+   * non-pointer field (`if obj.SyncFrequency == zeroDuration`). Pointer fields (healthzPort,
+   * eventRecordQPS, kubeAPIQPS, ...) keep an explicit 0.
+   */
+  zeroDefault?: true;
 }
 
 /** Resources systemReserved and kubeReserved may name (upstream: cpu, memory, ephemeral-storage, pid). */
@@ -46,22 +52,22 @@ const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = Object.freeze({
 
 export const FIELDS: readonly FieldSpec[] = [
   { name: 'staticPodPath', key: 'staticPodPath', kind: 'string', default: '', flag: 'pod-manifest-path', help: 'Directory (or file) of static pod manifests.' },
-  { name: 'fileCheckFrequency', key: 'fileCheckFrequencyMs', kind: 'duration', default: 20_000, flag: 'file-check-frequency', help: 'Full re-list of staticPodPath (inotify is the fast path).' },
-  { name: 'httpCheckFrequency', key: 'httpCheckFrequencyMs', kind: 'duration', default: 20_000, flag: 'http-check-frequency', help: 'Poll period of the manifest URL source.' },
-  { name: 'syncFrequency', key: 'syncFrequencyMs', kind: 'duration', default: 60_000, flag: 'sync-frequency', help: 'Max period between full syncs of a running pod.' },
-  { name: 'address', key: 'address', kind: 'string', default: '0.0.0.0', flag: 'address', help: 'Bind address of the main and read-only ports.' },
-  { name: 'port', key: 'port', kind: 'port', default: 10250, flag: 'port', help: 'Main (authenticated) port.' },
+  { name: 'fileCheckFrequency', key: 'fileCheckFrequencyMs', kind: 'duration', default: 20_000, flag: 'file-check-frequency', help: 'Full re-list of staticPodPath (inotify is the fast path).', zeroDefault: true },
+  { name: 'httpCheckFrequency', key: 'httpCheckFrequencyMs', kind: 'duration', default: 20_000, flag: 'http-check-frequency', help: 'Poll period of the manifest URL source.', zeroDefault: true },
+  { name: 'syncFrequency', key: 'syncFrequencyMs', kind: 'duration', default: 60_000, flag: 'sync-frequency', help: 'Max period between full syncs of a running pod.', zeroDefault: true },
+  { name: 'address', key: 'address', kind: 'string', default: '0.0.0.0', flag: 'address', help: 'Bind address of the main and read-only ports.', zeroDefault: true },
+  { name: 'port', key: 'port', kind: 'port', default: 10250, flag: 'port', help: 'Main (authenticated) port.', zeroDefault: true },
   { name: 'readOnlyPort', key: 'readOnlyPort', kind: 'port', default: 0, flag: 'read-only-port', help: 'Read-only unauthenticated port; 0 disables it.' },
-  { name: 'healthzBindAddress', key: 'healthzBindAddress', kind: 'string', default: '127.0.0.1', flag: 'healthz-bind-address', help: 'Bind address of the healthz server.' },
+  { name: 'healthzBindAddress', key: 'healthzBindAddress', kind: 'string', default: '127.0.0.1', flag: 'healthz-bind-address', help: 'Bind address of the healthz server.', zeroDefault: true },
   { name: 'healthzPort', key: 'healthzPort', kind: 'port', default: 10248, flag: 'healthz-port', help: 'healthz port; 0 disables it.' },
-  { name: 'podLogsDir', key: 'podLogsDir', kind: 'string', default: '/var/log/pods', help: 'Where container logs are written (<ns>_<pod>_<uid>/<container>/<n>.log).' },
+  { name: 'podLogsDir', key: 'podLogsDir', kind: 'string', default: '/var/log/pods', help: 'Where container logs are written (<ns>_<pod>_<uid>/<container>/<n>.log).', zeroDefault: true },
   { name: 'clusterDNS', key: 'clusterDNS', kind: 'stringList', default: [], flag: 'cluster-dns', help: 'DNS server IPs given to ClusterFirst pods.' },
   { name: 'clusterDomain', key: 'clusterDomain', kind: 'string', default: '', flag: 'cluster-domain', help: 'Cluster DNS search domain.' },
-  { name: 'runtimeRequestTimeout', key: 'runtimeRequestTimeoutMs', kind: 'duration', default: 120_000, flag: 'runtime-request-timeout', help: 'Deadline of every CRI call (except long-running ones).' },
-  { name: 'containerRuntimeEndpoint', key: 'containerRuntimeEndpoint', kind: 'endpoint', default: 'unix:///run/containerd/containerd.sock', flag: 'container-runtime-endpoint', help: 'CRI runtime socket.' },
+  { name: 'runtimeRequestTimeout', key: 'runtimeRequestTimeoutMs', kind: 'duration', default: 120_000, flag: 'runtime-request-timeout', help: 'Deadline of every CRI call (except long-running ones).', zeroDefault: true },
+  { name: 'containerRuntimeEndpoint', key: 'containerRuntimeEndpoint', kind: 'endpoint', default: 'unix:///run/containerd/containerd.sock', flag: 'container-runtime-endpoint', help: 'CRI runtime socket.', zeroDefault: true },
   { name: 'imageServiceEndpoint', key: 'imageServiceEndpoint', kind: 'endpoint', default: '', flag: 'image-service-endpoint', help: 'CRI image socket; empty = the runtime endpoint.' },
-  { name: 'maxPods', key: 'maxPods', kind: 'int', default: 110, flag: 'max-pods', help: 'Pods this node admits at most.', min: 1 },
-  { name: 'nodeStatusUpdateFrequency', key: 'nodeStatusUpdateFrequencyMs', kind: 'duration', default: 10_000, flag: 'node-status-update-frequency', help: 'Node status computation period.' },
+  { name: 'maxPods', key: 'maxPods', kind: 'int', default: 110, flag: 'max-pods', help: 'Pods this node admits at most.', min: 1, zeroDefault: true },
+  { name: 'nodeStatusUpdateFrequency', key: 'nodeStatusUpdateFrequencyMs', kind: 'duration', default: 10_000, flag: 'node-status-update-frequency', help: 'Node status computation period.', zeroDefault: true },
   { name: 'enableDebuggingHandlers', key: 'enableDebuggingHandlers', kind: 'bool', default: true, flag: 'enable-debugging-handlers', help: 'Serve logs/exec/attach/debug routes.' },
   { name: 'cgroupsPerQOS', key: 'cgroupsPerQOS', kind: 'bool', default: true, flag: 'cgroups-per-qos', help: 'Pod cgroups under kubepods/<qos class> (burstable, besteffort).' },
   { name: 'cgroupRoot', key: 'cgroupRoot', kind: 'string', default: '', flag: 'cgroup-root', help: "Cgroup where kubepods is created; '' = the root." },
@@ -71,12 +77,13 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'staticPodURLHeader', key: 'staticPodURLHeader', kind: 'headerMap', default: Object.freeze({}), flag: 'manifest-url-header', help: 'HTTP headers sent to staticPodURL (flag: key:value,key:value; repeatable).' },
   { name: 'imageGCHighThresholdPercent', key: 'imageGCHighThresholdPercent', kind: 'int', default: 85, flag: 'image-gc-high-threshold', help: 'Image fs usage % that starts image GC; 100 disables it.', min: 0 },
   { name: 'imageGCLowThresholdPercent', key: 'imageGCLowThresholdPercent', kind: 'int', default: 80, flag: 'image-gc-low-threshold', help: 'Image fs usage % image GC frees down to.', min: 0 },
-  { name: 'imageMinimumGCAge', key: 'imageMinimumGCAgeMs', kind: 'duration', default: 120_000, flag: 'minimum-image-ttl-duration', help: 'Unused images younger than this are never collected.' },
+  { name: 'imageMaximumGCAge', key: 'imageMaximumGCAgeMs', kind: 'duration', default: 0, help: 'Unused images not used for longer than this are removed even without disk pressure; 0 disables it.' },
+  { name: 'imageMinimumGCAge', key: 'imageMinimumGCAgeMs', kind: 'duration', default: 120_000, flag: 'minimum-image-ttl-duration', help: 'Unused images younger than this are never collected.', zeroDefault: true },
   { name: 'serializeImagePulls', key: 'serializeImagePulls', kind: 'bool', default: true, flag: 'serialize-image-pulls', help: 'Pull one image at a time.' },
   { name: 'maxParallelImagePulls', key: 'maxParallelImagePulls', kind: 'int', default: 0, help: 'Most pulls at once when serializeImagePulls is false; 0 = no limit.', min: 0 },
   { name: 'shutdownGracePeriod', key: 'shutdownGracePeriodMs', kind: 'duration', default: 0, help: 'Total time the node shutdown manager delays shutdown for pods; 0 disables it.' },
   { name: 'shutdownGracePeriodCriticalPods', key: 'shutdownGracePeriodCriticalPodsMs', kind: 'duration', default: 0, help: 'Part of shutdownGracePeriod kept for critical pods.' },
-  { name: 'containerLogMaxSize', key: 'containerLogMaxSize', kind: 'quantity', default: '10Mi', help: 'A container log file reaching this size is rotated (CRI ReopenContainerLog).' },
+  { name: 'containerLogMaxSize', key: 'containerLogMaxSize', kind: 'quantity', default: '10Mi', help: 'A container log file reaching this size is rotated (CRI ReopenContainerLog).', zeroDefault: true },
   { name: 'containerLogMaxFiles', key: 'containerLogMaxFiles', kind: 'int', default: 5, help: 'Log files kept per container, the current one included.', min: 2 },
   { name: 'containerLogMonitorInterval', key: 'containerLogMonitorIntervalMs', kind: 'duration', default: 10_000, help: 'How often container log sizes are checked for rotation.' },
   { name: 'evictionHard', key: 'evictionHard', kind: 'evictionMap', default: DEFAULT_EVICTION_HARD, flag: 'eviction-hard', help: 'Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available is subtracted from allocatable.' },
@@ -84,30 +91,20 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'authorization', key: 'authorization', kind: 'authorization', default: DEFAULT_AUTHORIZATION, help: 'Main port: mode AlwaysAllow or Webhook (SubjectAccessReview), webhook.cacheAuthorizedTTL/cacheUnauthorizedTTL.' },
   { name: 'tlsCertFile', key: 'tlsCertFile', kind: 'string', default: '', flag: 'tls-cert-file', help: 'Serving certificate of the main port; empty = self-signed under <root-dir>/pki.' },
   { name: 'tlsPrivateKeyFile', key: 'tlsPrivateKeyFile', kind: 'string', default: '', flag: 'tls-private-key-file', help: 'Private key of tlsCertFile.' },
+  { name: 'rotateCertificates', key: 'rotateCertificates', kind: 'bool', default: false, flag: 'rotate-certificates', help: 'Renew the client certificate in --cert-dir (kubelet-client-current.pem) through the certificates API before it expires.' },
   { name: 'tlsMinVersion', key: 'tlsMinVersion', kind: 'tlsVersion', default: '', flag: 'tls-min-version', help: 'Minimum TLS version (VersionTLS12, VersionTLS13); empty = TLS 1.2.' },
   { name: 'tlsCipherSuites', key: 'tlsCipherSuites', kind: 'cipherSuites', default: Object.freeze([]), flag: 'tls-cipher-suites', help: 'Allowed TLS 1.2 cipher suites (Go names); empty = defaults.' },
-  { name: 'streamingConnectionIdleTimeout', key: 'streamingConnectionIdleTimeoutMs', kind: 'duration', default: 14_400_000, flag: 'streaming-connection-idle-timeout', help: 'Close exec/attach/port-forward streams idle this long.' },
+  { name: 'streamingConnectionIdleTimeout', key: 'streamingConnectionIdleTimeoutMs', kind: 'duration', default: 14_400_000, flag: 'streaming-connection-idle-timeout', help: 'Close exec/attach/port-forward streams idle this long.', zeroDefault: true },
   { name: 'evictionSoft', key: 'evictionSoft', kind: 'evictionMap', default: Object.freeze({}), flag: 'eviction-soft', help: 'Soft eviction thresholds: evict only after the signal stays past the threshold for its evictionSoftGracePeriod.' },
   { name: 'evictionSoftGracePeriod', key: 'evictionSoftGracePeriod', kind: 'evictionGraceMap', default: Object.freeze({}), flag: 'eviction-soft-grace-period', help: 'Grace period per soft threshold (memory.available=1m30s).' },
-  { name: 'evictionPressureTransitionPeriod', key: 'evictionPressureTransitionPeriodMs', kind: 'duration', default: 300_000, flag: 'eviction-pressure-transition-period', help: 'How long a pressure condition stays True after its threshold is no longer met.' },
+  { name: 'evictionPressureTransitionPeriod', key: 'evictionPressureTransitionPeriodMs', kind: 'duration', default: 300_000, flag: 'eviction-pressure-transition-period', help: 'How long a pressure condition stays True after its threshold is no longer met.', zeroDefault: true },
   { name: 'evictionMaxPodGracePeriod', key: 'evictionMaxPodGracePeriod', kind: 'int', default: 0, flag: 'eviction-max-pod-grace-period', help: "Max grace period (s) for pods evicted on a soft threshold; 0 = the pod's own." },
   { name: 'kubeAPIQPS', key: 'kubeAPIQPS', kind: 'int', default: 50, flag: 'kube-api-qps', help: 'QPS of requests to the API server (0 = unlimited; node status and lease are not limited).', min: 0 },
-  { name: 'kubeAPIBurst', key: 'kubeAPIBurst', kind: 'int', default: 100, flag: 'kube-api-burst', help: 'Burst of requests to the API server.', min: 0 },
-  { name: 'nodeStatusReportFrequency', key: 'nodeStatusReportFrequencyMs', kind: 'duration', default: 300_000, help: 'Node status is posted at least this often even when unchanged.' },
-  { name: 'nodeLeaseDurationSeconds', key: 'nodeLeaseDurationSeconds', kind: 'int', default: 40, help: 'Duration of the node lease; renewed every quarter of it.', min: 1 },
+  { name: 'kubeAPIBurst', key: 'kubeAPIBurst', kind: 'int', default: 100, flag: 'kube-api-burst', help: 'Burst of requests to the API server.', min: 0, zeroDefault: true },
+  { name: 'nodeStatusReportFrequency', key: 'nodeStatusReportFrequencyMs', kind: 'duration', default: 300_000, help: 'Node status is posted at least this often even when unchanged.', zeroDefault: true },
+  { name: 'nodeLeaseDurationSeconds', key: 'nodeLeaseDurationSeconds', kind: 'int', default: 40, help: 'Duration of the node lease; renewed every quarter of it.', min: 1, zeroDefault: true },
   { name: 'registerNode', key: 'registerNode', kind: 'bool', default: true, flag: 'register-node', help: 'Register the Node with the API server (else it must exist).' },
-  { name: 'registerWithTaints', key: 'registerWithTaints', kind: 'stringList', default: [], flag: 'register-with-taints', help: 'Taints of the registered node: key[=value]:Effect, comma separated.' },
+  { name: 'registerWithTaints', key: 'registerWithTaints', kind: 'taints', default: [], flag: 'register-with-taints', help: 'Taints of the registered node: Taint objects {key, value, effect} in the file, key[=value]:Effect, comma separated, on the flag.' },
   { name: 'eventRecordQPS', key: 'eventRecordQPS', kind: 'int', default: 50, flag: 'event-qps', help: 'Events posted to the API server per second (0 = unlimited).', min: 0 },
-  { name: 'eventBurst', key: 'eventBurst', kind: 'int', default: 100, flag: 'event-burst', help: 'Burst of events posted to the API server.', min: 0 },
+  { name: 'eventBurst', key: 'eventBurst', kind: 'int', default: 100, flag: 'event-burst', help: 'Burst of events posted to the API server.', min: 0, zeroDefault: true },
 ];
-
-/** Upstream fields we parse but do not act on yet: accepted (so real config files load), logged. */
-export const ACCEPTED_UNUSED = new Set([
-  'cgroupDriver',
-  'featureGates',
-  'rotateCertificates', 'serverTLSBootstrap',
-  'failSwapOn', 'resolvConf', 'cpuManagerPolicy',
-  'enforceNodeAllocatable',
-  'logging', 'volumeStatsAggPeriod', 'hairpinMode',
-]);
-

@@ -39,6 +39,8 @@ export interface KubeletConfiguration {
   imageGCHighThresholdPercent: number;
   imageGCLowThresholdPercent: number;
   imageMinimumGCAgeMs: number;
+  /** Unused images not used for this long are removed without disk pressure (upstream imageMaximumGCAge); 0 = off. */
+  imageMaximumGCAgeMs: number;
   serializeImagePulls: boolean;
   /** 0 = no limit (upstream: unset). */
   maxParallelImagePulls: number;
@@ -53,6 +55,8 @@ export interface KubeletConfiguration {
   tlsCertFile: string;
   tlsPrivateKeyFile: string;
   /** Go name (VersionTLS12, ...); '' = Node's default (TLS 1.2). */
+  /** Client certificate rotation through the certificates API (src/certificate/rotation.ts). */
+  rotateCertificates: boolean;
   tlsMinVersion: string;
   /** Go/IANA cipher suite names; empty = Node's defaults. */
   tlsCipherSuites: readonly string[];
@@ -78,7 +82,7 @@ export interface KubeletConfiguration {
   nodeStatusReportFrequencyMs: number;
   nodeLeaseDurationSeconds: number;
   registerNode: boolean;
-  /** key[=value]:Effect strings (upstream takes Taint objects in the file). */
+  /** key[=value]:Effect strings: the flag's form; the file's Taint objects are converted to it. */
   registerWithTaints: string[];
   eventRecordQPS: number;
   eventBurst: number;
@@ -127,4 +131,6 @@ export interface Config {
   flags: Readonly<KubeletFlags>;
   /** Resolved node name: --hostname-override or the host name, lowercased (as upstream). */
   nodeName: string;
+  /** Upstream fields and flags (as --name) that were set but are not acted on, for the start-up log line. */
+  acceptedNotActedOn: readonly string[];
 }

@@ -22,7 +22,9 @@ export class Recorder implements EventRecorder {
   event(ref: ObjectReference, type: EventType, reason: string, message: string): void {
     const ev: KubeEvent = { involvedObject: ref, type, reason, message, timestamp: new Date(this.clock.now()) };
     const obj = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
-    log('events')[type === 'Warning' ? 'warn' : 'info']({ object: `${ref.kind}/${obj}`, fieldPath: ref.fieldPath, reason }, message);
+    // As upstream's StartStructuredLogging: a fixed "Event occurred" with the event's fields as
+    // pairs, so the event message appears once, as `message`, and log pipelines can group lines.
+    log('events')[type === 'Warning' ? 'warn' : 'info']({ object: `${ref.kind}/${obj}`, fieldPath: ref.fieldPath, kind: ref.kind, type, reason, message }, 'Event occurred');
     this.recentEvents.push(ev);
     if (this.recentEvents.length > RECENT_LIMIT) this.recentEvents.splice(0, this.recentEvents.length - RECENT_LIMIT);
     for (const sink of this.sinks) {

@@ -4,7 +4,10 @@
  * used first, until usage is back at imageGCLowThresholdPercent. Never an image a container (in
  * any state) uses, a pinned image (CRI `pinned`, or the sandbox image named by
  * --pod-infra-container-image), or an image first seen less than imageMinimumGCAge ago. A high
- * threshold of 100 disables it. As upstream, a pass that cannot free enough records
+ * threshold of 100 disables it. With imageMaximumGCAge (upstream ImageMaximumGCAge, KEP-4210) every
+ * pass first removes the unused images not used for longer than that, disk pressure or not; as
+ * upstream it waits until the manager itself is that old, so a restart does not take every image
+ * for an old one. As upstream, a pass that cannot free enough records
  * FreeDiskSpaceFailed on the Node. The periodic loop (every 5 minutes, ImageGCFailed on repeated
  * failures) is upstream's StartGarbageCollection: src/kubelet/gc-loops.ts.
  *
@@ -23,6 +26,8 @@ export interface ImageGCPolicy {
   highThresholdPercent: number;
   lowThresholdPercent: number;
   minAgeMs: number;
+  /** Remove unused images not used for this long, without disk pressure; 0 (default) = off. */
+  maxAgeMs?: number;
 }
 
 export interface FsCapacity {
@@ -76,15 +81,28 @@ function uses(c: Container, img: Image): boolean {
   return false;
 }
 
+/** When an image was last used; one never seen in use counts from when it was first detected. */
+function lastUse(rec: ImageRecord): number {
+  return rec.lastUsed || rec.firstDetected;
+}
+
 export class ImageGCManager {
   private readonly records = new Map<string, ImageRecord>();
   private readonly clock: Clock;
+  /** When this manager started: the max-age rule waits until it is older than maxAgeMs. */
+  private readonly startedAt: number;
 
   constructor(private readonly opts: ImageGCOptions) {
     this.clock = opts.clock ?? realClock;
+    this.startedAt = this.clock.now();
   }
 
+  /** Whether the periodic loop runs: the threshold rule (high < 100) or the max-age rule is on. */
   get enabled(): boolean {
+    return this.thresholdEnabled || (this.opts.policy.maxAgeMs ?? 0) > 0;
+  }
+
+  private get thresholdEnabled(): boolean {
     return this.opts.policy.highThresholdPercent < 100;
   }
 
@@ -123,7 +141,8 @@ export class ImageGCManager {
     if (capacityBytes <= 0) throw new KubeletError('KTS_ERR_IMAGE_GC', `invalid capacity ${capacityBytes} on image filesystem ${fs.mountpoint}`);
     const usagePercent = 100 - Math.floor((availableBytes * 100) / capacityBytes);
     const result: ImageGCResult = { usagePercent, bytesToFree: 0, freedBytes: 0, removed: [] };
-    if (!this.enabled || usagePercent < high) return result;
+    await this.freeOldImages(this.clock.now(), result);
+    if (!this.thresholdEnabled || usagePercent < high) return result;
     result.bytesToFree = Math.floor((capacityBytes * (100 - low)) / 100) - availableBytes;
     log('imagegc').info({ usagePercent, highThresholdPercent: high, bytesToFree: result.bytesToFree, mountpoint: fs.mountpoint }, 'Image filesystem usage over the high threshold: freeing space');
     await this.freeSpace(result.bytesToFree, this.clock.now(), result);
@@ -135,6 +154,40 @@ export class ImageGCManager {
     return result;
   }
 
+  /**
+   * Removes the unused images last used more than maxAgeMs ago (never used: first detected). Freed
+   * bytes count towards a threshold pass that may follow, as upstream.
+   */
+  async freeOldImages(now: number, result: ImageGCResult): Promise<void> {
+    const maxAge = this.opts.policy.maxAgeMs ?? 0;
+    if (maxAge <= 0) return;
+    // Detect on every pass so last-use times are known by the time the rule applies.
+    const { images, inUse } = await this.detectImages(now);
+    if (now - this.startedAt <= maxAge) return;
+    const old = images.filter((i) => !inUse.has(i.id) && now - lastUse(this.records.get(i.id)!) > maxAge);
+    await this.removeAll(old, result, 'Removed image unused for longer than imageMaximumGCAge');
+  }
+
+  /** Removes each image; failures are collected into one KTS_ERR_IMAGE_GC after trying them all. */
+  private async removeAll(images: readonly Image[], result: ImageGCResult, why: string, enough = () => false): Promise<void> {
+    const errors: string[] = [];
+    for (const image of images) {
+      if (enough()) break;
+      const rec = this.records.get(image.id)!;
+      try {
+        await this.opts.images.removeImage(image.id);
+      } catch (err) {
+        errors.push(`${image.id}: ${errorMessage(err)}`);
+        continue;
+      }
+      log('imagegc').info({ image: image.id, tags: image.repoTags, size: rec.size }, why);
+      this.records.delete(image.id);
+      result.removed.push(image.id);
+      result.freedBytes += rec.size;
+    }
+    if (errors.length > 0) throw new KubeletError('KTS_ERR_IMAGE_GC', `failed to remove images: ${errors.join('; ')}`);
+  }
+
   /** Removes unused images, least recently used first, until `bytesToFree` are freed. */
   async freeSpace(bytesToFree: number, now: number, result: ImageGCResult): Promise<void> {
     const { images, inUse } = await this.detectImages(now);
@@ -142,22 +195,8 @@ export class ImageGCManager {
       .filter((i) => !inUse.has(i.id))
       .map((i) => ({ image: i, rec: this.records.get(i.id)! }))
       .sort((a, b) => a.rec.lastUsed - b.rec.lastUsed || a.rec.firstDetected - b.rec.firstDetected);
-    const errors: string[] = [];
-    for (const { image, rec } of candidates) {
-      if (result.freedBytes >= bytesToFree) break;
-      if (now - rec.firstDetected < this.opts.policy.minAgeMs) continue;
-      try {
-        await this.opts.images.removeImage(image.id);
-      } catch (err) {
-        errors.push(`${image.id}: ${errorMessage(err)}`);
-        continue;
-      }
-      log('imagegc').info({ image: image.id, tags: image.repoTags, size: rec.size }, 'Removed unused image');
-      this.records.delete(image.id);
-      result.removed.push(image.id);
-      result.freedBytes += rec.size;
-    }
-    if (errors.length > 0) throw new KubeletError('KTS_ERR_IMAGE_GC', `failed to remove images: ${errors.join('; ')}`);
+    const eligible = candidates.filter(({ rec }) => now - rec.firstDetected >= this.opts.policy.minAgeMs).map(({ image }) => image);
+    await this.removeAll(eligible, result, 'Removed unused image', () => result.freedBytes >= bytesToFree);
   }
 }
 

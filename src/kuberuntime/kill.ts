@@ -147,6 +147,8 @@ export async function killContainer(deps: KillDeps, req: KillContainerRequest): 
     }
   }
   let grace = req.gracePeriodOverride ?? terminationGracePeriod({ pod, container, reason: req.reason, recorded });
+  // Upstream killContainer: the caller's message, else "Stopping container <name>"; the event says
+  // exactly that (prefixing it again gave "Stopping container x: Stopping container x").
   const message = req.message || `Stopping container ${req.name}`;
   if (pod && container?.lifecycle?.preStop && grace > 0) {
     grace -= await executePreStopHook(deps, pod, container, req.id, grace);
@@ -156,7 +158,7 @@ export async function killContainer(deps: KillDeps, req: KillContainerRequest): 
   const floor = req.gracePeriodOverride !== undefined ? Math.min(req.gracePeriodOverride, MINIMUM_GRACE_PERIOD_SECONDS) : MINIMUM_GRACE_PERIOD_SECONDS;
   grace = Math.max(grace, floor, 0);
   log('kuberuntime').info({ containerId: req.id, container: req.name, gracePeriod: grace, message }, 'killing container');
-  if (pod) deps.onKilling?.(pod, req.name, message ? `Stopping container ${req.name}: ${message}` : `Stopping container ${req.name}`);
+  if (pod) deps.onKilling?.(pod, req.name, message);
   try {
     await deps.runtime.stopContainer(req.id, grace);
   } catch (err) {

@@ -74,9 +74,9 @@ test('configz redacts credentials: staticPodURLHeader values and staticPodURL us
 
 test('configz renders upstream names and Go durations; cipher names map to OpenSSL', () => {
   const z = renderConfigz(load([]));
-  assert.equal(z.syncFrequency, '1m');
-  assert.deepEqual((z.authentication as { webhook: unknown }).webhook, { enabled: true, cacheTTL: '2m' });
-  assert.equal(formatDuration(90_500), '1m30s500ms');
+  assert.equal(z.syncFrequency, '1m0s'); // metav1.Duration marshals with Go's Duration.String()
+  assert.deepEqual((z.authentication as { webhook: unknown }).webhook, { enabled: true, cacheTTL: '2m0s' });
+  assert.equal(formatDuration(90_500), '1m30.5s'); // Go's time.Duration.String()
   assert.equal(cipherList(['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_RSA_WITH_AES_128_CBC_SHA']),
     'ECDHE-RSA-AES128-GCM-SHA256:AES128-SHA:TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256');
 });

@@ -24,7 +24,7 @@ const name = (v: string) => `localhost/kubelet-ts/gc-${RUN}:${v}`;
 
 after(async () => {
   await removeTestPods(runtime, { labels: { 'kubelet-ts.test/owner': RUN } });
-  for (const v of ['old1', 'old2', 'used', 'young']) await images.removeImage(name(v)).catch(() => undefined);
+  for (const v of ['old1', 'old2', 'used', 'young', 'stale', 'recent']) await images.removeImage(name(v)).catch(() => undefined);
   rmSync(work, { recursive: true, force: true });
   runtime.close();
   images.close();
@@ -106,4 +106,33 @@ test('image GC removes unused images least recently used first, never in-use, pi
   await loopClock.waitForTimers(2, 60_000); // the second pass, 5 minutes later
   assert.ok(events.some((e) => /^Node\/e2e-node Warning ImageGCFailed: Failed to garbage collect/.test(e)), events.join('\n'));
   await loops.stop();
+});
+
+test('imageMaximumGCAge removes images unused for longer than it, with no disk pressure and thresholds off', async () => {
+  for (const v of ['stale', 'recent']) await importImage(endpoint, await makeVariantImage(name(v), `${RUN}-${v}`, work));
+  const ids = { stale: await idOf('stale'), recent: await idOf('recent') };
+  assert.ok(ids.stale && ids.recent && ids.stale !== ids.recent, 'two distinct images');
+  let now = 5_000_000;
+  const gc = createImageGCManager({
+    images, listContainers: () => runtime.listContainers(), pinnedImages: Object.values(TEST_IMAGES),
+    // High threshold 100: only the max-age rule can remove anything.
+    policy: { highThresholdPercent: 100, lowThresholdPercent: 80, minAgeMs: 0, maxAgeMs: 60_000 },
+    clock: { now: () => now, setTimeout: () => ({ cancel() {} }) },
+  });
+  assert.equal(gc.enabled, true, 'the periodic loop runs for the max-age rule');
+  await gc.garbageCollect(); // first sight of both images
+  now += 40_000;
+  const sb = await containerUsing(name('recent'), 'recent');
+  await gc.garbageCollect(); // 'recent' is in use at +40s
+  await runtime.stopPodSandbox(sb);
+  await removeTestPods(runtime, { labels: { 'kubelet-ts.test/owner': RUN } });
+  now += 30_000;
+  const r = await gc.garbageCollect();
+  assert.equal(r.bytesToFree, 0);
+  // Other unpinned images left by the test above (e.g. 'young') are unused for 70s too.
+  assert.ok(r.removed.includes(ids.stale!), 'unused for 70s: removed');
+  assert.ok(!r.removed.includes(ids.recent!), 'last used 30s ago: kept');
+  assert.equal(await idOf('stale'), undefined);
+  assert.ok(await idOf('recent'));
+  for (const img of Object.values(TEST_IMAGES)) assert.ok(await images.imageStatus(img), `pinned ${img} kept`);
 });

@@ -407,5 +407,8 @@ describe('container events', () => {
     const running = (await rt.getPods(false)).find((p) => p.uid === pod.metadata!.uid)!;
     await rt.killPod(pod, running, 0);
     assert.ok(reasons('a').includes('Killing'));
+    // upstream killContainer: the message once, not "Stopping container a: Stopping container a"
+    const killing = recorder.recent().find((e) => e.reason === 'Killing' && e.involvedObject.fieldPath === 'spec.containers{a}');
+    assert.equal(killing?.message, 'Stopping container a');
   });
 });

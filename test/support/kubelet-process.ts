@@ -66,7 +66,8 @@ export function startKubelet(opts: { dir: string; manifests: string; endpoint: s
   const logFile = join(opts.dir, `kubelet-${Date.now()}.log`);
   const out = createWriteStream(logFile);
   // The bin itself (not `node bin/...`), as operators run it: its shebang carries the V8 flags.
-  const child = spawn(join(REPO_ROOT, 'bin', 'kubelet-ts.js'), [`--config=${config}`, `--root-dir=${join(opts.dir, 'root')}`, '--hostname-override=e2e-node', ...(opts.extraArgs ?? [])], {
+  // JSON logs: the tests pick lines by their fields ("reason":"Evicted", msg, err).
+  const child = spawn(join(REPO_ROOT, 'bin', 'kubelet-ts.js'), [`--config=${config}`, `--root-dir=${join(opts.dir, 'root')}`, '--hostname-override=e2e-node', '--logging-format=json', ...(opts.extraArgs ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KUBELET_TS_LOG_LEVEL: opts.logLevel ?? 'debug' },
   });
