@@ -18,6 +18,8 @@ import type { PodConfig } from '../podconfig/index.js';
 import type { StatusManager } from '../status/index.js';
 import type { Recorder } from '../events/index.js';
 import { createApiClients, type ApiClients } from '../apiclient/index.js';
+import { metrics } from '../metrics/index.js';
+import { log } from '../util/log.js';
 import { createLeaseController, createNodeStatusManager, defaultPressureConditions, parseTaints } from '../nodestatus/index.js';
 import { createApiserverSource, ApiserverSource } from '../podconfig/index.js';
 import { createApiStatusManager, createStatusManager } from '../status/index.js';
@@ -25,7 +27,7 @@ import { isStaticPod } from '../api/pod.js';
 import { ObjectCache, podObjectRefs } from '../apimode/configmap-secret-cache.js';
 import { createApiserverSink } from '../events/index.js';
 import { MirrorPods } from '../apimode/mirror-pods.js';
-import { loadClientCert } from '../certificate/index.js';
+import { CertFileStore, CertificateRotation, CLIENT_SIGNER, clientUsages, loadClientCert } from '../certificate/index.js';
 import { RuntimeClassCache, withRuntimeClassOverhead } from '../apimode/runtime-class-cache.js';
 
 export interface ApiModeInput {
@@ -59,6 +61,35 @@ export interface ApiMode {
   stop(): void;
 }
 
+/**
+ * rotateCertificates: the client certificate in --cert-dir (kubelet-client-current.pem, where TLS
+ * bootstrap and kubeadm put it) is renewed before it expires, and the clients switch to it.
+ */
+function clientCertificateRotation(config: Config, clients: ApiClients): CertificateRotation | undefined {
+  const store = new CertFileStore(config.flags.certDir, 'kubelet-client');
+  const current = store.current();
+  if (!current) {
+    log('certificate').warn({ certDir: config.flags.certDir }, 'rotateCertificates: no kubelet-client-current.pem in the cert dir (TLS bootstrap puts it there); the client certificate will not be rotated');
+    return undefined;
+  }
+  const ttl = () => {
+    const c = store.current();
+    if (c) metrics.certificateManagerClientTtl.set((new Date(c.leaf.validTo).getTime() - Date.now()) / 1000);
+  };
+  ttl();
+  const rotation = new CertificateRotation({
+    store, kind: 'client', client: () => clients.main, signerName: CLIENT_SIGNER,
+    subject: { commonName: `system:node:${config.nodeName}`, organizations: ['system:nodes'] }, usages: clientUsages,
+    onRotated: async () => {
+      await clients.reloadTls();
+      ttl();
+    },
+    onRenewError: () => metrics.certificateManagerClientRenewErrors.inc(),
+  });
+  rotation.start();
+  return rotation;
+}
+
 export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> {
   const { config } = input;
   const kc = config.kubelet;
@@ -74,6 +105,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
   const clients = await createApiClients(config.flags.kubeconfig!, {
     qps: kc.kubeAPIQPS, burst: kc.kubeAPIBurst, heartbeatTimeoutMs: Math.max(kc.nodeStatusUpdateFrequencyMs, 1000), userAgent: `kubelet-ts/${VERSION}`,
   });
+  const rotation = kc.rotateCertificates ? clientCertificateRotation(config, clients) : undefined;
   // Known once start() is called; until then the node reports 'kubelet is starting'.
   let kubelet: Kubelet | undefined;
   let pressure: NodePressure | undefined;
@@ -136,6 +168,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     },
     stop() {
       stopped = true;
+      rotation?.stop();
       nodeStatus.stop();
       lease.stop();
       mirrorPods.stop();

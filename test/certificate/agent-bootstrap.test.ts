@@ -6,6 +6,7 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
@@ -21,13 +22,13 @@ after(async () => {
   await api.stop();
 });
 
-function agent(nodeName: string) {
+function agent(nodeName: string, extraArgs: string[] = []) {
   const { dir, manifests } = makeKubeletDirs();
   const bootstrap = writeKubeconfig(join(dir, 'bootstrap-kubelet.conf'), api.url, api.certs.caFile, TOKEN);
   const kubeconfig = join(dir, 'kubelet.conf');
   const k = startKubelet({
     dir, manifests, endpoint: `unix://${join(dir, 'no-runtime.sock')}`, logLevel: 'info',
-    extraArgs: [`--bootstrap-kubeconfig=${bootstrap}`, `--kubeconfig=${kubeconfig}`, `--cert-dir=${join(dir, 'pki')}`, `--hostname-override=${nodeName}`],
+    extraArgs: [`--bootstrap-kubeconfig=${bootstrap}`, `--kubeconfig=${kubeconfig}`, `--cert-dir=${join(dir, 'pki')}`, `--hostname-override=${nodeName}`, ...extraArgs],
   });
   agents.push(k);
   return { k, dir, kubeconfig };
@@ -57,6 +58,24 @@ test('a denied CSR stops the agent with a clear error', async () => {
     const code = await new Promise<number | null>((resolve) => k.child.once('exit', (c) => resolve(c)));
     assert.equal(code, 1);
     assert.match(readFileSync(k.logFile, 'utf8'), /certificate signing request node-csr-\S+ is denied, reason: KubectlDeny/);
+  } finally {
+    signer.close();
+  }
+});
+
+test('with --rotate-certificates the agent renews its client certificate and goes on with the new one, no restart', async () => {
+  const signer = new CsrSigner(api.store, api.certs, { lifetimeSeconds: 8 });
+  try {
+    const { k, dir } = agent('boot-c', ['--rotate-certificates', '--node-status-update-frequency=1s']);
+    await waitFor('the Node registered', 60_000, () => api.store.get('nodes', undefined, 'boot-c'), 200);
+    const current = () => new X509Certificate(readFileSync(join(dir, 'pki', 'kubelet-client-current.pem'), 'utf8')).serialNumber.toUpperCase();
+    const first = current();
+    // 70-90 % of 13 s (validFrom is 5 s before issue): renewed 4-7 s after the first certificate.
+    await waitFor('a renewed certificate', 30_000, () => (current() !== first ? true : undefined), 250);
+    const second = current();
+    await waitFor('requests with the renewed certificate', 15_000, () => (api.users.some((u) => u.name === 'system:node:boot-c' && u.certSerial?.toUpperCase() === second) ? true : undefined), 250);
+    assert.equal(k.child.exitCode, null, 'the agent kept running');
+    assert.match(readFileSync(k.logFile, 'utf8'), /Certificate rotated/);
   } finally {
     signer.close();
   }
