@@ -90,6 +90,43 @@ function clientCertificateRotation(config: Config, clients: ApiClients): Certifi
   return rotation;
 }
 
+export const SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
+
+/**
+ * serverTLSBootstrap: the main port's certificate comes from the certificates API (signer
+ * kubernetes.io/kubelet-serving, the node's name and IP as SANs) and is rotated like the client
+ * one; each issued pair goes to the running server at once. Until the first one is issued (a
+ * serving CSR waits for the cluster's approver) the self-signed pair serves.
+ */
+export function servingCertificateRotation(config: Config, clients: ApiClients, hostIP: string | undefined, servers: { setServingPair(cert: Buffer, key: Buffer): void }): CertificateRotation | undefined {
+  if (config.kubelet.tlsCertFile) {
+    log('certificate').warn({ tlsCertFile: config.kubelet.tlsCertFile }, 'serverTLSBootstrap: tlsCertFile is set and is served; no serving certificate is requested');
+    return undefined;
+  }
+  const store = new CertFileStore(config.flags.certDir, 'kubelet-server');
+  const serve = (p: { certPem: string; keyPem: string }) => servers.setServingPair(Buffer.from(p.certPem), Buffer.from(p.keyPem));
+  const ttl = () => {
+    const c = store.current();
+    if (c) metrics.certificateManagerServerTtl.set((new Date(c.leaf.validTo).getTime() - Date.now()) / 1000);
+  };
+  const current = store.current();
+  if (current && new Date(current.leaf.validTo) > new Date()) serve(current);
+  ttl();
+  const rotation = new CertificateRotation({
+    store, kind: 'server', client: () => clients.main, signerName: SERVING_SIGNER,
+    subject: { commonName: `system:node:${config.nodeName}`, organizations: ['system:nodes'] },
+    usages: (keyPem) => clientUsages(keyPem).map((u) => (u === 'client auth' ? 'server auth' : u)),
+    altNames: () => ({ dnsNames: [config.nodeName], ips: hostIP ? [hostIP] : [] }),
+    onRotated: (pair) => {
+      serve(pair);
+      ttl();
+    },
+    onRenewError: () => metrics.serverExpirationRenewErrors.inc(),
+  });
+  rotation.start();
+  return rotation;
+}
+
 export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> {
   const { config } = input;
   const kc = config.kubelet;

@@ -29,7 +29,7 @@ import { log } from '../util/log.js';
 import { createStatsProvider, imageFsMount, runtimeStatsPods, statsRoutes, type StatsProvider } from '../stats/index.js';
 import { createOomPodEvents, createOomWatcher, type OomWatcher } from '../oom/index.js';
 import { createEvictionManager } from '../eviction/index.js';
-import { setupApiServerMode, type ApiMode } from './main-apiserver.js';
+import { servingCertificateRotation, setupApiServerMode, type ApiMode } from './main-apiserver.js';
 import { hotPaths, nativeStatus } from './hot-paths.js';
 import { birthCry } from './start-info.js';
 
@@ -194,11 +194,12 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     runtime: criRuntime, maxSizeBytes: parseQuantity(kc.containerLogMaxSize), maxFiles: kc.containerLogMaxFiles, intervalMs: kc.containerLogMonitorIntervalMs,
   });
   logRotation.start();
+  const servingRotation = apiMode && kc.serverTLSBootstrap ? servingCertificateRotation(config, apiMode.clients, hostIP, servers) : undefined;
   const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      for (const s of [podConfig, gc, nodeShutdown, eviction, oom, stats, apiMode, kubelet, prober, logRotation]) s?.stop();
+      for (const s of [podConfig, gc, nodeShutdown, eviction, oom, stats, servingRotation, apiMode, kubelet, prober, logRotation]) s?.stop();
       await done.catch(() => undefined);
       await servers.close();
       criRuntime.close();

@@ -92,6 +92,7 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'tlsCertFile', key: 'tlsCertFile', kind: 'string', default: '', flag: 'tls-cert-file', help: 'Serving certificate of the main port; empty = self-signed under <root-dir>/pki.' },
   { name: 'tlsPrivateKeyFile', key: 'tlsPrivateKeyFile', kind: 'string', default: '', flag: 'tls-private-key-file', help: 'Private key of tlsCertFile.' },
   { name: 'rotateCertificates', key: 'rotateCertificates', kind: 'bool', default: false, flag: 'rotate-certificates', help: 'Renew the client certificate in --cert-dir (kubelet-client-current.pem) through the certificates API before it expires.' },
+  { name: 'serverTLSBootstrap', key: 'serverTLSBootstrap', kind: 'bool', default: false, help: 'Request the main port\'s serving certificate from the certificates API (signer kubernetes.io/kubelet-serving) and rotate it.' },
   { name: 'tlsMinVersion', key: 'tlsMinVersion', kind: 'tlsVersion', default: '', flag: 'tls-min-version', help: 'Minimum TLS version (VersionTLS12, VersionTLS13); empty = TLS 1.2.' },
   { name: 'tlsCipherSuites', key: 'tlsCipherSuites', kind: 'cipherSuites', default: Object.freeze([]), flag: 'tls-cipher-suites', help: 'Allowed TLS 1.2 cipher suites (Go names); empty = defaults.' },
   { name: 'streamingConnectionIdleTimeout', key: 'streamingConnectionIdleTimeoutMs', kind: 'duration', default: 14_400_000, flag: 'streaming-connection-idle-timeout', help: 'Close exec/attach/port-forward streams idle this long.', zeroDefault: true },

@@ -57,6 +57,8 @@ export interface KubeletConfiguration {
   /** Go name (VersionTLS12, ...); '' = Node's default (TLS 1.2). */
   /** Client certificate rotation through the certificates API (src/certificate/rotation.ts). */
   rotateCertificates: boolean;
+  /** The main port's certificate from the certificates API, rotated (src/cmd/main-apiserver.ts servingCertificateRotation). */
+  serverTLSBootstrap: boolean;
   tlsMinVersion: string;
   /** Go/IANA cipher suite names; empty = Node's defaults. */
   tlsCipherSuites: readonly string[];

@@ -12,6 +12,16 @@ export const DEF_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025,
 const podStartBuckets = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
 
 export const metrics = {
+  certificateManagerServerTtl: new Gauge({
+    name: 'kubelet_certificate_manager_server_ttl_seconds',
+    help: 'Gauge of the shortest TTL (time-to-live) of the Kubelet\'s serving certificate. The value is in seconds until certificate expiry (negative if already expired).',
+    registers: [registry],
+  }),
+  serverExpirationRenewErrors: new Counter({
+    name: 'kubelet_server_expiration_renew_errors',
+    help: 'Counter of certificate renewal errors.',
+    registers: [registry],
+  }),
   certificateManagerClientTtl: new Gauge({
     name: 'kubelet_certificate_manager_client_ttl_seconds',
     help: 'Gauge of the TTL (time-to-live) of the Kubelet\'s client certificate. The value is in seconds until certificate expiry (negative if already expired).',

@@ -93,9 +93,13 @@ function onUpgrade(gate: Gate, router: Router, req: IncomingMessage, socket: Dup
   void dispatch(gate, router, req, res, { socket, head }).catch(() => socket.destroy());
 }
 
-export function listenMain(opts: MainServerOptions, router: Router): Promise<Server> {
+/** The main port's server, with the one thing that may change while it runs: its serving pair. */
+export type MainTlsServer = Server & { setServingPair(cert: Buffer, key: Buffer): void };
+
+export function listenMain(opts: MainServerOptions, router: Router): Promise<MainTlsServer> {
   const pair = servingCert({ certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile, rootDir: opts.rootDir, nodeName: opts.nodeName, ips: opts.nodeIPs });
-  const tls = serverTlsOptions(pair, { minVersion: opts.tlsMinVersion, cipherSuites: opts.tlsCipherSuites, clientCAFile: opts.authentication.x509.clientCAFile });
+  const tlsSettings = { minVersion: opts.tlsMinVersion, cipherSuites: opts.tlsCipherSuites, clientCAFile: opts.authentication.x509.clientCAFile };
+  const tls = serverTlsOptions(pair, tlsSettings);
   const { authenticator, authorizer } = buildAuth({
     authentication: opts.authentication, authorization: opts.authorization, clientCA: !!opts.authentication.x509.clientCAFile, client: opts.reviewClient,
   });
@@ -105,6 +109,8 @@ export function listenMain(opts: MainServerOptions, router: Router): Promise<Ser
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(gate, router, req, socket, head));
   server.on('tlsClientError', (err) => log('server').debug({ err: errorMessage(err) }, 'TLS handshake failed'));
+  // A certificate issued later (serverTLSBootstrap) replaces the pair for new handshakes.
+  (server as MainTlsServer).setServingPair = (cert, key) => server.setSecureContext(serverTlsOptions({ cert, key }, tlsSettings));
   server.keepAliveTimeout = 5_000;
   // Idle plain connections are dropped; upgraded streams set their own idle timeout.
   server.timeout = 120_000;
@@ -114,7 +120,7 @@ export function listenMain(opts: MainServerOptions, router: Router): Promise<Ser
     server.listen(opts.port, opts.address, () => {
       server.off('error', reject);
       log('server').info({ server: 'main', address: opts.address, port: (server.address() as { port: number }).port, authorization: opts.authorization.mode }, 'Serving (TLS)');
-      resolve(server);
+      resolve(server as MainTlsServer);
     });
   });
 }

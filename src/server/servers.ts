@@ -11,7 +11,7 @@ import { HEALTHZ_ROUTES, notFound, READ_ONLY_ROUTES, type Reply, type Route } fr
 import type { RunningServers, ServerAddress, ServerProvider, ServersOptions } from './types.js';
 import type { Server as HttpsServer } from 'node:https';
 import { trackRequest, type ServerType } from './http-metrics.js';
-import { listenMain } from './main-server.js';
+import { listenMain, type MainTlsServer } from './main-server.js';
 import { buildMainRouter, isDebugPath } from './main-routes.js';
 
 const MAX_HEADER_BYTES = 16 * 1024;
@@ -71,7 +71,7 @@ export async function startServers(opts: ServersOptions): Promise<RunningServers
     await close(healthz);
     throw err;
   }
-  let main: HttpsServer | undefined;
+  let main: MainTlsServer | undefined;
   try {
     main = opts.main && opts.main.port !== 0 ? await listenMain(opts.main, buildMainRouter(opts.main)) : undefined;
   } catch (err) {
@@ -82,6 +82,7 @@ export async function startServers(opts: ServersOptions): Promise<RunningServers
     healthzPort: healthz ? (healthz.address() as AddressInfo).port : undefined,
     readOnlyPort: readOnly ? (readOnly.address() as AddressInfo).port : undefined,
     port: main ? (main.address() as AddressInfo).port : undefined,
+    setServingPair: (cert, key) => main?.setServingPair(cert, key),
     close: async () => {
       await Promise.all([close(healthz), close(readOnly), close(main)]);
     },

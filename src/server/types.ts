@@ -87,5 +87,7 @@ export interface RunningServers {
   readOnlyPort?: number;
   /** The main (TLS) port. */
   port?: number;
+  /** New handshakes of the main port use this pair (a serving certificate issued or rotated). */
+  setServingPair(cert: Buffer, key: Buffer): void;
   close(): Promise<void>;
 }

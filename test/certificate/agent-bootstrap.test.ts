@@ -8,6 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
@@ -22,12 +23,12 @@ after(async () => {
   await api.stop();
 });
 
-function agent(nodeName: string, extraArgs: string[] = []) {
+function agent(nodeName: string, extraArgs: string[] = [], extraConfig: string[] = []) {
   const { dir, manifests } = makeKubeletDirs();
   const bootstrap = writeKubeconfig(join(dir, 'bootstrap-kubelet.conf'), api.url, api.certs.caFile, TOKEN);
   const kubeconfig = join(dir, 'kubelet.conf');
   const k = startKubelet({
-    dir, manifests, endpoint: `unix://${join(dir, 'no-runtime.sock')}`, logLevel: 'info',
+    dir, manifests, endpoint: `unix://${join(dir, 'no-runtime.sock')}`, logLevel: 'info', extraConfig,
     extraArgs: [`--bootstrap-kubeconfig=${bootstrap}`, `--kubeconfig=${kubeconfig}`, `--cert-dir=${join(dir, 'pki')}`, `--hostname-override=${nodeName}`, ...extraArgs],
   });
   agents.push(k);
@@ -76,6 +77,44 @@ test('with --rotate-certificates the agent renews its client certificate and goe
     await waitFor('requests with the renewed certificate', 15_000, () => (api.users.some((u) => u.name === 'system:node:boot-c' && u.certSerial?.toUpperCase() === second) ? true : undefined), 250);
     assert.equal(k.child.exitCode, null, 'the agent kept running');
     assert.match(readFileSync(k.logFile, 'utf8'), /Certificate rotated/);
+  } finally {
+    signer.close();
+  }
+});
+
+/** The certificate the main port presents now. */
+function servedCertificate(port: number): Promise<{ serial: string; san: string }> {
+  return new Promise((resolve, reject) => {
+    const s = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      const c = s.getPeerCertificate();
+      s.destroy();
+      resolve({ serial: c.serialNumber.toUpperCase(), san: c.subjectaltname ?? '' });
+    });
+    s.on('error', reject);
+  });
+}
+
+test('with serverTLSBootstrap the main port serves a kubelet-serving certificate from the CSR API, and its renewals', async () => {
+  const signer = new CsrSigner(api.store, api.certs, { lifetimeSeconds: 8, approveServing: true });
+  try {
+    const { k, dir } = agent('boot-d', [], ['serverTLSBootstrap: true']);
+    const stored = () => {
+      try {
+        return new X509Certificate(readFileSync(join(dir, 'pki', 'kubelet-server-current.pem'), 'utf8')).serialNumber.toUpperCase();
+      } catch {
+        return undefined;
+      }
+    };
+    const first = await waitFor('a serving certificate issued', 60_000, stored, 200);
+    const csr = api.store.list('certificatesigningrequests').find((c) => (c.spec as { signerName?: string; username?: string }).signerName === 'kubernetes.io/kubelet-serving');
+    assert.equal((csr?.spec as { username?: string }).username, 'system:node:boot-d', 'requested with the node\'s own credentials');
+    assert.deepEqual((csr?.spec as { usages?: string[] }).usages, ['digital signature', 'server auth']);
+    const served = await waitFor('the port serves it', 15_000, async () => ((await servedCertificate(k.port)).serial === first ? servedCertificate(k.port) : undefined), 200);
+    assert.match(served.san, /DNS:boot-d/);
+    await waitFor('a renewed serving certificate on the port', 30_000, async () => {
+      const now = stored();
+      return now && now !== first && (await servedCertificate(k.port)).serial === now ? true : undefined;
+    }, 250);
   } finally {
     signer.close();
   }
