@@ -1,7 +1,9 @@
 /**
  * A test kube-apiserver: in-memory, HTTPS, speaking the real wire protocol for what the kubelet
  * (and kubectl get/describe) uses — nodes, nodes/status, pods, pods/status, leases, events,
- * configmaps, secrets, serviceaccounts/token, node.k8s.io runtimeclasses; list with field and label selectors; watch as a
+ * configmaps, secrets, serviceaccounts/token, node.k8s.io runtimeclasses, certificates.k8s.io CSRs
+ * (with bootstrap tokens and client-certificate users), pods/log|exec|attach|portforward
+ * proxied to the node's kubelet (apiserver-node-proxy.ts); list with field and label selectors; watch as a
  * chunked stream of JSON watch events resuming from a resourceVersion, with bookmarks and
  * 410 Gone; JSON merge and (simplified, see apiserver-patch.ts) strategic merge patch; 409 on
  * resourceVersion and UID precondition conflicts; graceful pod deletion. A fixture, not product.
@@ -17,6 +19,7 @@ import { setPodDefaults } from '../../src/podconfig/defaults.js';
 import { ApiStore, type Obj } from './apiserver-store.js';
 import { jsonMergePatch, strategicMergePatch } from './apiserver-patch.js';
 import { makeTestCerts, writeKubeconfig, type TestCerts } from './test-certs.js';
+import { NodeProxy } from './apiserver-node-proxy.js';
 import { join } from 'node:path';
 
 interface ResourceDef {
@@ -408,6 +411,7 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
   const handler = new ApiHandler(store, opts.bookmarkMs ?? 1000);
   const sockets = new Set<Socket>();
   const users: RequestUser[] = [];
+  const nodeProxy = new NodeProxy(store, certs);
   // Client certificates are asked for, not required: the kubelet's bootstrapped certificate is one.
   const server: Server = createServer({ cert: certs.cert, key: certs.key, ca: certs.ca, requestCert: true, rejectUnauthorized: false }, (req, res) => {
     void (async () => {
@@ -420,6 +424,7 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
         if (!user) throw new HttpError(401, 'Unauthorized', 'Unauthorized');
         users.push(user);
         authorize(user, req.method ?? 'GET', url.pathname);
+        if (nodeProxy.matches(url.pathname)) return nodeProxy.handle(req, res, url);
         handler.handle(req, res, url, stampRequester(user, req.method ?? 'GET', url.pathname, rawBody));
       } catch (err) {
         const e = err instanceof HttpError ? err : new HttpError(500, 'InternalError', String(err));
@@ -427,6 +432,18 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
         else res.end();
       }
     })();
+  });
+  // pods/exec, attach and portforward arrive as upgrades: proxied to the node's kubelet.
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'https://127.0.0.1');
+    requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, contentType: req.headers['content-type'], at: Date.now() });
+    const user = authenticate(req, token, opts.bootstrapTokens ?? []);
+    if (!user || user.groups.includes('system:bootstrappers') || !nodeProxy.matches(url.pathname)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    users.push(user);
+    nodeProxy.upgrade(req, socket, head, url);
   });
   server.on('secureConnection', (s: Socket) => {
     sockets.add(s);

@@ -1,0 +1,100 @@
+/**
+ * The machine's real kubectl against the test apiserver, which proxies pods/log, pods/exec,
+ * pods/attach and pods/portforward to the agent's main port as kube-apiserver does (its kubelet
+ * client certificate, the node's InternalIP and kubelet port): `kubectl logs`, `kubectl exec`
+ * with stdin and exit codes, and `kubectl port-forward` all work through the agent.
+ */
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { get as httpGet } from 'node:http';
+import { promisify } from 'node:util';
+import type { Pod } from '../../src/api/types.js';
+import { connectRuntime } from '../../src/cri/index.js';
+import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
+import { makeKubeletDirs, randomPort, startKubelet, stopKubelet, unmountUnder, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { startTestApiserver } from '../support/test-apiserver.js';
+
+const NS = `kubectl-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
+const NODE = 'e2e-node';
+const KUBECTL = process.env.KUBECTL ?? 'kubectl';
+const skip = (await promisify(execFile)(KUBECTL, ['version', '--client'], { timeout: 10_000 }).then(() => false, () => 'kubectl is not installed'));
+
+const endpoint = await runtimeEndpoint();
+const { runtime } = connectRuntime(endpoint);
+const { dir, manifests } = makeKubeletDirs();
+const api = await startTestApiserver();
+const kubeconfig = api.kubeconfig(dir);
+let kubelet: KubeletProcess | undefined;
+
+after(async () => {
+  if (kubelet) await stopKubelet(kubelet);
+  await api.stop();
+  await removeTestPods(runtime, { namespace: NS });
+  await unmountUnder(dir);
+  runtime.close();
+});
+
+const kubectl = (args: string[], input?: string) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+  const child = spawn(KUBECTL, [`--kubeconfig=${kubeconfig}`, '-n', NS, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  child.on('close', (code) => {
+    clearTimeout(timer);
+    resolve({ code, stdout, stderr });
+  });
+  child.stdin.end(input ?? '');
+});
+
+test('kubectl logs, exec and port-forward reach the agent through the apiserver', { skip }, async () => {
+  kubelet = startKubelet({
+    dir, manifests, endpoint,
+    extraArgs: [`--kubeconfig=${kubeconfig}`, `--hostname-override=${NODE}`, '--node-ip=127.0.0.1'],
+    // The apiserver authenticates to the kubelet with its client certificate (kubeadm's layout).
+    extraConfig: [`authentication:\n  x509:\n    clientCAFile: ${api.certs.caFile}\n  webhook:\n    enabled: false`, 'authorization:\n  mode: AlwaysAllow'],
+  });
+  await waitFor('node registered', 60_000, () => api.store.get('nodes', undefined, NODE), 250);
+  const pod: Pod = {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: NS },
+    spec: {
+      nodeName: NODE, terminationGracePeriodSeconds: 1,
+      containers: [{
+        name: 'main', image: 'localhost/kubelet-ts/busybox:latest', imagePullPolicy: 'IfNotPresent',
+        command: ['sh', '-c', 'echo hello-from-the-log; mkdir -p /www; echo served-by-httpd > /www/index.html; exec httpd -f -p 8080 -h /www'],
+      }],
+    },
+  } as Pod;
+  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/pods`, pod)).status, 201);
+  await waitFor('web Running', 90_000, () => ((api.store.get('pods', NS, 'web') as Pod | undefined)?.status?.containerStatuses?.[0]?.state?.running ? true : undefined), 250);
+
+  const logs = await kubectl(['logs', 'web']);
+  assert.equal(logs.code, 0, logs.stderr);
+  assert.match(logs.stdout, /hello-from-the-log/);
+
+  const exec = await kubectl(['exec', '-i', 'web', '--', 'sh', '-c', 'read line; echo "got:$line"; echo oops >&2; exit 3'], 'ping\n');
+  assert.equal(exec.code, 3, `exit code passed through (stderr: ${exec.stderr})`);
+  assert.match(exec.stdout, /got:ping/);
+  assert.match(exec.stderr, /oops/);
+
+  const localPort = randomPort();
+  const pf = spawn(KUBECTL, [`--kubeconfig=${kubeconfig}`, '-n', NS, 'port-forward', 'pod/web', `${localPort}:8080`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let pfOut = '';
+  pf.stdout.on('data', (d) => (pfOut += d));
+  pf.stderr.on('data', (d) => (pfOut += d));
+  try {
+    await waitFor('port-forward listening', 30_000, () => (/Forwarding from/.test(pfOut) ? true : undefined), 100);
+    const body = await new Promise<string>((resolve, reject) => {
+      httpGet({ host: '127.0.0.1', port: localPort, path: '/index.html', timeout: 10_000 }, (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => resolve(b));
+      }).on('error', reject);
+    });
+    assert.match(body, /served-by-httpd/, pfOut);
+  } finally {
+    pf.kill('SIGTERM');
+  }
+});
