@@ -13,59 +13,9 @@ import { helpText } from '../../src/config/index.js';
 import { FIELDS } from '../../src/config/schema.js';
 import { UPSTREAM_FIELDS, UPSTREAM_FLAGS } from '../../src/config/upstream-names.js';
 import { problems, run } from './helpers.js';
+import { KUBEADM_CONFIG, KUBEADM_FLAGS_ENV } from '../support/kubeadm-files.js';
 
-const KUBEADM_CONFIG = `apiVersion: kubelet.config.k8s.io/v1beta1
-authentication:
-  anonymous:
-    enabled: false
-  webhook:
-    cacheTTL: 0s
-    enabled: true
-  x509:
-    clientCAFile: /etc/kubernetes/pki/ca.crt
-authorization:
-  mode: Webhook
-  webhook:
-    cacheAuthorizedTTL: 0s
-    cacheUnauthorizedTTL: 0s
-cgroupDriver: systemd
-clusterDNS:
-- 10.96.0.10
-clusterDomain: cluster.local
-containerRuntimeEndpoint: ""
-cpuManagerReconcilePeriod: 0s
-crashLoopBackOff: {}
-evictionPressureTransitionPeriod: 0s
-fileCheckFrequency: 0s
-healthzBindAddress: 127.0.0.1
-healthzPort: 10248
-httpCheckFrequency: 0s
-imageMaximumGCAge: 0s
-imageMinimumGCAge: 0s
-kind: KubeletConfiguration
-logging:
-  flushFrequency: 0
-  options:
-    json:
-      infoBufferSize: "0"
-    text:
-      infoBufferSize: "0"
-  verbosity: 0
-memorySwap: {}
-nodeStatusReportFrequency: 0s
-nodeStatusUpdateFrequency: 0s
-rotateCertificates: true
-runtimeRequestTimeout: 0s
-shutdownGracePeriod: 0s
-shutdownGracePeriodCriticalPods: 0s
-staticPodPath: /etc/kubernetes/manifests
-streamingConnectionIdleTimeout: 0s
-syncFrequency: 0s
-volumeStatsAggPeriod: 0s
-`;
 
-/** kubeadm-flags.env's KUBELET_KUBEADM_ARGS, as systemd splits it. */
-const KUBEADM_FLAGS_ENV = ['--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock', '--pod-infra-container-image=registry.k8s.io/pause:3.10'];
 
 function file(body: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'kts-kubeadm-'));

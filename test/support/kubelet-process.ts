@@ -43,13 +43,14 @@ export function makeKubeletDirs(): { dir: string; manifests: string } {
   return { dir, manifests };
 }
 
-export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; port?: number; healthzPort?: number; extraArgs?: string[]; extraConfig?: string[]; logLevel?: string }): KubeletProcess {
+export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; port?: number; healthzPort?: number; extraArgs?: string[]; extraConfig?: string[]; logLevel?: string; configText?: (ports: { port: number; readOnlyPort: number; healthzPort: number }) => string }): KubeletProcess {
   const readOnlyPort = opts.readOnlyPort ?? randomPort();
   const healthzPort = opts.healthzPort ?? randomPort();
   // Random, so parallel agents (and a real kubelet on this host) never collide on 10250.
   const port = opts.port ?? randomPort();
   const config = join(opts.dir, 'config.yaml');
-  writeFileSync(config, [
+  if (opts.configText) writeFileSync(config, opts.configText({ port, readOnlyPort, healthzPort }));
+  else writeFileSync(config, [
     'apiVersion: kubelet.config.k8s.io/v1beta1',
     'kind: KubeletConfiguration',
     `staticPodPath: ${opts.manifests}`,
