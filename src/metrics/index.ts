@@ -148,3 +148,7 @@ export const metrics = {
     registers: [registry],
   }),
 };
+
+// upstream: the certificate TTL gauges read +Inf until a certificate is in use (no expiry alert fires for a node without one).
+metrics.certificateManagerClientTtl.set(Infinity);
+metrics.certificateManagerServerTtl.set(Infinity);
