@@ -64,6 +64,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   reportNative();
   const recorder = createRecorder();
   birthCry(recorder, config);
+  metrics.nodeName.set({ node: config.nodeName }, 1);
 
   const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, { timeoutMs: kc.runtimeRequestTimeoutMs });
   const hostIP = detectNodeIP(config.flags.nodeIP);
