@@ -26,7 +26,7 @@ import { createProbeManager } from '../prober/index.js';
 import { createLogRotation, type ContainerLogsDeps } from '../logs/index.js';
 import { parseQuantity } from '../util/quantity.js';
 import { log } from '../util/log.js';
-import { createStatsProvider, imageFsMount, runtimeStatsPods, statsRoutes, type StatsProvider } from '../stats/index.js';
+import { createStatsProvider, imageFsMount, criContainerFs, runtimeStatsPods, statsRoutes, type StatsProvider } from '../stats/index.js';
 import { createOomPodEvents, createOomWatcher, type OomWatcher } from '../oom/index.js';
 import { createEvictionManager } from '../eviction/index.js';
 import { setupApiServerMode, type ApiMode } from './main-apiserver.js';
@@ -123,6 +123,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const stats = createStatsProvider({
     nodeName: config.nodeName, listPods: runtimeStatsPods(runtime, (uid) => podManager.getPodByUID(uid)?.spec), cgroupRoot, rootDir, podLogsDir: kc.podLogsDir,
     imageFsPath: imageFsMount(images), memoryCapacity, housekeepingIntervalMs: config.flags.housekeepingIntervalMs,
+    containerFs: criContainerFs(criRuntime), runtimeEndpoint: kc.containerRuntimeEndpoint,
     createCgroupReader: hotPaths().cgroupStats.createCgroupReader,
   });
   const oomEvents = createOomPodEvents({
