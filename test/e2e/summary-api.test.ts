@@ -74,6 +74,8 @@ test('node: systemContainers kubelet and runtime with cpu and memory; network wi
   const names = (node.systemContainers ?? []).map((c: Json) => c.name);
   assert.ok(names.includes('kubelet'), `systemContainers: ${JSON.stringify(names)}`);
   assert.ok(names.includes('runtime'), `systemContainers (containerd listens on ${endpoint}): ${JSON.stringify(names)}`);
+  const self = node.systemContainers.find((c: Json) => c.name === 'kubelet');
+  assert.ok(self.cpu.usageCoreNanoSeconds > 0 && self.memory.workingSetBytes > 0, `kubelet system container ${JSON.stringify(self)}`);
   for (const c of node.systemContainers) {
     assert.ok(c.startTime && c.memory?.time, `${c.name}: startTime and memory`);
     assert.ok(c.memory.usageBytes > 0 || c.memory.workingSetBytes >= 0, `${c.name}: memory numbers`);
