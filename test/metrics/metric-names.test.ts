@@ -140,10 +140,15 @@ describe('CRI operations (upstream pkg/kubelet/kuberuntime/instrumented_services
 
 describe('pod start SLI (upstream pkg/kubelet/util/pod_startup_latency_tracker.go)', () => {
   it('excludes the image pull window; the total does not', () => {
-    recordImagePull('u1', 1_000, 4_000);
-    recordImagePull('u1', 2_000, 6_000); // overlapping pulls: one window 1 s .. 6 s
-    assert.deepEqual(observePodRunning('u1', 0, 10_000, false), { total: 10, sli: 5 });
-    assert.deepEqual(observePodRunning('u2', 0, 3_000, true), { total: 3, sli: 3 }, 'no pulls: SLI = total');
+    const t0 = Date.now();
+    recordImagePull('u1', t0 + 1_000, t0 + 4_000);
+    recordImagePull('u1', t0 + 2_000, t0 + 6_000); // overlapping pulls: one window 1 s .. 6 s
+    assert.deepEqual(observePodRunning('u1', t0, t0 + 10_000, false), { total: 10, sli: 5 });
+    assert.deepEqual(observePodRunning('u2', t0, t0 + 3_000, true), { total: 3, sli: 3 }, 'no pulls: SLI = total');
+  });
+
+  it('a pod created before the agent started is not observed (its start was not watched)', () => {
+    assert.equal(observePodRunning('old', performance.timeOrigin - 60_000, Date.now(), false), undefined);
   });
 });
 
