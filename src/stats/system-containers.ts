@@ -83,16 +83,24 @@ export function socketPath(endpoint: string): string {
  */
 export class RuntimeProcessFinder {
   private pid: number | undefined;
-  constructor(private readonly endpoint: string) {}
+  /** When the last walk found nothing: the next one waits a minute (a runtime we cannot see stays unseen). */
+  private missedAt = -Infinity;
+  constructor(private readonly endpoint: string, private readonly now: () => number = Date.now) {}
 
   find(): number | undefined {
     if (this.pid !== undefined && alive(this.pid)) return this.pid;
+    if (this.now() - this.missedAt < 60_000) return undefined;
+    this.walk();
+    if (this.pid === undefined) this.missedAt = this.now();
+    return this.pid;
+  }
+
+  private walk(): void {
     try {
       this.pid = pidHoldingSocket(listeningSocketInodes(readFileSync('/proc/net/unix', 'latin1'), socketPath(this.endpoint)));
     } catch {
       this.pid = undefined;
     }
-    return this.pid;
   }
 }
 

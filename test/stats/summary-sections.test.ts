@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultRouteInterface, parseNetDev, parseNetDevInterfaces } from '../../src/stats/net-dev.js';
-import { cgroupOfProcess, listeningSocketInodes, parseProcCgroup, socketPath, systemContainers } from '../../src/stats/system-containers.js';
+import { RuntimeProcessFinder, cgroupOfProcess, listeningSocketInodes, parseProcCgroup, socketPath, systemContainers } from '../../src/stats/system-containers.js';
+import { createServer } from 'node:net';
 import { podVolumeStats } from '../../src/stats/volume-stats.js';
 import { createCgroupLayout } from '../../src/stats/cgroup-layout.js';
 import { CgroupStatsProvider } from '../../src/stats/provider.js';
@@ -71,6 +72,22 @@ describe('system containers (upstream cm.GetSystemContainers)', () => {
     assert.deepEqual([...listeningSocketInodes(unix, socketPath('unix:///run/ctr/containerd.sock'))], ['4242']);
     assert.equal(socketPath('/run/x.sock'), '/run/x.sock');
   });
+  it('the runtime is the process listening on the CRI socket; a miss is not retried for a minute', async () => {
+    const sock = join(mkdtempSync(join(dir, 'sock-')), 'cri.sock');
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(sock, r));
+    try {
+      assert.equal(new RuntimeProcessFinder(`unix://${sock}`).find(), process.pid);
+      let now = 0;
+      const missing = new RuntimeProcessFinder(`${sock}.absent`, () => now);
+      assert.equal(missing.find(), undefined);
+      now = 59_000;
+      assert.equal(missing.find(), undefined, 'within the minute: no walk');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('this process is found as `kubelet` when its cgroup is in the tree read', () => {
     const own = cgroupOfProcess(parseProcCgroup(readFileSync('/proc/self/cgroup', 'latin1')), 'v1');
     const root = mkdtempSync(join(dir, 'sys-'));
