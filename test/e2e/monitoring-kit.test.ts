@@ -3,7 +3,8 @@
  * on containerd: the scrape config in deploy/prometheus/ (made concrete: this agent's port, its
  * serving certificate as CA, a client certificate from a test CA, a 1 s interval) scrapes the
  * four endpoints over the authenticated main port; every target must be up, the alert rules
- * must load, and every query of the Grafana dashboard must return series.
+ * must load, and every query of the Grafana dashboard must return series. An e2e test (it needs
+ * containerd and runs one at a time); the kit's offline checks are test/deploy/monitoring-rules.test.ts.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +17,7 @@ import { connectRuntime } from '../../src/cri/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
 import { getPods, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { issue, makeCA } from '../support/pki.js';
-import { concreteScrapeConfig, dashboardQueries } from './kit.js';
+import { concreteScrapeConfig, dashboardQueries } from '../deploy/kit.js';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const NS = `prom-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
