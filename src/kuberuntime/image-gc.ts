@@ -17,7 +17,6 @@ import type { Container, Image, ImageService } from '../cri/types.js';
 import type { EventRecorder, ObjectReference } from '../events/types.js';
 import { KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
-import { metrics } from '../metrics/index.js';
 import { realClock, type Clock } from '../util/clock.js';
 
 export interface ImageGCPolicy {
@@ -154,7 +153,6 @@ export class ImageGCManager {
         continue;
       }
       log('imagegc').info({ image: image.id, tags: image.repoTags, size: rec.size }, 'Removed unused image');
-      metrics.imageGarbageCollected.inc();
       this.records.delete(image.id);
       result.removed.push(image.id);
       result.freedBytes += rec.size;

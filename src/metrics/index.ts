@@ -212,11 +212,6 @@ export const metrics = {
     help: 'Number of pods that have been detected in the container runtime without being already known to the pod worker. This typically indicates the kubelet was restarted while a pod was force deleted in the API or in the local configuration, which is unusual.',
     registers: [registry],
   }),
-  imageGarbageCollected: new Counter({
-    name: 'kubelet_image_garbage_collected_total',
-    help: 'Total number of images garbage collected by the kubelet, whether through disk usage or image age.',
-    registers: [registry],
-  }),
   containersPerPod: new Histogram({
     name: 'kubelet_containers_per_pod_count',
     help: 'The number of containers per pod.',
