@@ -12,8 +12,7 @@ import type { ClientRequest } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, ApiLimitError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
-import { metrics, setCertNotAfter } from '../metrics/index.js';
-import { X509Certificate } from 'node:crypto';
+import { metrics } from '../metrics/index.js';
 import { TokenBucket } from './rate-limiter.js';
 import { API_LIMITS, formatBytes } from './limits.js';
 import { readCappedBody } from './body.js';
@@ -273,18 +272,7 @@ async function connectionOf(kubeconfigPath: string): Promise<Connection> {
     throw kubeconfigError(kubeconfigPath, errorMessage(err), err);
   }
   if (credentials && tls.headers) delete (tls.headers as Record<string, string>).Authorization;
-  if (tls.cert) noteClientCertExpiry(tls.cert);
   return { base: server, tls, credentials, watchAgent: newAgent(tls, API_LIMITS.watchConnections) };
-}
-
-/** kubelet_certificate_manager_client_ttl_seconds from the kubeconfig's client certificate (the first of a chain). */
-function noteClientCertExpiry(cert: NonNullable<RequestOptions['cert']>): void {
-  try {
-    const pem = Array.isArray(cert) ? cert[0]! : cert;
-    setCertNotAfter('client', Date.parse(new X509Certificate(pem).validTo));
-  } catch (err) {
-    log('apiclient').debug({ err: errorMessage(err) }, 'client certificate not parsed for its expiry metric');
-  }
 }
 
 /** Loads `kubeconfigPath` and builds the main and heartbeat clients. */

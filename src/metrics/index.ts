@@ -18,23 +18,6 @@ export function exponentialBuckets(start: number, factor: number, count: number)
 }
 const podStartBuckets = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
 
-/** notAfter (ms) of the serving and the API client certificate; the TTLs are computed at scrape. */
-const certNotAfterMs: { server?: number; client?: number } = {};
-export function setCertNotAfter(which: 'server' | 'client', ms: number): void {
-  certNotAfterMs[which] = ms;
-}
-
-/** upstream's certificate manager gauges: seconds to expiry, +Inf while no such certificate is used. */
-function certTtlGauge(which: 'server' | 'client', name: string, help: string): Gauge {
-  return new Gauge({
-    name, help, registers: [registry],
-    collect() {
-      const at = certNotAfterMs[which];
-      this.set(at === undefined || Number.isNaN(at) ? Infinity : Math.floor((at - Date.now()) / 1000));
-    },
-  });
-}
-
 export const metrics = {
   runningPods: new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry] }),
   runningContainers: new Gauge({
@@ -218,11 +201,6 @@ export const metrics = {
     buckets: exponentialBuckets(1, 2, 5),
     registers: [registry],
   }),
-  serverCertTtl: certTtlGauge('server', 'kubelet_certificate_manager_server_ttl_seconds',
-    "Gauge of the shortest TTL (time-to-live) of the Kubelet's serving certificate. The value is in seconds until certificate expiry (negative if already expired). If serving certificate is invalid or unused, the value will be +INF."),
-  /** The client certificate of the kubeconfig (API server mode), when it authenticates with one. */
-  clientCertTtl: certTtlGauge('client', 'kubelet_certificate_manager_client_ttl_seconds',
-    "Gauge of the TTL (time-to-live) of the Kubelet's client certificate. The value is in seconds until certificate expiry (negative if already expired). If client certificate is invalid or unused, the value will be +INF."),
   nativeEnabled: new Gauge({
     name: 'kubelet_ts_native_enabled',
     help: '1 when the hot path runs in the C++ addon, 0 when it runs the TypeScript twin.',

@@ -16,8 +16,6 @@ import { sendText } from './respond.js';
 import type { RequestContext, Router } from './router.js';
 import { serverTlsOptions, servingCert } from './tls.js';
 import type { MainServerOptions } from './types.js';
-import { X509Certificate } from 'node:crypto';
-import { setCertNotAfter } from '../metrics/index.js';
 
 const MAX_HEADER_BYTES = 16 * 1024;
 const MAX_CONNECTIONS = 1024;
@@ -97,7 +95,6 @@ function onUpgrade(gate: Gate, router: Router, req: IncomingMessage, socket: Dup
 
 export function listenMain(opts: MainServerOptions, router: Router): Promise<Server> {
   const pair = servingCert({ certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile, rootDir: opts.rootDir, nodeName: opts.nodeName, ips: opts.nodeIPs });
-  setCertNotAfter('server', Date.parse(new X509Certificate(pair.cert).validTo));
   const tls = serverTlsOptions(pair, { minVersion: opts.tlsMinVersion, cipherSuites: opts.tlsCipherSuites, clientCAFile: opts.authentication.x509.clientCAFile });
   const { authenticator, authorizer } = buildAuth({
     authentication: opts.authentication, authorization: opts.authorization, clientCA: !!opts.authentication.x509.clientCAFile, client: opts.reviewClient,

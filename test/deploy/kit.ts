@@ -14,6 +14,13 @@ export const ALERT_RULES = join(DEPLOY, 'prometheus', 'kubelet-ts-alerts.yml');
 export const ALERT_TESTS = join(DEPLOY, 'prometheus', 'kubelet-ts-alerts.test.yml');
 export const DASHBOARD = join(DEPLOY, 'grafana', 'kubelet-ts-dashboard.json');
 
+/**
+ * Names the kit queries that this branch does not export: the serving certificate's TTL comes
+ * with the certificate manager (src/certificate on main, serverTLSBootstrap), and has series only
+ * where the serving certificate is the signer's.
+ */
+export const CERTIFICATE_MANAGER_NAMES = ['kubelet_certificate_manager_server_ttl_seconds'];
+
 interface Panel { title: string; type: string; targets?: Array<{ expr: string }>; panels?: Panel[] }
 
 /** Every query of the dashboard with its panel title; `$instance` → all, `$__rate_interval` → rateWindow. */

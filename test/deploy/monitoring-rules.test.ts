@@ -16,7 +16,7 @@ import { createTsCgroupReader } from '../../src/stats/cgroup-reader-ts.js';
 import { resourceMetrics } from '../../src/stats/resource-metrics.js';
 import { cadvisorMetrics } from '../../src/stats/cadvisor-metrics.js';
 import { makeCgroupTree } from '../../bench/fixtures/cgroup-tree.js';
-import { ALERT_RULES, ALERT_TESTS, alertExpressions, concreteScrapeConfig, dashboardQueries, selectedMetricNames } from './kit.js';
+import { ALERT_RULES, ALERT_TESTS, CERTIFICATE_MANAGER_NAMES, alertExpressions, concreteScrapeConfig, dashboardQueries, selectedMetricNames } from './kit.js';
 
 const promtool = spawnSync('promtool', ['--version']).status === 0;
 const skip = !promtool && 'promtool not installed (scripts/install-deps.sh installs Debian prometheus)';
@@ -76,6 +76,7 @@ describe('monitoring kit (deploy/)', { skip }, () => {
   it('the dashboard and the rules query only metrics the agent exports', async () => {
     const exported = await exportedNames();
     exported.add('up'); // Prometheus's own, per target
+    for (const n of CERTIFICATE_MANAGER_NAMES) exported.add(n);
     const queries = [...dashboardQueries().map((q) => q.expr), ...alertExpressions()];
     assert.ok(queries.length > 30);
     for (const q of queries) {

@@ -17,7 +17,7 @@ import { connectRuntime } from '../../src/cri/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
 import { getPods, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { issue, makeCA } from '../support/pki.js';
-import { concreteScrapeConfig, dashboardQueries } from '../deploy/kit.js';
+import { CERTIFICATE_MANAGER_NAMES, concreteScrapeConfig, dashboardQueries, selectedMetricNames } from '../deploy/kit.js';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const NS = `prom-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
@@ -128,7 +128,8 @@ test('the alert rules load and none of them is firing on a healthy agent', { ski
 });
 
 test('every query of the Grafana dashboard returns series', { skip }, async () => {
-  const queries = dashboardQueries('30s');
+  // The certificate manager's TTL has series only with a signer-issued serving certificate.
+  const queries = dashboardQueries('30s').filter((q) => !selectedMetricNames(q.expr).some((n) => CERTIFICATE_MANAGER_NAMES.includes(n)));
   const pending = new Map(queries.map((q) => [q.expr, q.panel]));
   // Rates need two samples in the window and some counters move only as the agent works: poll.
   await waitFor('every dashboard query answered with series', 90_000, async () => {

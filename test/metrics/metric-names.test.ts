@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { metrics, registry, setCertNotAfter } from '../../src/metrics/index.js';
+import { metrics, registry } from '../../src/metrics/index.js';
 import { probeRegistry } from '../../src/metrics/probes.js';
 import { observePodRunning, recordImagePull } from '../../src/metrics/pod-startup-latency.js';
 import { instrumented, operationType } from '../../src/cri/instrumentation.js';
@@ -38,7 +38,6 @@ const IMPORTANT = [
   'kubelet_started_pods_total', 'kubelet_started_pods_errors_total', 'kubelet_started_containers_total',
   'kubelet_started_containers_errors_total', 'kubelet_cgroup_manager_duration_seconds', 'kubelet_evictions',
   'kubelet_desired_pods', 'kubelet_active_pods', 'kubelet_orphaned_runtime_pods_total', 'kubelet_http_requests_total',
-  'kubelet_certificate_manager_server_ttl_seconds', 'kubelet_certificate_manager_client_ttl_seconds',
 ];
 
 function upstreamNames(): Set<string> {
@@ -100,21 +99,10 @@ describe('metric names', () => {
 
   it('every declared metric is updated somewhere in src/ (none declared and left at zero forever)', () => {
     const src = sourceFiles(join(ROOT, 'src')).filter((p) => !p.endsWith(join('metrics', 'index.ts'))).map((p) => readFileSync(p, 'utf8')).join('\n');
-    // The serving certificate's TTL is computed at scrape time from what the main server sets.
-    const setIndirectly: Record<string, RegExp> = { serverCertTtl: /setCertNotAfter\('server'/, clientCertTtl: /setCertNotAfter\('client'/ };
     for (const key of Object.keys(metrics)) {
-      const used = setIndirectly[key] ?? new RegExp(`metrics\\.${key}\\.(inc|set|observe|dec|startTimer)\\(`);
+      const used = new RegExp(`metrics\\.${key}\\.(inc|set|observe|dec|startTimer)\\(`);
       assert.ok(used.test(src), `metrics.${key} is declared but never updated`);
     }
-  });
-});
-
-describe('certificate TTLs (upstream certificate manager gauges)', () => {
-  it('+Inf while no certificate is used, then seconds to notAfter', async () => {
-    assert.match(await registry.metrics(), /^kubelet_certificate_manager_client_ttl_seconds \+Inf$/m);
-    setCertNotAfter('client', Date.now() + 3_600_000);
-    const ttl = Number(/^kubelet_certificate_manager_client_ttl_seconds (\S+)$/m.exec(await registry.metrics())?.[1]);
-    assert.ok(ttl > 3590 && ttl <= 3600, String(ttl));
   });
 });
 
