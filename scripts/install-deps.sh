@@ -9,7 +9,7 @@ PACKAGES=(containerd runc containernetworking-plugins busybox-static iproute2 ip
   docker-registry apache2-utils inotify-tools util-linux)
 # openssl: the main port's self-signed serving certificate, and the test CAs.
 PACKAGES+=(openssl)
-PACKAGES+=(prometheus)  # promtool check metrics for /metrics/resource and /metrics/cadvisor (stats tests)
+PACKAGES+=(prometheus)  # promtool (check metrics, check/test rules) and the prometheus server the monitoring-kit test scrapes with
 
 missing=()
 for p in "${PACKAGES[@]}"; do

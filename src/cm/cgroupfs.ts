@@ -18,6 +18,7 @@ import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { log } from '../util/log.js';
 import { cpuSharesToCpuWeight } from './helpers.js';
+import { metrics } from '../metrics/index.js';
 import type { CgroupMounts, ResourceConfig } from './types.js';
 
 /** Parses /proc/self/mountinfo: cgroup (v1) mounts with their controllers, and the cgroup2 mount. */
@@ -95,7 +96,11 @@ export class Cgroupfs {
   }
 
   /** Creates the cgroup (and its missing ancestors) in every hierarchy. */
-  async create(name: string): Promise<void> {
+  create(name: string): Promise<void> {
+    return timedCgroupOperation('create', () => this.createUntimed(name));
+  }
+
+  private async createUntimed(name: string): Promise<void> {
     for (const [mount, controllers] of this.mounts.v1) {
       if (controllers.includes('cpuset')) await this.createCpuset(mount, name);
       else await mkdir(join(mount, name), { recursive: true });
@@ -157,7 +162,11 @@ export class Cgroupfs {
   }
 
   /** Writes the limits to the hierarchies that have the controllers; unset fields are left alone. */
-  async set(name: string, r: ResourceConfig): Promise<void> {
+  set(name: string, r: ResourceConfig): Promise<void> {
+    return timedCgroupOperation('update', () => this.setUntimed(name, r));
+  }
+
+  private async setUntimed(name: string, r: ResourceConfig): Promise<void> {
     const cpu = this.v1Path('cpu', name);
     if (cpu) {
       if (r.cpuShares !== undefined) await writeFile(join(cpu, 'cpu.shares'), String(r.cpuShares));
@@ -227,7 +236,11 @@ export class Cgroupfs {
    * that still holds processes cannot be removed: that error (EBUSY) is thrown after the other
    * hierarchies were tried.
    */
-  async destroy(name: string): Promise<void> {
+  destroy(name: string): Promise<void> {
+    return timedCgroupOperation('destroy', () => this.destroyUntimed(name));
+  }
+
+  private async destroyUntimed(name: string): Promise<void> {
     let first: unknown;
     const remove = async (dir: string): Promise<void> => {
       let entries;
@@ -252,5 +265,15 @@ export class Cgroupfs {
       }
     }
     if (first !== undefined) throw first;
+  }
+}
+
+/** upstream cgroupManagerImpl: kubelet_cgroup_manager_duration_seconds{operation_type}, success or not. */
+async function timedCgroupOperation(operation: 'create' | 'update' | 'destroy', fn: () => Promise<void>): Promise<void> {
+  const started = Date.now();
+  try {
+    await fn();
+  } finally {
+    metrics.cgroupManagerDuration.observe({ operation_type: operation }, (Date.now() - started) / 1000);
   }
 }

@@ -26,7 +26,7 @@ import { createProbeManager } from '../prober/index.js';
 import { createLogRotation, type ContainerLogsDeps } from '../logs/index.js';
 import { parseQuantity } from '../util/quantity.js';
 import { log } from '../util/log.js';
-import { createStatsProvider, imageFsMount, runtimeStatsPods, statsRoutes, type StatsProvider } from '../stats/index.js';
+import { createStatsProvider, imageFsMount, criContainerFs, runtimeStatsPods, statsRoutes, type StatsProvider } from '../stats/index.js';
 import { createOomPodEvents, createOomWatcher, type OomWatcher } from '../oom/index.js';
 import { createEvictionManager } from '../eviction/index.js';
 import { servingCertificateRotation, setupApiServerMode, type ApiMode } from './main-apiserver.js';
@@ -64,6 +64,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   reportNative();
   const recorder = createRecorder();
   birthCry(recorder, config);
+  metrics.nodeName.set({ node: config.nodeName }, 1);
 
   const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, { timeoutMs: kc.runtimeRequestTimeoutMs });
   const hostIP = detectNodeIP(config.flags.nodeIP);
@@ -122,6 +123,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const stats = createStatsProvider({
     nodeName: config.nodeName, listPods: runtimeStatsPods(runtime, (uid) => podManager.getPodByUID(uid)?.spec), cgroupRoot, rootDir, podLogsDir: kc.podLogsDir,
     imageFsPath: imageFsMount(images), memoryCapacity, housekeepingIntervalMs: config.flags.housekeepingIntervalMs,
+    containerFs: criContainerFs(criRuntime), runtimeEndpoint: kc.containerRuntimeEndpoint,
     createCgroupReader: hotPaths().cgroupStats.createCgroupReader,
   });
   const oomEvents = createOomPodEvents({

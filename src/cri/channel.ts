@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import { ConfigError, CriError } from '../errors.js';
 import { criErrorFrom } from './errors.js';
+import { instrumented } from './instrumentation.js';
 import { serviceDefinition } from './proto.js';
 
 /** Upstream kubelet's maxMsgSize for CRI calls. */
@@ -79,6 +80,10 @@ export class CriChannel {
   }
 
   private invoke<T>(name: string, request: object, timeoutMs: number | undefined, deserialize: (b: Buffer) => T, signal?: AbortSignal): Promise<T> {
+    return instrumented(name, () => this.invokeUncounted(name, request, timeoutMs, deserialize, signal));
+  }
+
+  private invokeUncounted<T>(name: string, request: object, timeoutMs: number | undefined, deserialize: (b: Buffer) => T, signal?: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) {
         reject(new CriError('KTS_ERR_CRI', name, 'the CRI client is closed (the agent is shutting down)'));

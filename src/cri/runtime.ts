@@ -18,6 +18,7 @@ import {
   versionFromWire,
 } from './convert.js';
 import { criErrorFrom, replyError } from './errors.js';
+import { metrics } from '../metrics/index.js';
 import { RUNTIME_SERVICE } from './proto.js';
 import type {
   CallOptions,
@@ -140,7 +141,17 @@ export class RemoteRuntimeService implements RuntimeService {
 
   async runPodSandbox(config: PodSandboxConfig, runtimeHandler = ''): Promise<string> {
     // Upstream: "Use 2 times longer timeout for sandbox operation".
-    const r = await this.call('RunPodSandbox', { config, runtimeHandler }, this.timeoutMs * 2);
+    const started = Date.now();
+    let r: Wire;
+    try {
+      r = await this.call('RunPodSandbox', { config, runtimeHandler }, this.timeoutMs * 2);
+    } catch (err) {
+      metrics.runPodSandboxErrors.inc({ runtime_handler: runtimeHandler });
+      throw err;
+    } finally {
+      // upstream RunPodSandboxDuration, by RuntimeClass handler ("" for the default one).
+      metrics.runPodSandboxDuration.observe({ runtime_handler: runtimeHandler }, (Date.now() - started) / 1000);
+    }
     if (!r?.podSandboxId) throw replyError('RunPodSandbox', `podSandboxId is not set for sandbox ${JSON.stringify(config.metadata)}`);
     return r.podSandboxId as string;
   }

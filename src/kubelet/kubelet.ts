@@ -20,7 +20,7 @@ import { generateAPIPodStatus, needToReconcilePodReadiness, rejectedPodStatus, t
 import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage, KubeletError } from '../errors.js';
-import { isPodEvicted, isTerminalPhase } from '../api/pod.js';
+import { isPodEvicted, isStaticPod, isTerminalPhase } from '../api/pod.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { PodManager, podFullName } from '../podmanager/index.js';
@@ -32,6 +32,7 @@ import { syncLoopIteration } from './sync-loop.js';
 import { newActiveDeadlineHandler, type PodSyncLoopHandler } from './active-deadline.js';
 import type { PodSyncHandler } from '../status/index.js';
 import type { SyncHandler, SyncLoopInput } from './types.js';
+import { forgetPod, observePodRunning } from '../metrics/pod-startup-latency.js';
 
 export interface KubeletDeps {
   nodeName: string;
@@ -71,6 +72,8 @@ const DROP_EVENTS: EventRecorder = { event: () => undefined };
 const EMPTY_WAITING: ReadonlyMap<string, ContainerWaiting> = new Map();
 /** How often a pod with a container waiting in back-off is looked at again. */
 const WAITING_RESYNC_MS = 1000;
+/** upstream plegChannelCapacity. */
+export const PLEG_CHANNEL_CAPACITY = 1000;
 function emptyRuntimeStatus(pod: Pod, now: Date): PodRuntimeStatus {
   return { uid: pod.metadata!.uid!, name: pod.metadata!.name!, namespace: pod.metadata!.namespace ?? 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: now };
 }
@@ -82,6 +85,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
   readonly node: NodeInfo;
   private readonly clock: Clock;
   private readonly inbox: SyncLoopInput[] = [];
+  /** PLEG events waiting in the inbox (bounded by PLEG_CHANNEL_CAPACITY). */
+  private plegPending = 0;
   private readonly admitHandlers: AdmitHandler[];
   private wake: (() => void) | undefined;
   private readonly abort = new AbortController();
@@ -153,6 +158,16 @@ export class Kubelet implements PodSyncer, SyncHandler {
   }
 
   private push(item: SyncLoopInput): void {
+    if (item.kind === 'pleg') {
+      // upstream's PLEG channel holds 1000 events and drops the rest (the periodic sync and the
+      // next relist catch up); a stalled syncLoop must not grow the inbox without bound.
+      if (this.plegPending >= PLEG_CHANNEL_CAPACITY) {
+        metrics.plegDiscardEvents.inc();
+        log('kubelet').warn({ pod: item.event.id, type: item.event.type }, 'PLEG event channel is full, discarding event');
+        return;
+      }
+      this.plegPending++;
+    }
     this.inbox.push(item);
     const w = this.wake;
     this.wake = undefined;
@@ -172,6 +187,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
       }
       backoff = 100;
       const item = this.inbox.shift();
+      if (item?.kind === 'pleg') this.plegPending--;
       if (!item) {
         await new Promise<void>((r) => { this.wake = r; });
         continue;
@@ -250,6 +266,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   handlePodRemoves(pods: Pod[]): void {
     for (const pod of pods) {
       this.podManager.removePod(pod);
+      forgetPod(pod.metadata!.uid!);
       this.podWorkers.updatePod({ updateType: 'kill', pod, killPodOptions: { reason: 'removed from its source' } });
     }
   }
@@ -285,6 +302,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   private dispatch(pod: Pod, updateType: UpdateType): void {
     this.podWorkers.updatePod({ updateType, pod });
+    // upstream dispatchWork: note the number of containers of new pods.
+    if (updateType === 'create') metrics.containersPerPod.observe(pod.spec?.containers?.length ?? 0);
   }
 
   /** Admission (upstream canAdmitPod): see admission.ts. Critical pods do not preempt others here. */
@@ -351,9 +370,12 @@ export class Kubelet implements PodSyncer, SyncHandler {
     for (const pod of desired) {
       if (!workers.has(pod.metadata!.uid!) && !this.isRejected(pod)) this.dispatch(pod, 'create');
     }
+    setPodCountGauges(desired, this.filterOutInactivePods(desired));
     const running = await this.deps.runtime.getPods(false);
     for (const rp of running) {
       if (!desiredUids.has(rp.uid) && !workers.has(rp.uid)) {
+        // upstream counts a runtime pod no worker knew about (not one whose worker is finishing).
+        metrics.orphanedRuntimePods.inc();
         log('kubelet').info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'Killing orphaned pod found in the runtime');
         this.podWorkers.updatePod({ updateType: 'kill', runningPod: rp, killPodOptions: { reason: 'orphaned' } });
       }
@@ -470,8 +492,11 @@ export class Kubelet implements PodSyncer, SyncHandler {
     if (apiStatus.phase === 'Running' && previous?.phase !== 'Running') {
       const seen = this.firstSeen.get(uid);
       if (seen !== undefined) {
-        metrics.podStartDuration.observe((this.clock.now() - seen) / 1000);
+        const now = this.clock.now();
+        metrics.podStartDuration.observe((now - seen) / 1000);
         this.firstSeen.delete(uid);
+        const created = new Date(pod.metadata?.creationTimestamp ?? NaN).getTime();
+        observePodRunning(uid, Number.isFinite(created) ? created : seen, now, pod.spec?.hostNetwork === true);
       }
     }
     return apiStatus;
@@ -481,4 +506,13 @@ export class Kubelet implements PodSyncer, SyncHandler {
   healthErrors(): string[] {
     return this.runtimeState.healthErrors();
   }
+}
+
+/** upstream HandlePodCleanups: desired and active pods, split by static (label "true") or not (""). */
+function setPodCountGauges(desired: readonly Pod[], active: readonly Pod[]): void {
+  const staticCount = (pods: readonly Pod[]) => pods.filter((p) => isStaticPod(p)).length;
+  metrics.desiredPods.set({ static: '' }, desired.length - staticCount(desired));
+  metrics.desiredPods.set({ static: 'true' }, staticCount(desired));
+  metrics.activePods.set({ static: '' }, active.length - staticCount(active));
+  metrics.activePods.set({ static: 'true' }, staticCount(active));
 }

@@ -13,6 +13,7 @@ import type { Backoff } from './backoff.js';
 import { DockerKeyring, type PullSecretsFor } from './keyring.js';
 import { PullLimiter } from './pull-limiter.js';
 import { runtimeMessage } from './cri-errors.js';
+import { recordImagePull } from '../metrics/pod-startup-latency.js';
 
 type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
@@ -89,7 +90,9 @@ export class ImagePuller {
       this.onEvent?.(pod, container, 'Normal', 'Pulling', `Pulling image "${image}"`);
       const started = Date.now();
       const ref = await this.limiter.run(() => this.pullWithCredentials(images, pod, image, sandboxConfig), signal);
-      this.onEvent?.(pod, container, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${Date.now() - started}ms`);
+      const finished = Date.now();
+      recordImagePull(pod.metadata?.uid ?? '', started, finished);
+      this.onEvent?.(pod, container, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${finished - started}ms`);
       // A success ends the back-off (upstream lets it expire; a later failure then starts at 10 s).
       this.backOff.reset(key);
       log('kuberuntime').info({ pod: pod.metadata?.name, image, ref }, 'pulled image');

@@ -42,6 +42,7 @@ import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.j
 import type { Mounter } from './mount.js';
 import type { BindSubPath } from './subpath-types.js';
 import { refreshDownwardAPIVolumes, VolumeError } from './volumes.js';
+import { metrics } from '../metrics/index.js';
 
 export interface SyncDeps {
   runtime: RuntimeService;
@@ -156,13 +157,13 @@ export async function syncPod(baseDeps: SyncDeps, pod: Pod, status: PodRuntimeSt
   for (const idx of actions.initContainersToStart) {
     deps.signal?.throwIfAborted();
     const init = pod.spec!.initContainers![idx]!;
-    const started = await start(deps, pod, status, actions, target, init, result);
+    const started = await start(deps, pod, status, actions, target, init, result, 'init_container');
     // A regular init container that could not start holds up initialization; a sidecar does not.
     if (!started && !isRestartableInitContainer(init)) return result;
   }
   for (const idx of actions.containersToStart) {
     deps.signal?.throwIfAborted();
-    await start(deps, pod, status, actions, target, pod.spec!.containers[idx]!, result);
+    await start(deps, pod, status, actions, target, pod.spec!.containers[idx]!, result, 'container');
   }
   return result;
 }
@@ -262,9 +263,11 @@ async function prepareSandbox(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     // createPodSandbox looks the handler up first).
     const handler = runtimeHandlerFor(pod, deps.runtimeClasses);
     await mkdir(sandboxConfig.logDirectory, { recursive: true, mode: 0o755 });
+    metrics.startedPods.inc();
     sandboxId = await deps.runtime.runPodSandbox(sandboxConfig, handler);
   } catch (err) {
     rethrowIfCancelled(deps, err);
+    metrics.startedPodsErrors.inc();
     const message = `Failed to create pod sandbox: ${runtimeMessage(err)}`;
     // upstream SyncPod: FailedCreatePodSandBox on the pod, and the sync fails (CreatePodSandboxError).
     podEvent(deps, pod, 'Warning', 'FailedCreatePodSandBox', message);
@@ -283,7 +286,7 @@ async function prepareSandbox(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
 }
 
 /** Starts one container, recording a waiting reason on failure; returns whether it started. */
-async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions: PodActions, target: StartTarget, container: Container, result: PodSyncResult): Promise<boolean> {
+async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions: PodActions, target: StartTarget, container: Container, result: PodSyncResult, containerType: 'container' | 'init_container'): Promise<boolean> {
   const backOff = actions.backOff.get(container.name);
   if (backOff?.inBackOff) {
     result.waiting.set(container.name, { reason: 'CrashLoopBackOff', message: backOff.message });
@@ -293,6 +296,8 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
   }
   // The restart is allowed: record it so the next failure waits longer.
   if (backOff) deps.crashBackOff.next(backOff.key, backOff.since);
+  // upstream counts every attempt past the back-off check, and its failures by waiting reason.
+  metrics.startedContainers.inc({ container_type: containerType });
   try {
     result.changed = true;
     const id = await startContainer(deps, pod, status, target, container);
@@ -303,6 +308,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
   } catch (err) {
     rethrowIfCancelled(deps, err);
     const reason = err instanceof ContainerStartError ? err.reason : 'RunContainerError';
+    metrics.startedContainersErrors.inc({ container_type: containerType, code: reason });
     result.waiting.set(container.name, { reason, message: errorMessage(err) });
     // A volume that cannot be set up is upstream's FailedMount; the rest are Failed.
     const mountProblem = causeChain(err).some((e) => e instanceof VolumeError);

@@ -6,9 +6,16 @@ import { Registry, Gauge, Histogram, Counter, collectDefaultMetrics } from 'prom
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
+// prom-client's gauges named *_total fail `promtool check metrics` (a gauge must not end in
+// _total), and upstream's Go process has nothing like them; the rest of the defaults stay.
+for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
 
 /** Upstream's prometheus.DefBuckets, which most kubelet histograms use. */
 export const DEF_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+/** Upstream prometheus.ExponentialBuckets(start, factor, count). */
+export function exponentialBuckets(start: number, factor: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => start * factor ** i);
+}
 const podStartBuckets = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
 
 export const metrics = {
@@ -86,8 +93,35 @@ export const metrics = {
   podWorkerDuration: new Histogram({
     name: 'kubelet_pod_worker_duration_seconds',
     help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
-    labelNames: ['operation'] as const,
+    labelNames: ['operation_type'] as const,
     buckets: [...DEF_BUCKETS],
+    registers: [registry],
+  }),
+  /** Upstream instrumented_services.go: one count and one duration per CRI call, by operation. */
+  runtimeOperations: new Counter({
+    name: 'kubelet_runtime_operations_total',
+    help: 'Cumulative number of runtime operations by operation type.',
+    labelNames: ['operation_type'] as const,
+    registers: [registry],
+  }),
+  runtimeOperationsDuration: new Histogram({
+    name: 'kubelet_runtime_operations_duration_seconds',
+    help: 'Duration in seconds of runtime operations. Broken down by operation type.',
+    labelNames: ['operation_type'] as const,
+    buckets: exponentialBuckets(0.005, 2.5, 14),
+    registers: [registry],
+  }),
+  runPodSandboxDuration: new Histogram({
+    name: 'kubelet_run_podsandbox_duration_seconds',
+    help: 'Duration in seconds of the run_podsandbox operations. Broken down by RuntimeClass.Handler.',
+    labelNames: ['runtime_handler'] as const,
+    buckets: [...DEF_BUCKETS],
+    registers: [registry],
+  }),
+  runPodSandboxErrors: new Counter({
+    name: 'kubelet_run_podsandbox_errors_total',
+    help: 'Cumulative number of the run_podsandbox operation errors by RuntimeClass.Handler.',
+    labelNames: ['runtime_handler'] as const,
     registers: [registry],
   }),
   runtimeOperationsErrors: new Counter({
@@ -119,6 +153,72 @@ export const metrics = {
     help: 'Request latency in seconds. Broken down by verb, and host.',
     labelNames: ['verb', 'host'] as const,
     buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
+    registers: [registry],
+  }),
+  /** Always 1; the label names the node (upstream SetNodeName). */
+  nodeName: new Gauge({
+    name: 'kubelet_node_name',
+    help: "The node's name. The count is always 1.",
+    labelNames: ['node'] as const,
+    registers: [registry],
+  }),
+  podStartSLIDuration: new Histogram({
+    name: 'kubelet_pod_start_sli_duration_seconds',
+    help: 'Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch',
+    labelNames: ['first_with_network'] as const,
+    buckets: podStartBuckets,
+    registers: [registry],
+  }),
+  podStartTotalDuration: new Histogram({
+    name: 'kubelet_pod_start_total_duration_seconds',
+    help: 'Duration in seconds to start a pod since creation, including time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch',
+    labelNames: ['first_with_network'] as const,
+    buckets: podStartBuckets,
+    registers: [registry],
+  }),
+  cgroupManagerDuration: new Histogram({
+    name: 'kubelet_cgroup_manager_duration_seconds',
+    help: 'Duration in seconds for cgroup manager operations. Broken down by method.',
+    labelNames: ['operation_type'] as const,
+    buckets: [...DEF_BUCKETS],
+    registers: [registry],
+  }),
+  startedPods: new Counter({ name: 'kubelet_started_pods_total', help: 'Cumulative number of pods started', registers: [registry] }),
+  startedPodsErrors: new Counter({ name: 'kubelet_started_pods_errors_total', help: 'Cumulative number of errors when starting pods', registers: [registry] }),
+  startedContainers: new Counter({
+    name: 'kubelet_started_containers_total',
+    help: 'Cumulative number of containers started',
+    labelNames: ['container_type'] as const,
+    registers: [registry],
+  }),
+  /** code: the gRPC status name as Go prints it (Unknown, DeadlineExceeded, ...). */
+  startedContainersErrors: new Counter({
+    name: 'kubelet_started_containers_errors_total',
+    help: 'Cumulative number of errors when starting containers',
+    labelNames: ['container_type', 'code'] as const,
+    registers: [registry],
+  }),
+  desiredPods: new Gauge({
+    name: 'kubelet_desired_pods',
+    help: 'The number of pods the kubelet is being instructed to run. static is true if the pod is not from the apiserver.',
+    labelNames: ['static'] as const,
+    registers: [registry],
+  }),
+  activePods: new Gauge({
+    name: 'kubelet_active_pods',
+    help: 'The number of pods the kubelet considers active and which are being considered when admitting new pods. static is true if the pod is not from the apiserver.',
+    labelNames: ['static'] as const,
+    registers: [registry],
+  }),
+  orphanedRuntimePods: new Counter({
+    name: 'kubelet_orphaned_runtime_pods_total',
+    help: 'Number of pods that have been detected in the container runtime without being already known to the pod worker. This typically indicates the kubelet was restarted while a pod was force deleted in the API or in the local configuration, which is unusual.',
+    registers: [registry],
+  }),
+  containersPerPod: new Histogram({
+    name: 'kubelet_containers_per_pod_count',
+    help: 'The number of containers per pod.',
+    buckets: exponentialBuckets(1, 2, 5),
     registers: [registry],
   }),
   nativeEnabled: new Gauge({

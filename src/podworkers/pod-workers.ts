@@ -266,7 +266,8 @@ class PodWorkersImpl implements PodWorkers {
     w.inflight = { state, abort };
     const ctx = { signal: abort.signal };
     const startedAt = this.clock.now();
-    const operation = state === 'syncing' ? updateType : state === 'terminating' ? 'kill' : 'terminated';
+    // upstream SyncPodType names: create/update/sync; a kill and its final cleanup are 'kill'.
+    const operation = state === 'syncing' ? updateType : 'kill';
     try {
       const work = this.doWork(w, state, updateType, ctx);
       let done: WorkDone | undefined;
@@ -281,7 +282,7 @@ class PodWorkersImpl implements PodWorkers {
       } else {
         done = await work;
       }
-      metrics.podWorkerDuration.observe({ operation }, (this.clock.now() - startedAt) / 1000);
+      metrics.podWorkerDuration.observe({ operation_type: operation }, (this.clock.now() - startedAt) / 1000);
       if (done) this.complete(w, done);
     } catch (err) {
       if (state === 'syncing' && abort.signal.aborted) {

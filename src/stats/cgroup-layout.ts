@@ -12,8 +12,12 @@ import { F, K, type CgroupFileSpec, type FileKind } from './cgroup-fields.js';
 export interface CgroupLayout {
   /** 'v1' when v1 controllers are mounted (v1 or hybrid host), else 'v2'. */
   mode: 'v1' | 'v2';
-  /** Specs for cgroup `name` (relative to each hierarchy's root, e.g. /kubepods/pod<uid>/<id>) as row `group`. */
-  files(name: string, group: number): CgroupFileSpec[];
+  /**
+   * Specs for cgroup `name` (relative to each hierarchy's root, e.g. /kubepods/pod<uid>/<id>) as
+   * row `group`. `byController`: a process's own path per v1 controller, where they differ (a
+   * process's cpu and memory cgroups need not be the same on a v1 host).
+   */
+  files(name: string, group: number, byController?: ReadonlyMap<string, string>): CgroupFileSpec[];
   /** Where the memory controller's tree is (the v1 memory mount, or the unified root). */
   memoryRoot?: string;
   /** Pod cgroups present, by pod UID (name relative to the hierarchy root). */
@@ -50,14 +54,14 @@ export function createCgroupLayout(mounts: CgroupMounts, psi = false): CgroupLay
   return {
     mode,
     memoryRoot,
-    files(name: string, group: number): CgroupFileSpec[] {
+    files(name: string, group: number, byController?: ReadonlyMap<string, string>): CgroupFileSpec[] {
       const out: CgroupFileSpec[] = [];
-      const add = (root: string, rows: readonly FileRow[]) => {
-        for (const [file, kind, slot] of rows) out.push({ path: join(root, name, file), kind, group, slot });
+      const add = (root: string, rows: readonly FileRow[], path = name) => {
+        for (const [file, kind, slot] of rows) out.push({ path: join(root, path, file), kind, group, slot });
       };
-      if (mode === 'v1') for (const [c, root] of v1Roots) add(root, V1[c]!);
+      if (mode === 'v1') for (const [c, root] of v1Roots) add(root, V1[c]!, byController?.get(c));
       else if (unified) add(unified, V2);
-      if (psiOn) add(unified!, PSI);
+      if (psiOn) add(unified!, PSI, byController?.get('') ?? name);
       return out;
     },
     podCgroups(cgroupRoot: string): Map<string, string> {

@@ -9,7 +9,7 @@ export type * from './types.js';
 export { buildSummary, stringifyExact, rfc3339 } from './summary.js';
 export { resourceMetrics } from './resource-metrics.js';
 export { cadvisorMetrics, type OomCount } from './cadvisor-metrics.js';
-export { runtimeStatsPods, imageFsMount, statsRoutes } from './runtime-pods.js';
+export { runtimeStatsPods, imageFsMount, criContainerFs, statsRoutes } from './runtime-pods.js';
 export { TEXT_CONTENT_TYPE } from './exposition.js';
 export { createCgroupLayout, type CgroupLayout } from './cgroup-layout.js';
 export { F, FIELD_COUNT, K, MISSING, parseCgroupFile, type CgroupFileSpec } from './cgroup-fields.js';

@@ -12,8 +12,12 @@ import { log } from '../util/log.js';
 import { F, FIELD_COUNT, field } from './cgroup-fields.js';
 import type { CgroupLayout } from './cgroup-layout.js';
 import { dirUsage, statfsStats } from './fs-stats.js';
+import { nodeNetwork, parseNetDev } from './net-dev.js';
+import { RuntimeProcessFinder, systemContainers } from './system-containers.js';
+import { podVolumeStats, type MeasuredVolume } from './volume-stats.js';
 import type {
   CgroupReader, CgroupSample, ContainerSample, FsStats, NetworkStats, NodeSample, PodSample, StatsPodInfo, StatsProvider, StatsSnapshot,
+  SystemContainerSample, VolumeStats,
 } from './types.js';
 
 export interface StatsProviderDeps {
@@ -32,7 +36,13 @@ export interface StatsProviderDeps {
   housekeepingIntervalMs: number;
   /** Node start time (boot time). */
   bootTime?: Date;
+  /** Writable layer usage by container ID (CRI ListContainerStats); absent: no container rootfs. */
+  containerFs?(): Promise<ReadonlyMap<string, ContainerFsUsage>>;
+  /** The CRI endpoint: the process listening on it is the `runtime` system container. */
+  runtimeEndpoint?: string;
 }
+
+export interface ContainerFsUsage { usedBytes?: bigint; inodesUsed?: bigint }
 
 interface Prev { usage: bigint; at: bigint }
 
@@ -57,9 +67,11 @@ export class CgroupStatsProvider implements StatsProvider {
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners: Array<(s: StatsSnapshot) => void> = [];
   private readonly boot: Date;
+  private readonly runtimeProcess: RuntimeProcessFinder | undefined;
 
   constructor(private readonly deps: StatsProviderDeps) {
     this.boot = deps.bootTime ?? bootTime();
+    this.runtimeProcess = deps.runtimeEndpoint ? new RuntimeProcessFinder(deps.runtimeEndpoint) : undefined;
   }
 
   onPass(listener: (s: StatsSnapshot) => void): void {
@@ -99,8 +111,15 @@ export class CgroupStatsProvider implements StatsProvider {
       log('stats').warn({ err: error }, 'Stats pass without pods');
     }
     const imageFsPath = await this.deps.imageFsPath?.().catch(() => undefined);
+    const writable = await this.deps.containerFs?.().catch((err: unknown) => {
+      log('stats').debug({ err: errorMessage(err) }, 'no container writable layer stats this pass');
+      return undefined;
+    });
     const podCgroups = this.deps.layout.podCgroups(this.deps.cgroupRoot);
-    const names = ['/'];
+    const system = systemContainers({
+      mode: this.deps.layout.mode, memoryRoot: this.deps.layout.memoryRoot, cgroupRoot: this.deps.cgroupRoot, runtime: this.runtimeProcess,
+    });
+    const names: Array<string | { name: string; byController?: ReadonlyMap<string, string> }> = ['/', ...system.map((c) => ({ name: c.cgroup, byController: c.byController }))];
     const podGroup = new Map<string, number>();
     for (const p of pods) {
       const cg = p.cgroup || podCgroups.get(p.uid) || '';
@@ -118,17 +137,27 @@ export class CgroupStatsProvider implements StatsProvider {
       return this.sample(name, group, time, at);
     };
     const node = this.nodeSample(sample('/', 0), time, imageFsPath);
+    // Keyed apart from pods: the agent may share a cgroup with something else (even the root).
+    const systemSamples = system.map((c, i): SystemContainerSample => ({ ...sample(`system:${c.name}:${c.cgroup}`, 1 + i), name: c.name, startTime: c.startTime }));
+    if (systemSamples.length > 0) node.systemContainers = systemSamples;
+    const imageFs = node.imageFs;
     const podSamples: PodSample[] = [];
     for (const p of pods) {
       const g = podGroup.get(p.uid);
       if (g === undefined) continue;
+      const logsDir = this.podLogsDir(p);
       const containers: ContainerSample[] = p.containers.map((c, i) => ({
         ...sample(`${p.cgroup}/${c.id}`, g + 1 + i), id: c.id, name: c.name, image: c.image, startTime: c.createdAt, cgroup: `${p.cgroup}/${c.id}`,
+        ...dropUndefined({ rootfs: rootfsStats(writable?.get(c.id), imageFs, time), logs: logsDir ? dirFsStats(join(logsDir, c.name), time) : undefined }),
       }));
       const startTime = p.containers.reduce((t, c) => (c.createdAt < t ? c.createdAt : t), time);
+      const volumes = this.volumes(p, time);
       podSamples.push({
         ...sample(p.cgroup, g), uid: p.uid, name: p.name, namespace: p.namespace, startTime, cgroup: p.cgroup, containers,
-        network: this.network(p, time), ephemeralStorage: this.ephemeral(p, time),
+        ...dropUndefined({
+          network: this.network(p, time), ephemeralStorage: this.ephemeral(containers, logsDir, volumes, time),
+          volumes: volumes.length > 0 ? volumes.map(({ ephemeral: _, ...v }): VolumeStats => v) : undefined,
+        }),
       });
     }
     for (const k of this.prev.keys()) if (!seen.has(k)) this.prev.delete(k);
@@ -145,10 +174,10 @@ export class CgroupStatsProvider implements StatsProvider {
   }
 
   /** The one batch read of the pass; the file set is replaced only when the cgroups changed. */
-  private readAll(names: string[]): void {
-    const key = names.join('\n');
+  private readAll(names: ReadonlyArray<string | { name: string; byController?: ReadonlyMap<string, string> }>): void {
+    const key = names.map((n) => (typeof n === 'string' ? n : `${n.name}|${[...(n.byController ?? [])].join(',')}`)).join('\n');
     if (key !== this.filesKey) {
-      this.deps.reader.setFiles(names.flatMap((n, g) => this.deps.layout.files(n, g)));
+      this.deps.reader.setFiles(names.flatMap((n, g) => (typeof n === 'string' ? this.deps.layout.files(n, g) : this.deps.layout.files(n.name, g, n.byController))));
       this.filesKey = key;
     }
     if (this.out.length !== names.length * FIELD_COUNT) this.out = new BigUint64Array(names.length * FIELD_COUNT);
@@ -191,44 +220,86 @@ export class CgroupStatsProvider implements StatsProvider {
     const { maxPid, curProc } = pidStats();
     return {
       ...root, memory, nodeName: this.deps.nodeName, startTime: this.boot,
-      ...dropUndefined({ fs, imageFs, maxPid, curProc }),
+      ...dropUndefined({ fs, imageFs, maxPid, curProc, network: nodeNetwork(time) }),
     };
   }
 
-  /** The pod's network namespace seen through one of its processes. */
+  /**
+   * The pod's network namespace seen through one of its processes: the sandbox's pause process
+   * first (it lives as long as the namespace), else any container's.
+   */
   private network(p: StatsPodInfo, time: Date): NetworkStats | undefined {
     const root = this.deps.layout.memoryRoot;
     if (!root) return undefined;
-    for (const c of p.containers) {
+    for (const id of [...(p.sandboxIds ?? []), ...p.containers.map((c) => c.id)]) {
       try {
-        const pid = readFileSync(join(root, p.cgroup, c.id, 'cgroup.procs'), 'latin1').split('\n')[0];
+        const pid = readFileSync(join(root, p.cgroup, id, 'cgroup.procs'), 'latin1').split('\n')[0];
         if (pid) return parseNetDev(readFileSync(`/proc/${pid}/net/dev`, 'latin1'), time);
       } catch {
-        // container gone between list and read: try the next one
+        // sandbox or container gone between list and read: try the next one
       }
     }
     return undefined;
   }
 
-  /** Logs + emptyDir volumes (container writable layers are not counted: see README). */
-  private ephemeral(p: StatsPodInfo, time: Date): FsStats | undefined {
-    let logDir: string;
-    let volDir: string;
+  /** The pod's log directory, or undefined for runtime labels that are no path component (not a pod of ours). */
+  private podLogsDir(p: StatsPodInfo): string | undefined {
     try {
-      logDir = join(this.deps.podLogsDir, podLogsDirName(p.namespace, p.name, p.uid));
-      volDir = join(podDir(this.deps.rootDir, p.uid), 'volumes', 'kubernetes.io~empty-dir');
+      return join(this.deps.podLogsDir, podLogsDirName(p.namespace, p.name, p.uid));
     } catch {
-      return undefined; // runtime labels that are no path component: not a pod of ours, nothing to measure
+      return undefined;
     }
-    const logs = dirUsage(logDir);
-    const vols = dirUsage(volDir);
-    if (!logs && !vols) return undefined;
-    const fs = statfsStats(this.deps.rootDir, time);
-    return dropUndefined({
-      time, usedBytes: (logs?.bytes ?? 0n) + (vols?.bytes ?? 0n), inodesUsed: (logs?.inodes ?? 0n) + (vols?.inodes ?? 0n),
-      availableBytes: fs?.availableBytes, capacityBytes: fs?.capacityBytes, inodesFree: fs?.inodesFree, inodes: fs?.inodes,
-    }) as FsStats;
   }
+
+  private volumes(p: StatsPodInfo, time: Date): MeasuredVolume[] {
+    try {
+      return podVolumeStats(join(podDir(this.deps.rootDir, p.uid), 'volumes'), time);
+    } catch {
+      return []; // a UID that is no path component: not a pod of ours
+    }
+  }
+
+  /**
+   * upstream calcEphemeralStorage: every container's writable layer and logs, the pod's
+   * disk-backed local volumes (emptyDir, configMap, downwardAPI), and the pod's log directory
+   * beyond its containers' (nothing else lives there today).
+   */
+  private ephemeral(containers: readonly ContainerSample[], logsDir: string | undefined, volumes: readonly MeasuredVolume[], time: Date): FsStats | undefined {
+    let bytes = 0n;
+    let inodes = 0n;
+    let any = false;
+    const addUsage = (u: { usedBytes?: bigint; inodesUsed?: bigint } | undefined) => {
+      if (!u) return;
+      any = true;
+      bytes += u.usedBytes ?? 0n;
+      inodes += u.inodesUsed ?? 0n;
+    };
+    for (const c of containers) addUsage(c.rootfs);
+    // The pod log dir holds every container's logs (and nothing else): one walk counts them all.
+    const logs = logsDir ? dirUsage(logsDir) : undefined;
+    addUsage(logs && { usedBytes: logs.bytes, inodesUsed: logs.inodes });
+    for (const v of volumes) if (v.ephemeral) addUsage(v);
+    return any ? usageOn({ usedBytes: bytes, inodesUsed: inodes }, statfsStats(this.deps.rootDir, time), time) : undefined;
+  }
+}
+
+/** Usage of one thing with the capacity numbers of the filesystem holding it (upstream's FsStats). */
+function usageOn(used: ContainerFsUsage, fs: FsStats | undefined, time: Date): FsStats {
+  return dropUndefined({
+    time, usedBytes: used.usedBytes, inodesUsed: used.inodesUsed,
+    availableBytes: fs?.availableBytes, capacityBytes: fs?.capacityBytes, inodesFree: fs?.inodesFree, inodes: fs?.inodes,
+  }) as FsStats;
+}
+
+/** A directory's usage with the numbers of the filesystem holding it (container logs). */
+function dirFsStats(dir: string, time: Date): FsStats | undefined {
+  const used = dirUsage(dir);
+  return used && usageOn({ usedBytes: used.bytes, inodesUsed: used.inodes }, statfsStats(dir, time), time);
+}
+
+/** upstream: a container's rootfs is its writable layer's usage, on the image filesystem's numbers. */
+function rootfsStats(layer: ContainerFsUsage | undefined, imageFs: FsStats | undefined, time: Date): FsStats | undefined {
+  return layer && usageOn(layer, imageFs, time);
 }
 
 function dropUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
@@ -257,19 +328,4 @@ function pidStats(): { maxPid?: bigint; curProc?: bigint } {
   } catch {
     return {};
   }
-}
-
-/** /proc/<pid>/net/dev: every interface but lo; the summary's top level is eth0 (upstream's default). */
-function parseNetDev(text: string, time: Date): NetworkStats | undefined {
-  const interfaces: NonNullable<NetworkStats['interfaces']> = [];
-  for (const line of text.split('\n').slice(2)) {
-    const m = /^\s*([^:\s]+):\s*(.*)$/.exec(line);
-    if (!m || m[1] === 'lo') continue;
-    const n = m[2]!.trim().split(/\s+/);
-    if (n.length < 16) continue;
-    interfaces.push({ name: m[1]!, rxBytes: BigInt(n[0]!), rxErrors: BigInt(n[2]!), txBytes: BigInt(n[8]!), txErrors: BigInt(n[10]!) });
-  }
-  if (interfaces.length === 0) return undefined;
-  const def = interfaces.find((i) => i.name === 'eth0') ?? interfaces[0]!;
-  return { time, ...def, interfaces };
 }

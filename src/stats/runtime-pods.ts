@@ -4,7 +4,8 @@
  * filesystem's mount point, and the bodies of the stats routes.
  */
 import type { PodSpec } from '../api/types.js';
-import type { ImageService } from '../cri/types.js';
+import type { ContainerStats, ImageService } from '../cri/types.js';
+import type { ContainerFsUsage } from './provider.js';
 import type { Runtime } from '../kuberuntime/types.js';
 import { cadvisorMetrics, type OomCount } from './cadvisor-metrics.js';
 import { resourceMetrics } from './resource-metrics.js';
@@ -17,10 +18,22 @@ export function runtimeStatsPods(runtime: Pick<Runtime, 'getPods'>, specOf: (pod
     const spec = specOf(p.uid);
     const image = (name: string) => [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].find((c) => c.name === name)?.image;
     return {
-      uid: p.uid, name: p.name, namespace: p.namespace, cgroup: '',
+      uid: p.uid, name: p.name, namespace: p.namespace, cgroup: '', sandboxIds: p.sandboxes.filter((s) => s.ready).map((s) => s.id),
       containers: p.containers.filter((c) => c.state === 'running').map((c) => ({ id: c.id, name: c.name, image: image(c.name) ?? c.image, createdAt: new Date(Number(c.createdAt / 1_000_000n)) })),
     };
   });
+}
+
+/** Writable layer usage by container ID, from one CRI ListContainerStats (upstream's rootfs). */
+export function criContainerFs(runtime: { listContainerStats(): Promise<ContainerStats[]> }): () => Promise<ReadonlyMap<string, ContainerFsUsage>> {
+  return async () => {
+    const out = new Map<string, ContainerFsUsage>();
+    for (const s of await runtime.listContainerStats()) {
+      const w = s.writableLayer;
+      if (w) out.set(s.id, { usedBytes: w.usedBytes, inodesUsed: w.inodesUsed });
+    }
+    return out;
+  };
 }
 
 /** The image filesystem's mount point from CRI ImageFsInfo, asked at most once a minute. */

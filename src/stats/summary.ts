@@ -2,7 +2,7 @@
  * The Summary API (stats/v1alpha1, GET /stats/summary) from a StatsSnapshot: upstream key names,
  * unset fields omitted, uint64 counters written as exact JSON integers.
  */
-import type { ContainerSample, CpuStats, FsStats, MemoryStats, NetworkStats, PodSample, StatsSnapshot } from './types.js';
+import type { ContainerSample, CpuStats, FsStats, MemoryStats, NetworkStats, PodSample, StatsSnapshot, SystemContainerSample, VolumeStats } from './types.js';
 
 /** metav1.Time: RFC 3339 in UTC, whole seconds. */
 export const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -38,20 +38,27 @@ const network = (n: NetworkStats | undefined): Json | undefined => n && {
   interfaces: n.interfaces?.map((i) => ({ name: i.name, rxBytes: i.rxBytes, rxErrors: i.rxErrors, txBytes: i.txBytes, txErrors: i.txErrors })),
 };
 
-/** Container rootfs and logs are not measured per container (see README). */
-const container = (c: ContainerSample): Json => ({ name: c.name, startTime: c.startTime, cpu: cpu(c.cpu), memory: memory(c.memory) });
+const volume = (v: VolumeStats): Json => ({ ...(fs(v) as Record<string, Json>), name: v.name });
+
+/** rootfs and logs are left out of ?only_cpu_and_memory=true, as upstream. */
+const container = (c: ContainerSample, onlyCpuMem: boolean): Json => ({
+  name: c.name, startTime: c.startTime, cpu: cpu(c.cpu), memory: memory(c.memory),
+  ...(onlyCpuMem ? {} : { rootfs: fs(c.rootfs), logs: fs(c.logs) }),
+});
+
+const systemContainer = (c: SystemContainerSample): Json => ({ name: c.name, startTime: c.startTime, cpu: cpu(c.cpu), memory: memory(c.memory) });
 
 function pod(p: PodSample, onlyCpuMem: boolean): Json {
   const base: Record<string, Json | undefined> = {
     podRef: { name: p.name, namespace: p.namespace, uid: p.uid },
     startTime: p.startTime,
-    containers: p.containers.map(container),
+    containers: p.containers.map((c) => container(c, onlyCpuMem)),
     cpu: cpu(p.cpu),
     memory: memory(p.memory),
   };
   if (onlyCpuMem) return base;
   return {
-    ...base, network: network(p.network), 'ephemeral-storage': fs(p.ephemeralStorage),
+    ...base, network: network(p.network), volume: p.volumes?.map(volume), 'ephemeral-storage': fs(p.ephemeralStorage),
     ...(p.pids !== undefined ? { process_stats: { process_count: p.pids } } : {}),
   };
 }
@@ -59,8 +66,11 @@ function pod(p: PodSample, onlyCpuMem: boolean): Json {
 /** The Summary object; onlyCpuAndMemory is upstream's ?only_cpu_and_memory=true. */
 export function buildSummary(s: StatsSnapshot, onlyCpuAndMemory = false): Json {
   const n = s.node;
-  const node: Record<string, Json | undefined> = { nodeName: n.nodeName, startTime: n.startTime, cpu: cpu(n.cpu), memory: memory(n.memory) };
+  const node: Record<string, Json | undefined> = {
+    nodeName: n.nodeName, systemContainers: n.systemContainers?.map(systemContainer), startTime: n.startTime, cpu: cpu(n.cpu), memory: memory(n.memory),
+  };
   if (!onlyCpuAndMemory) {
+    node['network'] = network(n.network);
     node['fs'] = fs(n.fs);
     node['runtime'] = n.imageFs ? { imageFs: fs(n.imageFs) } : undefined;
     node['rlimit'] = n.maxPid !== undefined ? { time: s.time, maxpid: n.maxPid, curproc: n.curProc } : undefined;

@@ -69,11 +69,20 @@ export interface CgroupSample {
   ioWriteBytes?: bigint;
 }
 
+/** stats/v1alpha1 VolumeStats: FsStats of one pod volume, named as in the pod spec. */
+export interface VolumeStats extends FsStats {
+  name: string;
+}
+
 export interface ContainerSample extends CgroupSample {
   id: string;
   name: string;
   image: string;
   startTime: Date;
+  /** The container's writable layer (CRI ContainerStats writable_layer) on the image filesystem. */
+  rootfs?: FsStats;
+  /** The container's log directory. */
+  logs?: FsStats;
   /** Container cgroup path relative to the hierarchy root (e.g. /kubepods/besteffort/pod<uid>/<id>). */
   cgroup: string;
 }
@@ -87,6 +96,13 @@ export interface PodSample extends CgroupSample {
   containers: ContainerSample[];
   network?: NetworkStats;
   ephemeralStorage?: FsStats;
+  volumes?: VolumeStats[];
+}
+
+/** A node system container (upstream kubelet, runtime, pods) with its cgroup's numbers. */
+export interface SystemContainerSample extends CgroupSample {
+  name: string;
+  startTime: Date;
 }
 
 export interface NodeSample extends CgroupSample {
@@ -94,6 +110,8 @@ export interface NodeSample extends CgroupSample {
   startTime: Date;
   fs?: FsStats;
   imageFs?: FsStats;
+  systemContainers?: SystemContainerSample[];
+  network?: NetworkStats;
   /** rlimit: pid_max and the number of processes running. */
   maxPid?: bigint;
   curProc?: bigint;
@@ -128,6 +146,6 @@ export interface StatsPodInfo {
   /** Pod cgroup name in cgroupfs form (/kubepods/burstable/pod<uid>), '' when unknown. */
   cgroup: string;
   containers: Array<{ id: string; name: string; image: string; createdAt: Date }>;
-  /** A sandbox process id, for the pod's network namespace (/proc/<pid>/net/dev). */
-  sandboxPid?: number;
+  /** The pod's sandbox IDs: the pause process in <pod cgroup>/<id> shows the pod's network namespace. */
+  sandboxIds?: string[];
 }
