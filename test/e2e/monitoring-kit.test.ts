@@ -128,7 +128,6 @@ test('the alert rules load and none of them is firing on a healthy agent', { ski
 });
 
 test('every query of the Grafana dashboard returns series', { skip }, async () => {
-  // The certificate manager's TTL has series only with a signer-issued serving certificate.
   const queries = dashboardQueries('30s').filter((q) => !selectedMetricNames(q.expr).some((n) => CERTIFICATE_MANAGER_NAMES.includes(n)));
   const pending = new Map(queries.map((q) => [q.expr, q.panel]));
   // Rates need two samples in the window and some counters move only as the agent works: poll.
