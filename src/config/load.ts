@@ -265,6 +265,11 @@ function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, proble
   if (kc.shutdownGracePeriodCriticalPodsMs > kc.shutdownGracePeriodMs) problems.push('shutdownGracePeriodCriticalPods must not be greater than shutdownGracePeriod');
   if (kc.serializeImagePulls && kc.maxParallelImagePulls > 1) problems.push('maxParallelImagePulls must be 0 or 1 when serializeImagePulls is true');
   if (flags.exitOnLockContention && !flags.lockFile) problems.push('--exit-on-lock-contention needs --lock-file');
+  // Refused rather than ignored: with containerd's runc set to SystemdCgroup = true (kubeadm's
+  // setup) and our pod cgroups made by the cgroupfs driver, every sandbox would fail to start.
+  if (kc.cgroupDriver !== 'cgroupfs') {
+    problems.push(`cgroupDriver (--cgroup-driver): "${kc.cgroupDriver}" is not supported; the supported value is "cgroupfs" (and SystemdCgroup = false in containerd's runc options; see README "Replacing the kubelet on a kubeadm node")`);
+  }
 }
 
 export function helpText(): string {

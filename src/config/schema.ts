@@ -70,6 +70,7 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'nodeStatusUpdateFrequency', key: 'nodeStatusUpdateFrequencyMs', kind: 'duration', default: 10_000, flag: 'node-status-update-frequency', help: 'Node status computation period.', zeroDefault: true },
   { name: 'enableDebuggingHandlers', key: 'enableDebuggingHandlers', kind: 'bool', default: true, flag: 'enable-debugging-handlers', help: 'Serve logs/exec/attach/debug routes.' },
   { name: 'cgroupsPerQOS', key: 'cgroupsPerQOS', kind: 'bool', default: true, flag: 'cgroups-per-qos', help: 'Pod cgroups under kubepods/<qos class> (burstable, besteffort).' },
+  { name: 'cgroupDriver', key: 'cgroupDriver', kind: 'string', default: 'cgroupfs', flag: 'cgroup-driver', help: 'Driver of the pod cgroups: cgroupfs (the only one supported yet; containerd\'s runc must have SystemdCgroup = false).', zeroDefault: true },
   { name: 'cgroupRoot', key: 'cgroupRoot', kind: 'string', default: '', flag: 'cgroup-root', help: "Cgroup where kubepods is created; '' = the root." },
   { name: 'systemReserved', key: 'systemReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'system-reserved', help: 'Resources reserved for the OS (cpu=200m,memory=500Mi): subtracted from allocatable.' },
   { name: 'kubeReserved', key: 'kubeReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'kube-reserved', help: 'Resources reserved for Kubernetes daemons (cpu=100m,memory=256Mi): subtracted from allocatable.' },

@@ -25,6 +25,8 @@ export interface KubeletConfiguration {
   /** Pod cgroups under kubepods/<qos> (upstream cgroupsPerQOS); default true. */
   cgroupsPerQOS: boolean;
   /** Cgroup under which kubepods is created (upstream cgroupRoot); '' = the root. */
+  /** cgroupfs only: the systemd driver (systemd slices over D-Bus) is not implemented. */
+  cgroupDriver: string;
   cgroupRoot: string;
   /** Resource name → quantity reserved for the OS (upstream systemReserved); default {}. */
   systemReserved: Readonly<Record<string, string>>;
