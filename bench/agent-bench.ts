@@ -19,8 +19,12 @@ import { percentile } from './stats.js';
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
 const CLK_TCK = 100; // Linux USER_HZ on every architecture we run on
 
-/** RSS and CPU of the agent over a window after its pods settled; load_avg_1m: the machine's, during the window. */
-export interface Footprint { pods: number; rss_mib_median: number; rss_mib_max: number; cpu_cores_mean: number; window_s: number; load_avg_1m: number }
+/**
+ * RSS and CPU of the agent over a window after its pods settled. rss_anon_mib_median: the part
+ * of RSS that is the agent's own (RssAnon; the rest is mostly the node binary's pages, shared
+ * with every node process). load_avg_1m: the machine's, during the window.
+ */
+export interface Footprint { pods: number; rss_mib_median: number; rss_mib_max: number; rss_anon_mib_median: number; cpu_cores_mean: number; window_s: number; load_avg_1m: number }
 
 export interface AgentBenchResult {
   manifest_to_running: { samples: number; p50_ms: number; p99_ms: number };
@@ -48,12 +52,13 @@ function manifest(name: string): string {
 
 const phaseOf = async (k: KubeletProcess, name: string) => (await getPods(k)).find((p) => p.metadata?.name?.startsWith(`${name}-`))?.status?.phase;
 
-function procSample(pid: number): { cpuTicks: number; rssKiB: number } {
+function procSample(pid: number): { cpuTicks: number; rssKiB: number; anonKiB: number } {
   // /proc/<pid>/stat: fields after the ")" — utime and stime are the 12th and 13th of those.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return { cpuTicks: Number(f[11]) + Number(f[12]), rssKiB: rss ? Number(rss[1]) : 0 };
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
+  return { cpuTicks: Number(f[11]) + Number(f[12]), rssKiB: kib('VmRSS'), anonKiB: kib('RssAnon') };
 }
 
 async function latencies(k: KubeletProcess, samples: number) {
@@ -83,14 +88,17 @@ async function measure(pid: number, pods: number, windowS: number): Promise<Foot
   const load = loadavg()[0]!;
   const first = procSample(pid);
   const rss = [first.rssKiB];
+  const anon = [first.anonKiB];
   for (let s = 0; s < windowS; s++) {
     await sleep(1000);
-    rss.push(procSample(pid).rssKiB);
+    const now = procSample(pid);
+    rss.push(now.rssKiB);
+    anon.push(now.anonKiB);
   }
   const cpu = (procSample(pid).cpuTicks - first.cpuTicks) / CLK_TCK / windowS;
   const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
   const round2 = (x: number) => Math.round(x * 100) / 100;
-  return { pods, rss_mib_median: mib(percentile(rss, 50)), rss_mib_max: mib(Math.max(...rss)), cpu_cores_mean: Math.round(cpu * 10_000) / 10_000, window_s: windowS, load_avg_1m: round2((load + loadavg()[0]!) / 2) };
+  return { pods, rss_mib_median: mib(percentile(rss, 50)), rss_mib_max: mib(Math.max(...rss)), rss_anon_mib_median: mib(percentile(anon, 50)), cpu_cores_mean: Math.round(cpu * 10_000) / 10_000, window_s: windowS, load_avg_1m: round2((load + loadavg()[0]!) / 2) };
 }
 
 /** Waits until `count()` reaches `pods` (pods starting at the agent's pace; generous bound). */
