@@ -63,8 +63,13 @@ function printAgent(a: AgentBenchResult | { reason: string }): void {
   console.log('\n(agent) the daemon against containerd (ms)            samples        p50        p99');
   console.log(`manifest written → Running in /pods              ${String(a.manifest_to_running.samples).padStart(7)}   ${fmt(a.manifest_to_running.p50_ms)}   ${fmt(a.manifest_to_running.p99_ms)}`);
   console.log(`manifest deleted → gone from /pods               ${String(a.delete_to_gone.samples).padStart(7)}   ${fmt(a.delete_to_gone.p50_ms)}   ${fmt(a.delete_to_gone.p99_ms)}`);
-  const f = a.footprint;
-  console.log(f ? `footprint at ${f.pods} pods: RSS median ${f.rss_mib_median} / max ${f.rss_mib_max} MiB, CPU ${f.cpu_cores_mean} cores (mean over ${f.window_s} s)` : 'footprint: full run only');
+  for (const [mode, f] of [['standalone', a.footprint], ['API server mode', a.footprint_apiserver]] as const) {
+    console.log(f ? `footprint, ${mode}, at ${f.pods} pods: RSS median ${f.rss_mib_median} / max ${f.rss_mib_max} MiB (RssAnon ${f.rss_anon_mib_median}), CPU ${f.cpu_cores_mean} cores (mean over ${f.window_s} s, load average ${f.load_avg_1m})` : `footprint, ${mode}: full run only`);
+  }
+  const b = a.burst_to_running;
+  if (b) console.log(`${b.pods} pods at once → all Running ${b.all_running_s} s; per pod p50 ${b.per_pod_p50_ms} / p99 ${b.per_pod_p99_ms} ms`);
+  const r = a.kill_to_restart_visible;
+  if (r) console.log(`kill → restart visible at ${r.pods} pods: median ${r.median_ms} ms (${r.samples} samples)`);
 }
 
 async function main(): Promise<void> {

@@ -1,15 +1,51 @@
-#!/usr/bin/env -S node --max-semi-space-size=2
-// Thin launcher: the compiled entry lives in dist/ (run `npm run build` first).
-// Run it as an executable (./bin/kubelet-ts.js, the npm bin, the systemd unit) so the V8 flag
-// above applies: a node agent's heap is many small short-lived objects (relist results, status
-// copies), and V8's default 16 MiB semi-spaces let ~30 MiB of garbage sit in RSS at 100 pods.
-// 2 MiB semi-spaces keep the agent under 100 MiB at no measurable CPU cost (README, Performance).
-import { main } from '../dist/src/cmd/cli.js';
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 --single-threaded-gc --v8-pool-size=1
+// Launcher: the compiled entry lives in dist/ (run `npm run build` first).
+//
+// The agent needs V8 and glibc settings that only take effect when the process starts (they
+// size the heap, the threads and the malloc arenas; v8.setFlagsFromString after start leaves the
+// semi-spaces as they were: measured). A node agent's heap is many small short-lived objects
+// (relist results, status copies): V8's default 16 MiB semi-spaces let ~30 MiB of garbage sit in
+// RSS at 100 pods. Every thread that mallocs gets its own glibc arena (up to 8 per core), and
+// freed memory stays in them: MALLOC_ARENA_MAX=2 and fewer threads (GC on the main thread, one
+// V8 worker) keep that down (README, Performance). Run as an executable (./bin/kubelet-ts.js, the npm bin, the systemd unit) the
+// shebang above gives them; started any other way (`node bin/kubelet-ts.js`,
+// `node dist/src/cmd/cli.js`) this file starts node once more with them (README, Performance).
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
-process.on('unhandledRejection', (err) => {
-  process.stderr.write(`kubelet-ts: unhandled rejection: ${err && err.stack ? err.stack : err}\n`);
-});
-main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
-  process.stderr.write(`kubelet-ts: ${err && err.stack ? err.stack : err}\n`);
-  process.exit(1);
-});
+/** Keep in step with the shebang. */
+const NODE_FLAGS = ['--max-semi-space-size=2', '--single-threaded-gc', '--v8-pool-size=1'];
+const ENV = { MALLOC_ARENA_MAX: '2' };
+/** Signals an operator or systemd sends the agent; a relaunching parent passes them on. */
+const FORWARDED = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGPWR', 'SIGUSR1', 'SIGUSR2'];
+
+const given = (flag) => process.execArgv.includes(flag) || (process.env.NODE_OPTIONS ?? '').split(/\s+/).includes(flag);
+const missing = NODE_FLAGS.filter((f) => !given(f));
+
+if (missing.length > 0 && process.env.KUBELET_TS_RELAUNCHED === undefined) relaunch(missing);
+else await run();
+
+/** Starts node again with the missing flags and the environment, and mirrors its exit. */
+function relaunch(flags) {
+  const child = spawn(process.execPath, [...process.execArgv, ...flags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...ENV, ...process.env, KUBELET_TS_RELAUNCHED: '1' },
+  });
+  for (const sig of FORWARDED) process.on(sig, () => child.kill(sig));
+  child.on('exit', (code, signal) => {
+    if (signal === null) process.exit(code ?? 1);
+    for (const sig of FORWARDED) process.removeAllListeners(sig);
+    process.kill(process.pid, signal);
+  });
+}
+
+async function run() {
+  const { main } = await import('../dist/src/cmd/cli.js');
+  process.on('unhandledRejection', (err) => {
+    process.stderr.write(`kubelet-ts: unhandled rejection: ${err && err.stack ? err.stack : err}\n`);
+  });
+  main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
+    process.stderr.write(`kubelet-ts: ${err && err.stack ? err.stack : err}\n`);
+    process.exit(1);
+  });
+}

@@ -11,6 +11,7 @@
 #include "cgroup_stats.h"
 #include "inotify.h"
 #include "kmsg.h"
+#include "malloc_trim.h"
 #include "pleg.h"
 #include "subpath.h"
 #include "tsfn_batch.h"
@@ -419,6 +420,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("KmsgWatcher", KmsgWatcherWrap::Define(env));
   exports.Set("parseKmsg", Napi::Function::New(env, ParseKmsg, "parseKmsg"));
   exports.Set("bindSubPath", Napi::Function::New(env, BindSubPath, "bindSubPath"));
+  exports.Set("mallocTrim", Napi::Function::New(env, MallocTrim, "mallocTrim"));
   return exports;
 }
 

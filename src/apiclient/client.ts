@@ -1,15 +1,14 @@
 /**
- * A thin JSON client over node:https. @kubernetes/client-node loads the kubeconfig and turns it
- * into TLS options and credentials (applyToHTTPSOptions: CA, client certificate and key, bearer
- * token); the requests themselves are ours, because the kubelet needs what its generated
+ * A thin JSON client over node:https. Our kubeconfig loader (kubeconfig.ts, transport.ts) turns
+ * the kubeconfig into TLS options and credentials; the requests are ours too, because the
+ * kubelet needs what generated clients make awkward
  * clients make awkward: patch content types per call, a watch we can restart from a
  * resourceVersion with an idle timeout, a client-side QPS/burst limiter, and a connection pool
  * we can drop when the server goes away (a pooled connection that silently died kept upstream
  * kubelets from reporting for minutes: kubernetes/kubernetes#87615).
  */
-import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { request as httpsRequest, type Agent } from 'node:https';
 import type { ClientRequest } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, ApiLimitError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { metrics } from '../metrics/index.js';
@@ -17,15 +16,10 @@ import { TokenBucket } from './rate-limiter.js';
 import { API_LIMITS, formatBytes } from './limits.js';
 import { readCappedBody } from './body.js';
 import { LineSplitter } from './line-splitter.js';
-import { readUserCredentials, userCredentials, type Credentials } from './credentials.js';
+import { transportOf, type Transport } from './transport.js';
 import type { ApiClient, ApiClientOptions, ApiClients, ApiRequest, WatchEvent } from './types.js';
 
-interface Connection {
-  base: URL;
-  /** ca/cert/key (and static headers) as client-node computed them from the kubeconfig. */
-  tls: RequestOptions;
-  /** Bearer credentials that follow rotation; absent: the static headers carry any. */
-  credentials?: Credentials;
+interface Connection extends Transport {
   /** Watches of every client of this apiserver share one capped pool (API_LIMITS.watchConnections). */
   watchAgent: Agent;
 }
@@ -41,10 +35,6 @@ function queryString(q: ApiRequest['query']): string {
 /** Network-level failures (as opposed to an HTTP answer): the pool is suspect, reconnect. */
 const isConnectionError = (err: unknown) => err instanceof ApiError && err.statusCode === 0;
 
-function newAgent(tls: RequestOptions, maxSockets: number): Agent {
-  return new Agent({ keepAlive: true, maxSockets, ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.rejectUnauthorized });
-}
-
 /** Arms the whole-request deadline of `req` (destroyed with `error()`); returns the disarm function. */
 function armDeadline(req: ClientRequest, ms: number, error: () => Error): () => void {
   const t = setTimeout(() => req.destroy(error()), ms);
@@ -59,13 +49,13 @@ class HttpsApiClient implements ApiClient {
   private agent: Agent;
 
   constructor(private readonly conn: Connection, readonly name: string, private readonly timeoutMs: number, private readonly limiter: TokenBucket | undefined, private readonly idleMs: number, private readonly userAgent: string, private readonly maxSockets: number) {
-    this.agent = newAgent(conn.tls, maxSockets);
+    this.agent = conn.newAgent(maxSockets);
   }
 
   /** Running watches are left alone: they fail (and are restarted) on their own. */
   resetConnections(): void {
     this.agent.destroy();
-    this.agent = newAgent(this.conn.tls, this.maxSockets);
+    this.agent = this.conn.newAgent(this.maxSockets);
   }
 
   close(): void {
@@ -74,7 +64,7 @@ class HttpsApiClient implements ApiClient {
   }
 
   private async headers(extra: Record<string, string> = {}): Promise<Record<string, string>> {
-    const headers: Record<string, string> = { ...(this.conn.tls.headers as Record<string, string> | undefined), accept: 'application/json', 'user-agent': this.userAgent, ...extra };
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent, ...extra };
     const auth = await this.conn.credentials?.authorization();
     if (auth) headers.authorization = auth;
     return headers;
@@ -235,49 +225,10 @@ function parseWatchLine<T>(line: Buffer, path: string): WatchEvent<T> | ApiError
   return new ApiError(0, 'BadWatchEvent', `watch ${path}: event has no type and object: ${JSON.stringify(text.slice(0, 80))}`);
 }
 
-function kubeconfigError(path: string, why: string, cause?: unknown): KubeletError {
-  return new KubeletError('KTS_ERR_KUBECONFIG', `--kubeconfig ${path}: ${why}`, { cause });
-}
-
-/** Loads a kubeconfig and the server of its current cluster; every failure is KTS_ERR_KUBECONFIG. */
-export function loadKubeconfig(path: string): { kc: KubeConfig; server: URL } {
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromFile(path);
-  } catch (err) {
-    throw kubeconfigError(path, errorMessage(err), err);
-  }
-  const cluster = kc.getCurrentCluster();
-  if (!cluster?.server) throw kubeconfigError(path, 'no current cluster with a server (current-context is missing or names no cluster)');
-  try {
-    return { kc, server: new URL(cluster.server) };
-  } catch (err) {
-    throw kubeconfigError(path, `cluster server ${JSON.stringify(cluster.server)}: ${errorMessage(err)}`, err);
-  }
-}
-
-/** TLS from client-node; bearer credentials of our own when the user has a token, tokenFile or exec. */
-async function connectionOf(kubeconfigPath: string): Promise<Connection> {
-  const { kc, server } = loadKubeconfig(kubeconfigPath);
-  const tls: RequestOptions = {};
-  let credentials: Credentials | undefined;
-  try {
-    credentials = userCredentials(readUserCredentials(kubeconfigPath));
-    // With credentials of our own only client-node's TLS part is wanted: its full apply would
-    // run the exec plugin once more and bake a token into static headers.
-    const tlsOnly = (kc as unknown as { applyHTTPSOptions?: (o: RequestOptions) => void }).applyHTTPSOptions;
-    if (credentials && typeof tlsOnly === 'function') tlsOnly.call(kc, tls);
-    else await kc.applyToHTTPSOptions(tls);
-  } catch (err) {
-    throw kubeconfigError(kubeconfigPath, errorMessage(err), err);
-  }
-  if (credentials && tls.headers) delete (tls.headers as Record<string, string>).Authorization;
-  return { base: server, tls, credentials, watchAgent: newAgent(tls, API_LIMITS.watchConnections) };
-}
-
 /** Loads `kubeconfigPath` and builds the main and heartbeat clients. */
 export async function createApiClients(kubeconfigPath: string, opts: ApiClientOptions = {}): Promise<ApiClients> {
-  const conn = await connectionOf(kubeconfigPath);
+  const transport = transportOf(kubeconfigPath);
+  const conn: Connection = { ...transport, watchAgent: transport.newAgent(API_LIMITS.watchConnections) };
   const ua = opts.userAgent ?? 'kubelet-ts';
   const idle = opts.watchIdleTimeoutMs ?? 300_000;
   const main = new HttpsApiClient(conn, 'main', opts.timeoutMs ?? API_LIMITS.requestDeadlineMs, new TokenBucket(opts.qps ?? 50, opts.burst ?? 100), idle, ua, API_LIMITS.requestConnections);
@@ -290,10 +241,11 @@ export async function createApiClients(kubeconfigPath: string, opts: ApiClientOp
     // every new connection, and every open one dropped, watches too, as upstream closes all
     // connections on rotation so nothing keeps talking with the old identity.
     async reloadTls() {
-      const fresh = await connectionOf(kubeconfigPath);
+      const fresh = transportOf(kubeconfigPath);
       conn.tls = fresh.tls;
+      conn.newAgent = fresh.newAgent; // the agent factory holds the TLS settings
       const oldWatchAgent = conn.watchAgent;
-      conn.watchAgent = fresh.watchAgent;
+      conn.watchAgent = fresh.newAgent(API_LIMITS.watchConnections);
       main.resetConnections();
       heartbeat.resetConnections();
       oldWatchAgent.destroy();

@@ -1,19 +1,17 @@
 /**
- * Bearer credentials that follow rotation. @kubernetes/client-node resolves a kubeconfig user's
- * `tokenFile` once at load and runs an `exec` plugin only when asked, so a client built on its
- * headers keeps a stale token forever. Like client-go, the token file is re-read every minute
+ * Credentials that follow rotation, from the kubeconfig user (kubeconfig.ts). A client built on
+ * static headers keeps a stale token forever. Like client-go, the token file is re-read every minute
  * (cachingTokenSource) and after a 401; an exec plugin (client.authentication.k8s.io
  * ExecCredential) is run again once its status.expirationTimestamp has passed or after a 401.
  * Concurrent callers share one read or one plugin run.
  */
 import { execFile } from 'node:child_process';
-import { readFile, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { readFile } from 'node:fs';
 import { promisify } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { ApiError, ApiLimitError, errorMessage } from '../errors.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { API_LIMITS, formatBytes } from './limits.js';
+import type { ExecConfig, KubeconfigUser } from './kubeconfig.js';
 
 const readFileAsync = promisify(readFile);
 const execFileAsync = promisify(execFile);
@@ -25,20 +23,8 @@ export interface Credentials {
   invalidate(): void;
 }
 
-/** A kubeconfig `users[].user.exec` stanza (the fields we use). */
-export interface ExecConfig {
-  command: string;
-  args?: string[];
-  env?: { name: string; value: string }[];
-  apiVersion?: string;
-}
-
-/** The token-bearing fields of the current kubeconfig user (paths made absolute). */
-export interface UserCredentials {
-  token?: string;
-  tokenFile?: string;
-  exec?: ExecConfig;
-}
+/** The credential fields of the current kubeconfig user (paths made absolute). */
+export type UserCredentials = Pick<KubeconfigUser, 'token' | 'tokenFile' | 'exec' | 'username' | 'password'>;
 
 const credentialsError = (why: string, cause?: unknown) => new ApiError(401, 'CredentialsUnavailable', `credentials: ${why}`, { cause });
 
@@ -83,7 +69,7 @@ function tokenFileCredentials(path: string, clock: Clock): Credentials {
 
 /** Runs the plugin and returns its token and when to run it again (never: until a 401). */
 async function runExecPlugin(exec: ExecConfig, clock: Clock): Promise<{ value: string; staleAt: number }> {
-  const apiVersion = exec.apiVersion ?? 'client.authentication.k8s.io/v1';
+  const { apiVersion } = exec;
   const env = { ...process.env, ...Object.fromEntries((exec.env ?? []).map((e) => [e.name, e.value])), KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion, kind: 'ExecCredential', spec: { interactive: false } }) };
   let stdout: string;
   try {
@@ -94,12 +80,15 @@ async function runExecPlugin(exec: ExecConfig, clock: Clock): Promise<{ value: s
     }
     throw credentialsError(`exec plugin ${exec.command}: ${errorMessage(err)}`, err);
   }
-  let status: { token?: unknown; expirationTimestamp?: unknown } | undefined;
+  let reply: { apiVersion?: unknown; status?: { token?: unknown; expirationTimestamp?: unknown } };
   try {
-    status = (JSON.parse(stdout) as { status?: typeof status }).status;
+    reply = JSON.parse(stdout) as typeof reply;
   } catch (err) {
     throw credentialsError(`exec plugin ${exec.command} printed no ExecCredential JSON: ${errorMessage(err)}`, err);
   }
+  // As client-go: a plugin answering in another version than configured is misconfigured.
+  if (reply.apiVersion !== apiVersion) throw credentialsError(`exec plugin ${exec.command} answered apiVersion ${JSON.stringify(reply.apiVersion)}, configured ${apiVersion}`);
+  const status = reply.status;
   if (typeof status?.token !== 'string' || !status.token) throw credentialsError(`exec plugin ${exec.command}: ExecCredential has no status.token`);
   const expires = typeof status.expirationTimestamp === 'string' ? Date.parse(status.expirationTimestamp) : NaN;
   // Wall-clock expiry mapped onto the (possibly fake) clock.
@@ -111,32 +100,13 @@ function execCredentials(exec: ExecConfig, clock: Clock): Credentials {
   return { authorization: async () => bearer((await cache.get()) ?? ''), invalidate: () => cache.invalidate() };
 }
 
-/** Credentials for the user's fields: exec, then tokenFile, then a static token; undefined when none. */
+const staticCredentials = (header: string | undefined): Credentials => ({ authorization: () => Promise.resolve(header), invalidate: () => undefined });
+
+/** Credentials for the user's fields: exec, then tokenFile, then a static token, then basic auth; undefined when none. */
 export function userCredentials(user: UserCredentials, clock: Clock = realClock): Credentials | undefined {
   if (user.exec) return execCredentials(user.exec, clock);
   if (user.tokenFile) return tokenFileCredentials(user.tokenFile, clock);
-  if (user.token) {
-    const header = bearer(user.token);
-    return { authorization: () => Promise.resolve(header), invalidate: () => undefined };
-  }
+  if (user.token) return staticCredentials(bearer(user.token));
+  if (user.username !== undefined) return staticCredentials(`Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`);
   return undefined;
-}
-
-type RawConfig = {
-  'current-context'?: string;
-  contexts?: { name?: string; context?: { user?: string } }[];
-  users?: { name?: string; user?: { token?: string; tokenFile?: string; exec?: ExecConfig } }[];
-};
-
-/** The current user's token, tokenFile and exec of the kubeconfig at `path` (relative paths resolved as kubectl does). */
-export function readUserCredentials(path: string): UserCredentials {
-  const raw = (parseYaml(readFileSync(path, 'utf8')) ?? {}) as RawConfig;
-  const userName = raw.contexts?.find((c) => c.name === raw['current-context'])?.context?.user;
-  const user = raw.users?.find((u) => u.name === userName)?.user ?? {};
-  const abs = (p: string) => (isAbsolute(p) ? p : join(dirname(path), p));
-  return {
-    token: user.token,
-    tokenFile: user.tokenFile ? abs(user.tokenFile) : undefined,
-    exec: user.exec?.command ? { ...user.exec, command: user.exec.command.includes('/') ? abs(user.exec.command) : user.exec.command } : undefined,
-  };
 }

@@ -1,7 +1,7 @@
 /**
  * The kubelet's view of the kube-apiserver: JSON requests and watch streams. Interfaces only;
  * client.ts implements them over node:https with the TLS material and credentials of a
- * kubeconfig (loaded by @kubernetes/client-node).
+ * kubeconfig (loaded by kubeconfig.ts).
  */
 
 export interface ApiRequest {

@@ -11,6 +11,7 @@ import { formatRunOnce } from '../kubelet/run-once.js';
 import { versionText } from './start-info.js';
 import { VERSION } from '../version.js';
 import { acquireLockFile, watchLockContention, type ContentionWatch, type HeldLock } from '../util/flock.js';
+import { fileURLToPath } from 'node:url';
 
 export async function main(argv: string[]): Promise<number> {
   let result;
@@ -85,4 +86,11 @@ export async function main(argv: string[]): Promise<number> {
   });
   await daemon.done;
   return 0;
+}
+
+// `node dist/src/cmd/cli.js …` starts the agent too, through the launcher: it adds the V8 and
+// malloc settings that must be given at process start (bin/kubelet-ts.js). Not awaited: the
+// launcher imports this module, which must finish evaluating first.
+if (process.argv[1] !== undefined && process.argv[1] === fileURLToPath(import.meta.url)) {
+  void import(new URL('../../../bin/kubelet-ts.js', import.meta.url).href);
 }

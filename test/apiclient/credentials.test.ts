@@ -8,12 +8,13 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readUserCredentials, userCredentials } from '../../src/apiclient/credentials.js';
+import { userCredentials } from '../../src/apiclient/credentials.js';
 import { createApiClients } from '../../src/apiclient/index.js';
 import { ApiError } from '../../src/errors.js';
 import type { Clock } from '../../src/util/clock.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 
+const V1 = 'client.authentication.k8s.io/v1';
 const dir = mkdtempSync(join(tmpdir(), 'kts-creds-'));
 let t = 1_000_000;
 const clock: Clock = { now: () => t, setTimeout: () => ({ cancel: () => undefined }) };
@@ -51,7 +52,7 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 
 test('exec plugin: run once, re-run when expirationTimestamp passes and after a 401; env passed', async () => {
   const p = plugin(600);
-  const c = userCredentials({ exec: { command: p.command, env: [{ name: 'PREFIX', value: 'tok' }] } }, clock)!;
+  const c = userCredentials({ exec: { command: p.command, env: [{ name: 'PREFIX', value: 'tok' }], apiVersion: V1 } }, clock)!;
   const [a, b] = await Promise.all([c.authorization(), c.authorization()]);
   assert.equal(a, 'Bearer tok-1');
   assert.equal(b, 'Bearer tok-1', 'concurrent callers share one run');
@@ -69,21 +70,19 @@ test('exec plugin failures are clear API errors', async () => {
   const bad = join(dir, 'bad.sh');
   writeFileSync(bad, '#!/bin/sh\necho not-json\n');
   chmodSync(bad, 0o755);
-  await assert.rejects(userCredentials({ exec: { command: bad } }, clock)!.authorization(), (e: unknown) => e instanceof ApiError && /printed no ExecCredential JSON/.test(e.message));
+  await assert.rejects(userCredentials({ exec: { command: bad, apiVersion: V1 } }, clock)!.authorization(), (e: unknown) => e instanceof ApiError && /printed no ExecCredential JSON/.test(e.message));
 });
 
-test('kubeconfig: the current user\'s token, tokenFile (relative to the kubeconfig) and exec', () => {
-  const kc = join(dir, 'kc.yaml');
-  writeFileSync(kc, `apiVersion: v1
-kind: Config
-current-context: b
-contexts: [{name: a, context: {user: ua}}, {name: b, context: {user: ub}}]
-users:
-- {name: ua, user: {token: static}}
-- {name: ub, user: {tokenFile: tok/file, exec: {command: ./plugin, args: [x]}}}
-`);
-  assert.deepEqual(readUserCredentials(kc), { token: undefined, tokenFile: join(dir, 'tok/file'), exec: { command: join(dir, 'plugin'), args: ['x'] } });
-  assert.equal(userCredentials({}), undefined, 'no bearer credentials: TLS client certificate only');
+test('exec plugin answering in another apiVersion than configured is refused (as client-go)', async () => {
+  const p = plugin(600);
+  const c = userCredentials({ exec: { command: p.command, apiVersion: 'client.authentication.k8s.io/v1beta1' } }, clock)!;
+  await assert.rejects(c.authorization(), (e: unknown) => e instanceof ApiError && /answered apiVersion "client.authentication.k8s.io\/v1", configured client.authentication.k8s.io\/v1beta1/.test(e.message));
+});
+
+test('static token, basic auth, and none', async () => {
+  assert.equal(await userCredentials({ token: ' abc \n' })!.authorization(), 'Bearer abc');
+  assert.equal(await userCredentials({ username: 'admin', password: 'p:w' })!.authorization(), `Basic ${Buffer.from('admin:p:w').toString('base64')}`);
+  assert.equal(userCredentials({}), undefined, 'no credentials: TLS client certificate only');
 });
 
 const api = await startTestApiserver();

@@ -1,7 +1,7 @@
 /**
  * A throw-away CA and a serving certificate for 127.0.0.1/localhost, made with the openssl CLI
  * in a temp dir, plus a kubeconfig that trusts the CA and authenticates with a bearer token.
- * The test apiserver serves TLS because @kubernetes/client-node refuses plain HTTP.
+ * The test apiserver serves TLS, as a real one does.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,11 +1,11 @@
 /**
  * The thin API-server client of the auth webhooks: credentials and endpoint from a kubeconfig
- * (@kubernetes/client-node KubeConfig), one JSON POST per review, bounded in time and size.
+ * (apiclient's transport), one JSON POST per review, bounded in time and size.
  * A failed review is an ApiError (KTS_ERR_API): statusCode 0 when no usable answer came.
  */
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { loadKubeconfig } from '../../apiclient/index.js';
+import { transportOf } from '../../apiclient/index.js';
 import { ApiError, errorMessage } from '../../errors.js';
 import type { ReviewClient } from './types.js';
 
@@ -13,11 +13,13 @@ const TIMEOUT_MS = 10_000;
 const MAX_REPLY_BYTES = 1 << 20;
 
 export function reviewClientFromKubeconfig(path: string): ReviewClient {
-  const { kc, server: base } = loadKubeconfig(path);
+  const { base, tls, credentials, newAgent } = transportOf(path);
+  // Reviews are a few a second at most (answers are cached): a small keep-alive pool.
+  const agent = base.protocol === 'https:' ? newAgent(4) : undefined;
   return {
     async post(path, body) {
-      const opts: RequestOptions = { method: 'POST', headers: {} };
-      await kc.applyToHTTPSOptions(opts);
+      const auth = await credentials?.authorization();
+      const opts: RequestOptions = { ...tls, method: 'POST', agent, headers: auth ? { Authorization: auth } : {} };
       return postJson(new URL(base.pathname.replace(/\/$/, '') + path, base), opts, body);
     },
   };
