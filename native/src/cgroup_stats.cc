@@ -204,12 +204,14 @@ int CgroupReader::Open(Entry& e) {
   return e.fd;
 }
 
-size_t CgroupReader::Read(uint64_t* out, size_t out_len) {
+size_t CgroupReader::Read(uint64_t* out, size_t out_len, uint32_t mask) {
   for (size_t i = 0; i < out_len; i++) out[i] = kMissing;
   size_t files = 0;
   for (Entry& e : entries_) {
     size_t base = static_cast<size_t>(e.spec.group) * kFields;
-    if (base + kFields > out_len || Open(e) < 0) continue;
+    if (base + kFields > out_len) continue;
+    if (e.spec.need != 0 && (e.spec.need & mask) == 0) continue;
+    if (Open(e) < 0) continue;
     size_t used = 0;
     bool failed = false;
     for (;;) {
