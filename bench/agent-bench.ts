@@ -4,8 +4,9 @@
  * and the agent's RSS and CPU with N static pods running. It runs the real CLI
  * (bin/kubelet-ts.js) as a child, as the e2e tests do, and stops it by its pid.
  */
-import { readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { getPods, makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../test/support/kubelet-process.js';
 import { percentile } from './stats.js';
 
@@ -16,15 +17,21 @@ export interface AgentBenchResult {
   manifest_to_running: { samples: number; p50_ms: number; p99_ms: number };
   delete_to_gone: { samples: number; p50_ms: number; p99_ms: number };
   footprint: { pods: number; rss_mib_median: number; rss_mib_max: number; cpu_cores_mean: number; window_s: number } | null;
+  /** N pods written at once: until all are Running, and each pod's manifest → Running. */
+  burst_start?: BurstResult | null;
+  /** At N pods: a container's processes SIGKILLed → the restarted container Running in /pods. */
+  kill_to_restart_visible?: { pods: number; samples: number; p50_ms: number; p99_ms: number } | null;
 }
 
+export interface BurstResult { pods: number; all_running_ms: number; pod_running_p50_ms: number; pod_running_p99_ms: number }
+
 /** hostNetwork keeps 100 pods cheap for containerd; the agent does the same work either way. */
-function manifest(name: string): string {
+function manifest(name: string, sleepArg = '100000'): string {
   return JSON.stringify({
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'bench' },
     spec: {
       hostNetwork: true, terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', command: ['sh', '-c', 'trap "exit 0" TERM; sleep 100000 & wait'] }],
+      containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', command: ['sh', '-c', `trap "exit 0" TERM; sleep ${sleepArg} & wait`] }],
     },
   });
 }
@@ -78,7 +85,116 @@ async function footprint(k: KubeletProcess, pods: number, windowS: number) {
   return { pods, rss_mib_median: mib(percentile(rss, 50)), rss_mib_max: mib(Math.max(...rss)), cpu_cores_mean: Math.round(cpu * 10_000) / 10_000, window_s: windowS };
 }
 
+const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * `pods` manifests written at once (the issue-18 burst): polls /pods every 100 ms and records
+ * when each pod is first Running. The pods stay for killToRestart; the caller removes them.
+ */
+async function burstStart(k: KubeletProcess, pods: number): Promise<BurstResult> {
+  const t0 = performance.now();
+  for (let i = 0; i < pods; i++) writeFileSync(join(k.manifests, `burst${i}.json`), manifest(`burst${i}`));
+  const runningAt = new Map<string, number>();
+  await waitFor(`${pods} burst pods Running`, 10 * 60_000, async () => {
+    const now = performance.now() - t0;
+    for (const p of await getPods(k)) {
+      const name = p.metadata?.name ?? '';
+      if (name.startsWith('burst') && p.status?.phase === 'Running' && !runningAt.has(name)) runningAt.set(name, now);
+    }
+    return runningAt.size >= pods ? true : undefined;
+  }, 100);
+  const each = [...runningAt.values()];
+  return { pods, all_running_ms: Math.round(Math.max(...each)), pod_running_p50_ms: Math.round(percentile(each, 50)), pod_running_p99_ms: Math.round(percentile(each, 99)) };
+}
+
+/** The directory named `id` under the v1 memory hierarchy or the unified one (depth-bounded). */
+function findCgroupDir(id: string): string | undefined {
+  const roots = ['/sys/fs/cgroup/memory', '/sys/fs/cgroup/unified', '/sys/fs/cgroup'];
+  const walk = (dir: string, depth: number): string | undefined => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return undefined;
+    }
+    for (const e of entries) if (e.isDirectory() && e.name.includes(id)) return join(dir, e.name);
+    if (depth === 0) return undefined;
+    for (const e of entries) {
+      if (!e.isDirectory()) continue;
+      const hit = walk(join(dir, e.name), depth - 1);
+      if (hit) return hit;
+    }
+    return undefined;
+  };
+  for (const r of roots) {
+    const hit = walk(join(r, 'kubepods'), 3) ?? walk(join(r, 'kubepods.slice'), 3);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+/**
+ * Kill → restart visible, at the burst's pod count: SIGKILL every process of one burst pod's
+ * container (found through its cgroup), then poll /pods every 10 ms until that pod shows the
+ * container running again with a higher restart count.
+ */
+async function killToRestart(k: KubeletProcess, pods: number, samples: number) {
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const name = `burst${(i * 7) % pods}`;
+    const pod = (await getPods(k)).find((p) => p.metadata?.name?.startsWith(`${name}-`));
+    const st = pod?.status?.containerStatuses?.[0];
+    const id = st?.containerID?.replace(/^\w+:\/\//, '');
+    const dir = id ? findCgroupDir(id) : undefined;
+    if (!pod || !st || !dir) continue;
+    const pids = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+    const t0 = performance.now();
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await waitFor(`${name} restarted`, 60_000, async () => {
+      const now = (await getPods(k)).find((p) => p.metadata?.uid === pod.metadata?.uid)?.status?.containerStatuses?.[0];
+      return now && now.restartCount > st.restartCount && now.state?.running ? true : undefined;
+    }, 10);
+    times.push(performance.now() - t0);
+    await sleepMs(500);
+  }
+  if (times.length === 0) return null;
+  return { pods, samples: times.length, p50_ms: Math.round(percentile(times, 50)), p99_ms: Math.round(percentile(times, 99)) };
+}
+
+async function removeBurst(k: KubeletProcess, pods: number): Promise<void> {
+  for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `burst${i}.json`), { force: true });
+  await waitFor('burst pods gone', 5 * 60_000, async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('burst')) ? undefined : true), 500);
+}
+
+/** The burst and kill → restart parts alone (`node dist/bench/agent-bench.js --burst <endpoint> [pods]`). */
+export async function runBurstBench(endpoint: string, pods: number, restartSamples: number): Promise<Pick<AgentBenchResult, 'burst_start' | 'kill_to_restart_visible'>> {
+  const dirs = makeKubeletDirs();
+  const k = startKubelet({ ...dirs, endpoint, logLevel: 'info' });
+  try {
+    await waitFor('agent healthy', 60_000, async () => ((await getPods(k)) ? true : undefined), 100);
+    const burst = await burstStart(k, pods);
+    await sleepMs(3000); // let the burst's follow-up syncs settle
+    const restart = await killToRestart(k, pods, restartSamples);
+    await removeBurst(k, pods);
+    return { burst_start: burst, kill_to_restart_visible: restart };
+  } finally {
+    await stopKubelet(k);
+    rmSync(dirs.dir, { recursive: true, force: true });
+  }
+}
+
 export async function runAgentBench(endpoint: string, opts: { quick: boolean }): Promise<AgentBenchResult> {
+  const base = await runLatencyAndFootprint(endpoint, opts);
+  return opts.quick ? base : { ...base, ...(await runBurstBench(endpoint, 100, 10)) };
+}
+
+async function runLatencyAndFootprint(endpoint: string, opts: { quick: boolean }): Promise<AgentBenchResult> {
   const dirs = makeKubeletDirs();
   // info: the production default (debug logging at 100 pods would be measured as agent cost).
   const k = startKubelet({ ...dirs, endpoint, logLevel: 'info' });
@@ -91,4 +207,16 @@ export async function runAgentBench(endpoint: string, opts: { quick: boolean }):
     await stopKubelet(k);
     rmSync(dirs.dir, { recursive: true, force: true });
   }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1]) && process.argv[2] === '--burst') {
+  const keepAlive = setInterval(() => undefined, 1000);
+  runBurstBench(process.argv[3]!, Number(process.argv[4] ?? 100), Number(process.argv[5] ?? 10)).then((r) => {
+    console.log(JSON.stringify(r, null, 2));
+    clearInterval(keepAlive);
+    process.exit(0);
+  }, (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
 }
