@@ -7,6 +7,8 @@
 import { readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { connectRuntime } from '../src/cri/index.js';
+import { removeTestPods } from '../test/support/containerd.js';
 import { getPods, makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../test/support/kubelet-process.js';
 import { percentile } from './stats.js';
 
@@ -167,13 +169,38 @@ async function killToRestart(k: KubeletProcess, pods: number, samples: number) {
   return { pods, samples: times.length, p50_ms: Math.round(percentile(times, 50)), p99_ms: Math.round(percentile(times, 99)) };
 }
 
-async function removeBurst(k: KubeletProcess, pods: number): Promise<void> {
+/**
+ * Removes the burst's manifests and waits until the runtime has no ready sandbox of them left:
+ * gone from /pods is not enough (the kills run after), and pods an agent leaves behind are
+ * orphans the next run's agent would be busy killing while it measures.
+ */
+async function removeBurst(k: KubeletProcess, endpoint: string, pods: number): Promise<void> {
   for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `burst${i}.json`), { force: true });
   await waitFor('burst pods gone', 5 * 60_000, async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('burst')) ? undefined : true), 500);
+  const { runtime, images } = connectRuntime(endpoint);
+  try {
+    await waitFor('burst sandboxes stopped', 5 * 60_000, async () =>
+      ((await runtime.listPodSandbox()).some((s) => s.metadata.namespace === 'bench' && s.state === 'SANDBOX_READY') ? undefined : true), 500);
+  } finally {
+    runtime.close();
+    images.close();
+  }
+}
+
+/** Every pod of the bench's namespace out of the runtime: each run starts from the same state. */
+async function cleanRuntime(endpoint: string): Promise<void> {
+  const { runtime, images } = connectRuntime(endpoint);
+  try {
+    await removeTestPods(runtime, { namespace: 'bench' });
+  } finally {
+    runtime.close();
+    images.close();
+  }
 }
 
 /** The burst and kill → restart parts alone (`node dist/bench/agent-bench.js --burst <endpoint> [pods]`). */
 export async function runBurstBench(endpoint: string, pods: number, restartSamples: number): Promise<Pick<AgentBenchResult, 'burst_start' | 'kill_to_restart_visible'>> {
+  await cleanRuntime(endpoint);
   const dirs = makeKubeletDirs();
   const k = startKubelet({ ...dirs, endpoint, logLevel: 'info' });
   try {
@@ -181,11 +208,12 @@ export async function runBurstBench(endpoint: string, pods: number, restartSampl
     const burst = await burstStart(k, pods);
     await sleepMs(3000); // let the burst's follow-up syncs settle
     const restart = await killToRestart(k, pods, restartSamples);
-    await removeBurst(k, pods);
+    await removeBurst(k, endpoint, pods);
     return { burst_start: burst, kill_to_restart_visible: restart };
   } finally {
     await stopKubelet(k);
     rmSync(dirs.dir, { recursive: true, force: true });
+    await cleanRuntime(endpoint);
   }
 }
 
