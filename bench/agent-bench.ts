@@ -4,11 +4,12 @@
  * and the agent's RSS and CPU with N static pods running. It runs the real CLI
  * (bin/kubelet-ts.js) as a child, as the e2e tests do, and stops it by its pid.
  */
-import { readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connectRuntime } from '../src/cri/index.js';
 import { removeTestPods } from '../test/support/containerd.js';
+import { containerPids, killContainerProcesses } from '../test/support/container-pids.js';
 import { getPods, makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../test/support/kubelet-process.js';
 import { percentile } from './stats.js';
 
@@ -109,32 +110,6 @@ async function burstStart(k: KubeletProcess, pods: number): Promise<BurstResult>
   return { pods, all_running_ms: Math.round(Math.max(...each)), pod_running_p50_ms: Math.round(percentile(each, 50)), pod_running_p99_ms: Math.round(percentile(each, 99)) };
 }
 
-/** The directory named `id` under the v1 memory hierarchy or the unified one (depth-bounded). */
-function findCgroupDir(id: string): string | undefined {
-  const roots = ['/sys/fs/cgroup/memory', '/sys/fs/cgroup/unified', '/sys/fs/cgroup'];
-  const walk = (dir: string, depth: number): string | undefined => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return undefined;
-    }
-    for (const e of entries) if (e.isDirectory() && e.name.includes(id)) return join(dir, e.name);
-    if (depth === 0) return undefined;
-    for (const e of entries) {
-      if (!e.isDirectory()) continue;
-      const hit = walk(join(dir, e.name), depth - 1);
-      if (hit) return hit;
-    }
-    return undefined;
-  };
-  for (const r of roots) {
-    const hit = walk(join(r, 'kubepods'), 3) ?? walk(join(r, 'kubepods.slice'), 3);
-    if (hit) return hit;
-  }
-  return undefined;
-}
-
 /**
  * Kill → restart visible, at the burst's pod count: SIGKILL every process of one burst pod's
  * container (found through its cgroup), then poll /pods every 10 ms until that pod shows the
@@ -147,17 +122,9 @@ async function killToRestart(k: KubeletProcess, pods: number, samples: number) {
     const pod = (await getPods(k)).find((p) => p.metadata?.name?.startsWith(`${name}-`));
     const st = pod?.status?.containerStatuses?.[0];
     const id = st?.containerID?.replace(/^\w+:\/\//, '');
-    const dir = id ? findCgroupDir(id) : undefined;
-    if (!pod || !st || !dir) continue;
-    const pids = readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+    if (!pod || !st || !id || containerPids(id).length === 0) continue;
     const t0 = performance.now();
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killContainerProcesses(id);
     await waitFor(`${name} restarted`, 60_000, async () => {
       const now = (await getPods(k)).find((p) => p.metadata?.uid === pod.metadata?.uid)?.status?.containerStatuses?.[0];
       return now && now.restartCount > st.restartCount && now.state?.running ? true : undefined;

@@ -11,10 +11,11 @@ import type { Pod } from '../src/api/types.js';
 import { connectRuntime } from '../src/cri/index.js';
 import type { RuntimeService } from '../src/cri/types.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
+import { removeTestPods } from '../test/support/containerd.js';
 import { percentile } from './stats.js';
 
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
-const TIMED = ['runPodSandbox', 'podSandboxStatus', 'createContainer', 'startContainer', 'stopPodSandbox', 'removePodSandbox'] as const;
+const TIMED = ['runPodSandbox', 'podSandboxStatus', 'createContainer', 'startContainer'] as const;
 
 export interface BurstRow {
   bound: number;
@@ -72,10 +73,7 @@ async function burst(endpoint: string, pods: number, bound: number): Promise<Bur
       started.push(performance.now() - t0);
     }));
   } finally {
-    for (const s of (await runtime.listPodSandbox()).filter((x) => x.metadata.namespace === ns)) {
-      await rt.stopPodSandbox(s.id).catch(() => undefined);
-      await rt.removePodSandbox(s.id).catch(() => undefined);
-    }
+    await removeTestPods(runtime, { namespace: ns });
     runtime.close();
     images.close();
   }

@@ -6,9 +6,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
+import { killContainerProcesses } from '../support/container-pids.js';
 import { agentTestContext, getPods, startKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 
 const NS = `e2e-burst-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
@@ -31,31 +32,6 @@ function manifest(name: string): string {
 const ours = (pods: Pod[]) => pods.filter((p) => p.metadata?.namespace === NS);
 const isRunning = (p: Pod) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state?.running);
 
-/** The processes of a container, from its cgroup (v1 memory hierarchy or unified). */
-function containerPids(id: string): number[] {
-  const walk = (d: string, depth: number): string | undefined => {
-    let entries;
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {
-      return undefined;
-    }
-    const hit = entries.find((e) => e.isDirectory() && e.name.includes(id));
-    if (hit) return join(d, hit.name);
-    if (depth === 0) return undefined;
-    for (const e of entries) if (e.isDirectory()) {
-      const r = walk(join(d, e.name), depth - 1);
-      if (r) return r;
-    }
-    return undefined;
-  };
-  for (const root of ['/sys/fs/cgroup/memory/kubepods', '/sys/fs/cgroup/kubepods', '/sys/fs/cgroup/unified/kubepods']) {
-    const cg = walk(root, 3);
-    if (cg) return readFileSync(join(cg, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
-  }
-  return [];
-}
-
 test(`${PODS} pods written at once all run; a killed container among them is restarted; all go with their manifests`, { timeout: 10 * 60_000 }, async () => {
   kubelet = startKubelet({ dir, manifests, endpoint, logLevel: 'info' });
   await waitFor('agent up', 60_000, async () => ((await getPods(kubelet!)) ? true : undefined), 100);
@@ -68,15 +44,7 @@ test(`${PODS} pods written at once all run; a killed container among them is res
 
   const victim = pods[PODS - 1]!;
   const st = victim.status!.containerStatuses![0]!;
-  const pids = containerPids(st.containerID!.replace(/^\w+:\/\//, ''));
-  assert.ok(pids.length > 0, 'the container has processes in its cgroup');
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-  }
+  assert.ok(killContainerProcesses(st.containerID!.replace(/^\w+:\/\//, '')) > 0, 'the container had processes in its cgroup');
   await waitFor('victim restarted', 60_000, async () => {
     const now = ours(await getPods(kubelet!)).find((p) => p.metadata?.uid === victim.metadata?.uid)?.status?.containerStatuses?.[0];
     return now && now.restartCount > st.restartCount && now.state?.running ? true : undefined;
