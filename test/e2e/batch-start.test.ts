@@ -17,7 +17,7 @@ const IMAGE = 'localhost/kubelet-ts/busybox:latest';
 const PODS = 30;
 
 let kubelet: KubeletProcess | undefined;
-const { endpoint, dir, manifests } = await agentTestContext(NS, () => kubelet);
+const { endpoint, runtime, dir, manifests } = await agentTestContext(NS, () => kubelet);
 
 function manifest(name: string): string {
   return JSON.stringify({
@@ -53,4 +53,8 @@ test(`${PODS} pods written at once all run; a killed container among them is res
 
   for (let i = 0; i < PODS; i++) rmSync(join(manifests, `b${i}.json`));
   await waitFor('all pods gone', 3 * 60_000, async () => (ours(await getPods(kubelet!)).length === 0 ? true : undefined), 250);
+  // Gone from /pods comes before the kills finish: wait for them too, so that the clean-up after
+  // the test never races the agent's own StopContainer calls.
+  await waitFor('all sandboxes stopped', 3 * 60_000, async () =>
+    ((await runtime.listPodSandbox()).some((s) => s.metadata.namespace === NS && s.state === 'SANDBOX_READY') ? undefined : true), 250);
 });
