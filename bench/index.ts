@@ -64,6 +64,15 @@ function printAgent(a: AgentBenchResult | { reason: string }): void {
   console.log(f ? `footprint at ${f.pods} pods: RSS median ${f.rss_mib_median} / max ${f.rss_mib_max} MiB, CPU ${f.cpu_cores_mean} cores (mean over ${f.window_s} s)` : 'footprint: full run only');
 }
 
+/** Issue 18's burst rows (full run only). */
+function printBurst(a: AgentBenchResult | { reason: string }): void {
+  if ('reason' in a || !a.burst_start) return;
+  const b = a.burst_start;
+  console.log(`${b.pods} pods at once: all Running ${b.all_running_ms} ms; each pod manifest → Running p50 ${b.pod_running_p50_ms} / p99 ${b.pod_running_p99_ms} ms`);
+  const k = a.kill_to_restart_visible;
+  if (k) console.log(`kill → restart visible at ${k.pods} pods, ${k.samples} samples: p50 ${k.p50_ms} / p99 ${k.p99_ms} ms`);
+}
+
 async function main(): Promise<void> {
   if (args.has('--e2e-child')) {
     // (d): the same e2e run in this process's mode; the parent reads our JSON.
@@ -109,6 +118,7 @@ async function main(): Promise<void> {
     }
   }
   if (agent) printAgent(agent);
+  if (agent) printBurst(agent);
   const outDir = join(REPO, 'bench', 'results');
   mkdirSync(outDir, { recursive: true });
   const shape = (r: E2EResult) => ({
