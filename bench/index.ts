@@ -66,10 +66,15 @@ function printAgent(a: AgentBenchResult | { reason: string }): void {
   for (const [mode, f] of [['standalone', a.footprint], ['API server mode', a.footprint_apiserver]] as const) {
     console.log(f ? `footprint, ${mode}, at ${f.pods} pods: RSS median ${f.rss_mib_median} / max ${f.rss_mib_max} MiB (RssAnon ${f.rss_anon_mib_median}), CPU ${f.cpu_cores_mean} cores (mean over ${f.window_s} s, load average ${f.load_avg_1m})` : `footprint, ${mode}: full run only`);
   }
-  const b = a.burst_to_running;
-  if (b) console.log(`${b.pods} pods at once → all Running ${b.all_running_s} s; per pod p50 ${b.per_pod_p50_ms} / p99 ${b.per_pod_p99_ms} ms`);
-  const r = a.kill_to_restart_visible;
-  if (r) console.log(`kill → restart visible at ${r.pods} pods: median ${r.median_ms} ms (${r.samples} samples)`);
+}
+
+/** Issue 18's burst rows (full run only). */
+function printBurst(a: AgentBenchResult | { reason: string }): void {
+  if ('reason' in a || !a.burst_start) return;
+  const b = a.burst_start;
+  console.log(`${b.pods} pods at once: all Running ${b.all_running_ms} ms; each pod manifest → Running p50 ${b.pod_running_p50_ms} / p99 ${b.pod_running_p99_ms} ms`);
+  const k = a.kill_to_restart_visible;
+  if (k) console.log(`kill → restart visible at ${k.pods} pods, ${k.samples} samples: p50 ${k.p50_ms} / p99 ${k.p99_ms} ms`);
 }
 
 async function main(): Promise<void> {
@@ -117,6 +122,7 @@ async function main(): Promise<void> {
     }
   }
   if (agent) printAgent(agent);
+  if (agent) printBurst(agent);
   const outDir = join(REPO, 'bench', 'results');
   mkdirSync(outDir, { recursive: true });
   const shape = (r: E2EResult) => ({

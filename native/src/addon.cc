@@ -190,8 +190,9 @@ class PlegRelistDiffer : public Napi::ObjectWrap<PlegRelistDiffer> {
 
 // ---- cgroup stats ---------------------------------------------------------------------------
 // new CgroupReader()
-//   setFiles(paths: string[], meta: Uint32Array)   meta = [kind, group, slot] per path
-//   read(out: BigUint64Array): number              fills out (see cgroup_stats.h); files read
+//   setFiles(paths: string[], meta: Uint32Array)   meta = [kind, group, slot, need] per path
+//   read(out: BigUint64Array, mask?: number): number   fills out from the files mask wants
+//                                                  (see cgroup_stats.h); files read
 //   parse(kind: number, slot: number, text: Buffer, out: BigUint64Array): void   (tests, fuzz parity)
 //   close(): void
 
@@ -227,8 +228,8 @@ class CgroupStatsReader : public Napi::ObjectWrap<CgroupStatsReader> {
     Napi::Array paths = info[0].As<Napi::Array>();
     Napi::Uint32Array meta = info[1].As<Napi::Uint32Array>();
     uint32_t n = paths.Length();
-    if (meta.ElementLength() != static_cast<size_t>(n) * 3) {
-      Napi::RangeError::New(env, "setFiles: meta must hold 3 numbers per path").ThrowAsJavaScriptException();
+    if (meta.ElementLength() != static_cast<size_t>(n) * 4) {
+      Napi::RangeError::New(env, "setFiles: meta must hold 4 numbers per path").ThrowAsJavaScriptException();
       return env.Undefined();
     }
     std::vector<kts::CgroupReader::Spec> specs;
@@ -239,7 +240,7 @@ class CgroupStatsReader : public Napi::ObjectWrap<CgroupStatsReader> {
         Napi::TypeError::New(env, "setFiles: paths must be strings").ThrowAsJavaScriptException();
         return env.Undefined();
       }
-      specs.push_back({p.As<Napi::String>().Utf8Value(), static_cast<uint8_t>(meta[i * 3]), meta[i * 3 + 1], meta[i * 3 + 2]});
+      specs.push_back({p.As<Napi::String>().Utf8Value(), static_cast<uint8_t>(meta[i * 4]), meta[i * 4 + 1], meta[i * 4 + 2], meta[i * 4 + 3]});
     }
     reader_.SetFiles(std::move(specs));
     return env.Undefined();
@@ -250,10 +251,11 @@ class CgroupStatsReader : public Napi::ObjectWrap<CgroupStatsReader> {
     uint64_t* out;
     size_t len;
     if (!BigU64Out(info[0], &out, &len)) {
-      Napi::TypeError::New(env, "read(out: BigUint64Array)").ThrowAsJavaScriptException();
+      Napi::TypeError::New(env, "read(out: BigUint64Array, mask?: number)").ThrowAsJavaScriptException();
       return env.Undefined();
     }
-    return Napi::Number::New(env, static_cast<double>(reader_.Read(out, len)));
+    uint32_t mask = info[1].IsNumber() ? info[1].As<Napi::Number>().Uint32Value() : ~uint32_t{0};
+    return Napi::Number::New(env, static_cast<double>(reader_.Read(out, len, mask)));
   }
 
   Napi::Value Parse(const Napi::CallbackInfo& info) {

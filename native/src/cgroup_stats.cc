@@ -68,13 +68,14 @@ struct KeyMap {
   const char* key;
   uint32_t slot;
   uint64_t scale;
+  size_t len = strlen(key);  // once per table, not per line and key (memory.stat has ~40 lines)
 };
 
 void ParseKeyed(const char* text, size_t len, const KeyMap* map, size_t nmap, uint64_t* row) {
   ForEachLine(text, len, [&](const Slice* tok, size_t nt) {
     if (nt != 2) return;
     for (size_t k = 0; k < nmap; k++) {
-      if (!tok[0].Is(map[k].key)) continue;
+      if (tok[0].n != map[k].len || memcmp(tok[0].p, map[k].key, map[k].len) != 0) continue;
       uint64_t v, s;
       if (ParseU64(tok[1], &v) && Scale(v, map[k].scale, &s)) row[map[k].slot] = s;
       return;
@@ -204,12 +205,14 @@ int CgroupReader::Open(Entry& e) {
   return e.fd;
 }
 
-size_t CgroupReader::Read(uint64_t* out, size_t out_len) {
+size_t CgroupReader::Read(uint64_t* out, size_t out_len, uint32_t mask) {
   for (size_t i = 0; i < out_len; i++) out[i] = kMissing;
   size_t files = 0;
   for (Entry& e : entries_) {
     size_t base = static_cast<size_t>(e.spec.group) * kFields;
-    if (base + kFields > out_len || Open(e) < 0) continue;
+    if (base + kFields > out_len) continue;
+    if (e.spec.need != 0 && (e.spec.need & mask) == 0) continue;
+    if (Open(e) < 0) continue;
     size_t used = 0;
     bool failed = false;
     for (;;) {

@@ -58,11 +58,13 @@ class CgroupReader {
     uint8_t kind;
     uint32_t group;
     uint32_t slot;
+    uint32_t need;  // NEED bits (src/stats/cgroup-fields.ts); 0: read in every pass
   };
   // Replaces the file set: fds of paths still wanted are kept, others closed. Opens lazily.
   void SetFiles(std::vector<Spec> specs);
-  // Fills out[0 .. groups*kFields) (kMissing first). Returns the number of files read.
-  size_t Read(uint64_t* out, size_t out_len);
+  // Fills out[0 .. groups*kFields) (kMissing first) from the files whose need is 0 or shares a
+  // bit with mask. Returns the number of files read.
+  size_t Read(uint64_t* out, size_t out_len, uint32_t mask = ~uint32_t{0});
   void Close();
 
  private:

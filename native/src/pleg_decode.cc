@@ -96,6 +96,12 @@ bool DecodeList(const uint8_t* buf, size_t len, std::string* error, Out... out) 
               m.id_hash = Hash(m.id, kIdSeed);
             } else if (t == kLabelsBytes) {
               if (!LabelFast(src, q, q + n, m.l, where.labels)) return false;
+            } else {
+              // A skipped field repeats in a run (the annotations map: one field per entry): hop
+              // over the run's short entries here, without the dispatch above per entry.
+              p = q + n;
+              while (mend - p >= 2 && buf[p] == t && buf[p + 1] < 0x80 && buf[p + 1] <= mend - p - 2) p += 2 + buf[p + 1];
+              continue;
             }
             p = q + n;
             continue;

@@ -136,7 +136,7 @@ struct Labels {
 
 // a.size() == lit.size() >= 16 (our label keys): the last 8 bytes first (where they differ),
 // then the rest in 8-byte words, without a libc call.
-inline bool Eq(std::string_view a, std::string_view lit) {
+[[gnu::always_inline]] inline bool Eq(std::string_view a, std::string_view lit) {
   const size_t n = lit.size();
   if (R8(a.data() + n - 8) != R8(lit.data() + n - 8)) return false;
   for (size_t i = 0; i + 8 < n; i += 8)

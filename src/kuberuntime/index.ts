@@ -13,6 +13,7 @@ import type { ProbeFailure } from './pod-actions.js';
 import type { PodObjectSource, Runtime } from './types.js';
 import type { ImagePullOptions } from './images.js';
 import { hostMounter, type Mounter } from './mount.js';
+import { createCriStartScheduler, CRI_START_CONCURRENCY } from './cri-scheduler.js';
 import { bindSubPathTs } from './subpath-bind-ts.js';
 import type { BindSubPath } from './subpath-types.js';
 import type { RuntimeClassLookup } from './runtime-class.js';
@@ -27,9 +28,15 @@ export { makePodDataDirs, setupDataDirs, DATA_DIR_MODE } from './pod-dirs.js';
 export type { Mounter, TmpfsOptions } from './mount.js';
 export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from './backoff.js';
 export { DEFAULT_GC_POLICY } from './gc.js';
+export { createCriStartScheduler, type CriStartScheduler, type StartClass } from './cri-scheduler.js';
 export { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
 
 export interface RuntimeManagerDeps {
+  /**
+   * At most this many RunPodSandbox / CreateContainer / StartContainer calls at once, restarts
+   * and earlier pods first (cri-scheduler.ts); default CRI_START_CONCURRENCY, <= 0: no bound.
+   */
+  criStartConcurrency?: number;
   runtime: RuntimeService;
   images: ImageService;
   /** serializeImagePulls (default true), maxParallelImagePulls, pullSecretsFor(pod). */
@@ -134,6 +141,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     imagePulls: deps.imagePulls,
     mounter: deps.mounter ?? hostMounter,
     bindSubPath: deps.bindSubPath ?? bindSubPathTs,
+    criStarts: createCriStartScheduler(deps.criStartConcurrency ?? CRI_START_CONCURRENCY),
   });
 }
 export { DockerKeyring, parseImageRegistry, type PullSecret, type PullSecretsFor } from './keyring.js';

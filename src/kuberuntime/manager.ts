@@ -119,6 +119,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       runtimeClasses: opts.runtimeClasses,
       mounter: opts.mounter,
       bindSubPath: opts.bindSubPath,
+      criStarts: opts.criStarts,
     };
   }
 

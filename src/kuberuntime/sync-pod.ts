@@ -30,6 +30,7 @@ import { ContainerConfigError, downwardContext, generateContainerConfig } from '
 import { runtimeMessage } from './cri-errors.js';
 import { podDNS, type DnsSettings } from './dns.js';
 import type { NodeAllocatable } from './downward-api.js';
+import type { CriStartScheduler, StartClass } from './cri-scheduler.js';
 import type { ImagePuller } from './images.js';
 import { findContainerStatusByName, isRestartableInitContainer } from './init-containers.js';
 import { killContainer, killPod, runningPodFromStatus, type KillDeps } from './kill.js';
@@ -74,6 +75,8 @@ export interface SyncDeps {
   runtimeClasses?: RuntimeClassLookup | undefined;
   /** The pod worker's cancellation: set per sync by bindSignal. */
   signal?: AbortSignal | undefined;
+  /** Bounds and orders RunPodSandbox / CreateContainer / StartContainer across pods; default: none. */
+  criStarts?: CriStartScheduler | undefined;
 }
 
 /** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
@@ -119,13 +122,32 @@ function bindSignal(deps: SyncDeps, signal: AbortSignal | undefined): SyncDeps {
   return { ...deps, signal, runtime: deps.runtime.withSignal?.(signal) ?? deps.runtime };
 }
 
+/**
+ * One pod-creating CRI call through the scheduler (when there is one). A pod bringing up its
+ * first sandbox is a new start; anything else (a later sandbox attempt, a container of a pod
+ * whose sandbox exists) is a restart and goes first.
+ */
+function criStart<T>(deps: SyncDeps, pod: Pod, actions: PodActions, fn: () => Promise<T>): Promise<T> {
+  if (!deps.criStarts) return fn();
+  const cls: StartClass = actions.createSandbox && actions.attempt === 0 ? 'new' : 'restart';
+  return deps.criStarts.run(pod.metadata?.uid ?? '', cls, fn, deps.signal);
+}
+
 /** A failure that is only the cancellation: passed up as is, never reported as the pod's problem. */
 function rethrowIfCancelled(deps: SyncDeps, err: unknown): void {
   if (deps.signal?.aborted) throw err;
 }
 
 export async function syncPod(baseDeps: SyncDeps, pod: Pod, status: PodRuntimeStatus, signal?: AbortSignal): Promise<PodSyncResult> {
-  const deps = bindSignal(baseDeps, signal);
+  try {
+    return await syncPodSteps(bindSignal(baseDeps, signal), pod, status);
+  } finally {
+    // The sync is over: the pod's place in the CRI start line goes (its next sync queues anew).
+    baseDeps.criStarts?.release(pod.metadata?.uid ?? '');
+  }
+}
+
+async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult> {
   const result: PodSyncResult = { waiting: new Map() };
   if (!(await ensurePodCgroup(deps, pod, status, result))) return result;
   const actions = computePodActions(pod, status, { backOff: deps.crashBackOff, probeFailure: deps.probeFailure, startupProbeSucceeded: deps.startupProbeSucceeded });
@@ -264,7 +286,7 @@ async function prepareSandbox(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     const handler = runtimeHandlerFor(pod, deps.runtimeClasses);
     await mkdir(sandboxConfig.logDirectory, { recursive: true, mode: 0o755 });
     metrics.startedPods.inc();
-    sandboxId = await deps.runtime.runPodSandbox(sandboxConfig, handler);
+    sandboxId = await criStart(deps, pod, actions, () => deps.runtime.runPodSandbox(sandboxConfig, handler));
   } catch (err) {
     rethrowIfCancelled(deps, err);
     metrics.startedPodsErrors.inc();
@@ -300,7 +322,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
   metrics.startedContainers.inc({ container_type: containerType });
   try {
     result.changed = true;
-    const id = await startContainer(deps, pod, status, target, container);
+    const id = await startContainer(deps, pod, status, actions, target, container);
     log('kuberuntime').info({ pod: formatPod(pod), container: container.name, containerId: id }, 'started container');
     containerEvent(deps, pod, container, 'Normal', 'Created', `Created container ${container.name}`);
     containerEvent(deps, pod, container, 'Normal', 'Started', `Started container ${container.name}`);
@@ -319,7 +341,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
 }
 
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
-async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, target: StartTarget, container: Container): Promise<string> {
+async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions: PodActions, target: StartTarget, container: Container): Promise<string> {
   const imageRef = await deps.puller.ensureImageExists(pod, container, target.sandboxConfig, deps.signal);
   const logDir = containerLogsDirectory(deps.podLogsDir, pod, container.name);
   const previous = findContainerStatusByName(status, container.name);
@@ -345,12 +367,12 @@ async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
   }
   let id: string;
   try {
-    id = await deps.runtime.createContainer(target.sandboxId, config, target.sandboxConfig);
+    id = await criStart(deps, pod, actions, () => deps.runtime.createContainer(target.sandboxId, config, target.sandboxConfig));
   } catch (err) {
     throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'CreateContainerError', runtimeMessage(err), { cause: err });
   }
   try {
-    await deps.runtime.startContainer(id);
+    await criStart(deps, pod, actions, () => deps.runtime.startContainer(id));
   } catch (err) {
     throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'RunContainerError', runtimeMessage(err), { cause: err });
   }

@@ -26,6 +26,15 @@ export const K = {
 } as const;
 export type FileKind = (typeof K)[keyof typeof K];
 
+/**
+ * Why a file is read, one bit each. A pass reads only the files whose bit is in its mask: every
+ * file costs a syscall (and on cgroupfs a kernel walk), and limits and io have few consumers
+ * (limits change only on a resize; io only feeds /metrics/cadvisor).
+ */
+export const NEED = { usage: 1, limits: 2, io: 4, psi: 8 } as const;
+/** Every file (the default of CgroupReader.read). */
+export const NEED_ALL = 0xffff_ffff;
+
 /** One file of one cgroup in a pass. */
 export interface CgroupFileSpec {
   path: string;
@@ -34,7 +43,12 @@ export interface CgroupFileSpec {
   group: number;
   /** Target slot for single/limitV1/psi kinds (ignored by keyed kinds). */
   slot: number;
+  /** NEED bit(s) of this file; absent or 0: read in every pass. */
+  need?: number;
 }
+
+/** Whether a pass with `mask` reads this file. */
+export const wanted = (spec: CgroupFileSpec, mask: number): boolean => !spec.need || (spec.need & mask) !== 0;
 
 type KeyMap = Record<string, readonly [slot: number, scale: bigint]>;
 const KEYED: Partial<Record<number, KeyMap>> = {

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CgroupMounts } from '../cm/types.js';
-import { F, K, type CgroupFileSpec, type FileKind } from './cgroup-fields.js';
+import { F, K, NEED, type CgroupFileSpec, type FileKind } from './cgroup-fields.js';
 
 export interface CgroupLayout {
   /** 'v1' when v1 controllers are mounted (v1 or hybrid host), else 'v2'. */
@@ -24,23 +24,25 @@ export interface CgroupLayout {
   podCgroups(cgroupRoot: string): Map<string, string>;
 }
 
-type FileRow = readonly [file: string, kind: FileKind, slot: number];
+type FileRow = readonly [file: string, kind: FileKind, slot: number, need?: number];
 
 const V1: Record<string, readonly FileRow[]> = {
   cpuacct: [['cpuacct.usage', K.single, F.cpuUsageNs], ['cpuacct.usage_user', K.single, F.cpuUserNs], ['cpuacct.usage_sys', K.single, F.cpuSystemNs]],
   cpu: [['cpu.stat', K.cpuStatV1, 0]],
   memory: [
-    ['memory.usage_in_bytes', K.single, F.memUsage], ['memory.limit_in_bytes', K.limitV1, F.memLimit], ['memory.stat', K.memStatV1, 0],
+    ['memory.usage_in_bytes', K.single, F.memUsage], ['memory.limit_in_bytes', K.limitV1, F.memLimit, NEED.limits], ['memory.stat', K.memStatV1, 0],
     ['memory.failcnt', K.single, F.memFailcnt], ['memory.oom_control', K.oomControlV1, 0],
   ],
   pids: [['pids.current', K.single, F.pids]],
-  blkio: [['blkio.throttle.io_service_bytes', K.blkioV1, 0]],
+  blkio: [['blkio.throttle.io_service_bytes', K.blkioV1, 0, NEED.io]],
 };
 const V2: readonly FileRow[] = [
-  ['cpu.stat', K.cpuStatV2, 0], ['memory.current', K.single, F.memUsage], ['memory.max', K.single, F.memLimit],
-  ['memory.stat', K.memStatV2, 0], ['memory.events', K.memEventsV2, 0], ['pids.current', K.single, F.pids], ['io.stat', K.ioStatV2, 0],
+  ['cpu.stat', K.cpuStatV2, 0], ['memory.current', K.single, F.memUsage], ['memory.max', K.single, F.memLimit, NEED.limits],
+  ['memory.stat', K.memStatV2, 0], ['memory.events', K.memEventsV2, 0], ['pids.current', K.single, F.pids], ['io.stat', K.ioStatV2, 0, NEED.io],
 ];
-const PSI: readonly FileRow[] = [['cpu.pressure', K.psi, F.psiCpuSome], ['memory.pressure', K.psi, F.psiMemSome], ['io.pressure', K.psi, F.psiIoSome]];
+const PSI: readonly FileRow[] = [
+  ['cpu.pressure', K.psi, F.psiCpuSome, NEED.psi], ['memory.pressure', K.psi, F.psiMemSome, NEED.psi], ['io.pressure', K.psi, F.psiIoSome, NEED.psi],
+];
 
 const QOS_DIRS = ['', 'burstable', 'besteffort'];
 
@@ -57,7 +59,7 @@ export function createCgroupLayout(mounts: CgroupMounts, psi = false): CgroupLay
     files(name: string, group: number, byController?: ReadonlyMap<string, string>): CgroupFileSpec[] {
       const out: CgroupFileSpec[] = [];
       const add = (root: string, rows: readonly FileRow[], path = name) => {
-        for (const [file, kind, slot] of rows) out.push({ path: join(root, path, file), kind, group, slot });
+        for (const [file, kind, slot, need = NEED.usage] of rows) out.push({ path: join(root, path, file), kind, group, slot, need });
       };
       if (mode === 'v1') for (const [c, root] of v1Roots) add(root, V1[c]!, byController?.get(c));
       else if (unified) add(unified, V2);

@@ -3,7 +3,7 @@
  * reads (fs.readSync with a position is pread), and the same parser (cgroup-fields.ts).
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { FIELD_COUNT, MISSING, parseCgroupFile, type CgroupFileSpec } from './cgroup-fields.js';
+import { FIELD_COUNT, MISSING, NEED_ALL, parseCgroupFile, wanted, type CgroupFileSpec } from './cgroup-fields.js';
 import type { CgroupReader } from './types.js';
 
 interface Entry { spec: CgroupFileSpec; fd: number }
@@ -27,12 +27,12 @@ class TsCgroupReader implements CgroupReader {
     for (const fd of open.values()) closeSync(fd);
   }
 
-  read(out: BigUint64Array): number {
+  read(out: BigUint64Array, mask = NEED_ALL): number {
     out.fill(MISSING);
     let files = 0;
     for (const e of this.entries) {
       const base = e.spec.group * FIELD_COUNT;
-      if (base + FIELD_COUNT > out.length) continue;
+      if (base + FIELD_COUNT > out.length || !wanted(e.spec, mask)) continue;
       const text = this.readEntry(e);
       if (text === undefined) continue;
       parseCgroupFile(e.spec.kind, e.spec.slot, text, out, base);

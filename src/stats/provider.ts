@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { podDir, podLogsDirName } from '../util/pod-identity.js';
 import { log } from '../util/log.js';
-import { F, FIELD_COUNT, field } from './cgroup-fields.js';
+import { F, FIELD_COUNT, NEED, field } from './cgroup-fields.js';
 import type { CgroupLayout } from './cgroup-layout.js';
 import { dirUsage, statfsStats } from './fs-stats.js';
 import { nodeNetwork, parseNetDev } from './net-dev.js';
@@ -47,6 +47,10 @@ export interface ContainerFsUsage { usedBytes?: bigint; inodesUsed?: bigint }
 interface Prev { usage: bigint; at: bigint }
 
 const NS_PER_S = 1_000_000_000n;
+/** Limits change only on a resize: re-read them every this many passes (and on a new file set). */
+const LIMITS_EVERY_PASSES = 6;
+/** After a consumer asked for io, passes keep reading it this long (a scraper's period and more). */
+const IO_WANTED_MS = 120_000;
 
 function bootTime(): Date {
   try {
@@ -61,6 +65,9 @@ function bootTime(): Date {
 export class CgroupStatsProvider implements StatsProvider {
   private out = new BigUint64Array(0);
   private filesKey = '';
+  private passesSinceLimits = 0;
+  private ioWantedUntil = 0;
+  private lastHadIo = false;
   private prev = new Map<string, Prev>();
   private last: StatsSnapshot | undefined;
   private running: Promise<StatsSnapshot> | undefined;
@@ -91,8 +98,13 @@ export class CgroupStatsProvider implements StatsProvider {
     this.deps.reader.close();
   }
 
-  latest(): Promise<StatsSnapshot> {
-    return this.last ? Promise.resolve(this.last) : this.collect();
+  /** `io`: the caller shows io counters (/metrics/cadvisor): passes read io.stat from now on, for a while. */
+  async latest(want: { io?: boolean } = {}): Promise<StatsSnapshot> {
+    if (want.io) this.ioWantedUntil = Date.now() + IO_WANTED_MS;
+    if (this.last && (!want.io || this.lastHadIo)) return this.last;
+    if (this.running) await this.running.catch(() => undefined);
+    if (this.last && (!want.io || this.lastHadIo)) return this.last;
+    return this.collect();
   }
 
   /** One pass; concurrent callers share it. */
@@ -173,15 +185,32 @@ export class CgroupStatsProvider implements StatsProvider {
     return snap;
   }
 
-  /** The one batch read of the pass; the file set is replaced only when the cgroups changed. */
+  /**
+   * The one batch read of the pass; the file set is replaced only when the cgroups changed.
+   * Usage files every pass; limits on a new file set and every LIMITS_EVERY_PASSES (carried
+   * over in between: same file set, same rows); io only while a consumer wants it.
+   */
   private readAll(names: ReadonlyArray<string | { name: string; byController?: ReadonlyMap<string, string> }>): void {
     const key = names.map((n) => (typeof n === 'string' ? n : `${n.name}|${[...(n.byController ?? [])].join(',')}`)).join('\n');
-    if (key !== this.filesKey) {
+    const changed = key !== this.filesKey;
+    if (changed) {
       this.deps.reader.setFiles(names.flatMap((n, g) => (typeof n === 'string' ? this.deps.layout.files(n, g) : this.deps.layout.files(n.name, g, n.byController))));
       this.filesKey = key;
     }
     if (this.out.length !== names.length * FIELD_COUNT) this.out = new BigUint64Array(names.length * FIELD_COUNT);
-    this.deps.reader.read(this.out);
+    const limits = changed || ++this.passesSinceLimits >= LIMITS_EVERY_PASSES;
+    if (limits) this.passesSinceLimits = 0;
+    const io = Date.now() < this.ioWantedUntil;
+    const kept = limits ? undefined : this.column(F.memLimit);
+    this.deps.reader.read(this.out, NEED.usage | NEED.psi | (limits ? NEED.limits : 0) | (io ? NEED.io : 0));
+    if (kept) kept.forEach((v, g) => { this.out[g * FIELD_COUNT + F.memLimit] = v; });
+    this.lastHadIo = io;
+  }
+
+  private column(f: number): bigint[] {
+    const out: bigint[] = [];
+    for (let i = f; i < this.out.length; i += FIELD_COUNT) out.push(this.out[i]!);
+    return out;
   }
 
   private sample(name: string, g: number, time: Date, at: bigint): CgroupSample {

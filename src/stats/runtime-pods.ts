@@ -52,6 +52,6 @@ export function statsRoutes(stats: StatsProvider, oomCounts: () => readonly OomC
   return {
     summary: async (only: boolean) => stringifyExact(buildSummary(await stats.latest(), only)),
     resourceMetrics: async () => resourceMetrics(await stats.latest()),
-    cadvisorMetrics: async () => cadvisorMetrics(await stats.latest(), oomCounts(), memoryCapacity),
+    cadvisorMetrics: async () => cadvisorMetrics(await stats.latest({ io: true }), oomCounts(), memoryCapacity),
   };
 }

@@ -9,8 +9,11 @@ import type { CgroupFileSpec } from './cgroup-fields.js';
 export interface CgroupReader {
   /** Replaces the file set; files still wanted keep their open fd. */
   setFiles(specs: readonly CgroupFileSpec[]): void;
-  /** Reads every file into out (FIELD_COUNT slots per group, MISSING first); returns files read. */
-  read(out: BigUint64Array): number;
+  /**
+   * Reads the files wanted by `mask` (NEED bits, default every file) into out (FIELD_COUNT slots
+   * per group, MISSING first); returns files read.
+   */
+  read(out: BigUint64Array, mask?: number): number;
   close(): void;
 }
 export type CreateCgroupReader = () => CgroupReader;
@@ -128,8 +131,11 @@ export interface StatsSnapshot {
 
 /** What the servers and the eviction manager read (upstream server/stats.Provider, reduced). */
 export interface StatsProvider {
-  /** The newest pass (running one now if none has completed yet). */
-  latest(): Promise<StatsSnapshot>;
+  /**
+   * The newest pass (running one now if none has completed yet, or if `io` is wanted and the
+   * newest pass did not read io; io is then read in every pass for a while).
+   */
+  latest(want?: { io?: boolean }): Promise<StatsSnapshot>;
   /** Runs one pass now (tests, eviction's synchronize). */
   collect(): Promise<StatsSnapshot>;
   /** Called after every pass (the OOM watcher reads the oom_kill counters from it). */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { implementations } from '../../src/cmd/hot-paths.js';
 import { detectCgroupMounts } from '../../src/cm/index.js';
 import { createCgroupLayout } from '../../src/stats/cgroup-layout.js';
-import { F, FIELD_COUNT, K, MISSING, field, type CgroupFileSpec } from '../../src/stats/cgroup-fields.js';
+import { F, FIELD_COUNT, K, MISSING, NEED, field, type CgroupFileSpec } from '../../src/stats/cgroup-fields.js';
 import { makeCgroupTree, treeNumbers } from '../../bench/fixtures/cgroup-tree.js';
 
 const impls = implementations('cgroupStats');
@@ -56,6 +56,32 @@ for (const impl of impls) {
             assert.equal(field(out, g, F.psiMemFull), BigInt(50 + g));
           }
         }
+      });
+    }
+
+    for (const mode of ['v2', 'v1'] as const) {
+      it(`${mode}: a mask reads only the files it wants (usage every pass, limits / io / psi on request)`, () => {
+        const root = mkdtempSync(join(dir, `mask-${mode}`));
+        const tree = makeCgroupTree(root, { mode, pods: 2, containersPerPod: 2 });
+        const layout = createCgroupLayout(tree.mounts, true);
+        const names = ['/', ...tree.pods.flatMap((p) => [`/kubepods/besteffort/pod${p.uid}`, ...p.containers.map((c) => `/kubepods/besteffort/pod${p.uid}/${c.id}`)])];
+        const specs = names.flatMap((n, g) => layout.files(n, g));
+        const r = impl.createCgroupReader();
+        r.setFiles(specs);
+        const all = new BigUint64Array(names.length * FIELD_COUNT);
+        const part = new BigUint64Array(names.length * FIELD_COUNT);
+        const allFiles = r.read(all);
+        const usageFiles = r.read(part, NEED.usage);
+        assert.ok(usageFiles < allFiles, `${usageFiles} < ${allFiles}`);
+        assert.equal(usageFiles, specs.filter((s) => s.need === NEED.usage).length);
+        const g = 3; // odd group: limited
+        assert.equal(field(part, g, F.memLimit), undefined, 'limits not read');
+        assert.equal(field(part, g, F.ioRead), undefined, 'io not read');
+        assert.equal(field(part, g, F.psiMemSome), undefined, 'psi not read');
+        for (const f of [F.cpuUsageNs, F.memUsage, F.memInactiveFile, F.memRss, F.oomKill, F.pids]) assert.equal(part[g * FIELD_COUNT + f], all[g * FIELD_COUNT + f]);
+        r.read(part, NEED.usage | NEED.limits | NEED.io | NEED.psi);
+        assert.deepEqual(part, all, 'every bit set reads what no mask reads');
+        r.close();
       });
     }
 

@@ -14,6 +14,7 @@ import { resourceMetrics } from '../../src/stats/resource-metrics.js';
 import { cadvisorMetrics } from '../../src/stats/cadvisor-metrics.js';
 import { nsToSeconds } from '../../src/stats/exposition.js';
 import { createTsCgroupReader } from '../../src/stats/cgroup-reader-ts.js';
+import { NEED } from '../../src/stats/cgroup-fields.js';
 import { makeCgroupTree, treeNumbers } from '../../bench/fixtures/cgroup-tree.js';
 
 let dir: string;
@@ -60,6 +61,31 @@ describe('stats provider', () => {
       p.stop();
     });
   }
+
+  it('reads limits on a new file set and carries them between refreshes; io only once a consumer asks', async () => {
+    const root = mkdtempSync(join(dir, 'mask'));
+    const tree = makeCgroupTree(root, { mode: 'v2', pods: 1, containersPerPod: 2 });
+    const masks: number[] = [];
+    const inner = createTsCgroupReader();
+    const reader = { ...inner, setFiles: inner.setFiles.bind(inner), close: inner.close.bind(inner), read: (out: BigUint64Array, mask?: number) => { masks.push(mask ?? -1); return inner.read(out, mask); } };
+    const p = new CgroupStatsProvider({
+      nodeName: 'node-a', layout: createCgroupLayout(tree.mounts), reader, listPods: async () => structuredClone(tree.pods),
+      cgroupRoot: '/', rootDir: root, podLogsDir: join(root, 'logs'), memoryCapacity: 8n << 30n, housekeepingIntervalMs: 10_000, bootTime: new Date(0),
+    });
+    const first = await p.collect();
+    const second = await p.collect();
+    assert.ok(masks[0]! & NEED.limits, 'first pass (new file set) reads limits');
+    assert.equal(masks[1]! & NEED.limits, 0, 'second pass does not');
+    assert.equal(second.pods[0]!.containers[1]!.memoryLimit, 64n * 1024n * 1024n, 'limit carried over');
+    assert.equal(second.pods[0]!.containers[1]!.memoryLimit, first.pods[0]!.containers[1]!.memoryLimit);
+    assert.equal(second.pods[0]!.containers[0]!.ioReadBytes, undefined, 'io not read before anyone asks');
+    const withIo = await p.latest({ io: true });
+    assert.equal(withIo.pods[0]!.containers[0]!.ioReadBytes, treeNumbers(2).rbytes + 1n, 'io read for the consumer that asked');
+    assert.ok((await p.collect()).pods[0]!.containers[0]!.ioReadBytes !== undefined, 'and in the passes after it');
+    for (let i = 0; i < 6; i++) await p.collect();
+    assert.ok(masks.slice(2).some((m) => m & NEED.limits), 'limits refreshed periodically');
+    p.stop();
+  });
 
   it('usageNanoCores follows the counter delta over wall time', async () => {
     const root = mkdtempSync(join(dir, 'rate'));
