@@ -72,13 +72,21 @@ export interface RuntimeRow {
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function pod(ns: string, name: string, n: number): Pod {
-  const containers = Array.from({ length: n }, (_, c) => ({
-    // Staggered exits over ~4 s, so triggers are not all coalesced into one relist.
-    name: `c${c}`, image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', `sleep ${(1.5 + Math.random() * 4).toFixed(3)}`],
+/** A pod whose containers exit `delaysS` seconds after they start. */
+function pod(ns: string, name: string, delaysS: number[]): Pod {
+  const containers = delaysS.map((d, c) => ({
+    name: `c${c}`, image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', `sleep ${Math.max(0.2, d).toFixed(3)}`],
   }));
   return { metadata: { name, namespace: ns, uid: `${ns}-${name}` }, spec: { hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers } } as Pod;
 }
+
+/**
+ * When exits begin, after the start of the run: every container is started by then, so exits
+ * do not compete with container creation (which would measure a busy runtime, not the path).
+ */
+const EXITS_BEGIN_MS = 9000;
+/** Exits are spread over this long, in random order, so triggers are not coalesced into one relist. */
+const EXITS_SPREAD_MS = 4000;
 
 /** One mode on one runtime: `exits` containers exit; returns each one's timeline. */
 async function runMode(endpoint: string, ns: string, exits: number, mode: TriggerMode): Promise<{ timelines: Timeline[]; criEvents: string }> {
@@ -116,15 +124,19 @@ async function runMode(endpoint: string, ns: string, exits: number, mode: Trigge
       await sleep(POLL_MS);
     }
   })();
-  const pods: Pod[] = [];
-  for (let p = 0; p * PER_POD < exits; p++) pods.push(pod(ns, `p${p}`, Math.min(PER_POD, exits - p * PER_POD)));
+  // Absolute exit times, shuffled, each container's sleep computed just before its pod starts.
+  const t0 = Date.now();
+  const exitAt = Array.from({ length: exits }, (_, i) => t0 + EXITS_BEGIN_MS + (i * EXITS_SPREAD_MS) / exits).sort(() => Math.random() - 0.5);
   try {
     pleg.start();
-    for (const p of pods) {
-      const r = await manager.syncPod(p, await manager.getPodStatus(p.metadata!.uid!, p.metadata!.name!, p.metadata!.namespace!));
+    for (let p = 0; p * PER_POD < exits; p++) {
+      const mine = exitAt.slice(p * PER_POD, (p + 1) * PER_POD);
+      const pd = pod(ns, `p${p}`, mine.map((at) => (at - Date.now()) / 1000));
+      const r = await manager.syncPod(pd, await manager.getPodStatus(pd.metadata!.uid!, pd.metadata!.name!, pd.metadata!.namespace!));
       if (r.error) throw r.error;
     }
-    const deadline = Date.now() + 30_000;
+    if (Date.now() > t0 + EXITS_BEGIN_MS) console.warn(`pleg-runtimes: starting the pods took longer than ${EXITS_BEGIN_MS} ms; exits overlapped starts`);
+    const deadline = Date.now() + 40_000;
     while (Date.now() < deadline) {
       const ours = [...t.entries()].filter(([, v]) => v.listed !== undefined);
       if (ours.length >= exits && ours.every(([, v]) => v.pleg !== undefined)) break;
