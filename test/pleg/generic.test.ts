@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createGenericPLEG, createPodStatusCache, type PodLifecycleEvent } from '../../src/pleg/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
+import { ManualClock } from '../fakes/manual-clock.js';
+import type { RawRelistSource } from '../../src/pleg/index.js';
 
 test('relist emits events, inspects only changed pods and fills the cache', async () => {
   const rt = new FakeRuntime();
@@ -61,6 +63,16 @@ test('getNewerThan waits for the next relist', async () => {
   assert.ok(v.modified > t - 1);
 });
 
+/** A PLEG on a manual clock whose cgroup exit trigger the test fires by hand (`exit(cid)`). */
+function plegWithFakeExits(rt: FakeRuntime, source: RawRelistSource, clock: ManualClock) {
+  let onExit!: (podUid: string, cid: string) => void;
+  const pleg = createGenericPLEG({
+    ...rt.plegOptions(), source, cache: createPodStatusCache(), clock, relistPeriodMs: 60_000,
+    createExitWatcher: (cb) => { onExit = cb; return { track: async () => true, untrack: () => undefined, close: () => undefined } as never; },
+  });
+  return { pleg, exit: (cid: string) => onExit('u1', cid) };
+}
+
 /**
  * A cgroup says the container's last process left; containerd records the exit only ~50 ms later
  * (bench/pleg-runtimes.ts). The PLEG asks ContainerStatus for just that container every 5 ms and
@@ -68,7 +80,6 @@ test('getNewerThan waits for the next relist', async () => {
  * no event before the runtime agrees (the cache never runs ahead of the runtime).
  */
 test('a cgroup exit is confirmed by per-container status calls, then one relist', async () => {
-  const { ManualClock } = await import('../fakes/manual-clock.js');
   const clock = new ManualClock();
   const rt = new FakeRuntime();
   let exitReported = false;
@@ -78,12 +89,7 @@ test('a cgroup exit is confirmed by per-container status calls, then one relist'
     listRaw: () => { lists++; return rt.listRaw(); },
     containerExited: async (id: string) => { statusCalls++; assert.equal(id, 'c1'); return exitReported; },
   };
-  let onExit!: (podUid: string, cid: string) => void;
-  const watcher = { track: async () => true, untrack: () => undefined, close: () => undefined };
-  const pleg = createGenericPLEG({
-    ...rt.plegOptions(), source, cache: createPodStatusCache(), clock, relistPeriodMs: 60_000,
-    createExitWatcher: (cb) => { onExit = cb; return watcher as never; },
-  });
+  const { pleg, exit } = plegWithFakeExits(rt, source, clock);
   const events: PodLifecycleEvent[] = [];
   pleg.watch((e) => events.push(e));
   rt.setContainer('u1', 'c1', 'running');
@@ -92,7 +98,7 @@ test('a cgroup exit is confirmed by per-container status calls, then one relist'
   assert.deepEqual(events.map((e) => e.type), ['ContainerStarted']);
   const listsBefore = lists;
 
-  onExit('u1', 'c1');
+  exit('c1');
   await clock.advance(40); // the runtime still says running: status calls only
   assert.ok(statusCalls >= 5, `polled ${statusCalls} times in 40 ms`);
   assert.equal(lists, listsBefore, 'no relist until the runtime reports the exit');
@@ -110,20 +116,15 @@ test('a cgroup exit is confirmed by per-container status calls, then one relist'
 });
 
 test('an unconfirmed cgroup exit is left to the periodic relist after 2 s', async () => {
-  const { ManualClock } = await import('../fakes/manual-clock.js');
   const clock = new ManualClock();
   const rt = new FakeRuntime();
   let statusCalls = 0;
   const source = { listRaw: () => rt.listRaw(), containerExited: async () => { statusCalls++; return false; } };
-  let onExit!: (podUid: string, cid: string) => void;
-  const pleg = createGenericPLEG({
-    ...rt.plegOptions(), source, cache: createPodStatusCache(), clock, relistPeriodMs: 60_000,
-    createExitWatcher: (cb) => { onExit = cb; return { track: async () => true, untrack: () => undefined, close: () => undefined } as never; },
-  });
+  const { pleg, exit } = plegWithFakeExits(rt, source, clock);
   rt.setContainer('u1', 'c1', 'running');
   pleg.start();
   await clock.advance(0);
-  onExit('u1', 'c1');
+  exit('c1');
   await clock.advance(2100);
   const calls = statusCalls;
   assert.ok(calls > 100 && calls < 500, `${calls} status calls`);
@@ -133,20 +134,15 @@ test('an unconfirmed cgroup exit is left to the periodic relist after 2 s', asyn
 });
 
 test('a mass exit is confirmed a few containers per round, not one call per container every 5 ms', async () => {
-  const { ManualClock } = await import('../fakes/manual-clock.js');
   const clock = new ManualClock();
   const rt = new FakeRuntime();
   const perRound: number[] = [];
   let inRound = 0;
   const source = { listRaw: () => rt.listRaw(), containerExited: async () => { inRound++; return false; } };
-  let onExit!: (podUid: string, cid: string) => void;
-  const pleg = createGenericPLEG({
-    ...rt.plegOptions(), source, cache: createPodStatusCache(), clock, relistPeriodMs: 60_000,
-    createExitWatcher: (cb) => { onExit = cb; return { track: async () => true, untrack: () => undefined, close: () => undefined } as never; },
-  });
+  const { pleg, exit } = plegWithFakeExits(rt, source, clock);
   pleg.start();
   await clock.advance(0);
-  for (let i = 0; i < 30; i++) onExit('u1', `c${i}`);
+  for (let i = 0; i < 30; i++) exit(`c${i}`);
   await clock.advance(0); // the first round runs at once
   assert.ok(inRound <= 8, `first round: ${inRound}`);
   for (let r = 0; r < 5; r++) {
