@@ -109,7 +109,11 @@ test('only_cpu_and_memory leaves the storage and network sections out', async ()
 });
 
 test('/metrics counts the CRI operations, started pods and containers, and names the node', async () => {
-  const text = (await httpGet(kubelet!.readOnlyPort!, '/metrics')).body;
+  // desired/active pods are set by housekeeping (every 2 s, as upstream's HandlePodCleanups): wait for one.
+  const text = await waitFor('housekeeping set kubelet_desired_pods', 30_000, async () => {
+    const t = (await httpGet(kubelet!.readOnlyPort!, '/metrics')).body;
+    return Number(/^kubelet_desired_pods\{static="true"\} (\S+)$/m.exec(t)?.[1] ?? 0) >= 1 ? t : undefined;
+  }, 250);
   const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
   assert.equal(value(/^kubelet_node_name\{node="e2e-node"\} (\S+)$/m), 1);
   for (const op of ['list_podsandbox', 'list_containers', 'run_podsandbox', 'create_container', 'start_container', 'version', 'status']) {
