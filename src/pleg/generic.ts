@@ -42,13 +42,11 @@ const EXIT_CONFIRM_INTERVAL_MS = 5;
 const EXIT_CONFIRM_LIMIT_MS = 2000;
 /** Status calls per round, oldest exits first: a mass exit must not flood the runtime (the relist one confirmation triggers sees every exit anyway). */
 const EXIT_CONFIRM_BATCH = 8;
-/** Without a per-container status call (test sources): relist again after these delays. */
-const EXIT_RETRY_DELAYS_MS = [5, 10, 20, 40, 80, 160, 320];
 
 /** The raw list calls (src/cri's listPodSandboxRaw / listContainersRaw). */
 export interface RawRelistSource {
   listRaw(): Promise<{ sandboxes: Buffer; containers: Buffer }>;
-  /** Whether the runtime has recorded the container's exit yet (ContainerStatus; gone counts as exited). */
+  /** Whether the runtime has recorded the container's exit yet (ContainerStatus; gone counts as exited). Absent (test sources): a cgroup exit relists once. */
   containerExited?(containerId: string): Promise<boolean>;
 }
 
@@ -84,7 +82,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private readonly podInfo = new Map<string, RelistPodInfo>();
   private needsReinspection = new Set<string>();
   /** Containers a cgroup reported exited that the runtime has not shown as exited yet. */
-  private readonly pendingExits = new Map<string, { attempt: number; at: number }>();
+  private readonly pendingExits = new Map<string, { at: number }>();
   private confirmTimer: { cancel(): void } | undefined;
   private lastRelistStart = 0;
   /** End of the last successful relist; undefined until the first one (upstream relistTime). */
@@ -156,9 +154,9 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   }
 
   private onCgroupExit(_podUid: string, containerId: string): void {
-    this.pendingExits.set(containerId, { attempt: 0, at: this.clock.now() });
-    if (this.opts.source.containerExited) this.scheduleExitConfirm(0);
-    else void this.relist();
+    if (!this.opts.source.containerExited) return void this.relist();
+    this.pendingExits.set(containerId, { at: this.clock.now() });
+    this.scheduleExitConfirm(0);
   }
 
   private scheduleExitConfirm(delay: number): void {
@@ -214,7 +212,6 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     // Pods whose inspection failed just now: no events (they come again, see keepPrevious).
     const failed = this.needsReinspection;
     for (const e of events) if (!failed.has(e.podId)) this.deliver(e);
-    this.retryPendingExits();
   }
 
   private async inspect(uid: string, observed: number): Promise<void> {
@@ -256,18 +253,6 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     if (!s?.finishedAt) return;
     const latency = this.clock.now() - s.finishedAt.getTime();
     if (latency >= 0) metrics.plegExitToEvent.observe(latency / 1000);
-  }
-
-  /** One more relist soon while a cgroup-reported exit is not visible in the runtime yet (sources without containerExited). */
-  private retryPendingExits(): void {
-    if (this.opts.source.containerExited) return;
-    let delay: number | undefined;
-    for (const [cid, p] of this.pendingExits) {
-      const d = EXIT_RETRY_DELAYS_MS[p.attempt++];
-      if (d === undefined) this.pendingExits.delete(cid); // the periodic relist will see it
-      else delay = delay === undefined ? d : Math.min(delay, d);
-    }
-    if (delay !== undefined && !this.stopped) this.clock.setTimeout(() => void this.relist(), delay);
   }
 
   private emit(e: PodLifecycleEvent): void {
