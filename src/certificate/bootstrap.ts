@@ -15,6 +15,7 @@ import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { loadKubeconfig } from '../apiclient/kubeconfig.js';
 import type { ApiClients } from '../apiclient/types.js';
 import { CertificateError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
@@ -38,22 +39,22 @@ export interface BootstrapOptions {
   now?: () => Date;
 }
 
-interface KubeconfigView {
+interface BootstrapCluster {
   dir: string;
+  /** The current context's cluster stanza as written (file paths kept, not read: the new kubeconfig points at the same CA file). */
   cluster: Record<string, unknown>;
-  user: Record<string, unknown>;
 }
 
-/** The current context's cluster and user of a kubeconfig file (what bootstrap needs of it). */
-function readKubeconfig(path: string): KubeconfigView {
-  const doc = parseYaml(readFileSync(path, 'utf8')) as Record<string, unknown> | null;
-  const named = (list: unknown, name: unknown, what: string) => {
-    const hit = Array.isArray(list) ? (list as { name?: unknown }[]).find((x) => x?.name === name) : undefined;
-    if (!hit) throw new CertificateError(`${path}: no ${what} named "${String(name)}"`);
-    return (hit as Record<string, unknown>)[what] as Record<string, unknown> ?? {};
-  };
-  const ctx = named(doc?.contexts, doc?.['current-context'], 'context');
-  return { dir: dirname(resolve(path)), cluster: named(doc?.clusters, ctx.cluster, 'cluster'), user: ctx.user === undefined ? {} : named(doc?.users, ctx.user, 'user') };
+/**
+ * The bootstrap kubeconfig: checked by the API client's loader (so its errors are the same),
+ * and its cluster stanza taken as written for the kubeconfig that bootstrap writes.
+ */
+function readBootstrapCluster(path: string): BootstrapCluster {
+  loadKubeconfig(path);
+  const doc = parseYaml(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  const named = (list: unknown, name: unknown, what: string) => ((list as { name?: unknown }[]).find((x) => x?.name === name) as Record<string, unknown>)[what] as Record<string, unknown>;
+  const ctx = named(doc.contexts, doc['current-context'], 'context');
+  return { dir: dirname(resolve(path)), cluster: named(doc.clusters, ctx.cluster, 'cluster') };
 }
 
 const inDir = (dir: string, p: string) => (isAbsolute(p) ? p : join(dir, p));
@@ -62,11 +63,7 @@ const inDir = (dir: string, p: string) => (isAbsolute(p) ? p : join(dir, p));
 export function isClientConfigStillValid(kubeconfigPath: string, now = new Date()): boolean {
   if (!existsSync(kubeconfigPath)) return false;
   try {
-    const { dir, user } = readKubeconfig(kubeconfigPath);
-    const pem = typeof user['client-certificate-data'] === 'string'
-      ? Buffer.from(user['client-certificate-data'], 'base64').toString('utf8')
-      : typeof user['client-certificate'] === 'string' ? readFileSync(inDir(dir, user['client-certificate']), 'utf8') : '';
-    const certs = splitPem(pem).certs.map((c) => new X509Certificate(c));
+    const certs = splitPem(loadKubeconfig(kubeconfigPath).user.cert?.toString('utf8') ?? '').certs.map((c) => new X509Certificate(c));
     if (certs.length === 0) return false;
     const expired = certs.find((c) => new Date(c.validTo) < now);
     if (expired) log('certificate').info({ kubeconfig: kubeconfigPath, notAfter: expired.validTo }, 'Part of the existing client certificate is expired; bootstrapping a new one');
@@ -77,10 +74,12 @@ export function isClientConfigStillValid(kubeconfigPath: string, now = new Date(
   }
 }
 
-/** The usages upstream asks for: key encipherment only with an RSA key. */
-export function clientUsages(keyPem: string): string[] {
-  return keyType(keyPem) === 'rsa' ? ['digital signature', 'key encipherment', 'client auth'] : ['digital signature', 'client auth'];
+/** The usages upstream asks for a node certificate: key encipherment only with an RSA key. */
+export function nodeCertUsages(keyPem: string, auth: 'client auth' | 'server auth'): string[] {
+  return keyType(keyPem) === 'rsa' ? ['digital signature', 'key encipherment', auth] : ['digital signature', auth];
 }
+
+export const clientUsages = (keyPem: string): string[] => nodeCertUsages(keyPem, 'client auth');
 
 /** The key to ask with: the current pair's, else the kept temporary one, else a new one (kept). */
 function bootstrapKey(store: CertFileStore, tmpKeyPath: string): string {
@@ -94,7 +93,7 @@ function bootstrapKey(store: CertFileStore, tmpKeyPath: string): string {
 }
 
 /** upstream writeKubeconfigFromBootstrapping: the bootstrap cluster, the cert dir's current pair. */
-function writeKubeconfig(path: string, bootstrap: KubeconfigView, pemPath: string): void {
+function writeKubeconfig(path: string, bootstrap: BootstrapCluster, pemPath: string): void {
   const c = bootstrap.cluster;
   const cluster: Record<string, unknown> = { server: c.server };
   if (typeof c['certificate-authority'] === 'string') cluster['certificate-authority'] = inDir(bootstrap.dir, c['certificate-authority']);
@@ -120,9 +119,9 @@ export async function loadClientCert(o: BootstrapOptions): Promise<'valid' | 'bo
     log('certificate').info({ kubeconfig: o.kubeconfigPath }, 'Kubeconfig exists and is valid, skipping bootstrap');
     return 'valid';
   }
-  let bootstrap: KubeconfigView;
+  let bootstrap: BootstrapCluster;
   try {
-    bootstrap = readKubeconfig(o.bootstrapKubeconfigPath);
+    bootstrap = readBootstrapCluster(o.bootstrapKubeconfigPath);
   } catch (err) {
     throw new CertificateError(`unable to load bootstrap kubeconfig ${o.bootstrapKubeconfigPath}: ${errorMessage(err)}`);
   }

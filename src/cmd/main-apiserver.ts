@@ -27,7 +27,7 @@ import { isStaticPod } from '../api/pod.js';
 import { ObjectCache, podObjectRefs } from '../apimode/configmap-secret-cache.js';
 import { createApiserverSink } from '../events/index.js';
 import { MirrorPods } from '../apimode/mirror-pods.js';
-import { CertFileStore, CertificateRotation, CLIENT_SIGNER, clientUsages, loadClientCert } from '../certificate/index.js';
+import { CertFileStore, CertificateRotation, CLIENT_SIGNER, clientUsages, loadClientCert, nodeCertUsages } from '../certificate/index.js';
 import { RuntimeClassCache, withRuntimeClassOverhead } from '../apimode/runtime-class-cache.js';
 
 export interface ApiModeInput {
@@ -61,6 +61,12 @@ export interface ApiMode {
   stop(): void;
 }
 
+/** kubelet_certificate_manager_{client,server}_ttl_seconds: seconds until the current pair expires (unchanged while there is none). */
+function setCertificateTtl(store: CertFileStore, gauge: { set(v: number): void }): void {
+  const c = store.current();
+  if (c) gauge.set((new Date(c.leaf.validTo).getTime() - Date.now()) / 1000);
+}
+
 /**
  * rotateCertificates: the client certificate in --cert-dir (kubelet-client-current.pem, where TLS
  * bootstrap and kubeadm put it) is renewed before it expires, and the clients switch to it.
@@ -72,10 +78,7 @@ function clientCertificateRotation(config: Config, clients: ApiClients): Certifi
     log('certificate').warn({ certDir: config.flags.certDir }, 'rotateCertificates: no kubelet-client-current.pem in the cert dir (TLS bootstrap puts it there); the client certificate will not be rotated');
     return undefined;
   }
-  const ttl = () => {
-    const c = store.current();
-    if (c) metrics.certificateManagerClientTtl.set((new Date(c.leaf.validTo).getTime() - Date.now()) / 1000);
-  };
+  const ttl = () => setCertificateTtl(store, metrics.certificateManagerClientTtl);
   ttl();
   const rotation = new CertificateRotation({
     store, kind: 'client', client: () => clients.main, signerName: CLIENT_SIGNER,
@@ -105,17 +108,14 @@ export function servingCertificateRotation(config: Config, clients: ApiClients, 
   }
   const store = new CertFileStore(config.flags.certDir, 'kubelet-server');
   const serve = (p: { certPem: string; keyPem: string }) => servers.setServingPair(Buffer.from(p.certPem), Buffer.from(p.keyPem));
-  const ttl = () => {
-    const c = store.current();
-    if (c) metrics.certificateManagerServerTtl.set((new Date(c.leaf.validTo).getTime() - Date.now()) / 1000);
-  };
+  const ttl = () => setCertificateTtl(store, metrics.certificateManagerServerTtl);
   const current = store.current();
   if (current && new Date(current.leaf.validTo) > new Date()) serve(current);
   ttl();
   const rotation = new CertificateRotation({
     store, kind: 'server', client: () => clients.main, signerName: SERVING_SIGNER,
     subject: { commonName: `system:node:${config.nodeName}`, organizations: ['system:nodes'] },
-    usages: (keyPem) => clientUsages(keyPem).map((u) => (u === 'client auth' ? 'server auth' : u)),
+    usages: (keyPem) => nodeCertUsages(keyPem, 'server auth'),
     altNames: () => ({ dnsNames: [config.nodeName], ips: hostIP ? [hostIP] : [] }),
     onRotated: (pair) => {
       serve(pair);
