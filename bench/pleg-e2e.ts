@@ -46,7 +46,8 @@ async function startPods(manager: ReturnType<typeof setup>['manager'], pods: Pod
   await Promise.all(Array.from({ length: parallel }, worker));
 }
 
-async function cleanup(ctx: E2EContext, rt: ReturnType<typeof setup>['runtime']): Promise<void> {
+/** Stops and removes every sandbox of the bench namespace. */
+export async function cleanup(ctx: E2EContext, rt: ReturnType<typeof setup>['runtime']): Promise<void> {
   const sbs = (await rt.listPodSandbox()).filter((s) => s.metadata.namespace === ctx.ns);
   await Promise.all(sbs.map(async (s) => {
     await rt.stopPodSandbox(s.id).catch(() => undefined);

@@ -29,6 +29,7 @@ import { createRuntimeManager } from '../src/kuberuntime/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../src/pleg/index.js';
 import { hotPaths } from '../src/cmd/hot-paths.js';
 import { percentile } from './stats.js';
+import { cleanup } from './pleg-e2e.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
@@ -154,11 +155,7 @@ async function runMode(endpoint: string, ns: string, exits: number, mode: Trigge
     await poll;
     pleg.stop();
     cgroupWatch?.close();
-    const sbs = (await runtime.listPodSandbox()).filter((s) => s.metadata.namespace === ns);
-    await Promise.all(sbs.map(async (s) => {
-      await runtime.stopPodSandbox(s.id).catch(() => undefined);
-      await runtime.removePodSandbox(s.id).catch(() => undefined);
-    }));
+    await cleanup({ endpoint, ns }, runtime);
     for (const c of [runtime, images, observer.runtime, observer.images]) c.close();
   }
 }
