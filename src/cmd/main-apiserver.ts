@@ -62,9 +62,9 @@ export interface ApiMode {
 }
 
 /** kubelet_certificate_manager_{client,server}_ttl_seconds: seconds until the current pair expires (unchanged while there is none). */
-function setCertificateTtl(store: CertFileStore, gauge: { set(v: number): void }): void {
+function setCertificateTtl(store: CertFileStore, set: (seconds: number) => void): void {
   const c = store.current();
-  if (c) gauge.set((new Date(c.leaf.validTo).getTime() - Date.now()) / 1000);
+  if (c) set((new Date(c.leaf.validTo).getTime() - Date.now()) / 1000);
 }
 
 /**
@@ -78,7 +78,7 @@ function clientCertificateRotation(config: Config, clients: ApiClients): Certifi
     log('certificate').warn({ certDir: config.flags.certDir }, 'rotateCertificates: no kubelet-client-current.pem in the cert dir (TLS bootstrap puts it there); the client certificate will not be rotated');
     return undefined;
   }
-  const ttl = () => setCertificateTtl(store, metrics.certificateManagerClientTtl);
+  const ttl = () => setCertificateTtl(store, (s) => metrics.certificateManagerClientTtl.set(s));
   ttl();
   const rotation = new CertificateRotation({
     store, kind: 'client', client: () => clients.main, signerName: CLIENT_SIGNER,
@@ -108,7 +108,7 @@ export function servingCertificateRotation(config: Config, clients: ApiClients, 
   }
   const store = new CertFileStore(config.flags.certDir, 'kubelet-server');
   const serve = (p: { certPem: string; keyPem: string }) => servers.setServingPair(Buffer.from(p.certPem), Buffer.from(p.keyPem));
-  const ttl = () => setCertificateTtl(store, metrics.certificateManagerServerTtl);
+  const ttl = () => setCertificateTtl(store, (s) => metrics.certificateManagerServerTtl.set(s));
   const current = store.current();
   if (current && new Date(current.leaf.validTo) > new Date()) serve(current);
   ttl();
