@@ -3,7 +3,7 @@
 #
 #   scripts/containerd.sh start  [--state-dir DIR] [--bridge NAME] [--subnet CIDR]
 #                                [--snapshotter overlayfs|native] [--no-import]
-#                                [--version 1.6|1.7|2]
+#                                [--version 1.6|1.7|2] [--systemd-cgroup]
 #   scripts/containerd.sh stop   [--state-dir DIR] [--daemon-only]
 #   scripts/containerd.sh status [--state-dir DIR]
 #   scripts/containerd.sh endpoint [--state-dir DIR]
@@ -23,6 +23,10 @@
 #         --daemon-only stops only the daemon and keeps containers, shims and state (restart tests:
 #         the next start recovers them).
 # status  exit 0 and print "running pid=... endpoint=..." when the daemon is up, else exit 1.
+#
+# --systemd-cgroup sets SystemdCgroup = true in runc's options (kubeadm's setup): runc then asks
+# systemd for each container's scope under the slice the sandbox's cgroup parent names, so the
+# daemon must run on a node whose PID 1 is systemd (tests: scripts/systemd-node.sh exec).
 #
 # Releases (--version, or $KUBELET_TS_CTR_VERSION): 1.6 is the system's containerd (Debian
 # bookworm's, installed by scripts/install-deps.sh). 1.7 (Debian trixie's) and 2 (Debian sid's)
@@ -51,6 +55,7 @@ SUBNET="${KUBELET_TS_CTR_SUBNET:-}"
 IMPORT=1
 SNAPSHOTTER_FORCE=""
 DAEMON_ONLY=0
+SYSTEMD_CGROUP=false
 VERSION="${KUBELET_TS_CTR_VERSION:-1.6}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -61,6 +66,7 @@ while [[ $# -gt 0 ]]; do
     --snapshotter) SNAPSHOTTER_FORCE=${2:?--snapshotter needs a value}; shift 2 ;;
     --no-import) IMPORT=0; shift ;;
     --daemon-only) DAEMON_ONLY=1; shift ;;
+    --systemd-cgroup) SYSTEMD_CGROUP=true; shift ;;
     --version) VERSION=${2:?--version needs a value}; shift 2 ;;
     --version=*) VERSION=${1#*=}; shift ;;
     *) echo "containerd.sh: unknown argument $1" >&2; exit 2 ;;
@@ -247,14 +253,14 @@ disabled_plugins = [
         runtime_type = "io.containerd.runc.v2"
 
         [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-          SystemdCgroup = false
+          SystemdCgroup = $SYSTEMD_CGROUP
           Root = "$RUNC_ROOT"
 
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.alt]
         runtime_type = "io.containerd.runc.v2"
 
         [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.alt.options]
-          SystemdCgroup = false
+          SystemdCgroup = $SYSTEMD_CGROUP
           Root = "$RUNC_ALT_ROOT"
 
     [plugins."io.containerd.grpc.v1.cri".cni]

@@ -12,7 +12,8 @@
 #         DIR>, under this process's cgroups), mounts fresh cgroup filesystems rooted there, binds
 #         DIR/run on /run and each SRC on DST (a missing DST is created on the host as an empty
 #         directory and removed again by stop), and starts systemd with only the units of
-#         DIR/run/systemd/system: a target and system.slice, nothing else. Every packaged and
+#         DIR/run/systemd/system: system.slice and empty targets, nothing else (a --bind onto
+#         /etc/systemd/system adds units of the test's own). Every packaged and
 #         admin unit directory and generator directory is hidden behind an empty one, and /tmp and
 #         /var/tmp are private tmpfs: nothing of the host's boot (systemd-tmpfiles, mounts,
 #         services) can run. Prints the host pid of that systemd once its manager answers.
@@ -86,6 +87,11 @@ EOF
 Description=System Slice
 DefaultDependencies=no
 EOF
+  # The targets a service's default dependencies name, empty: a unit file as shipped (kubelet.service) starts.
+  local t
+  for t in sysinit basic shutdown network-online multi-user; do
+    printf '[Unit]\nDescription=%s (empty)\nDefaultDependencies=no\n' "$t.target" >"$u/$t.target"
+  done
 }
 
 # Host side: a cgroup of our own in every hierarchy, joined, then the namespaces.
@@ -150,6 +156,9 @@ stage2() {
   mount -t tmpfs tmpfs /tmp
   mount -t tmpfs tmpfs /var/tmp
   for b in $KTS_BINDS; do mount --bind "${b%%:*}" "${b#*:}"; done
+  # systemd sets the hostname from /etc/hostname when it starts: give it ours.
+  echo "$KTS_HOSTNAME" >"$d/hostname"
+  mount --bind "$d/hostname" /etc/hostname
   hostname "$KTS_HOSTNAME"
   exec /lib/systemd/systemd --log-target=console --log-level=info --unit=kts-node.target
 }

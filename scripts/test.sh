@@ -62,9 +62,9 @@ if [[ $WHAT != unit ]]; then
       echo "=== e2e on containerd $version: the daemon did not start"; STATUS=1; continue
     fi
     suffix=""; [[ $version == 1.6 ]] || suffix="-containerd-$version"
-    run_tests "e2e-native$suffix" KUBELET_TS_NATIVE=1 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" -- --test-concurrency=1 "${E2E[@]}"
+    run_tests "e2e-native$suffix" KUBELET_TS_NATIVE=1 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" KUBELET_TS_CTR_VERSION="$version" -- --test-concurrency=1 "${E2E[@]}"
     if [[ $version == 1.6 ]]; then
-      run_tests e2e-ts KUBELET_TS_NATIVE=0 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" -- --test-concurrency=1 "${E2E[@]}"
+      run_tests e2e-ts KUBELET_TS_NATIVE=0 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" KUBELET_TS_CTR_VERSION="$version" -- --test-concurrency=1 "${E2E[@]}"
     fi
   done
 fi

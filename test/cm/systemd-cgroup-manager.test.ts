@@ -12,9 +12,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import {
-  Cgroupfs, PodContainerManagerImpl, SYSTEMD_INFINITY, SystemdCgroupManager, sliceResourceProperties,
+  Cgroupfs, PodContainerManagerImpl, SYSTEMD_INFINITY, SystemdCgroupManager, SystemdUnavailableError, connectSystemdSlices, sliceResourceProperties, sliceUnits,
   type SliceProperties, type SliceUnits,
 } from '../../src/cm/index.js';
+import type { SystemdUnitManager, UnitProperty } from '../../src/cm/systemd/index.js';
 
 const MiB = 2 ** 20;
 
@@ -103,5 +104,38 @@ describe('the systemd driver', () => {
     units.calls.length = 0;
     await pcm.ensureExists(burstable);
     assert.deepEqual(units.calls.map(([op, unit]) => [op, unit]), [['set', leaf]]);
+  });
+});
+
+describe('the slice operations over systemd\'s unit manager', () => {
+  it('a slice is started as runc starts one: no default dependencies, accounting, its parent wanted, the limits', async () => {
+    const calls: Array<[string, string, UnitProperty[]]> = [];
+    const manager = {
+      startTransientUnit: async (name: string, props: UnitProperty[]) => void calls.push(['start', name, props]),
+      setUnitProperties: async (name: string, _runtime: boolean, props: UnitProperty[]) => void calls.push(['set', name, props]),
+      stopUnit: async (name: string) => void calls.push(['stop', name, []]),
+      resetFailedUnit: async () => undefined,
+      getUnitProperty: async () => ({ sig: 's', value: '' }),
+      close: () => undefined,
+    } satisfies SystemdUnitManager;
+    const units = sliceUnits(manager);
+    await units.startSlice('kubepods-burstable.slice', { Description: 'd', Wants: 'kubepods.slice', CPUShares: 256n });
+    const props = Object.fromEntries(calls[0]![2].map((p) => [p.name, p.value]));
+    assert.deepEqual(props, {
+      Description: { sig: 's', value: 'd' }, Wants: { sig: 'as', value: ['kubepods.slice'] }, DefaultDependencies: { sig: 'b', value: false },
+      MemoryAccounting: { sig: 'b', value: true }, CPUAccounting: { sig: 'b', value: true }, TasksAccounting: { sig: 'b', value: true },
+      CPUShares: { sig: 't', value: 256n },
+    });
+    await units.setSliceProperties('kubepods-burstable.slice', {});
+    assert.equal(calls.length, 1, 'nothing to set: no call');
+    await units.setSliceProperties('kubepods-burstable.slice', { MemoryLimit: SYSTEMD_INFINITY });
+    assert.deepEqual(calls[1], ['set', 'kubepods-burstable.slice', [{ name: 'MemoryLimit', value: { sig: 't', value: SYSTEMD_INFINITY } }]]);
+    await units.stopSlice('kubepods-burstable.slice');
+    assert.deepEqual(calls[2], ['stop', 'kubepods-burstable.slice', []]);
+  });
+
+  it('no systemd to talk to: a start-up error naming the driver and both ways out', async () => {
+    await assert.rejects(connectSystemdSlices({ socketPaths: ['/nonexistent/kts/private'], timeoutMs: 1000 }), (e: unknown) =>
+      e instanceof SystemdUnavailableError && e.code === 'KTS_ERR_SYSTEMD_UNAVAILABLE' && /cgroupDriver is "systemd"/.test(e.message) && /cgroupDriver: cgroupfs/.test(e.message) && e.message.includes('/nonexistent/kts/private'));
   });
 });

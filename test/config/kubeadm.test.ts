@@ -13,19 +13,14 @@ import { helpText } from '../../src/config/index.js';
 import { FIELDS } from '../../src/config/schema.js';
 import { UPSTREAM_FIELDS, UPSTREAM_FLAGS } from '../../src/config/upstream-names.js';
 import { problems, run } from './helpers.js';
-import { KUBEADM_CONFIG as KUBEADM_CONFIG_AS_WRITTEN, KUBEADM_FLAGS_ENV } from '../support/kubeadm-files.js';
+import { KUBEADM_CONFIG, KUBEADM_FLAGS_ENV } from '../support/kubeadm-files.js';
 
-/**
- * kubeadm's config with the one change an operator makes for kubelet-ts today: the cgroupfs
- * driver (the systemd driver is refused at start; see the test below and the README).
- */
-const KUBEADM_CONFIG = KUBEADM_CONFIG_AS_WRITTEN.replace('cgroupDriver: systemd', 'cgroupDriver: cgroupfs');
-
-test("kubeadm's cgroupDriver: systemd is refused at start, naming the field and the supported value", () => {
-  const ps = problems([`--config=${file(KUBEADM_CONFIG_AS_WRITTEN)}`, '--hostname-override=node-1']);
-  assert.ok(ps.some((p) => p.startsWith('cgroupDriver (--cgroup-driver): "systemd" is not supported; the supported value is "cgroupfs"')), ps.join(' | '));
-  assert.ok(problems(['--cgroup-driver=systemd', '--hostname-override=n']).some((p) => p.includes('"systemd" is not supported')));
+test("cgroupDriver: kubeadm's systemd and cgroupfs load; anything else is refused, naming the field and both values", () => {
+  assert.equal(run([`--config=${file(KUBEADM_CONFIG)}`, '--hostname-override=node-1']).kubelet.cgroupDriver, 'systemd');
   assert.equal(run(['--cgroup-driver=cgroupfs', '--hostname-override=n']).kubelet.cgroupDriver, 'cgroupfs');
+  assert.equal(run(['--hostname-override=n']).kubelet.cgroupDriver, 'cgroupfs', 'upstream default');
+  const ps = problems(['--cgroup-driver=Systemd', '--hostname-override=n']);
+  assert.ok(ps.some((p) => p.startsWith('cgroupDriver (--cgroup-driver): "Systemd" is not a cgroup driver; use "cgroupfs" or "systemd"')), ps.join(' | '));
 });
 
 

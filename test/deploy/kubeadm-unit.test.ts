@@ -36,7 +36,7 @@ test("the drop-in's command line with kubeadm's files is one the agent loads", (
   // systemd's expansion: Environment= values, the EnvironmentFiles, then unquoted $VAR split on whitespace.
   const dir = mkdtempSync(join(tmpdir(), 'kts-kubeadm-unit-'));
   const config = join(dir, 'config.yaml');
-  writeFileSync(config, KUBEADM_CONFIG.replace('cgroupDriver: systemd', 'cgroupDriver: cgroupfs'));
+  writeFileSync(config, KUBEADM_CONFIG);
   const env: Record<string, string> = {};
   for (const e of settings(d, 'Environment')) {
     const m = /^"([A-Z_]+)=(.*)"$/.exec(e)!;
@@ -52,4 +52,5 @@ test("the drop-in's command line with kubeadm's files is one the agent loads", (
   assert.equal(c.kubelet.containerRuntimeEndpoint, 'unix:///var/run/containerd/containerd.sock');
   assert.equal(c.flags.nodeLabels['example.com/pool'], 'blue');
   assert.equal(c.kubelet.rotateCertificates, true);
+  assert.equal(c.kubelet.cgroupDriver, 'systemd');
 });

@@ -27,6 +27,10 @@ it('maps a memcg path to the pod UID and container id', () => {
   assert.deepEqual(podOfMemcg('/kubepods/podabc'), { podUid: 'abc' });
   assert.deepEqual(podOfMemcg('/system.slice/foo.service'), {});
   assert.deepEqual(podOfMemcg('/podfake/x'), {}, 'pod segment must be under kubepods');
+  // The systemd driver's names (runc's scope for containerd's containers).
+  assert.deepEqual(podOfMemcg(`/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_5678.slice/cri-containerd-${CID}.scope`), { podUid: '1234-5678', containerId: CID });
+  assert.deepEqual(podOfMemcg('/kubepods.slice/kubepods-podabc.slice'), { podUid: 'abc' });
+  assert.deepEqual(podOfMemcg('/kubepods.slice/kubepods-besteffort.slice'), {});
 });
 
 it('one event per kill: kmsg first, then the counter', () => {

@@ -9,6 +9,7 @@ import { mkdirSync, rmdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { implementations } from '../../src/cmd/hot-paths.js';
 import { CgroupExitWatcher, candidateCgroupDirs, findUnifiedRoot } from '../../src/pleg/cgroup-exit-watcher.js';
+import { cgroupNaming } from '../../src/cm/cgroup-name.js';
 
 const unified = findUnifiedRoot();
 const canRun = unified !== undefined && process.getuid?.() === 0;
@@ -19,6 +20,13 @@ test('candidate cgroup dirs cover containerd default and the kubepods QoS tree',
   assert.ok(c.includes('/kubepods/burstable/pod1234-ab/cid'));
   assert.ok(c.includes('/kubepods/besteffort/pod1234_ab/cid'));
   assert.ok(c.includes('/kubepods/pod1234-ab/cid'));
+});
+
+test('candidate cgroup dirs under the systemd driver: the pod slice and the runtime\'s scope', () => {
+  const c = candidateCgroupDirs('1234-ab', 'cid', '/', cgroupNaming('systemd'));
+  assert.ok(c.includes('/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_ab.slice/cri-containerd-cid.scope'));
+  assert.ok(c.includes('/kubepods.slice/kubepods-pod1234_ab.slice/cri-containerd-cid.scope'));
+  assert.ok(!c.some((d) => d.startsWith('k8s.io')), 'no cgroupfs parent');
 });
 
 for (const impl of implementations('inotify')) {
