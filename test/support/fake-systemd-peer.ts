@@ -8,15 +8,18 @@
  * as the method reply.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server, type Socket } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { authenticateExternal } from '../../src/cm/systemd/dbus-auth.js';
 import {
   MessageType,
   decodeMessage,
   encodeMessage,
   messageLength,
   unitObjectPath,
+  BUS_DAEMON,
   type DBusMessage,
   type DBusValue,
   type DBusVariant,
@@ -42,6 +45,8 @@ export interface FakeSystemdPeer {
   jobResult: (unit: string) => string;
   /** 'same-write': JobRemoved in the reply's write; a number: after that many ms; 'never'. */
   jobRemoved: 'same-write' | number | 'never';
+  /** Also serves on a message bus as org.freedesktop.systemd1 (what systemd does on the system bus). */
+  joinBus(busSocketPath: string): Promise<void>;
   /** Closes every client connection, as systemd's daemon-reexec does. */
   dropConnections(): void;
   close(): Promise<void>;
@@ -58,6 +63,7 @@ export async function startFakeSystemdPeer(): Promise<FakeSystemdPeer> {
     connections: 0,
     jobResult: () => 'done',
     jobRemoved: 10,
+    joinBus: (busSocketPath) => joinBus(busSocketPath),
     dropConnections: () => sockets.forEach((s) => s.destroy()),
     close: async () => {
       peer.dropConnections();
@@ -65,16 +71,29 @@ export async function startFakeSystemdPeer(): Promise<FakeSystemdPeer> {
       await rm(dir, { recursive: true, force: true });
     },
   };
-  const server: Server = createServer((socket) => {
-    peer.connections++;
+  const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);
-    serveConnection(socket, (call) => {
-      peer.calls.push(call);
-      return answer(peer, call, () => ++jobId);
-    });
+  };
+  const handle = (call: DBusMessage) => {
+    peer.calls.push(call);
+    return answer(peer, call, () => ++jobId);
+  };
+  const server: Server = createServer((socket) => {
+    peer.connections++;
+    track(socket);
+    serveConnection(socket, handle, { authenticated: false, rest: Buffer.alloc(0) });
   });
+  async function joinBus(busSocketPath: string): Promise<void> {
+    const socket = connect({ path: busSocketPath });
+    await once(socket, 'connect');
+    track(socket);
+    const { rest } = await authenticateExternal(socket, 0, busSocketPath);
+    await new Promise<void>((resolve) => {
+      serveConnection(socket, handle, { authenticated: true, rest, intro: BUS_INTRO, onReturn: (m) => m.replySerial === 2 && resolve() });
+    });
+  }
   await new Promise<void>((resolve) => server.listen(peer.socketPath, resolve));
   return peer;
 }
@@ -86,12 +105,30 @@ interface Answer {
   delivery?: FakeSystemdPeer['jobRemoved'];
 }
 
-function serveConnection(socket: Socket, handle: (call: DBusMessage) => Answer): void {
+/** Hello, then RequestName("org.freedesktop.systemd1", DBUS_NAME_FLAG_DO_NOT_QUEUE): serials 1 and 2 on a bus. */
+const BUS_INTRO: DBusMessage[] = [
+  { type: MessageType.METHOD_CALL, flags: 0, serial: 0, ...BUS_DAEMON, member: 'Hello', signature: '', body: [] },
+  { type: MessageType.METHOD_CALL, flags: 0, serial: 0, ...BUS_DAEMON, member: 'RequestName', signature: 'su', body: ['org.freedesktop.systemd1', 4] },
+];
+
+interface ServeOptions {
+  /** False for a server socket (SASL first); true once a client socket has authenticated. */
+  authenticated: boolean;
+  /** Bytes already read past SASL. */
+  rest: Buffer;
+  /** Calls to send first (as a bus client). */
+  intro?: DBusMessage[];
+  /** Replies to our own calls. */
+  onReturn?: (reply: DBusMessage) => void;
+}
+
+function serveConnection(socket: Socket, handle: (call: DBusMessage) => Answer, opts: ServeOptions): void {
   let buf = Buffer.alloc(0);
-  let authenticated = false;
+  let authenticated = opts.authenticated;
   let okSent = false;
   let serial = 0;
-  socket.on('data', (chunk: Buffer) => {
+  for (const m of opts.intro ?? []) socket.write(encodeMessage({ ...m, serial: ++serial }));
+  const onData = (chunk: Buffer) => {
     buf = Buffer.concat([buf, chunk]);
     if (!authenticated) {
       const text = buf.toString('latin1');
@@ -107,6 +144,8 @@ function serveConnection(socket: Socket, handle: (call: DBusMessage) => Answer):
       const length = messageLength(buf)!;
       const call = decodeMessage(buf.subarray(0, length));
       buf = buf.subarray(length);
+      if (call.type === MessageType.METHOD_RETURN) opts.onReturn?.(call);
+      if (call.type !== MessageType.METHOD_CALL) continue; // bus signals (NameAcquired), replies to our intro
       const { reply, job, delivery } = handle(call);
       const stamp = (m: DBusMessage) => encodeMessage({ ...m, serial: ++serial });
       const mode = delivery ?? 'never';
@@ -117,7 +156,9 @@ function serveConnection(socket: Socket, handle: (call: DBusMessage) => Answer):
         setTimeout(() => !socket.destroyed && socket.write(stamp(job)), mode);
       }
     }
-  });
+  };
+  socket.on('data', onData);
+  if (opts.rest.length > 0) onData(opts.rest);
 }
 
 function answer(peer: FakeSystemdPeer, call: DBusMessage, nextJob: () => number): Answer {
@@ -187,11 +228,11 @@ function sliceCgroup(name: string): string {
 }
 
 function ret(call: DBusMessage, signature: string, body: DBusValue[]): DBusMessage {
-  return { type: MessageType.METHOD_RETURN, flags: 0, serial: 0, replySerial: call.serial, signature, body };
+  return { type: MessageType.METHOD_RETURN, flags: 0, serial: 0, replySerial: call.serial, destination: call.sender, signature, body };
 }
 
 function err(call: DBusMessage, errorName: string, message: string): DBusMessage {
-  return { type: MessageType.ERROR, flags: 0, serial: 0, replySerial: call.serial, errorName, signature: 's', body: [message] };
+  return { type: MessageType.ERROR, flags: 0, serial: 0, replySerial: call.serial, destination: call.sender, errorName, signature: 's', body: [message] };
 }
 
 function noSuchUnit(call: DBusMessage, name: string): DBusMessage {

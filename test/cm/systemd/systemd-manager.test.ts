@@ -13,8 +13,12 @@ import {
   UNLIMITED,
   slice,
   unitObjectPath,
+  MessageType,
+  type DBusClient,
   type DBusMessage,
 } from '../../../src/cm/systemd/index.js';
+import { JobWatcher } from '../../../src/cm/systemd/job-watcher.js';
+import { startDBusDaemon } from '../../support/dbus-daemon.js';
 import { startFakeSystemdPeer, type FakeSystemdPeer } from '../../support/fake-systemd-peer.js';
 
 const POD_SLICE = 'kubepods-burstable-pod1234_5678.slice';
@@ -213,5 +217,58 @@ describe('unit property helpers and object paths', () => {
     assert.equal(unitObjectPath('1x.slice'), '/org/freedesktop/systemd1/unit/_31x_2eslice');
     assert.equal(unitObjectPath('a@b-c\\d.service'), '/org/freedesktop/systemd1/unit/a_40b_2dc_5cd_2eservice');
     assert.equal(unitObjectPath(''), '/org/freedesktop/systemd1/unit/_');
+  });
+});
+
+describe('SystemdManager on a message bus (a private dbus-daemon, the fake owning org.freedesktop.systemd1)', () => {
+  it('says Hello, addresses systemd by name, gets JobRemoved through its match rule', async () => {
+    const daemon = await startDBusDaemon();
+    const peer = await startFakeSystemdPeer();
+    try {
+      await peer.joinBus(daemon.socketPath);
+      const m = await SystemdManager.connect({ socketPaths: [{ path: daemon.socketPath, bus: true }], jobTimeoutMs: 2000 });
+      await m.startTransientUnit('kubepods.slice', [slice.cpuWeight(100)]);
+      assert.deepEqual(await m.getUnitProperty('kubepods.slice', 'org.freedesktop.systemd1.Unit', 'ActiveState'), { sig: 's', value: 'active' });
+      await m.stopUnit('kubepods.slice');
+      m.close();
+      assert.deepEqual(peer.calls.map((c) => c.member), ['Subscribe', 'StartTransientUnit', 'GetUnit', 'Get', 'StopUnit']);
+      assert.ok(peer.calls.every((c) => c.destination === 'org.freedesktop.systemd1' && /^:1\.\d+$/.test(c.sender ?? '')));
+    } finally {
+      await peer.close();
+      await daemon.stop();
+    }
+  });
+});
+
+describe('JobWatcher', () => {
+  /** A DBusClient that only delivers the signals a test emits. */
+  function signalSource() {
+    const handlers: Array<(m: DBusMessage) => void> = [];
+    const client: DBusClient = {
+      uniqueName: undefined, closed: false, close: () => undefined, onClose: () => undefined,
+      call: () => Promise.resolve([]), onSignal: (h) => (handlers.push(h), () => undefined),
+    };
+    const emit = (sender: string, job: string, result: string) => handlers.forEach((h) => h({
+      type: MessageType.SIGNAL, flags: 0, serial: 1, sender, path: '/org/freedesktop/systemd1',
+      interface: 'org.freedesktop.systemd1.Manager', member: 'JobRemoved', signature: 'uoss', body: [1, job, 'u.slice', result],
+    }));
+    return { client, emit };
+  }
+
+  it('on a bus, takes JobRemoved only from systemd\'s unique name', async () => {
+    const { client, emit } = signalSource();
+    const jobs = new JobWatcher(client);
+    jobs.acceptOnlyFrom(':1.1');
+    const waiting = jobs.wait('/org/freedesktop/systemd1/job/1', 'u.slice', 500);
+    emit(':1.66', '/org/freedesktop/systemd1/job/1', 'done'); // forged by another client
+    emit(':1.1', '/org/freedesktop/systemd1/job/1', 'failed');
+    assert.equal(await waiting, 'failed');
+  });
+
+  it('keeps a result that arrived before anyone waited for it', async () => {
+    const { client, emit } = signalSource();
+    const jobs = new JobWatcher(client);
+    emit(':1.1', '/org/freedesktop/systemd1/job/9', 'canceled');
+    assert.equal(await jobs.wait('/org/freedesktop/systemd1/job/9', 'u.slice', 10), 'canceled');
   });
 });
