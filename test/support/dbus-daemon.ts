@@ -4,6 +4,7 @@
  * daemon is started with --nofork and its pid is kept, so stop() ends exactly that process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,11 +33,14 @@ const CONFIG = (socketPath: string) => `<!DOCTYPE busconfig PUBLIC "-//freedeskt
 </busconfig>
 `;
 
+const DBUS_DAEMON = '/usr/bin/dbus-daemon';
+
 export async function startDBusDaemon(): Promise<TestDBusDaemon> {
+  if (!existsSync(DBUS_DAEMON)) throw new Error(`${DBUS_DAEMON} is missing: install Debian's dbus-daemon (bash scripts/install-deps.sh)`);
   const dir = await mkdtemp(join(tmpdir(), 'kts-dbus-'));
   const socketPath = join(dir, 'bus');
   await writeFile(join(dir, 'bus.conf'), CONFIG(socketPath));
-  const child = spawn('/usr/bin/dbus-daemon', [`--config-file=${join(dir, 'bus.conf')}`, '--nofork', '--print-address'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(DBUS_DAEMON, [`--config-file=${join(dir, 'bus.conf')}`, '--nofork', '--print-address'], { stdio: ['ignore', 'pipe', 'pipe'] });
   await printedAddress(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {

@@ -114,14 +114,11 @@ export class SystemdManager implements SystemdUnitManager {
       await s.subscribed;
       const [job] = await s.client.call(managerCall(s, { member, signature, body }));
       return s.jobs.wait(job as string, unit, this.jobTimeoutMs);
-    }).catch(async (err) => {
-      if (err instanceof SystemdJobError) await this.resetFailedUnit(unit).catch(() => undefined);
-      throw err;
-    });
+    }).catch((err: unknown) => (err instanceof SystemdJobError ? err : Promise.reject(err)));
     if (result === 'done') return;
-    // like runc: clear the failed state so the next start of the same name is not refused
+    // like runc's startUnit: clear the failed state, so the next start of this name is not refused
     await this.resetFailedUnit(unit).catch(() => undefined);
-    throw new SystemdJobError(unit, result, `${member} job did not succeed`);
+    throw result instanceof SystemdJobError ? result : new SystemdJobError(unit, result, `${member} job did not succeed`);
   }
 
   private call(c: Omit<MethodCall, 'path'>): Promise<DBusValue[]> {

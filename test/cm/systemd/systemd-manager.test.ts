@@ -115,6 +115,7 @@ describe('SystemdManager against a fake systemd peer', () => {
     assert.ok(err instanceof SystemdJobError && err.result === 'timeout', String(err));
     assert.match(err.message, /slow\.slice: job \/org\/freedesktop\/systemd1\/job\/\d+ did not finish within 1000 ms/);
     assert.ok(Date.now() - started >= 990);
+    assert.deepEqual(callsOf(peer, 'ResetFailedUnit').map((c) => c.body[0]), ['slow.slice']);
   });
 
   it('setUnitProperties passes runtime and a(sv); a unit systemd does not know is a DBusError NoSuchUnit', async () => {
