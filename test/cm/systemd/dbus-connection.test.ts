@@ -4,10 +4,13 @@
  * nobody answers (timeout), authentication refused, and the daemon killed mid-call.
  */
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { once } from 'node:events';
 import {
+  BUS_DAEMON,
   DBusConnectionError,
   DBusError,
   connectDBus,
@@ -19,7 +22,7 @@ import {
 import { startDBusDaemon, type TestDBusDaemon } from '../../support/dbus-daemon.js';
 import { HELLO_BYTES } from './hand-derived-hello.js';
 
-const BUS = { destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus' };
+const BUS = BUS_DAEMON;
 
 /** A client written by hand: SASL, then the hand-derived Hello; it never answers calls. Resolves with its unique name. */
 async function rawClient(socketPath: string): Promise<{ socket: Socket; uniqueName: string }> {
@@ -163,3 +166,40 @@ async function waitFor(cond: () => boolean, timeoutMs = 3000): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+describe('DBusConnection authentication against misbehaving servers', () => {
+  async function serverThatSays(reply: (socket: Socket) => void): Promise<{ path: string; close: () => Promise<void> }> {
+    const dir = await mkdtemp(`${tmpdir()}/kts-dbus-auth-`);
+    const server = createServer((s) => s.once('data', () => reply(s)));
+    await new Promise<void>((r) => server.listen(`${dir}/sock`, r));
+    const close = async () => {
+      await new Promise((r) => server.close(r));
+      await rm(dir, { recursive: true, force: true });
+    };
+    return { path: `${dir}/sock`, close };
+  }
+
+  it('a server that hangs up during SASL is DBusConnectionError(auth), at once', async () => {
+    const srv = await serverThatSays((s) => s.destroy());
+    try {
+      const started = Date.now();
+      const err = await connectDBus({ path: srv.path, bus: false, timeoutMs: 5000 }).then(() => undefined, (e: unknown) => e);
+      assert.ok(err instanceof DBusConnectionError && err.reason === 'auth', String(err));
+      assert.ok(Date.now() - started < 2000);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('an endless SASL line is refused after 16 KiB; silence times out', async () => {
+    const chatty = await serverThatSays((s) => s.write(Buffer.alloc(20_000, 0x41)));
+    const silent = await serverThatSays(() => undefined);
+    try {
+      await assert.rejects(connectDBus({ path: chatty.path, bus: false }), /SASL reply longer than 16384 bytes/);
+      await assert.rejects(connectDBus({ path: silent.path, bus: false, timeoutMs: 200 }), (e: unknown) => e instanceof DBusConnectionError && e.reason === 'timeout');
+    } finally {
+      await chatty.close();
+      await silent.close();
+    }
+  });
+});
