@@ -1,15 +1,22 @@
 /**
- * The container manager factory: pod cgroups (cgroupfs driver) under the QoS hierarchy, or a
- * no-op manager when they are disabled or no cgroup filesystem is mounted.
+ * The container manager factory: pod cgroups under the QoS hierarchy, with the cgroupfs or the
+ * systemd driver, or a no-op manager when they are disabled or no cgroup filesystem is mounted.
  */
 import { log } from '../util/log.js';
 import { Cgroupfs, detectCgroupMounts, type CgroupfsOptions } from './cgroupfs.js';
-import { CgroupfsPodContainerManager, NoopPodContainerManager } from './pod-container-manager.js';
+import { PodContainerManagerImpl, NoopPodContainerManager } from './pod-container-manager.js';
+import { CgroupfsCgroupManager } from './cgroup-manager.js';
+import type { CgroupDriver } from './cgroup-name.js';
+import { SystemdCgroupManager, type SliceUnits } from './systemd-cgroup-manager.js';
 import type { CgroupMounts, PodContainerManager } from './types.js';
 
+export * from './cgroup-name.js';
+export { CgroupfsCgroupManager, type CgroupManager } from './cgroup-manager.js';
+export { connectSystemdSlices, sliceUnits, SystemdUnavailableError } from './systemd-slices.js';
+export { SystemdCgroupManager, sliceResourceProperties, SYSTEMD_INFINITY, type SliceUnits, type SliceProperties } from './systemd-cgroup-manager.js';
 export type { PodContainerManager, ResourceConfig, QOSClass, CgroupMounts } from './types.js';
 export { Cgroupfs, parseCgroupMounts, detectCgroupMounts } from './cgroupfs.js';
-export { CgroupfsPodContainerManager, NoopPodContainerManager, POD_CGROUP_PREFIX } from './pod-container-manager.js';
+export { PodContainerManagerImpl, NoopPodContainerManager, POD_CGROUP_PREFIX } from './pod-container-manager.js';
 export {
   MIN_SHARES,
   MAX_SHARES,
@@ -33,8 +40,12 @@ export {
 export interface PodContainerManagerConfig {
   /** upstream --cgroups-per-qos (default true): pod cgroups under kubepods/<qos>. */
   cgroupsPerQOS?: boolean;
-  /** upstream --cgroup-root (default '/'). */
+  /** upstream --cgroup-root (default '/'), in the driver's form. */
   cgroupRoot?: string;
+  /** upstream cgroupDriver (default cgroupfs). */
+  cgroupDriver?: CgroupDriver;
+  /** systemd's slice operations (the systemd driver). */
+  systemdUnits?: SliceUnits;
   /** The node's allocatable CPU in milli-CPU, written as the kubepods cgroup's cpu.shares. */
   allocatableMilliCPU?: number;
   /** Mounts to use instead of /proc/self/mountinfo's (tests). */
@@ -50,5 +61,12 @@ export function createPodContainerManager(config: PodContainerManagerConfig = {}
     log('cm').warn('no cgroup filesystem is mounted; pod cgroups are disabled');
     return new NoopPodContainerManager();
   }
-  return new CgroupfsPodContainerManager({ cgroupfs: fs, cgroupRoot: config.cgroupRoot ?? '/', allocatableMilliCPU: config.allocatableMilliCPU });
+  let cgroups;
+  if (config.cgroupDriver === 'systemd') {
+    if (!config.systemdUnits) throw new TypeError('the systemd cgroup driver needs systemd\'s slice operations');
+    cgroups = new SystemdCgroupManager({ units: config.systemdUnits, cgroupfs: fs });
+  } else {
+    cgroups = new CgroupfsCgroupManager(fs);
+  }
+  return new PodContainerManagerImpl({ cgroups, cgroupRoot: config.cgroupRoot ?? '/', allocatableMilliCPU: config.allocatableMilliCPU });
 }

@@ -1,6 +1,7 @@
 /**
  * Pod cgroups under the QoS hierarchy (upstream cm/pod_container_manager_linux.go and
- * qos_container_manager_linux.go, cgroupfs driver):
+ * qos_container_manager_linux.go), shown here in the cgroupfs driver's form (the systemd driver
+ * names the same cgroups kubepods.slice, kubepods-burstable.slice, kubepods-burstable-pod<uid>.slice):
  *
  *   <cgroupRoot>/kubepods                    node allocatable (cpu.shares of the node's CPUs)
  *   <cgroupRoot>/kubepods/pod<uid>           Guaranteed pods
@@ -17,6 +18,8 @@ import type { Pod } from '../api/types.js';
 import { podCgroupLeaf } from '../util/pod-identity.js';
 import { log } from '../util/log.js';
 import type { Cgroupfs } from './cgroupfs.js';
+import { CgroupfsCgroupManager, type CgroupManager } from './cgroup-manager.js';
+import { qosCgroupNames, type CgroupName } from './cgroup-name.js';
 import { milliCPUToShares, MIN_SHARES, podQOSClass, podRequests, podResourceConfig } from './helpers.js';
 import type { PodContainerManager, ResourceConfig } from './types.js';
 
@@ -24,57 +27,55 @@ import type { PodContainerManager, ResourceConfig } from './types.js';
 export const POD_CGROUP_PREFIX = 'pod';
 
 export interface PodContainerManagerOptions {
-  cgroupfs: Cgroupfs;
-  /** upstream --cgroup-root (default '/'). */
+  /** The hierarchies; with no `cgroups`, the cgroupfs driver over them. */
+  cgroupfs?: Cgroupfs;
+  /** The driver (cgroupfs or systemd). */
+  cgroups?: CgroupManager;
+  /** upstream --cgroup-root (default '/'), in the driver's form. */
   cgroupRoot: string;
   /** The node's allocatable CPU in milli-CPU, for the kubepods cgroup's cpu.shares (omit to leave it). */
   allocatableMilliCPU?: number | undefined;
 }
 
-/** Joins cgroup name parts into cgroupfs form: '/a/b'. */
-function cgroupName(...parts: string[]): string {
-  const segs = parts.flatMap((p) => p.split('/')).filter(Boolean);
-  return `/${segs.join('/')}`;
-}
-
-export class CgroupfsPodContainerManager implements PodContainerManager {
+export class PodContainerManagerImpl implements PodContainerManager {
   readonly enabled = true;
-  readonly kubepods: string;
-  readonly burstable: string;
-  readonly besteffort: string;
+  private readonly cgroups: CgroupManager;
+  readonly kubepods: CgroupName;
+  readonly burstable: CgroupName;
+  readonly besteffort: CgroupName;
   private qosReady: Promise<void> | undefined;
   /** milli-CPU requests of the Burstable pods this manager created, for the burstable cgroup's shares. */
   private readonly burstableRequests = new Map<string, number>();
 
   constructor(private readonly opts: PodContainerManagerOptions) {
-    this.kubepods = cgroupName(opts.cgroupRoot, 'kubepods');
-    this.burstable = cgroupName(this.kubepods, 'burstable');
-    this.besteffort = cgroupName(this.kubepods, 'besteffort');
+    if (opts.cgroups) this.cgroups = opts.cgroups;
+    else if (opts.cgroupfs) this.cgroups = new CgroupfsCgroupManager(opts.cgroupfs);
+    else throw new TypeError('a pod container manager needs a cgroup driver or the cgroup hierarchies');
+    ({ kubepods: this.kubepods, burstable: this.burstable, besteffort: this.besteffort } = qosCgroupNames(this.cgroups.naming.parse(opts.cgroupRoot)));
   }
 
-  private get fs(): Cgroupfs {
-    return this.opts.cgroupfs;
-  }
-
-  /** upstream GetPodContainerName. */
-  getPodContainerName(pod: Pod): string {
+  /** The pod's cgroup name (upstream GetPodContainerName's first result). */
+  private podCgroupName(pod: Pod): CgroupName {
     const leaf = podCgroupLeaf(pod.metadata?.uid ?? '');
     switch (podQOSClass(pod)) {
-      case 'Guaranteed': return cgroupName(this.kubepods, leaf);
-      case 'Burstable': return cgroupName(this.burstable, leaf);
-      default: return cgroupName(this.besteffort, leaf);
+      case 'Guaranteed': return [...this.kubepods, leaf];
+      case 'Burstable': return [...this.burstable, leaf];
+      default: return [...this.besteffort, leaf];
     }
+  }
+
+  /** upstream GetPodContainerName: in the driver's form (what the runtime gets as cgroup parent). */
+  getPodContainerName(pod: Pod): string {
+    return this.cgroups.naming.format(this.podCgroupName(pod));
   }
 
   /** Creates the node allocatable and QoS cgroups once (retried after a failure). */
   ensureQOSCgroups(): Promise<void> {
     this.qosReady ??= (async () => {
-      await this.fs.create(this.kubepods);
-      if (this.opts.allocatableMilliCPU !== undefined) await this.fs.set(this.kubepods, { cpuShares: milliCPUToShares(this.opts.allocatableMilliCPU) });
-      await this.fs.create(this.burstable);
-      await this.fs.create(this.besteffort);
-      await this.fs.set(this.besteffort, { cpuShares: MIN_SHARES });
-      await this.updateBurstableShares();
+      const allocatable = this.opts.allocatableMilliCPU;
+      await this.cgroups.create(this.kubepods, allocatable !== undefined ? { cpuShares: milliCPUToShares(allocatable) } : {});
+      await this.cgroups.create(this.burstable, { cpuShares: this.burstableShares() });
+      await this.cgroups.create(this.besteffort, { cpuShares: MIN_SHARES });
     })().catch((err: unknown) => {
       this.qosReady = undefined;
       throw err;
@@ -82,52 +83,59 @@ export class CgroupfsPodContainerManager implements PodContainerManager {
     return this.qosReady;
   }
 
-  private async updateBurstableShares(): Promise<void> {
+  private burstableShares(): number {
     let sum = 0;
     for (const v of this.burstableRequests.values()) sum += v;
-    await this.fs.set(this.burstable, { cpuShares: milliCPUToShares(sum) });
+    return milliCPUToShares(sum);
+  }
+
+  private async updateBurstableShares(): Promise<void> {
+    await this.cgroups.update(this.burstable, { cpuShares: this.burstableShares() })
+      .catch((err: unknown) => log('cm').warn({ err: String(err) }, 'cannot update the burstable cgroup'));
   }
 
   exists(pod: Pod): Promise<boolean> {
-    return this.fs.exists(this.getPodContainerName(pod));
+    return this.cgroups.exists(this.podCgroupName(pod));
   }
 
   async ensureExists(pod: Pod): Promise<void> {
     await this.ensureQOSCgroups();
-    const name = this.getPodContainerName(pod);
+    const name = this.podCgroupName(pod);
     const config: ResourceConfig = podResourceConfig(pod);
-    if (!(await this.fs.exists(name))) {
-      await this.fs.create(name);
-      log('cm').debug({ cgroup: name, config }, 'created pod cgroup');
+    if (!(await this.cgroups.exists(name))) {
+      await this.cgroups.create(name, config);
+      log('cm').debug({ cgroup: this.cgroups.naming.format(name), config }, 'created pod cgroup');
+    } else {
+      await this.cgroups.update(name, config);
     }
-    await this.fs.set(name, config);
     if (podQOSClass(pod) === 'Burstable') {
       const uid = pod.metadata?.uid ?? '';
       const req = podRequests(pod).cpu;
       if (this.burstableRequests.get(uid) !== req) {
         this.burstableRequests.set(uid, req);
-        await this.updateBurstableShares().catch((err: unknown) => log('cm').warn({ err: String(err) }, 'cannot update the burstable cgroup'));
+        await this.updateBurstableShares();
       }
     }
   }
 
-  async destroy(name: string): Promise<void> {
-    await this.fs.destroy(name);
-    const uid = name.slice(name.lastIndexOf('/') + 1 + POD_CGROUP_PREFIX.length);
-    if (this.burstableRequests.delete(uid)) {
-      await this.updateBurstableShares().catch((err: unknown) => log('cm').warn({ err: String(err) }, 'cannot update the burstable cgroup'));
-    }
-    log('cm').debug({ cgroup: name }, 'removed pod cgroup');
+  /** Removes a pod cgroup, named as getPodContainerName and getAllPodsFromCgroups give it. */
+  async destroy(formatted: string): Promise<void> {
+    const name = this.cgroups.naming.parse(formatted);
+    await this.cgroups.destroy(name);
+    const uid = this.cgroups.naming.podUidOfLeaf(formatted.slice(formatted.lastIndexOf('/') + 1));
+    if (uid !== undefined && this.burstableRequests.delete(uid)) await this.updateBurstableShares();
+    log('cm').debug({ cgroup: formatted }, 'removed pod cgroup');
   }
 
-  /** upstream GetAllPodsFromCgroups: pod<uid> directories under kubepods and the QoS cgroups. */
+  /** upstream GetAllPodsFromCgroups: the pod cgroups under kubepods and the QoS cgroups. */
   async getAllPodsFromCgroups(): Promise<Map<string, string>> {
     const out = new Map<string, string>();
+    const { naming } = this.cgroups;
     for (const parent of [this.kubepods, this.burstable, this.besteffort]) {
-      for (const child of await this.fs.children(parent)) {
-        if (!child.startsWith(POD_CGROUP_PREFIX)) continue;
-        const uid = child.slice(POD_CGROUP_PREFIX.length);
-        if (uid) out.set(uid, cgroupName(parent, child));
+      const path = naming.path(parent);
+      for (const child of await this.cgroups.children(parent)) {
+        const uid = naming.podUidOfLeaf(child);
+        if (uid) out.set(uid, `${path}/${child}`);
       }
     }
     return out;

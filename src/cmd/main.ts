@@ -33,6 +33,7 @@ import { servingCertificateRotation, setupApiServerMode, type ApiMode } from './
 import { hotPaths, nativeStatus } from './hot-paths.js';
 import { addonMallocTrim, startMallocTrim } from './malloc-trim.js';
 import { birthCry } from './start-info.js';
+import { cgroupNaming, connectSystemdSlices } from '../cm/index.js';
 
 export interface Daemon {
   kubelet: Kubelet;
@@ -67,6 +68,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   birthCry(recorder, config);
   metrics.nodeName.set({ node: config.nodeName }, 1);
 
+  // The systemd driver needs systemd's manager before any pod cgroup: a node without one fails here, clearly.
+  const systemd = kc.cgroupDriver === 'systemd' && kc.cgroupsPerQOS ? await connectSystemdSlices() : undefined;
   const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, { timeoutMs: kc.runtimeRequestTimeoutMs });
   const hostIP = detectNodeIP(config.flags.nodeIP);
   const node = computeNodeInfo({
@@ -83,7 +86,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     runtime: criRuntime, images, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
-    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, objects: apiMode?.objects, runtimeClasses: apiMode?.runtimeClasses,
+    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, cgroupDriver: kc.cgroupDriver, systemdUnits: systemd?.slices, objects: apiMode?.objects, runtimeClasses: apiMode?.runtimeClasses,
     imagePulls: { serialize: kc.serializeImagePulls, maxParallel: kc.maxParallelImagePulls },
     probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
     bindSubPath: hotPaths().subpath.bindSubPath,
@@ -103,7 +106,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     differ: hotPaths().pleg.createRelistDiffer(),
     subscribeContainerEvents: (onEvent, onError) => criRuntime.getContainerEvents(onEvent, onError),
     createExitWatcher: unifiedRoot
-      ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot })
+      ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot, naming: cgroupNaming(kc.cgroupDriver) })
       : undefined,
   });
   const statusManager = apiMode?.statusManager ?? createStatusManager();
@@ -125,7 +128,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     nodeName: config.nodeName, listPods: runtimeStatsPods(runtime, (uid) => podManager.getPodByUID(uid)?.spec), cgroupRoot, rootDir, podLogsDir: kc.podLogsDir,
     imageFsPath: imageFsMount(images), memoryCapacity, housekeepingIntervalMs: config.flags.housekeepingIntervalMs,
     containerFs: criContainerFs(criRuntime), runtimeEndpoint: kc.containerRuntimeEndpoint,
-    createCgroupReader: hotPaths().cgroupStats.createCgroupReader,
+    createCgroupReader: hotPaths().cgroupStats.createCgroupReader, cgroupDriver: kc.cgroupDriver,
   });
   const oomEvents = createOomPodEvents({
     recorder, nodeName: config.nodeName,
@@ -208,6 +211,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       await servers.close();
       criRuntime.close();
       images.close();
+      systemd?.close();
     })();
     return stopping;
   };

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, errorMessage } from '../errors.js';
 import { tryParseQuantity } from '../util/quantity.js';
-import { EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, type FieldSpec } from './schema.js';
+import { CGROUP_DRIVERS, EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, type FieldSpec } from './schema.js';
 import { acceptFileFields, acceptFlags, acceptedHelpSection, unusedUpstreamFlags } from './accepted.js';
 import { applyDependentDefaults, convertTaints, isZeroValue } from './defaults.js';
 import { parseDuration } from '../util/duration.js';
@@ -265,10 +265,8 @@ function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, proble
   if (kc.shutdownGracePeriodCriticalPodsMs > kc.shutdownGracePeriodMs) problems.push('shutdownGracePeriodCriticalPods must not be greater than shutdownGracePeriod');
   if (kc.serializeImagePulls && kc.maxParallelImagePulls > 1) problems.push('maxParallelImagePulls must be 0 or 1 when serializeImagePulls is true');
   if (flags.exitOnLockContention && !flags.lockFile) problems.push('--exit-on-lock-contention needs --lock-file');
-  // Refused rather than ignored: with containerd's runc set to SystemdCgroup = true (kubeadm's
-  // setup) and our pod cgroups made by the cgroupfs driver, every sandbox would fail to start.
-  if (kc.cgroupDriver !== 'cgroupfs') {
-    problems.push(`cgroupDriver (--cgroup-driver): "${kc.cgroupDriver}" is not supported; the supported value is "cgroupfs" (and SystemdCgroup = false in containerd's runc options; see README "Replacing the kubelet on a kubeadm node")`);
+  if (!(CGROUP_DRIVERS as readonly string[]).includes(kc.cgroupDriver)) {
+    problems.push(`cgroupDriver (--cgroup-driver): "${kc.cgroupDriver}" is not a cgroup driver; use ${CGROUP_DRIVERS.map((d) => `"${d}"`).join(' or ')} (the same as containerd's runc SystemdCgroup option: true for "systemd")`);
   }
 }
 

@@ -6,6 +6,10 @@
 import type { KubeletConfiguration } from './types.js';
 import { DEFAULT_AUTHENTICATION, DEFAULT_AUTHORIZATION } from './auth-defaults.js';
 
+/** upstream cgroupDriver values; containerd's runc SystemdCgroup option must agree (true for systemd). */
+export const CGROUP_DRIVERS = ['cgroupfs', 'systemd'] as const;
+export type CgroupDriver = (typeof CGROUP_DRIVERS)[number];
+
 export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap' | 'headerMap'
   | 'authentication' | 'authorization' | 'tlsVersion' | 'cipherSuites' | 'quantity' | 'evictionGraceMap' | 'taints';
 
@@ -70,7 +74,7 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'nodeStatusUpdateFrequency', key: 'nodeStatusUpdateFrequencyMs', kind: 'duration', default: 10_000, flag: 'node-status-update-frequency', help: 'Node status computation period.', zeroDefault: true },
   { name: 'enableDebuggingHandlers', key: 'enableDebuggingHandlers', kind: 'bool', default: true, flag: 'enable-debugging-handlers', help: 'Serve logs/exec/attach/debug routes.' },
   { name: 'cgroupsPerQOS', key: 'cgroupsPerQOS', kind: 'bool', default: true, flag: 'cgroups-per-qos', help: 'Pod cgroups under kubepods/<qos class> (burstable, besteffort).' },
-  { name: 'cgroupDriver', key: 'cgroupDriver', kind: 'string', default: 'cgroupfs', flag: 'cgroup-driver', help: 'Driver of the pod cgroups: cgroupfs (the only one supported yet; containerd\'s runc must have SystemdCgroup = false).', zeroDefault: true },
+  { name: 'cgroupDriver', key: 'cgroupDriver', kind: 'string', default: 'cgroupfs', flag: 'cgroup-driver', help: 'Driver of the pod cgroups: cgroupfs, or systemd (slices made through systemd\'s D-Bus API); containerd\'s runc SystemdCgroup must agree.', zeroDefault: true },
   { name: 'cgroupRoot', key: 'cgroupRoot', kind: 'string', default: '', flag: 'cgroup-root', help: "Cgroup where kubepods is created; '' = the root." },
   { name: 'systemReserved', key: 'systemReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'system-reserved', help: 'Resources reserved for the OS (cpu=200m,memory=500Mi): subtracted from allocatable.' },
   { name: 'kubeReserved', key: 'kubeReserved', kind: 'reservedMap', default: Object.freeze({}), flag: 'kube-reserved', help: 'Resources reserved for Kubernetes daemons (cpu=100m,memory=256Mi): subtracted from allocatable.' },

@@ -3,6 +3,8 @@
  * names, plus the command-line-only settings (upstream's KubeletFlags). Durations are kept as
  * milliseconds after validation; the file uses upstream's duration strings ("20s", "1m30s").
  */
+import type { CgroupDriver } from './schema.js';
+
 export interface KubeletConfiguration {
   staticPodPath: string;
   fileCheckFrequencyMs: number;
@@ -26,7 +28,7 @@ export interface KubeletConfiguration {
   cgroupsPerQOS: boolean;
   /** Cgroup under which kubepods is created (upstream cgroupRoot); '' = the root. */
   /** cgroupfs only: the systemd driver (systemd slices over D-Bus) is not implemented. */
-  cgroupDriver: string;
+  cgroupDriver: CgroupDriver;
   cgroupRoot: string;
   /** Resource name → quantity reserved for the OS (upstream systemReserved); default {}. */
   systemReserved: Readonly<Record<string, string>>;

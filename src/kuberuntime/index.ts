@@ -1,6 +1,6 @@
 /** The runtime manager factory: the only way other subsystems get a Runtime. */
 import { cpus, totalmem } from 'node:os';
-import { createPodContainerManager } from '../cm/index.js';
+import { createPodContainerManager, type CgroupDriver, type SliceUnits } from '../cm/index.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { ImageService, RuntimeService } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
@@ -78,8 +78,12 @@ export interface RuntimeManagerDeps {
   gcPolicy?: Partial<GCPolicy>;
   /** upstream --cgroups-per-qos (default true): pod cgroups under <cgroupRoot>/kubepods/<qos>/pod<uid>. */
   cgroupsPerQOS?: boolean;
-  /** upstream --cgroup-root (default '/'). */
+  /** upstream --cgroup-root (default '/'), in the driver's form. */
   cgroupRoot?: string;
+  /** upstream cgroupDriver (default cgroupfs); systemd needs `systemdUnits`. */
+  cgroupDriver?: CgroupDriver;
+  /** systemd's slice operations, for the systemd driver. */
+  systemdUnits?: SliceUnits;
   /** Pod cgroups implementation to use instead of the cgroupfs one (tests). */
   podContainerManager?: PodContainerManager;
   /** ConfigMaps, Secrets and service account tokens (API server mode). */
@@ -111,6 +115,8 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
   const podCgroups = deps.podContainerManager ?? createPodContainerManager({
     cgroupsPerQOS: deps.cgroupsPerQOS ?? true,
     cgroupRoot: deps.cgroupRoot ?? '/',
+    cgroupDriver: deps.cgroupDriver,
+    systemdUnits: deps.systemdUnits,
     allocatableMilliCPU: allocatable.cpu,
   });
   return new KubeGenericRuntimeManager({

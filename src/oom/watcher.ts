@@ -7,6 +7,7 @@
  */
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
+import { cgroupNaming, containerIdOfLeaf } from '../cm/cgroup-name.js';
 import type { CreateKmsgWatcher, KmsgWatcher, OomCounterSample, OomEvent, OomKillRecord, OomWatcher } from './types.js';
 
 export interface OomWatcherDeps {
@@ -19,13 +20,23 @@ export interface OomWatcherDeps {
 /** How many OOM-killed container ids are remembered for wasOomKilled(). */
 const REMEMBER = 4096;
 
-/** Pod UID and container id from a memcg path like /kubepods/burstable/pod<uid>/<id>. */
+/**
+ * Pod UID and container id from a memcg path, in either driver's naming:
+ * /kubepods/burstable/pod<uid>/<id> or
+ * /kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid, - as _>.slice/cri-containerd-<id>.scope.
+ */
 export function podOfMemcg(memcg: string): { podUid?: string; containerId?: string } {
   const parts = memcg.split('/').filter(Boolean);
-  const i = parts.findIndex((p, j) => p.startsWith('pod') && p.length > 3 && parts.slice(0, j).includes('kubepods'));
-  if (i < 0) return {};
-  const containerId = parts[i + 1];
-  return { podUid: parts[i]!.slice(3), ...(containerId ? { containerId } : {}) };
+  const kube = parts.findIndex((p) => p === 'kubepods' || p === 'kubepods.slice');
+  if (kube < 0) return {};
+  for (let i = kube + 1; i < parts.length; i++) {
+    const naming = cgroupNaming(parts[i]!.endsWith('.slice') ? 'systemd' : 'cgroupfs');
+    const podUid = naming.podUidOfLeaf(parts[i]!);
+    if (!podUid) continue;
+    const containerId = parts[i + 1] !== undefined ? containerIdOfLeaf(parts[i + 1]!) : undefined;
+    return { podUid, ...(containerId ? { containerId } : {}) };
+  }
+  return {};
 }
 
 export class KmsgOomWatcher implements OomWatcher {

@@ -13,6 +13,7 @@ import type { CreateFsWatcher, FsWatcher } from '../fswatch/types.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { isPathComponent } from '../util/path-component.js';
+import { cgroupNaming, qosCgroupNames, type CgroupNaming } from '../cm/cgroup-name.js';
 
 /** Where the unified hierarchy is mounted: the root on pure v2 hosts, `unified/` on hybrid ones. */
 export function findUnifiedRoot(base = '/sys/fs/cgroup'): string | undefined {
@@ -22,13 +23,15 @@ export function findUnifiedRoot(base = '/sys/fs/cgroup'): string | undefined {
 }
 
 /**
- * Cgroup directories a container may live in, relative to the unified root: containerd's
- * default parent (k8s.io) and the kubepods QoS hierarchy (cgroupfs driver naming).
+ * Cgroup directories a container may live in, relative to the unified root: under the kubepods
+ * QoS hierarchy in the driver's naming, or (cgroupfs, pod cgroups off) containerd's default
+ * parent k8s.io.
  */
-export function candidateCgroupDirs(podUid: string, containerId: string, cgroupRoot = '/'): string[] {
+export function candidateCgroupDirs(podUid: string, containerId: string, cgroupRoot = '/', naming: CgroupNaming = cgroupNaming('cgroupfs')): string[] {
   const pods = [`pod${podUid}`, `pod${podUid.replace(/-/g, '_')}`];
-  const parents = ['k8s.io', ...['', 'burstable', 'besteffort'].flatMap((qos) => pods.map((p) => join(cgroupRoot, 'kubepods', qos, p)))];
-  return [...new Set(parents)].map((p) => join(p, containerId));
+  const qos = Object.values(qosCgroupNames(naming.parse(cgroupRoot)));
+  const parents = [...(naming.driver === 'cgroupfs' ? ['k8s.io'] : []), ...qos.flatMap((q) => pods.map((p) => naming.path([...q, p])))];
+  return [...new Set(parents)].flatMap((p) => naming.containerLeaves(containerId).map((leaf) => join(p, leaf)));
 }
 
 interface Tracked { podUid: string; file: string }
@@ -39,6 +42,8 @@ export interface CgroupExitWatcherOptions {
   /** Called once per container whose cgroup became empty or vanished. */
   onExit: (podUid: string, containerId: string) => void;
   cgroupRoot?: string;
+  /** How the cgroup driver names pod and container cgroups (default cgroupfs). */
+  naming?: CgroupNaming;
 }
 
 export class CgroupExitWatcher {
@@ -69,7 +74,7 @@ export class CgroupExitWatcher {
     if (this.closed || this.tracked.has(containerId)) return this.tracked.has(containerId);
     // Both come from runtime labels and IDs: never walk a path they do not name exactly.
     if (!isPathComponent(podUid) || !isPathComponent(containerId)) return false;
-    for (const rel of candidateCgroupDirs(podUid, containerId, this.opts.cgroupRoot)) {
+    for (const rel of candidateCgroupDirs(podUid, containerId, this.opts.cgroupRoot, this.opts.naming)) {
       const file = join(this.opts.root, rel, 'cgroup.events');
       try {
         await access(file);

@@ -7,6 +7,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CgroupMounts } from '../cm/types.js';
+import { cgroupNaming, qosCgroupNames, type CgroupNaming } from '../cm/cgroup-name.js';
 import { F, K, NEED, type CgroupFileSpec, type FileKind } from './cgroup-fields.js';
 
 export interface CgroupLayout {
@@ -22,6 +23,10 @@ export interface CgroupLayout {
   memoryRoot?: string;
   /** Pod cgroups present, by pod UID (name relative to the hierarchy root). */
   podCgroups(cgroupRoot: string): Map<string, string>;
+  /** The kubepods cgroup (relative to the hierarchy root). */
+  kubepods(cgroupRoot: string): string;
+  /** A container's cgroup below its pod's (the driver and the runtime name its last element). */
+  containerCgroup(podCgroup: string, containerId: string): string;
 }
 
 type FileRow = readonly [file: string, kind: FileKind, slot: number, need?: number];
@@ -44,9 +49,7 @@ const PSI: readonly FileRow[] = [
   ['cpu.pressure', K.psi, F.psiCpuSome, NEED.psi], ['memory.pressure', K.psi, F.psiMemSome, NEED.psi], ['io.pressure', K.psi, F.psiIoSome, NEED.psi],
 ];
 
-const QOS_DIRS = ['', 'burstable', 'besteffort'];
-
-export function createCgroupLayout(mounts: CgroupMounts, psi = false): CgroupLayout {
+export function createCgroupLayout(mounts: CgroupMounts, psi = false, naming: CgroupNaming = cgroupNaming('cgroupfs')): CgroupLayout {
   const v1Roots = new Map<string, string>();
   for (const [mount, controllers] of mounts.v1) for (const c of controllers) if (c in V1) v1Roots.set(c, mount);
   const mode = v1Roots.has('memory') || v1Roots.has('cpuacct') ? 'v1' : 'v2';
@@ -69,17 +72,27 @@ export function createCgroupLayout(mounts: CgroupMounts, psi = false): CgroupLay
     podCgroups(cgroupRoot: string): Map<string, string> {
       const out = new Map<string, string>();
       if (!memoryRoot) return out;
-      for (const qos of QOS_DIRS) {
-        const rel = join('/', cgroupRoot, 'kubepods', qos);
+      for (const qos of Object.values(qosCgroupNames(naming.parse(cgroupRoot)))) {
+        const rel = naming.path(qos);
         let entries: string[];
         try {
           entries = readdirSync(join(memoryRoot, rel));
         } catch {
           continue;
         }
-        for (const e of entries) if (e.startsWith('pod') && e.length > 3) out.set(e.slice(3), join(rel, e));
+        for (const e of entries) {
+          const uid = naming.podUidOfLeaf(e);
+          if (uid) out.set(uid, join(rel, e));
+        }
       }
       return out;
+    },
+    kubepods: (cgroupRoot) => naming.path(qosCgroupNames(naming.parse(cgroupRoot)).kubepods),
+    containerCgroup(podCgroup: string, containerId: string): string {
+      const leaves = naming.containerLeaves(containerId);
+      // One spelling under cgroupfs; under systemd the runtime's scope name, found once per pass.
+      const found = leaves.length > 1 && memoryRoot ? leaves.find((l) => existsSync(join(memoryRoot, podCgroup, l))) : undefined;
+      return `${podCgroup}/${found ?? leaves[0]}`;
     },
   };
 }

@@ -1,5 +1,5 @@
 /** The stats factory: a cgroup reader (native or twin, chosen by the caller) behind a CgroupStatsProvider. */
-import { detectCgroupMounts } from '../cm/index.js';
+import { cgroupNaming, detectCgroupMounts, type CgroupDriver } from '../cm/index.js';
 import type { CgroupMounts } from '../cm/types.js';
 import { createCgroupLayout } from './cgroup-layout.js';
 import { CgroupStatsProvider, type StatsProviderDeps } from './provider.js';
@@ -15,8 +15,8 @@ export { createCgroupLayout, type CgroupLayout } from './cgroup-layout.js';
 export { F, FIELD_COUNT, K, MISSING, parseCgroupFile, type CgroupFileSpec } from './cgroup-fields.js';
 
 export function createStatsProvider(
-  deps: Omit<StatsProviderDeps, 'layout' | 'reader'> & { mounts?: CgroupMounts; createCgroupReader: CreateCgroupReader },
+  deps: Omit<StatsProviderDeps, 'layout' | 'reader'> & { mounts?: CgroupMounts; createCgroupReader: CreateCgroupReader; cgroupDriver?: CgroupDriver },
 ): StatsProvider {
-  const layout = createCgroupLayout(deps.mounts ?? detectCgroupMounts());
+  const layout = createCgroupLayout(deps.mounts ?? detectCgroupMounts(), false, cgroupNaming(deps.cgroupDriver ?? 'cgroupfs'));
   return new CgroupStatsProvider({ ...deps, layout, reader: deps.createCgroupReader() });
 }

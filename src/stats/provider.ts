@@ -129,16 +129,19 @@ export class CgroupStatsProvider implements StatsProvider {
     });
     const podCgroups = this.deps.layout.podCgroups(this.deps.cgroupRoot);
     const system = systemContainers({
-      mode: this.deps.layout.mode, memoryRoot: this.deps.layout.memoryRoot, cgroupRoot: this.deps.cgroupRoot, runtime: this.runtimeProcess,
+      mode: this.deps.layout.mode, memoryRoot: this.deps.layout.memoryRoot, kubepods: this.deps.layout.kubepods(this.deps.cgroupRoot), runtime: this.runtimeProcess,
     });
     const names: Array<string | { name: string; byController?: ReadonlyMap<string, string> }> = ['/', ...system.map((c) => ({ name: c.cgroup, byController: c.byController }))];
     const podGroup = new Map<string, number>();
+    const containerCgroups = new Map<string, string[]>();
     for (const p of pods) {
       const cg = p.cgroup || podCgroups.get(p.uid) || '';
       p.cgroup = cg;
       if (!cg) continue;
       podGroup.set(p.uid, names.push(cg) - 1);
-      for (const c of p.containers) names.push(`${cg}/${c.id}`);
+      const cgroups = p.containers.map((c) => this.deps.layout.containerCgroup(cg, c.id));
+      containerCgroups.set(p.uid, cgroups);
+      names.push(...cgroups);
     }
     this.readAll(names);
     const time = new Date();
@@ -158,8 +161,9 @@ export class CgroupStatsProvider implements StatsProvider {
       const g = podGroup.get(p.uid);
       if (g === undefined) continue;
       const logsDir = this.podLogsDir(p);
+      const cgroups = containerCgroups.get(p.uid)!;
       const containers: ContainerSample[] = p.containers.map((c, i) => ({
-        ...sample(`${p.cgroup}/${c.id}`, g + 1 + i), id: c.id, name: c.name, image: c.image, startTime: c.createdAt, cgroup: `${p.cgroup}/${c.id}`,
+        ...sample(cgroups[i]!, g + 1 + i), id: c.id, name: c.name, image: c.image, startTime: c.createdAt, cgroup: cgroups[i]!,
         ...dropUndefined({ rootfs: rootfsStats(writable?.get(c.id), imageFs, time), logs: logsDir ? dirFsStats(join(logsDir, c.name), time) : undefined }),
       }));
       const startTime = p.containers.reduce((t, c) => (c.createdAt < t ? c.createdAt : t), time);
@@ -262,7 +266,7 @@ export class CgroupStatsProvider implements StatsProvider {
     if (!root) return undefined;
     for (const id of [...(p.sandboxIds ?? []), ...p.containers.map((c) => c.id)]) {
       try {
-        const pid = readFileSync(join(root, p.cgroup, id, 'cgroup.procs'), 'latin1').split('\n')[0];
+        const pid = readFileSync(join(root, this.deps.layout.containerCgroup(p.cgroup, id), 'cgroup.procs'), 'latin1').split('\n')[0];
         if (pid) return parseNetDev(readFileSync(`/proc/${pid}/net/dev`, 'latin1'), time);
       } catch {
         // sandbox or container gone between list and read: try the next one

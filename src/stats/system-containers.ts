@@ -126,7 +126,8 @@ export function processStartTime(pid: number | 'self'): Date | undefined {
 export function systemContainers(opts: {
   mode: 'v1' | 'v2';
   memoryRoot: string | undefined;
-  cgroupRoot: string;
+  /** The kubepods cgroup in the driver's path form. */
+  kubepods: string;
   runtime?: RuntimeProcessFinder;
 }): SystemContainer[] {
   const out: SystemContainer[] = [];
@@ -145,7 +146,7 @@ export function systemContainers(opts: {
   const runtimePid = opts.runtime?.find();
   if (runtimePid !== undefined) add('runtime', runtimePid);
   if (opts.memoryRoot) {
-    const pods = join('/', opts.cgroupRoot, 'kubepods');
+    const pods = opts.kubepods;
     try {
       out.push({ name: 'pods', cgroup: pods, startTime: statSync(join(opts.memoryRoot, pods)).ctime });
     } catch {

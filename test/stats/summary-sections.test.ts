@@ -93,7 +93,7 @@ describe('system containers (upstream cm.GetSystemContainers)', () => {
     const root = mkdtempSync(join(dir, 'sys-'));
     mkdirSync(join(root, own ?? '/'), { recursive: true });
     mkdirSync(join(root, 'kubepods'), { recursive: true });
-    const found = systemContainers({ mode: 'v1', memoryRoot: root, cgroupRoot: '/' });
+    const found = systemContainers({ mode: 'v1', memoryRoot: root, kubepods: '/kubepods' });
     assert.deepEqual(found.map((c) => c.name), own ? ['kubelet', 'pods'] : ['pods']);
     assert.equal(found.find((c) => c.name === 'pods')!.cgroup, '/kubepods');
   });
