@@ -9,6 +9,8 @@ PACKAGES=(containerd runc containernetworking-plugins busybox-static iproute2 ip
   docker-registry apache2-utils inotify-tools util-linux)
 # openssl: the main port's self-signed serving certificate, and the test CAs.
 PACKAGES+=(openssl)
+# dbus-daemon: the private message bus the D-Bus client tests (src/cm/systemd) talk to.
+PACKAGES+=(dbus-daemon)
 PACKAGES+=(prometheus)  # promtool (check metrics, check/test rules) and the prometheus server the monitoring-kit test scrapes with
 
 missing=()

@@ -23,9 +23,11 @@ export function authenticateExternal(socket: Socket, uid: number, where: string)
     let buffered = Buffer.alloc(0);
     const done = (err: Error | undefined, result?: AuthResult) => {
       socket.off('data', onData);
+      socket.off('close', onClose);
       if (err) reject(err);
       else resolve(result!);
     };
+    const onClose = () => done(new DBusConnectionError('auth', `${where}: the server closed the connection during authentication`));
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       const end = buffered.indexOf('\r\n');
@@ -40,6 +42,7 @@ export function authenticateExternal(socket: Socket, uid: number, where: string)
       done(undefined, { guid: ok[1]!, rest: buffered.subarray(end + 2) });
     };
     socket.on('data', onData);
+    socket.once('close', onClose);
     socket.write(`\0AUTH EXTERNAL ${Buffer.from(String(uid), 'ascii').toString('hex')}\r\n`);
   });
 }

@@ -10,7 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { log } from '../../util/log.js';
 import { authenticateExternal } from './dbus-auth.js';
 import { errorMessage } from '../../errors.js';
-import { DBusConnectionError, DBusError } from './errors.js';
+import { DBusConnectionError, DBusError, DBusProtocolError } from './errors.js';
 import { MessageFlag, MessageType, decodeMessage, encodeMessage, messageLength, type DBusMessage } from './dbus-wire.js';
 import type { DBusValue } from './dbus-values.js';
 import type { DBusClient, MethodCall } from './types.js';
@@ -27,7 +27,8 @@ export interface DBusConnectOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 25_000; // libdbus's default reply timeout
-const BUS = { destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus' };
+/** The message bus itself (dbus-daemon), for Hello, AddMatch, GetNameOwner. */
+export const BUS_DAEMON = { destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus' };
 
 interface Pending {
   member: string;
@@ -45,12 +46,18 @@ export async function connectDBus(opts: DBusConnectOptions): Promise<DBusClient>
     const auth = authenticateExternal(socket, opts.uid ?? process.getuid?.() ?? 0, opts.path);
     const { rest } = await withTimeout(auth, timeoutMs, () => new DBusConnectionError('timeout', `${opts.path}: no SASL reply within ${timeoutMs} ms`));
     conn.start(rest);
-    if (opts.bus) conn.uniqueName = (await conn.call({ ...BUS, member: 'Hello' }))[0] as string;
+    if (opts.bus) conn.uniqueName = await hello(conn, opts.path);
     return conn;
   } catch (err) {
     conn.close();
     throw err;
   }
+}
+
+async function hello(conn: DBusClient, path: string): Promise<string> {
+  const [name] = await conn.call({ ...BUS_DAEMON, member: 'Hello' });
+  if (typeof name !== 'string') throw new DBusProtocolError(`${path}: Hello returned ${typeof name}, not a unique name`);
+  return name;
 }
 
 function openSocket(path: string, timeoutMs: number): Promise<Socket> {
@@ -107,10 +114,15 @@ class Connection implements DBusClient {
   call(c: MethodCall): Promise<DBusValue[]> {
     if (this.ended) return Promise.reject(this.ended);
     const serial = this.nextSerial();
-    const bytes = encodeMessage({
-      type: MessageType.METHOD_CALL, flags: 0, serial, destination: c.destination, path: c.path, interface: c.interface,
-      member: c.member, signature: c.signature ?? '', body: c.body ?? [],
-    }); // throws DBusProtocolError for a value that does not fit the signature, before anything is sent
+    let bytes: Buffer;
+    try {
+      bytes = encodeMessage({
+        type: MessageType.METHOD_CALL, flags: 0, serial, destination: c.destination, path: c.path, interface: c.interface,
+        member: c.member, signature: c.signature ?? '', body: c.body ?? [],
+      });
+    } catch (err) {
+      return Promise.reject(err); // a value that does not fit the signature: nothing was sent
+    }
     const timeoutMs = c.timeoutMs ?? this.timeoutMs;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

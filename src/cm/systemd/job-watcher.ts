@@ -25,10 +25,17 @@ interface Waiter {
 export class JobWatcher {
   private readonly waiters = new Map<string, Waiter>();
   private readonly recent = new Map<string, string>();
+  /** On a message bus, systemd's unique name: a JobRemoved from anyone else is ignored. */
+  private sender: string | undefined;
 
   constructor(client: DBusClient) {
     client.onSignal((m) => this.onSignal(m));
     client.onClose((err) => this.failAll(err));
+  }
+
+  /** Accept JobRemoved only from `uniqueName` (any client on a bus can send a signal to us). */
+  acceptOnlyFrom(uniqueName: string): void {
+    this.sender = uniqueName;
   }
 
   /** Resolves with the job's result ("done", "failed", "canceled", ...); rejects after `timeoutMs`. */
@@ -49,6 +56,7 @@ export class JobWatcher {
 
   private onSignal(m: DBusMessage): void {
     if (m.interface !== MANAGER_INTERFACE || m.member !== 'JobRemoved' || m.path !== MANAGER_PATH || m.signature !== 'uoss') return;
+    if (this.sender !== undefined && m.sender !== this.sender) return;
     const [, job, , result] = m.body as [number, string, string, string];
     const waiter = this.waiters.get(job);
     if (!waiter) return this.remember(job, result);

@@ -5,7 +5,7 @@
  * (startUnit, stopUnit, resetFailedUnit, setUnitProperties, and retryOnDisconnect in dbus.go) over
  * go-systemd's dbus/methods.go; written from their behaviour, not their code.
  */
-import { connectDBus } from './dbus-connection.js';
+import { BUS_DAEMON, connectDBus } from './dbus-connection.js';
 import { DBusConnectionError, DBusError, DBusProtocolError, SystemdJobError } from './errors.js';
 import { JobWatcher, MANAGER_INTERFACE, MANAGER_PATH } from './job-watcher.js';
 import { isVariant, type DBusValue, type DBusVariant } from './dbus-values.js';
@@ -114,14 +114,11 @@ export class SystemdManager implements SystemdUnitManager {
       await s.subscribed;
       const [job] = await s.client.call(managerCall(s, { member, signature, body }));
       return s.jobs.wait(job as string, unit, this.jobTimeoutMs);
-    }).catch(async (err) => {
-      if (err instanceof SystemdJobError) await this.resetFailedUnit(unit).catch(() => undefined);
-      throw err;
-    });
+    }).catch((err: unknown) => (err instanceof SystemdJobError ? err : Promise.reject(err)));
     if (result === 'done') return;
-    // like runc: clear the failed state so the next start of the same name is not refused
+    // like runc's startUnit: clear the failed state, so the next start of this name is not refused
     await this.resetFailedUnit(unit).catch(() => undefined);
-    throw new SystemdJobError(unit, result, `${member} job did not succeed`);
+    throw result instanceof SystemdJobError ? result : new SystemdJobError(unit, result, `${member} job did not succeed`);
   }
 
   private call(c: Omit<MethodCall, 'path'>): Promise<DBusValue[]> {
@@ -176,11 +173,17 @@ function newSession(client: DBusClient, bus: boolean): Session {
   return session;
 }
 
-/** go-systemd's Subscribe: on a bus, JobRemoved reaches us only through a match rule. */
+/**
+ * go-systemd's Subscribe. On a bus, JobRemoved reaches us only through a match rule, and only
+ * systemd's unique name (GetNameOwner) may finish our jobs. On systemd's private socket every
+ * signal is sent to every peer; Subscribe is harmless there and what go-systemd does too.
+ */
 async function subscribe(s: Session): Promise<void> {
   if (s.bus) {
     const rule = `type='signal',sender='${SYSTEMD_BUS_NAME}',path='${MANAGER_PATH}',interface='${MANAGER_INTERFACE}',member='JobRemoved'`;
-    await s.client.call({ destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus', member: 'AddMatch', signature: 's', body: [rule] });
+    await s.client.call({ ...BUS_DAEMON, member: 'AddMatch', signature: 's', body: [rule] });
+    const [owner] = await s.client.call({ ...BUS_DAEMON, member: 'GetNameOwner', signature: 's', body: [SYSTEMD_BUS_NAME] });
+    s.jobs.acceptOnlyFrom(owner as string);
   }
   await s.client.call(managerCall(s, { member: 'Subscribe' }));
 }
