@@ -45,11 +45,11 @@ export const ERROR_CODES = {
   KTS_ERR_POD_IDENTITY: 'A pod\'s UID, name, namespace or a container name is not valid (from a manifest, a manifest URL or the apiserver): the pod is refused before any path is built from it.',
   KTS_ERR_UNSAFE_PATH: 'A path component taken from a pod (UID, name, namespace, container name) is empty, "." or "..", or holds "/", "\\", NUL or a control character: the path is not built.',
   KTS_ERR_CERTIFICATE: 'A node certificate could not be obtained or renewed: the certificate signing request was denied, failed or not issued in time, or the issued certificate or the files it is stored in are unusable.',
-  KTS_ERR_SYSTEMD_UNAVAILABLE: 'cgroupDriver is systemd but systemd\'s manager does not answer on D-Bus (/run/systemd/private, the system bus): the agent does not start.',
   KTS_ERR_DBUS_PROTOCOL: 'A D-Bus message could not be marshalled or did not parse: bad signature, wrong length, bad padding, a bound crossed (128 MiB message, 64 MiB array, nesting depth).',
   KTS_ERR_DBUS_CONNECTION: 'A D-Bus socket could not be reached or authenticated, the connection was lost or closed, or a call got no reply in time.',
   KTS_ERR_DBUS_CALL: 'A D-Bus method call was answered with an error (the D-Bus error name and message are kept).',
   KTS_ERR_SYSTEMD_JOB: 'A systemd job (start or stop of a unit, through D-Bus) ended with a result other than "done", or did not end in time.',
+  KTS_ERR_SYSTEMD_UNAVAILABLE: 'cgroupDriver is systemd but systemd\'s manager does not answer on D-Bus (/run/systemd/private, the system bus): the agent does not start.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -8,18 +8,18 @@
  * systemd uses '-' to nest slices, so a '-' inside a component is written '_' (pod UIDs have them).
  * The systemd form is also the path below each hierarchy's root, where the slice's cgroup lives.
  */
-import type { CgroupDriver } from '../config/schema.js';
+import { KubeletError } from '../errors.js';
+import type { CgroupDriver } from '../config/cgroup-drivers.js';
 
 export type CgroupName = readonly string[];
-export { CGROUP_DRIVERS, type CgroupDriver } from '../config/schema.js';
+export { CGROUP_DRIVERS, type CgroupDriver } from '../config/cgroup-drivers.js';
 
 const SLICE = '.slice';
 
-/** A slice name systemd refuses: the name and why (runc ExpandSlice's checks). */
-export class InvalidSliceError extends Error {
+/** A slice name systemd refuses (from cgroupRoot under the systemd driver): the name and why (runc ExpandSlice's checks). */
+export class InvalidSliceError extends KubeletError {
   constructor(readonly slice: string, reason: string) {
-    super(`invalid systemd slice name "${slice}": ${reason}`);
-    this.name = 'InvalidSliceError';
+    super('KTS_ERR_CONFIG', `invalid systemd slice name "${slice}": ${reason} (cgroupRoot must be a slice path, e.g. /kube.slice, under cgroupDriver: systemd)`);
   }
 }
 

@@ -6,10 +6,6 @@
 import type { KubeletConfiguration } from './types.js';
 import { DEFAULT_AUTHENTICATION, DEFAULT_AUTHORIZATION } from './auth-defaults.js';
 
-/** upstream cgroupDriver values; containerd's runc SystemdCgroup option must agree (true for systemd). */
-export const CGROUP_DRIVERS = ['cgroupfs', 'systemd'] as const;
-export type CgroupDriver = (typeof CGROUP_DRIVERS)[number];
-
 export type FieldKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'stringList' | 'endpoint' | 'reservedMap' | 'evictionMap' | 'headerMap'
   | 'authentication' | 'authorization' | 'tlsVersion' | 'cipherSuites' | 'quantity' | 'evictionGraceMap' | 'taints';
 

@@ -3,7 +3,7 @@
  * names, plus the command-line-only settings (upstream's KubeletFlags). Durations are kept as
  * milliseconds after validation; the file uses upstream's duration strings ("20s", "1m30s").
  */
-import type { CgroupDriver } from './schema.js';
+import type { CgroupDriver } from './cgroup-drivers.js';
 
 export interface KubeletConfiguration {
   staticPodPath: string;

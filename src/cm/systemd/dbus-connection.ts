@@ -47,6 +47,7 @@ export async function connectDBus(opts: DBusConnectOptions): Promise<DBusClient>
     const { rest } = await withTimeout(auth, timeoutMs, () => new DBusConnectionError('timeout', `${opts.path}: no SASL reply within ${timeoutMs} ms`));
     conn.start(rest);
     if (opts.bus) conn.uniqueName = await hello(conn, opts.path);
+    else await awaitPeerReady(conn, timeoutMs);
     return conn;
   } catch (err) {
     conn.close();
@@ -58,6 +59,26 @@ async function hello(conn: DBusClient, path: string): Promise<string> {
   const [name] = await conn.call({ ...BUS_DAEMON, member: 'Hello' });
   if (typeof name !== 'string') throw new DBusProtocolError(`${path}: Hello returned ${typeof name}, not a unique name`);
   return name;
+}
+
+/**
+ * systemd's private socket (sd-bus as the server) leaves a message that arrived in the same read
+ * as our BEGIN unprocessed until more bytes come (seen with systemd 252: the first call, Subscribe,
+ * unanswered on about one connection in three). So a peer connection is used only once a
+ * Peer.Ping has been answered; a Ping left unread is followed by another, whose bytes wake the
+ * server for both. Any answer counts, an error reply too: the server is reading.
+ */
+async function awaitPeerReady(conn: DBusClient, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+    try {
+      await conn.call({ path: '/', interface: 'org.freedesktop.DBus.Peer', member: 'Ping', timeoutMs: wait });
+      return;
+    } catch (err) {
+      if (err instanceof DBusError) return;
+      if (!(err instanceof DBusConnectionError && err.reason === 'timeout') || Date.now() >= deadline) throw err;
+    }
+  }
 }
 
 function openSocket(path: string, timeoutMs: number): Promise<Socket> {

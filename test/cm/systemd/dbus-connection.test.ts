@@ -13,8 +13,10 @@ import {
   BUS_DAEMON,
   DBusConnectionError,
   DBusError,
+  MessageType,
   connectDBus,
   decodeMessage,
+  encodeMessage,
   messageLength,
   type DBusClient,
   type DBusMessage,
@@ -178,6 +180,45 @@ describe('DBusConnection authentication against misbehaving servers', () => {
     };
     return { path: `${dir}/sock`, close };
   }
+
+  it('a peer that leaves the message sent with BEGIN unread (sd-bus, systemd 252) is woken by a second Ping', async () => {
+    const dir = await mkdtemp(`${tmpdir()}/kts-dbus-stuck-`);
+    const seen: string[] = [];
+    const server = createServer((s) => {
+      let buf = Buffer.alloc(0);
+      let authed = false;
+      s.on('data', (chunk: Buffer) => {
+        buf = Buffer.concat([buf, chunk]);
+        if (!authed) {
+          const begin = buf.indexOf('BEGIN\r\n');
+          if (buf.indexOf('AUTH') >= 0 && buf.indexOf('\r\n') >= 0 && begin < 0 && !seen.includes('auth')) {
+            seen.push('auth');
+            s.write('OK 0123456789abcdef0123456789abcdef\r\n');
+          }
+          if (begin < 0) return;
+          authed = true;
+          buf = buf.subarray(begin + 7);
+        }
+        for (let n = messageLength(buf); n !== undefined && buf.length >= n; n = messageLength(buf)) {
+          const msg = decodeMessage(buf.subarray(0, n));
+          buf = buf.subarray(n);
+          seen.push(msg.member ?? '?');
+          // Like sd-bus: the first message is only looked at once more bytes arrive; then both are answered.
+          if (seen.filter((m) => m === 'Ping').length < 2) continue;
+          for (const serial of [msg.serial - 1, msg.serial]) s.write(encodeMessage({ type: MessageType.METHOD_RETURN, flags: 0, serial: 100 + serial, replySerial: serial, signature: '', body: [] }));
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(`${dir}/sock`, r));
+    try {
+      const conn = await connectDBus({ path: `${dir}/sock`, bus: false, timeoutMs: 5000 });
+      conn.close();
+      assert.deepEqual(seen, ['auth', 'Ping', 'Ping']);
+    } finally {
+      await new Promise((r) => server.close(r));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it('a server that hangs up during SASL is DBusConnectionError(auth), at once', async () => {
     const srv = await serverThatSays((s) => s.destroy());

@@ -76,7 +76,7 @@ describe('SystemdManager against a fake systemd peer', () => {
   it('calls Subscribe once per connection, before the first job', async () => {
     await manager.startTransientUnit('a.slice', []);
     await manager.startTransientUnit('b.slice', []);
-    assert.deepEqual(peer.calls.map((c) => c.member), ['Subscribe', 'StartTransientUnit', 'StartTransientUnit']);
+    assert.deepEqual(peer.calls.map((c) => c.member), ['Ping', 'Subscribe', 'StartTransientUnit', 'StartTransientUnit'], 'a peer connection is used once a Peer.Ping is answered');
   });
 
   it('catches a JobRemoved that arrives in the same read as the reply', async () => {
