@@ -11,6 +11,8 @@ PACKAGES=(containerd runc containernetworking-plugins busybox-static iproute2 ip
 PACKAGES+=(openssl)
 # dbus-daemon: the private message bus the D-Bus client tests (src/cm/systemd) talk to.
 PACKAGES+=(dbus-daemon)
+# systemd: the PID 1 of the systemd cgroup driver's test node (scripts/systemd-node.sh); procps for pgrep.
+PACKAGES+=(systemd procps)
 PACKAGES+=(prometheus)  # promtool (check metrics, check/test rules) and the prometheus server the monitoring-kit test scrapes with
 
 missing=()
