@@ -176,7 +176,7 @@ class RelistDiffer {
 
   void Apply(Item* item);
   uint32_t FindRec(const Item& item) const;
-  void Resolve(std::vector<Item>* items);
+  void PrefetchAhead(const Item* items, size_t k, size_t n) const;
   uint32_t FindOrAddPod(std::string_view uid, uint64_t hash);
   uint32_t AddRec(uint32_t pod, std::string_view id, uint64_t hash, uint8_t state, uint32_t seen_gen);
   void EraseRec(uint32_t idx);
