@@ -121,6 +121,14 @@ struct Walk {
       if (q != 0) p = q;
     }
   }
+  // A string field with this tag: sets *v.
+  [[gnu::always_inline]] void Str(uint32_t tag, std::string_view* v) {
+    size_t q, n;
+    if (LenAt(b, p, end, tag, &q, &n)) {
+      *v = Sv(b, q, q + n);
+      p = q + n;
+    }
+  }
   // A one-byte enum value with this tag: sets *v.
   [[gnu::always_inline]] void Enum(uint32_t tag, uint32_t* v) {
     if (end - p >= 2 && b[p] == tag && b[p + 1] < 0x80) {
@@ -131,12 +139,9 @@ struct Walk {
   // The id (field 1, wire type 2) and its hash.
   template <class Msg>
   [[gnu::always_inline]] void Id(Msg& m) {
-    size_t q, n;
-    if (LenAt(b, p, end, 1 << 3 | 2, &q, &n)) {
-      m.id = Sv(b, q, q + n);
-      m.id_hash = Hash(m.id, kIdSeed);
-      p = q + n;
-    }
+    const size_t at = p;
+    Str(1 << 3 | 2, &m.id);
+    if (p != at) m.id_hash = Hash(m.id, kIdSeed);
   }
   // A run of labels map entries with this tag.
   [[gnu::always_inline]] bool LabelRun(Src src, uint32_t tag, Labels& l, const wire::Ctx& ctx) {
@@ -166,21 +171,21 @@ struct Walk {
   return true;
 }
 
-// runtime.v1.PodSandbox: id 1, metadata 2 (read by the per-field loop: once per pod), state 3
+// runtime.v1.PodSandbox: id 1, metadata 2 (name 1, uid 2, namespace 3, attempt 4), state 3
 // (absent when SANDBOX_READY), created_at 4, labels 5, annotations 6, runtime_handler 7.
 [[gnu::always_inline]] inline bool WalkInOrder(Src src, wire::SandboxMsg& m, size_t* p, size_t end, const wire::SandboxWhere& where) {
   Walk w{src.buf, *p, end};
   w.Id(m);
   size_t q, n;
   if (LenAt(w.b, w.p, end, 2 << 3 | 2, &q, &n)) {
-    Field g;
-    g.num = 2;
-    g.wt = 2;
-    g.at = w.p;
-    g.start = q;
-    g.end = q + n;
-    if (!m.Apply(src, g, where)) return false;
-    w.p = g.end;
+    // The metadata's own fields in order too; the rest of them through the per-field loop.
+    Walk meta{w.b, q, q + n};
+    meta.Str(1 << 3 | 2, &m.meta_name);
+    meta.SkipLen(2 << 3 | 2);
+    meta.Str(3 << 3 | 2, &m.meta_ns);
+    meta.SkipVarint(4 << 3);
+    if (!m.MetaFields(src, meta.p, meta.end, where)) return false;
+    w.p = meta.end;
   }
   w.Enum(3 << 3, &m.state);
   w.SkipVarint(4 << 3);
