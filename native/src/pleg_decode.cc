@@ -2,9 +2,10 @@
 // 1. Each message first walks its fields in the order runtimes write them (field number order,
 //    as every protobuf serializer does), one expected tag per step, each of a common shape (a
 //    one-byte tag, a one- or two-byte length, a varint of up to 9 bytes, a label entry that is
-//    exactly "key, value"). A step whose field has another tag or shape consumes nothing. Fields
-//    are always taken at the cursor, in order, so the result is the general loop's: the walk
-//    only takes away the per-field dispatch, which was most of the decode's instructions.
+//    exactly "key, value"). A step whose field has another tag or shape consumes nothing, and the
+//    walk never fails. Fields are always taken at the cursor, in order, so the result is the
+//    general loop's: the walk only takes away the per-field dispatch, which was most of the
+//    decode's instructions.
 // 2. Whatever the walk leaves (fields out of order, unknown fields, other shapes) goes through
 //    the per-field loop with the common shapes inline, and any other shape and every error
 //    through the general path for that field, so results and errors are the reference decoders'.
@@ -23,9 +24,9 @@ using wire::Labels;
 using wire::Src;
 using wire::Sv;
 
-// A labels map entry whose payload is [s, e).
-[[gnu::always_inline]] inline bool LabelFast(Src src, size_t s, size_t e, Labels& l, const wire::Ctx& ctx) {
-  const uint8_t* b = src.buf;
+// A labels map entry whose payload is [s, e), when it is exactly "key, value" with one-byte
+// lengths (as every runtime writes them); false, having read nothing, for any other shape.
+[[gnu::always_inline]] inline bool LabelSimple(const uint8_t* b, size_t s, size_t e, Labels& l) {
   if (e - s >= 4 && b[s] == 0x0a) {
     const size_t klen = b[s + 1];
     if (klen < 0x80 && klen + 4 <= e - s && b[s + 2 + klen] == 0x12) {
@@ -36,6 +37,12 @@ using wire::Sv;
       }
     }
   }
+  return false;
+}
+
+// A labels map entry whose payload is [s, e), of any shape.
+[[gnu::always_inline]] inline bool LabelFast(Src src, size_t s, size_t e, Labels& l, const wire::Ctx& ctx) {
+  if (LabelSimple(src.buf, s, e, l)) return true;
   Field entry;
   entry.start = s;
   entry.end = e;
@@ -97,9 +104,10 @@ using wire::Sv;
   return end - p >= 10 && b[p + 9] < 0x80 ? p + 10 : 0;
 }
 
-// Layer 1 for each message: the fields in the order runtimes write them, from *p, which is left
-// where the walk stopped (the end of the message when everything was of the expected shape).
-// False on a malformed label entry or metadata (*error set).
+// Layer 1 for each message: the fields in the order runtimes write them, each step taking the
+// field at the cursor when it has the step's tag and a common shape, else nothing. The walk never
+// fails: what it leaves (other orders and shapes, malformed bytes) is the per-field loop's, which
+// reports errors in order.
 struct Walk {
   const uint8_t* b;
   size_t p, end;
@@ -143,21 +151,32 @@ struct Walk {
     Str(1 << 3 | 2, &m.id);
     if (p != at) m.id_hash = Hash(m.id, kIdSeed);
   }
-  // A run of labels map entries with this tag.
-  [[gnu::always_inline]] bool LabelRun(Src src, uint32_t tag, Labels& l, const wire::Ctx& ctx) {
+  // A run of labels map entries with this tag, up to the first of another shape.
+  [[gnu::always_inline]] void LabelRun(uint32_t tag, Labels& l) {
     size_t q, n;
-    while (LenAt(b, p, end, tag, &q, &n)) {
-      if (!LabelFast(src, q, q + n, l, ctx)) return false;
-      p = q + n;
-    }
-    return true;
+    while (LenAt(b, p, end, tag, &q, &n) && LabelSimple(b, q, q + n, l)) p = q + n;
+  }
+  // Sandbox metadata (field 2: name 1, uid 2, namespace 3, attempt 4), taken only when all of
+  // it is in that order and shape.
+  [[gnu::always_inline]] void Metadata(wire::SandboxMsg& m) {
+    size_t q, n;
+    if (!LenAt(b, p, end, 2 << 3 | 2, &q, &n)) return;
+    Walk meta{b, q, q + n};
+    std::string_view name = m.meta_name, ns = m.meta_ns;  // repeated metadata merges
+    meta.Str(1 << 3 | 2, &name);
+    meta.SkipLen(2 << 3 | 2);
+    meta.Str(3 << 3 | 2, &ns);
+    meta.SkipVarint(4 << 3);
+    if (meta.p != meta.end) return;
+    m.meta_name = name;
+    m.meta_ns = ns;
+    p = meta.end;
   }
 };
 
 // runtime.v1.Container: id 1, pod_sandbox_id 2, metadata 3, image 4, image_ref 5, state 6,
 // created_at 7, labels 8, annotations 9.
-[[gnu::always_inline]] inline bool WalkInOrder(Src src, wire::ContainerMsg& m, size_t* p, size_t end, const wire::ContainerWhere& where) {
-  Walk w{src.buf, *p, end};
+[[gnu::always_inline]] inline void WalkInOrder(Walk& w, wire::ContainerMsg& m) {
   w.Id(m);
   w.SkipLen(2 << 3 | 2);
   w.SkipLen(3 << 3 | 2);
@@ -165,35 +184,20 @@ struct Walk {
   w.SkipLen(5 << 3 | 2);
   w.Enum(6 << 3, &m.state);
   w.SkipVarint(7 << 3);
-  if (!w.LabelRun(src, 8 << 3 | 2, m.l, where.labels)) return false;
+  w.LabelRun(8 << 3 | 2, m.l);
   w.SkipLenRun(9 << 3 | 2);
-  *p = w.p;
-  return true;
 }
 
-// runtime.v1.PodSandbox: id 1, metadata 2 (name 1, uid 2, namespace 3, attempt 4), state 3
-// (absent when SANDBOX_READY), created_at 4, labels 5, annotations 6, runtime_handler 7.
-[[gnu::always_inline]] inline bool WalkInOrder(Src src, wire::SandboxMsg& m, size_t* p, size_t end, const wire::SandboxWhere& where) {
-  Walk w{src.buf, *p, end};
+// runtime.v1.PodSandbox: id 1, metadata 2, state 3 (absent when SANDBOX_READY), created_at 4,
+// labels 5, annotations 6, runtime_handler 7.
+[[gnu::always_inline]] inline void WalkInOrder(Walk& w, wire::SandboxMsg& m) {
   w.Id(m);
-  size_t q, n;
-  if (LenAt(w.b, w.p, end, 2 << 3 | 2, &q, &n)) {
-    // The metadata's own fields in order too; the rest of them through the per-field loop.
-    Walk meta{w.b, q, q + n};
-    meta.Str(1 << 3 | 2, &m.meta_name);
-    meta.SkipLen(2 << 3 | 2);
-    meta.Str(3 << 3 | 2, &m.meta_ns);
-    meta.SkipVarint(4 << 3);
-    if (!m.MetaFields(src, meta.p, meta.end, where)) return false;
-    w.p = meta.end;
-  }
+  w.Metadata(m);
   w.Enum(3 << 3, &m.state);
   w.SkipVarint(4 << 3);
-  if (!w.LabelRun(src, 5 << 3 | 2, m.l, where.labels)) return false;
+  w.LabelRun(5 << 3 | 2, m.l);
   w.SkipLenRun(6 << 3 | 2);
   w.SkipLen(7 << 3 | 2);
-  *p = w.p;
-  return true;
 }
 
 // Layer 2: the fields of one message from p to mend, one at a time. The common shapes are
@@ -258,8 +262,9 @@ bool DecodeList(const uint8_t* buf, size_t len, std::string* error, Out... out) 
     if (!wire::Expect(src, f, 2, where.top)) return false;
     where.At(index++);
     Msg m(empty_hash);
-    size_t p = f.start;
-    if (!WalkInOrder(src, m, &p, f.end, where) || !FieldLoop(src, m, p, f.end, where)) return false;
+    Walk w{buf, f.start, f.end};
+    WalkInOrder(w, m);
+    if (!FieldLoop(src, m, w.p, f.end, where)) return false;
     m.End(out...);
   }
   return true;

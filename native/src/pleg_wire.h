@@ -269,13 +269,10 @@ struct SandboxMsg : MsgFields<3, 5> {
     if (g.num != kMeta) return ApplyCommon(src, g, w.ctx, w.labels);
     // Metadata: repeated occurrences merge.
     if (!Expect(src, g, 2, w.ctx)) return false;
-    return MetaFields(src, g.start, g.end, w);
-  }
-  // The metadata's fields in [q, end).
-  [[gnu::always_inline]] bool MetaFields(Src src, size_t q, size_t end, const Where& w) {
+    size_t q = g.start;
     Field h;
-    while (q < end) {
-      if (!Next(src, q, end, h, w.meta)) return false;
+    while (q < g.end) {
+      if (!Next(src, q, g.end, h, w.meta)) return false;
       if (h.num == 1 || h.num == 3) {
         if (!Expect(src, h, 2, w.meta)) return false;
         (h.num == 1 ? meta_name : meta_ns) = View(src, h);
