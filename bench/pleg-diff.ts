@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { implementations } from '../src/cmd/hot-paths.js';
 import type { RelistDiffer } from '../src/pleg/relist-types.js';
 import { createConventionalDiffer } from './fixtures/relist-conventional.js';
-import { BenchNode } from './fixtures/relist-model.js';
+import { benchRelists, STATES } from './pleg-replies.js';
 import { nearestRank } from './stats.js';
 
 export interface DiffBenchRow {
@@ -40,8 +40,6 @@ export interface DiffBenchResult {
   /** Why the native columns are null, when they are. */
   reason?: string;
 }
-
-const STATES = 4;
 
 interface Size {
   containers: number;
@@ -113,15 +111,7 @@ export async function runDiffBench(opts: { quick: boolean }): Promise<DiffBenchR
   const result: DiffBenchResult = { diff: [] };
   if (!native) result.reason = 'native addon not built (npm run build:native)';
   for (const size of sizes(opts.quick)) {
-    const node = new BenchNode(0x5eed + size.containers, size.containers);
-    const relists: Array<{ sb: Buffer; ct: Buffer }> = [];
-    let sandboxes = 0;
-    for (let s = 0; s < STATES; s++) {
-      if (s > 0) node.churn(0.01);
-      const enc = node.encode();
-      relists.push({ sb: enc.sandboxes, ct: enc.containers });
-      sandboxes = node.pods.length;
-    }
+    const { relists, sandboxes } = benchRelists(size.containers);
     const nat = native ? measure(native.createRelistDiffer(), relists, size) : undefined;
     const tsr = measure(ts.createRelistDiffer(), relists, size);
     const conv = measure(createConventionalDiffer(), relists, size);

@@ -31,10 +31,12 @@
 //   6/7, field number 0, tags above 32 bits, varints over 10 bytes and lengths past the end are
 //   errors; a decoded field with the wrong wire type is an error; other fields are skipped.
 //
-// Cost (bench/pleg-diff.ts): a relist is decoded into a reused vector of Items viewing the reply
-// (no allocation per container), each item's record is found through an open-addressing index
-// with the next items' slots and records prefetched, and only changes allocate (new records,
-// removed ids kept for KeepPrevious, events). Records keep their key inline (two cache lines).
+// Cost (bench/pleg-diff.ts; instructions per diff: scripts/callgrind-pleg.sh): a relist is
+// decoded into a reused vector of Items viewing the reply (no allocation per container; each
+// message's fields walked in the order runtimes write them, pleg_decode.cc), each item's record
+// is found in the apply pass through an open-addressing index with the next items' slots and
+// records prefetched, and only changes allocate (new records, removed ids kept for KeepPrevious,
+// events). Records keep their key inline (two cache lines).
 #pragma once
 
 #include <cstddef>
@@ -176,7 +178,7 @@ class RelistDiffer {
 
   void Apply(Item* item);
   uint32_t FindRec(const Item& item) const;
-  void Resolve(std::vector<Item>* items);
+  void PrefetchAhead(const Item* items, size_t k, size_t n) const;
   uint32_t FindOrAddPod(std::string_view uid, uint64_t hash);
   uint32_t AddRec(uint32_t pod, std::string_view id, uint64_t hash, uint8_t state, uint32_t seen_gen);
   void EraseRec(uint32_t idx);

@@ -26,10 +26,9 @@ struct Item {
   uint8_t state;        // State
   uint8_t cri_state;    // containers: 0 created, 1 running, 2 exited, 3 unknown; sandboxes: 0 ready
   uint32_t pod;         // set by the diff
-  uint32_t rec;         // the retained record, or HashIndex::kNone (set by the diff)
 };
 
-// Append the labelled items (hash set, pod/rec not) and count the containers by CRI state. False:
+// Append the labelled items (hash set, pod not) and count the containers by CRI state. False:
 // *error says what is malformed and where (items may have been appended).
 bool DecodeSandboxesFast(const uint8_t* buf, size_t len, std::vector<Item>* out, std::string* error);
 bool DecodeContainersFast(const uint8_t* buf, size_t len, std::vector<Item>* out, uint32_t counts[4], std::string* error);

@@ -211,7 +211,8 @@ struct MsgFields {
   }
   [[gnu::always_inline]] void Append(std::vector<Item>* out, std::string_view name, std::string_view ns, uint8_t item_state,
                                      uint8_t cri_state) const {
-    Item& item = out->emplace_back();
+    // Built here and pushed: push_back's common case inlines, emplace_back's did not.
+    Item item;
     item.id = id;
     item.hash = id_hash;
     item.uid = l.uid;
@@ -220,7 +221,7 @@ struct MsgFields {
     item.state = item_state;
     item.cri_state = cri_state;
     item.pod = HashIndex::kNone;
-    item.rec = HashIndex::kNone;
+    out->push_back(item);
   }
 };
 
