@@ -258,6 +258,7 @@ export async function runBurstBench(endpoint: string, pods: number, restartSampl
  * 30 s window; `holdS` keeps the agent at 100 pods afterwards for inspection.
  */
 export async function runStandaloneFootprint(endpoint: string, holdS: number): Promise<Footprint> {
+  await cleanRuntime(endpoint); // no pods of an earlier run for this agent to stop while measured
   const dirs = makeKubeletDirs();
   const k = startKubelet({ ...dirs, endpoint, logLevel: 'info' });
   try {
