@@ -1,17 +1,17 @@
 /**
- * Takes the node binary's pages that the agent no longer uses out of its RSS: 30 s after start
- * (module loading, snapshot deserialization, the first syncs are over) and every minute after,
- * the addon's releaseExecutablePages drops the process's mappings of the executable's read-only,
- * never-written pages (madvise MADV_DONTNEED; native/src/release_exe_pages.cc says why that is
- * safe). They stay in the page cache; those still in use are mapped again by the next touch (a
- * minor fault), so RSS settles at what the last minute used. At 100 pods: the binary's pages
- * 44 → ~20 MiB (README, Performance). Without the addon (or with KUBELET_TS_NATIVE=0) nothing
- * runs.
+ * Takes the node binary's pages that the agent no longer uses out of its RSS: 10 s after start
+ * (module loading, snapshot deserialization and the sources' first sync are over by then) and
+ * every minute after, the addon's releaseExecutablePages drops the process's mappings of the
+ * executable's read-only, never-written pages (madvise MADV_DONTNEED; native/src/
+ * release_exe_pages.cc says why that is safe). They stay in the page cache; those still in use
+ * are mapped again by the next touch (a minor fault), so RSS settles at what the last minute
+ * used. At 100 pods: the binary's pages 44 → ~20 MiB, ~2 ms per release plus the re-faults
+ * (README, Performance). Without the addon (or with KUBELET_TS_NATIVE=0) nothing runs.
  */
 import { loadAddon, nativeDisabled } from '../native/index.js';
 import { log } from '../util/log.js';
 
-export const EXE_PAGES_FIRST_MS = 30_000;
+export const EXE_PAGES_FIRST_MS = 10_000;
 export const EXE_PAGES_INTERVAL_MS = 60_000;
 
 /** What one release did: mappings advised, their length, and how much of them was resident. */
