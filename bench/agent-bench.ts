@@ -111,13 +111,23 @@ async function allRunning(what: string, pods: number, count: () => Promise<numbe
   await waitFor(`${pods} ${what} Running`, 10 * 60_000, async () => ((await count()) === pods ? true : undefined), 500);
 }
 
-async function footprint(k: KubeletProcess, pods: number, windowS: number): Promise<Footprint> {
+async function footprint(k: KubeletProcess, pods: number, windowS: number, holdS = 0): Promise<Footprint> {
   for (let i = 0; i < pods; i++) writeFileSync(join(k.manifests, `fp${i}.json`), manifest(`fp${i}`));
   await allRunning('static pods', pods, async () => (await getPods(k)).filter((p) => p.metadata?.name?.startsWith('fp') && p.status?.phase === 'Running').length);
   const fp = await measure(k.pid, pods, windowS);
+  if (holdS > 0) await hold(k.pid, pods, holdS);
   for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `fp${i}.json`), { force: true });
   await waitFor('footprint pods gone', 5 * 60_000, async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('fp')) ? undefined : true), 500);
   return fp;
+}
+
+/**
+ * Keeps the agent at `pods` pods for `seconds` after the window, so its /proc/<pid>/smaps and a
+ * heap snapshot (SIGUSR2 with --heapsnapshot-signal) can be taken by hand (`--hold S`).
+ */
+async function hold(pid: number, pods: number, seconds: number): Promise<void> {
+  process.stderr.write(`agent pid ${pid} holds ${pods} pods for ${seconds} s\n`);
+  await sleep(seconds * 1000);
 }
 
 const NODE = 'e2e-node'; // startKubelet's --hostname-override
@@ -243,6 +253,23 @@ export async function runBurstBench(endpoint: string, pods: number, restartSampl
   }
 }
 
+/**
+ * The standalone footprint row alone (`--standalone`): a fresh agent, 100 static pods, the
+ * 30 s window; `holdS` keeps the agent at 100 pods afterwards for inspection.
+ */
+export async function runStandaloneFootprint(endpoint: string, holdS: number): Promise<Footprint> {
+  await cleanRuntime(endpoint); // no pods of an earlier run for this agent to stop while measured
+  const dirs = makeKubeletDirs();
+  const k = startKubelet({ ...dirs, endpoint, logLevel: 'info' });
+  try {
+    await waitFor('agent healthy', 60_000, async () => ((await getPods(k)) ? true : undefined), 100);
+    return await footprint(k, 100, 30, holdS);
+  } finally {
+    await stopKubelet(k);
+    rmSync(dirs.dir, { recursive: true, force: true });
+  }
+}
+
 export async function runAgentBench(endpoint: string, opts: { quick: boolean }): Promise<AgentBenchResult> {
   const base = await runLatencyAndFootprint(endpoint, opts);
   return opts.quick ? base : { ...base, ...(await runBurstBench(endpoint, 100, 10)) };
@@ -274,8 +301,13 @@ async function cli(argv: string[]): Promise<void> {
     return;
   }
   const endpoint = arg('endpoint');
+  if (endpoint && argv.includes('--standalone')) {
+    // The standalone footprint row alone, printed (agent.json is not rewritten).
+    console.log(JSON.stringify(await runStandaloneFootprint(endpoint, Number(arg('hold') ?? 0)), null, 2));
+    return;
+  }
   if (!endpoint) {
-    process.stderr.write('usage: node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock [--quick] [--out bench/results/agent.json]\n       node dist/bench/agent-bench.js --burst unix:///path/containerd.sock [pods] [restart samples]\n');
+    process.stderr.write('usage: node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock [--quick] [--out bench/results/agent.json]\n       node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock --standalone [--hold SECONDS]\n       node dist/bench/agent-bench.js --burst unix:///path/containerd.sock [pods] [restart samples]\n');
     process.exit(2);
   }
   const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -32,6 +32,7 @@ import { createEvictionManager } from '../eviction/index.js';
 import { servingCertificateRotation, setupApiServerMode, type ApiMode } from './main-apiserver.js';
 import { hotPaths, nativeStatus } from './hot-paths.js';
 import { addonMallocTrim, startMallocTrim } from './malloc-trim.js';
+import { addonReleaseExecutablePages, startExePagesRelease } from './exe-pages.js';
 import { birthCry } from './start-info.js';
 import { cgroupNaming, connectSystemdSlices } from '../cm/index.js';
 
@@ -202,11 +203,12 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   logRotation.start();
   const servingRotation = apiMode && kc.serverTLSBootstrap ? servingCertificateRotation(config, apiMode.clients, hostIP, servers) : undefined;
   const mallocTrim = startMallocTrim(addonMallocTrim());
+  const exePages = startExePagesRelease(addonReleaseExecutablePages());
   const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      for (const s of [podConfig, gc, nodeShutdown, eviction, oom, stats, servingRotation, apiMode, kubelet, prober, logRotation, mallocTrim]) s?.stop();
+      for (const s of [podConfig, gc, nodeShutdown, eviction, oom, stats, servingRotation, apiMode, kubelet, prober, logRotation, mallocTrim, exePages]) s?.stop();
       await done.catch(() => undefined);
       await servers.close();
       criRuntime.close();

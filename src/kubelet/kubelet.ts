@@ -237,7 +237,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   // ---- SyncHandler --------------------------------------------------------------------------
 
   handlePodAdditions(pods: Pod[]): void {
-    const sorted = [...pods].sort((a, b) => String(a.metadata?.creationTimestamp ?? '').localeCompare(String(b.metadata?.creationTimestamp ?? '')));
+    const sorted = byCreationTime(pods);
     for (const pod of sorted) {
       const uid = pod.metadata!.uid!;
       const existing = this.podManager.getPods().filter((p) => p.metadata?.uid !== uid);
@@ -509,6 +509,22 @@ export class Kubelet implements PodSyncer, SyncHandler {
 }
 
 /** upstream HandlePodCleanups: desired and active pods, split by static (label "true") or not (""). */
+/**
+ * metadata.creationTimestamp in ms (a Date from manifests, an RFC 3339 string from the API);
+ * none sorts first, as upstream's zero time. Compared as numbers: sorting by String() compared
+ * Date.toString() texts ("Wed Nov 25 …", weekday first) with an ICU collator (localeCompare),
+ * which also kept ICU's collation and time zone data resident.
+ */
+function createdAtMs(pod: Pod): number {
+  const t = new Date(pod.metadata?.creationTimestamp ?? NaN).getTime();
+  return Number.isNaN(t) ? Number.NEGATIVE_INFINITY : t;
+}
+
+/** A copy of `pods`, oldest first (upstream HandlePodAdditions: sort.Sort(sliceutils.PodsByCreationTime)). */
+export function byCreationTime(pods: readonly Pod[]): Pod[] {
+  return pods.map((p) => ({ p, t: createdAtMs(p) })).sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : 0)).map((x) => x.p);
+}
+
 function setPodCountGauges(desired: readonly Pod[], active: readonly Pod[]): void {
   const staticCount = (pods: readonly Pod[]) => pods.filter((p) => isStaticPod(p)).length;
   metrics.desiredPods.set({ static: '' }, desired.length - staticCount(desired));

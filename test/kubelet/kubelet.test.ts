@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
 import type { RunningPod } from '../../src/kuberuntime/types.js';
-import { Kubelet } from '../../src/kubelet/kubelet.js';
+import { byCreationTime, Kubelet } from '../../src/kubelet/kubelet.js';
 import { killPodNow } from '../../src/podworkers/index.js';
 import { computeNodeInfo } from '../../src/node/node-info.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
@@ -288,4 +288,19 @@ test('activeDeadlineSeconds after a restart of the agent: a pod running since be
   assert.ok(!runtime.killed.some((k) => k.uid === 'young'), 'a pod seen for the first time starts its deadline now');
   assert.equal(deadlineEvents(recorder, 'old').length, 1);
   await stop();
+});
+
+test('HandlePodAdditions order: oldest creationTimestamp first, Dates and RFC 3339 strings alike, none first', () => {
+  // Issue 18: this compared String() of the timestamps with localeCompare, so manifest pods (a
+  // Date: "Wed Nov 25 …") sorted by weekday name, and the ICU collator stayed resident.
+  const at = (name: string, ts?: Date | string) => ({ metadata: { name, ...(ts === undefined ? {} : { creationTimestamp: ts }) } }) as unknown as Pod;
+  const pods = [
+    at('wed', new Date('2026-11-25T10:00:00Z')),
+    at('mon', new Date('2026-11-23T10:00:00Z')),
+    at('str', '2026-11-24T10:00:00Z'),
+    at('none'),
+    at('plus2', '2026-11-25T11:00:00+02:00'), // 09:00Z: before 'wed'
+  ];
+  assert.deepEqual(byCreationTime(pods).map((p) => p.metadata?.name), ['none', 'mon', 'str', 'plus2', 'wed']);
+  assert.equal(pods[0]!.metadata?.name, 'wed', 'the input is not reordered');
 });

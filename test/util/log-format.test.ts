@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { formatJson, formatText, goQuote, type LogRecord } from '../../src/util/log-format.js';
-import { nowMs, recordFromCall } from '../../src/util/log.js';
+import { callerOf, nowMs, recordFromCall, releaseSourceMaps } from '../../src/util/log.js';
 import { Recorder } from '../../src/events/recorder.js';
 import { captureLogs } from '../support/logs.js';
 
@@ -124,6 +124,21 @@ describe('the process logger end to end (a child process writing to stderr)', ()
   for (const [v, want] of [[0, ['info line', 'warn line', 'error line']], [1, ['info line', 'warn line', 'error line']], [2, ['debug line', 'info line', 'warn line', 'error line']], [4, ['trace line', 'debug line', 'info line', 'warn line', 'error line']]] as const) {
     it(`-v ${v}`, () => assert.deepEqual(run('json', v).map((l) => (JSON.parse(l) as { msg: string }).msg), want));
   }
+});
+
+describe('caller', () => {
+  // Issue 18: the parsed source maps are dropped once call sites stop being new (they held
+  // 2.2 MiB of heap at 100 pods); call sites resolved before stay, a new one reads its map again.
+  it('maps to the .ts line before and after the source maps are dropped', () => {
+    const first = callerOf();
+    assert.match(first, /^util\/log-format\.test\.ts:\d+$/);
+    assert.ok(releaseSourceMaps() >= 1, 'the test file\'s map was held');
+    const second = callerOf();
+    assert.match(second, /^util\/log-format\.test\.ts:\d+$/);
+    assert.equal(Number(second.split(':')[1]), Number(first.split(':')[1]) + 3, 'the next call site, three .ts lines below');
+    assert.equal(releaseSourceMaps(), 1, 'read again for the new call site, once');
+    assert.equal(releaseSourceMaps(), 0);
+  });
 });
 
 describe('events in the log', () => {
