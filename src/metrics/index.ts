@@ -5,7 +5,10 @@
 import { Registry, Gauge, Histogram, Counter, collectDefaultMetrics } from 'prom-client';
 
 export const registry = new Registry();
-collectDefaultMetrics({ register: registry });
+// The event-loop lag histogram samples with a libuv timer: prom-client's default 10 ms wakes the
+// agent 100 times a second (measured: 99 wakeups/s and ~0.003 cores in a bare node, a tenth of
+// the agent's CPU at 100 pods); 100 ms still measures each delay in ns, 10 times a second.
+collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
 // prom-client's gauges named *_total fail `promtool check metrics` (a gauge must not end in
 // _total), and upstream's Go process has nothing like them; the rest of the defaults stay.
 for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
