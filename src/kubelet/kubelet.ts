@@ -495,7 +495,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
         const now = this.clock.now();
         metrics.podStartDuration.observe((now - seen) / 1000);
         this.firstSeen.delete(uid);
-        const created = new Date(pod.metadata?.creationTimestamp ?? NaN).getTime();
+        const created = createdAtMs(pod);
         observePodRunning(uid, Number.isFinite(created) ? created : seen, now, pod.spec?.hostNetwork === true);
       }
     }
@@ -508,7 +508,6 @@ export class Kubelet implements PodSyncer, SyncHandler {
   }
 }
 
-/** upstream HandlePodCleanups: desired and active pods, split by static (label "true") or not (""). */
 /**
  * metadata.creationTimestamp in ms (a Date from manifests, an RFC 3339 string from the API);
  * none sorts first, as upstream's zero time. Compared as numbers: sorting by String() compared
@@ -525,6 +524,7 @@ export function byCreationTime(pods: readonly Pod[]): Pod[] {
   return pods.map((p) => ({ p, t: createdAtMs(p) })).sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : 0)).map((x) => x.p);
 }
 
+/** upstream HandlePodCleanups: desired and active pods, split by static (label "true") or not (""). */
 function setPodCountGauges(desired: readonly Pod[], active: readonly Pod[]): void {
   const staticCount = (pods: readonly Pod[]) => pods.filter((p) => isStaticPod(p)).length;
   metrics.desiredPods.set({ static: '' }, desired.length - staticCount(desired));
