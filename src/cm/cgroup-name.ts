@@ -87,6 +87,11 @@ export interface CgroupNaming {
   containerLeaves(containerId: string): string[];
 }
 
+/** The UID of a pod's own name component, `pod<uid>` (util/pod-identity's podCgroupLeaf builds it). */
+function podUidOfComponent(component: string): string | undefined {
+  return component.startsWith('pod') && component.length > 3 ? component.slice(3) : undefined;
+}
+
 /** Scope names runtimes give a container under a systemd slice (containerd, CRI-O, cri-dockerd). */
 const SYSTEMD_SCOPE_PREFIXES = ['cri-containerd-', 'crio-', 'docker-'];
 
@@ -99,8 +104,7 @@ export function cgroupNaming(driver: CgroupDriver): CgroupNaming {
       parse: parseSystemdToCgroupName,
       podUidOfLeaf(leaf) {
         if (!leaf.endsWith(SLICE)) return undefined;
-        const last = parseSystemdToCgroupName(leaf).at(-1) ?? '';
-        return last.startsWith('pod') && last.length > 3 ? last.slice(3) : undefined;
+        return podUidOfComponent(parseSystemdToCgroupName(leaf).at(-1) ?? '');
       },
       containerLeaves: (id) => SYSTEMD_SCOPE_PREFIXES.map((p) => `${p}${id}.scope`),
     };
@@ -110,7 +114,7 @@ export function cgroupNaming(driver: CgroupDriver): CgroupNaming {
     format: cgroupNameToCgroupfs,
     path: cgroupNameToCgroupfs,
     parse: parseCgroupfsToCgroupName,
-    podUidOfLeaf: (leaf) => (leaf.startsWith('pod') && leaf.length > 3 ? leaf.slice(3) : undefined),
+    podUidOfLeaf: podUidOfComponent,
     containerLeaves: (id) => [id],
   };
 }

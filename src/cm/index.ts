@@ -16,7 +16,7 @@ export { connectSystemdSlices, sliceUnits, SystemdUnavailableError } from './sys
 export { SystemdCgroupManager, sliceResourceProperties, SYSTEMD_INFINITY, type SliceUnits, type SliceProperties } from './systemd-cgroup-manager.js';
 export type { PodContainerManager, ResourceConfig, QOSClass, CgroupMounts } from './types.js';
 export { Cgroupfs, parseCgroupMounts, detectCgroupMounts } from './cgroupfs.js';
-export { PodContainerManagerImpl, NoopPodContainerManager, POD_CGROUP_PREFIX } from './pod-container-manager.js';
+export { PodContainerManagerImpl, NoopPodContainerManager } from './pod-container-manager.js';
 export {
   MIN_SHARES,
   MAX_SHARES,

@@ -17,20 +17,14 @@
 import type { Pod } from '../api/types.js';
 import { podCgroupLeaf } from '../util/pod-identity.js';
 import { log } from '../util/log.js';
-import type { Cgroupfs } from './cgroupfs.js';
-import { CgroupfsCgroupManager, type CgroupManager } from './cgroup-manager.js';
+import type { CgroupManager } from './cgroup-manager.js';
 import { qosCgroupNames, type CgroupName } from './cgroup-name.js';
 import { milliCPUToShares, MIN_SHARES, podQOSClass, podRequests, podResourceConfig } from './helpers.js';
 import type { PodContainerManager, ResourceConfig } from './types.js';
 
-/** Prefix of a pod cgroup's name (podCgroupLeaf builds it; this parses it back). */
-export const POD_CGROUP_PREFIX = 'pod';
-
 export interface PodContainerManagerOptions {
-  /** The hierarchies; with no `cgroups`, the cgroupfs driver over them. */
-  cgroupfs?: Cgroupfs;
   /** The driver (cgroupfs or systemd). */
-  cgroups?: CgroupManager;
+  cgroups: CgroupManager;
   /** upstream --cgroup-root (default '/'), in the driver's form. */
   cgroupRoot: string;
   /** The node's allocatable CPU in milli-CPU, for the kubepods cgroup's cpu.shares (omit to leave it). */
@@ -48,9 +42,7 @@ export class PodContainerManagerImpl implements PodContainerManager {
   private readonly burstableRequests = new Map<string, number>();
 
   constructor(private readonly opts: PodContainerManagerOptions) {
-    if (opts.cgroups) this.cgroups = opts.cgroups;
-    else if (opts.cgroupfs) this.cgroups = new CgroupfsCgroupManager(opts.cgroupfs);
-    else throw new TypeError('a pod container manager needs a cgroup driver or the cgroup hierarchies');
+    this.cgroups = opts.cgroups;
     ({ kubepods: this.kubepods, burstable: this.burstable, besteffort: this.besteffort } = qosCgroupNames(this.cgroups.naming.parse(opts.cgroupRoot)));
   }
 

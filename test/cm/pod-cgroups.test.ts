@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Container, Pod } from '../../src/api/types.js';
 import {
   Cgroupfs,
+  CgroupfsCgroupManager,
   PodContainerManagerImpl,
   cpuSharesToCpuWeight,
   createPodContainerManager,
@@ -164,7 +165,7 @@ describe('Cgroupfs and the pod container manager on plain directories', () => {
   });
 
   it('the QoS hierarchy, pod cgroups by QoS, their limits, listing and removal', async () => {
-    const pcm = new PodContainerManagerImpl({ cgroupfs: fs, cgroupRoot: '/test-root', allocatableMilliCPU: 2000 });
+    const pcm = new PodContainerManagerImpl({ cgroups: new CgroupfsCgroupManager(fs), cgroupRoot: '/test-root', allocatableMilliCPU: 2000 });
     const guaranteed = pod([ctr('a', undefined, { cpu: '1', memory: '128Mi' })], undefined, 'g1');
     const burstable = pod([ctr('a', { cpu: '250m' })], undefined, 'b1');
     const burstable2 = pod([ctr('a', { cpu: '500m' })], undefined, 'b2');
