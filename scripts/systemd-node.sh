@@ -188,7 +188,7 @@ start() {
   echo "$pid" >"$PIDFILE"
   # Ready when its manager answers on the private bus.
   for _ in $(seq 1 100); do
-    if nsenter -t "$pid" -a systemctl is-system-running >/dev/null 2>&1 || nsenter -t "$pid" -a systemctl show -p Version >/dev/null 2>&1; then
+    if nsenter -t "$pid" -a systemctl show -p Version >/dev/null 2>&1; then
       echo "$pid"; return 0
     fi
     sleep 0.1

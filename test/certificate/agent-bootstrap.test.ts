@@ -8,12 +8,12 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 import { writeKubeconfig } from '../support/test-certs.js';
 import { CsrSigner } from '../support/csr-signer.js';
+import { currentCertSerial, servedCertificate } from '../support/pki.js';
 
 const TOKEN = 'k8sts1.0123456789abcdef';
 const api = await startTestApiserver({ bootstrapTokens: [TOKEN] });
@@ -82,29 +82,11 @@ test('with --rotate-certificates the agent renews its client certificate and goe
   }
 });
 
-/** The certificate the main port presents now. */
-function servedCertificate(port: number): Promise<{ serial: string; san: string }> {
-  return new Promise((resolve, reject) => {
-    const s = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
-      const c = s.getPeerCertificate();
-      s.destroy();
-      resolve({ serial: c.serialNumber.toUpperCase(), san: c.subjectaltname ?? '' });
-    });
-    s.on('error', reject);
-  });
-}
-
 test('with serverTLSBootstrap the main port serves a kubelet-serving certificate from the CSR API, and its renewals', async () => {
   const signer = new CsrSigner(api.store, api.certs, { lifetimeSeconds: 8, approveServing: true });
   try {
     const { k, dir } = agent('boot-d', [], ['serverTLSBootstrap: true']);
-    const stored = () => {
-      try {
-        return new X509Certificate(readFileSync(join(dir, 'pki', 'kubelet-server-current.pem'), 'utf8')).serialNumber.toUpperCase();
-      } catch {
-        return undefined;
-      }
-    };
+    const stored = () => currentCertSerial(join(dir, 'pki'), 'kubelet-server');
     const first = await waitFor('a serving certificate issued', 60_000, stored, 200);
     const csr = api.store.list('certificatesigningrequests').find((c) => (c.spec as { signerName?: string; username?: string }).signerName === 'kubernetes.io/kubelet-serving');
     assert.equal((csr?.spec as { username?: string }).username, 'system:node:boot-d', 'requested with the node\'s own credentials');

@@ -15,18 +15,17 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { X509Certificate } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { Pod } from '../../src/api/types.js';
 import { REPO_ROOT } from '../support/containerd.js';
-import { httpGet, randomPort, waitFor } from '../support/kubelet-process.js';
+import { httpGet, randomPort, stopKubelet, waitFor } from '../support/kubelet-process.js';
 import { SystemdNode, suiteContainerdVersion } from '../support/systemd-node.js';
 import { startTestApiserver, type TestApiserver } from '../support/test-apiserver.js';
 import { writeKubeconfig } from '../support/test-certs.js';
 import { CsrSigner } from '../support/csr-signer.js';
+import { currentCertSerial, servedCertificate } from '../support/pki.js';
 import { KUBEADM_CONFIG, KUBEADM_FLAGS_ENV } from '../support/kubeadm-files.js';
 
 const MODE = process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native';
@@ -72,25 +71,12 @@ before(async () => {
 });
 
 after(async () => {
-  if (standalone) await stopByPid(standalone);
+  if (standalone) await stopKubelet(standalone);
   await node?.systemctl('stop', 'kubelet').catch(() => undefined);
   signer?.close();
   await api?.stop();
   await node?.stop();
 });
-
-async function stopByPid(p: { child: ChildProcess; pid: number }): Promise<void> {
-  if (p.child.exitCode !== null) return;
-  const exited = new Promise<void>((r) => p.child.once('exit', () => r()));
-  try {
-    process.kill(p.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const t = setTimeout(() => { try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ } }, 10_000);
-  await exited;
-  clearTimeout(t);
-}
 
 const sliceOf = (qos: string, uid: string) => `kubepods-${qos}-pod${uid.replace(/-/g, '_')}.slice`;
 
@@ -145,7 +131,7 @@ test('cgroupDriver systemd: pod slices from systemd with their limits, container
     return state === 'inactive' && !existsSync(join(node!.cgroupRoot('cpu'), path)) && !existsSync(join(node!.cgroupRoot('memory'), path)) ? true : undefined;
   }, 1000);
   assert.equal(standalone.child.exitCode, null, 'the agent still runs');
-  await stopByPid(standalone);
+  await stopKubelet(standalone);
   standalone = undefined;
 });
 
@@ -163,13 +149,7 @@ test("a kubeadm node, its files unchanged (cgroupDriver: systemd), under systemd
   await node!.systemctl('start', 'kubelet');
   const mainPid = await node!.unitProperty('kubelet', 'MainPID');
 
-  const pem = (name: string) => {
-    try {
-      return new X509Certificate(readFileSync(join(HOST.varLibKubelet, 'pki', `${name}-current.pem`), 'utf8')).serialNumber.toUpperCase();
-    } catch {
-      return undefined;
-    }
-  };
+  const pem = (name: 'kubelet-client' | 'kubelet-server') => currentCertSerial(join(HOST.varLibKubelet, 'pki'), name);
   const diagnose = () => readFileSync(join(HOST.varLibKubelet, 'kubelet.log'), 'utf8').split('\n').slice(-20).join('\n');
   await waitFor('the Node registered', 60_000, () => api!.store.get('nodes', undefined, NODE_NAME), 250).catch((err: unknown) => {
     throw new Error(`${String(err)}\n${diagnose()}`);
@@ -190,18 +170,10 @@ test("a kubeadm node, its files unchanged (cgroupDriver: systemd), under systemd
   }, 250);
   assert.equal(await node!.unitProperty(sliceOf('besteffort', running.metadata!.uid!), 'ActiveState'), 'active', 'the pod\'s slice');
 
-  const served = (port: number) => new Promise<string>((resolve, reject) => {
-    const s = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
-      const serial = s.getPeerCertificate().serialNumber.toUpperCase();
-      s.destroy();
-      resolve(serial);
-    });
-    s.on('error', reject);
-  });
   // kubeadm's config sets no port: the main port is upstream's default 10250.
   await waitFor('an issued serving certificate on the main port', 60_000, async () => {
     const s = pem('kubelet-server');
-    return s && (await served(10250)) === s ? s : undefined;
+    return s && (await servedCertificate(10250)).serial === s ? s : undefined;
   }, 250);
   // 70-90 % of 25 s (validFrom is 5 s before issue): renewed 12.5-17.5 s after the first one.
   await waitFor('the client certificate rotated', 60_000, () => (pem('kubelet-client') !== firstClient ? true : undefined), 500);

@@ -78,7 +78,7 @@ export function startKubelet(opts: { dir: string; manifests: string; endpoint: s
 }
 
 /** Stop by the recorded pid; SIGKILL when `hard` (a crash), else SIGTERM then SIGKILL. */
-export async function stopKubelet(k: KubeletProcess, hard = false): Promise<void> {
+export async function stopKubelet(k: Pick<KubeletProcess, 'child' | 'pid'>, hard = false): Promise<void> {
   if (k.child.exitCode !== null || k.child.signalCode !== null) return;
   const exited = new Promise<void>((r) => k.child.once('exit', () => r()));
   process.kill(k.pid, hard ? 'SIGKILL' : 'SIGTERM');

@@ -3,7 +3,9 @@
  * O = groups) or servers (SAN 127.0.0.1/localhost). Everything lives in one temp directory.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -33,4 +35,25 @@ export function issue(ca: TestCA, name: string, opts: { cn: string; groups?: str
     : 'extendedKeyUsage=clientAuth\n');
   openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '2', '-out', cert, '-extfile', ext]);
   return { cert, key };
+}
+
+/** The serial (upper-case hex) of the agent's `<pkiDir>/<name>-current.pem`, or undefined while there is none. */
+export function currentCertSerial(pkiDir: string, name: 'kubelet-client' | 'kubelet-server'): string | undefined {
+  try {
+    return new X509Certificate(readFileSync(join(pkiDir, `${name}-current.pem`), 'utf8')).serialNumber.toUpperCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The certificate a TLS port on 127.0.0.1 presents now. */
+export function servedCertificate(port: number): Promise<{ serial: string; san: string }> {
+  return new Promise((resolve, reject) => {
+    const s = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      const c = s.getPeerCertificate();
+      s.destroy();
+      resolve({ serial: c.serialNumber.toUpperCase(), san: c.subjectaltname ?? '' });
+    });
+    s.on('error', reject);
+  });
 }
