@@ -8,7 +8,7 @@
  * used. At 100 pods: the binary's pages 44 → ~20 MiB, ~2 ms per release plus the re-faults
  * (README, Performance). Without the addon (or with KUBELET_TS_NATIVE=0) nothing runs.
  */
-import { loadAddon, nativeDisabled } from '../native/index.js';
+import { addonFunction } from '../native/index.js';
 import { log } from '../util/log.js';
 
 export const EXE_PAGES_FIRST_MS = 10_000;
@@ -19,8 +19,7 @@ export interface ExePagesRelease { mappings: number; bytes: number; residentByte
 
 /** The addon's releaseExecutablePages, or undefined (no addon, native disabled, or a binary without it). */
 export function addonReleaseExecutablePages(): (() => ExePagesRelease | null) | undefined {
-  const release = nativeDisabled() ? undefined : loadAddon()?.releaseExecutablePages;
-  return typeof release === 'function' ? (release as () => ExePagesRelease | null) : undefined;
+  return addonFunction<() => ExePagesRelease | null>('releaseExecutablePages');
 }
 
 /** Calls `release` after `firstMs`, then every `intervalMs` (not keeping the process alive), until stop(). */

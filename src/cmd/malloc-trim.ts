@@ -5,14 +5,13 @@
  * came back within 20 s, so once is not enough (README, Performance). Without the addon (or
  * with KUBELET_TS_NATIVE=0) nothing runs.
  */
-import { loadAddon, nativeDisabled } from '../native/index.js';
+import { addonFunction } from '../native/index.js';
 
 export const MALLOC_TRIM_INTERVAL_MS = 5_000;
 
 /** The addon's mallocTrim, or undefined (no addon, native disabled, or a binary without it). */
 export function addonMallocTrim(): (() => boolean) | undefined {
-  const trim = nativeDisabled() ? undefined : loadAddon()?.mallocTrim;
-  return typeof trim === 'function' ? (trim as () => boolean) : undefined;
+  return addonFunction<() => boolean>('mallocTrim');
 }
 
 /** Calls `trim` every `intervalMs` (not keeping the process alive) until stop(). */

@@ -67,6 +67,15 @@ export function loadAddon(): NativeAddon | null {
   return addon;
 }
 
+/**
+ * One function of the addon, or undefined when native code is disabled, no addon is built, or
+ * the loaded build predates that function (the periodic memory tasks of src/cmd then do nothing).
+ */
+export function addonFunction<F>(name: string): F | undefined {
+  const fn = nativeDisabled() ? undefined : loadAddon()?.[name];
+  return typeof fn === 'function' ? (fn as F) : undefined;
+}
+
 /** True when KUBELET_TS_NATIVE=0 asks for the TypeScript twins only. */
 export function nativeDisabled(): boolean {
   return process.env['KUBELET_TS_NATIVE'] === '0';
