@@ -48,20 +48,21 @@ test('ContainerDied only when the runtime reports the exit, with the cache agree
     subscribeContainerEvents: (onEvent, onError) => runtime.getContainerEvents(onEvent, onError),
   });
   const checks: Promise<string | undefined>[] = [];
+  const containers = Array.from({ length: 6 }, (_, i) => ({
+    name: `c${i}`, image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', `sleep ${(1 + i * 0.37).toFixed(2)}`],
+  }));
+  const pod = { metadata: { name: 'agree', namespace: NS, uid: `${NS}-uid` }, spec: { hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers } } as Pod;
   pleg.watch((e) => {
-    if (e.type !== 'ContainerDied') return;
+    // The PLEG relists the whole runtime: containers other tests left behind are not ours to count.
+    if (e.type !== 'ContainerDied' || e.id !== pod.metadata!.uid) return;
     // Taken synchronously at delivery: what the kubelet would act on.
     const cached = cache.get(e.id)?.status?.containerStatuses.find((c) => c.id === e.data)?.state;
     checks.push(runtime.containerStatus(e.data).then((s) => {
       if (cached !== 'exited') return `${e.data}: cache says ${cached} at ContainerDied`;
       if (s.state !== 'CONTAINER_EXITED') return `${e.data}: runtime says ${s.state} after ContainerDied`;
       return undefined;
-    }));
+    }, (err: Error) => `${e.data}: ContainerStatus after ContainerDied failed: ${err.message}`));
   });
-  const containers = Array.from({ length: 6 }, (_, i) => ({
-    name: `c${i}`, image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', `sleep ${(1 + i * 0.37).toFixed(2)}`],
-  }));
-  const pod = { metadata: { name: 'agree', namespace: NS, uid: `${NS}-uid` }, spec: { hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers } } as Pod;
   pleg.start();
   try {
     const r = await manager.syncPod(pod, await manager.getPodStatus(pod.metadata!.uid!, 'agree', NS));

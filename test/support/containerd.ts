@@ -102,11 +102,52 @@ function ignoreNotFound(err: unknown): void {
 }
 
 /**
- * Stops and removes every sandbox matching `match`, and every container in them or carrying the
- * labels. Refuses an empty match (that would remove everything on the runtime). Returns how many
- * sandboxes and containers it removed.
+ * How long removal keeps retrying what containerd refuses for now: a container still in its
+ * "starting" state after a StartContainer whose caller gave up, or an exit not yet handled.
  */
-export async function removeTestPods(runtime: RuntimeService, match: TestPodMatch): Promise<{ sandboxes: number; containers: number }> {
+const REMOVE_RETRY_MS = 20_000;
+/** After this long refused with "cannot delete running task", the task is deleted with ctr. */
+const LEAKED_TASK_AFTER_MS = 3_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * containerd 2.x (seen in CI after the frozen-runtime test, whose agent's StartContainer calls
+ * time out) can keep a task whose container its CRI plugin already reports exited; RemoveContainer
+ * then fails with "cannot delete running task" for good, and no CRI call removes the task. A test
+ * cleaning up after itself kills and deletes it with containerd's own client, and says so.
+ */
+async function deleteLeakedTask(endpoint: string, id: string): Promise<void> {
+  const sock = endpoint.replace(/^unix:\/\//, '');
+  process.stderr.write(`removeTestPods: containerd refuses to remove ${id} ("cannot delete running task"); deleting its task with ctr\n`);
+  for (const args of [['task', 'kill', '-s', 'SIGKILL', id], ['task', 'delete', '-f', id]]) {
+    await execFileAsync('ctr', ['-a', sock, '-n', 'k8s.io', ...args], { timeout: 30_000 }).catch(() => undefined);
+  }
+}
+
+/** Runs `remove` until it succeeds or REMOVE_RETRY_MS have passed; `onRefused` sees each refusal. */
+async function retryRefused(remove: () => Promise<void>, onRefused?: (err: Error, waitedMs: number) => Promise<void>): Promise<void> {
+  const start = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await remove();
+    } catch (err) {
+      const waited = Date.now() - start;
+      if (waited > REMOVE_RETRY_MS) throw err;
+      await onRefused?.(err as Error, waited);
+      await sleep(Math.min(250 * attempt, 1000));
+    }
+  }
+}
+
+/**
+ * Stops and removes every sandbox matching `match`, and every container in them or carrying the
+ * labels. Refuses an empty match (that would remove everything on the runtime). What containerd
+ * refuses for now is retried for a while; what still fails does not stop the rest from being
+ * removed, and is thrown at the end. `endpoint` (default: the test containerd's) is where a leaked
+ * task is deleted with ctr. Returns how many sandboxes and containers it removed.
+ */
+export async function removeTestPods(runtime: RuntimeService, match: TestPodMatch, endpoint?: string): Promise<{ sandboxes: number; containers: number }> {
   const hasLabels = match.labels && Object.keys(match.labels).length > 0;
   if (!hasLabels && !match.namePrefix && !match.namespace) throw new Error('removeTestPods: empty match');
   const sandboxes = (await runtime.listPodSandbox(hasLabels ? { labelSelector: match.labels } : undefined)).filter(
@@ -118,14 +159,27 @@ export async function removeTestPods(runtime: RuntimeService, match: TestPodMatc
   const containers = (await runtime.listContainers()).filter(
     (c) => sandboxIds.has(c.podSandboxId) || (hasLabels && Object.entries(match.labels!).every(([k, v]) => c.labels[k] === v)),
   );
+  const socket = () => (endpoint ? Promise.resolve(endpoint) : runtimeEndpoint());
+  const failed: unknown[] = [];
   for (const c of containers) {
-    await runtime.stopContainer(c.id, 0).catch(ignoreNotFound);
-    await runtime.removeContainer(c.id).catch(ignoreNotFound);
+    const remove = async () => {
+      await runtime.stopContainer(c.id, 0).catch(ignoreNotFound);
+      await runtime.removeContainer(c.id).catch(ignoreNotFound);
+    };
+    const leaked = async (err: Error, waited: number) => {
+      if (waited > LEAKED_TASK_AFTER_MS && /cannot delete running task/.test(err.message)) await deleteLeakedTask(await socket(), c.id);
+    };
+    await retryRefused(remove, leaked).catch((err) => failed.push(err));
   }
   for (const s of sandboxes) {
-    await runtime.stopPodSandbox(s.id).catch(ignoreNotFound);
-    await runtime.removePodSandbox(s.id).catch(ignoreNotFound);
+    const remove = async () => {
+      await runtime.stopPodSandbox(s.id).catch(ignoreNotFound);
+      await runtime.removePodSandbox(s.id).catch(ignoreNotFound);
+    };
+    await retryRefused(remove).catch((err) => failed.push(err));
   }
+  if (failed.length === 1) throw failed[0];
+  if (failed.length > 1) throw new AggregateError(failed, `removeTestPods: ${failed.length} removals failed: ${failed.map((e) => (e as Error).message).join('; ')}`);
   return { sandboxes: sandboxes.length, containers: containers.length };
 }
 

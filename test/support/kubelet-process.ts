@@ -146,7 +146,7 @@ export async function agentTestContext(namespace: string, current: () => Kubelet
   after(async () => {
     const k = current();
     if (k) await stopKubelet(k);
-    await removeTestPods(runtime, { namespace });
+    await removeTestPods(runtime, { namespace }, endpoint);
     await unmountUnder(dirs.dir);
     runtime.close();
   });
