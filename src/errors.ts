@@ -49,7 +49,7 @@ export const ERROR_CODES = {
   KTS_ERR_DBUS_CONNECTION: 'A D-Bus socket could not be reached or authenticated, the connection was lost or closed, or a call got no reply in time.',
   KTS_ERR_DBUS_CALL: 'A D-Bus method call was answered with an error (the D-Bus error name and message are kept).',
   KTS_ERR_SYSTEMD_JOB: 'A systemd job (start or stop of a unit, through D-Bus) ended with a result other than "done", or did not end in time.',
-  KTS_ERR_SYSTEMD_UNAVAILABLE: 'cgroupDriver is systemd but systemd\'s manager does not answer on D-Bus (/run/systemd/private, the system bus): the agent does not start.',
+  KTS_ERR_SYSTEMD_UNAVAILABLE: 'cgroupDriver is systemd (configured, or reported by the runtime\'s RuntimeConfig) but systemd\'s manager does not answer on D-Bus (/run/systemd/private, the system bus): the agent does not start.',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

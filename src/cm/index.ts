@@ -13,6 +13,7 @@ import type { CgroupMounts, PodContainerManager } from './types.js';
 export * from './cgroup-name.js';
 export { CgroupfsCgroupManager, type CgroupManager } from './cgroup-manager.js';
 export { connectSystemdSlices, sliceUnits, SystemdUnavailableError } from './systemd-slices.js';
+export { cgroupDriverFromRuntime, type CgroupDriverChoice, type RuntimeConfigSource } from './cgroup-driver-from-runtime.js';
 export { SystemdCgroupManager, sliceResourceProperties, SYSTEMD_INFINITY, type SliceUnits, type SliceProperties } from './systemd-cgroup-manager.js';
 export type { PodContainerManager, ResourceConfig, QOSClass, CgroupMounts } from './types.js';
 export { Cgroupfs, parseCgroupMounts, detectCgroupMounts } from './cgroupfs.js';

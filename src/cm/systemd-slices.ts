@@ -10,8 +10,11 @@ import type { SliceProperties, SliceUnits } from './systemd-cgroup-manager.js';
 
 /** cgroupDriver is systemd but no systemd manager answers. */
 export class SystemdUnavailableError extends KubeletError {
-  constructor(detail: string, options?: { cause?: unknown }) {
-    super('KTS_ERR_SYSTEMD_UNAVAILABLE', `cgroupDriver is "systemd" but systemd's manager cannot be reached over D-Bus (${detail}); run the agent on a node whose PID 1 is systemd, or set cgroupDriver: cgroupfs (and SystemdCgroup = false in containerd's runc options)`, options);
+  /** fromRuntime: the driver came from the runtime's RuntimeConfig, whatever cgroupDriver says. */
+  constructor(detail: string, options?: { cause?: unknown; fromRuntime?: boolean }) {
+    const why = options?.fromRuntime ? 'the container runtime reports the systemd cgroup driver (CRI RuntimeConfig), which wins over cgroupDriver,' : 'cgroupDriver is "systemd"';
+    const fix = options?.fromRuntime ? 'or set SystemdCgroup = false in containerd\'s runc options and restart it' : 'or set cgroupDriver: cgroupfs (and SystemdCgroup = false in containerd\'s runc options)';
+    super('KTS_ERR_SYSTEMD_UNAVAILABLE', `${why} but systemd's manager cannot be reached over D-Bus (${detail}); run the agent on a node whose PID 1 is systemd, ${fix}`, options);
   }
 }
 
@@ -48,12 +51,12 @@ export function sliceUnits(manager: SystemdUnitManager): SliceUnits {
 }
 
 /** Connects to systemd (its private socket, then the system bus) for the systemd cgroup driver. */
-export async function connectSystemdSlices(opts?: SystemdManagerOptions): Promise<{ slices: SliceUnits; close(): void }> {
+export async function connectSystemdSlices(opts?: SystemdManagerOptions & { fromRuntime?: boolean }): Promise<{ slices: SliceUnits; close(): void }> {
   let manager: SystemdManager;
   try {
     manager = await SystemdManager.connect(opts);
   } catch (err) {
-    throw new SystemdUnavailableError(err instanceof Error ? err.message : String(err), { cause: err });
+    throw new SystemdUnavailableError(err instanceof Error ? err.message : String(err), { cause: err, fromRuntime: opts?.fromRuntime });
   }
   return { slices: sliceUnits(manager), close: () => manager.close() };
 }

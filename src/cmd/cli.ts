@@ -3,7 +3,7 @@
  * SIGTERM/SIGINT stop the loops and servers and exit 0, leaving containers running for the
  * next start to adopt; a second signal exits at once.
  */
-import { ConfigError, errorMessage } from '../errors.js';
+import { ConfigError, errorMessage, KubeletError } from '../errors.js';
 import { loadConfig } from '../config/index.js';
 import { configureLogging, log } from '../util/log.js';
 import { startDaemon } from './main.js';
@@ -56,7 +56,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     daemon = await startDaemon(config);
   } catch (err) {
-    log().fatal({ err: errorMessage(err) }, 'Failed to start');
+    // The code too, so that an operator (and a test) can match on it rather than on the text.
+    log().fatal({ err: errorMessage(err), ...(err instanceof KubeletError ? { code: err.code } : {}) }, 'Failed to start');
     return 1;
   }
   if (daemon.runOnce) {

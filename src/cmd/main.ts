@@ -34,7 +34,8 @@ import { hotPaths, nativeStatus } from './hot-paths.js';
 import { addonMallocTrim, startMallocTrim } from './malloc-trim.js';
 import { addonReleaseExecutablePages, startExePagesRelease } from './exe-pages.js';
 import { birthCry } from './start-info.js';
-import { cgroupNaming, connectSystemdSlices } from '../cm/index.js';
+import { cgroupDriverFromRuntime, cgroupNaming, connectSystemdSlices, type CgroupDriverChoice, type RuntimeConfigSource } from '../cm/index.js';
+import type { CgroupDriver } from '../config/cgroup-drivers.js';
 
 export interface Daemon {
   kubelet: Kubelet;
@@ -58,6 +59,22 @@ function reportNative(): void {
   log('native').info({ hotPaths: status }, 'Hot path implementations');
 }
 
+/**
+ * The runtime's cgroup driver wins over the configured one (cm/cgroup-driver-from-runtime.ts);
+ * /configz shows the driver in effect, as upstream's does.
+ */
+async function effectiveCgroupDriver(runtime: RuntimeConfigSource, configured: CgroupDriver): Promise<CgroupDriverChoice> {
+  const choice = await cgroupDriverFromRuntime(runtime, configured);
+  if (choice.from === 'runtime') {
+    log('kubelet').info({ cgroupDriver: choice.driver, configured }, 'Using cgroup driver setting received from the CRI runtime');
+  } else {
+    // Upstream's version label: the release whose kubelet will refuse such a runtime.
+    if (choice.unsupported) metrics.criLosingSupport.set({ version: '1.36.0' }, 1);
+    log('kubelet').warn({ cgroupDriver: choice.driver, reason: choice.reason }, 'Using the cgroupDriver of the kubelet config: the CRI runtime should be updated to support RuntimeConfig (containerd 2.0 or later)');
+  }
+  return choice;
+}
+
 export async function startDaemon(config: Config): Promise<Daemon> {
   const kc = config.kubelet;
   const rootDir = config.flags.rootDir;
@@ -69,9 +86,11 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   birthCry(recorder, config);
   metrics.nodeName.set({ node: config.nodeName }, 1);
 
-  // The systemd driver needs systemd's manager before any pod cgroup: a node without one fails here, clearly.
-  const systemd = kc.cgroupDriver === 'systemd' && kc.cgroupsPerQOS ? await connectSystemdSlices() : undefined;
   const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, { timeoutMs: kc.runtimeRequestTimeoutMs });
+  const driverChoice = await effectiveCgroupDriver(criRuntime, kc.cgroupDriver);
+  const cgroupDriver = driverChoice.driver;
+  // The systemd driver needs systemd's manager before any pod cgroup: a node without one fails here, clearly.
+  const systemd = cgroupDriver === 'systemd' && kc.cgroupsPerQOS ? await connectSystemdSlices({ fromRuntime: driverChoice.from === 'runtime' }) : undefined;
   const hostIP = detectNodeIP(config.flags.nodeIP);
   const node = computeNodeInfo({
     nodeName: config.nodeName, maxPods: kc.maxPods, systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved,
@@ -87,7 +106,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     runtime: criRuntime, images, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
-    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, cgroupDriver: kc.cgroupDriver, systemdUnits: systemd?.slices, objects: apiMode?.objects, runtimeClasses: apiMode?.runtimeClasses,
+    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, cgroupDriver, systemdUnits: systemd?.slices, objects: apiMode?.objects, runtimeClasses: apiMode?.runtimeClasses,
     imagePulls: { serialize: kc.serializeImagePulls, maxParallel: kc.maxParallelImagePulls },
     probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
     bindSubPath: hotPaths().subpath.bindSubPath,
@@ -107,7 +126,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     differ: hotPaths().pleg.createRelistDiffer(),
     subscribeContainerEvents: (onEvent, onError) => criRuntime.getContainerEvents(onEvent, onError),
     createExitWatcher: unifiedRoot
-      ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot, naming: cgroupNaming(kc.cgroupDriver) })
+      ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot, naming: cgroupNaming(cgroupDriver) })
       : undefined,
   });
   const statusManager = apiMode?.statusManager ?? createStatusManager();
@@ -129,7 +148,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     nodeName: config.nodeName, listPods: runtimeStatsPods(runtime, (uid) => podManager.getPodByUID(uid)?.spec), cgroupRoot, rootDir, podLogsDir: kc.podLogsDir,
     imageFsPath: imageFsMount(images), memoryCapacity, housekeepingIntervalMs: config.flags.housekeepingIntervalMs,
     containerFs: criContainerFs(criRuntime), runtimeEndpoint: kc.containerRuntimeEndpoint,
-    createCgroupReader: hotPaths().cgroupStats.createCgroupReader, cgroupDriver: kc.cgroupDriver,
+    createCgroupReader: hotPaths().cgroupStats.createCgroupReader, cgroupDriver,
   });
   const oomEvents = createOomPodEvents({
     recorder, nodeName: config.nodeName,
@@ -176,7 +195,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       authentication: kc.authentication, authorization: kc.authorization,
       reviewClient: config.flags.kubeconfig ? reviewClientFromKubeconfig(config.flags.kubeconfig) : undefined,
       enableDebuggingHandlers: kc.enableDebuggingHandlers, streamingConnectionIdleTimeoutMs: kc.streamingConnectionIdleTimeoutMs,
-      provider: mainServerProvider(readProvider, runtime, criRuntime, () => renderConfigz(kc)),
+      provider: mainServerProvider(readProvider, runtime, criRuntime, () => renderConfigz({ ...kc, cgroupDriver })),
       containerLogs,
     },
   });

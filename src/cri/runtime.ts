@@ -20,6 +20,7 @@ import {
 import { criErrorFrom, replyError } from './errors.js';
 import { metrics } from '../metrics/index.js';
 import { RUNTIME_SERVICE } from './proto.js';
+import { runtimeConfigFromWire, type RuntimeConfigInfo } from './runtime-config.js';
 import type {
   CallOptions,
   Container,
@@ -269,6 +270,14 @@ export class RemoteRuntimeService implements RuntimeService {
   async listContainerStats(filter?: ContainerStatsFilter): Promise<ContainerStats[]> {
     const r = await this.call('ListContainerStats', { filter: filter ?? {} });
     return (r?.stats ?? []).map(containerStatsFromWire);
+  }
+
+  /**
+   * RuntimeConfig: the runtime's cgroup driver (containerd 2.x). containerd 1.6/1.7 answer
+   * UNIMPLEMENTED (a CriError with code KTS_ERR_CRI_UNIMPLEMENTED).
+   */
+  async runtimeConfig(): Promise<RuntimeConfigInfo> {
+    return runtimeConfigFromWire(await this.channel.unaryRaw('RuntimeConfig', {}, this.timeoutMs, this.signal));
   }
 
   async updateRuntimeConfig(podCidr: string): Promise<void> {

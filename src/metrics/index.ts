@@ -42,6 +42,12 @@ export const metrics = {
     help: 'Counter of certificate renewal errors.',
     registers: [registry],
   }),
+  criLosingSupport: new Gauge({
+    name: 'kubelet_cri_losing_support',
+    help: 'the Kubernetes version that the currently running CRI implementation will lose support on if not upgraded.',
+    labelNames: ['version'] as const,
+    registers: [registry],
+  }),
   runningPods: new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry] }),
   runningContainers: new Gauge({
     name: 'kubelet_running_containers',

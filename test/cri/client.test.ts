@@ -315,3 +315,15 @@ test('GetContainerEvents reports UNIMPLEMENTED through onError', async () => {
   assert.equal(err.code, 'KTS_ERR_CRI_UNIMPLEMENTED');
   assert.equal(err.method, 'GetContainerEvents');
 });
+
+test('RuntimeConfig through the client: each driver, no Linux part, and a runtime without the method', async () => {
+  server.handlers.RuntimeConfig = () => ({ linux: { cgroupDriver: 'CGROUPFS' } });
+  assert.deepEqual(await cri.runtime.runtimeConfig(), { cgroupDriver: 'cgroupfs' });
+  // SYSTEMD is the enum's zero: on the wire, a present but empty LinuxRuntimeConfiguration.
+  server.handlers.RuntimeConfig = () => ({ linux: { cgroupDriver: 'SYSTEMD' } });
+  assert.deepEqual(await cri.runtime.runtimeConfig(), { cgroupDriver: 'systemd' });
+  server.handlers.RuntimeConfig = () => ({});
+  assert.deepEqual(await cri.runtime.runtimeConfig(), {});
+  delete server.handlers.RuntimeConfig;
+  await assert.rejects(cri.runtime.runtimeConfig(), (err: unknown) => err instanceof CriError && err.code === 'KTS_ERR_CRI_UNIMPLEMENTED' && err.method === 'RuntimeConfig');
+});

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TEST_IMAGES } from '../support/containerd.js';
+import { runtimeRelease, TEST_IMAGES } from '../support/containerd.js';
 import { agentTestContext, getPods, httpGet, startKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 
 const MODE = process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native';
@@ -17,16 +17,8 @@ const NS = `e2e-crievents-${MODE}-${Math.random().toString(36).slice(2, 7)}`;
 let kubelet: KubeletProcess | undefined;
 const { endpoint, runtime, dir, manifests } = await agentTestContext(NS, () => kubelet);
 
-/** containerd's major.minor, from CRI Version (e.g. "1.7.24~ds1", "2.1.9+unknown", "v2.0.0"). */
-async function runtimeRelease(): Promise<[number, number]> {
-  const v = await runtime.version();
-  const m = /^v?(\d+)\.(\d+)/.exec(v.runtimeVersion);
-  assert.ok(m, `a containerd version: ${v.runtimeVersion}`);
-  return [Number(m[1]), Number(m[2])];
-}
-
 test('CRI events are used where the runtime has them, the fallback is said where it has not', async () => {
-  const [major, minor] = await runtimeRelease();
+  const [major, minor] = await runtimeRelease(runtime);
   const hasEvents = major > 1 || minor >= 7;
   writeFileSync(join(manifests, 'blink.json'), JSON.stringify({
     apiVersion: 'v1', kind: 'Pod', metadata: { name: 'blink', namespace: NS },

@@ -183,6 +183,14 @@ export async function removeTestPods(runtime: RuntimeService, match: TestPodMatc
   return { sandboxes: sandboxes.length, containers: containers.length };
 }
 
+/** containerd's major.minor, from CRI Version (e.g. "1.7.24~ds1", "2.1.9+unknown", "v2.0.0"). */
+export async function runtimeRelease(runtime: RuntimeService): Promise<[number, number]> {
+  const v = await runtime.version();
+  const m = /^v?(\d+)\.(\d+)/.exec(v.runtimeVersion);
+  if (!m) throw new Error(`not a containerd version: ${v.runtimeVersion}`);
+  return [Number(m[1]), Number(m[2])];
+}
+
 /** A name unique to this process and call, for sandbox names / label values in tests. */
 export function uniqueName(prefix: string): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;

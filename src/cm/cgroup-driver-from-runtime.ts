@@ -1,0 +1,57 @@
+/**
+ * The cgroup driver in effect (upstream getCgroupDriverFromCRI, KubeletCgroupDriverFromCRI, GA in
+ * 1.34): the runtime's RuntimeConfig answer wins over cgroupDriver, because the two must agree and
+ * the runtime's runc option is the one that cannot be changed without restarting every pod. A
+ * runtime without RuntimeConfig (containerd 1.6 and 1.7) keeps the configured driver, as released
+ * upstream kubelets do, and sets kubelet_cri_losing_support.
+ */
+import { CriError } from '../errors.js';
+import type { RuntimeConfigInfo } from '../cri/index.js';
+import type { CgroupDriver } from '../config/cgroup-drivers.js';
+
+export interface RuntimeConfigSource {
+  runtimeConfig(): Promise<RuntimeConfigInfo>;
+}
+
+export interface CgroupDriverChoice {
+  driver: CgroupDriver;
+  /** runtime: RuntimeConfig named it; config: the runtime has no RuntimeConfig, or its reply no Linux part. */
+  from: 'runtime' | 'config';
+  /** Why the configured driver was kept (from: config). */
+  reason?: string;
+  /** The runtime has no RuntimeConfig at all (kubelet_cri_losing_support). */
+  unsupported?: true;
+}
+
+export interface CgroupDriverOptions {
+  /** Upstream: 3 attempts, 2 s apart, for a runtime still starting. */
+  attempts?: number;
+  retryDelayMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const sleepMs = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export async function cgroupDriverFromRuntime(runtime: RuntimeConfigSource, configured: CgroupDriver, opts: CgroupDriverOptions = {}): Promise<CgroupDriverChoice> {
+  const attempts = opts.attempts ?? 3;
+  const sleep = opts.sleep ?? sleepMs;
+  let last: unknown;
+  for (let i = 0; i < attempts; i++) {
+    let info: RuntimeConfigInfo;
+    try {
+      info = await runtime.runtimeConfig();
+    } catch (err) {
+      // Unimplemented is an answer, not a failure: it is not retried.
+      if (err instanceof CriError && err.code === 'KTS_ERR_CRI_UNIMPLEMENTED') {
+        return { driver: configured, from: 'config', reason: 'the runtime does not implement RuntimeConfig', unsupported: true };
+      }
+      last = err;
+      if (i + 1 < attempts) await sleep(opts.retryDelayMs ?? 2000);
+      continue;
+    }
+    if (!info.cgroupDriver) return { driver: configured, from: 'config', reason: 'the runtime\'s RuntimeConfig reply has no Linux configuration' };
+    return { driver: info.cgroupDriver, from: 'runtime' };
+  }
+  const detail = last instanceof Error ? last.message : String(last);
+  throw new CriError(last instanceof CriError ? last.code : 'KTS_ERR_CRI', 'RuntimeConfig', `the cgroup driver could not be read from the runtime after ${attempts} attempts (${detail}); the agent does not start without it, as upstream`, last instanceof CriError ? last.grpcCode : undefined, { cause: last });
+}

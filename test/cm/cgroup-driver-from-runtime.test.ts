@@ -1,0 +1,68 @@
+/**
+ * The cgroup driver in effect: our table for upstream's TestGetCgroupDriverFromCRI
+ * (cmd/kubelet/app/server_linux_test.go). We follow the released kubelets (1.34, 1.35): a runtime
+ * without RuntimeConfig keeps the configured driver. Upstream's main branch adds the
+ * DisableCgroupDriverFallback gate, on by default, which refuses such runtimes; we do not have it
+ * (containerd 1.6 and 1.7, which this project runs on, have no RuntimeConfig).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cgroupDriverFromRuntime, type RuntimeConfigSource } from '../../src/cm/index.js';
+import type { RuntimeConfigInfo } from '../../src/cri/index.js';
+import { CriError } from '../../src/errors.js';
+import type { CgroupDriver } from '../../src/config/cgroup-drivers.js';
+
+const unimplemented = () => new CriError('KTS_ERR_CRI_UNIMPLEMENTED', 'RuntimeConfig', 'UNIMPLEMENTED: RuntimeConfig is not implemented', 12);
+const unavailable = () => new CriError('KTS_ERR_CRI_UNAVAILABLE', 'RuntimeConfig', 'UNAVAILABLE: runtime unavailable', 14);
+
+/** Answers from `replies` in turn (the last one repeats), counting calls. */
+function runtime(...replies: Array<RuntimeConfigInfo | Error>): RuntimeConfigSource & { calls: number } {
+  const r = {
+    calls: 0,
+    async runtimeConfig() {
+      const reply = replies[Math.min(r.calls++, replies.length - 1)]!;
+      if (reply instanceof Error) throw reply;
+      return reply;
+    },
+  };
+  return r;
+}
+
+const noSleep = { sleep: async () => {} };
+
+test('upstream TestGetCgroupDriverFromCRI, the released behaviour', async () => {
+  const cases: Array<{ name: string; configured: CgroupDriver; rt: ReturnType<typeof runtime>; driver?: CgroupDriver; from?: string; calls: number; error?: RegExp }> = [
+    { name: 'unsupported runtime falls back to systemd', configured: 'systemd', rt: runtime(unimplemented()), driver: 'systemd', from: 'config', calls: 1 },
+    { name: 'unsupported runtime falls back to cgroupfs', configured: 'cgroupfs', rt: runtime(unimplemented()), driver: 'cgroupfs', from: 'config', calls: 1 },
+    { name: 'CRI systemd overrides the configured driver', configured: 'cgroupfs', rt: runtime({ cgroupDriver: 'systemd' }), driver: 'systemd', from: 'runtime', calls: 1 },
+    { name: 'CRI cgroupfs overrides the configured driver', configured: 'systemd', rt: runtime({ cgroupDriver: 'cgroupfs' }), driver: 'cgroupfs', from: 'runtime', calls: 1 },
+    { name: 'other runtime errors are not masked by the fallback (3 attempts)', configured: 'systemd', rt: runtime(unavailable()), calls: 3, error: /after 3 attempts \(CRI RuntimeConfig: UNAVAILABLE: runtime unavailable\)/ },
+    { name: 'response without Linux config preserves the configured driver', configured: 'cgroupfs', rt: runtime({}), driver: 'cgroupfs', from: 'config', calls: 1 },
+    // Ours: a runtime still starting answers on a later attempt (upstream retries the same way).
+    { name: 'a transient error, then an answer', configured: 'systemd', rt: runtime(unavailable(), { cgroupDriver: 'cgroupfs' }), driver: 'cgroupfs', from: 'runtime', calls: 2 },
+  ];
+  for (const c of cases) {
+    const got = cgroupDriverFromRuntime(c.rt, c.configured, noSleep);
+    if (c.error) {
+      await assert.rejects(got, (err: unknown) => err instanceof CriError && err.code === 'KTS_ERR_CRI_UNAVAILABLE' && c.error!.test(err.message), c.name);
+    } else {
+      const choice = await got;
+      assert.equal(choice.driver, c.driver, c.name);
+      assert.equal(choice.from, c.from, c.name);
+    }
+    // Upstream: "unsupported RPCs should not be retried".
+    assert.equal(c.rt.calls, c.calls, `${c.name}: calls`);
+  }
+});
+
+test('only a runtime without RuntimeConfig is marked unsupported (kubelet_cri_losing_support)', async () => {
+  assert.equal((await cgroupDriverFromRuntime(runtime(unimplemented()), 'cgroupfs', noSleep)).unsupported, true);
+  assert.equal((await cgroupDriverFromRuntime(runtime({}), 'cgroupfs', noSleep)).unsupported, undefined);
+  assert.equal((await cgroupDriverFromRuntime(runtime({ cgroupDriver: 'systemd' }), 'cgroupfs', noSleep)).unsupported, undefined);
+});
+
+test('retries wait between attempts, not after the last', async () => {
+  const waits: number[] = [];
+  await assert.rejects(cgroupDriverFromRuntime(runtime(unavailable()), 'cgroupfs', { retryDelayMs: 7, sleep: async (ms) => { waits.push(ms); } }));
+  assert.deepEqual(waits, [7, 7]);
+});
