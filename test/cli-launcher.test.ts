@@ -7,12 +7,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from './support/kubelet-process.js';
+import { testTempDir } from './support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'kts-launcher-'));
+const dir = testTempDir('kts-launcher-');
 const hook = join(dir, 'record.cjs');
 writeFileSync(hook, `require('fs').appendFileSync(${JSON.stringify(join(dir, 'procs'))}, JSON.stringify({ execArgv: process.execArgv, arena: process.env.MALLOC_ARENA_MAX ?? null }) + '\\n');\n`);
 

@@ -48,7 +48,7 @@ function unescapeMount(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
-function parseMountInfo(text: string): MountInfo[] {
+export function parseMountInfo(text: string): MountInfo[] {
   const out: MountInfo[] = [];
   for (const line of text.split('\n')) {
     const sep = line.indexOf(' - ');

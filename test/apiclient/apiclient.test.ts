@@ -5,8 +5,7 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiClients, runReflector, TokenBucket, type ApiClients } from '../../src/apiclient/index.js';
 import { ApiError, KubeletError } from '../../src/errors.js';
@@ -14,8 +13,9 @@ import { registry } from '../../src/metrics/index.js';
 import { startTestApiserver, matchesFieldSelector, matchesLabelSelector, type TestApiserver } from '../support/test-apiserver.js';
 import { strategicMergePatch, jsonMergePatch } from '../support/apiserver-patch.js';
 import { waitFor } from '../support/kubelet-process.js';
+import { testTempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'kts-apiclient-'));
+const dir = testTempDir('kts-apiclient-');
 let hang = false;
 let api: TestApiserver = await startTestApiserver({
   bookmarkMs: 100,

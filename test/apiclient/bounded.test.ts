@@ -6,15 +6,13 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createApiClients, listAll, runReflector, API_LIMITS, type ApiClient, type ApiRequest } from '../../src/apiclient/index.js';
 import { LineSplitter } from '../../src/apiclient/line-splitter.js';
 import { watchTimeoutSeconds } from '../../src/apiclient/limits.js';
 import { ApiError, ApiLimitError } from '../../src/errors.js';
 import { startHostileApiserver } from '../support/hostile-apiserver.js';
 import { waitFor } from '../support/kubelet-process.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const text = (lines: Buffer[] | undefined) => lines?.map((l) => l.toString());
 
@@ -102,7 +100,7 @@ test('pager: a server handing out continue tokens forever, or pages past the byt
 });
 
 const api = await startHostileApiserver({ bookmarkMs: 200 });
-const clients = await createApiClients(api.kubeconfig(mkdtempSync(join(tmpdir(), 'kts-bounded-'))), { watchIdleTimeoutMs: 700 });
+const clients = await createApiClients(api.kubeconfig(testTempDir('kts-bounded-')), { watchIdleTimeoutMs: 700 });
 after(async () => {
   clients.close();
   await api.stop();

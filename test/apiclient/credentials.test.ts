@@ -5,17 +5,17 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { userCredentials } from '../../src/apiclient/credentials.js';
 import { createApiClients } from '../../src/apiclient/index.js';
 import { ApiError } from '../../src/errors.js';
 import type { Clock } from '../../src/util/clock.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const V1 = 'client.authentication.k8s.io/v1';
-const dir = mkdtempSync(join(tmpdir(), 'kts-creds-'));
+const dir = testTempDir('kts-creds-');
 let t = 1_000_000;
 const clock: Clock = { now: () => t, setTimeout: () => ({ cancel: () => undefined }) };
 

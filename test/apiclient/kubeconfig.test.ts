@@ -6,16 +6,16 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { connect as netConnect, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiClients, loadKubeconfig, parseKubeconfig, KubeconfigError } from '../../src/apiclient/index.js';
 import { ApiError } from '../../src/errors.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
+import { testTempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'kts-kubeconfig-'));
+const dir = testTempDir('kts-kubeconfig-');
 mkdirSync(join(dir, 'pki'));
 writeFileSync(join(dir, 'pki', 'ca.crt'), 'CA-FILE');
 writeFileSync(join(dir, 'pki', 'client.crt'), 'CERT-FILE');

@@ -5,17 +5,15 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { createApiClients } from '../../src/apiclient/index.js';
 import { ObjectCache, podObjectRefs } from '../../src/apimode/configmap-secret-cache.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 import { waitFor } from '../support/kubelet-process.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const api = await startTestApiserver({ bookmarkMs: 200 });
-const clients = await createApiClients(api.kubeconfig(mkdtempSync(join(tmpdir(), 'kts-cache-'))));
+const clients = await createApiClients(api.kubeconfig(testTempDir('kts-cache-')));
 const changes: string[] = [];
 const cache = new ObjectCache({ client: clients.main, onChange: (kind, ns, name) => changes.push(`${kind}/${ns}/${name}`) });
 after(async () => {

@@ -5,16 +5,14 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { createApiClients } from '../../src/apiclient/index.js';
 import { MirrorPods } from '../../src/apimode/mirror-pods.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const api = await startTestApiserver();
-const clients = await createApiClients(api.kubeconfig(mkdtempSync(join(tmpdir(), 'kts-mirror-'))));
+const clients = await createApiClients(api.kubeconfig(testTempDir('kts-mirror-')));
 after(async () => {
   clients.close();
   await api.stop();

@@ -7,18 +7,16 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { createApiClients } from '../../src/apiclient/index.js';
 import { RUNTIME_CLASSES_PATH, RuntimeClassCache, withRuntimeClassOverhead } from '../../src/apimode/runtime-class-cache.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 import { waitFor } from '../support/kubelet-process.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const api = await startTestApiserver({ bookmarkMs: 200 });
-const clients = await createApiClients(api.kubeconfig(mkdtempSync(join(tmpdir(), 'kts-rtclass-'))));
+const clients = await createApiClients(api.kubeconfig(testTempDir('kts-rtclass-')));
 const cache = new RuntimeClassCache(clients.main);
 after(async () => {
   cache.stop();

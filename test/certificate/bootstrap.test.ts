@@ -8,8 +8,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiClients } from '../../src/apiclient/index.js';
 import { loadClientCert, isClientConfigStillValid, CLIENT_SIGNER } from '../../src/certificate/index.js';
@@ -17,13 +16,14 @@ import { CertificateError } from '../../src/errors.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 import { writeKubeconfig } from '../support/test-certs.js';
 import { CsrSigner } from '../support/csr-signer.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const BOOTSTRAP_TOKEN = 'abcdef.0123456789abcdef';
 const api = await startTestApiserver({ bootstrapTokens: [BOOTSTRAP_TOKEN] });
 after(() => api.stop());
 
 function nodeDirs(node: string) {
-  const dir = mkdtempSync(join(tmpdir(), `kts-bootstrap-${node}-`));
+  const dir = testTempDir(`kts-bootstrap-${node}-`);
   const bootstrap = writeKubeconfig(join(dir, 'bootstrap-kubelet.conf'), api.url, api.certs.caFile, BOOTSTRAP_TOKEN);
   return { dir, bootstrap, kubeconfig: join(dir, 'kubelet.conf'), certDir: join(dir, 'pki') };
 }

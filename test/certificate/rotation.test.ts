@@ -7,8 +7,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApiClients } from '../../src/apiclient/index.js';
 import { CertFileStore, loadClientCert } from '../../src/certificate/index.js';
@@ -17,6 +16,7 @@ import { CertificateRotation, rotationDeadline } from '../../src/certificate/rot
 import { startTestApiserver, type TestApiserver } from '../support/test-apiserver.js';
 import { writeKubeconfig } from '../support/test-certs.js';
 import { CsrSigner } from '../support/csr-signer.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const TOKEN = 'rotate.0123456789abcdef';
 let api: TestApiserver = await startTestApiserver({ bootstrapTokens: [TOKEN] });
@@ -30,7 +30,7 @@ test('upstream nextRotationDeadline: 70 % to 90 % of the lifetime after notBefor
 });
 
 async function bootstrappedNode(node: string, onRenewError?: () => void) {
-  const dir = mkdtempSync(join(tmpdir(), `kts-rotate-${node}-`));
+  const dir = testTempDir(`kts-rotate-${node}-`);
   const bootstrap = writeKubeconfig(join(dir, 'bootstrap.conf'), api.url, api.certs.caFile, TOKEN);
   const kubeconfig = join(dir, 'kubelet.conf');
   const certDir = join(dir, 'pki');
@@ -107,7 +107,7 @@ test('an apiserver outage during renewal is retried until it succeeds', async ()
 });
 
 test('the stored pair is cert then key, 0600, and the link moves atomically', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-store-'));
+  const dir = testTempDir('kts-store-');
   const store = new CertFileStore(dir, 'kubelet-client');
   assert.equal(store.current(), undefined);
   assert.throws(() => store.update('not a pem', 'key'), /holds no PEM CERTIFICATE block/);

@@ -5,8 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Container, Pod } from '../../src/api/types.js';
@@ -22,6 +21,7 @@ import {
   podResourceConfig,
   type CgroupMounts,
 } from '../../src/cm/index.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const MiB = 2 ** 20;
 
@@ -117,7 +117,7 @@ describe('Cgroupfs and the pod container manager on plain directories', () => {
   const rmdirRecursive = (p: string) => rm(p, { recursive: true });
 
   beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'cm-test-'));
+    root = testTempDir('cm-test-');
     for (const h of ['cpu,cpuacct', 'memory', 'cpuset', 'unified']) await mkdir(join(root, h), { recursive: true });
     await writeFile(join(root, 'cpuset', 'cpuset.cpus'), '0-3\n');
     await writeFile(join(root, 'cpuset', 'cpuset.mems'), '0\n');

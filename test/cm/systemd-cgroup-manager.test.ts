@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
@@ -16,6 +15,7 @@ import {
   type SliceProperties, type SliceUnits,
 } from '../../src/cm/index.js';
 import type { SystemdUnitManager, UnitProperty } from '../../src/cm/systemd/index.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const MiB = 2 ** 20;
 
@@ -60,7 +60,7 @@ describe('the systemd driver', () => {
   let fs: Cgroupfs;
   let units: RecordingUnits;
   beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'kts-systemd-cm-'));
+    root = testTempDir('kts-systemd-cm-');
     for (const h of ['cpu', 'memory', 'cpuset']) await mkdir(join(root, h), { recursive: true });
     fs = new Cgroupfs({ v1: new Map([[join(root, 'cpu'), ['cpu']], [join(root, 'memory'), ['memory']], [join(root, 'cpuset'), ['cpuset']]]) }, { rmdir: (p) => rm(p, { recursive: true }) });
     units = new RecordingUnits(root);

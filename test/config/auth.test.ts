@@ -1,18 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, renderConfigz, formatDuration } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { cipherList } from '../../src/server/tls.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const HEAD = 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n';
 
 function load(argv: string[], file?: string) {
   const args = ['--hostname-override=n1', ...argv];
   if (file !== undefined) {
-    const p = join(mkdtempSync(join(tmpdir(), 'kts-auth-')), 'c.yaml');
+    const p = join(testTempDir('kts-auth-'), 'c.yaml');
     writeFileSync(p, HEAD + file);
     args.push(`--config=${p}`);
   }

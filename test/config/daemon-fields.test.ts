@@ -1,10 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { problems, run } from './helpers.js';
-
+import { testTempDir } from '../support/temp-dir.js';
 
 test('defaults of the daemon fields and flags', () => {
   const c = run([]);
@@ -23,7 +22,7 @@ test('defaults of the daemon fields and flags', () => {
 test('--manifest-url-header is repeatable and adds values in order; the file takes a map of lists', () => {
   const c = run(['--manifest-url=http://x/p', '--manifest-url-header=a:1,b:2', '--manifest-url-header', 'a:3']);
   assert.deepEqual(c.kubelet.staticPodURLHeader, { a: ['1', '3'], b: ['2'] });
-  const dir = mkdtempSync(join(tmpdir(), 'kts-config-'));
+  const dir = testTempDir('kts-config-');
   const file = join(dir, 'c.yaml');
   writeFileSync(file, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodURL: https://h/m\nstaticPodURLHeader:\n  X-A: [one, two]\nshutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n');
   const f = run([`--config=${file}`, '--runonce', '--lock-file=/tmp/l', '--exit-on-lock-contention']);

@@ -4,14 +4,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeletConfiguration } from '../../src/config/index.js';
 import { run } from './helpers.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 function load(body: string, flags: string[] = []): KubeletConfiguration {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-defaults-'));
+  const dir = testTempDir('kts-defaults-');
   const p = join(dir, 'config.yaml');
   writeFileSync(p, `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n${body}`);
   return run([`--config=${p}`, '--hostname-override=n', ...flags]).kubelet;

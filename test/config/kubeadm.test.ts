@@ -6,14 +6,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { helpText } from '../../src/config/index.js';
 import { FIELDS } from '../../src/config/schema.js';
 import { UPSTREAM_FIELDS, UPSTREAM_FLAGS } from '../../src/config/upstream-names.js';
 import { problems, run } from './helpers.js';
 import { KUBEADM_CONFIG, KUBEADM_FLAGS_ENV } from '../support/kubeadm-files.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 test("cgroupDriver: kubeadm's systemd and cgroupfs load; anything else is refused, naming the field and both values", () => {
   assert.equal(run([`--config=${file(KUBEADM_CONFIG)}`, '--hostname-override=node-1']).kubelet.cgroupDriver, 'systemd');
@@ -23,10 +23,8 @@ test("cgroupDriver: kubeadm's systemd and cgroupfs load; anything else is refuse
   assert.ok(ps.some((p) => p.startsWith('cgroupDriver (--cgroup-driver): "Systemd" is not a cgroup driver; use "cgroupfs" or "systemd"')), ps.join(' | '));
 });
 
-
-
 function file(body: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-kubeadm-'));
+  const dir = testTempDir('kts-kubeadm-');
   const p = join(dir, 'config.yaml');
   writeFileSync(p, body);
   return p;

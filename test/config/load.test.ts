@@ -1,15 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig, parseDuration } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { problems, run } from './helpers.js';
-
+import { testTempDir } from '../support/temp-dir.js';
 
 function configFile(body: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-config-'));
+  const dir = testTempDir('kts-config-');
   const p = join(dir, 'config.yaml');
   writeFileSync(p, body);
   return p;

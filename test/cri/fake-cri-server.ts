@@ -3,10 +3,10 @@
  * of the client: each test installs the handlers it needs; unhandled methods answer UNIMPLEMENTED.
  */
 import * as grpc from '@grpc/grpc-js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageDefinition } from '../../src/cri/proto.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export type Handler = (request: any) => any | Promise<any>;
@@ -29,7 +29,7 @@ export interface FakeCriServer {
 }
 
 export async function startFakeCriServer(): Promise<FakeCriServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-fake-cri-'));
+  const dir = testTempDir('kts-fake-cri-');
   const socketPath = join(dir, 'cri.sock');
   const handlers: Record<string, Handler> = {};
   const requests: { method: string; request: any }[] = [];

@@ -6,12 +6,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/kubelet-process.js';
 import { KUBEADM_CONFIG, KUBEADM_FLAGS_ENV } from '../support/kubeadm-files.js';
 import { run } from '../config/helpers.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const unit = (name: string) => readFileSync(join(REPO_ROOT, 'deploy', 'kubeadm', name), 'utf8');
 const settings = (text: string, key: string) => text.split('\n').filter((l) => l.startsWith(`${key}=`)).map((l) => l.slice(key.length + 1));
@@ -34,7 +34,7 @@ test("the drop-in's command line with kubeadm's files is one the agent loads", (
   assert.match(exec[0]!, /\$KUBELET_KUBECONFIG_ARGS \$KUBELET_CONFIG_ARGS \$KUBELET_KUBEADM_ARGS \$KUBELET_EXTRA_ARGS$/);
 
   // systemd's expansion: Environment= values, the EnvironmentFiles, then unquoted $VAR split on whitespace.
-  const dir = mkdtempSync(join(tmpdir(), 'kts-kubeadm-unit-'));
+  const dir = testTempDir('kts-kubeadm-unit-');
   const config = join(dir, 'config.yaml');
   writeFileSync(config, KUBEADM_CONFIG);
   const env: Record<string, string> = {};

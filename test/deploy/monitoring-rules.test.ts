@@ -6,7 +6,6 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { registry } from '../../src/metrics/index.js';
 import { probeRegistry } from '../../src/metrics/probes.js';
@@ -17,6 +16,7 @@ import { resourceMetrics } from '../../src/stats/resource-metrics.js';
 import { cadvisorMetrics } from '../../src/stats/cadvisor-metrics.js';
 import { makeCgroupTree } from '../../bench/fixtures/cgroup-tree.js';
 import { ALERT_RULES, ALERT_TESTS, CERTIFICATE_MANAGER_NAMES, alertExpressions, concreteScrapeConfig, dashboardQueries, selectedMetricNames } from './kit.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const promtool = spawnSync('promtool', ['--version']).status === 0;
 const skip = !promtool && 'promtool not installed (scripts/install-deps.sh installs Debian prometheus)';
@@ -27,7 +27,7 @@ function run(args: string[], cwd?: string): { status: number | null; out: string
 }
 
 let dir: string;
-before(() => { dir = mkdtempSync(join(tmpdir(), 'kts-kit-')); });
+before(() => { dir = testTempDir('kts-kit-'); });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Every family name the agent can export, from its four endpoints' renderings. */

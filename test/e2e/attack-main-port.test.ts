@@ -11,10 +11,9 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TEST_IMAGES } from '../support/containerd.js';
 import { agentTestContext, getPods, randomPort, startKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
@@ -22,6 +21,7 @@ import { mainPortClient } from '../support/main-port.js';
 import { issue, makeCA } from '../support/pki.js';
 import { startSymlinkSwap } from '../support/symlink-swap.js';
 import { createReviewWebhook, startReviewServer, type ReviewServer } from '../support/review-webhook.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const MODE = process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native';
 const RAND = Math.random().toString(36).slice(2, 7);
@@ -53,7 +53,7 @@ const client = mainPortClient(PORT, () => servingCA);
 
 // Planted under /var/log (see above), and the outside directory its symlinks point to.
 const plant = join('/var/log', `kts-e2e-${MODE}-${RAND}`);
-const outside = mkdtempSync(join(tmpdir(), 'kts-outside-'));
+const outside = testTempDir('kts-outside-');
 const manifestServer = createServer((_req, res) => res.end(''));
 
 before(async () => {

@@ -5,14 +5,14 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import type { ContainerConfig, PodSandboxConfig } from '../../src/cri/types.js';
 import { CriError } from '../../src/errors.js';
 import { CriEventTrigger } from '../../src/pleg/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES, TEST_LABEL, uniqueName } from '../support/containerd.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const RUN = uniqueName('cri');
 const LABELS = { [TEST_LABEL]: RUN };
@@ -21,7 +21,7 @@ let logRoot: string;
 
 before(async () => {
   cri = connectRuntime(await runtimeEndpoint(), { timeoutMs: 60_000 });
-  logRoot = mkdtempSync(join(tmpdir(), 'kts-cri-e2e-'));
+  logRoot = testTempDir('kts-cri-e2e-');
 });
 
 after(async () => {

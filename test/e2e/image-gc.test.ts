@@ -4,8 +4,7 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectRuntime } from '../../src/cri/index.js';
 import type { ContainerConfig, PodSandboxConfig } from '../../src/cri/types.js';
@@ -15,11 +14,12 @@ import { createGarbageCollection } from '../../src/kubelet/gc-loops.js';
 import { ManualClock } from '../fakes/manual-clock.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES, uniqueName } from '../support/containerd.js';
 import { importImage, makeVariantImage } from '../support/variant-images.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const RUN = uniqueName('imggc');
 const endpoint = await runtimeEndpoint();
 const { runtime, images } = connectRuntime(endpoint);
-const work = mkdtempSync(join(tmpdir(), 'kts-imggc-'));
+const work = testTempDir('kts-imggc-');
 const name = (v: string) => `localhost/kubelet-ts/gc-${RUN}:${v}`;
 
 after(async () => {

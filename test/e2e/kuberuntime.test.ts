@@ -10,8 +10,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Container, Pod } from '../../src/api/types.js';
@@ -20,6 +19,7 @@ import type { RuntimeService } from '../../src/cri/types.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import type { PodRuntimeStatus, Runtime } from '../../src/kuberuntime/types.js';
 import { TEST_IMAGES, removeTestPods, runtimeEndpoint, uniqueName } from '../support/containerd.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const NS = uniqueName('kts-kuberuntime');
 const TIMEOUT = { timeout: 90_000 };
@@ -101,7 +101,7 @@ async function allRunning(pod: Pod): Promise<PodRuntimeStatus | undefined> {
 before(async () => {
   conn = connectRuntime(await runtimeEndpoint());
   scopedRuntime = scoped(conn.runtime);
-  dir = await mkdtemp(join(tmpdir(), 'kts-kuberuntime-e2e-'));
+  dir = testTempDir('kts-kuberuntime-e2e-');
   rt = manager();
   assert.ok(await conn.images.imageStatus(TEST_IMAGES.busybox), 'the local busybox image is imported');
 });

@@ -7,8 +7,7 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
@@ -21,6 +20,7 @@ import { runtimeEndpoint } from '../support/containerd.js';
 import { getPods, httpGet, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { FakePLEG } from '../kubelet/fake-pleg.js';
 import { STAGES, diffStage, type Stage } from '../status/lifecycle-table.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const NS = `e2e-life-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
@@ -83,7 +83,7 @@ class Updates implements AsyncIterable<PodUpdate> {
 // this in-process kubelet's pod as an orphan and kill it.
 test('a shorter deletion grace period restarts a running kill: the container dies by the shorter deadline', async () => {
   // In-process kubelet on the real runtime, fed deletion requests as an apiserver would send them.
-  const root = mkdtempSync(join(tmpdir(), 'kts-e2e-grace-'));
+  const root = testTempDir('kts-e2e-grace-');
   const runtime = createRuntimeManager({ runtime: cri, images, podLogsDir: join(root, 'logs'), rootDir: root, nodeName: NODE, hostIP: '127.0.0.1' });
   const cache = createPodStatusCache();
   const pleg = new FakePLEG(runtime, cache, 300, (p) => p.namespace === NS);

@@ -11,10 +11,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Container, Pod } from '../../src/api/types.js';
@@ -25,6 +24,7 @@ import { createRuntimeManager, runningPodFromStatus, type RuntimeManagerDeps } f
 import { mountsUnder, unmount } from '../../src/kuberuntime/mount.js';
 import type { PodRuntimeStatus, PodSyncResult, Runtime } from '../../src/kuberuntime/types.js';
 import { TEST_IMAGES, TEST_STATE_DIR, removeTestPods, runtimeEndpoint, uniqueName } from '../support/containerd.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const NS = uniqueName('kts-lr');
 const CGROUP_ROOT = `/${uniqueName('kts-lr-cg')}`;
@@ -158,7 +158,7 @@ const dataMount = [{ name: 'data', mountPath: '/data' }];
 before(async () => {
   conn = connectRuntime(await runtimeEndpoint());
   runtime = scoped(conn.runtime);
-  dir = await mkdtemp(join(tmpdir(), 'kts-lifecycle-e2e-'));
+  dir = testTempDir('kts-lifecycle-e2e-');
   rt = manager();
   assert.ok(await conn.images.imageStatus(TEST_IMAGES.busybox), 'the local busybox image is imported');
   const pid = (await readFile(join(TEST_STATE_DIR, 'containerd.pid'), 'utf8').catch(() => '')).trim();

@@ -9,15 +9,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectRuntime } from '../../src/cri/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
 import { getPods, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { issue, makeCA } from '../support/pki.js';
 import { CERTIFICATE_MANAGER_NAMES, concreteScrapeConfig, dashboardQueries, selectedMetricNames } from '../deploy/kit.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const NS = `prom-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
@@ -30,7 +30,7 @@ const available = existsSync(PROMETHEUS);
 const endpoint = available ? await runtimeEndpoint() : '';
 const { runtime } = connectRuntime(endpoint || '/nonexistent.sock');
 const { dir, manifests } = makeKubeletDirs();
-const promDir = mkdtempSync(join(tmpdir(), 'kts-prom-'));
+const promDir = testTempDir('kts-prom-');
 const ca = makeCA('prom-ca');
 const scraper = issue(ca, 'prometheus', { cn: 'prometheus' });
 const PORT = randomPort();

@@ -7,8 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
@@ -16,6 +15,7 @@ import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../../src/pleg/index.js';
 import { hotPaths } from '../../src/cmd/hot-paths.js';
 import { ENDPOINT_ENV, removeTestPods, runtimeEndpoint, TEST_IMAGES, uniqueName } from '../support/containerd.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const skip = process.env[ENDPOINT_ENV] ? false : `${ENDPOINT_ENV} not set`;
 const NS = uniqueName('pleg-agree');
@@ -25,7 +25,7 @@ let dir = '';
 before(async () => {
   if (skip) return;
   cri = connectRuntime(await runtimeEndpoint(), { timeoutMs: 60_000 });
-  dir = mkdtempSync(join(tmpdir(), 'kts-pleg-agree-'));
+  dir = testTempDir('kts-pleg-agree-');
 });
 
 after(async () => {

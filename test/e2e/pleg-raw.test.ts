@@ -7,8 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import type { ContainerConfig, PodSandboxConfig } from '../../src/cri/types.js';
@@ -16,6 +15,7 @@ import { implementations } from '../../src/cmd/hot-paths.js';
 import type { RelistDiffer, RelistResult } from '../../src/pleg/relist-types.js';
 import { createConventionalDiffer } from '../../bench/fixtures/relist-conventional.js';
 import { ENDPOINT_ENV, removeTestPods, runtimeEndpoint, TEST_IMAGES, TEST_LABEL, uniqueName } from '../support/containerd.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const skip = process.env[ENDPOINT_ENV] ? false : `${ENDPOINT_ENV} not set`;
 const RUN = uniqueName('pleg-raw');
@@ -27,7 +27,7 @@ let logRoot = '';
 before(async () => {
   if (skip) return;
   cri = connectRuntime(await runtimeEndpoint(), { timeoutMs: 60_000 });
-  logRoot = mkdtempSync(join(tmpdir(), 'kts-pleg-raw-'));
+  logRoot = testTempDir('kts-pleg-raw-');
 });
 
 after(async () => {

@@ -17,10 +17,10 @@ import { removeTestPods, runtimeEndpoint, uniqueName } from '../support/containe
 import { getPods, makeKubeletDirs, startKubelet, stopKubelet, waitFor } from '../support/kubelet-process.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { makeVariantImage } from '../support/variant-images.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRegistry, type TestRegistry } from '../support/registry.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const endpoint = await runtimeEndpoint();
 const { images, runtime } = connectRuntime(endpoint);
@@ -40,7 +40,7 @@ const counting: ImageService = new Proxy(images, {
 before(async () => {
   // Variants with their own image ids: removing a pulled image (CRI RemoveImage removes every
   // reference of its id) must not take the shared busybox image with it.
-  const work = mkdtempSync(join(tmpdir(), 'kts-reg-img-'));
+  const work = testTempDir('kts-reg-img-');
   cleanup.push(() => rmSync(work, { recursive: true, force: true }));
   open = await startRegistry({ endpoint });
   secured = await startRegistry({ endpoint, auth: { username: 'kts', password: 'secret-pw' } });

@@ -3,12 +3,12 @@ import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
-import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, mkdirSync, renameSync, rmSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { implementations } from '../../src/cmd/hot-paths.js';
 import type { CreateFsWatcher, FsEvent, FsWatcher } from '../../src/fswatch/types.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const WAIT_MS = 5000;
 const QUIET_MS = 250;
@@ -69,7 +69,7 @@ for (const impl of impls) {
     let r: Recorder;
 
     beforeEach(() => {
-      dir = mkdtempSync(join(tmpdir(), `kts-fsw-${impl.name}-`));
+      dir = testTempDir(`kts-fsw-${impl.name}-`);
       r = record(impl.createFsWatcher);
     });
     afterEach(() => {

@@ -5,8 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventRecorder } from '../../src/events/types.js';
 import { createRuntimeManager, ImageGCPeriodMs } from '../../src/kuberuntime/index.js';
@@ -14,6 +13,7 @@ import { ContainerGCPeriodMs, createGarbageCollection, type GarbageCollectionDep
 import { ManualClock, settle } from '../fakes/manual-clock.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { container, makePod } from '../kuberuntime/helpers.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const node = { kind: 'Node' as const, name: 'n1', uid: 'n1' };
 
@@ -161,7 +161,7 @@ test('container GC runs before the sources are ready, but keeps every pod until 
 // upstream pkg/kubelet/kuberuntime/kuberuntime_gc_test.go TestContainerGC ("containers for deleted pods may not be
 // removed if allSourcesReady is set false"), through our runtime manager on the fake CRI.
 test('the dead containers of a deleted pod stay while the sources are not ready and go once they are', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'kts-gc-loops-'));
+  const dir = testTempDir('kts-gc-loops-');
   try {
     const fake = new FakeRuntimeService();
     fake.addImage('busybox:1.36');

@@ -3,9 +3,6 @@
 // (kubelet_orphaned_runtime_pods_total), and the desired/active pod gauges by static.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
 import type { PodLifecycleEvent, PodLifecycleEventGenerator } from '../../src/pleg/types.js';
@@ -17,6 +14,7 @@ import { createStatusManager } from '../../src/status/index.js';
 import { registry } from '../../src/metrics/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 import { FakePLEG } from './fake-pleg.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 /** A metric's value for the labels given (0 when it has no such series yet). */
 async function value(name: string, labels: Record<string, string> = {}): Promise<number> {
@@ -52,7 +50,7 @@ class NoUpdates implements AsyncIterable<PodUpdate> {
 
 function kubeletWith(pleg: PodLifecycleEventGenerator, runtime = new FakeRuntime(), cache = createPodStatusCache()) {
   return new Kubelet({
-    nodeName: 'n', hostIP: '192.0.2.1', rootDir: mkdtempSync(join(tmpdir(), 'kts-kmetrics-')), maxPods: 110, syncFrequencyMs: 60_000,
+    nodeName: 'n', hostIP: '192.0.2.1', rootDir: testTempDir('kts-kmetrics-'), maxPods: 110, syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods: 110, capacity: { milliCPU: 2000, memory: 2 ** 32 } }),
     runtime, pleg, cache, statusManager: createStatusManager(), sources: new Set(['file']), housekeepingPeriodMs: 30, syncPeriodMs: 20,
   });

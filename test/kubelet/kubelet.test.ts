@@ -1,8 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
 import type { RunningPod } from '../../src/kuberuntime/types.js';
@@ -16,6 +13,7 @@ import { FakePLEG } from './fake-pleg.js';
 import { FakeProber } from '../fakes/fake-prober.js';
 import { Recorder } from '../../src/events/index.js';
 import type { EventRecorder } from '../../src/events/index.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const Gi = 2 ** 30;
 
@@ -61,7 +59,7 @@ function setup(opts: { maxPods?: number; memory?: number; prober?: FakeProber; r
   const statusManager = createStatusManager();
   const maxPods = opts.maxPods ?? 110;
   const kubelet = new Kubelet({
-    nodeName: 'n', hostIP: '192.0.2.1', rootDir: mkdtempSync(join(tmpdir(), 'kts-kubelet-')), maxPods, syncFrequencyMs: 60_000,
+    nodeName: 'n', hostIP: '192.0.2.1', rootDir: testTempDir('kts-kubelet-'), maxPods, syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods, capacity: { milliCPU: 2000, memory: opts.memory ?? 4 * Gi } }),
     runtime, pleg, cache, statusManager, sources: new Set(['file']), housekeepingPeriodMs: 30, syncPeriodMs: 20,
     ...(opts.prober ? { prober: opts.prober, probes: opts.prober } : {}),

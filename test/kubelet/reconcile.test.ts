@@ -5,9 +5,6 @@
 // holding an error.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
 import { computeNodeInfo } from '../../src/node/node-info.js';
@@ -16,12 +13,13 @@ import { createStatusManager } from '../../src/status/index.js';
 import type { UpdatePodOptions } from '../../src/podworkers/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 import { FakePLEG } from './fake-pleg.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 function setup() {
   const runtime = new FakeRuntime();
   const cache = createPodStatusCache();
   const kubelet = new Kubelet({
-    nodeName: 'n', hostIP: '192.0.2.1', rootDir: mkdtempSync(join(tmpdir(), 'kts-reconcile-')), maxPods: 110, syncFrequencyMs: 60_000,
+    nodeName: 'n', hostIP: '192.0.2.1', rootDir: testTempDir('kts-reconcile-'), maxPods: 110, syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods: 110, capacity: { milliCPU: 2000, memory: 4 * 2 ** 30 } }),
     runtime, pleg: new FakePLEG(runtime, cache), cache, statusManager: createStatusManager(), sources: new Set(['api']),
   });

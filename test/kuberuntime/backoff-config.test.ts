@@ -1,7 +1,6 @@
 /** The crash-loop and image-pull back-offs configured through RuntimeManagerDeps, on the CRI fake with a hand-moved clock. */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
@@ -10,10 +9,11 @@ import { createRuntimeManager, type RuntimeManagerDeps } from '../../src/kuberun
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { FakeClock, container, makePod } from './helpers.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'kuberuntime-backoff-'));
+  dir = testTempDir('kuberuntime-backoff-');
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });

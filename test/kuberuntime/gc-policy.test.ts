@@ -1,7 +1,6 @@
 /** Container GC policy (upstream containerGC): minimum age, per-container and node-wide caps, unknown containers. */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
@@ -9,6 +8,7 @@ import { createRuntimeManager, type GCPolicy } from '../../src/kuberuntime/index
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { FakeClock, container, makePod } from './helpers.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
 let fake: FakeRuntimeService;
@@ -29,7 +29,7 @@ function manager(gcPolicy: Partial<GCPolicy> = {}): Runtime {
 }
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'kuberuntime-gc-'));
+  dir = testTempDir('kuberuntime-gc-');
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });

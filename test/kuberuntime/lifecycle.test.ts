@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
@@ -16,13 +15,14 @@ import { HookError, runHandler } from '../../src/kuberuntime/lifecycle-hooks.js'
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { container, makePod } from './helpers.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
 let fake: FakeRuntimeService;
 let rt: Runtime;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'kuberuntime-lifecycle-'));
+  dir = testTempDir('kuberuntime-lifecycle-');
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });

@@ -5,8 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
@@ -16,6 +15,7 @@ import { createRecorder, type Recorder } from '../../src/events/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { FakeClock, container, makePod } from './helpers.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
 let fake: FakeRuntimeService;
@@ -46,7 +46,7 @@ async function sync(pod: Pod) {
 }
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'kuberuntime-test-'));
+  dir = testTempDir('kuberuntime-test-');
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });

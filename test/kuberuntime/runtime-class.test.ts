@@ -6,8 +6,7 @@
  * createPodSandbox with runtimeClassManager.LookupRuntimeHandler).
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
@@ -17,6 +16,7 @@ import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from '../../src/kuberuntime/runtime-class.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { FakeClock, makePod } from './helpers.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
 let fake: FakeRuntimeService;
@@ -48,7 +48,7 @@ async function sync(pod: Pod, runtimeClasses?: RuntimeClassLookup) {
 const handlers = () => fake.listPodSandbox().then((l) => l.map((s) => s.runtimeHandler));
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'runtime-class-test-'));
+  dir = testTempDir('runtime-class-test-');
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });

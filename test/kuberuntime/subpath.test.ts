@@ -6,13 +6,13 @@
 // after the pod swapped its directory for a link. Needs root.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { lstatSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { implementations } from '../../src/cmd/hot-paths.js';
 import { SubPathError } from '../../src/errors.js';
 import { hostMounter, mountsUnder, unmount } from '../../src/kuberuntime/mount.js';
 import { cleanSubPaths, prepareSubPath, subPathComponents, type SubPathMount } from '../../src/kuberuntime/subpath.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 /**
  * Flips `dir` between the directory and a symlink to / (bounded, yielding now and then). The
@@ -39,7 +39,7 @@ function swapLoop(dir: string, parked: string, maxFlips = 20_000): { stop(): Pro
 }
 
 let dir: string;
-before(() => { dir = mkdtempSync(join(tmpdir(), 'kts-subpath-prep-')); });
+before(() => { dir = testTempDir('kts-subpath-prep-'); });
 after(async () => {
   for (const m of await mountsUnder(dir)) await unmount(m);
   rmSync(dir, { recursive: true, force: true });

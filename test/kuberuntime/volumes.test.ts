@@ -5,8 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, lstat, mkdir, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Container } from '../../src/api/types.js';
@@ -21,6 +20,7 @@ import { ConfigError, VolumeError } from '../../src/errors.js';
 import { FakeMounter } from '../fakes/fake-mounter.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { container, makePod } from './helpers.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
@@ -40,7 +40,7 @@ const limited = (limits: Record<string, string>, requests?: Record<string, strin
 
 let dir: string;
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'kuberuntime-volumes-'));
+  dir = testTempDir('kuberuntime-volumes-');
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });

@@ -1,14 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LineFormatter, parseCriLogLine } from '../../src/logs/cri-format.js';
 import { readLogs, tailStart } from '../../src/logs/reader.js';
 import type { LogOptions } from '../../src/logs/types.js';
 import { rotationSuffix } from '../../src/logs/rotation.js';
 import { parseLogOptions } from '../../src/server/container-logs.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 test('parses CRI log lines and rejects malformed ones', () => {
   const l = parseCriLogLine(Buffer.from('2024-05-01T10:00:00.123456789Z stderr P:x part one'));
@@ -27,7 +27,7 @@ test('partial lines are joined, the timestamp printed once per line', () => {
 });
 
 test('tailStart and readLogs with tailLines, sinceTime and limitBytes', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-logs-'));
+  const dir = testTempDir('kts-logs-');
   const file = join(dir, '0.log');
   writeFileSync(file, ['2024-01-01T00:00:01Z stdout F one', 'garbage', '2024-01-01T00:00:02Z stdout F two', '2024-01-01T00:00:03Z stdout F three', ''].join('\n'));
   const fh = await open(file);

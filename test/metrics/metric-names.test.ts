@@ -6,7 +6,6 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { metrics, registry } from '../../src/metrics/index.js';
@@ -19,6 +18,7 @@ import { createTsCgroupReader } from '../../src/stats/cgroup-reader-ts.js';
 import { resourceMetrics } from '../../src/stats/resource-metrics.js';
 import { cadvisorMetrics } from '../../src/stats/cadvisor-metrics.js';
 import { makeCgroupTree } from '../../bench/fixtures/cgroup-tree.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -153,7 +153,7 @@ describe('pod start SLI (upstream pkg/kubelet/util/pod_startup_latency_tracker.g
 
 describe('promtool check metrics', { skip: !promtool && 'promtool not installed (scripts/install-deps.sh installs Debian prometheus)' }, () => {
   let dir: string;
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'kts-metrics-')); });
+  before(() => { dir = testTempDir('kts-metrics-'); });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('/metrics and /metrics/probes', async () => {

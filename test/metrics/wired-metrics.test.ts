@@ -3,12 +3,12 @@
 // create/update/destroy), failures included.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cgroupfs } from '../../src/cm/index.js';
 import { registry } from '../../src/metrics/index.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 async function histogramCount(name: string, labels: Record<string, string>): Promise<number> {
   const m = await registry.getSingleMetric(name)!.get();
@@ -17,7 +17,7 @@ async function histogramCount(name: string, labels: Record<string, string>): Pro
 }
 
 let dir: string;
-before(() => { dir = mkdtempSync(join(tmpdir(), 'kts-wired-')); });
+before(() => { dir = testTempDir('kts-wired-'); });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('kubelet_cgroup_manager_duration_seconds', () => {

@@ -5,17 +5,17 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { implementations } from '../../src/cmd/hot-paths.js';
 import { detectCgroupMounts } from '../../src/cm/index.js';
 import { createCgroupLayout } from '../../src/stats/cgroup-layout.js';
 import { F, FIELD_COUNT, K, MISSING, NEED, field, type CgroupFileSpec } from '../../src/stats/cgroup-fields.js';
 import { makeCgroupTree, treeNumbers } from '../../bench/fixtures/cgroup-tree.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const impls = implementations('cgroupStats');
 let dir: string;
-before(() => { dir = mkdtempSync(join(tmpdir(), 'kts-cgroup-')); });
+before(() => { dir = testTempDir('kts-cgroup-'); });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function readTree(create: () => ReturnType<typeof impls[0]['createCgroupReader']>, mode: 'v1' | 'v2') {

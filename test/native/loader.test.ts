@@ -2,12 +2,12 @@
 import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { addonCandidates } from '../../src/native/index.js';
 import { hotPaths, nativeStatus } from '../../src/cmd/hot-paths.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const INDEX = pathToFileURL(join(import.meta.dirname, '../../src/cmd/hot-paths.js')).href;
 
@@ -37,7 +37,7 @@ it('selects the native addon when one is built', (t) => {
 });
 
 it('fails loudly on a binary that does not load', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-addon-'));
+  const dir = testTempDir('kts-addon-');
   try {
     const bad = join(dir, 'kubelet_ts_native.node');
     writeFileSync(bad, 'not an ELF file');

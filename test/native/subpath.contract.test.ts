@@ -4,18 +4,18 @@
 // the same ones with the same step, errno and component. Real bind mounts: needs root.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { implementations } from '../../src/cmd/hot-paths.js';
 import { mountsUnder, unmount } from '../../src/kuberuntime/mount.js';
 import { isSubPathBindFailure } from '../../src/kuberuntime/subpath-types.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const impls = implementations('subpath');
 let dir: string;
 let volume: string;
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'kts-subpath-'));
+  dir = testTempDir('kts-subpath-');
   volume = join(dir, 'volume');
   mkdirSync(join(volume, 'a', 'b'), { recursive: true });
   writeFileSync(join(volume, 'a', 'b', 'f'), 'hello');

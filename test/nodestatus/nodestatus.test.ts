@@ -6,9 +6,6 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createApiClients } from '../../src/apiclient/index.js';
 import { createLeaseController, createNodeStatusManager, parseTaints, type NodeStatusDeps } from '../../src/nodestatus/index.js';
 import { computeNodeInfo } from '../../src/node/node-info.js';
@@ -17,8 +14,9 @@ import { createApiserverSink } from '../../src/events/index.js';
 import type { Pod } from '../../src/api/types.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 import { waitFor } from '../support/kubelet-process.js';
+import { testTempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'kts-nodestatus-'));
+const dir = testTempDir('kts-nodestatus-');
 const api = await startTestApiserver();
 const clients = await createApiClients(api.kubeconfig(dir));
 after(async () => {

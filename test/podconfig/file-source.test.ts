@@ -5,13 +5,13 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rename, rm, unlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PodUpdate } from '../../src/podconfig/index.js';
 import { createFileSource, isIgnoredManifestName, type StaticPodFileSource } from '../../src/podconfig/index.js';
 import type { CreateFsWatcher } from '../../src/fswatch/types.js';
 import { captureLogger, deafWatcher, delay, fsWatchWatcher, waitFor, type LogLine } from './helpers.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const NODE = 'node1';
 
@@ -36,7 +36,7 @@ after(async () => {
 });
 
 async function tempDir(): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), 'kts-podconfig-'));
+  const d = testTempDir('kts-podconfig-');
   roots.push(d);
   return d;
 }

@@ -2,18 +2,18 @@
 // compile error), the install goes on with one warning line and the TypeScript twins.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { REPO_ROOT } from '../support/kubelet-process.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const dirs: string[] = [];
 after(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
 
 /** A package whose addon source does not compile. */
 function brokenPackage(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-build-native-'));
+  const dir = testTempDir('kts-build-native-');
   dirs.push(dir);
   mkdirSync(join(dir, 'scripts'));
   copyFileSync(join(REPO_ROOT, 'scripts', 'build-native.mjs'), join(dir, 'scripts', 'build-native.mjs'));

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { testTempDir } from '../support/temp-dir.js';
 
 const SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts', 'check-imports.mjs');
 const LAYERS = { layers: [{ name: 'ground', folders: ['(root)', 'util'] }, { name: 'middle', folders: ['a', 'b'] }, { name: 'top', folders: ['app'] }] };
@@ -13,7 +13,7 @@ after(() => { for (const dir of dirs) rmSync(dir, { recursive: true, force: true
 
 /** Runs the check on a src tree made of `files` (path under src/ → text). */
 function check(files: Record<string, string>, layers: unknown = LAYERS): { status: number | null; lines: string[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-imports-'));
+  const dir = testTempDir('kts-imports-');
   dirs.push(dir);
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, 'src', path)), { recursive: true });

@@ -8,15 +8,15 @@
 // install script must warn in one line, succeed, and leave the TypeScript twins in charge.
 import assert from 'node:assert/strict';
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { REPO_ROOT } from '../support/kubelet-process.js';
 import { VERSION } from '../../src/version.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 const noCompiler = process.env.KUBELET_TS_NATIVE === '0';
-const scratch = mkdtempSync(join(tmpdir(), 'kts-install-'));
+const scratch = testTempDir('kts-install-');
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The environment of a user's shell: no KUBELET_TS_* and no npm_* left over from a parent npm run. */

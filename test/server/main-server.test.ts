@@ -2,9 +2,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { makeCA, issue, type CertFiles, type TestCA } from '../support/pki.js';
 import { createReviewWebhook, startReviewServer, type ReviewServer, type ReviewWebhook } from '../support/review-webhook.js';
 import { startSymlinkSwap } from '../support/symlink-swap.js';
 import { WEBSOCKET_UPGRADE_HEADERS } from '../support/upgrade-request.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 let ca: TestCA;
 let otherCA: TestCA;
@@ -50,7 +50,7 @@ before(() => {
   otherCA = makeCA('other-ca');
   alice = issue(ca, 'alice', { cn: 'alice', groups: ['admins'] });
   mallory = issue(otherCA, 'mallory', { cn: 'alice', groups: ['admins'] });
-  logDir = mkdtempSync(join(tmpdir(), 'kts-varlog-'));
+  logDir = testTempDir('kts-varlog-');
   writeFileSync(join(logDir, 'syslog'), 'hello from syslog\n');
   mkdirSync(join(logDir, 'sub'));
   writeFileSync(join(logDir, 'sub', 'x.log'), 'nested\n');
@@ -58,7 +58,7 @@ before(() => {
   symlinkSync('/etc', join(logDir, 'etcdir'));
   symlinkSync(join(logDir, 'syslog'), join(logDir, 'inner-link'));
   execFileSync('mkfifo', [join(logDir, 'fifo')]);
-  outsideDir = mkdtempSync(join(tmpdir(), 'kts-outside-'));
+  outsideDir = testTempDir('kts-outside-');
   writeFileSync(join(outsideDir, 'x.log'), 'secret outside the log directory\n');
 });
 
@@ -92,7 +92,7 @@ function freePort(): Promise<number> {
 async function mainOptions(over: Partial<MainServerOptions> = {}): Promise<MainServerOptions> {
   return {
     address: '127.0.0.1', port: await freePort(), provider, nodeName: 'node-a',
-    rootDir: mkdtempSync(join(tmpdir(), 'kts-root-')),
+    rootDir: testTempDir('kts-root-'),
     tlsCertFile: '', tlsPrivateKeyFile: '', tlsMinVersion: '', tlsCipherSuites: [],
     authentication: { x509: { clientCAFile: ca.cert }, webhook: { enabled: false, cacheTTLMs: 120_000 }, anonymous: { enabled: false } },
     authorization: { mode: 'AlwaysAllow', webhook: { cacheAuthorizedTTLMs: 300_000, cacheUnauthorizedTTLMs: 30_000 } },

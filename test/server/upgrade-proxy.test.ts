@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import { randomPort } from '../support/kubelet-process.js';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import { startServers, type MainServerProvider } from '../../src/server/index.js';
 import { upgradeRequest, WEBSOCKET_UPGRADE_HEADERS } from '../support/upgrade-request.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 /** A stand-in for the runtime's streaming server: answers 101 and echoes; records headers. */
 async function fakeStreamingServer() {
@@ -39,7 +39,7 @@ test('upgrade proxy: splices to the streaming URL, drops credentials, keeps the 
       portForward: async () => `${fake.url}/portforward/token3`,
     },
   };
-  const rootDir = mkdtempSync(join(tmpdir(), 'kts-proxy-'));
+  const rootDir = testTempDir('kts-proxy-');
   const servers = await startServers({
     provider,
     main: {

@@ -4,14 +4,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { cgroupNaming } from '../../src/cm/cgroup-name.js';
 import { createCgroupLayout } from '../../src/stats/cgroup-layout.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 test('systemd driver: pod slices by UID, containers in their runtime scope, kubepods.slice', () => {
-  const root = mkdtempSync(join(tmpdir(), 'kts-layout-'));
+  const root = testTempDir('kts-layout-');
   try {
     const pod = '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_ab.slice';
     mkdirSync(join(root, pod, 'cri-containerd-c1.scope'), { recursive: true });

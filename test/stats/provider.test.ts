@@ -5,7 +5,6 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCgroupLayout } from '../../src/stats/cgroup-layout.js';
 import { CgroupStatsProvider } from '../../src/stats/provider.js';
@@ -16,9 +15,10 @@ import { nsToSeconds } from '../../src/stats/exposition.js';
 import { createTsCgroupReader } from '../../src/stats/cgroup-reader-ts.js';
 import { NEED } from '../../src/stats/cgroup-fields.js';
 import { makeCgroupTree, treeNumbers } from '../../bench/fixtures/cgroup-tree.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
-before(() => { dir = mkdtempSync(join(tmpdir(), 'kts-stats-')); });
+before(() => { dir = testTempDir('kts-stats-'); });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function provider(mode: 'v1' | 'v2') {

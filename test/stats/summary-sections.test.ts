@@ -5,7 +5,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultRouteInterface, parseNetDev, parseNetDevInterfaces } from '../../src/stats/net-dev.js';
 import { RuntimeProcessFinder, cgroupOfProcess, listeningSocketInodes, parseProcCgroup, socketPath, systemContainers } from '../../src/stats/system-containers.js';
@@ -17,9 +16,10 @@ import { buildSummary, stringifyExact } from '../../src/stats/summary.js';
 import { createTsCgroupReader } from '../../src/stats/cgroup-reader-ts.js';
 import { podLogsDirName } from '../../src/util/pod-identity.js';
 import { makeCgroupTree } from '../../bench/fixtures/cgroup-tree.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
-before(() => { dir = mkdtempSync(join(tmpdir(), 'kts-summary-')); });
+before(() => { dir = testTempDir('kts-summary-'); });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 const NET_DEV = `Inter-|   Receive                                                |  Transmit

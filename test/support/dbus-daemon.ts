@@ -5,9 +5,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { testTempDir } from './temp-dir.js';
 
 export interface TestDBusDaemon {
   /** The bus socket path. */
@@ -37,7 +37,7 @@ const DBUS_DAEMON = '/usr/bin/dbus-daemon';
 
 export async function startDBusDaemon(): Promise<TestDBusDaemon> {
   if (!existsSync(DBUS_DAEMON)) throw new Error(`${DBUS_DAEMON} is missing: install Debian's dbus-daemon (bash scripts/install-deps.sh)`);
-  const dir = await mkdtemp(join(tmpdir(), 'kts-dbus-'));
+  const dir = testTempDir('kts-dbus-');
   const socketPath = join(dir, 'bus');
   await writeFile(join(dir, 'bus.conf'), CONFIG(socketPath));
   const child = spawn(DBUS_DAEMON, [`--config-file=${join(dir, 'bus.conf')}`, '--nofork', '--print-address'], { stdio: ['ignore', 'pipe', 'pipe'] });

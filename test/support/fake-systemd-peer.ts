@@ -7,10 +7,9 @@
  * properties on a loaded unit. Knobs make jobs fail, never finish, or finish in the same write
  * as the method reply.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { authenticateExternal } from '../../src/cm/systemd/dbus-auth.js';
 import {
@@ -24,6 +23,7 @@ import {
   type DBusValue,
   type DBusVariant,
 } from '../../src/cm/systemd/index.js';
+import { testTempDir } from './temp-dir.js';
 
 const MANAGER_PATH = '/org/freedesktop/systemd1';
 const MANAGER = 'org.freedesktop.systemd1.Manager';
@@ -53,7 +53,7 @@ export interface FakeSystemdPeer {
 }
 
 export async function startFakeSystemdPeer(): Promise<FakeSystemdPeer> {
-  const dir = await mkdtemp(join(tmpdir(), 'kts-fake-systemd-'));
+  const dir = testTempDir('kts-fake-systemd-');
   const sockets = new Set<Socket>();
   let jobId = 0;
   const peer: FakeSystemdPeer = {

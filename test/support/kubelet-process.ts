@@ -3,8 +3,7 @@
  * stops it by the pid it recorded. Every wait is bounded.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, createWriteStream } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync, createWriteStream } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'node:http';
@@ -13,6 +12,7 @@ import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
 import { mountsUnder, unmount } from '../../src/kuberuntime/mount.js';
 import { removeTestPods, runtimeEndpoint } from './containerd.js';
+import { testTempDir } from './temp-dir.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -37,7 +37,7 @@ export function randomPort(): number {
 }
 
 export function makeKubeletDirs(): { dir: string; manifests: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-e2e-'));
+  const dir = testTempDir('kts-e2e-');
   const manifests = join(dir, 'manifests');
   mkdirSync(manifests);
   return { dir, manifests };

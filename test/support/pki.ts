@@ -4,17 +4,17 @@
  */
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { testTempDir } from './temp-dir.js';
 
 export interface CertFiles { cert: string; key: string }
 export interface TestCA extends CertFiles { dir: string; name: string }
 
 const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 
-export function makeCA(name: string, dir = mkdtempSync(join(tmpdir(), 'kts-pki-'))): TestCA {
+export function makeCA(name: string, dir = testTempDir('kts-pki-')): TestCA {
   const cert = join(dir, `${name}.crt`);
   const key = join(dir, `${name}.key`);
   openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-keyout', key, '-out', cert,

@@ -5,11 +5,11 @@
  * from it over plain HTTP (scripts/containerd.sh points config_path at <state>/certs.d).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomPort, waitFor } from './kubelet-process.js';
+import { testTempDir } from './temp-dir.js';
 
 const run = promisify(execFile);
 
@@ -22,7 +22,7 @@ export interface TestRegistry {
 }
 
 export async function startRegistry(opts: { endpoint: string; auth?: { username: string; password: string } }): Promise<TestRegistry> {
-  const dir = mkdtempSync(join(tmpdir(), 'kts-registry-'));
+  const dir = testTempDir('kts-registry-');
   const port = randomPort();
   const host = `127.0.0.1:${port}`;
   const auth = opts.auth;

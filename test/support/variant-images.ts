@@ -5,11 +5,11 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { buildImages } from './images.js';
+import { testTempDir } from './temp-dir.js';
 
 const run = promisify(execFile);
 
@@ -20,7 +20,7 @@ function sha(b: Buffer | string): string {
 /** Writes an OCI archive of busybox named `name` whose config carries label variant=`variant`. */
 export async function makeVariantImage(name: string, variant: string, outDir: string): Promise<string> {
   const { busybox } = await buildImages();
-  const dir = mkdtempSync(join(tmpdir(), 'kts-variant-'));
+  const dir = testTempDir('kts-variant-');
   try {
     await run('tar', ['-xf', busybox, '-C', dir]);
     const index = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8'));

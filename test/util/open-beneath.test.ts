@@ -4,16 +4,16 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { constants, mkdirSync, mkdtempSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { constants, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBeneath, pathAt } from '../../src/util/open-beneath.js';
 import { startSymlinkSwap } from '../support/symlink-swap.js';
+import { testTempDir } from '../support/temp-dir.js';
 
 function tree(): { root: string; outside: string } {
-  const base = mkdtempSync(join(tmpdir(), 'kts-beneath-'));
+  const base = testTempDir('kts-beneath-');
   const root = join(base, 'root');
   const outside = join(base, 'outside');
   mkdirSync(join(root, 'sub', 'deeper'), { recursive: true });
