@@ -123,7 +123,9 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
     }
     case 'duration': {
       const ms = typeof raw === 'string' ? parseDuration(raw) : undefined;
-      return ms === undefined ? bad('must be a duration such as "20s", "1m30s" or "500ms"') : { value: ms };
+      if (ms === undefined) return bad('must be a duration such as "20s", "1m30s" or "500ms"');
+      if (spec.min !== undefined && ms < spec.min) return bad(`must be at least ${spec.min / 1000}s`);
+      return { value: ms };
     }
     case 'stringList': {
       if (typeof raw === 'string') return { value: raw.split(',').map((s) => s.trim()).filter(Boolean) };

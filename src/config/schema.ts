@@ -19,6 +19,7 @@ export interface FieldSpec {
   /** Upstream command-line flag that overrides the file, if any. */
   flag?: string;
   help: string;
+  /** The smallest value allowed (int: the number; duration: milliseconds). */
   min?: number;
   /**
    * A zero value in the file (0, "0s", "") means the default: upstream defaults.go for a
@@ -86,7 +87,7 @@ export const FIELDS: readonly FieldSpec[] = [
   { name: 'shutdownGracePeriodCriticalPods', key: 'shutdownGracePeriodCriticalPodsMs', kind: 'duration', default: 0, help: 'Part of shutdownGracePeriod kept for critical pods.' },
   { name: 'containerLogMaxSize', key: 'containerLogMaxSize', kind: 'quantity', default: '10Mi', help: 'A container log file reaching this size is rotated (CRI ReopenContainerLog).', zeroDefault: true },
   { name: 'containerLogMaxFiles', key: 'containerLogMaxFiles', kind: 'int', default: 5, help: 'Log files kept per container, the current one included.', min: 2 },
-  { name: 'containerLogMonitorInterval', key: 'containerLogMonitorIntervalMs', kind: 'duration', default: 10_000, help: 'How often container log sizes are checked for rotation.' },
+  { name: 'containerLogMonitorInterval', key: 'containerLogMonitorIntervalMs', kind: 'duration', default: 10_000, help: 'How often container log sizes are checked for rotation; at least 3s.', min: 3_000, zeroDefault: true },
   { name: 'evictionHard', key: 'evictionHard', kind: 'evictionMap', default: DEFAULT_EVICTION_HARD, flag: 'eviction-hard', help: 'Hard eviction thresholds (memory.available<100Mi,nodefs.available<10%); memory.available is subtracted from allocatable.' },
   { name: 'authentication', key: 'authentication', kind: 'authentication', default: DEFAULT_AUTHENTICATION, help: 'Main port: x509.clientCAFile, webhook.enabled/cacheTTL (TokenReview), anonymous.enabled (default false).' },
   { name: 'authorization', key: 'authorization', kind: 'authorization', default: DEFAULT_AUTHORIZATION, help: 'Main port: mode AlwaysAllow or Webhook (SubjectAccessReview), webhook.cacheAuthorizedTTL/cacheUnauthorizedTTL.' },

@@ -79,6 +79,11 @@ const CASES: { name: string; file: string; flags?: string[]; want: Partial<Kubel
     want: { serializeImagePulls: false, maxParallelImagePulls: 1 },
   },
   {
+    name: 'containerLogMonitorInterval 0s takes its default',
+    file: 'containerLogMonitorInterval: 0s\n',
+    want: { containerLogMonitorIntervalMs: 10_000 },
+  },
+  {
     name: 'imageMaximumGCAge is taken as given (0 = off, no default)',
     file: 'imageMaximumGCAge: 168h\n',
     want: { imageMaximumGCAgeMs: 168 * 3_600_000 },
@@ -106,4 +111,12 @@ test('defaulting: flags are not re-defaulted (an explicit --max-pods=0 is still 
 test('defaulting: an explicit serializeImagePulls true is kept, so maxParallelImagePulls 3 with it is an error (as upstream validation)', () => {
   assert.throws(() => load('maxParallelImagePulls: 3\nserializeImagePulls: true\n'), /maxParallelImagePulls must be 0 or 1 when serializeImagePulls is true/);
   assert.throws(() => load('maxParallelImagePulls: 3\n', ['--serialize-image-pulls=true']), /maxParallelImagePulls must be 0 or 1/);
+});
+
+// upstream validation.go: "containerLogMonitorInterval must be a positive time duration greater
+// than or equal to 3s" (TestValidateKubeletConfiguration), after zero took the default.
+test('validation: containerLogMonitorInterval below 3s is refused, 3s is accepted', () => {
+  assert.throws(() => load('containerLogMonitorInterval: 2s\n'), /config field containerLogMonitorInterval: must be at least 3s \(got "2s"\)/);
+  assert.throws(() => load('containerLogMonitorInterval: 500ms\n'), /must be at least 3s/);
+  assert.equal(load('containerLogMonitorInterval: 3s\n').containerLogMonitorIntervalMs, 3_000);
 });
