@@ -365,6 +365,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.deps.statusManager.removeOrphanStatuses(new Set([...desiredUids, ...workers.keys()]));
     for (const uid of this.waiting.keys()) if (!desiredUids.has(uid)) this.waiting.delete(uid);
     for (const uid of this.rejected) if (!desiredUids.has(uid)) this.rejected.delete(uid);
+    // A pod gone before it ran: a later pod of the same UID (a restored static manifest) starts its own clock.
+    for (const uid of this.firstSeen.keys()) if (!desiredUids.has(uid)) this.firstSeen.delete(uid);
     this.deps.prober?.cleanupPods(desiredUids);
 
     for (const pod of desired) {

@@ -60,7 +60,7 @@ before(async () => {
     `podLogsDir: ${logsDir}`,
     'containerLogMaxSize: 256Ki',
     'containerLogMaxFiles: 3',
-    'containerLogMonitorInterval: 300ms',
+    'containerLogMonitorInterval: 3s', // upstream's smallest
     '',
   ].join('\n'));
   const loaded = loadConfig([`--config=${join(dir, 'config.yaml')}`, `--root-dir=${join(dir, 'root')}`, `--hostname-override=${NODE}`]);

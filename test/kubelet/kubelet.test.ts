@@ -14,6 +14,7 @@ import { FakeProber } from '../fakes/fake-prober.js';
 import { Recorder } from '../../src/events/index.js';
 import type { EventRecorder } from '../../src/events/index.js';
 import { testTempDir } from '../support/temp-dir.js';
+import { registry } from '../../src/metrics/index.js';
 
 const Gi = 2 ** 30;
 
@@ -301,4 +302,25 @@ test('HandlePodAdditions order: oldest creationTimestamp first, Dates and RFC 33
   ];
   assert.deepEqual(byCreationTime(pods).map((p) => p.metadata?.name), ['none', 'mon', 'str', 'plus2', 'wed']);
   assert.equal(pods[0]!.metadata?.name, 'wed', 'the input is not reordered');
+});
+
+test('a pod removed before it ran does not lend its first-seen time to a later pod of the same UID (kubelet_pod_start_duration_seconds)', async () => {
+  const { runtime, updates, statusManager, stop } = setup();
+  const startDuration = async () => {
+    const m = await registry.getSingleMetric('kubelet_pod_start_duration_seconds')!.get();
+    return m.values.find((v) => (v as { metricName?: string }).metricName === 'kubelet_pod_start_duration_seconds_sum')?.value ?? 0;
+  };
+  updates.push({ op: 'ADD', pods: [pod('again')], source: 'file' });
+  await until('synced', () => runtime.synced.includes('again'));
+  updates.push({ op: 'REMOVE', pods: [pod('again')], source: 'file' });
+  await until('killed', () => runtime.killed.some((k) => k.uid === 'again'));
+  await new Promise((r) => setTimeout(r, 1000)); // housekeeping runs every 30 ms here
+  const before = await startDuration();
+  updates.push({ op: 'ADD', pods: [pod('again')], source: 'file' });
+  await until('synced again', () => runtime.synced.filter((u) => u === 'again').length >= 2);
+  runtime.setContainer('again', 'c1', 'running', 'a');
+  await until('Running', () => statusManager.getPodStatus('again')?.phase === 'Running');
+  const took = (await startDuration()) - before;
+  assert.ok(took < 0.9, `start duration ${took.toFixed(3)} s: measured from the second ADD, not the first (>1 s earlier)`);
+  await stop();
 });
