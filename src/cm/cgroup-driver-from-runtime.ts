@@ -4,6 +4,11 @@
  * the runtime's runc option is the one that cannot be changed without restarting every pod. A
  * runtime without RuntimeConfig (containerd 1.6 and 1.7) keeps the configured driver, as released
  * upstream kubelets do, and sets kubelet_cri_losing_support.
+ *
+ * Unlike upstream, a runtime that does not answer at all (socket absent, or every call timing
+ * out) does not stop start-up: the agent starts with the configured driver and reports the node
+ * NotReady until the runtime is up, as it does for every other call. What still stops it is an
+ * answer it cannot use.
  */
 import { CriError } from '../errors.js';
 import type { RuntimeConfigInfo } from '../cri/index.js';
@@ -21,6 +26,8 @@ export interface CgroupDriverChoice {
   reason?: string;
   /** The runtime has no RuntimeConfig at all (kubelet_cri_losing_support). */
   unsupported?: true;
+  /** The runtime did not answer: the configured driver is a guess the runtime may contradict later. */
+  unreachable?: true;
 }
 
 export interface CgroupDriverOptions {
@@ -31,6 +38,9 @@ export interface CgroupDriverOptions {
 }
 
 const sleepMs = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** No answer at all, as opposed to an answer the agent cannot use. */
+const UNREACHABLE: ReadonlySet<string> = new Set(['KTS_ERR_CRI_UNAVAILABLE', 'KTS_ERR_CRI_TIMEOUT']);
 
 export async function cgroupDriverFromRuntime(runtime: RuntimeConfigSource, configured: CgroupDriver, opts: CgroupDriverOptions = {}): Promise<CgroupDriverChoice> {
   const attempts = opts.attempts ?? 3;
@@ -53,5 +63,8 @@ export async function cgroupDriverFromRuntime(runtime: RuntimeConfigSource, conf
     return { driver: info.cgroupDriver, from: 'runtime' };
   }
   const detail = last instanceof Error ? last.message : String(last);
-  throw new CriError(last instanceof CriError ? last.code : 'KTS_ERR_CRI', 'RuntimeConfig', `the cgroup driver could not be read from the runtime after ${attempts} attempts (${detail}); the agent does not start without it, as upstream`, last instanceof CriError ? last.grpcCode : undefined, { cause: last });
+  if (last instanceof CriError && UNREACHABLE.has(last.code)) {
+    return { driver: configured, from: 'config', reason: `the runtime did not answer RuntimeConfig in ${attempts} attempts (${detail})`, unreachable: true };
+  }
+  throw new CriError(last instanceof CriError ? last.code : 'KTS_ERR_CRI', 'RuntimeConfig', `the cgroup driver could not be read from the runtime after ${attempts} attempts (${detail}); the agent does not start`, last instanceof CriError ? last.grpcCode : undefined, { cause: last });
 }
