@@ -71,10 +71,12 @@ before(async () => {
 });
 
 after(async () => {
-  if (standalone) await stopKubelet(standalone);
+  // Each step whatever the one before did: the node must stop (it holds processes and mounts).
+  const step = (what: string) => (err: unknown) => console.error(`after: ${what} failed`, err);
+  if (standalone) await stopKubelet(standalone).catch(step('stopping the standalone agent'));
   await node?.systemctl('stop', 'kubelet').catch(() => undefined);
   signer?.close();
-  await api?.stop();
+  await api?.stop().catch(step('stopping the apiserver'));
   await node?.stop();
 });
 

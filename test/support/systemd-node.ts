@@ -75,8 +75,11 @@ export class SystemdNode {
     const out = createWriteStream(logFile);
     child.stdout!.pipe(out);
     child.stderr!.pipe(out);
-    // bash execs nsenter (same pid), which forks the command into the pid namespace.
+    // bash execs nsenter (same pid), which forks the command into the pid namespace. Before that
+    // exec, bash has children of its own (the subshell of `pid=$(node_pid)`): a child is the
+    // command's only once the parent is nsenter (a wrong pid once left an agent running in CI).
     const pid = await waitFor(`the host pid of ${unit}`, 10_000, () => {
+      if (readFileSync(`/proc/${child.pid}/comm`, 'utf8').trim() !== 'nsenter') return undefined;
       const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
       return kids ? Number(kids.split(' ')[0]) : undefined;
     }, 20);
