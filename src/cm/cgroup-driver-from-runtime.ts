@@ -11,6 +11,7 @@
  * answer it cannot use.
  */
 import { CriError } from '../errors.js';
+import { sleep as sleepMs } from '../util/clock.js';
 import type { RuntimeConfigInfo } from '../cri/index.js';
 import type { CgroupDriver } from '../config/cgroup-drivers.js';
 
@@ -20,14 +21,14 @@ export interface RuntimeConfigSource {
 
 export interface CgroupDriverChoice {
   driver: CgroupDriver;
-  /** runtime: RuntimeConfig named it; config: the runtime has no RuntimeConfig, or its reply no Linux part. */
-  from: 'runtime' | 'config';
-  /** Why the configured driver was kept (from: config). */
+  /**
+   * runtime: RuntimeConfig named it. Otherwise the configured driver, because the runtime has no
+   * RuntimeConfig (unimplemented: kubelet_cri_losing_support), its reply has no Linux part
+   * (no-linux), or it did not answer (unreachable: a guess the runtime may contradict later).
+   */
+  from: 'runtime' | 'unimplemented' | 'no-linux' | 'unreachable';
+  /** Why the configured driver was kept (every `from` but runtime). */
   reason?: string;
-  /** The runtime has no RuntimeConfig at all (kubelet_cri_losing_support). */
-  unsupported?: true;
-  /** The runtime did not answer: the configured driver is a guess the runtime may contradict later. */
-  unreachable?: true;
 }
 
 export interface CgroupDriverOptions {
@@ -36,8 +37,6 @@ export interface CgroupDriverOptions {
   retryDelayMs?: number;
   sleep?: (ms: number) => Promise<void>;
 }
-
-const sleepMs = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** No answer at all, as opposed to an answer the agent cannot use. */
 const UNREACHABLE: ReadonlySet<string> = new Set(['KTS_ERR_CRI_UNAVAILABLE', 'KTS_ERR_CRI_TIMEOUT']);
@@ -53,18 +52,18 @@ export async function cgroupDriverFromRuntime(runtime: RuntimeConfigSource, conf
     } catch (err) {
       // Unimplemented is an answer, not a failure: it is not retried.
       if (err instanceof CriError && err.code === 'KTS_ERR_CRI_UNIMPLEMENTED') {
-        return { driver: configured, from: 'config', reason: 'the runtime does not implement RuntimeConfig', unsupported: true };
+        return { driver: configured, from: 'unimplemented', reason: 'the runtime does not implement RuntimeConfig' };
       }
       last = err;
       if (i + 1 < attempts) await sleep(opts.retryDelayMs ?? 2000);
       continue;
     }
-    if (!info.cgroupDriver) return { driver: configured, from: 'config', reason: 'the runtime\'s RuntimeConfig reply has no Linux configuration' };
+    if (!info.cgroupDriver) return { driver: configured, from: 'no-linux', reason: 'the runtime\'s RuntimeConfig reply has no Linux configuration' };
     return { driver: info.cgroupDriver, from: 'runtime' };
   }
   const detail = last instanceof Error ? last.message : String(last);
   if (last instanceof CriError && UNREACHABLE.has(last.code)) {
-    return { driver: configured, from: 'config', reason: `the runtime did not answer RuntimeConfig in ${attempts} attempts (${detail})`, unreachable: true };
+    return { driver: configured, from: 'unreachable', reason: `the runtime did not answer RuntimeConfig in ${attempts} attempts (${detail})` };
   }
   throw new CriError(last instanceof CriError ? last.code : 'KTS_ERR_CRI', 'RuntimeConfig', `the cgroup driver could not be read from the runtime after ${attempts} attempts (${detail}); the agent does not start`, last instanceof CriError ? last.grpcCode : undefined, { cause: last });
 }

@@ -69,8 +69,8 @@ async function effectiveCgroupDriver(runtime: RuntimeConfigSource, configured: C
     log('kubelet').info({ cgroupDriver: choice.driver, configured }, 'Using cgroup driver setting received from the CRI runtime');
   } else {
     // Upstream's version label: the release whose kubelet will refuse such a runtime.
-    if (choice.unsupported) metrics.criLosingSupport.set({ version: '1.36.0' }, 1);
-    const why = choice.unreachable
+    if (choice.from === 'unimplemented') metrics.criLosingSupport.set({ version: '1.36.0' }, 1);
+    const why = choice.from === 'unreachable'
       ? 'the CRI runtime did not answer; if it turns out to use the other driver, its sandboxes fail until the agent is restarted'
       : 'the CRI runtime should be updated to support RuntimeConfig (containerd 2.0 or later)';
     log('kubelet').warn({ cgroupDriver: choice.driver, reason: choice.reason }, `Using the cgroupDriver of the kubelet config: ${why}`);

@@ -34,15 +34,15 @@ const noSleep = { sleep: async () => {} };
 
 test('upstream TestGetCgroupDriverFromCRI, the released behaviour', async () => {
   const cases: Array<{ name: string; configured: CgroupDriver; rt: ReturnType<typeof runtime>; driver?: CgroupDriver; from?: string; calls: number; error?: RegExp }> = [
-    { name: 'unsupported runtime falls back to systemd', configured: 'systemd', rt: runtime(unimplemented()), driver: 'systemd', from: 'config', calls: 1 },
-    { name: 'unsupported runtime falls back to cgroupfs', configured: 'cgroupfs', rt: runtime(unimplemented()), driver: 'cgroupfs', from: 'config', calls: 1 },
+    { name: 'unsupported runtime falls back to systemd', configured: 'systemd', rt: runtime(unimplemented()), driver: 'systemd', from: 'unimplemented', calls: 1 },
+    { name: 'unsupported runtime falls back to cgroupfs', configured: 'cgroupfs', rt: runtime(unimplemented()), driver: 'cgroupfs', from: 'unimplemented', calls: 1 },
     { name: 'CRI systemd overrides the configured driver', configured: 'cgroupfs', rt: runtime({ cgroupDriver: 'systemd' }), driver: 'systemd', from: 'runtime', calls: 1 },
     { name: 'CRI cgroupfs overrides the configured driver', configured: 'systemd', rt: runtime({ cgroupDriver: 'cgroupfs' }), driver: 'cgroupfs', from: 'runtime', calls: 1 },
     // Upstream fails start-up here ("other runtime errors are not masked by fallback"); we start
     // with the configured driver and report the node NotReady until the runtime answers.
-    { name: 'an unreachable runtime: 3 attempts, then the configured driver', configured: 'systemd', rt: runtime(unavailable()), driver: 'systemd', from: 'config', calls: 3 },
+    { name: 'an unreachable runtime: 3 attempts, then the configured driver', configured: 'systemd', rt: runtime(unavailable()), driver: 'systemd', from: 'unreachable', calls: 3 },
     { name: 'other runtime errors are not masked by the fallback (3 attempts)', configured: 'systemd', rt: runtime(internal()), calls: 3, error: /after 3 attempts \(CRI RuntimeConfig: INTERNAL: boom\)/ },
-    { name: 'response without Linux config preserves the configured driver', configured: 'cgroupfs', rt: runtime({}), driver: 'cgroupfs', from: 'config', calls: 1 },
+    { name: 'response without Linux config preserves the configured driver', configured: 'cgroupfs', rt: runtime({}), driver: 'cgroupfs', from: 'no-linux', calls: 1 },
     // Ours: a runtime still starting answers on a later attempt (upstream retries the same way).
     { name: 'a transient error, then an answer', configured: 'systemd', rt: runtime(unavailable(), { cgroupDriver: 'cgroupfs' }), driver: 'cgroupfs', from: 'runtime', calls: 2 },
   ];
@@ -60,12 +60,11 @@ test('upstream TestGetCgroupDriverFromCRI, the released behaviour', async () => 
   }
 });
 
-test('only a runtime without RuntimeConfig is marked unsupported (kubelet_cri_losing_support)', async () => {
-  assert.equal((await cgroupDriverFromRuntime(runtime(unimplemented()), 'cgroupfs', noSleep)).unsupported, true);
-  assert.equal((await cgroupDriverFromRuntime(runtime({}), 'cgroupfs', noSleep)).unsupported, undefined);
-  assert.equal((await cgroupDriverFromRuntime(runtime({ cgroupDriver: 'systemd' }), 'cgroupfs', noSleep)).unsupported, undefined);
-  assert.equal((await cgroupDriverFromRuntime(runtime(unavailable()), 'cgroupfs', noSleep)).unsupported, undefined);
-  assert.equal((await cgroupDriverFromRuntime(runtime(unavailable()), 'cgroupfs', noSleep)).unreachable, true);
+test('each reason for keeping the configured driver is told apart (only "unimplemented" sets kubelet_cri_losing_support)', async () => {
+  assert.equal((await cgroupDriverFromRuntime(runtime(unimplemented()), 'cgroupfs', noSleep)).from, 'unimplemented');
+  assert.equal((await cgroupDriverFromRuntime(runtime({}), 'cgroupfs', noSleep)).from, 'no-linux');
+  assert.equal((await cgroupDriverFromRuntime(runtime({ cgroupDriver: 'systemd' }), 'cgroupfs', noSleep)).from, 'runtime');
+  assert.equal((await cgroupDriverFromRuntime(runtime(unavailable()), 'cgroupfs', noSleep)).from, 'unreachable');
 });
 
 test('retries wait between attempts, not after the last', async () => {

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Labels, RuntimeService } from '../../src/cri/types.js';
 import { CriError } from '../../src/errors.js';
+import { sleep } from '../../src/util/clock.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -108,8 +109,6 @@ function ignoreNotFound(err: unknown): void {
 const REMOVE_RETRY_MS = 20_000;
 /** After this long refused with "cannot delete running task", the task is deleted with ctr. */
 const LEAKED_TASK_AFTER_MS = 3_000;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * containerd 2.x (seen in CI after the frozen-runtime test, whose agent's StartContainer calls
