@@ -108,13 +108,13 @@ fetch_release() {
   # Unpacks Debian $SUITE's containerd into $RELEASES/$VERSION (once).
   local dest="$RELEASES/$VERSION" tmp deb
   [[ -x "$dest/usr/bin/containerd" ]] && return 0
-  command -v apt-get >/dev/null && command -v dpkg >/dev/null || die "apt-get and dpkg are needed to fetch containerd $VERSION"
+  if ! command -v apt-get >/dev/null || ! command -v dpkg >/dev/null; then die "apt-get and dpkg are needed to fetch containerd $VERSION"; fi
   mkdir -p "$RELEASES/apt/lists/partial" "$RELEASES/apt/cache/archives/partial"
   printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian %s main\n' trixie sid >"$RELEASES/apt/sources.list"
   apt_private apt-get -qq update >/dev/null 2>&1 || die "apt-get update of the private trixie/sid lists failed"
   tmp=$(mktemp -d)
   (cd "$tmp" && apt_private apt-get -qq download "containerd/$SUITE" >/dev/null 2>&1) || { rm -rf "$tmp"; die "apt-get download containerd/$SUITE failed"; }
-  deb=$(ls "$tmp"/containerd_*.deb 2>/dev/null | head -n1)
+  deb=$(find "$tmp" -maxdepth 1 -name 'containerd_*.deb' | head -n1)
   [[ -n "$deb" ]] || { rm -rf "$tmp"; die "no containerd package downloaded from $SUITE"; }
   rm -rf "$dest.partial"
   dpkg -x "$deb" "$dest.partial" || { rm -rf "$tmp" "$dest.partial"; die "dpkg -x $deb failed"; }
@@ -354,6 +354,7 @@ start() {
     # Already running: make sure the images are there (cheap, idempotent) and report it.
     # shellcheck disable=SC1090
     source "$NETFILE"
+    # shellcheck disable=SC2153 # SNAPSHOTTER comes from $NETFILE, written by the start that runs
     [[ $IMPORT -eq 1 ]] && import_images "$SNAPSHOTTER"
     echo "unix://$SOCK"
     return 0

@@ -4,7 +4,7 @@
 # time. Exits non-zero on a sanitizer report or a failed check (input left in build-asan/parsers-fuzz/).
 #   bash scripts/fuzz-parsers.sh [seconds per target=5]
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 die() { echo "fuzz-parsers: $*" >&2; exit 1; }
 

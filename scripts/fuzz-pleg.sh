@@ -6,7 +6,7 @@
 # Exits non-zero on a sanitizer report or a failed check; the failing input is left in
 # build-asan/pleg-fuzz/crash-pleg-<pid>.bin (re-run: bash scripts/fuzz-pleg.sh 0 <file>).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 die() { echo "fuzz-pleg: $*" >&2; exit 1; }
 

@@ -13,6 +13,7 @@ PACKAGES+=(openssl)
 PACKAGES+=(dbus-daemon)
 # systemd: the PID 1 of the systemd cgroup driver's test node (scripts/systemd-node.sh); procps for pgrep.
 PACKAGES+=(systemd procps)
+PACKAGES+=(shellcheck)  # the suite's shellcheck step over scripts/ and .ci/run
 PACKAGES+=(prometheus)  # promtool (check metrics, check/test rules) and the prometheus server the monitoring-kit test scrapes with
 
 missing=()

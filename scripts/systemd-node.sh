@@ -15,8 +15,9 @@
 #         DIR/run/systemd/system: system.slice and empty targets, nothing else (a --bind onto
 #         /etc/systemd/system adds units of the test's own). Every packaged and
 #         admin unit directory and generator directory is hidden behind an empty one, and /tmp and
-#         /var/tmp are private tmpfs: nothing of the host's boot (systemd-tmpfiles, mounts,
-#         services) can run. Prints the host pid of that systemd once its manager answers.
+#         /var/tmp are private tmpfs (what the node shares from under them, this checkout, DIR
+#         and the --bind sources, stays at its path): nothing of the host's boot
+#         (systemd-tmpfiles, mounts, services) can run. Prints the host pid of that systemd once its manager answers.
 # exec    runs CMD inside the namespaces, in the working directory of the caller; with --unit, in
 #         a transient scope NAME of that systemd (`systemd-run --scope`), so that the command
 #         and its children live in the node's own cgroup tree as a service's would.
@@ -127,6 +128,30 @@ join_cgroup() { # hierarchy mount, this process's cgroup in it
   echo "$dir" >>"$STATE_DIR/cgroups.list"
 }
 
+# Private tmpfs on /tmp and /var/tmp (systemd-tmpfiles --boot would wipe /tmp: no unit here runs
+# it, and they are private anyway). What the node shares with the host from under them (the
+# args: this checkout, when cloned there, DIR, the --bind sources) is bound back at its own path,
+# from a hold on the host's directory taken before the tmpfs hides it. Run once /run is the node's.
+private_tmp() {
+  local hold=/run/kts-host-tmp t p q skip kept=()
+  mkdir -p "$hold"
+  for t in /tmp /var/tmp; do
+    mount --bind "$t" "$hold"
+    mount -t tmpfs tmpfs "$t"
+    for p in "$@"; do
+      [[ $p == "$t"/* ]] || continue
+      skip=0
+      for q in "${kept[@]}"; do [[ $p == "$q" || $p == "$q"/* ]] && skip=1; done
+      [[ $skip -eq 0 ]] || continue
+      if [[ -d "$hold/${p#"$t"/}" ]]; then mkdir -p "$p"; else mkdir -p "$(dirname "$p")"; : >"$p"; fi
+      mount --bind "$hold/${p#"$t"/}" "$p"
+      kept+=("$p")
+    done
+    umount "$hold"
+  done
+  rmdir "$hold"
+}
+
 # Inside: PID 1 of the new pid namespace, in the new mount namespace.
 stage2() {
   local d=$KTS_STATE_DIR m opts b
@@ -152,9 +177,9 @@ stage2() {
   for m in /usr/lib/systemd/system /etc/systemd/system /usr/lib/systemd/system-generators /etc/systemd/system-generators /usr/lib/systemd/user /etc/systemd/user; do
     [[ -d $m ]] && mount --bind "$d/empty" "$m"
   done
-  # systemd-tmpfiles --boot would wipe /tmp: no unit here runs it, and /tmp is private anyway.
-  mount -t tmpfs tmpfs /tmp
-  mount -t tmpfs tmpfs /var/tmp
+  local shared=("$REPO" "$d")
+  for b in $KTS_BINDS; do shared+=("${b%%:*}"); done
+  private_tmp "${shared[@]}"
   for b in $KTS_BINDS; do mount --bind "${b%%:*}" "${b#*:}"; done
   # systemd sets the hostname from /etc/hostname when it starts: give it ours.
   echo "$KTS_HOSTNAME" >"$d/hostname"
@@ -175,8 +200,9 @@ start() {
     [[ -e "${b%%:*}" ]] || die "--bind $b: ${b%%:*} does not exist"
     if [[ ! -e "$dst" ]]; then mkdir -p "$dst"; echo "$dst" >>"$STATE_DIR/mountpoints.list"; fi
   done
-  setsid "$SELF" --stage1 --state-dir "$STATE_DIR" --hostname "$HOSTNAME_NS" $(for b in "${BINDS[@]}"; do echo --bind "$b"; done) \
-    </dev/null >"$STATE_DIR/launcher.log" 2>&1 &
+  local args=(--stage1 --state-dir "$STATE_DIR" --hostname "$HOSTNAME_NS")
+  for b in "${BINDS[@]}"; do args+=(--bind "$b"); done
+  setsid "$SELF" "${args[@]}" </dev/null >"$STATE_DIR/launcher.log" 2>&1 &
   local launcher=$!
   for _ in $(seq 1 100); do
     pid=$(pgrep -P "$launcher" -x systemd || true)

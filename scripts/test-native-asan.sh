@@ -6,7 +6,7 @@
 # a sanitizer report, a test failure or a fuzz failure.
 #   bash scripts/test-native-asan.sh [extra node --test args]
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 die() { echo "test-native-asan: $*" >&2; exit 1; }
 
@@ -35,12 +35,15 @@ preload="$asan"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+shopt -s nullglob
+differ_tests=(dist/test/pleg/relist-diff*.test.js)
+shopt -u nullglob
 # node itself leaks on exit by design: no leak checking. Children of the tests inherit all this.
 env LD_PRELOAD="$preload" \
   ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:exitcode=86" \
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
   KUBELET_TS_NATIVE_ADDON="$addon" \
-  node --test "$@" dist/test/native/ $(ls dist/test/pleg/relist-diff*.test.js 2>/dev/null) 2>&1 | tee "$log"
+  node --test "$@" dist/test/native/ "${differ_tests[@]}" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
 if grep -qE 'ERROR: AddressSanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer' "$log"; then

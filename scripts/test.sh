@@ -1,19 +1,42 @@
 #!/usr/bin/env bash
 # README command 2 (and .ci/run): the whole suite.
-#   1. the import check (scripts/check-imports.mjs: no loops, no upward imports; one test),
-#      then unit tests, with the addon and with KUBELET_TS_NATIVE=0
+#   1. checks, one test each: imports (scripts/check-imports.mjs: no loops, no upward imports),
+#      the shell scripts (shellcheck over scripts/ and .ci/run), e2e-matrix (every e2e file
+#      classified in test/e2e/matrix.json); then unit tests, with the addon and KUBELET_TS_NATIVE=0
 #   2. native tests under AddressSanitizer + UBSan
-#   3. end-to-end tests against a private containerd: 1.6 in both modes, then 1.7 and 2.x native
-#      (scripts/containerd.sh --version; KUBELET_TS_E2E_RUNTIMES="1.6" for 1.6 only)
-# `bash scripts/test.sh unit` runs only step 1. Prints "N passed, N failed" last.
+#   3. end-to-end tests against a private containerd, per the plan of scripts/e2e-matrix.mjs:
+#      runtime tests on 1.6 in both modes, 1.7 and 2.x native; the rest once, on 2.x native
+#      (KUBELET_TS_E2E_RUNTIMES="1.6": all on 1.6 only; KUBELET_TS_E2E_FILES="cri daemon": those only)
+# `bash scripts/test.sh unit` runs only step 1; `e2e` steps 1's checks and 3; `e2e-plan` prints
+# the plan and runs nothing. Prints "N passed, N failed" last. Logs stay (path printed) on failure.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 WHAT=${1:-all}
-LOG=$(mktemp -d)
+case $WHAT in all|unit|e2e|e2e-plan) ;; *) echo "usage: scripts/test.sh [all|unit|e2e|e2e-plan]" >&2; exit 2 ;; esac
+E2E_PLAN=(node scripts/e2e-matrix.mjs --runtimes "${KUBELET_TS_E2E_RUNTIMES:-1.6 1.7 2}" --only "${KUBELET_TS_E2E_FILES:-}")
+if [[ $WHAT == e2e-plan ]]; then exec "${E2E_PLAN[@]}"; fi
+LOG=$(mktemp -d "${TMPDIR:-/tmp}/kubelet-ts-test.XXXXXX")
 PASS=0
 FAIL=0
 STATUS=0
+CTR_STATE=""
+# An early exit (a failed build) leaves the logs only if something was written.
+trap '[[ -z $CTR_STATE ]] || bash scripts/containerd.sh stop --state-dir "$CTR_STATE" >/dev/null 2>&1 || true; rmdir "$LOG" 2>/dev/null || true' EXIT
+
+check() { # name, command...: one test
+  local name=$1; shift
+  echo "=== $name"
+  if "$@"; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); STATUS=1; fi
+}
+
+# shellcheck disable=SC2317 # (these two) called through check
+e2e_plan() { PLAN=$("${E2E_PLAN[@]}") && awk '{ print $1 " on containerd " $2 ": " NF - 3 " files" }' <<<"$PLAN"; }
+# shellcheck disable=SC2317
+shellcheck_scripts() {
+  command -v shellcheck >/dev/null || { echo "shellcheck is not installed (scripts/install-deps.sh installs it)"; return 1; }
+  shellcheck scripts/*.sh .ci/run && echo "shellcheck: scripts/*.sh and .ci/run are clean"
+}
 
 run_tests() { # name, env..., -- files...
   local name=$1; shift
@@ -35,14 +58,18 @@ if [[ ! -d node_modules ]]; then npm ci --no-audit --no-fund; fi
 rm -rf dist
 npm run build --silent
 
-echo "=== imports"
-if node scripts/check-imports.mjs; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); STATUS=1; fi
+check imports node scripts/check-imports.mjs
+check shellcheck shellcheck_scripts
+PLAN=""
+check e2e-matrix e2e_plan
 
-mapfile -t UNIT < <(find dist/test -name '*.test.js' -not -path 'dist/test/e2e/*' | sort)
-run_tests unit-native KUBELET_TS_NATIVE=1 -- "${UNIT[@]}"
-run_tests unit-ts KUBELET_TS_NATIVE=0 -- "${UNIT[@]}"
+if [[ $WHAT != e2e ]]; then
+  mapfile -t UNIT < <(find dist/test -name '*.test.js' -not -path 'dist/test/e2e/*' | sort)
+  run_tests unit-native KUBELET_TS_NATIVE=1 -- "${UNIT[@]}"
+  run_tests unit-ts KUBELET_TS_NATIVE=0 -- "${UNIT[@]}"
+fi
 
-if [[ $WHAT != unit ]]; then
+if [[ $WHAT == all ]]; then
   if [[ -x scripts/test-native-asan.sh || -f scripts/test-native-asan.sh ]]; then
     echo "=== native-asan"
     if bash scripts/test-native-asan.sh >"$LOG/asan.tap" 2>&1; then :; else STATUS=1; tail -40 "$LOG/asan.tap"; fi
@@ -50,25 +77,27 @@ if [[ $WHAT != unit ]]; then
     PASS=$((PASS + $(awk '/^# pass/{s+=$3} END{print s+0}' "$LOG/asan.tap")))
     FAIL=$((FAIL + $(awk '/^# fail/{s+=$3} END{print s+0}' "$LOG/asan.tap")))
   fi
+fi
+if [[ $WHAT == all || $WHAT == e2e ]]; then
+  # The plan's legs (scripts/e2e-matrix.mjs), grouped by release: a fresh daemon for each.
   CTR_STATE="$REPO/.state/test-containerd"
-  trap 'bash scripts/containerd.sh stop --state-dir "$CTR_STATE" >/dev/null 2>&1 || true' EXIT
-  mapfile -t E2E < <(find dist/test/e2e -name '*.test.js' | sort)
-  # The runtimes users run (scripts/containerd.sh --version): containerd 1.6 (bookworm's) in both
-  # modes, 1.7 (trixie's) and 2.x (sid's) in native mode. Each release gets a fresh daemon.
-  # KUBELET_TS_E2E_RUNTIMES narrows the list (e.g. "1.6").
-  for version in ${KUBELET_TS_E2E_RUNTIMES:-1.6 1.7 2}; do
-    bash scripts/containerd.sh stop --state-dir "$CTR_STATE" >/dev/null 2>&1 || true
-    if ! ENDPOINT=$(bash scripts/containerd.sh start --version "$version" --state-dir "$CTR_STATE"); then
-      echo "=== e2e on containerd $version: the daemon did not start"; STATUS=1; continue
+  running="" ENDPOINT=""
+  while read -r -u 3 leg version native files; do
+    [[ -n $leg ]] || continue
+    if [[ $version != "$running" ]]; then
+      running=$version
+      bash scripts/containerd.sh stop --state-dir "$CTR_STATE" >/dev/null 2>&1 || true
+      if ! ENDPOINT=$(bash scripts/containerd.sh start --version "$version" --state-dir "$CTR_STATE"); then
+        echo "=== e2e on containerd $version: the daemon did not start"; STATUS=1; ENDPOINT=""
+      fi
     fi
-    suffix=""; [[ $version == 1.6 ]] || suffix="-containerd-$version"
-    run_tests "e2e-native$suffix" KUBELET_TS_NATIVE=1 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" KUBELET_TS_CTR_VERSION="$version" -- --test-concurrency=1 "${E2E[@]}"
-    if [[ $version == 1.6 ]]; then
-      run_tests e2e-ts KUBELET_TS_NATIVE=0 KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" KUBELET_TS_CTR_VERSION="$version" -- --test-concurrency=1 "${E2E[@]}"
-    fi
-  done
+    [[ -n $ENDPOINT ]] || continue
+    read -ra names <<<"$files"
+    run_tests "$leg" KUBELET_TS_NATIVE="$native" KUBELET_TS_TEST_CRI_ENDPOINT="$ENDPOINT" KUBELET_TS_CTR_VERSION="$version" -- --test-concurrency=1 "${names[@]/#/dist/test/e2e/}"
+  done 3<<<"$PLAN"
 fi
 
 [[ $FAIL -eq 0 ]] || STATUS=1
+if [[ $STATUS -eq 0 ]]; then rm -rf "$LOG"; elif ! rmdir "$LOG" 2>/dev/null; then echo "logs: $LOG"; fi
 echo "tests: $PASS passed, $FAIL failed"
 exit $STATUS
