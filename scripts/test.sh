@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README command 2 (and .ci/run): the whole suite.
+# README command 2 (and .ci/run): the whole suite (docs/testing.md).
 #   1. the import check (scripts/check-imports.mjs: no loops, no upward imports; one test),
 #      then unit tests, with the addon and with KUBELET_TS_NATIVE=0
 #   2. native tests under AddressSanitizer + UBSan
