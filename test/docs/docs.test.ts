@@ -1,8 +1,8 @@
 // The documentation stays true to the code and to itself: the generated references of docs/
 // (configuration fields, error codes, layers) match what they are generated from
 // (scripts/gen-docs.mjs --check), the README stays a short door that links every page of docs/,
-// every relative link resolves to a file and a heading, and every error code named in the docs
-// exists.
+// every relative link resolves to a file and a heading, every error code named in the docs
+// exists, and the operating guide describes every flag --help lists.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -102,6 +102,20 @@ test('every relative link in README.md, native/README.md and docs/ names a file 
     }
   }
   assert.deepEqual(broken, []);
+});
+
+test('docs/operating.md\'s flags table names every flag of kubelet-ts --help', () => {
+  const help = spawnSync(process.execPath, [join(ROOT, 'dist', 'src', 'cmd', 'cli.js'), '--help'], {
+    cwd: ROOT, encoding: 'utf8', env: { ...process.env, KUBELET_TS_RELAUNCHED: '1' },
+  });
+  assert.equal(help.status, 0, help.stderr);
+  const section = help.stdout.slice(help.stdout.indexOf('Flags ('));
+  const flags = [...section.slice(0, section.indexOf('\n\n')).matchAll(/^ {2}--([a-z0-9-]+)/gm)].map((m) => m[1]!);
+  assert.ok(flags.length > 50, `parsed only ${flags.length} flags from --help`);
+  const doc = readFileSync(join(DOCS, 'operating.md'), 'utf8');
+  const table = doc.slice(doc.indexOf('## Flags'), doc.indexOf('\n## ', doc.indexOf('## Flags') + 1));
+  const missing = flags.filter((f) => !table.includes(`\`--${f}\``) && !(f === 'v' && table.includes('`--v`')));
+  assert.deepEqual(missing, [], 'flags --help lists that docs/operating.md does not describe');
 });
 
 test('every KTS_ERR_ code the docs name is a code of ERROR_CODES', () => {
