@@ -7,9 +7,9 @@
 // (relist results, status copies): V8's default 16 MiB semi-spaces let ~30 MiB of garbage sit in
 // RSS at 100 pods. Every thread that mallocs gets its own glibc arena (up to 8 per core), and
 // freed memory stays in them: MALLOC_ARENA_MAX=2 and fewer threads (GC on the main thread, one
-// V8 worker) keep that down (README, Performance). Run as an executable (./bin/kubelet-ts.js, the npm bin, the systemd unit) the
+// V8 worker) keep that down (docs/performance.md). Run as an executable (./bin/kubelet-ts.js, the npm bin, the systemd unit) the
 // shebang above gives them; started any other way (`node bin/kubelet-ts.js`,
-// `node dist/src/cmd/cli.js`) this file starts node once more with them (README, Performance).
+// `node dist/src/cmd/cli.js`) this file starts node once more with them (docs/performance.md).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

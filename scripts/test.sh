@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README command 2 (and .ci/run): the whole suite.
+# README command 2 (and .ci/run): the whole suite (docs/testing.md).
 #   1. checks, one test each: imports (scripts/check-imports.mjs: no loops, no upward imports),
 #      the shell scripts (shellcheck over scripts/ and .ci/run), e2e-matrix (every e2e file
 #      classified in test/e2e/matrix.json); then unit tests, with the addon and KUBELET_TS_NATIVE=0

@@ -40,7 +40,7 @@ staticPodPath: $STATE/manifests
 containerRuntimeEndpoint: $ENDPOINT
 readOnlyPort: $PORT
 # A development node: every port on loopback. The main port (10250, TLS) is closed until
-# authentication/authorization are configured (README, Security).
+# authentication/authorization are configured (docs/security.md).
 address: 127.0.0.1
 healthzPort: 10248
 podLogsDir: $STATE/logs

@@ -1,7 +1,7 @@
 /**
  * Every error kubelet-ts raises on purpose is a KubeletError with a stable code, so that logs,
  * tests and operators can match on the code rather than on message text. Wrapping keeps `cause`.
- * The table in ERROR_CODES documents each code (and README.md's errors table repeats it);
+ * The table in ERROR_CODES documents each code (docs/errors.md is generated from it);
  * test/errors.test.ts checks that every code is raised somewhere in src/ and every code raised is
  * documented, and lists each plain Error the rule below allows.
  *

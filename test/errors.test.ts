@@ -1,6 +1,6 @@
 // The error codes checked against the code that raises them (not against src/errors.ts itself):
 // every code in ERROR_CODES is raised somewhere in src/, every code raised is in ERROR_CODES and in
-// README.md's errors table, and plain Errors are thrown only where src/errors.ts allows them.
+// docs/errors.md's table (generated from ERROR_CODES by scripts/gen-docs.mjs), and plain Errors are thrown only where src/errors.ts allows them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -154,10 +154,10 @@ test('every KTS_ERR_ string in src/ is a code of ERROR_CODES', () => {
   assert.deepEqual([...unknown], []);
 });
 
-test("README.md's errors table lists exactly the codes of ERROR_CODES, in the same order", () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Error codes'));
-  const table = section.slice(0, section.indexOf('\n## '));
+test("docs/errors.md's table lists exactly the codes of ERROR_CODES, in the same order", () => {
+  const doc = readFileSync(join(ROOT, 'docs', 'errors.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('<!-- generated:error-codes -->'));
+  const table = section.slice(0, section.indexOf('<!-- /generated -->'));
   const rows = [...table.matchAll(/^\| `(KTS_ERR_[A-Z_]+)` \|/gm)].map((m) => m[1]);
   assert.deepEqual(rows, Object.keys(ERROR_CODES));
 });

@@ -1,7 +1,7 @@
 // glibc keeps memory that bursts of allocations freed (V8 compiler zones, Buffer backing stores)
 // in its arenas, and gives back only what sits at the top of the heap. At 100 pods that was
 // ~30 MiB of the agent's RSS; malloc_trim(0) also releases the free pages in the middle
-// (README, Performance). Not glibc: nothing to do, returns false.
+// (docs/perf-log.md). Not glibc: nothing to do, returns false.
 #include "malloc_trim.h"
 
 #if defined(__GLIBC__)

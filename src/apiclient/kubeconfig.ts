@@ -1,7 +1,7 @@
 /**
  * Our own kubeconfig loader (clientcmd's v1 Config, the fields a node agent needs). We used
  * @kubernetes/client-node's KubeConfig for this, but importing that package costs a bare Node
- * process ~57 MiB of RSS (README, Performance) for a few dozen lines of YAML reading.
+ * process ~57 MiB of RSS (docs/perf-log.md, Where the memory goes) for a few dozen lines of YAML reading.
  *
  * Handled: current-context; clusters[].cluster server, certificate-authority(-data),
  * insecure-skip-tls-verify, tls-server-name, proxy-url; users[].user client-certificate(-data),

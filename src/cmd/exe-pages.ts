@@ -6,7 +6,7 @@
  * release_exe_pages.cc says why that is safe). They stay in the page cache; those still in use
  * are mapped again by the next touch (a minor fault), so RSS settles at what the last minute
  * used. At 100 pods: the binary's pages 44 → ~20 MiB, ~2 ms per release plus the re-faults
- * (README, Performance). Without the addon (or with KUBELET_TS_NATIVE=0) nothing runs.
+ * (docs/performance.md). Without the addon (or with KUBELET_TS_NATIVE=0) nothing runs.
  */
 import { addonFunction } from '../native/index.js';
 import { log } from '../util/log.js';

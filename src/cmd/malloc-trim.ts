@@ -2,7 +2,7 @@
  * Hands freed malloc memory back to the kernel every few seconds (the addon's mallocTrim, glibc
  * malloc_trim). glibc keeps what bursts of allocations freed (V8 compiler zones, Buffer backing
  * stores) in its arenas: at 100 pods one trim took the agent from 118 to 89 MiB, and ~13 MiB
- * came back within 20 s, so once is not enough (README, Performance). Without the addon (or
+ * came back within 20 s, so once is not enough (docs/perf-log.md). Without the addon (or
  * with KUBELET_TS_NATIVE=0) nothing runs.
  */
 import { addonFunction } from '../native/index.js';

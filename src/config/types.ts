@@ -26,9 +26,13 @@ export interface KubeletConfiguration {
   enableDebuggingHandlers: boolean;
   /** Pod cgroups under kubepods/<qos> (upstream cgroupsPerQOS); default true. */
   cgroupsPerQOS: boolean;
-  /** Cgroup under which kubepods is created (upstream cgroupRoot); '' = the root. */
-  /** cgroupfs only: the systemd driver (systemd slices over D-Bus) is not implemented. */
+  /**
+   * Driver of the pod cgroups (upstream cgroupDriver): cgroupfs (the agent makes the directories)
+   * or systemd (transient slices through systemd's D-Bus API, src/cm/systemd-cgroup-manager.ts).
+   * A runtime that reports its driver through CRI RuntimeConfig overrides it.
+   */
   cgroupDriver: CgroupDriver;
+  /** Cgroup under which kubepods is created (upstream cgroupRoot); '' = the root. */
   cgroupRoot: string;
   /** Resource name → quantity reserved for the OS (upstream systemReserved); default {}. */
   systemReserved: Readonly<Record<string, string>>;

@@ -19,7 +19,7 @@ export type StartClass = 'restart' | 'new';
 
 /**
  * The default bound: containerd on this project's 2-vCPU machines finishes a burst soonest with
- * a few calls in flight (bench/agent-bench.ts --burst; README Performance).
+ * a few calls in flight (bench/agent-bench.ts --burst; docs/perf-log.md).
  */
 export const CRI_START_CONCURRENCY = 4;
 

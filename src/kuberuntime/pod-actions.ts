@@ -220,7 +220,7 @@ function computeOneContainer(pod: Pod, container: Container, idx: number, status
  * running instances of a name whose newest instance is another one (left by an interrupted
  * start). Upstream leaves both to the pod's eventual kill; we stop them now, since nothing
  * restarts, probes or reports them while they hold the ports and files of the real containers
- * (README › Differences from upstream).
+ * (docs/differences.md).
  */
 function killUnwantedInstances(pod: Pod, status: PodRuntimeStatus, actions: PodActions): void {
   const names = new Set<string>([

@@ -9,7 +9,7 @@
  * A manifest that does not decode is logged once per distinct content, with file and field,
  * and disturbs no other pod; a file that held a good pod keeps serving that pod until it is
  * fixed or deleted (upstream drops it at the next list; a typo in an edit should not stop a
- * running pod: README › Differences from upstream). A missing staticPodPath counts as empty and is checked again: its parent
+ * running pod: docs/differences.md). A missing staticPodPath counts as empty and is checked again: its parent
  * directory is watched so that its creation is noticed at once.
  */
 import { createHash } from 'node:crypto';

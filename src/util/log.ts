@@ -35,7 +35,7 @@ export function levelForVerbosity(verbosity: number): Level {
 }
 
 // --- caller -------------------------------------------------------------------------------
-// The call site costs a V8 stack capture (~6 µs per line here, against ~1.5 µs to format it; README,
+// The call site costs a V8 stack capture (~6 µs per line here, against ~1.5 µs to format it; docs/operating.md,
 // Logging), paid only for lines that are written: pino drops a disabled level before the hook
 // runs. Cheap enough to keep the real call site instead of a fixed name per logger. Positions are mapped to the .ts line through dist's source maps,
 // read once per file; the result is cached per JS position.

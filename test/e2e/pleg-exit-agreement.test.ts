@@ -3,7 +3,7 @@
  * runtime has them) against the real runtime: every ContainerDied comes only once the runtime
  * itself reports the container exited, the cache holds that same exit when the event is
  * delivered, and no exit is missed. This is the invariant that made us keep CRI events as a
- * relist trigger rather than writing the event's status into the cache (README › Runtimes).
+ * relist trigger rather than writing the event's status into the cache (docs/perf-log.md, "Events trigger a relist").
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

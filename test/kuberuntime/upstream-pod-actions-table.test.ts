@@ -747,7 +747,7 @@ describe('upstream TestSyncPodWithInitContainers (computePodActions of each step
   for (const s of steps) it(s.name, () => assert.deepEqual(actual(computePodActions(pod, s.status)), expected(s.want)));
 });
 
-// Deliberate differences from upstream, listed in README › Pod lifecycle › Differences from
+// Deliberate differences from upstream, listed in docs/differences.md, from
 // upstream. Upstream's computePodActions leaves both kinds of container running until the pod is
 // killed (its tables never have them); ours stops them at once and leaves the rest as upstream.
 describe('deliberate differences from upstream computePodActions', () => {

@@ -163,7 +163,7 @@ for (const [backend, watcher] of backends) {
 
         await writeFile(file, 'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n  - name: main\n');
         await waitFor(() => errorsFor(h.lines, file).length === 1, 3000, 'the error log');
-        // A deliberate difference from upstream (README › Pod lifecycle): the pod is kept, and the
+        // A deliberate difference from upstream (docs/differences.md): the pod is kept, and the
         // one error line names the bad file, the problem and the pod still served.
         const line = errorsFor(h.lines, file)[0]!;
         assert.equal(line.field, 'spec.containers[0].image');

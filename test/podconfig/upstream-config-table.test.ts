@@ -110,7 +110,7 @@ const scenarios: Scenario[] = [
   {
     // Deliberate difference: upstream's merge passes a pod with an empty namespace through (its
     // sources default it first); ours refuses any pod whose identity is not one the apiserver
-    // would give, before a path is built from it (README › Pod lifecycle › Differences).
+    // would give, before a path is built from it (docs/differences.md).
     name: 'a pod without a namespace is refused (upstream passes it through)',
     upstream: 'TestNewPodAddedInvalidNamespace',
     steps: [{ send: ['ADD', [validPod('foo', '')]], want: [] }],

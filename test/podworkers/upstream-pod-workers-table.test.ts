@@ -2,7 +2,7 @@
  * Upstream's pod worker tests (pkg/kubelet/pod_workers_test.go) as our table tests: the same
  * cases, asserted on what the syncer is asked to do and on the worker queries, not on upstream's
  * internal podSyncStatus fields. Where our behaviour differs on purpose, the case says so in
- * `ours` (and README.md › Pod lifecycle › Differences from upstream says why).
+ * `ours` (and docs/differences.md says why).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
