@@ -9,10 +9,10 @@ import type { Container, Pod } from '../api/types.js';
 import type { ImageService, PodSandboxConfig } from '../cri/types.js';
 import { ContainerStartError } from '../errors.js';
 import { log } from '../util/log.js';
-import type { Backoff } from './backoff.js';
+import type { Backoff } from '../util/backoff.js';
 import { DockerKeyring, type PullSecretsFor } from './keyring.js';
 import { PullLimiter } from './pull-limiter.js';
-import { runtimeMessage } from './cri-errors.js';
+import { runtimeMessage } from '../cri/errors.js';
 import { recordImagePull } from '../metrics/pod-startup-latency.js';
 
 type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';

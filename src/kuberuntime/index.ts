@@ -5,10 +5,10 @@ import type { PodContainerManager } from '../cm/types.js';
 import type { ImageService, RuntimeService } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
 import { realClock, type Clock } from '../util/clock.js';
-import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from './backoff.js';
+import { backOffSettings, type BackOffSettings } from '../util/backoff.js';
 import { DEFAULT_GC_POLICY, type GCPolicy } from './gc.js';
 import { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
-import { KubeGenericRuntimeManager, type BackOffSettings } from './manager.js';
+import { KubeGenericRuntimeManager } from './manager.js';
 import type { ProbeFailure } from './pod-actions.js';
 import type { PodObjectSource, Runtime } from './types.js';
 import type { ImagePullOptions } from './images.js';
@@ -20,13 +20,13 @@ import type { RuntimeClassLookup } from './runtime-class.js';
 
 export type { PodObjectSource, Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
-export type { BackOffSettings } from './manager.js';
+export type { BackOffSettings } from '../util/backoff.js';
 export { computePodActions, type PodActions } from './pod-actions.js';
 export { hashContainer } from './hash.js';
 export { runningPodFromStatus } from './kill.js';
 export { makePodDataDirs, setupDataDirs, DATA_DIR_MODE } from './pod-dirs.js';
 export type { Mounter, TmpfsOptions } from './mount.js';
-export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from './backoff.js';
+export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../util/backoff.js';
 export { DEFAULT_GC_POLICY } from './gc.js';
 export { createCriStartScheduler, type CriStartScheduler, type StartClass } from './cri-scheduler.js';
 export { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
@@ -98,13 +98,6 @@ export interface RuntimeManagerDeps {
   bindSubPath?: BindSubPath;
 }
 
-function backOff(s: BackOffSettings | undefined): BackOffSettings {
-  const initialMs = s?.initialMs ?? DEFAULT_BACKOFF_INITIAL_MS;
-  const maxMs = s?.maxMs ?? DEFAULT_BACKOFF_MAX_MS;
-  if (!(initialMs > 0) || !(maxMs >= initialMs)) throw new RangeError(`back-off needs 0 < initialMs <= maxMs, got ${initialMs} / ${maxMs}`);
-  return { initialMs, maxMs };
-}
-
 export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
   const memoryCapacity = deps.memoryCapacity ?? totalmem();
   const allocatable = {
@@ -137,8 +130,8 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     probeFailure: deps.probeFailure,
     startupProbeSucceeded: deps.startupProbeSucceeded,
     recorder: deps.recorder,
-    crashLoopBackOff: backOff(deps.crashLoopBackOff),
-    imagePullBackOff: backOff(deps.imagePullBackOff),
+    crashLoopBackOff: backOffSettings(deps.crashLoopBackOff),
+    imagePullBackOff: backOffSettings(deps.imagePullBackOff),
     gcPolicy: { ...DEFAULT_GC_POLICY, ...deps.gcPolicy },
     objects: deps.objects,
     runtimeClasses: deps.runtimeClasses,

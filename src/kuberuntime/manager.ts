@@ -8,7 +8,7 @@ import type { PodContainerManager } from '../cm/types.js';
 import type { ImageService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
-import { Backoff } from './backoff.js';
+import { Backoff, type BackOffSettings } from '../util/backoff.js';
 import { garbageCollect, type GCPolicy } from './gc.js';
 import { MIN_DEAD_CONTAINERS_IN_POD, PodContainerDeletor } from './container-deletor.js';
 import { removeContainer } from './remove.js';
@@ -18,11 +18,6 @@ import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
 import { containerEvent, killDeps, syncPod, type SyncDeps } from './sync-pod.js';
 import { removePodVolumes } from './volumes.js';
 import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
-
-export interface BackOffSettings {
-  initialMs: number;
-  maxMs: number;
-}
 
 /** What the manager is built from: the sync dependencies it does not create itself. */
 export type RuntimeManagerOptions = Omit<SyncDeps, 'puller' | 'crashBackOff' | 'podIPs'> & {

@@ -9,7 +9,7 @@ import type { Container, Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
 import type { ImageService, PodSandboxConfig } from '../../src/cri/types.js';
 import { ContainerStartError } from '../../src/errors.js';
-import { Backoff } from '../../src/kuberuntime/backoff.js';
+import { Backoff } from '../../src/util/backoff.js';
 import { ImagePuller } from '../../src/kuberuntime/images.js';
 import type { PullSecret } from '../../src/kuberuntime/index.js';
 import { realClock } from '../../src/util/clock.js';
