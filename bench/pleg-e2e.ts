@@ -5,6 +5,7 @@
  */
 import type { Pod } from '../src/api/types.js';
 import { connectRuntime } from '../src/cri/index.js';
+import { createImageManager } from '../src/images/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../src/pleg/index.js';
 import { hotPaths } from '../src/cmd/hot-paths.js';
@@ -29,7 +30,7 @@ export interface E2EContext {
 
 function setup(ctx: E2EContext) {
   const { runtime, images } = connectRuntime(ctx.endpoint);
-  const manager = createRuntimeManager({ runtime, images, podLogsDir: `/tmp/kts-bench-logs/${ctx.ns}`, rootDir: `/tmp/kts-bench-root/${ctx.ns}`, nodeName: 'bench', hostIP: '127.0.0.1' });
+  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-bench-logs/${ctx.ns}`, rootDir: `/tmp/kts-bench-root/${ctx.ns}`, nodeName: 'bench', hostIP: '127.0.0.1' });
   return { runtime, images, manager };
 }
 

@@ -7,7 +7,8 @@ import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { renderConfigz } from '../config/index.js';
 import { connectRuntime } from '../cri/index.js';
-import { createRuntimeManager, createImageGCManager, setupDataDirs } from '../kuberuntime/index.js';
+import { createImageGCManager, createImageManager } from '../images/index.js';
+import { createRuntimeManager, setupDataDirs } from '../kuberuntime/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../pleg/index.js';
 import { createStatusManager } from '../status/index.js';
 import { createPodConfig, createFileSource, createUrlSource, type PodSource } from '../podconfig/index.js';
@@ -105,12 +106,12 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const apiMode: ApiMode | undefined = config.flags.kubeconfig
     ? await setupApiServerMode({ config, node, hostIP, runtimeVersion: () => criRuntime.version(), images, recorder })
     : undefined;
+  const imageManager = createImageManager({ images, recorder, serializeImagePulls: kc.serializeImagePulls, maxParallelImagePulls: kc.maxParallelImagePulls });
   const runtime = createRuntimeManager({
-    runtime: criRuntime, images, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
+    runtime: criRuntime, imageManager, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
     cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, cgroupDriver, systemdUnits: systemd?.slices, objects: apiMode?.objects, runtimeClasses: apiMode?.runtimeClasses,
-    imagePulls: { serialize: kc.serializeImagePulls, maxParallel: kc.maxParallelImagePulls },
     probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
     bindSubPath: hotPaths().subpath.bindSubPath,
   });

@@ -1,7 +1,8 @@
 /**
  * gRPC failures → CriError. The code says what happened (unreachable runtime, deadline, missing
  * object, unimplemented method, anything else); the message names the CRI method and carries the
- * runtime's own words.
+ * runtime's own words. And back: whether a CRI error means NOT_FOUND, and the runtime's words
+ * for a waiting reason's message.
  */
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { CriError, type ErrorCode } from '../errors.js';
@@ -52,4 +53,20 @@ export function criErrorFrom(method: string, err: unknown): CriError {
 /** A reply the agent cannot use (missing required fields). */
 export function replyError(method: string, message: string): CriError {
   return new CriError('KTS_ERR_CRI_REPLY', method, message);
+}
+
+/** The container/sandbox/image is gone (removed between a list and a status call, usually). */
+export function isNotFound(err: unknown): boolean {
+  if (err instanceof CriError) return err.code === 'KTS_ERR_CRI_NOT_FOUND' || err.grpcCode === GrpcStatus.NOT_FOUND;
+  const e = err as { code?: unknown; grpcCode?: unknown } | undefined;
+  return e?.code === 'KTS_ERR_CRI_NOT_FOUND' || e?.grpcCode === GrpcStatus.NOT_FOUND;
+}
+
+/**
+ * The message to show in a waiting reason: the runtime's words without our "CRI Method: "
+ * prefix, as upstream shows grpc status.Message().
+ */
+export function runtimeMessage(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return err instanceof CriError ? msg.replace(/^CRI \w+: /, '') : msg;
 }

@@ -6,7 +6,7 @@ import { RemoteImageService } from './image.js';
 import { RemoteRuntimeService, type CriClientOptions } from './runtime.js';
 
 export { CriChannel, grpcTarget, DEFAULT_TIMEOUT_MS, SHORT_TIMEOUT_MS, MAX_MESSAGE_BYTES } from './channel.js';
-export { criErrorFrom, errorCodeForGrpc, grpcCodeName, replyError } from './errors.js';
+export { criErrorFrom, errorCodeForGrpc, grpcCodeName, isNotFound, replyError, runtimeMessage } from './errors.js';
 export { protoPath, packageDefinition, LOADER_OPTIONS, RUNTIME_SERVICE, IMAGE_SERVICE } from './proto.js';
 export { RemoteRuntimeService, KUBE_RUNTIME_API_VERSION, type CriClientOptions } from './runtime.js';
 export { RemoteImageService, DEFAULT_PULL_TIMEOUT_MS } from './image.js';

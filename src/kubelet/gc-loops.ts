@@ -16,7 +16,7 @@
  * sources (otherwise a restart would wipe pods the sources have not yet sent again).
  */
 import type { Runtime } from '../kuberuntime/types.js';
-import { ImageGCFailedReason, ImageGCPeriodMs, type ImageGCManager } from '../kuberuntime/index.js';
+import { ImageGCFailedReason, ImageGCPeriodMs, type ImageGCManager } from '../images/index.js';
 import type { EventRecorder, ObjectReference } from '../events/types.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
@@ -36,7 +36,7 @@ export interface GarbageCollectionDeps {
   runtime: Pick<Runtime, 'garbageCollect'>;
   pods: PodStateProvider;
   /** Image GC; absent or disabled (imageGCHighThresholdPercent 100): no image loop. */
-  imageGC?: Pick<ImageGCManager, 'enabled' | 'detectImages' | 'garbageCollect'>;
+  imageGC?: ImageGCManager;
   recorder?: EventRecorder;
   /** The Node the failure events are about. */
   node?: ObjectReference;

@@ -2,16 +2,16 @@
 import { cpus, totalmem } from 'node:os';
 import { createPodContainerManager, type CgroupDriver, type SliceUnits } from '../cm/index.js';
 import type { PodContainerManager } from '../cm/types.js';
-import type { ImageService, RuntimeService } from '../cri/types.js';
+import type { RuntimeService } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
+import type { ImageManager } from '../images/types.js';
 import { realClock, type Clock } from '../util/clock.js';
-import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from './backoff.js';
+import { backOffSettings, type BackOffSettings } from '../util/backoff.js';
 import { DEFAULT_GC_POLICY, type GCPolicy } from './gc.js';
 import { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
-import { KubeGenericRuntimeManager, type BackOffSettings } from './manager.js';
+import { KubeGenericRuntimeManager } from './manager.js';
 import type { ProbeFailure } from './pod-actions.js';
 import type { PodObjectSource, Runtime } from './types.js';
-import type { ImagePullOptions } from './images.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { createCriStartScheduler, CRI_START_CONCURRENCY } from './cri-scheduler.js';
 import { bindSubPathTs } from './subpath-bind-ts.js';
@@ -20,13 +20,13 @@ import type { RuntimeClassLookup } from './runtime-class.js';
 
 export type { PodObjectSource, Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
-export type { BackOffSettings } from './manager.js';
+export type { BackOffSettings } from '../util/backoff.js';
 export { computePodActions, type PodActions } from './pod-actions.js';
 export { hashContainer } from './hash.js';
 export { runningPodFromStatus } from './kill.js';
 export { makePodDataDirs, setupDataDirs, DATA_DIR_MODE } from './pod-dirs.js';
 export type { Mounter, TmpfsOptions } from './mount.js';
-export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from './backoff.js';
+export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../util/backoff.js';
 export { DEFAULT_GC_POLICY } from './gc.js';
 export { createCriStartScheduler, type CriStartScheduler, type StartClass } from './cri-scheduler.js';
 export { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
@@ -38,9 +38,8 @@ export interface RuntimeManagerDeps {
    */
   criStartConcurrency?: number;
   runtime: RuntimeService;
-  images: ImageService;
-  /** serializeImagePulls (default true), maxParallelImagePulls, pullSecretsFor(pod). */
-  imagePulls?: ImagePullOptions;
+  /** EnsureImageExists for each container start (src/images; its pull limiter and ImagePullBackOff). */
+  imageManager: ImageManager;
   clock?: Clock;
   /** upstream --pod-logs-dir (default /var/log/pods). */
   podLogsDir: string;
@@ -68,12 +67,10 @@ export interface RuntimeManagerDeps {
    * container waits for a sidecar's startup probe; without this, a running sidecar counts as started.
    */
   startupProbeSucceeded?: (containerId: string) => boolean | undefined;
-  /** Container events (Pulling, Created, Started, Failed, BackOff, Killing); default: none. */
+  /** Container events (Created, Started, Failed, BackOff, Killing); default: none. The image manager raises the pull events. */
   recorder?: EventRecorder;
   /** CrashLoopBackOff: first delay and cap (default 10 s and 5 min; reset after 2×max of clean running). */
   crashLoopBackOff?: BackOffSettings;
-  /** ImagePullBackOff: first delay and cap (default 10 s and 5 min). */
-  imagePullBackOff?: BackOffSettings;
   /** Container GC policy (default minAgeMs 0, maxPerPodContainer 1, maxContainers -1 = unlimited). */
   gcPolicy?: Partial<GCPolicy>;
   /** upstream --cgroups-per-qos (default true): pod cgroups under <cgroupRoot>/kubepods/<qos>/pod<uid>. */
@@ -98,13 +95,6 @@ export interface RuntimeManagerDeps {
   bindSubPath?: BindSubPath;
 }
 
-function backOff(s: BackOffSettings | undefined): BackOffSettings {
-  const initialMs = s?.initialMs ?? DEFAULT_BACKOFF_INITIAL_MS;
-  const maxMs = s?.maxMs ?? DEFAULT_BACKOFF_MAX_MS;
-  if (!(initialMs > 0) || !(maxMs >= initialMs)) throw new RangeError(`back-off needs 0 < initialMs <= maxMs, got ${initialMs} / ${maxMs}`);
-  return { initialMs, maxMs };
-}
-
 export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
   const memoryCapacity = deps.memoryCapacity ?? totalmem();
   const allocatable = {
@@ -121,7 +111,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
   });
   return new KubeGenericRuntimeManager({
     runtime: deps.runtime,
-    images: deps.images,
+    imageManager: deps.imageManager,
     clock: deps.clock ?? realClock,
     podLogsDir: deps.podLogsDir,
     rootDir: deps.rootDir,
@@ -137,19 +127,14 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     probeFailure: deps.probeFailure,
     startupProbeSucceeded: deps.startupProbeSucceeded,
     recorder: deps.recorder,
-    crashLoopBackOff: backOff(deps.crashLoopBackOff),
-    imagePullBackOff: backOff(deps.imagePullBackOff),
+    crashLoopBackOff: backOffSettings(deps.crashLoopBackOff),
     gcPolicy: { ...DEFAULT_GC_POLICY, ...deps.gcPolicy },
     objects: deps.objects,
     runtimeClasses: deps.runtimeClasses,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-    imagePulls: deps.imagePulls,
     mounter: deps.mounter ?? hostMounter,
     bindSubPath: deps.bindSubPath ?? bindSubPathTs,
     criStarts: createCriStartScheduler(deps.criStartConcurrency ?? CRI_START_CONCURRENCY),
   });
 }
-export { DockerKeyring, parseImageRegistry, type PullSecret, type PullSecretsFor } from './keyring.js';
-export type { ImagePullOptions } from './images.js';
-export { createImageGCManager, ImageGCManager, ImageGCPeriodMs, ImageGCFailedReason, FreeDiskSpaceFailedReason, type ImageGCOptions, type ImageGCPolicy, type ImageGCResult } from './image-gc.js';

@@ -19,7 +19,7 @@ import type { Container, Pod } from '../api/types.js';
 import type { RuntimeService } from '../cri/types.js';
 import { KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
-import { isNotFound } from './cri-errors.js';
+import { isNotFound } from '../cri/errors.js';
 import { hasRestartableInitContainer } from './init-containers.js';
 import { getContainerInfoFromAnnotations, getContainerInfoFromLabels } from './labels.js';
 import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';

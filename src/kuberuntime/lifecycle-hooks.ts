@@ -14,7 +14,7 @@
 import type { Container, Pod } from '../api/types.js';
 import type { RuntimeService } from '../cri/types.js';
 import { errorMessage, kubeletErrorClass } from '../errors.js';
-import { runtimeMessage } from './cri-errors.js';
+import { runtimeMessage } from '../cri/errors.js';
 import { httpGet, newRequestForHTTPGetAction, type HttpGetAction } from '../util/http-get.js';
 import { formatPod } from './pod-actions.js';
 

@@ -1,38 +1,28 @@
 /**
  * The runtime manager (upstream kubeGenericRuntimeManager): the Runtime interface over a CRI
- * RuntimeService and ImageService. It holds the only state that outlives a call, the crash-loop
- * and image-pull back-offs; everything else is read back from the runtime each time.
+ * RuntimeService, with the ImageManager (src/images) for images. It holds the only state that
+ * outlives a call, the crash-loop back-off; everything else is read back from the runtime each
+ * time.
  */
 import type { Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
-import type { ImageService } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
-import { Backoff } from './backoff.js';
+import { Backoff, type BackOffSettings } from '../util/backoff.js';
 import { garbageCollect, type GCPolicy } from './gc.js';
 import { MIN_DEAD_CONTAINERS_IN_POD, PodContainerDeletor } from './container-deletor.js';
 import { removeContainer } from './remove.js';
-import { ImagePuller, type ImagePullOptions } from './images.js';
 import { killPod } from './kill.js';
 import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
-import { containerEvent, killDeps, syncPod, type SyncDeps } from './sync-pod.js';
+import { killDeps, syncPod, type SyncDeps } from './sync-pod.js';
 import { removePodVolumes } from './volumes.js';
 import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
 
-export interface BackOffSettings {
-  initialMs: number;
-  maxMs: number;
-}
-
 /** What the manager is built from: the sync dependencies it does not create itself. */
-export type RuntimeManagerOptions = Omit<SyncDeps, 'puller' | 'crashBackOff' | 'podIPs'> & {
-  images: ImageService;
+export type RuntimeManagerOptions = Omit<SyncDeps, 'crashBackOff' | 'podIPs'> & {
   clock: Clock;
   crashLoopBackOff: BackOffSettings;
-  imagePullBackOff: BackOffSettings;
   gcPolicy: GCPolicy;
-  /** serializeImagePulls, maxParallelImagePulls and the pull secrets source. */
-  imagePulls?: ImagePullOptions;
 };
 
 function errnoOf(err: unknown): string | undefined {
@@ -88,7 +78,6 @@ class DegradingPodContainerManager implements PodContainerManager {
 
 export class KubeGenericRuntimeManager implements Runtime {
   private readonly crashBackOff: Backoff;
-  private readonly imageBackOff: Backoff;
   private readonly syncDeps: SyncDeps;
   private readonly podCgroups: PodContainerManager;
   private readonly deletor: PodContainerDeletor;
@@ -96,11 +85,10 @@ export class KubeGenericRuntimeManager implements Runtime {
   constructor(private readonly opts: RuntimeManagerOptions) {
     this.deletor = new PodContainerDeletor((id) => removeContainer(opts.runtime, id), Math.max(opts.gcPolicy.maxPerPodContainer, MIN_DEAD_CONTAINERS_IN_POD));
     this.crashBackOff = new Backoff(opts.clock, opts.crashLoopBackOff.initialMs, opts.crashLoopBackOff.maxMs);
-    this.imageBackOff = new Backoff(opts.clock, opts.imagePullBackOff.initialMs, opts.imagePullBackOff.maxMs);
     this.podCgroups = new DegradingPodContainerManager(opts.podCgroups);
     this.syncDeps = {
       runtime: opts.runtime,
-      puller: new ImagePuller(opts.images, this.imageBackOff, opts.imagePulls, (pod, c, type, reason, message) => containerEvent(opts, pod, c, type, reason, message)),
+      imageManager: opts.imageManager,
       crashBackOff: this.crashBackOff,
       probeFailure: opts.probeFailure,
       startupProbeSucceeded: opts.startupProbeSucceeded,
@@ -176,6 +164,5 @@ export class KubeGenericRuntimeManager implements Runtime {
       activePodUids,
     );
     this.crashBackOff.gc();
-    this.imageBackOff.gc();
   }
 }

@@ -6,8 +6,8 @@
  * by table without a runtime.
  */
 import type { Container, Pod } from '../api/types.js';
-import type { BackoffView } from './backoff.js';
-import { formatGoDuration } from './backoff.js';
+import type { BackoffView } from '../util/backoff.js';
+import { formatGoDuration } from '../util/backoff.js';
 import { hashContainer } from './hash.js';
 import { computeInitContainerActions, findContainerStatusByName, hasAnyRegularContainerCreated } from './init-containers.js';
 import type { ContainerRuntimeStatus, PodRuntimeStatus } from './types.js';

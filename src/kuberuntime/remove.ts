@@ -6,7 +6,7 @@
 import { rm } from 'node:fs/promises';
 import type { RuntimeService } from '../cri/types.js';
 import { log } from '../util/log.js';
-import { isNotFound } from './cri-errors.js';
+import { isNotFound } from '../cri/errors.js';
 
 /** Removes the container's log file and the container; NOT_FOUND counts as removed. */
 export async function removeContainer(runtime: RuntimeService, id: string): Promise<void> {

@@ -13,7 +13,7 @@ import type {
   RuntimeService,
 } from '../cri/types.js';
 import { log } from '../util/log.js';
-import { isNotFound } from './cri-errors.js';
+import { isNotFound } from '../cri/errors.js';
 import {
   KubernetesPodUIDLabel,
   getContainerInfoFromAnnotations,

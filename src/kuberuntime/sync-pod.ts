@@ -22,16 +22,17 @@ import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
-import type { EventRecorder, ObjectReference } from '../events/types.js';
+import { containerReference, podReference } from '../events/references.js';
+import type { EventRecorder } from '../events/types.js';
+import type { ImageManager, PullSecret } from '../images/types.js';
 import { ContainerStartError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
-import type { Backoff } from './backoff.js';
+import type { Backoff } from '../util/backoff.js';
 import { ContainerConfigError, downwardContext, generateContainerConfig } from './container-config.js';
-import { runtimeMessage } from './cri-errors.js';
+import { runtimeMessage } from '../cri/errors.js';
 import { podDNS, type DnsSettings } from './dns.js';
 import type { NodeAllocatable } from './downward-api.js';
 import type { CriStartScheduler, StartClass } from './cri-scheduler.js';
-import type { ImagePuller } from './images.js';
 import { findContainerStatusByName, isRestartableInitContainer } from './init-containers.js';
 import { killContainer, killPod, runningPodFromStatus, type KillDeps } from './kill.js';
 import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';
@@ -47,11 +48,12 @@ import { metrics } from '../metrics/index.js';
 
 export interface SyncDeps {
   runtime: RuntimeService;
-  puller: ImagePuller;
+  /** EnsureImageExists (src/images): pull policy, pull limiter, ImagePullBackOff, pull events. */
+  imageManager: ImageManager;
   crashBackOff: Backoff;
   probeFailure?: ((containerId: string) => ProbeFailure | undefined) | undefined;
   startupProbeSucceeded?: ((containerId: string) => boolean | undefined) | undefined;
-  /** Container events (Pulling, Created, Started, Failed, BackOff, Killing); default: none. */
+  /** Container events (Created, Started, Failed, BackOff, Killing); default: none. */
   recorder?: EventRecorder | undefined;
   podLogsDir: string;
   rootDir: string;
@@ -79,26 +81,20 @@ export interface SyncDeps {
   criStarts?: CriStartScheduler | undefined;
 }
 
-/** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
 function causeChain(err: unknown): unknown[] {
   const out: unknown[] = [];
   for (let e = err; e !== undefined && out.length < 5; e = (e as { cause?: unknown } | null)?.cause) out.push(e);
   return out;
 }
 
-export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
-  const init = pod.spec?.initContainers?.some((c) => c.name === container.name) ?? false;
-  deps.recorder?.event({ ...podRef(pod), fieldPath: `spec.${init ? 'initContainers' : 'containers'}{${container.name}}` }, type, reason, message);
-}
-
-function podRef(pod: Pod): ObjectReference {
-  const m = pod.metadata ?? {};
-  return { kind: 'Pod', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid, apiVersion: 'v1' };
+/** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
+function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  deps.recorder?.event(containerReference(pod, container), type, reason, message);
 }
 
 /** A pod-scoped event (no fieldPath), e.g. FailedCreatePodSandBox. */
 function podEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
-  deps.recorder?.event(podRef(pod), type, reason, message);
+  deps.recorder?.event(podReference(pod), type, reason, message);
 }
 
 /** Where the containers of this sync start: the sandbox and what they need to know about it. */
@@ -119,7 +115,7 @@ export function killDeps(deps: Pick<SyncDeps, 'runtime' | 'podIPs' | 'recorder'>
  */
 function bindSignal(deps: SyncDeps, signal: AbortSignal | undefined): SyncDeps {
   if (!signal) return deps;
-  return { ...deps, signal, runtime: deps.runtime.withSignal?.(signal) ?? deps.runtime };
+  return { ...deps, signal, runtime: deps.runtime.withSignal?.(signal) ?? deps.runtime, imageManager: deps.imageManager.withSignal(signal) };
 }
 
 /**
@@ -340,9 +336,16 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
   }
 }
 
+/**
+ * The pod's resolved spec.imagePullSecrets (upstream kubelet.getPullSecretsForPod, passed down to
+ * SyncPod). Not wired yet: nothing resolves them, so private registries need credentials in the
+ * runtime's own configuration (issue 26 reads them from the secret cache).
+ */
+const NO_PULL_SECRETS: readonly PullSecret[] = [];
+
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
 async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions: PodActions, target: StartTarget, container: Container): Promise<string> {
-  const imageRef = await deps.puller.ensureImageExists(pod, container, target.sandboxConfig, deps.signal);
+  const imageRef = await deps.imageManager.ensureImageExists(pod, container, NO_PULL_SECRETS, target.sandboxConfig);
   const logDir = containerLogsDirectory(deps.podLogsDir, pod, container.name);
   const previous = findContainerStatusByName(status, container.name);
   const restartCount = previous ? previous.restartCount + 1 : await restartCountFromLogDir(logDir);

@@ -14,7 +14,7 @@ const pulls = new Map<string, PullWindow>();
 /** upstream: the first pod with its own network started by this kubelet is labelled apart (CNI start-up). */
 let sawNetworkPod = false;
 
-/** The puller calls this around every real pull (not for images already present). */
+/** The image manager (src/images) calls this around every real pull (not for images already present). */
 export function recordImagePull(podUid: string, startedMs: number, finishedMs: number): void {
   const w = pulls.get(podUid);
   if (!w) pulls.set(podUid, { firstStartedMs: startedMs, lastFinishedMs: finishedMs });

@@ -4,7 +4,6 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import { CriError } from '../../src/errors.js';
-import { PullLimiter } from '../../src/kuberuntime/pull-limiter.js';
 import { startFakeCriServer, type FakeCriServer } from './fake-cri-server.js';
 import type { PodSandboxConfig } from '../../src/cri/types.js';
 
@@ -49,19 +48,4 @@ test('the unbound client and other views are unaffected', async () => {
   cri.runtime.withSignal!(ac.signal);
   assert.equal((await cri.runtime.version()).runtimeName, 'fake');
   assert.equal((await cri.runtime.withSignal!(new AbortController().signal).version()).runtimeName, 'fake');
-});
-
-test('a pull waiting for a slot leaves the queue when its signal fires', async () => {
-  const limiter = new PullLimiter(1);
-  let release!: () => void;
-  const first = limiter.run(() => new Promise<void>((r) => { release = r; }));
-  const ac = new AbortController();
-  let ran = false;
-  const second = limiter.run(async () => { ran = true; }, ac.signal);
-  ac.abort();
-  await assert.rejects(second);
-  release();
-  await first;
-  assert.equal(ran, false);
-  assert.equal(limiter.active, 0, 'the slot is free again');
 });

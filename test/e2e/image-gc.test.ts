@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { connectRuntime } from '../../src/cri/index.js';
 import type { ContainerConfig, PodSandboxConfig } from '../../src/cri/types.js';
 import type { EventRecorder } from '../../src/events/types.js';
-import { createImageGCManager, ImageGCPeriodMs } from '../../src/kuberuntime/index.js';
+import { createImageGCManager, ImageGCPeriodMs } from '../../src/images/index.js';
 import { createGarbageCollection } from '../../src/kubelet/gc-loops.js';
 import { ManualClock } from '../fakes/manual-clock.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES, uniqueName } from '../support/containerd.js';

@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Container, Pod } from '../../src/api/types.js';
 import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import type { RuntimeService } from '../../src/cri/types.js';
+import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import type { PodRuntimeStatus, Runtime } from '../../src/kuberuntime/types.js';
 import { TEST_IMAGES, removeTestPods, runtimeEndpoint, uniqueName } from '../support/containerd.js';
@@ -45,7 +46,7 @@ function scoped(runtime: RuntimeService): RuntimeService {
 function manager(): Runtime {
   return createRuntimeManager({
     runtime: scopedRuntime,
-    images: conn.images,
+    imageManager: createImageManager({ images: conn.images }),
     podLogsDir: join(dir, 'logs'),
     rootDir: join(dir, 'root'),
     nodeName: 'e2e-node',

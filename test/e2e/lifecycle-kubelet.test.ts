@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
+import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
 import { createStatusManager } from '../../src/status/index.js';
@@ -84,7 +85,7 @@ class Updates implements AsyncIterable<PodUpdate> {
 test('a shorter deletion grace period restarts a running kill: the container dies by the shorter deadline', async () => {
   // In-process kubelet on the real runtime, fed deletion requests as an apiserver would send them.
   const root = testTempDir('kts-e2e-grace-');
-  const runtime = createRuntimeManager({ runtime: cri, images, podLogsDir: join(root, 'logs'), rootDir: root, nodeName: NODE, hostIP: '127.0.0.1' });
+  const runtime = createRuntimeManager({ runtime: cri, imageManager: createImageManager({ images }), podLogsDir: join(root, 'logs'), rootDir: root, nodeName: NODE, hostIP: '127.0.0.1' });
   const cache = createPodStatusCache();
   const pleg = new FakePLEG(runtime, cache, 300, (p) => p.namespace === NS);
   const statusManager = createStatusManager();

@@ -20,6 +20,7 @@ import type { Container, Pod } from '../../src/api/types.js';
 import { Cgroupfs, detectCgroupMounts } from '../../src/cm/index.js';
 import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import type { ContainerConfig, PodSandboxConfig, RuntimeService } from '../../src/cri/types.js';
+import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager, runningPodFromStatus, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
 import { mountsUnder, unmount } from '../../src/kuberuntime/mount.js';
 import type { PodRuntimeStatus, PodSyncResult, Runtime } from '../../src/kuberuntime/types.js';
@@ -64,7 +65,7 @@ function scoped(target: RuntimeService): RuntimeService {
 function manager(extra: Partial<RuntimeManagerDeps> = {}): Runtime {
   return createRuntimeManager({
     runtime,
-    images: conn.images,
+    imageManager: createImageManager({ images: conn.images, pullBackOff: { initialMs: 1000, maxMs: 60_000 } }),
     podLogsDir: join(dir, 'logs'),
     rootDir: join(dir, 'root'),
     nodeName: 'e2e-node',
@@ -73,7 +74,6 @@ function manager(extra: Partial<RuntimeManagerDeps> = {}): Runtime {
     nodeAllocatable: { cpuMilli: 3000 },
     cgroupRoot: CGROUP_ROOT,
     crashLoopBackOff: { initialMs: 1000, maxMs: 60_000 },
-    imagePullBackOff: { initialMs: 1000, maxMs: 60_000 },
     ...extra,
   });
 }

@@ -1,7 +1,8 @@
 /**
- * Image pulls from a real registry on loopback through the kuberuntime pull path: pull
- * policies, a missing image (ErrImagePull with the registry's message, then ImagePullBackOff),
- * and a registry with htpasswd auth, pulled with and without imagePullSecrets.
+ * Image pulls from a real registry on loopback through the ImageManager: pull policies, a
+ * missing image (ErrImagePull with the registry's message, then ImagePullBackOff), and a registry
+ * with htpasswd auth, pulled with and without pull secrets (given to ensureImageExists directly:
+ * nothing resolves a pod's imagePullSecrets yet).
  */
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,10 +10,7 @@ import type { Container, Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
 import type { ImageService, PodSandboxConfig } from '../../src/cri/types.js';
 import { ContainerStartError } from '../../src/errors.js';
-import { Backoff } from '../../src/kuberuntime/backoff.js';
-import { ImagePuller } from '../../src/kuberuntime/images.js';
-import type { PullSecret } from '../../src/kuberuntime/index.js';
-import { realClock } from '../../src/util/clock.js';
+import { createImageManager, type PullSecret } from '../../src/images/index.js';
 import { removeTestPods, runtimeEndpoint, uniqueName } from '../support/containerd.js';
 import { getPods, makeKubeletDirs, startKubelet, stopKubelet, waitFor } from '../support/kubelet-process.js';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -75,31 +73,31 @@ async function reason(p: Promise<unknown>): Promise<{ reason: string; message: s
 }
 
 test('pull policies against the loopback registry: IfNotPresent pulls once, Always every time, Never refuses', async () => {
-  const puller = new ImagePuller(counting, new Backoff(realClock, 1000, 10_000));
+  const puller = createImageManager({ images: counting, pullBackOff: { initialMs: 1000, maxMs: 10_000 } });
   const image = `${open.host}/kts/busybox:${RUN}`;
   pulled.push(image);
   const p = pod();
-  assert.equal(await reason(puller.ensureImageExists(p, container(image + '-absent', 'Never'), SANDBOX)).then((r) => r.reason), 'ErrImageNeverPull');
+  assert.equal(await reason(puller.ensureImageExists(p, container(image + '-absent', 'Never'), [], SANDBOX)).then((r) => r.reason), 'ErrImageNeverPull');
   const n0 = pulls;
-  const ref = await puller.ensureImageExists(p, container(image, 'IfNotPresent'), SANDBOX);
+  const ref = await puller.ensureImageExists(p, container(image, 'IfNotPresent'), [], SANDBOX);
   assert.match(ref, /^sha256:/);
   assert.equal(pulls, n0 + 1);
-  await puller.ensureImageExists(p, container(image, 'IfNotPresent'), SANDBOX);
+  await puller.ensureImageExists(p, container(image, 'IfNotPresent'), [], SANDBOX);
   assert.equal(pulls, n0 + 1, 'present: not pulled again');
-  await puller.ensureImageExists(p, container(image, 'Always'), SANDBOX);
+  await puller.ensureImageExists(p, container(image, 'Always'), [], SANDBOX);
   assert.equal(pulls, n0 + 2, 'Always pulls again');
-  assert.equal(await puller.ensureImageExists(p, container(image, 'Never'), SANDBOX), ref);
+  assert.equal(await puller.ensureImageExists(p, container(image, 'Never'), [], SANDBOX), ref);
 });
 
 test('a missing image: ErrImagePull with the registry message, then ImagePullBackOff', async () => {
-  const puller = new ImagePuller(images, new Backoff(realClock, 60_000, 300_000));
+  const puller = createImageManager({ images, pullBackOff: { initialMs: 60_000, maxMs: 300_000 } });
   const p = pod();
   const image = `${open.host}/kts/busybox:no-such-tag-${RUN}`;
-  const first = await reason(puller.ensureImageExists(p, container(image, 'IfNotPresent'), SANDBOX));
+  const first = await reason(puller.ensureImageExists(p, container(image, 'IfNotPresent'), [], SANDBOX));
   assert.equal(first.reason, 'ErrImagePull');
   assert.match(first.message, /not found/i);
   assert.ok(first.message.includes(image), first.message);
-  const second = await reason(puller.ensureImageExists(p, container(image, 'IfNotPresent'), SANDBOX));
+  const second = await reason(puller.ensureImageExists(p, container(image, 'IfNotPresent'), [], SANDBOX));
   assert.equal(second.reason, 'ImagePullBackOff');
   assert.match(second.message, /Back-off pulling image/);
 });
@@ -109,11 +107,11 @@ test('a registry with auth: refused without credentials, pulled with imagePullSe
   pulled.push(image);
   const dockerconfig = { auths: { [`http://${secured.host}`]: { auth: Buffer.from('kts:secret-pw').toString('base64') } } };
   const secret: PullSecret = { metadata: { name: 'regcred' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify(dockerconfig)).toString('base64') } };
-  const puller = new ImagePuller(images, new Backoff(realClock, 1, 10), { pullSecretsFor: async (p) => (p.spec?.imagePullSecrets?.some((s) => s.name === 'regcred') ? [secret] : []) });
-  const denied = await reason(puller.ensureImageExists(pod(), container(image, 'Always'), SANDBOX));
+  const puller = createImageManager({ images, pullBackOff: { initialMs: 1, maxMs: 10 } });
+  const denied = await reason(puller.ensureImageExists(pod(), container(image, 'Always'), [], SANDBOX));
   assert.equal(denied.reason, 'ErrImagePull');
   assert.match(denied.message, /401|unauthorized|authoriz/i);
-  const ref = await puller.ensureImageExists(pod(['regcred']), container(image, 'Always'), SANDBOX);
+  const ref = await puller.ensureImageExists(pod(['regcred']), container(image, 'Always'), [secret], SANDBOX);
   assert.match(ref, /^sha256:/);
 });
 

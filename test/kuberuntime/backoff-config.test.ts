@@ -1,10 +1,15 @@
-/** The crash-loop and image-pull back-offs configured through RuntimeManagerDeps, on the CRI fake with a hand-moved clock. */
+/**
+ * The crash-loop back-off configured through RuntimeManagerDeps and the image-pull back-off through
+ * the ImageManager, seen through SyncPod on the CRI fake with a hand-moved clock.
+ */
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
+import type { BackOffSettings } from '../../src/util/backoff.js';
 import { CriError } from '../../src/errors.js';
+import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
@@ -19,11 +24,11 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function setup(extra: Partial<RuntimeManagerDeps>): { fake: FakeRuntimeService; clock: FakeClock; rt: Runtime } {
+function setup(extra: Partial<RuntimeManagerDeps>, pullBackOff?: BackOffSettings): { fake: FakeRuntimeService; clock: FakeClock; rt: Runtime } {
   const fake = new FakeRuntimeService();
   fake.addImage('busybox:1.36');
   const clock = new FakeClock(Number(fake.nowNs / 1_000_000n));
-  const rt = createRuntimeManager({ runtime: fake, images: fake, clock, podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, ...extra });
+  const rt = createRuntimeManager({ runtime: fake, imageManager: createImageManager({ images: fake, clock, pullBackOff }), clock, podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, ...extra });
   return { fake, clock, rt };
 }
 
@@ -61,7 +66,7 @@ describe('configurable back-off', () => {
   });
 
   it('ImagePullBackOff uses its own settings', async () => {
-    const { fake, clock, rt } = setup({ imagePullBackOff: { initialMs: 500, maxMs: 1000 } });
+    const { fake, clock, rt } = setup({}, { initialMs: 500, maxMs: 1000 });
     fake.alwaysFail.set('pullImage', new CriError('KTS_ERR_CRI', 'PullImage', 'no such host'));
     const pod = makePod({ containers: [container('a', { image: 'registry.invalid/x:1', imagePullPolicy: 'Always' })] });
     const reason = async () => (await sync(rt, pod)).waiting.get('a')?.reason;

@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
+import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager, type GCPolicy } from '../../src/kuberuntime/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
@@ -17,7 +18,7 @@ let clock: FakeClock;
 function manager(gcPolicy: Partial<GCPolicy> = {}): Runtime {
   return createRuntimeManager({
     runtime: fake,
-    images: fake,
+    imageManager: createImageManager({ images: fake, clock }),
     clock,
     podLogsDir: join(dir, 'logs'),
     rootDir: join(dir, 'root'),

@@ -10,6 +10,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
+import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager, runningPodFromStatus } from '../../src/kuberuntime/index.js';
 import { HookError, runHandler } from '../../src/kuberuntime/lifecycle-hooks.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
@@ -32,7 +33,7 @@ beforeEach(() => {
   fake.addImage('busybox:1.36');
   rt = createRuntimeManager({
     runtime: fake,
-    images: fake,
+    imageManager: createImageManager({ images: fake }),
     podLogsDir: join(dir, 'logs'),
     rootDir: join(dir, 'root'),
     nodeName: 'node-1',

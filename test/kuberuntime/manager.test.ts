@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { CriError, KubeletError } from '../../src/errors.js';
+import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import { createRecorder, type Recorder } from '../../src/events/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
@@ -26,7 +27,7 @@ let recorder: Recorder;
 function manager(): Runtime {
   return createRuntimeManager({
     runtime: fake,
-    images: fake,
+    imageManager: createImageManager({ images: fake, clock, recorder }),
     clock,
     podLogsDir: join(dir, 'logs'),
     rootDir: join(dir, 'root'),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
-import { Backoff } from '../../src/kuberuntime/backoff.js';
+import { Backoff } from '../../src/util/backoff.js';
 import { computePodActions, restartBackOffKey, type PodActionsOptions, type ProbeFailure } from '../../src/kuberuntime/pod-actions.js';
 import type { PodRuntimeStatus } from '../../src/kuberuntime/types.js';
 import { FakeClock, container, cstatus, makePod, podStatus, sandbox } from './helpers.js';

@@ -12,6 +12,7 @@ import type { Container } from '../../src/api/types.js';
 import { containerResourceValue, downwardAPIPayload, resourceFieldRefValue } from '../../src/kuberuntime/downward-api.js';
 import { EnvError, makeEnvironmentVariables } from '../../src/kuberuntime/env.js';
 import { downwardContext } from '../../src/kuberuntime/container-config.js';
+import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager, setupDataDirs, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
 import type { PodObjectSource } from '../../src/kuberuntime/types.js';
 import { emptyDirMemorySize, removePodVolumes, writeAtomic } from '../../src/kuberuntime/volumes.js';
@@ -32,7 +33,7 @@ function manager(name: string, extra: Partial<RuntimeManagerDeps> = {}) {
   fake.addImage('busybox:1.36');
   const root = join(dir, name);
   const mounter = new FakeMounter();
-  const rt = createRuntimeManager({ runtime: fake, images: fake, podLogsDir: join(dir, `${name}-logs`), rootDir: root, nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, mounter, ...extra });
+  const rt = createRuntimeManager({ runtime: fake, imageManager: createImageManager({ images: fake }), podLogsDir: join(dir, `${name}-logs`), rootDir: root, nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, mounter, ...extra });
   return { fake, root, mounter, rt };
 }
 const limited = (limits: Record<string, string>, requests?: Record<string, string>): Container =>

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Backoff, formatGoDuration } from '../../src/kuberuntime/backoff.js';
-import { FakeClock } from './helpers.js';
+import { Backoff, formatGoDuration } from '../../src/util/backoff.js';
+import { FakeClock } from '../kuberuntime/helpers.js';
 
 const S = 1000;
 

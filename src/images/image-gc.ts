@@ -21,6 +21,7 @@ import type { EventRecorder, ObjectReference } from '../events/types.js';
 import { KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
+import type { ImageGCManager, ImageGCResult } from './types.js';
 
 export interface ImageGCPolicy {
   highThresholdPercent: number;
@@ -60,15 +61,6 @@ interface ImageRecord {
   size: number;
 }
 
-export interface ImageGCResult {
-  /** Usage percent measured before the pass. */
-  usagePercent: number;
-  /** Bytes the pass had to free (0 below the high threshold). */
-  bytesToFree: number;
-  freedBytes: number;
-  removed: string[];
-}
-
 async function statfsCapacity(mountpoint: string): Promise<FsCapacity> {
   const s = await statfs(mountpoint);
   return { capacityBytes: s.blocks * s.bsize, availableBytes: s.bavail * s.bsize };
@@ -86,7 +78,7 @@ function lastUse(rec: ImageRecord): number {
   return rec.lastUsed || rec.firstDetected;
 }
 
-export class ImageGCManager {
+class RealImageGCManager implements ImageGCManager {
   private readonly records = new Map<string, ImageRecord>();
   private readonly clock: Clock;
   /** When this manager started: the max-age rule waits until it is older than maxAgeMs. */
@@ -97,7 +89,6 @@ export class ImageGCManager {
     this.startedAt = this.clock.now();
   }
 
-  /** Whether the periodic loop runs: the threshold rule (high < 100) or the max-age rule is on. */
   get enabled(): boolean {
     return this.thresholdEnabled || (this.opts.policy.maxAgeMs ?? 0) > 0;
   }
@@ -106,7 +97,6 @@ export class ImageGCManager {
     return this.opts.policy.highThresholdPercent < 100;
   }
 
-  /** Updates the records; returns the current images and the ids in use. */
   async detectImages(now: number): Promise<{ images: Image[]; inUse: Set<string> }> {
     const [images, containers] = await Promise.all([this.opts.images.listImages(), this.opts.listContainers()]);
     const pinned = new Set(this.opts.pinnedImages ?? []);
@@ -124,7 +114,6 @@ export class ImageGCManager {
     return { images, inUse };
   }
 
-  /** One pass: measure, and free down to the low threshold when at or above the high one. */
   async garbageCollect(): Promise<ImageGCResult> {
     return this.collect();
   }
@@ -158,7 +147,7 @@ export class ImageGCManager {
    * Removes the unused images last used more than maxAgeMs ago (never used: first detected). Freed
    * bytes count towards a threshold pass that may follow, as upstream.
    */
-  async freeOldImages(now: number, result: ImageGCResult): Promise<void> {
+  private async freeOldImages(now: number, result: ImageGCResult): Promise<void> {
     const maxAge = this.opts.policy.maxAgeMs ?? 0;
     if (maxAge <= 0) return;
     // Detect on every pass so last-use times are known by the time the rule applies.
@@ -189,7 +178,7 @@ export class ImageGCManager {
   }
 
   /** Removes unused images, least recently used first, until `bytesToFree` are freed. */
-  async freeSpace(bytesToFree: number, now: number, result: ImageGCResult): Promise<void> {
+  private async freeSpace(bytesToFree: number, now: number, result: ImageGCResult): Promise<void> {
     const { images, inUse } = await this.detectImages(now);
     const candidates = images
       .filter((i) => !inUse.has(i.id))
@@ -201,5 +190,5 @@ export class ImageGCManager {
 }
 
 export function createImageGCManager(opts: ImageGCOptions): ImageGCManager {
-  return new ImageGCManager(opts);
+  return new RealImageGCManager(opts);
 }

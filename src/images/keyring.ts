@@ -8,11 +8,11 @@
  * Matching, as upstream: the image's registry host (docker.io for a bare name) is compared with
  * each key's host (scheme and path stripped, "index.docker.io" ≡ "docker.io"; a key of the form
  * "*.example.com" matches one label); a key with a path must be a prefix of the image's path.
- * Longer (more specific) keys come first. The secrets themselves come from
- * `PullSecretsFor(pod)`: in API server mode a secret cache provides them; standalone static
- * pods have none (upstream too: static pods cannot reference API objects).
+ * Longer (more specific) keys come first. The secrets themselves are the ImageManager's
+ * `pullSecrets` input (upstream kubelet.getPullSecretsForPod). Not wired yet: SyncPod passes
+ * none, so a pod's spec.imagePullSecrets are not read (issue 26 reads them from the secret
+ * cache); standalone static pods have none anyway (static pods cannot reference API objects).
  */
-import type { Pod } from '../api/types.js';
 import type { AuthConfig } from '../cri/types.js';
 
 /** The parts of a core/v1 Secret the keyring reads (data values base64, as the API serves them). */
@@ -21,9 +21,6 @@ export interface PullSecret {
   type?: string;
   data?: Record<string, string>;
 }
-
-/** Resolves the pull secrets of a pod's spec.imagePullSecrets (the API server mode plugs in here). */
-export type PullSecretsFor = (pod: Pod) => Promise<PullSecret[]> | PullSecret[];
 
 interface DockerEntry { username?: string; password?: string; auth?: string; identitytoken?: string; registrytoken?: string; email?: string }
 

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createImageGCManager } from '../../src/kuberuntime/index.js';
+import { createImageGCManager } from '../../src/images/index.js';
 import type { Container, Image } from '../../src/cri/types.js';
 import type { Clock } from '../../src/util/clock.js';
 

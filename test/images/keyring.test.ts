@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DockerKeyring, parseImageRegistry, type PullSecret } from '../../src/kuberuntime/keyring.js';
-import { PullLimiter } from '../../src/kuberuntime/pull-limiter.js';
+import { DockerKeyring, parseImageRegistry, type PullSecret } from '../../src/images/keyring.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const cfgjson = (auths: object): PullSecret => ({ type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': b64(JSON.stringify({ auths })) } });
@@ -29,20 +28,4 @@ test('keyring lookup: host, scheme, path prefix, wildcard, docker.io aliases, au
   assert.equal(k.lookup('a.b.corp.io/x').length, 0, 'a wildcard matches one label');
   assert.deepEqual(k.lookup('quay.io/x/y').map((a) => a.username), ['q']);
   assert.equal(k.lookup('ghcr.io/x').length, 0);
-});
-
-test('PullLimiter: serial (1) and parallel (2) bounds, arrival order', async () => {
-  for (const limit of [1, 2]) {
-    const l = new PullLimiter(limit);
-    let max = 0;
-    const order: number[] = [];
-    await Promise.all([0, 1, 2, 3, 4].map((i) => l.run(async () => {
-      max = Math.max(max, l.active);
-      await new Promise((r) => setTimeout(r, 5));
-      order.push(i);
-    })));
-    assert.equal(max, limit);
-    if (limit === 1) assert.deepEqual(order, [0, 1, 2, 3, 4]);
-    assert.equal(l.active, 0);
-  }
 });

@@ -1,6 +1,7 @@
 /**
- * Per-key exponential back-off with upstream's flowcontrol.Backoff semantics, used for
- * CrashLoopBackOff (keyed by pod + container + spec hash) and ImagePullBackOff (pod + image):
+ * Per-key exponential back-off with upstream's flowcontrol.Backoff semantics (client-go
+ * util/flowcontrol), used for CrashLoopBackOff (src/kuberuntime, keyed by pod + container + spec
+ * hash) and ImagePullBackOff (src/images, pod + image):
  *
  *  - the first event for a key creates an entry of `initial` and is not delayed (`next` is called
  *    when a restart is allowed; the check before it finds no entry);
@@ -10,11 +11,25 @@
  *
  * No jitter: upstream creates both kubelet back-offs without it.
  */
-import type { Clock } from '../util/clock.js';
+import type { Clock } from './clock.js';
 
 /** Upstream kubelet: backOffPeriod 10 s, MaxContainerBackOff 300 s. */
 export const DEFAULT_BACKOFF_INITIAL_MS = 10_000;
 export const DEFAULT_BACKOFF_MAX_MS = 300_000;
+
+/** A back-off's first delay and cap, as the configuration and the tests give them. */
+export interface BackOffSettings {
+  initialMs: number;
+  maxMs: number;
+}
+
+/** The settings with upstream's defaults filled in; a RangeError when max is below initial. */
+export function backOffSettings(s: Partial<BackOffSettings> | undefined): BackOffSettings {
+  const initialMs = s?.initialMs ?? DEFAULT_BACKOFF_INITIAL_MS;
+  const maxMs = s?.maxMs ?? DEFAULT_BACKOFF_MAX_MS;
+  if (!(initialMs > 0) || !(maxMs >= initialMs)) throw new RangeError(`back-off needs 0 < initialMs <= maxMs, got ${initialMs} / ${maxMs}`);
+  return { initialMs, maxMs };
+}
 
 interface Entry {
   backoffMs: number;

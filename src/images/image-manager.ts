@@ -1,0 +1,165 @@
+/**
+ * EnsureImageExists (upstream pkg/kubelet/images/image_manager.go): decide from the pull policy
+ * whether to pull, pull with a per-(pod, image) back-off, and turn every failure into the waiting
+ * reason the pod status shows: ErrImageNeverPull, ErrImagePull, ImagePullBackOff,
+ * ImageInspectError, InvalidImageName. Pulls go through the pull limiter: one at a time by
+ * default (upstream's serializeImagePulls), or up to maxParallelImagePulls.
+ */
+import type { Container, Pod } from '../api/types.js';
+import { runtimeMessage } from '../cri/errors.js';
+import type { ImageService, PodSandboxConfig } from '../cri/types.js';
+import { ContainerStartError } from '../errors.js';
+import { containerReference } from '../events/references.js';
+import type { EventRecorder, EventType } from '../events/types.js';
+import { recordImagePull } from '../metrics/pod-startup-latency.js';
+import { Backoff, backOffSettings, type BackOffSettings } from '../util/backoff.js';
+import { realClock, type Clock } from '../util/clock.js';
+import { log } from '../util/log.js';
+import { DockerKeyring, type PullSecret } from './keyring.js';
+import { PullLimiter } from './pull-limiter.js';
+import type { ImageManager, PullPolicy } from './types.js';
+
+export interface ImageManagerOptions {
+  images: ImageService;
+  /** Pulling / Pulled / BackOff events of the container (upstream image manager's); default: none. */
+  recorder?: EventRecorder;
+  /** upstream serializeImagePulls (default true): one pull at a time. */
+  serializeImagePulls?: boolean;
+  /** upstream maxParallelImagePulls: with serializeImagePulls false, most pulls at once; 0 or absent = no limit. */
+  maxParallelImagePulls?: number;
+  /** ImagePullBackOff: first delay and cap (default 10 s and 5 min). */
+  pullBackOff?: Partial<BackOffSettings>;
+  clock?: Clock;
+}
+
+/** The apiserver's default: Always for ":latest" or no tag (and no digest), else IfNotPresent. */
+function defaultPullPolicy(image: string): PullPolicy {
+  if (image.includes('@')) return 'IfNotPresent';
+  const lastPart = image.slice(image.lastIndexOf('/') + 1);
+  const colon = lastPart.lastIndexOf(':');
+  if (colon < 0) return 'Always';
+  return lastPart.slice(colon + 1) === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
+function pullPolicyOf(container: Container): PullPolicy {
+  const p = container.imagePullPolicy;
+  return p === 'Always' || p === 'IfNotPresent' || p === 'Never' ? p : defaultPullPolicy(container.image ?? '');
+}
+
+function startError(reason: string, message: string, cause?: unknown): ContainerStartError {
+  const code = reason === 'ErrImageNeverPull' ? 'KTS_ERR_IMAGE_NEVER_PULL' : 'KTS_ERR_IMAGE_PULL';
+  return new ContainerStartError(code, reason, message, { cause });
+}
+
+/** What every signal-bound view of one manager shares: one limiter, one back-off. */
+interface PullState {
+  images: ImageService;
+  limiter: PullLimiter;
+  backOff: Backoff;
+  recorder: EventRecorder | undefined;
+}
+
+class RealImageManager implements ImageManager {
+  constructor(
+    private readonly state: PullState,
+    private readonly signal?: AbortSignal,
+  ) {}
+
+  withSignal(signal: AbortSignal): ImageManager {
+    return new RealImageManager(this.state, signal);
+  }
+
+  async ensureImageExists(pod: Pod, container: Container, pullSecrets: readonly PullSecret[], sandboxConfig: PodSandboxConfig): Promise<string> {
+    const { signal } = this;
+    const images = (signal && this.state.images.withSignal?.(signal)) || this.state.images;
+    const image = container.image ?? '';
+    if (!image) throw new ContainerStartError('KTS_ERR_IMAGE_PULL', 'InvalidImageName', `container ${container.name} has no image`);
+    const policy = pullPolicyOf(container);
+    let present: string | undefined;
+    try {
+      present = (await images.imageStatus(image))?.id;
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw startError('ImageInspectError', `Failed to inspect image "${image}": ${runtimeMessage(err)}`, err);
+    }
+    if (policy === 'Never' && !present) {
+      throw startError('ErrImageNeverPull', `Container image "${image}" is not present with pull policy of Never`);
+    }
+    if (present && policy !== 'Always') {
+      this.event(pod, container, 'Normal', 'Pulled', `Container image "${image}" already present on machine`);
+      return present;
+    }
+    return this.pull(images, { pod, container, image, pullSecrets, sandboxConfig });
+  }
+
+  private event(pod: Pod, container: Container, type: EventType, reason: string, message: string): void {
+    this.state.recorder?.event(containerReference(pod, container), type, reason, message);
+  }
+
+  private async pull(images: ImageService, req: PullRequest): Promise<string> {
+    const { pod, container, image } = req;
+    const { backOff, limiter } = this.state;
+    const key = `${pod.metadata?.uid ?? ''}_${image}`;
+    if (backOff.isInBackOffSinceUpdate(key)) {
+      this.event(pod, container, 'Normal', 'BackOff', `Back-off pulling image "${image}"`);
+      throw startError('ImagePullBackOff', `Back-off pulling image "${image}"`);
+    }
+    try {
+      this.event(pod, container, 'Normal', 'Pulling', `Pulling image "${image}"`);
+      const started = Date.now();
+      const ref = await limiter.run(() => pullWithCredentials(images, req), this.signal);
+      const finished = Date.now();
+      recordImagePull(pod.metadata?.uid ?? '', started, finished);
+      this.event(pod, container, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${finished - started}ms`);
+      // A success ends the back-off (upstream lets it expire; a later failure then starts at 10 s).
+      backOff.reset(key);
+      log('images').info({ pod: pod.metadata?.name, image, ref }, 'pulled image');
+      return ref;
+    } catch (err) {
+      // A pull cancelled by a kill is not the image's failure: no back-off, no event.
+      if (this.signal?.aborted) throw err;
+      // Entries only grow on failures: dropping the expired ones here keeps the map bounded.
+      backOff.gc();
+      backOff.next(key, backOff.now());
+      log('images').warn({ pod: pod.metadata?.name, image, err: runtimeMessage(err) }, 'failed to pull image');
+      throw startError('ErrImagePull', `Failed to pull image "${image}": ${runtimeMessage(err)}`, err);
+    }
+  }
+}
+
+interface PullRequest {
+  pod: Pod;
+  container: Container;
+  image: string;
+  pullSecrets: readonly PullSecret[];
+  sandboxConfig: PodSandboxConfig;
+}
+
+/**
+ * Upstream pullImage with a keyring: no credential applies → an anonymous pull; otherwise each
+ * credential in turn until one works, the last error reported.
+ */
+async function pullWithCredentials(images: ImageService, { image, pullSecrets, sandboxConfig }: PullRequest): Promise<string> {
+  const creds = new DockerKeyring(pullSecrets).lookup(image);
+  if (creds.length === 0) return images.pullImage(image, undefined, sandboxConfig);
+  let last: unknown;
+  for (const auth of creds) {
+    try {
+      return await images.pullImage(image, auth, sandboxConfig);
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw last;
+}
+
+export function createImageManager(opts: ImageManagerOptions): ImageManager {
+  const { initialMs, maxMs } = backOffSettings(opts.pullBackOff);
+  const limit = opts.serializeImagePulls !== false ? 1 : opts.maxParallelImagePulls || Infinity;
+  return new RealImageManager({
+    images: opts.images,
+    limiter: new PullLimiter(limit),
+    backOff: new Backoff(opts.clock ?? realClock, initialMs, maxMs),
+    recorder: opts.recorder,
+  });
+}
