@@ -1,5 +1,5 @@
 /** Small facts about a Pod that several subsystems ask, each defined once. */
-import { ConfigMirrorAnnotationKey, ConfigSourceAnnotationKey, type Pod } from './types.js';
+import { ConfigMirrorAnnotationKey, ConfigSourceAnnotationKey, type Container, type Pod } from './types.js';
 
 /** Succeeded and Failed are final: a pod never leaves them (upstream podutil.IsPodPhaseTerminal). */
 export function isTerminalPhase(phase: string | undefined): boolean {
@@ -20,6 +20,11 @@ export function isStaticPod(pod: Pod | undefined): boolean {
 /** The API server's copy of a static pod (upstream kubetypes.IsMirrorPod). */
 export function isMirrorPod(pod: Pod | undefined): boolean {
   return pod?.metadata?.annotations?.[ConfigMirrorAnnotationKey] !== undefined;
+}
+
+/** upstream podutil.IsRestartableInitContainer: an init container with restartPolicy Always (a sidecar). */
+export function isRestartableInitContainer(c: Pick<Container, 'restartPolicy'> | undefined): boolean {
+  return c?.restartPolicy === 'Always';
 }
 
 /** upstream fileModeErrorMsg: volume file modes (defaultMode, items[].mode) are 0..0777. */

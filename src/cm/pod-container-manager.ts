@@ -19,7 +19,8 @@ import { podCgroupLeaf } from '../util/pod-identity.js';
 import { log } from '../util/log.js';
 import type { CgroupManager } from './cgroup-manager.js';
 import { qosCgroupNames, type CgroupName } from './cgroup-name.js';
-import { milliCPUToShares, MIN_SHARES, podQOSClass, podRequests, podResourceConfig } from './helpers.js';
+import { milliCPUToShares, MIN_SHARES, podResourceConfig } from './helpers.js';
+import { podQOSClass, podRequests } from '../util/pod-resources.js';
 import type { PodContainerManager, ResourceConfig } from './types.js';
 
 export interface PodContainerManagerOptions {

@@ -6,7 +6,7 @@
  * ranked first for that signal. It also refuses new pods under pressure (admit()).
  */
 import type { Pod } from '../api/types.js';
-import { podQOSClass } from '../cm/helpers.js';
+import { podQOSClass } from '../util/pod-resources.js';
 import type { EventRecorder } from '../events/types.js';
 import { errorMessage } from '../errors.js';
 import { metrics } from '../metrics/index.js';

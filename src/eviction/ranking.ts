@@ -5,7 +5,7 @@
  * stats at each usage step, as upstream (it may be one whose usage cannot be seen).
  */
 import type { Container, Pod } from '../api/types.js';
-import { podRequests } from '../cm/helpers.js';
+import { podRequests } from '../util/pod-resources.js';
 import type { PodSample } from '../stats/types.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import type { Signal } from './types.js';
