@@ -15,6 +15,7 @@
  */
 import type { Pod } from '../api/types.js';
 import type { EventRecorder } from '../events/types.js';
+import { podEventRef } from '../events/refs.js';
 import type { PodStatusProvider, PodSyncHandler, ShouldEvictResponse } from '../status/index.js';
 import type { Clock } from '../util/clock.js';
 
@@ -42,8 +43,7 @@ export function newActiveDeadlineHandler(deps: ActiveDeadlineDeps): ActiveDeadli
     shouldSync: (pod) => pastActiveDeadline(pod, deps),
     shouldEvict(pod): ShouldEvictResponse {
       if (!pastActiveDeadline(pod, deps)) return { evict: false };
-      const m = pod.metadata ?? {};
-      deps.recorder.event({ kind: 'Pod', apiVersion: 'v1', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid }, 'Normal', DeadlineExceededReason, DeadlineExceededMessage);
+      deps.recorder.event(podEventRef(pod), 'Normal', DeadlineExceededReason, DeadlineExceededMessage);
       return { evict: true, reason: DeadlineExceededReason, message: DeadlineExceededMessage };
     },
   };

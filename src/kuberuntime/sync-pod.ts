@@ -22,7 +22,8 @@ import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
-import type { EventRecorder, ObjectReference } from '../events/types.js';
+import type { EventRecorder } from '../events/types.js';
+import { containerEventRef, podEventRef } from '../events/refs.js';
 import { ContainerStartError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import type { Backoff } from './backoff.js';
@@ -80,26 +81,20 @@ export interface SyncDeps {
   criStarts?: CriStartScheduler | undefined;
 }
 
-/** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
 function causeChain(err: unknown): unknown[] {
   const out: unknown[] = [];
   for (let e = err; e !== undefined && out.length < 5; e = (e as { cause?: unknown } | null)?.cause) out.push(e);
   return out;
 }
 
+/** A container-scoped pod event (the reference's fieldPath names the container). */
 export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
-  const init = pod.spec?.initContainers?.some((c) => c.name === container.name) ?? false;
-  deps.recorder?.event({ ...podRef(pod), fieldPath: `spec.${init ? 'initContainers' : 'containers'}{${container.name}}` }, type, reason, message);
-}
-
-function podRef(pod: Pod): ObjectReference {
-  const m = pod.metadata ?? {};
-  return { kind: 'Pod', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid, apiVersion: 'v1' };
+  deps.recorder?.event(containerEventRef(pod, container.name), type, reason, message);
 }
 
 /** A pod-scoped event (no fieldPath), e.g. FailedCreatePodSandBox. */
 function podEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
-  deps.recorder?.event(podRef(pod), type, reason, message);
+  deps.recorder?.event(podEventRef(pod), type, reason, message);
 }
 
 /** Where the containers of this sync start: the sandbox and what they need to know about it. */

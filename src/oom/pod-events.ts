@@ -5,6 +5,7 @@
  */
 import type { Pod } from '../api/types.js';
 import type { EventRecorder } from '../events/types.js';
+import { containerEventRef, podEventRef } from '../events/refs.js';
 import { metrics } from '../metrics/index.js';
 import type { OomCount } from '../stats/cadvisor-metrics.js';
 import { log } from '../util/log.js';
@@ -34,7 +35,7 @@ export function createOomPodEvents(deps: { pods: OomPodView; recorder: EventReco
     const ns = pod.metadata?.namespace ?? 'default';
     const key = `${e.podUid}/${name}`;
     counts.set(key, { podUid: e.podUid, namespace: ns, pod: pod.metadata!.name!, container: name, id: e.memcg, count: (counts.get(key)?.count ?? 0) + 1 });
-    deps.recorder.event({ kind: 'Pod', name: pod.metadata!.name!, namespace: ns, uid: e.podUid, ...(name ? { fieldPath: `spec.containers{${name}}` } : {}) }, 'Warning', 'OOMKilling',
+    deps.recorder.event(name ? containerEventRef(pod, name) : podEventRef(pod), 'Warning', 'OOMKilling',
       `Memory cgroup out of memory: Killed process ${e.pid ?? '?'} (${e.comm ?? 'unknown'}) in container ${name || e.containerId || '?'}`);
   };
   return { onEvent, counts: () => [...counts.values()] };
