@@ -13,7 +13,8 @@ import { EnvError, expandCommandAndArgs, makeEnvironmentVariables, type EnvConte
 import { newContainerAnnotations, newContainerLabels } from './labels.js';
 import { linuxContainerResources } from './resources.js';
 import { ResourceError } from '../util/pod-resources.js';
-import { containerLogPath, namespacesForPod } from './sandbox-config.js';
+import { namespacesForPod } from './sandbox-config.js';
+import { containerLogPath } from '../util/pod-identity.js';
 import type { Mounter } from './mount.js';
 import type { BindSubPath } from './subpath-types.js';
 import { makeMounts, VolumeError } from './volumes.js';

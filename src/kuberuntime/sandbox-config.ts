@@ -3,21 +3,13 @@
  * generatePodSandboxConfig): metadata with the attempt, hostname, log directory, DNS, port
  * mappings, our labels and the pod's annotations, and the Linux namespace options.
  */
-import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
+import { podNames } from '../api/pod.js';
 import { podLogsDirectory } from '../util/pod-identity.js';
-import { pathComponent } from '../util/path-component.js';
 import type { DNSConfig, NamespaceMode, NamespaceOption, PodSandboxConfig, PortMapping, Protocol } from '../cri/types.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 
 const MAX_HOSTNAME_LENGTH = 63;
-
-export { podLogsDirectory, containerLogsDirectory } from '../util/pod-identity.js';
-
-/** upstream buildContainerLogsPath, relative to the sandbox log directory. */
-export function containerLogPath(containerName: string, restartCount: number): string {
-  return join(pathComponent(containerName, 'container name'), `${restartCount}.log`);
-}
 
 export function namespacesForPod(pod: Pod): NamespaceOption {
   const pid: NamespaceMode = pod.spec?.hostPID ? 'NODE' : pod.spec?.shareProcessNamespace ? 'POD' : 'CONTAINER';
@@ -78,7 +70,7 @@ export function generatePodSandboxConfig({ pod, attempt, podLogsDir, clusterDoma
     metadata: { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', uid: pod.metadata?.uid ?? '', attempt },
     // The host network's hostname is the node's: the runtime must not set one.
     hostname: hostNetwork ? '' : podHostname(pod, clusterDomain),
-    logDirectory: podLogsDirectory(podLogsDir, pod),
+    logDirectory: podLogsDirectory(podLogsDir, podNames(pod)),
     dnsConfig: dns,
     portMappings: portMappings(pod),
     labels: newPodLabels(pod),

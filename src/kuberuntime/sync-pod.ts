@@ -33,14 +33,15 @@ import { podDNS, type DnsSettings } from './dns.js';
 import type { NodeAllocatable } from './downward-api.js';
 import type { CriStartScheduler, StartClass } from './cri-scheduler.js';
 import type { ImagePuller } from './images.js';
-import { isRestartableInitContainer } from '../api/pod.js';
+import { isRestartableInitContainer, podNames } from '../api/pod.js';
 import { findContainerStatusByName } from './init-containers.js';
 import { killContainer, killPod, runningPodFromStatus, type KillDeps } from './kill.js';
 import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';
 import { computePodActions, formatPod, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
 import { removeAllLogged, removeContainer } from './remove.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
-import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
+import { generatePodSandboxConfig } from './sandbox-config.js';
+import { containerLogsDirectory, restartCountOfLogFileName } from '../util/pod-identity.js';
 import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.js';
 import type { Mounter } from './mount.js';
 import type { BindSubPath } from './subpath-types.js';
@@ -339,7 +340,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
 async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions: PodActions, target: StartTarget, container: Container): Promise<string> {
   const imageRef = await deps.puller.ensureImageExists(pod, container, target.sandboxConfig, deps.signal);
-  const logDir = containerLogsDirectory(deps.podLogsDir, pod, container.name);
+  const logDir = containerLogsDirectory(deps.podLogsDir, podNames(pod), container.name);
   const previous = findContainerStatusByName(status, container.name);
   const restartCount = previous ? previous.restartCount + 1 : await restartCountFromLogDir(logDir);
   let config;
@@ -409,9 +410,6 @@ async function restartCountFromLogDir(logDir: string): Promise<number> {
     return 0;
   }
   let max = -1;
-  for (const e of entries) {
-    const m = /^(\d+)\.log$/.exec(e);
-    if (m) max = Math.max(max, Number(m[1]));
-  }
+  for (const e of entries) max = Math.max(max, restartCountOfLogFileName(e) ?? -1);
   return max + 1;
 }

@@ -9,9 +9,10 @@
 import { readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
-import { isDns1123Label, isDns1123Subdomain, podLogsDirName } from '../util/pod-identity.js';
+import { podNames } from '../api/pod.js';
+import { containerLogFileName, isDns1123Label, isDns1123Subdomain, podLogsDirName, restartCountOfLogFileName } from '../util/pod-identity.js';
 import { openBeneath, pathAt } from '../util/open-beneath.js';
-import { KubeletError, UnsafePathError } from '../errors.js';
+import { KubeletError, PodIdentityError, UnsafePathError } from '../errors.js';
 
 /** A log request that cannot be served; `status` is the HTTP status to answer with. */
 export class ContainerLogsError extends KubeletError {
@@ -19,8 +20,6 @@ export class ContainerLogsError extends KubeletError {
     super('KTS_ERR_CONTAINER_LOGS', message);
   }
 }
-
-const INSTANCE_LOG = /^(\d+)\.log$/;
 
 /** Rejects anything that is not a valid namespace / pod / container name (400). */
 export function checkNames(namespace: string, pod: string, container: string): void {
@@ -41,9 +40,9 @@ export interface ContainerLogDir {
 export function containerLogDir(podLogsDir: string, pod: Pod, container: string): ContainerLogDir {
   let podDir: string;
   try {
-    podDir = podLogsDirName(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', pod.metadata?.uid ?? '');
+    podDir = podLogsDirName(podNames(pod));
   } catch (err) {
-    if (err instanceof UnsafePathError) throw new ContainerLogsError(400, err.message);
+    if (err instanceof UnsafePathError || err instanceof PodIdentityError) throw new ContainerLogsError(400, err.message);
     throw err;
   }
   return { root: podLogsDir, components: [podDir, container], container, podName: pod.metadata?.name ?? '' };
@@ -72,16 +71,15 @@ export async function instanceLogFile(dir: ContainerLogDir, previous: boolean): 
     await fh.close();
   }
   const instances = names
-    .map((f) => INSTANCE_LOG.exec(f))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => Number(m[1]))
+    .map(restartCountOfLogFileName)
+    .filter((n): n is number => n !== undefined)
     .sort((a, b) => b - a);
   const n = instances[previous ? 1 : 0];
   if (n === undefined) {
     if (previous) throw new ContainerLogsError(400, `previous terminated container "${dir.container}" in pod "${dir.podName}" not found`);
     throw new ContainerLogsError(404, `container "${dir.container}" in pod "${dir.podName}" has no log file`);
   }
-  return `${n}.log`;
+  return containerLogFileName(n);
 }
 
 /** The path of a log file (for messages and rotation checks only; opening goes through openLogFile). */
