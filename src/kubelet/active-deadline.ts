@@ -14,6 +14,7 @@
  * a start time has not started and has no deadline yet.
  */
 import type { Pod } from '../api/types.js';
+import { podUID } from '../api/pod.js';
 import type { EventRecorder } from '../events/types.js';
 import { podEventRef } from '../events/refs.js';
 import type { PodStatusProvider, PodSyncHandler, ShouldEvictResponse } from '../status/index.js';
@@ -53,7 +54,7 @@ export function newActiveDeadlineHandler(deps: ActiveDeadlineDeps): ActiveDeadli
 function pastActiveDeadline(pod: Pod, deps: ActiveDeadlineDeps): boolean {
   const deadline = pod.spec?.activeDeadlineSeconds;
   if (deadline === undefined || deadline === null) return false;
-  const status = deps.statusProvider.getPodStatus(pod.metadata?.uid ?? '') ?? pod.status;
+  const status = deps.statusProvider.getPodStatus(podUID(pod)) ?? pod.status;
   // From the API the time is still its JSON string; from us an ApiTime (a Date).
   const raw: unknown = status?.startTime;
   if (raw === undefined || raw === null || raw === '') return false;

@@ -16,7 +16,7 @@
  * removed later by garbage collection. NOT_FOUND means already gone, which is what a kill wants.
  */
 import type { Container, Pod } from '../api/types.js';
-import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, podTerminationGracePeriodSeconds } from '../api/pod.js';
+import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, podTerminationGracePeriodSeconds, podUID } from '../api/pod.js';
 import type { RuntimeService } from '../cri/types.js';
 import { KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
@@ -110,7 +110,7 @@ async function executePreStopHook(deps: KillDeps, pod: Pod, container: Container
     pod,
     container,
     containerId: id,
-    podIPs: () => (deps.podIPs ? deps.podIPs(pod.metadata?.uid ?? '') : Promise.resolve([])),
+    podIPs: () => (deps.podIPs ? deps.podIPs(podUID(pod)) : Promise.resolve([])),
     timeoutMs: graceSeconds * 1000,
     signal: ac.signal,
   }).then(

@@ -4,7 +4,7 @@
  * mappings, our labels and the pod's annotations, and the Linux namespace options.
  */
 import type { Pod } from '../api/types.js';
-import { podNames } from '../api/pod.js';
+import { podNames, podNamespace } from '../api/pod.js';
 import { podLogsDirectory } from '../util/pod-identity.js';
 import type { DNSConfig, NamespaceMode, NamespaceOption, PodSandboxConfig, PortMapping, Protocol } from '../cri/types.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
@@ -34,7 +34,7 @@ export function podHostname(pod: Pod, clusterDomain: string): string {
   const hostname = truncateHostname(pod.spec?.hostname || pod.metadata?.name || '');
   const sub = pod.spec?.subdomain;
   if (pod.spec?.setHostnameAsFQDN && sub && clusterDomain) {
-    return `${hostname}.${sub}.${pod.metadata?.namespace ?? ''}.svc.${clusterDomain}`;
+    return `${hostname}.${sub}.${podNamespace(pod)}.svc.${clusterDomain}`;
   }
   return hostname;
 }
@@ -67,7 +67,7 @@ export interface SandboxConfigInput {
 export function generatePodSandboxConfig({ pod, attempt, podLogsDir, clusterDomain, dns, cgroupParent }: SandboxConfigInput): PodSandboxConfig {
   const hostNetwork = pod.spec?.hostNetwork === true;
   return {
-    metadata: { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', uid: pod.metadata?.uid ?? '', attempt },
+    metadata: { ...podNames(pod), attempt },
     // The host network's hostname is the node's: the runtime must not set one.
     hostname: hostNetwork ? '' : podHostname(pod, clusterDomain),
     logDirectory: podLogsDirectory(podLogsDir, podNames(pod)),

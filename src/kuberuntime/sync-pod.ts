@@ -33,11 +33,11 @@ import { podDNS, type DnsSettings } from './dns.js';
 import type { NodeAllocatable } from './downward-api.js';
 import type { CriStartScheduler, StartClass } from './cri-scheduler.js';
 import type { ImagePuller } from './images.js';
-import { isRestartableInitContainer, podNames } from '../api/pod.js';
+import { formatPod, isRestartableInitContainer, podNames, podUID } from '../api/pod.js';
 import { findContainerStatusByName } from './init-containers.js';
 import { killContainer, killPod, runningPodFromStatus, type KillDeps } from './kill.js';
 import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';
-import { computePodActions, formatPod, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
+import { computePodActions, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
 import { removeAllLogged, removeContainer } from './remove.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
@@ -127,7 +127,7 @@ function bindSignal(deps: SyncDeps, signal: AbortSignal | undefined): SyncDeps {
 function criStart<T>(deps: SyncDeps, pod: Pod, actions: PodActions, fn: () => Promise<T>): Promise<T> {
   if (!deps.criStarts) return fn();
   const cls: StartClass = actions.createSandbox && actions.attempt === 0 ? 'new' : 'restart';
-  return deps.criStarts.run(pod.metadata?.uid ?? '', cls, fn, deps.signal);
+  return deps.criStarts.run(podUID(pod), cls, fn, deps.signal);
 }
 
 /** A failure that is only the cancellation: passed up as is, never reported as the pod's problem. */
@@ -140,7 +140,7 @@ export async function syncPod(baseDeps: SyncDeps, pod: Pod, status: PodRuntimeSt
     return await syncPodSteps(bindSignal(baseDeps, signal), pod, status);
   } finally {
     // The sync is over: the pod's place in the CRI start line goes (its next sync queues anew).
-    baseDeps.criStarts?.release(pod.metadata?.uid ?? '');
+    baseDeps.criStarts?.release(podUID(pod));
   }
 }
 
@@ -215,7 +215,7 @@ async function ensurePodCgroup(deps: SyncDeps, pod: Pod, status: PodRuntimeStatu
     // After a kill the status is stale: the next sync restarts the pod in its cgroup.
     return firstSync;
   } catch (err) {
-    result.error = new KubeletError('KTS_ERR_SANDBOX', `failed to ensure that the pod: ${pod.metadata?.uid ?? ''} cgroups exist and are correctly applied: ${errorMessage(err)}`, { cause: err });
+    result.error = new KubeletError('KTS_ERR_SANDBOX', `failed to ensure that the pod: ${podUID(pod)} cgroups exist and are correctly applied: ${errorMessage(err)}`, { cause: err });
     return false;
   }
 }
@@ -386,7 +386,7 @@ async function runPostStartHook(deps: SyncDeps, pod: Pod, container: Container, 
       pod,
       container,
       containerId: id,
-      podIPs: async () => (target.podIPs.length > 0 ? target.podIPs : isHostNetworkPod(pod) && deps.hostIP ? [deps.hostIP] : deps.podIPs(pod.metadata?.uid ?? '')),
+      podIPs: async () => (target.podIPs.length > 0 ? target.podIPs : isHostNetworkPod(pod) && deps.hostIP ? [deps.hostIP] : deps.podIPs(podUID(pod))),
       timeoutMs: deps.hookTimeoutMs,
     });
   } catch (err) {

@@ -38,14 +38,13 @@ export interface ContainerLogDir {
 
 /** The log directory of `container` in `pod` (nothing is opened yet). */
 export function containerLogDir(podLogsDir: string, pod: Pod, container: string): ContainerLogDir {
-  let podDir: string;
   try {
-    podDir = podLogsDirName(podNames(pod));
+    const names = podNames(pod);
+    return { root: podLogsDir, components: [podLogsDirName(names), container], container, podName: names.name };
   } catch (err) {
     if (err instanceof UnsafePathError || err instanceof PodIdentityError) throw new ContainerLogsError(400, err.message);
     throw err;
   }
-  return { root: podLogsDir, components: [podDir, container], container, podName: pod.metadata?.name ?? '' };
 }
 
 /** The kernel's refusal of a walk, as the answer to give. */

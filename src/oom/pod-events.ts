@@ -4,6 +4,7 @@
  * victim is outside every pod), a log line, and a count per container for /metrics/cadvisor.
  */
 import type { Pod } from '../api/types.js';
+import { podName, podNamespace } from '../api/pod.js';
 import type { EventRecorder } from '../events/types.js';
 import { containerEventRef, podEventRef } from '../events/refs.js';
 import { metrics } from '../metrics/index.js';
@@ -32,9 +33,8 @@ export function createOomPodEvents(deps: { pods: OomPodView; recorder: EventReco
     const name = deps.pods.containerName(e.podUid, e.containerId) ?? '';
     log('oom').warn({ pod: pod ? `${pod.metadata?.namespace}/${pod.metadata?.name}` : e.podUid, container: name, pid: e.pid, comm: e.comm, source: e.source }, 'Container OOM kill');
     if (!pod) return;
-    const ns = pod.metadata?.namespace ?? 'default';
     const key = `${e.podUid}/${name}`;
-    counts.set(key, { podUid: e.podUid, namespace: ns, pod: pod.metadata!.name!, container: name, id: e.memcg, count: (counts.get(key)?.count ?? 0) + 1 });
+    counts.set(key, { podUid: e.podUid, namespace: podNamespace(pod), pod: podName(pod), container: name, id: e.memcg, count: (counts.get(key)?.count ?? 0) + 1 });
     deps.recorder.event(name ? containerEventRef(pod, name) : podEventRef(pod), 'Warning', 'OOMKilling',
       `Memory cgroup out of memory: Killed process ${e.pid ?? '?'} (${e.comm ?? 'unknown'}) in container ${name || e.containerId || '?'}`);
   };

@@ -15,7 +15,7 @@
 import type { Pod } from '../api/types.js';
 import type { PodStatusCache } from '../pleg/types.js';
 import type { RunningPod } from '../kuberuntime/types.js';
-import { isStaticPod, podTerminationGracePeriodSeconds } from '../api/pod.js';
+import { buildPodFullName, isStaticPod, podTerminationGracePeriodSeconds } from '../api/pod.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
@@ -70,7 +70,7 @@ export interface PodWorkersOptions {
 }
 
 function fullName(pod: Pod | undefined, running: RunningPod | undefined): string {
-  return `${pod?.metadata?.name ?? running?.name ?? '?'}_${pod?.metadata?.namespace ?? running?.namespace ?? '?'}`;
+  return buildPodFullName(pod?.metadata?.name ?? running?.name ?? '?', pod?.metadata?.namespace ?? running?.namespace ?? '?');
 }
 
 /** upstream isPodStatusCacheTerminal: nothing running and no ready sandbox. */
