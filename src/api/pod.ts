@@ -1,5 +1,60 @@
 /** Small facts about a Pod that several subsystems ask, each defined once. */
-import { ConfigMirrorAnnotationKey, ConfigSourceAnnotationKey, type Pod } from './types.js';
+import { PodIdentityError } from '../errors.js';
+import { ConfigMirrorAnnotationKey, ConfigSourceAnnotationKey, type Container, type Pod } from './types.js';
+
+/**
+ * A pod's identity. The pod sources refuse a pod without all three (podconfig's
+ * validatePodIdentity), so past them a missing one is a bug: the accessors below throw a
+ * PodIdentityError naming the field instead of carrying '' or undefined into a path, a cgroup, a
+ * CRI call or an event.
+ */
+export interface PodNames {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+function required(pod: Pod, field: 'uid' | 'name' | 'namespace'): string {
+  const v = pod.metadata?.[field];
+  if (typeof v === 'string' && v !== '') return v;
+  const m = pod.metadata;
+  throw new PodIdentityError(`${m?.namespace || '?'}/${m?.name || '?'}`, `metadata.${field}`, 'is missing (the pod sources require it; this is a kubelet-ts bug)');
+}
+
+export function podUID(pod: Pod): string {
+  return required(pod, 'uid');
+}
+
+export function podName(pod: Pod): string {
+  return required(pod, 'name');
+}
+
+export function podNamespace(pod: Pod): string {
+  return required(pod, 'namespace');
+}
+
+export function podNames(pod: Pod): PodNames {
+  return { namespace: podNamespace(pod), name: podName(pod), uid: podUID(pod) };
+}
+
+/** upstream kubecontainer.BuildPodFullName: `<name>_<namespace>`. */
+export function buildPodFullName(name: string, namespace: string): string {
+  return `${name}_${namespace}`;
+}
+
+/** upstream kubecontainer.GetPodFullName: `<name>_<namespace>`, the key of a pod in messages and back-off. */
+export function podFullName(pod: Pod): string {
+  return buildPodFullName(podName(pod), podNamespace(pod));
+}
+
+/**
+ * upstream format.Pod, for log lines: `<name>_<namespace>(<uid>)`. Never throws (a log line
+ * about a broken pod must still be written); a missing field prints empty.
+ */
+export function formatPod(pod: Pod): string {
+  const m = pod.metadata;
+  return `${buildPodFullName(m?.name ?? '', m?.namespace ?? '')}(${m?.uid ?? ''})`;
+}
 
 /** Succeeded and Failed are final: a pod never leaves them (upstream podutil.IsPodPhaseTerminal). */
 export function isTerminalPhase(phase: string | undefined): boolean {
@@ -20,6 +75,19 @@ export function isStaticPod(pod: Pod | undefined): boolean {
 /** The API server's copy of a static pod (upstream kubetypes.IsMirrorPod). */
 export function isMirrorPod(pod: Pod | undefined): boolean {
   return pod?.metadata?.annotations?.[ConfigMirrorAnnotationKey] !== undefined;
+}
+
+/** upstream podutil.IsRestartableInitContainer: an init container with restartPolicy Always (a sidecar). */
+export function isRestartableInitContainer(c: Pick<Container, 'restartPolicy'> | undefined): boolean {
+  return c?.restartPolicy === 'Always';
+}
+
+/** upstream v1.DefaultTerminationGracePeriodSeconds: what spec.terminationGracePeriodSeconds defaults to. */
+export const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30;
+
+/** spec.terminationGracePeriodSeconds, or the default when it is unset (a pod no apiserver defaulted). */
+export function podTerminationGracePeriodSeconds(pod: Pod | undefined): number {
+  return pod?.spec?.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
 }
 
 /** upstream fileModeErrorMsg: volume file modes (defaultMode, items[].mode) are 0..0777. */

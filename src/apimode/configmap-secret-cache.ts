@@ -16,6 +16,7 @@
  * the pod) and are requested again once 80 % of their lifetime has passed, as upstream.
  */
 import type { Pod } from '../api/types.js';
+import { podNamespace, podUID } from '../api/pod.js';
 import type { ApiClient } from '../apiclient/types.js';
 import { runReflector } from '../apiclient/reflector.js';
 import { API_LIMITS } from '../apiclient/limits.js';
@@ -149,9 +150,9 @@ export class ObjectCache implements PodObjectSource {
   }
 
   serviceAccountToken(pod: Pod, audience: string | undefined, expirationSeconds: number): string | undefined {
-    const ns = pod.metadata?.namespace ?? 'default';
+    const ns = podNamespace(pod);
     const sa = pod.spec?.serviceAccountName || 'default';
-    const uid = pod.metadata?.uid ?? '';
+    const uid = podUID(pod);
     const key = JSON.stringify([ns, sa, uid, audience ?? '', expirationSeconds]);
     let t = this.tokens.get(key);
     if (!t) {

@@ -7,6 +7,7 @@
  * status is written to its mirror pod (mirrorPodUID).
  */
 import type { Pod } from '../api/types.js';
+import { podName, podNamespace } from '../api/pod.js';
 import { ConfigHashAnnotationKey, ConfigMirrorAnnotationKey, ConfigSeenAnnotationKey } from '../api/types.js';
 import type { ApiClient } from '../apiclient/types.js';
 import { ApiError, errorMessage } from '../errors.js';
@@ -86,7 +87,7 @@ export class MirrorPods {
     const mirror: Pod = {
       apiVersion: 'v1', kind: 'Pod',
       metadata: {
-        name: pod.metadata!.name, namespace: pod.metadata!.namespace ?? 'default', labels: pod.metadata?.labels, annotations,
+        name: podName(pod), namespace: podNamespace(pod), labels: pod.metadata?.labels, annotations,
         ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: this.deps.nodeName, uid: nodeUID, controller: true }],
       },
       spec: { ...pod.spec!, nodeName: this.deps.nodeName },

@@ -8,6 +8,7 @@
  * overhead.podFixed (`withOverhead`), so admission and the pod cgroup count it.
  */
 import type { Pod } from '../api/types.js';
+import { podUID } from '../api/pod.js';
 import type { ApiClient } from '../apiclient/types.js';
 import { runReflector } from '../apiclient/reflector.js';
 import { KubeletError } from '../errors.js';
@@ -136,7 +137,7 @@ export function withRuntimeClassOverhead(source: PodSource, classes: RuntimeClas
     return overhead ? { ...pod, spec: { ...pod.spec, overhead: { ...overhead } } } : pod;
   };
   const forget = (u: PodUpdate) => {
-    if (u.op === 'REMOVE') for (const p of u.pods) fixed.delete(p.metadata?.uid ?? '');
+    if (u.op === 'REMOVE') for (const p of u.pods) fixed.delete(podUID(p));
     if (u.op === 'SET') {
       const live = new Set(u.pods.map((p) => p.metadata?.uid));
       for (const uid of fixed.keys()) if (!live.has(uid)) fixed.delete(uid);

@@ -25,17 +25,10 @@ export {
   MILLI_CPU_TO_CPU,
   QUOTA_PERIOD,
   MIN_QUOTA_PERIOD,
-  ResourceError,
-  containerMemory,
-  containerMilliCPU,
   cpuSharesToCpuWeight,
   milliCPUToQuota,
   milliCPUToShares,
-  podLimits,
-  podQOSClass,
-  podRequests,
   podResourceConfig,
-  type PodResourceTotals,
 } from './helpers.js';
 
 export interface PodContainerManagerConfig {

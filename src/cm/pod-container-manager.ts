@@ -15,11 +15,13 @@
  * podResourceConfig when it is created.
  */
 import type { Pod } from '../api/types.js';
+import { podUID } from '../api/pod.js';
 import { podCgroupLeaf } from '../util/pod-identity.js';
 import { log } from '../util/log.js';
 import type { CgroupManager } from './cgroup-manager.js';
 import { qosCgroupNames, type CgroupName } from './cgroup-name.js';
-import { milliCPUToShares, MIN_SHARES, podQOSClass, podRequests, podResourceConfig } from './helpers.js';
+import { milliCPUToShares, MIN_SHARES, podResourceConfig } from './helpers.js';
+import { podQOSClass, podRequests } from '../util/pod-resources.js';
 import type { PodContainerManager, ResourceConfig } from './types.js';
 
 export interface PodContainerManagerOptions {
@@ -48,7 +50,7 @@ export class PodContainerManagerImpl implements PodContainerManager {
 
   /** The pod's cgroup name (upstream GetPodContainerName's first result). */
   private podCgroupName(pod: Pod): CgroupName {
-    const leaf = podCgroupLeaf(pod.metadata?.uid ?? '');
+    const leaf = podCgroupLeaf(podUID(pod));
     switch (podQOSClass(pod)) {
       case 'Guaranteed': return [...this.kubepods, leaf];
       case 'Burstable': return [...this.burstable, leaf];
@@ -101,7 +103,7 @@ export class PodContainerManagerImpl implements PodContainerManager {
       await this.cgroups.update(name, config);
     }
     if (podQOSClass(pod) === 'Burstable') {
-      const uid = pod.metadata?.uid ?? '';
+      const uid = podUID(pod);
       const req = podRequests(pod).cpu;
       if (this.burstableRequests.get(uid) !== req) {
         this.burstableRequests.set(uid, req);

@@ -4,7 +4,7 @@
  */
 import type { Pod } from '../api/types.js';
 
-export type QOSClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
+export type { QOSClass } from '../util/pod-resources.js';
 
 /** upstream cm.ResourceConfig: what a cgroup is limited to; unset fields are left alone. */
 export interface ResourceConfig {

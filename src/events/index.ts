@@ -1,4 +1,4 @@
 export type { EventRecorder, EventSink, EventType, KubeEvent, ObjectReference } from './types.js';
 export { Recorder, createRecorder } from './recorder.js';
-export { containerReference, podReference } from './references.js';
+export { containerEventRef, podEventRef } from './refs.js';
 export { ApiserverEventSink, createApiserverSink, type ApiserverSinkOptions } from './apiserver-sink.js';

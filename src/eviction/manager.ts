@@ -6,8 +6,10 @@
  * ranked first for that signal. It also refuses new pods under pressure (admit()).
  */
 import type { Pod } from '../api/types.js';
-import { podQOSClass } from '../cm/helpers.js';
+import { podTerminationGracePeriodSeconds } from '../api/pod.js';
+import { podQOSClass } from '../util/pod-resources.js';
 import type { EventRecorder } from '../events/types.js';
+import { podEventRef } from '../events/refs.js';
 import { errorMessage } from '../errors.js';
 import { metrics } from '../metrics/index.js';
 import type { StatsProvider } from '../stats/types.js';
@@ -135,11 +137,11 @@ export class ThresholdEvictionManager implements EvictionManager {
     }
     const message = evictionMessage(t, o, victim);
     const pod = victim.pod;
-    const podGrace = pod.spec?.terminationGracePeriodSeconds ?? 30;
+    const podGrace = podTerminationGracePeriodSeconds(pod);
     const grace = t.hard ? 1 : this.deps.maxPodGracePeriodSeconds > 0 ? Math.min(podGrace, this.deps.maxPodGracePeriodSeconds) : podGrace;
     log('eviction').warn({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, signal: t.signal, message }, 'Eviction manager: evicting pod');
     metrics.evictions.inc({ eviction_signal: t.signal });
-    this.deps.recorder?.event({ kind: 'Pod', name: pod.metadata!.name!, namespace: pod.metadata?.namespace ?? 'default', uid: pod.metadata?.uid }, 'Warning', 'Evicted', message);
+    this.deps.recorder?.event(podEventRef(pod), 'Warning', 'Evicted', message);
     await this.deps.kubelet.evictPod(pod, message, grace);
     return pod;
   }

@@ -4,7 +4,7 @@
  * it than it requested (memory), and, ours, the signal.
  */
 import type { Pod } from '../api/types.js';
-import { containerMemory } from '../cm/helpers.js';
+import { containerMemory } from '../util/pod-resources.js';
 import type { Candidate } from './ranking.js';
 import { formatQuantity, SIGNAL_RESOURCE, thresholdAmount } from './thresholds.js';
 import type { Observation, Threshold } from './types.js';

@@ -5,7 +5,8 @@
  * stats at each usage step, as upstream (it may be one whose usage cannot be seen).
  */
 import type { Container, Pod } from '../api/types.js';
-import { podRequests } from '../cm/helpers.js';
+import { podUID } from '../api/pod.js';
+import { podRequests } from '../util/pod-resources.js';
 import type { PodSample } from '../stats/types.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import type { Signal } from './types.js';
@@ -76,7 +77,7 @@ const orderedBy = (...cmps: Cmp[]): Cmp => (a, b) => {
 export function rankForEviction(pods: readonly Pod[], samples: readonly PodSample[], signal: Signal): Candidate[] {
   const byUid = new Map(samples.map((s) => [s.uid, s]));
   const cands = pods.map((pod): Candidate => {
-    const sample = byUid.get(pod.metadata!.uid!);
+    const sample = byUid.get(podUID(pod));
     return { pod, usage: usageOf(sample, signal), request: requestOf(pod, signal), ...(sample ? { sample } : {}) };
   });
   // rankPIDPressure has no "exceeds requests" step: pids cannot be requested.

@@ -9,7 +9,7 @@ import type { Container, Pod } from '../api/types.js';
 import { runtimeMessage } from '../cri/errors.js';
 import type { ImageService, PodSandboxConfig } from '../cri/types.js';
 import { ContainerStartError } from '../errors.js';
-import { containerReference } from '../events/references.js';
+import { containerEventRef } from '../events/refs.js';
 import type { EventRecorder, EventType } from '../events/types.js';
 import { recordImagePull } from '../metrics/pod-startup-latency.js';
 import { Backoff, backOffSettings, type BackOffSettings } from '../util/backoff.js';
@@ -93,7 +93,7 @@ class RealImageManager implements ImageManager {
   }
 
   private event(pod: Pod, container: Container, type: EventType, reason: string, message: string): void {
-    this.state.recorder?.event(containerReference(pod, container), type, reason, message);
+    this.state.recorder?.event(containerEventRef(pod, container.name), type, reason, message);
   }
 
   private async pull(images: ImageService, req: PullRequest): Promise<string> {

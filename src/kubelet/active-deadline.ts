@@ -14,7 +14,9 @@
  * a start time has not started and has no deadline yet.
  */
 import type { Pod } from '../api/types.js';
+import { podUID } from '../api/pod.js';
 import type { EventRecorder } from '../events/types.js';
+import { podEventRef } from '../events/refs.js';
 import type { PodStatusProvider, PodSyncHandler, ShouldEvictResponse } from '../status/index.js';
 import type { Clock } from '../util/clock.js';
 
@@ -42,8 +44,7 @@ export function newActiveDeadlineHandler(deps: ActiveDeadlineDeps): ActiveDeadli
     shouldSync: (pod) => pastActiveDeadline(pod, deps),
     shouldEvict(pod): ShouldEvictResponse {
       if (!pastActiveDeadline(pod, deps)) return { evict: false };
-      const m = pod.metadata ?? {};
-      deps.recorder.event({ kind: 'Pod', apiVersion: 'v1', name: m.name ?? '', namespace: m.namespace ?? 'default', uid: m.uid }, 'Normal', DeadlineExceededReason, DeadlineExceededMessage);
+      deps.recorder.event(podEventRef(pod), 'Normal', DeadlineExceededReason, DeadlineExceededMessage);
       return { evict: true, reason: DeadlineExceededReason, message: DeadlineExceededMessage };
     },
   };
@@ -53,7 +54,7 @@ export function newActiveDeadlineHandler(deps: ActiveDeadlineDeps): ActiveDeadli
 function pastActiveDeadline(pod: Pod, deps: ActiveDeadlineDeps): boolean {
   const deadline = pod.spec?.activeDeadlineSeconds;
   if (deadline === undefined || deadline === null) return false;
-  const status = deps.statusProvider.getPodStatus(pod.metadata?.uid ?? '') ?? pod.status;
+  const status = deps.statusProvider.getPodStatus(podUID(pod)) ?? pod.status;
   // From the API the time is still its JSON string; from us an ApiTime (a Date).
   const raw: unknown = status?.startTime;
   if (raw === undefined || raw === null || raw === '') return false;

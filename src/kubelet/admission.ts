@@ -11,11 +11,12 @@
  *
  * Pure: the caller gives the node and the pods already admitted and still active. Not done (as
  * documented): critical-pod preemption on admission failure, extended resources and
- * ephemeral-storage, pod-level resources (spec.resources), the NoExecute taint check (it skips
- * static pods upstream and a standalone node has no taints).
+ * ephemeral-storage, the NoExecute taint check (it skips static pods upstream and a standalone
+ * node has no taints).
  */
-import type { Container, Pod } from '../api/types.js';
-import { parseIntValue, parseMilliValue, tryParseQuantity } from '../util/quantity.js';
+import type { Pod } from '../api/types.js';
+import { isRestartableInitContainer } from '../api/pod.js';
+import { podRequests, ResourceError, type PodResourceTotals } from '../util/pod-resources.js';
 import type { NodeInfo } from '../node/node-info.js';
 
 /** One admission check of a pod (upstream PodAdmitHandler). */
@@ -44,56 +45,21 @@ const ErrReasonNodeAffinity = "node(s) didn't match Pod's node affinity/selector
 const ErrReasonNodeName = "node(s) didn't match the requested node name";
 const ErrReasonNodePorts = "node(s) didn't have free ports for the requested pod ports";
 
-/** Requests of a pod in base units (upstream resource.PodRequests for cpu and memory). */
-export interface PodRequests {
-  milliCPU: number;
-  memory: number;
-}
-
-/** Quantity.MilliValue() / Value(); an unparsable value (validation rejects those) counts as 0. */
-function amount(q: string | undefined, milli: boolean): number {
-  if (q === undefined || tryParseQuantity(q) === undefined) return 0;
-  return milli ? parseMilliValue(q) : parseIntValue(q);
-}
-
-function containerRequests(c: Container): PodRequests {
-  const req = c.resources?.requests ?? {};
-  return { milliCPU: amount(req.cpu, true), memory: amount(req.memory, false) };
-}
-
-const add = (a: PodRequests, b: PodRequests): PodRequests => ({ milliCPU: a.milliCPU + b.milliCPU, memory: a.memory + b.memory });
-const max = (a: PodRequests, b: PodRequests): PodRequests => ({ milliCPU: Math.max(a.milliCPU, b.milliCPU), memory: Math.max(a.memory, b.memory) });
-
-function isRestartableInitContainer(c: Container): boolean {
-  return c.restartPolicy === 'Always';
-}
-
 /**
- * The effective request of a pod, as upstream: the sum of the regular containers plus every
- * sidecar (restartable init container, which runs beside them), or the largest single init step
- * if that is more — an init container runs alongside the sidecars started before it — plus the
- * pod overhead.
+ * upstream resource.PodRequests (util/pod-resources.ts). A quantity that does not parse (only a
+ * broken apiserver sends one; manifests are validated) makes the pod count as requesting
+ * nothing here; starting its containers reports the bad field.
  */
-export function podRequests(pod: Pod): PodRequests {
-  let reqs: PodRequests = { milliCPU: 0, memory: 0 };
-  for (const c of pod.spec?.containers ?? []) reqs = add(reqs, containerRequests(c));
-  let sidecars: PodRequests = { milliCPU: 0, memory: 0 };
-  let initMax: PodRequests = { milliCPU: 0, memory: 0 };
-  for (const c of pod.spec?.initContainers ?? []) {
-    const r = containerRequests(c);
-    if (isRestartableInitContainer(c)) {
-      reqs = add(reqs, r);
-      sidecars = add(sidecars, r);
-      initMax = max(initMax, sidecars);
-    } else {
-      initMax = max(initMax, add(r, sidecars));
-    }
+function requestsOf(pod: Pod): PodResourceTotals {
+  try {
+    return podRequests(pod);
+  } catch (err) {
+    if (err instanceof ResourceError) return { cpu: 0, memory: 0 };
+    throw err;
   }
-  reqs = max(reqs, initMax);
-  const overhead = pod.spec?.overhead;
-  if (overhead) reqs = add(reqs, containerRequests({ name: 'overhead', resources: { requests: overhead } }));
-  return reqs;
 }
+
+const add = (a: PodResourceTotals, b: PodResourceTotals): PodResourceTotals => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory });
 
 /** A host port a pod asks for: protocol, port and host IP (0.0.0.0 when unset), as upstream. */
 interface HostPort { ip: string; protocol: string; port: number }
@@ -180,11 +146,11 @@ export function canAdmitPod(pod: Pod, activePods: readonly Pod[], node: NodeInfo
   if (activePods.length + 1 > node.allocatable.pods) {
     return insufficient('pods', AdmissionReason.OutOfPods, 1, activePods.length, node.allocatable.pods);
   }
-  const want = podRequests(pod);
-  if (want.milliCPU > 0 || want.memory > 0) {
-    const used = activePods.map(podRequests).reduce(add, { milliCPU: 0, memory: 0 });
-    if (want.milliCPU > 0 && want.milliCPU > node.allocatable.milliCPU - used.milliCPU) {
-      return insufficient('cpu', AdmissionReason.OutOfCPU, want.milliCPU, used.milliCPU, node.allocatable.milliCPU);
+  const want = requestsOf(pod);
+  if (want.cpu > 0 || want.memory > 0) {
+    const used = activePods.map(requestsOf).reduce(add, { cpu: 0, memory: 0 });
+    if (want.cpu > 0 && want.cpu > node.allocatable.milliCPU - used.cpu) {
+      return insufficient('cpu', AdmissionReason.OutOfCPU, want.cpu, used.cpu, node.allocatable.milliCPU);
     }
     if (want.memory > 0 && want.memory > node.allocatable.memory - used.memory) {
       return insufficient('memory', AdmissionReason.OutOfMemory, want.memory, used.memory, node.allocatable.memory);

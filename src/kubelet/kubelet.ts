@@ -20,10 +20,10 @@ import { generateAPIPodStatus, needToReconcilePodReadiness, rejectedPodStatus, t
 import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage, KubeletError } from '../errors.js';
-import { isPodEvicted, isStaticPod, isTerminalPhase } from '../api/pod.js';
+import { isPodEvicted, isStaticPod, isTerminalPhase, podFullName, podName, podNames, podNamespace, podUID } from '../api/pod.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
-import { PodManager, podFullName } from '../podmanager/index.js';
+import { PodManager } from '../podmanager/index.js';
 import { makePodDataDirs, runningPodFromStatus } from '../kuberuntime/index.js';
 import { RuntimeState } from './runtime-state.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
@@ -75,7 +75,7 @@ const WAITING_RESYNC_MS = 1000;
 /** upstream plegChannelCapacity. */
 export const PLEG_CHANNEL_CAPACITY = 1000;
 function emptyRuntimeStatus(pod: Pod, now: Date): PodRuntimeStatus {
-  return { uid: pod.metadata!.uid!, name: pod.metadata!.name!, namespace: pod.metadata!.namespace ?? 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: now };
+  return { ...podNames(pod), ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: now };
 }
 
 export class Kubelet implements PodSyncer, SyncHandler {
@@ -227,7 +227,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   private podsToSync(): string[] {
     const uids = new Set(this.podWorkers.takeDueForSync());
     for (const pod of this.podManager.getPods()) {
-      const uid = pod.metadata!.uid!;
+      const uid = podUID(pod);
       if (uids.has(uid) || !this.podWorkers.couldHaveRunningContainers(uid) || this.podWorkers.isPodTerminationRequested(uid)) continue;
       if (this.podSyncLoopHandlers.some((h) => h.shouldSync(pod))) uids.add(uid);
     }
@@ -239,7 +239,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   handlePodAdditions(pods: Pod[]): void {
     const sorted = byCreationTime(pods);
     for (const pod of sorted) {
-      const uid = pod.metadata!.uid!;
+      const uid = podUID(pod);
       const existing = this.podManager.getPods().filter((p) => p.metadata?.uid !== uid);
       this.podManager.addPod(pod);
       if (!this.firstSeen.has(uid)) this.firstSeen.set(uid, this.clock.now());
@@ -266,7 +266,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   handlePodRemoves(pods: Pod[]): void {
     for (const pod of pods) {
       this.podManager.removePod(pod);
-      forgetPod(pod.metadata!.uid!);
+      forgetPod(podUID(pod));
       this.podWorkers.updatePod({ updateType: 'kill', pod, killPodOptions: { reason: 'removed from its source' } });
     }
   }
@@ -280,7 +280,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     for (const pod of pods) {
       this.podManager.updatePod(pod);
       if (needToReconcilePodReadiness(pod)) this.dispatch(pod, 'sync');
-      if (isPodEvicted(pod.status)) this.deleteDeadContainers(pod.metadata!.uid!, '', true);
+      if (isPodEvicted(pod.status)) this.deleteDeadContainers(podUID(pod), '', true);
     }
   }
 
@@ -321,7 +321,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
    */
   filterOutInactivePods(pods: readonly Pod[]): Pod[] {
     return pods.filter((p) => {
-      const uid = p.metadata!.uid!;
+      const uid = podUID(p);
       if (this.podWorkers.isPodKnownTerminated(uid)) return false;
       const phase = this.deps.statusManager.getPodStatus(uid)?.phase ?? p.status?.phase;
       return !(isTerminalPhase(phase) && !this.podWorkers.isPodTerminationRequested(uid));
@@ -335,7 +335,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   private rejectPod(pod: Pod, reason: string, message: string): void {
     log('kubelet').warn({ pod: podFullName(pod), reason, message }, 'Pod admission rejected');
-    this.rejected.add(pod.metadata!.uid!);
+    this.rejected.add(podUID(pod));
     this.deps.statusManager.setPodStatus(pod, rejectedPodStatus(pod, reason, message, new Date(this.clock.now())));
   }
 
@@ -360,7 +360,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   async handlePodCleanups(): Promise<void> {
     if (!this.allSourcesReady()) return; // sources not ready: adopting, not killing
     const desired = this.podManager.getPods();
-    const desiredUids = new Set(desired.map((p) => p.metadata!.uid!));
+    const desiredUids = new Set(desired.map(podUID));
     const workers = this.podWorkers.syncKnownPods(desired);
     this.deps.statusManager.removeOrphanStatuses(new Set([...desiredUids, ...workers.keys()]));
     for (const uid of this.waiting.keys()) if (!desiredUids.has(uid)) this.waiting.delete(uid);
@@ -370,7 +370,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.deps.prober?.cleanupPods(desiredUids);
 
     for (const pod of desired) {
-      if (!workers.has(pod.metadata!.uid!) && !this.isRejected(pod)) this.dispatch(pod, 'create');
+      if (!workers.has(podUID(pod)) && !this.isRejected(pod)) this.dispatch(pod, 'create');
     }
     setPodCountGauges(desired, this.filterOutInactivePods(desired));
     const running = await this.deps.runtime.getPods(false);
@@ -386,7 +386,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   }
 
   private isRejected(pod: Pod): boolean {
-    return this.rejected.has(pod.metadata!.uid!);
+    return this.rejected.has(podUID(pod));
   }
 
   private async cleanupOrphanedPodDirs(desired: ReadonlySet<string>, workers: ReadonlyMap<string, unknown>): Promise<void> {
@@ -409,7 +409,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   // ---- PodSyncer ----------------------------------------------------------------------------
 
   async syncPod(ctx: SyncContext, updateType: UpdateType, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<SyncPodResult> {
-    const uid = pod.metadata!.uid!;
+    const uid = podUID(pod);
     const now = new Date(this.clock.now());
     // The first sync of a worker starts from a clean status: a UID created again after it
     // finished must not inherit its predecessor's terminal phase.
@@ -443,10 +443,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
    * When a shorter grace period supersedes this call, it stops after its kill returns.
    */
   async syncTerminatingPod(ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined, gracePeriodSeconds: number, statusFn: PodStatusFunc | undefined): Promise<void> {
-    const uid = pod.metadata!.uid!;
-    const name = pod.metadata!.name!;
-    const ns = pod.metadata!.namespace ?? 'default';
-    const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, name, ns));
+    const { uid, name, namespace } = podNames(pod);
+    const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, name, namespace));
     this.updateStatus(pod, status, false, statusFn);
     this.deps.prober?.stopLivenessAndStartup(uid);
     log('kubelet').info({ pod: podFullName(pod), gracePeriod: gracePeriodSeconds }, 'Killing pod');
@@ -454,7 +452,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     void this.deps.pleg.relist();
     if (ctx.signal.aborted) return;
     this.waiting.delete(uid);
-    const after = await this.deps.runtime.getPodStatus(uid, name, ns);
+    const after = await this.deps.runtime.getPodStatus(uid, name, namespace);
     const stillRunning = after.containerStatuses.filter((c) => c.state === 'running').map((c) => c.name);
     if (stillRunning.length > 0) throw new KubeletError('KTS_ERR_CRI_REPLY', `detected running containers after a successful KillPod, CRI violation: ${stillRunning.join(', ')}; the pod worker retries the kill`);
     this.updateStatus(pod, after, true, statusFn);
@@ -472,8 +470,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
    * fails is left to garbage collection, which tries again.
    */
   async syncTerminatedPod(_ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<void> {
-    const uid = pod.metadata!.uid!;
-    const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, pod.metadata!.name!, pod.metadata!.namespace ?? 'default'));
+    const uid = podUID(pod);
+    const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, podName(pod), podNamespace(pod)));
     this.updateStatus(pod, status, true);
     this.waiting.delete(uid);
     await this.deps.runtime.tearDownPodVolumes(uid).catch((err: unknown) =>
@@ -481,7 +479,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   }
 
   private updateStatus(pod: Pod, runtimeStatus: PodRuntimeStatus, podIsTerminal: boolean, statusFn?: PodStatusFunc): ApiPodStatus {
-    const uid = pod.metadata!.uid!;
+    const uid = podUID(pod);
     const previous = this.deps.statusManager.getPodStatus(uid);
     const apiStatus = generateAPIPodStatus({
       pod, runtime: runtimeStatus, waiting: this.waiting.get(uid) ?? EMPTY_WAITING, previous, podIsTerminal,

@@ -23,6 +23,7 @@
  * the first one, which is what upstream's RunOnce reads from the updates channel.
  */
 import type { ApiContainerStatus, ApiPodStatus, Pod } from '../api/types.js';
+import { podUID } from '../api/pod.js';
 import type { PodUpdate } from '../podconfig/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
@@ -100,7 +101,7 @@ export class RunOnce {
     const name = podName(pod);
     let delay = this.opts.retryDelayMs ?? runOnceRetryDelayMs;
     for (let retry = 0; ; retry++) {
-      const v = judge(pod, this.opts.status(pod.metadata!.uid!));
+      const v = judge(pod, this.opts.status(podUID(pod)));
       if (v.done) {
         log('runonce').info({ pod: name, message: v.message }, v.ok ? 'Pod done' : 'Unable to start pod');
         return { pod: name, ok: v.ok, ...(v.rejected ? { rejected: true } : {}), message: v.message };

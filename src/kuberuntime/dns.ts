@@ -12,6 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Pod } from '../api/types.js';
+import { podNamespace } from '../api/pod.js';
 import type { DNSConfig } from '../cri/types.js';
 import { log } from '../util/log.js';
 
@@ -98,7 +99,7 @@ export function buildPodDNS(pod: Pod, settings: DnsSettings, host: DNSConfig): D
 
 function clusterSearches(pod: Pod, domain: string, hostSearches: string[]): string[] {
   if (!domain) return hostSearches;
-  const ns = pod.metadata?.namespace ?? '';
+  const ns = podNamespace(pod);
   return omitDuplicates([`${ns}.svc.${domain}`, `svc.${domain}`, domain, ...hostSearches]);
 }
 

@@ -24,6 +24,7 @@ import type { PodContainerManager } from '../cm/types.js';
 import type { Container as CriContainer, PodSandbox, RuntimeService } from '../cri/types.js';
 import { CriError, errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
+import { podUIDOfLogsDirName } from '../util/pod-identity.js';
 import { getContainerInfoFromLabels, getPodSandboxInfoFromLabels } from './labels.js';
 import { killContainer } from './kill.js';
 import { removeAllLogged, removeContainer, removeSandbox } from './remove.js';
@@ -203,12 +204,6 @@ async function evictSandboxes(deps: GcDeps, active: ActivePods): Promise<void> {
   await removeAllLogged('sandbox', ids, (id) => removeSandbox(deps.runtime, id));
 }
 
-/** Log directories are <ns>_<name>_<uid>; the UID is after the last underscore. */
-function uidOfLogDir(dir: string): string | undefined {
-  const parts = dir.split('_');
-  return parts.length >= 3 ? parts[parts.length - 1] : undefined;
-}
-
 /** Log directories, volumes and pod cgroups of pods that are neither active nor have a sandbox or container left. */
 async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ActivePods): Promise<void> {
   const [sandboxes, containers] = await Promise.all([deps.runtime.listPodSandbox(), deps.runtime.listContainers()]);
@@ -223,7 +218,7 @@ async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ActivePods): 
   }
   const gone = (uid: string) => !active.has(uid) && !present.has(uid);
   for (const dir of await readdir(deps.podLogsDir).catch(() => [] as string[])) {
-    const uid = uidOfLogDir(dir);
+    const uid = podUIDOfLogsDirName(dir);
     if (!uid || !gone(uid)) continue;
     await rm(join(deps.podLogsDir, dir), { recursive: true, force: true }).catch((err) => log('kuberuntime').error({ err, dir }, 'failed to remove pod log directory'));
   }

@@ -13,17 +13,13 @@
  *    earlier ones may have been garbage collected.
  */
 import type { Container, Pod } from '../api/types.js';
+import { isRestartableInitContainer } from '../api/pod.js';
 import { hashContainer } from './hash.js';
 import type { ContainerRuntimeStatus, PodRuntimeStatus } from './types.js';
 
 /** Newest status of the container called name (containerStatuses are newest first). */
 export function findContainerStatusByName(status: PodRuntimeStatus, name: string): ContainerRuntimeStatus | undefined {
   return status.containerStatuses.find((s) => s.name === name);
-}
-
-/** upstream podutil.IsRestartableInitContainer: an init container with restartPolicy Always. */
-export function isRestartableInitContainer(c: Pick<Container, 'restartPolicy'> | undefined): boolean {
-  return c?.restartPolicy === 'Always';
 }
 
 export function hasRestartableInitContainer(pod: Pod): boolean {

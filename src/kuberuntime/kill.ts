@@ -16,6 +16,7 @@
  * removed later by garbage collection. NOT_FOUND means already gone, which is what a kill wants.
  */
 import type { Container, Pod } from '../api/types.js';
+import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS, podTerminationGracePeriodSeconds, podUID } from '../api/pod.js';
 import type { RuntimeService } from '../cri/types.js';
 import { KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
@@ -29,8 +30,6 @@ import type { PodRuntimeStatus, RunningPod, RuntimeContainer } from './types.js'
 
 /** upstream minimumGracePeriodInSeconds: a minimal shutdown window avoids needless SIGKILLs. */
 const MINIMUM_GRACE_PERIOD_SECONDS = 2;
-/** The apiserver's default terminationGracePeriodSeconds. */
-const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30;
 
 /** What killing needs besides the runtime: the pod's IPs for httpGet preStop hooks. */
 export interface KillDeps {
@@ -57,7 +56,7 @@ function terminationGracePeriod(opts: {
   if (pod.metadata?.deletionGracePeriodSeconds !== undefined && pod.metadata.deletionGracePeriodSeconds !== null) {
     return pod.metadata.deletionGracePeriodSeconds;
   }
-  let grace = pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
+  let grace = podTerminationGracePeriodSeconds(pod);
   const probe = reason === 'LivenessProbe' ? container?.livenessProbe : reason === 'StartupProbe' ? container?.startupProbe : undefined;
   if (probe?.terminationGracePeriodSeconds !== undefined && probe.terminationGracePeriodSeconds !== null) grace = probe.terminationGracePeriodSeconds;
   return grace;
@@ -111,7 +110,7 @@ async function executePreStopHook(deps: KillDeps, pod: Pod, container: Container
     pod,
     container,
     containerId: id,
-    podIPs: () => (deps.podIPs ? deps.podIPs(pod.metadata?.uid ?? '') : Promise.resolve([])),
+    podIPs: () => (deps.podIPs ? deps.podIPs(podUID(pod)) : Promise.resolve([])),
     timeoutMs: graceSeconds * 1000,
     signal: ac.signal,
   }).then(

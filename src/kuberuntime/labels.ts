@@ -6,6 +6,7 @@
  * the annotations. Anything without our labels belongs to someone else and is ignored.
  */
 import type { Container, ContainerPort, Pod } from '../api/types.js';
+import { podNames } from '../api/pod.js';
 import type { Labels } from '../cri/types.js';
 import { hashContainer } from './hash.js';
 
@@ -57,13 +58,17 @@ export interface AnnotatedContainerInfo {
   containerType: string;
 }
 
+/** The three labels that name the pod on its sandbox and containers. */
+function podIdentityLabels(pod: Pod): Labels {
+  const { name, namespace, uid } = podNames(pod);
+  return { [KubernetesPodNameLabel]: name, [KubernetesPodNamespaceLabel]: namespace, [KubernetesPodUIDLabel]: uid };
+}
+
 /** Sandbox labels: the pod's labels plus our three identity labels (ours win on conflict). */
 export function newPodLabels(pod: Pod): Labels {
   return {
     ...(pod.metadata?.labels ?? {}),
-    [KubernetesPodNameLabel]: pod.metadata?.name ?? '',
-    [KubernetesPodNamespaceLabel]: pod.metadata?.namespace ?? '',
-    [KubernetesPodUIDLabel]: pod.metadata?.uid ?? '',
+    ...podIdentityLabels(pod),
   };
 }
 
@@ -74,9 +79,7 @@ export function newPodAnnotations(pod: Pod): Labels {
 
 export function newContainerLabels(container: Container, pod: Pod): Labels {
   return {
-    [KubernetesPodNameLabel]: pod.metadata?.name ?? '',
-    [KubernetesPodNamespaceLabel]: pod.metadata?.namespace ?? '',
-    [KubernetesPodUIDLabel]: pod.metadata?.uid ?? '',
+    ...podIdentityLabels(pod),
     [KubernetesContainerNameLabel]: container.name,
   };
 }

@@ -12,11 +12,11 @@
  * The caller bounds the hook: postStart with the hook timeout, preStop with the grace period.
  */
 import type { Container, Pod } from '../api/types.js';
+import { formatPod } from '../api/pod.js';
 import type { RuntimeService } from '../cri/types.js';
 import { errorMessage, kubeletErrorClass } from '../errors.js';
 import { runtimeMessage } from '../cri/errors.js';
 import { httpGet, newRequestForHTTPGetAction, type HttpGetAction } from '../util/http-get.js';
-import { formatPod } from './pod-actions.js';
 
 /** Default bound of a postStart hook and of an HTTP hook request (upstream has none). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 120_000;

@@ -6,6 +6,7 @@
  * by table without a runtime.
  */
 import type { Container, Pod } from '../api/types.js';
+import { formatPod, podFullName, podUID } from '../api/pod.js';
 import type { BackoffView } from '../util/backoff.js';
 import { formatGoDuration } from '../util/backoff.js';
 import { hashContainer } from './hash.js';
@@ -64,11 +65,6 @@ export interface PodActionsOptions {
   probeFailure?: ((containerId: string) => ProbeFailure | undefined) | undefined;
   /** Whether a container's startup probe succeeded (sidecars wait for it); default: yes. */
   startupProbeSucceeded?: ((containerId: string) => boolean | undefined) | undefined;
-}
-
-/** upstream format.Pod: name_namespace(uid). */
-export function formatPod(pod: Pod): string {
-  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}(${pod.metadata?.uid ?? ''})`;
 }
 
 export function isHostNetworkPod(pod: Pod): boolean {
@@ -243,7 +239,7 @@ function killUnwantedInstances(pod: Pod, status: PodRuntimeStatus, actions: PodA
 
 /** upstream GetStableKey: the back-off key of a container spec in a pod. */
 export function restartBackOffKey(pod: Pod, container: Container): string {
-  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}_${pod.metadata?.uid ?? ''}_${container.name}_${hashContainer(container)}`;
+  return `${podFullName(pod)}_${podUID(pod)}_${container.name}_${hashContainer(container)}`;
 }
 
 /** upstream doBackOff's check, without recording anything (SyncPod records the restart). */

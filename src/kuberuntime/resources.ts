@@ -1,21 +1,15 @@
 /**
  * Container requests/limits → CRI LinuxContainerResources, and the QoS-based OOM score, as
  * upstream computes them (kuberuntime_container_linux.go calculateLinuxResources,
- * qos.GetContainerOOMScoreAdjust). The resource arithmetic (shares, quota, QoS class) lives in
- * the container manager (src/cm), which the pod cgroups share.
+ * qos.GetContainerOOMScoreAdjust). The cgroup arithmetic (shares, quota) lives in the container
+ * manager (src/cm), which the pod cgroups share; quantities and the QoS class in
+ * util/pod-resources.ts.
  */
 import type { Container, Pod } from '../api/types.js';
-import {
-  containerMemory,
-  containerMilliCPU,
-  milliCPUToQuota,
-  milliCPUToShares,
-  podQOSClass,
-  QUOTA_PERIOD,
-} from '../cm/index.js';
+import { milliCPUToQuota, milliCPUToShares, QUOTA_PERIOD } from '../cm/index.js';
 import type { LinuxContainerResources } from '../cri/types.js';
-import { isMirrorPod, isStaticPod } from '../api/pod.js';
-import { isRestartableInitContainer } from './init-containers.js';
+import { isMirrorPod, isRestartableInitContainer, isStaticPod } from '../api/pod.js';
+import { containerMemory, containerMilliCPU, podQOSClass } from '../util/pod-resources.js';
 
 export {
   MIN_SHARES,
@@ -24,11 +18,8 @@ export {
   MILLI_CPU_TO_CPU,
   QUOTA_PERIOD,
   MIN_QUOTA_PERIOD,
-  ResourceError,
   milliCPUToShares,
   milliCPUToQuota,
-  podQOSClass,
-  type QOSClass,
 } from '../cm/index.js';
 
 const GUARANTEED_OOM_SCORE_ADJ = -997;

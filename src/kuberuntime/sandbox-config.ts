@@ -3,21 +3,13 @@
  * generatePodSandboxConfig): metadata with the attempt, hostname, log directory, DNS, port
  * mappings, our labels and the pod's annotations, and the Linux namespace options.
  */
-import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
+import { podNames, podNamespace } from '../api/pod.js';
 import { podLogsDirectory } from '../util/pod-identity.js';
-import { pathComponent } from '../util/path-component.js';
 import type { DNSConfig, NamespaceMode, NamespaceOption, PodSandboxConfig, PortMapping, Protocol } from '../cri/types.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 
 const MAX_HOSTNAME_LENGTH = 63;
-
-export { podLogsDirectory, containerLogsDirectory } from '../util/pod-identity.js';
-
-/** upstream buildContainerLogsPath, relative to the sandbox log directory. */
-export function containerLogPath(containerName: string, restartCount: number): string {
-  return join(pathComponent(containerName, 'container name'), `${restartCount}.log`);
-}
 
 export function namespacesForPod(pod: Pod): NamespaceOption {
   const pid: NamespaceMode = pod.spec?.hostPID ? 'NODE' : pod.spec?.shareProcessNamespace ? 'POD' : 'CONTAINER';
@@ -42,7 +34,7 @@ export function podHostname(pod: Pod, clusterDomain: string): string {
   const hostname = truncateHostname(pod.spec?.hostname || pod.metadata?.name || '');
   const sub = pod.spec?.subdomain;
   if (pod.spec?.setHostnameAsFQDN && sub && clusterDomain) {
-    return `${hostname}.${sub}.${pod.metadata?.namespace ?? ''}.svc.${clusterDomain}`;
+    return `${hostname}.${sub}.${podNamespace(pod)}.svc.${clusterDomain}`;
   }
   return hostname;
 }
@@ -75,10 +67,10 @@ export interface SandboxConfigInput {
 export function generatePodSandboxConfig({ pod, attempt, podLogsDir, clusterDomain, dns, cgroupParent }: SandboxConfigInput): PodSandboxConfig {
   const hostNetwork = pod.spec?.hostNetwork === true;
   return {
-    metadata: { name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '', uid: pod.metadata?.uid ?? '', attempt },
+    metadata: { ...podNames(pod), attempt },
     // The host network's hostname is the node's: the runtime must not set one.
     hostname: hostNetwork ? '' : podHostname(pod, clusterDomain),
-    logDirectory: podLogsDirectory(podLogsDir, pod),
+    logDirectory: podLogsDirectory(podLogsDir, podNames(pod)),
     dnsConfig: dns,
     portMappings: portMappings(pod),
     labels: newPodLabels(pod),

@@ -22,8 +22,8 @@ import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
-import { containerReference, podReference } from '../events/references.js';
 import type { EventRecorder } from '../events/types.js';
+import { containerEventRef, podEventRef } from '../events/refs.js';
 import type { ImageManager, PullSecret } from '../images/types.js';
 import { ContainerStartError, KubeletError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
@@ -33,13 +33,15 @@ import { runtimeMessage } from '../cri/errors.js';
 import { podDNS, type DnsSettings } from './dns.js';
 import type { NodeAllocatable } from './downward-api.js';
 import type { CriStartScheduler, StartClass } from './cri-scheduler.js';
-import { findContainerStatusByName, isRestartableInitContainer } from './init-containers.js';
+import { formatPod, isRestartableInitContainer, podNames, podUID } from '../api/pod.js';
+import { findContainerStatusByName } from './init-containers.js';
 import { killContainer, killPod, runningPodFromStatus, type KillDeps } from './kill.js';
 import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';
-import { computePodActions, formatPod, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
+import { computePodActions, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
 import { removeAllLogged, removeContainer } from './remove.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
-import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
+import { generatePodSandboxConfig } from './sandbox-config.js';
+import { containerLogsDirectory, restartCountOfLogFileName } from '../util/pod-identity.js';
 import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.js';
 import type { Mounter } from './mount.js';
 import type { BindSubPath } from './subpath-types.js';
@@ -87,14 +89,14 @@ function causeChain(err: unknown): unknown[] {
   return out;
 }
 
-/** A container-scoped pod event (upstream's ObjectReference with FieldPath spec.containers{name}). */
-function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
-  deps.recorder?.event(containerReference(pod, container), type, reason, message);
+/** A container-scoped pod event (the reference's fieldPath names the container). */
+export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  deps.recorder?.event(containerEventRef(pod, container.name), type, reason, message);
 }
 
 /** A pod-scoped event (no fieldPath), e.g. FailedCreatePodSandBox. */
 function podEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
-  deps.recorder?.event(podReference(pod), type, reason, message);
+  deps.recorder?.event(podEventRef(pod), type, reason, message);
 }
 
 /** Where the containers of this sync start: the sandbox and what they need to know about it. */
@@ -126,7 +128,7 @@ function bindSignal(deps: SyncDeps, signal: AbortSignal | undefined): SyncDeps {
 function criStart<T>(deps: SyncDeps, pod: Pod, actions: PodActions, fn: () => Promise<T>): Promise<T> {
   if (!deps.criStarts) return fn();
   const cls: StartClass = actions.createSandbox && actions.attempt === 0 ? 'new' : 'restart';
-  return deps.criStarts.run(pod.metadata?.uid ?? '', cls, fn, deps.signal);
+  return deps.criStarts.run(podUID(pod), cls, fn, deps.signal);
 }
 
 /** A failure that is only the cancellation: passed up as is, never reported as the pod's problem. */
@@ -139,7 +141,7 @@ export async function syncPod(baseDeps: SyncDeps, pod: Pod, status: PodRuntimeSt
     return await syncPodSteps(bindSignal(baseDeps, signal), pod, status);
   } finally {
     // The sync is over: the pod's place in the CRI start line goes (its next sync queues anew).
-    baseDeps.criStarts?.release(pod.metadata?.uid ?? '');
+    baseDeps.criStarts?.release(podUID(pod));
   }
 }
 
@@ -214,7 +216,7 @@ async function ensurePodCgroup(deps: SyncDeps, pod: Pod, status: PodRuntimeStatu
     // After a kill the status is stale: the next sync restarts the pod in its cgroup.
     return firstSync;
   } catch (err) {
-    result.error = new KubeletError('KTS_ERR_SANDBOX', `failed to ensure that the pod: ${pod.metadata?.uid ?? ''} cgroups exist and are correctly applied: ${errorMessage(err)}`, { cause: err });
+    result.error = new KubeletError('KTS_ERR_SANDBOX', `failed to ensure that the pod: ${podUID(pod)} cgroups exist and are correctly applied: ${errorMessage(err)}`, { cause: err });
     return false;
   }
 }
@@ -346,7 +348,7 @@ const NO_PULL_SECRETS: readonly PullSecret[] = [];
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
 async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions: PodActions, target: StartTarget, container: Container): Promise<string> {
   const imageRef = await deps.imageManager.ensureImageExists(pod, container, NO_PULL_SECRETS, target.sandboxConfig);
-  const logDir = containerLogsDirectory(deps.podLogsDir, pod, container.name);
+  const logDir = containerLogsDirectory(deps.podLogsDir, podNames(pod), container.name);
   const previous = findContainerStatusByName(status, container.name);
   const restartCount = previous ? previous.restartCount + 1 : await restartCountFromLogDir(logDir);
   let config;
@@ -392,7 +394,7 @@ async function runPostStartHook(deps: SyncDeps, pod: Pod, container: Container, 
       pod,
       container,
       containerId: id,
-      podIPs: async () => (target.podIPs.length > 0 ? target.podIPs : isHostNetworkPod(pod) && deps.hostIP ? [deps.hostIP] : deps.podIPs(pod.metadata?.uid ?? '')),
+      podIPs: async () => (target.podIPs.length > 0 ? target.podIPs : isHostNetworkPod(pod) && deps.hostIP ? [deps.hostIP] : deps.podIPs(podUID(pod))),
       timeoutMs: deps.hookTimeoutMs,
     });
   } catch (err) {
@@ -416,9 +418,6 @@ async function restartCountFromLogDir(logDir: string): Promise<number> {
     return 0;
   }
   let max = -1;
-  for (const e of entries) {
-    const m = /^(\d+)\.log$/.exec(e);
-    if (m) max = Math.max(max, Number(m[1]));
-  }
+  for (const e of entries) max = Math.max(max, restartCountOfLogFileName(e) ?? -1);
   return max + 1;
 }

@@ -6,7 +6,7 @@
  * the container's remaining grace period.
  */
 import type { Pod } from '../api/types.js';
-import { isRestartableInitContainer } from './init-containers.js';
+import { isRestartableInitContainer } from '../api/pod.js';
 
 interface Latch {
   promise: Promise<void>;

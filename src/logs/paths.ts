@@ -9,9 +9,10 @@
 import { readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
-import { isDns1123Label, isDns1123Subdomain, podLogsDirName } from '../util/pod-identity.js';
+import { podNames } from '../api/pod.js';
+import { containerLogFileName, isDns1123Label, isDns1123Subdomain, podLogsDirName, restartCountOfLogFileName } from '../util/pod-identity.js';
 import { openBeneath, pathAt } from '../util/open-beneath.js';
-import { KubeletError, UnsafePathError } from '../errors.js';
+import { KubeletError, PodIdentityError, UnsafePathError } from '../errors.js';
 
 /** A log request that cannot be served; `status` is the HTTP status to answer with. */
 export class ContainerLogsError extends KubeletError {
@@ -19,8 +20,6 @@ export class ContainerLogsError extends KubeletError {
     super('KTS_ERR_CONTAINER_LOGS', message);
   }
 }
-
-const INSTANCE_LOG = /^(\d+)\.log$/;
 
 /** Rejects anything that is not a valid namespace / pod / container name (400). */
 export function checkNames(namespace: string, pod: string, container: string): void {
@@ -39,14 +38,13 @@ export interface ContainerLogDir {
 
 /** The log directory of `container` in `pod` (nothing is opened yet). */
 export function containerLogDir(podLogsDir: string, pod: Pod, container: string): ContainerLogDir {
-  let podDir: string;
   try {
-    podDir = podLogsDirName(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', pod.metadata?.uid ?? '');
+    const names = podNames(pod);
+    return { root: podLogsDir, components: [podLogsDirName(names), container], container, podName: names.name };
   } catch (err) {
-    if (err instanceof UnsafePathError) throw new ContainerLogsError(400, err.message);
+    if (err instanceof UnsafePathError || err instanceof PodIdentityError) throw new ContainerLogsError(400, err.message);
     throw err;
   }
-  return { root: podLogsDir, components: [podDir, container], container, podName: pod.metadata?.name ?? '' };
 }
 
 /** The kernel's refusal of a walk, as the answer to give. */
@@ -72,16 +70,15 @@ export async function instanceLogFile(dir: ContainerLogDir, previous: boolean): 
     await fh.close();
   }
   const instances = names
-    .map((f) => INSTANCE_LOG.exec(f))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => Number(m[1]))
+    .map(restartCountOfLogFileName)
+    .filter((n): n is number => n !== undefined)
     .sort((a, b) => b - a);
   const n = instances[previous ? 1 : 0];
   if (n === undefined) {
     if (previous) throw new ContainerLogsError(400, `previous terminated container "${dir.container}" in pod "${dir.podName}" not found`);
     throw new ContainerLogsError(404, `container "${dir.container}" in pod "${dir.podName}" has no log file`);
   }
-  return `${n}.log`;
+  return containerLogFileName(n);
 }
 
 /** The path of a log file (for messages and rotation checks only; opening goes through openLogFile). */

@@ -12,6 +12,7 @@
  * system-cluster-critical 2 000 000 000).
  */
 import type { Pod } from '../api/types.js';
+import { podTerminationGracePeriodSeconds } from '../api/pod.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import type { KillPodForShutdown, NodeShutdownManager, ShutdownTrigger } from './types.js';
@@ -87,7 +88,7 @@ class Manager implements NodeShutdownManager {
       if (g.pods.length === 0) continue;
       const graceCap = Math.floor(g.budgetMs / 1000);
       const kills = g.pods.map((pod) => {
-        const grace = Math.min(pod.spec?.terminationGracePeriodSeconds ?? 30, graceCap);
+        const grace = Math.min(podTerminationGracePeriodSeconds(pod), graceCap);
         log('nodeshutdown').info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, gracePeriodSeconds: grace, critical: g.critical }, 'Shutdown manager killing pod');
         return this.opts.killPod(pod, grace, NodeShutdownMessage).catch((err: unknown) => {
           log('nodeshutdown').error({ pod: pod.metadata?.name, err: errorMessage(err) }, 'Shutdown manager failed killing pod');

@@ -4,7 +4,9 @@
  * victim is outside every pod), a log line, and a count per container for /metrics/cadvisor.
  */
 import type { Pod } from '../api/types.js';
+import { podName, podNamespace } from '../api/pod.js';
 import type { EventRecorder } from '../events/types.js';
+import { containerEventRef, podEventRef } from '../events/refs.js';
 import { metrics } from '../metrics/index.js';
 import type { OomCount } from '../stats/cadvisor-metrics.js';
 import { log } from '../util/log.js';
@@ -31,10 +33,9 @@ export function createOomPodEvents(deps: { pods: OomPodView; recorder: EventReco
     const name = deps.pods.containerName(e.podUid, e.containerId) ?? '';
     log('oom').warn({ pod: pod ? `${pod.metadata?.namespace}/${pod.metadata?.name}` : e.podUid, container: name, pid: e.pid, comm: e.comm, source: e.source }, 'Container OOM kill');
     if (!pod) return;
-    const ns = pod.metadata?.namespace ?? 'default';
     const key = `${e.podUid}/${name}`;
-    counts.set(key, { podUid: e.podUid, namespace: ns, pod: pod.metadata!.name!, container: name, id: e.memcg, count: (counts.get(key)?.count ?? 0) + 1 });
-    deps.recorder.event({ kind: 'Pod', name: pod.metadata!.name!, namespace: ns, uid: e.podUid, ...(name ? { fieldPath: `spec.containers{${name}}` } : {}) }, 'Warning', 'OOMKilling',
+    counts.set(key, { podUid: e.podUid, namespace: podNamespace(pod), pod: podName(pod), container: name, id: e.memcg, count: (counts.get(key)?.count ?? 0) + 1 });
+    deps.recorder.event(name ? containerEventRef(pod, name) : podEventRef(pod), 'Warning', 'OOMKilling',
       `Memory cgroup out of memory: Killed process ${e.pid ?? '?'} (${e.comm ?? 'unknown'}) in container ${name || e.containerId || '?'}`);
   };
   return { onEvent, counts: () => [...counts.values()] };

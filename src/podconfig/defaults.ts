@@ -3,6 +3,7 @@
  * kubelet reads, applied to a freshly decoded manifest before validation. Written defensively:
  * a field of the wrong type is left alone for validation to report.
  */
+import { DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS } from '../api/pod.js';
 
 export type Obj = Record<string, unknown>;
 
@@ -30,7 +31,6 @@ export function defaultImagePullPolicy(image: string): 'Always' | 'IfNotPresent'
   return tag === 'latest' || (tag === '' && digest === '') ? 'Always' : 'IfNotPresent';
 }
 
-const DefaultTerminationGracePeriodSeconds = 30;
 const DefaultSchedulerName = 'default-scheduler';
 const DefaultTerminationMessagePath = '/dev/termination-log';
 /** Mode of secret, configMap, downwardAPI and projected volume files (0644). */
@@ -45,7 +45,7 @@ export function setPodDefaults(pod: Obj): void {
 
   dflt(spec, 'restartPolicy', 'Always', true);
   dflt(spec, 'dnsPolicy', 'ClusterFirst', true);
-  dflt(spec, 'terminationGracePeriodSeconds', DefaultTerminationGracePeriodSeconds);
+  dflt(spec, 'terminationGracePeriodSeconds', DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS);
   dflt(spec, 'schedulerName', DefaultSchedulerName, true);
   dflt(spec, 'securityContext', {});
   dflt(spec, 'enableServiceLinks', true);

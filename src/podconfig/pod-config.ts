@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Pod } from '../api/types.js';
+import { podUID } from '../api/pod.js';
 import { ConfigMirrorAnnotationKey, ConfigSeenAnnotationKey, ConfigSourceAnnotationKey } from '../api/types.js';
 import { PodIdentityError } from '../errors.js';
 import { log } from '../util/log.js';
@@ -140,7 +141,7 @@ export class PodStorage {
       for (const incoming of this.filterInvalidPods(newPods, source)) {
         const ref = structuredClone(incoming);
         ref.metadata!.annotations = { ...ref.metadata!.annotations, [ConfigSourceAnnotationKey]: source };
-        const uid = ref.metadata!.uid!;
+        const uid = podUID(ref);
         const existing = oldPods.get(uid);
         if (existing) {
           const { change, stored } = checkAndUpdatePod(existing, ref);
@@ -217,7 +218,7 @@ export class PodStorage {
         this.logRefusal(source, name, problems);
         continue;
       }
-      const uid = p.metadata!.uid!;
+      const uid = podUID(p);
       if (names.has(name)) {
         this.logger.warn({ source, pod: name }, 'pod name is duplicated within its source; the later one is ignored');
       } else if (uids.has(uid)) {

@@ -1,1 +1,1 @@
-export { PodManager, podFullName } from './pod-manager.js';
+export { PodManager } from './pod-manager.js';

@@ -5,10 +5,6 @@
  */
 import type { Pod } from '../api/types.js';
 
-export function podFullName(pod: Pod): string {
-  return `${pod.metadata?.name ?? ''}_${pod.metadata?.namespace ?? ''}`;
-}
-
 export class PodManager {
   private readonly byUid = new Map<string, Pod>();
 

@@ -15,7 +15,7 @@
 import type { Pod } from '../api/types.js';
 import type { PodStatusCache } from '../pleg/types.js';
 import type { RunningPod } from '../kuberuntime/types.js';
-import { isStaticPod } from '../api/pod.js';
+import { buildPodFullName, isStaticPod, podTerminationGracePeriodSeconds } from '../api/pod.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
@@ -70,7 +70,7 @@ export interface PodWorkersOptions {
 }
 
 function fullName(pod: Pod | undefined, running: RunningPod | undefined): string {
-  return `${pod?.metadata?.name ?? running?.name ?? '?'}_${pod?.metadata?.namespace ?? running?.namespace ?? '?'}`;
+  return buildPodFullName(pod?.metadata?.name ?? running?.name ?? '?', pod?.metadata?.namespace ?? running?.namespace ?? '?');
 }
 
 /** upstream isPodStatusCacheTerminal: nothing running and no ready sandbox. */
@@ -510,7 +510,7 @@ class PodWorkersImpl implements PodWorkers {
   }
 
   terminatePodAbnormally(pod: Pod, opts: KillPodOptions): Promise<void> {
-    const grace = opts.gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+    const grace = opts.gracePeriodSeconds ?? podTerminationGracePeriodSeconds(pod);
     const timeoutMs = Math.max(10, grace + Math.floor(grace / 2)) * 1000;
     return new Promise<void>((resolve, reject) => {
       const timer = this.clock.setTimeout(() => reject(new KubeletError('KTS_ERR_POD_KILL_TIMEOUT', `timeout waiting to terminate pod ${fullName(pod, undefined)} abnormally: not terminated within ${timeoutMs / 1000} s (its grace period and half again); its pod worker keeps trying`)), timeoutMs);
@@ -531,7 +531,7 @@ class PodWorkersImpl implements PodWorkers {
 }
 
 function effectiveDefault(pod: Pod): number {
-  return Math.max(1, pod.spec?.terminationGracePeriodSeconds ?? 30);
+  return Math.max(1, podTerminationGracePeriodSeconds(pod));
 }
 
 export function createPodWorkers(opts: PodWorkersOptions): PodWorkers {

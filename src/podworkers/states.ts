@@ -14,7 +14,7 @@
  * termination is under way is remembered (restartRequested) and honoured once finished.
  */
 import type { Pod } from '../api/types.js';
-import { isTerminalPhase } from '../api/pod.js';
+import { isTerminalPhase, podTerminationGracePeriodSeconds } from '../api/pod.js';
 import type { KillPodOptions, PodWorkerState, UpdatePodOptions } from './types.js';
 
 export const EDGES = {
@@ -76,8 +76,6 @@ export interface StateHandlers<S extends PodWorkerState> {
   onWorkDone(w: WorkerView, done: WorkDone): { to: Successor<S>; cause?: TerminationCause; gracePeriod?: number };
 }
 
-const DEFAULT_GRACE_SECONDS = 30;
-
 /**
  * upstream calculateEffectiveGracePeriod: the grace period only ever shrinks. The apiserver's
  * deletionGracePeriodSeconds and a kill option override the current value when shorter (or
@@ -97,7 +95,7 @@ export function effectiveGracePeriod(current: number | undefined, pod: Pod | und
     grace = override;
     overridden = true;
   }
-  if (!overridden && grace === 0) grace = pod?.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS;
+  if (!overridden && grace === 0) grace = podTerminationGracePeriodSeconds(pod);
   if (grace < 1) grace = 1;
   return { gracePeriod: grace, shortened: current !== undefined && current !== 0 && current !== grace };
 }

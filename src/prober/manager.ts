@@ -3,6 +3,7 @@
  * caches, and the views the status code and the runtime read.
  */
 import type { ApiContainerStatus, ApiPodStatus, Container, Pod, Probe } from '../api/types.js';
+import { podUID } from '../api/pod.js';
 import type { RuntimeService } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
 import { log } from '../util/log.js';
@@ -71,7 +72,7 @@ class Manager implements ProbeManager, WorkerContext {
   }
 
   updatePod(pod: Pod, status: ApiPodStatus, podIsTerminal: boolean): void {
-    const uid = pod.metadata!.uid!;
+    const uid = podUID(pod);
     if (podIsTerminal) {
       this.removePod(uid);
       return;
@@ -82,7 +83,7 @@ class Manager implements ProbeManager, WorkerContext {
 
   /** upstream AddPod: regular containers and sidecars (restartable init containers) with probes. */
   private addPod(pod: Pod): void {
-    const uid = pod.metadata!.uid!;
+    const uid = podUID(pod);
     const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always')];
     const list: ProbeWorker[] = [];
     for (const c of containers) {

@@ -6,6 +6,7 @@
  */
 import type { ApiContainerStatus, Container, Pod, Probe } from '../api/types.js';
 import type { EventRecorder } from '../events/types.js';
+import { containerEventRef } from '../events/refs.js';
 import { probeMetrics } from '../metrics/probes.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
@@ -145,10 +146,7 @@ export class ProbeWorker {
   private recordEvent(pod: Pod, reply: ProbeReply): void {
     const r = this.ctx.recorder;
     if (!r || reply.outcome === 'success') return;
-    const ref = {
-      kind: 'Pod' as const, apiVersion: 'v1', name: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? 'default', uid: this.podUid,
-      fieldPath: `spec.containers{${this.container.name}}`,
-    };
+    const ref = containerEventRef(pod, this.container.name);
     const kind = LABEL[this.probeType];
     if (reply.outcome === 'warning') r.event(ref, 'Warning', 'ProbeWarning', `${kind} probe warning: ${reply.output}`);
     else if (reply.outcome === 'failure') r.event(ref, 'Warning', 'Unhealthy', `${kind} probe failed: ${reply.output}`);

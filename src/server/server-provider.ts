@@ -5,6 +5,7 @@
  * port-forward reach what actually runs.
  */
 import type { Pod } from '../api/types.js';
+import { podName, podNamespace, podUID } from '../api/pod.js';
 import type { Runtime, RunningPod } from '../kuberuntime/types.js';
 import type { ContainerLogsDeps } from '../logs/types.js';
 import type { PodStatusProvider } from '../status/types.js';
@@ -19,7 +20,7 @@ export function readServerProvider(deps: Omit<ServerProvider, 'podsWithStatus'> 
   const { podManager, statusManager, ...rest } = deps;
   return {
     ...rest,
-    podsWithStatus: () => podManager.getPods().map((p): Pod => ({ ...p, status: statusManager.getPodStatus(p.metadata!.uid!) ?? p.status ?? {} })),
+    podsWithStatus: () => podManager.getPods().map((p): Pod => ({ ...p, status: statusManager.getPodStatus(podUID(p)) ?? p.status ?? {} })),
   };
 }
 
@@ -29,7 +30,7 @@ export function runtimeContainerLogs(deps: { podLogsDir: string; pods: DesiredPo
     podLogsDir: deps.podLogsDir,
     getPod: (ns, name) => deps.pods.getPods().find((p) => p.metadata?.name === name && (p.metadata?.namespace ?? 'default') === ns),
     isContainerRunning: async (pod, container) => {
-      const s = await deps.runtime.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace ?? 'default');
+      const s = await deps.runtime.getPodStatus(podUID(pod), podName(pod), podNamespace(pod));
       return s.containerStatuses.find((c) => c.name === container)?.state === 'running';
     },
   };

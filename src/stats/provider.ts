@@ -278,7 +278,7 @@ export class CgroupStatsProvider implements StatsProvider {
   /** The pod's log directory, or undefined for runtime labels that are no path component (not a pod of ours). */
   private podLogsDir(p: StatsPodInfo): string | undefined {
     try {
-      return join(this.deps.podLogsDir, podLogsDirName(p.namespace, p.name, p.uid));
+      return join(this.deps.podLogsDir, podLogsDirName(p));
     } catch {
       return undefined;
     }

@@ -23,7 +23,7 @@
 import type { ApiContainerStatus, ApiPodStatus, Pod, PodCondition } from '../api/types.js';
 import type { ContainerWaiting, PodRuntimeStatus } from '../kuberuntime/types.js';
 import type { PodSyncHandler, ShouldEvictResponse } from './types.js';
-import { podQOSClass } from './qos.js';
+import { podQOSClass } from '../util/pod-resources.js';
 import { markOomKilled } from './oom-killed.js';
 import { getPhase, type PodPhase } from './phase.js';
 import { applyProbeResults, convertToAPIContainerStatuses, hasAnyActiveRegularContainerStarted, type ProbeResults } from './container-statuses.js';

@@ -6,5 +6,4 @@ export { type ProbeResults } from './container-statuses.js';
 export { DisruptionTarget, needToReconcilePodReadiness } from './conditions.js';
 export { EvictedReason, TerminationByKubelet, markTerminatedByKubelet } from './disruption.js';
 export { apiTime, ApiTime } from '../util/time.js';
-export { podQOSClass } from './qos.js';
 export { createApiStatusManager, type ApiStatusSyncDeps } from './apiserver-sync.js';

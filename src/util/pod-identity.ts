@@ -1,12 +1,13 @@
 /**
- * Pod identity as the apiserver accepts it, and the on-disk names the kubelet builds from it:
- * `<root-dir>/pods/<uid>`, `<podLogsDir>/<namespace>_<name>_<uid>/<container>`, the pod cgroup
+ * Pod identity as the apiserver accepts it, and the on-disk names the kubelet builds from it,
+ * each defined here only: `<root-dir>/pods/<uid>`, the logs
+ * `<podLogsDir>/<namespace>_<name>_<uid>/<container>/<restartCount>.log`, the pod cgroup
  * `pod<uid>`. The pod sources validate the identity (src/podconfig/validation.ts); every path
  * builder here also refuses a component that is not one safe path segment, so a value that got
  * past validation still cannot walk out of the directory it is joined to.
  */
 import { join } from 'node:path';
-import type { Pod } from '../api/types.js';
+import type { PodNames } from '../api/pod.js';
 import { pathComponent } from './path-component.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -37,29 +38,49 @@ export function isPodUID(s: string): boolean {
   return RFC4122_UUID.test(s) || STATIC_POD_UID.test(s);
 }
 
-function ids(pod: Pod): { namespace: string; name: string; uid: string } {
-  return { namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '', uid: pod.metadata?.uid ?? '' };
-}
-
 /** upstream getPodDir: `<root-dir>/pods/<uid>`. */
 export function podDir(rootDir: string, uid: string): string {
   return join(rootDir, 'pods', pathComponent(uid, 'pod UID'));
 }
 
 /** upstream BuildPodLogsDirectory's last component: `<namespace>_<name>_<uid>`. */
-export function podLogsDirName(namespace: string, name: string, uid: string): string {
-  return `${pathComponent(namespace, 'pod namespace')}_${pathComponent(name, 'pod name')}_${pathComponent(uid, 'pod UID')}`;
+export function podLogsDirName(pod: PodNames): string {
+  return `${pathComponent(pod.namespace, 'pod namespace')}_${pathComponent(pod.name, 'pod name')}_${pathComponent(pod.uid, 'pod UID')}`;
+}
+
+/**
+ * The UID in a pod log directory's name (after the last '_': namespaces and names hold none),
+ * undefined for a name that is not `<namespace>_<name>_<uid>`.
+ */
+export function podUIDOfLogsDirName(dirName: string): string | undefined {
+  const parts = dirName.split('_');
+  return parts.length >= 3 ? parts[parts.length - 1] : undefined;
 }
 
 /** upstream BuildPodLogsDirectory: `<podLogsDir>/<namespace>_<name>_<uid>`. */
-export function podLogsDirectory(podLogsDir: string, pod: Pod): string {
-  const { namespace, name, uid } = ids(pod);
-  return join(podLogsDir, podLogsDirName(namespace, name, uid));
+export function podLogsDirectory(podLogsDir: string, pod: PodNames): string {
+  return join(podLogsDir, podLogsDirName(pod));
 }
 
 /** upstream BuildContainerLogsDirectory: `<podLogsDir>/<namespace>_<name>_<uid>/<container>`. */
-export function containerLogsDirectory(podLogsDir: string, pod: Pod, containerName: string): string {
+export function containerLogsDirectory(podLogsDir: string, pod: PodNames, containerName: string): string {
   return join(podLogsDirectory(podLogsDir, pod), pathComponent(containerName, 'container name'));
+}
+
+/** The log file of one instance of a container: `<restartCount>.log`. */
+export function containerLogFileName(restartCount: number): string {
+  return `${restartCount}.log`;
+}
+
+/** The restart count in a container log file's name, undefined for any other file (rotated ones included). */
+export function restartCountOfLogFileName(fileName: string): number | undefined {
+  const m = /^(\d+)\.log$/.exec(fileName);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** upstream buildContainerLogsPath, relative to the sandbox's log directory: `<container>/<restartCount>.log`. */
+export function containerLogPath(containerName: string, restartCount: number): string {
+  return join(pathComponent(containerName, 'container name'), containerLogFileName(restartCount));
 }
 
 /** The last component of a pod's cgroup (upstream GetPodContainerName): `pod<uid>`. */

@@ -16,11 +16,10 @@ import {
   cpuSharesToCpuWeight,
   createPodContainerManager,
   parseCgroupMounts,
-  podLimits,
-  podRequests,
   podResourceConfig,
   type CgroupMounts,
 } from '../../src/cm/index.js';
+import { podLimits, podRequests } from '../../src/util/pod-resources.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 const MiB = 2 ** 20;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Pod } from '../../src/api/types.js';
-import { canAdmitPod, matchesNodeAffinity, podRequests } from '../../src/kubelet/admission.js';
+import { canAdmitPod, matchesNodeAffinity } from '../../src/kubelet/admission.js';
 import { computeNodeInfo, goArch, thresholdBytes, type NodeInfo } from '../../src/node/node-info.js';
 
 const Mi = 2 ** 20;
@@ -47,18 +47,6 @@ test('node labels: hostname, os, arch (stable and beta) and --node-labels', () =
   assert.equal(n.labels.disk, 'ssd');
   assert.equal(goArch('x64'), 'amd64');
   assert.equal(goArch('arm64'), 'arm64');
-});
-
-test('pod requests: containers summed, init containers as the max step, sidecars counted as upstream', () => {
-  assert.deepEqual(podRequests(pod('a', [ctr('a', '100m', '64Mi'), ctr('b', '0.2', '1Gi')])), { milliCPU: 300, memory: 64 * Mi + Gi });
-  // A big init container dominates; a small one does not.
-  assert.deepEqual(podRequests(pod('b', [ctr('a', '100m', '64Mi')], { initContainers: [ctr('i', '2', '32Mi')] })), { milliCPU: 2000, memory: 64 * Mi });
-  // Sidecars run beside the regular containers and beside later init containers.
-  const withSidecar = pod('c', [ctr('app', '100m', '100Mi')], {
-    initContainers: [ctr('side', '200m', '50Mi', { restartPolicy: 'Always' }), ctr('init', '250m', '10Mi')],
-  });
-  assert.deepEqual(podRequests(withSidecar), { milliCPU: 450, memory: 150 * Mi });
-  assert.deepEqual(podRequests(pod('d', [ctr('a')], { overhead: { cpu: '10m', memory: '1Mi' } })), { milliCPU: 10, memory: Mi });
 });
 
 test('OutOfpods: the pod count comes first', () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container } from '../../src/api/types.js';
-import { containerOOMScoreAdjust, linuxContainerResources, milliCPUToQuota, milliCPUToShares, podQOSClass, ResourceError } from '../../src/kuberuntime/resources.js';
+import { containerOOMScoreAdjust, linuxContainerResources, milliCPUToQuota, milliCPUToShares } from '../../src/kuberuntime/resources.js';
+import { podQOSClass, ResourceError } from '../../src/util/pod-resources.js';
 import { container, makePod } from './helpers.js';
 
 const GiB = 2 ** 30;

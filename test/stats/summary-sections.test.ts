@@ -125,7 +125,7 @@ describe('provider: rootfs, logs, volume, ephemeral-storage, network in the Summ
     const tree = makeCgroupTree(join(root, 'cg'), { mode: 'v2', pods: 1, containersPerPod: 2 });
     const pod = tree.pods[0]!;
     const c1 = pod.containers[0];
-    const logs = join(root, 'logs', podLogsDirName(pod.namespace, pod.name, pod.uid));
+    const logs = join(root, 'logs', podLogsDirName(pod));
     mkdirSync(join(logs, c1!.name), { recursive: true });
     writeFileSync(join(logs, c1!.name, '0.log'), Buffer.alloc(8192, 1));
     const vol = join(root, 'pods', pod.uid, 'volumes', 'kubernetes.io~empty-dir', 'cache');

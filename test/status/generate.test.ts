@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
 import type { ContainerRuntimeStatus, ContainerWaiting, PodRuntimeStatus } from '../../src/kuberuntime/types.js';
-import { apiTime, generateAPIPodStatus, podQOSClass, rejectedPodStatus, type GenerateInput } from '../../src/status/index.js';
+import { apiTime, generateAPIPodStatus, rejectedPodStatus, type GenerateInput } from '../../src/status/index.js';
+import { podQOSClass } from '../../src/util/pod-resources.js';
 import { STAGES, diffStage } from './lifecycle-table.js';
 
 const NOW = new Date('2026-01-01T00:00:00Z');

@@ -5,10 +5,20 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pod } from '../../src/api/types.js';
+import type { PodNames } from '../../src/api/pod.js';
 import { UnsafePathError } from '../../src/errors.js';
 import { isPathComponent, pathComponent } from '../../src/util/path-component.js';
-import { containerLogsDirectory, podCgroupLeaf, podDir, podLogsDirectory } from '../../src/util/pod-identity.js';
+import {
+  containerLogFileName,
+  containerLogPath,
+  containerLogsDirectory,
+  podCgroupLeaf,
+  podDir,
+  podLogsDirectory,
+  podLogsDirName,
+  podUIDOfLogsDirName,
+  restartCountOfLogFileName,
+} from '../../src/util/pod-identity.js';
 import { emptyDirPath } from '../../src/kuberuntime/volumes.js';
 
 const UUID = '6f1c2b7e-3a4d-4e5f-8a9b-0c1d2e3f4a5b';
@@ -31,12 +41,13 @@ describe('pathComponent', () => {
 });
 
 describe('pod paths', () => {
-  const pod = (meta: Record<string, unknown>): Pod => ({ metadata: { name: 'web', namespace: 'ns', uid: UUID, ...meta } }) as Pod;
+  const pod = (names: Partial<PodNames>): PodNames => ({ name: 'web', namespace: 'ns', uid: UUID, ...names });
 
   it('builds upstream layouts from a valid identity', () => {
     assert.equal(podDir('/var/lib/kubelet', UUID), `/var/lib/kubelet/pods/${UUID}`);
     assert.equal(podLogsDirectory('/var/log/pods', pod({})), `/var/log/pods/ns_web_${UUID}`);
     assert.equal(containerLogsDirectory('/var/log/pods', pod({}), 'c'), `/var/log/pods/ns_web_${UUID}/c`);
+    assert.equal(containerLogPath('c', 3), 'c/3.log');
     assert.equal(podCgroupLeaf(UUID), `pod${UUID}`);
     assert.equal(emptyDirPath('/r', UUID, 'data'), `/r/pods/${UUID}/volumes/kubernetes.io~empty-dir/data`);
   });
@@ -49,7 +60,15 @@ describe('pod paths', () => {
       assert.throws(() => podLogsDirectory('/l', pod({ name: bad })), UnsafePathError);
       assert.throws(() => podLogsDirectory('/l', pod({ namespace: bad })), UnsafePathError);
       assert.throws(() => containerLogsDirectory('/l', pod({}), bad), UnsafePathError);
+      assert.throws(() => containerLogPath(bad, 0), UnsafePathError);
       assert.throws(() => emptyDirPath('/r', UUID, bad), UnsafePathError);
     });
   }
+
+  it('log names read back: the UID of a pod log directory, the restart count of a log file', () => {
+    assert.equal(podUIDOfLogsDirName(podLogsDirName(pod({}))), UUID);
+    assert.equal(podUIDOfLogsDirName('not-a-pod-dir'), undefined);
+    assert.equal(restartCountOfLogFileName(containerLogFileName(12)), 12);
+    for (const other of ['0.log.20260101-000000', 'x.log', '.log', '1.txt']) assert.equal(restartCountOfLogFileName(other), undefined, other);
+  });
 });
