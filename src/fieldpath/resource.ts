@@ -1,20 +1,14 @@
 /**
- * The downward API's resource values and volume files (upstream api/v1/resource
- * ExtractContainerResourceValue, kubelet defaultPodLimitsForDownwardAPI, volume/downwardapi
- * CollectData):
- *
- *  - `resourceFieldRef` reads a container's limits.cpu / limits.memory /
- *    limits.ephemeral-storage / requests.* in units of `divisor` (default 1), rounded up; a limit
- *    the container does not set is the node's allocatable amount, a request left out next to a
- *    limit is that limit (the apiserver's defaulting);
- *  - a downwardAPI volume holds one file per item: `fieldRef` (metadata.name, namespace, uid,
- *    labels, annotations, or one label / annotation) or `resourceFieldRef` (containerName
- *    required), with the item's mode or the volume's defaultMode (0644).
+ * The downward API's resource values (upstream api/v1/resource ExtractContainerResourceValue and
+ * the kubelet's defaultPodLimitsForDownwardAPI): `resourceFieldRef` reads a container's
+ * limits.cpu / limits.memory / limits.ephemeral-storage / requests.* in units of `divisor`
+ * (default 1), rounded up; a limit the container does not set is the node's allocatable amount,
+ * a request left out next to a limit is that limit (the apiserver's defaulting). Env
+ * (valueFrom.resourceFieldRef) and downwardAPI volume files both read them here.
  */
 import type { Container, Pod } from '../api/types.js';
-import { parseMilliValue, parseQuantity } from '../util/quantity.js';
-import { EnvError, fieldRefValue, type EnvContext } from './env.js';
-import { DEFAULT_FILE_MODE, fileMode, payloadPathProblem, type PayloadFile } from './volume-payload.js';
+import { parseMilliValue } from '../util/quantity.js';
+import { EnvError } from './fieldpath.js';
 
 /** What a missing limit stands for. */
 export interface NodeAllocatable {
@@ -81,50 +75,4 @@ export function resourceFieldRefValue(pod: Pod, current: Container | undefined, 
   }
   if (!container) throw new EnvError(`resourceFieldRef ${fs.resource}: containerName is required`);
   return containerResourceValue(fs, container, allocatable);
-}
-
-/** Field paths a downwardAPI volume may read (upstream validation of DownwardAPIVolumeFile). */
-const VOLUME_FIELD_PATHS = new Set(['metadata.name', 'metadata.namespace', 'metadata.uid', 'metadata.labels', 'metadata.annotations']);
-const SUBSCRIPT_RE = /^metadata\.(labels|annotations)\['(.*)'\]$/;
-
-export interface DownwardAPIVolumeItem {
-  path: string;
-  fieldRef?: { fieldPath: string; apiVersion?: string };
-  resourceFieldRef?: ResourceFieldSelector;
-  mode?: number;
-}
-
-export interface DownwardAPIVolumeSource {
-  items?: DownwardAPIVolumeItem[];
-  defaultMode?: number;
-}
-
-/** upstream downwardapi CollectData: relative path → content and mode. Throws EnvError for a bad item. */
-export function downwardAPIPayload(pod: Pod, source: DownwardAPIVolumeSource, ctx: EnvContext, allocatable: NodeAllocatable): Map<string, PayloadFile> {
-  const defaultMode = fileMode(source.defaultMode, DEFAULT_FILE_MODE, 'defaultMode');
-  const out = new Map<string, PayloadFile>();
-  for (const [i, item] of (source.items ?? []).entries()) {
-    const path = item.path;
-    const problem = payloadPathProblem(path);
-    if (problem) throw new EnvError(`downwardAPI item path ${JSON.stringify(path)} ${problem}`);
-    let data: string;
-    if (item.fieldRef) {
-      const fp = item.fieldRef.fieldPath;
-      if (!VOLUME_FIELD_PATHS.has(fp) && !SUBSCRIPT_RE.test(fp)) throw new EnvError(`downwardAPI item ${path}: fieldRef ${fp} is not supported in volumes`);
-      data = fieldRefValue(pod, fp, item.fieldRef.apiVersion, ctx);
-    } else if (item.resourceFieldRef) {
-      data = resourceFieldRefValue(pod, undefined, item.resourceFieldRef, allocatable);
-    } else {
-      throw new EnvError(`downwardAPI item ${path}: needs fieldRef or resourceFieldRef`);
-    }
-    out.set(path, { data, mode: fileMode(item.mode, defaultMode, `items[${i}].mode`) });
-  }
-  return out;
-}
-
-/** Parses a quantity that must be positive (sizeLimit); undefined when absent. */
-export function positiveQuantity(v: string | number | undefined): number | undefined {
-  if (v === undefined || v === null || v === '') return undefined;
-  const n = Math.ceil(parseQuantity(v));
-  return n > 0 ? n : undefined;
 }

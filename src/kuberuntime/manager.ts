@@ -16,7 +16,6 @@ import { ImagePuller, type ImagePullOptions } from './images.js';
 import { killPod } from './kill.js';
 import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
 import { containerEvent, killDeps, syncPod, type SyncDeps } from './sync-pod.js';
-import { removePodVolumes } from './volumes.js';
 import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
 
 export interface BackOffSettings {
@@ -27,6 +26,8 @@ export interface BackOffSettings {
 /** What the manager is built from: the sync dependencies it does not create itself. */
 export type RuntimeManagerOptions = Omit<SyncDeps, 'puller' | 'crashBackOff' | 'podIPs'> & {
   images: ImageService;
+  /** upstream --root-dir: garbage collection looks for the pod directories of pods gone. */
+  rootDir: string;
   clock: Clock;
   crashLoopBackOff: BackOffSettings;
   imagePullBackOff: BackOffSettings;
@@ -106,7 +107,6 @@ export class KubeGenericRuntimeManager implements Runtime {
       startupProbeSucceeded: opts.startupProbeSucceeded,
       recorder: opts.recorder,
       podLogsDir: opts.podLogsDir,
-      rootDir: opts.rootDir,
       nodeName: opts.nodeName,
       hostIP: opts.hostIP,
       dns: opts.dns,
@@ -117,8 +117,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
       objects: opts.objects,
       runtimeClasses: opts.runtimeClasses,
-      mounter: opts.mounter,
-      bindSubPath: opts.bindSubPath,
+      volumes: opts.volumes,
       criStarts: opts.criStarts,
     };
   }
@@ -158,10 +157,6 @@ export class KubeGenericRuntimeManager implements Runtime {
     this.deletor.deleteContainersInPod(exitedContainerId, status, removeAll);
   }
 
-  tearDownPodVolumes(uid: string): Promise<void> {
-    return removePodVolumes(this.opts.rootDir, uid, this.opts.mounter);
-  }
-
   async garbageCollect(activePodUids: ReadonlySet<string>): Promise<void> {
     await garbageCollect(
       {
@@ -171,7 +166,7 @@ export class KubeGenericRuntimeManager implements Runtime {
         now: () => this.opts.clock.now(),
         policy: this.opts.gcPolicy,
         podCgroups: this.podCgroups,
-        mounter: this.opts.mounter,
+        removePodVolumes: (uid) => this.opts.volumes.unmountPodVolumes(uid),
       },
       activePodUids,
     );
