@@ -1,13 +1,8 @@
 /** downwardAPI (upstream pkg/volume/downwardapi): the pod's metadata and resources as files, on a tmpfs. */
-import { podVolumeDir } from '../pod-dirs.js';
 import { downwardAPIPayload, type DownwardAPIVolumeSource } from '../api-volumes.js';
 import { apiDataPlugin } from './api-data.js';
 
 export const DOWNWARD_API_PLUGIN = 'kubernetes.io~downward-api';
-
-export function downwardAPIPath(rootDir: string, uid: string, volumeName: string): string {
-  return podVolumeDir(rootDir, uid, DOWNWARD_API_PLUGIN, volumeName);
-}
 
 export const downwardAPIPlugin = apiDataPlugin({
   name: DOWNWARD_API_PLUGIN,

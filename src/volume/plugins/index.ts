@@ -9,9 +9,3 @@ import { secretPlugin } from './secret.js';
 
 export const DEFAULT_VOLUME_PLUGINS: readonly VolumePlugin[] = [emptyDirPlugin, hostPathPlugin, configMapPlugin, secretPlugin, downwardAPIPlugin, projectedPlugin];
 
-export { EMPTY_DIR_PLUGIN, emptyDirPath } from './empty-dir.js';
-export { DOWNWARD_API_PLUGIN, downwardAPIPath } from './downward-api.js';
-export { CONFIGMAP_PLUGIN } from './configmap.js';
-export { SECRET_PLUGIN } from './secret.js';
-export { PROJECTED_PLUGIN } from './projected.js';
-export { HOST_PATH_PLUGIN } from './host-path.js';
