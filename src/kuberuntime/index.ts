@@ -5,6 +5,7 @@ import type { PodContainerManager } from '../cm/types.js';
 import type { ImageService, RuntimeService } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
 import { realClock, type Clock } from '../util/clock.js';
+import { createVolumeManager, type RuntimeVolumes } from '../volume/index.js';
 import { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from './backoff.js';
 import { DEFAULT_GC_POLICY, type GCPolicy } from './gc.js';
 import { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
@@ -12,7 +13,6 @@ import { KubeGenericRuntimeManager, type BackOffSettings } from './manager.js';
 import type { ProbeFailure } from './pod-actions.js';
 import type { PodObjectSource, Runtime } from './types.js';
 import type { ImagePullOptions } from './images.js';
-import { createVolumeManager, type RuntimeVolumes } from '../volume/index.js';
 import { createCriStartScheduler, CRI_START_CONCURRENCY } from './cri-scheduler.js';
 import type { RuntimeClassLookup } from './runtime-class.js';
 

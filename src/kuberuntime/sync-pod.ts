@@ -29,12 +29,13 @@ import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
 import type { EventRecorder, ObjectReference } from '../events/types.js';
 import { ContainerStartError, KubeletError, VolumeError, errorMessage } from '../errors.js';
+import type { NodeAllocatable } from '../fieldpath/index.js';
 import { log } from '../util/log.js';
+import type { PodObjectSource, RuntimeVolumes } from '../volume/index.js';
 import type { Backoff } from './backoff.js';
 import { ContainerConfigError, generateContainerConfig } from './container-config.js';
 import { runtimeMessage } from './cri-errors.js';
 import { podDNS, type DnsSettings } from './dns.js';
-import type { NodeAllocatable } from '../fieldpath/index.js';
 import type { CriStartScheduler, StartClass } from './cri-scheduler.js';
 import type { ImagePuller } from './images.js';
 import { findContainerStatusByName, isRestartableInitContainer } from './init-containers.js';
@@ -45,7 +46,6 @@ import { removeAllLogged, removeContainer } from './remove.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
 import { containerLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
 import type { PodRuntimeStatus, PodSyncResult } from './types.js';
-import type { PodObjectSource, RuntimeVolumes } from '../volume/index.js';
 import { metrics } from '../metrics/index.js';
 
 export interface SyncDeps {
