@@ -179,7 +179,7 @@ const PLAIN_ERRORS_ALLOWED: Record<string, { count: number; why: string }> = {
   'pleg/relist-differ-ts.ts': { count: 1, why: 'a RelistDiffer given something other than bytes' },
   'fswatch/fs-watcher-common.ts': { count: 2, why: 'the ErrnoException fs.watch would throw; a path that is not a string' },
   'cm/index.ts': { count: 1, why: 'the systemd driver asked for without systemd\'s slice operations (main.ts connects first)' },
-  'kuberuntime/subpath-types.ts': { count: 1, why: 'the errno-shaped failure of a subPath bind (code ELOOP, ENOTDIR, ...), alike from both twins; subpath.ts wraps it in a SubPathError' },
+  'volume/subpath/subpath-types.ts': { count: 1, why: 'the errno-shaped failure of a subPath bind (code ELOOP, ENOTDIR, ...), alike from both twins; subpath.ts wraps it in a SubPathError' },
 };
 
 test('plain Errors are thrown only where src/errors.ts allows them', () => {

@@ -1,4 +1,4 @@
-// See subpath.h. Every step mirrors src/kuberuntime/subpath-bind-ts.ts, so that both fail with the
+// See subpath.h. Every step mirrors src/volume/subpath/subpath-bind-ts.ts, so that both fail with the
 // same step and errno on the same tree (test/native/subpath.contract.test.ts).
 #include "subpath.h"
 

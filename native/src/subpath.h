@@ -3,7 +3,7 @@
 // no symlink is followed however the tree changes meanwhile, and bind-mount what was opened
 // (through /proc/self/fd/<fd>, which names the open file, not a path) onto a kubelet-owned
 // target that is handed to the runtime. No N-API here; the TS twin is
-// src/kuberuntime/subpath-bind-ts.ts and the contract is in src/kuberuntime/subpath-types.ts.
+// src/volume/subpath/subpath-bind-ts.ts and the contract is in src/volume/subpath/subpath-types.ts.
 #ifndef KUBELET_TS_SUBPATH_H_
 #define KUBELET_TS_SUBPATH_H_
 

@@ -20,9 +20,9 @@ import { createTsKmsgWatcher } from '../oom/kmsg-ts.js';
 import { parseKmsgTs } from '../oom/kmsg-parser.js';
 import { nativeKmsgWatcherFactory, type NativeKmsgWatcherCtor } from '../oom/kmsg-native.js';
 import type { CreateKmsgWatcher, ParseKmsg } from '../oom/types.js';
-import { bindSubPathTs } from '../kuberuntime/subpath-bind-ts.js';
-import { nativeBindSubPath, type NativeBindSubPath } from '../kuberuntime/subpath-bind-native.js';
-import type { BindSubPath } from '../kuberuntime/subpath-types.js';
+import { bindSubPathTs } from '../volume/subpath/subpath-bind-ts.js';
+import { nativeBindSubPath, type NativeBindSubPath } from '../volume/subpath/subpath-bind-native.js';
+import type { BindSubPath } from '../volume/subpath/subpath-types.js';
 
 export type { Implementation };
 

@@ -8,7 +8,8 @@ import type { Config } from '../config/index.js';
 import { renderConfigz } from '../config/index.js';
 import { connectRuntime } from '../cri/index.js';
 import { createImageGCManager, createImageManager } from '../images/index.js';
-import { createRuntimeManager, setupDataDirs } from '../kuberuntime/index.js';
+import { createRuntimeManager } from '../kuberuntime/index.js';
+import { createVolumeManager, setupDataDirs } from '../volume/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../pleg/index.js';
 import { createStatusManager } from '../status/index.js';
 import { createPodConfig, createFileSource, createUrlSource, type PodSource } from '../podconfig/index.js';
@@ -107,13 +108,20 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     ? await setupApiServerMode({ config, node, hostIP, runtimeVersion: () => criRuntime.version(), images, recorder })
     : undefined;
   const imageManager = createImageManager({ images, recorder, serializeImagePulls: kc.serializeImagePulls, maxParallelImagePulls: kc.maxParallelImagePulls });
+  // The volume manager: the kubelet mounts each pod's volumes through it before the runtime's
+  // SyncPod, the runtime binds what it set up and prepares subPaths with the chosen hot path.
+  const volumeManager = createVolumeManager({
+    rootDir, nodeName: config.nodeName, hostIP, objects: apiMode?.objects,
+    allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
+    bindSubPath: hotPaths().subpath.bindSubPath,
+  });
   const runtime = createRuntimeManager({
     runtime: criRuntime, imageManager, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
     memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
     cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, cgroupDriver, systemdUnits: systemd?.slices, objects: apiMode?.objects, runtimeClasses: apiMode?.runtimeClasses,
     probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
-    bindSubPath: hotPaths().subpath.bindSubPath,
+    volumes: volumeManager,
   });
   const version = await runtime.version().catch((err: unknown) => {
     log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');
@@ -163,7 +171,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   const kubelet = new Kubelet({
     nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
-    runtime, pleg, cache, statusManager, sources: new Set([...sources.keys(), ...(apiMode ? [apiMode.sourceName] : [])]), recorder,
+    runtime, volumeManager, pleg, cache, statusManager, sources: new Set([...sources.keys(), ...(apiMode ? [apiMode.sourceName] : [])]), recorder,
     podManager, wasOomKilled: (id) => oom.wasOomKilled(id), probes: prober, prober,
   });
   const killPod = killPodNow(kubelet.podWorkers);

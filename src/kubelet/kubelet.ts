@@ -24,7 +24,8 @@ import { isPodEvicted, isStaticPod, isTerminalPhase, podFullName, podName, podNa
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { PodManager } from '../podmanager/index.js';
-import { makePodDataDirs, runningPodFromStatus } from '../kuberuntime/index.js';
+import { runningPodFromStatus } from '../kuberuntime/index.js';
+import { createVolumeManager, makePodDataDirs, type VolumeManager } from '../volume/index.js';
 import { RuntimeState } from './runtime-state.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
@@ -47,6 +48,11 @@ export interface KubeletDeps {
   probes?: ProbeResults;
   syncFrequencyMs: number;
   runtime: Runtime;
+  /**
+   * Mounts each pod's volumes before the runtime's SyncPod and tears them down once the pod
+   * has terminated; the runtime must be given the same one. Default: a new one over rootDir.
+   */
+  volumeManager?: VolumeManager;
   pleg: PodLifecycleEventGenerator;
   cache: PodStatusCache;
   statusManager: StatusManager;
@@ -101,9 +107,11 @@ export class Kubelet implements PodSyncer, SyncHandler {
   private readonly podSyncLoopHandlers: readonly PodSyncLoopHandler[];
   private readonly podSyncHandlers: readonly PodSyncHandler[];
   private syncQueued = false;
+  private readonly volumeManager: VolumeManager;
 
   constructor(private readonly deps: KubeletDeps) {
     this.clock = deps.clock ?? realClock;
+    this.volumeManager = deps.volumeManager ?? createVolumeManager({ rootDir: deps.rootDir, nodeName: deps.nodeName, hostIP: deps.hostIP });
     this.node = deps.node ?? computeNodeInfo({ nodeName: deps.nodeName, maxPods: deps.maxPods });
     this.podManager = deps.podManager ?? new PodManager();
     this.admitHandlers = [...(deps.admitHandlers ?? [])];
@@ -399,8 +407,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
     }
     for (const uid of entries) {
       if (desired.has(uid) || workers.has(uid)) continue;
-      // Volumes may still be mounted (tmpfs emptyDir): the runtime's GC unmounts them and
-      // removes the directory; an rm -rf here would empty a live mount and then fail on it.
+      // Volumes may still be mounted (tmpfs emptyDir): the runtime's GC tears them down through the
+      // volume manager; an rm -rf here would empty a live mount and then fail on it.
       if (existsSync(join(podsDir, uid, 'volumes'))) continue;
       await rm(join(podsDir, uid), { recursive: true, force: true }).catch(() => undefined);
     }
@@ -408,6 +416,10 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   // ---- PodSyncer ----------------------------------------------------------------------------
 
+  /**
+   * upstream SyncPod: the status first (a terminal pod stops here), then the pod's data
+   * directories and volumes (the volume manager), then the runtime's SyncPod.
+   */
   async syncPod(ctx: SyncContext, updateType: UpdateType, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<SyncPodResult> {
     const uid = podUID(pod);
     const now = new Date(this.clock.now());
@@ -420,6 +432,9 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const apiStatus = this.updateStatus(pod, status, false);
     if (isTerminalPhase(apiStatus.phase)) return { isTerminal: true };
     await makePodDataDirs(this.deps.rootDir, uid);
+    // upstream WaitForAttachAndMount, before SyncPod. It does not wait for a volume that cannot
+    // be set up: the containers that mount it report its error, the others start.
+    await this.volumeManager.mountPodVolumes(pod);
     const result = await this.deps.runtime.syncPod(pod, status, ctx.signal);
     this.waiting.set(uid, result.waiting);
     if (result.error) {
@@ -466,7 +481,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   /**
    * upstream SyncTerminatedPod: the final status, from a runtime status observed after the kill;
-   * then the pod's volumes are torn down (tmpfs unmounted, secrets deleted). A teardown that
+   * then the volume manager tears the pod's volumes down (tmpfs unmounted, secrets deleted). A teardown that
    * fails is left to garbage collection, which tries again.
    */
   async syncTerminatedPod(_ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<void> {
@@ -474,7 +489,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, podName(pod), podNamespace(pod)));
     this.updateStatus(pod, status, true);
     this.waiting.delete(uid);
-    await this.deps.runtime.tearDownPodVolumes(uid).catch((err: unknown) =>
+    await this.volumeManager.unmountPodVolumes(uid).catch((err: unknown) =>
       log('kubelet').warn({ pod: podFullName(pod), err: errorMessage(err) }, 'cannot tear down pod volumes; garbage collection will retry'));
   }
 

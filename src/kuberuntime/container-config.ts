@@ -2,22 +2,23 @@
  * The CRI ContainerConfig for one container (upstream kuberuntime_container.go
  * generateContainerConfig + generateLinuxContainerConfig): metadata with the restart count as
  * attempt, the image the puller resolved, expanded command/args/env, mounts, labels and
- * annotations, the log path, and Linux resources and security context. Any problem here is a
- * configuration problem of the pod: ContainerConfigError → CreateContainerConfigError.
+ * annotations, the log path, and Linux resources and security context. The volumes are already
+ * set up (the volume manager, before SyncPod): it only binds them, preparing subPaths
+ * (container-mounts.ts). Any problem here is a configuration problem of the pod:
+ * ContainerConfigError → CreateContainerConfigError.
  */
 import type { Container, Pod } from '../api/types.js';
 import type { ContainerConfig } from '../cri/types.js';
-import { kubeletErrorClass } from '../errors.js';
-import { resourceFieldRefValue, type NodeAllocatable } from './downward-api.js';
-import { EnvError, expandCommandAndArgs, makeEnvironmentVariables, type EnvContext } from './env.js';
+import { kubeletErrorClass, VolumeError } from '../errors.js';
+import { EnvError, resourceFieldRefValue, type NodeAllocatable } from '../fieldpath/index.js';
+import type { PodVolumes, RuntimeVolumes } from '../volume/index.js';
+import { makeMounts } from './container-mounts.js';
+import { expandCommandAndArgs, makeEnvironmentVariables, type EnvContext } from './env.js';
 import { newContainerAnnotations, newContainerLabels } from './labels.js';
 import { linuxContainerResources } from './resources.js';
 import { ResourceError } from '../util/pod-resources.js';
 import { namespacesForPod } from './sandbox-config.js';
 import { containerLogPath } from '../util/pod-identity.js';
-import type { Mounter } from './mount.js';
-import type { BindSubPath } from './subpath-types.js';
-import { makeMounts, VolumeError } from './volumes.js';
 
 export class ContainerConfigError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
 
@@ -28,14 +29,13 @@ export interface ContainerConfigInput {
   /** The image reference EnsureImageExists returned (the image ID). */
   imageRef: string;
   env: EnvContext;
-  rootDir: string;
   memoryCapacity: number;
-  /** What a missing limit means to the downward API, and the default tmpfs size. */
+  /** What a missing limit means to the downward API (resourceFieldRef). */
   allocatable: NodeAllocatable;
-  /** The host's mounts, for memory-backed volumes. */
-  mounter: Mounter;
-  /** The subPath hot path. */
-  bindSubPath: BindSubPath;
+  /** The pod's volumes as the volume manager set them up: name → host path, or the volume's error. */
+  volumes: PodVolumes;
+  /** Prepares subPath binds (the volume manager's). */
+  subPaths: Pick<RuntimeVolumes, 'prepareSubPath'>;
 }
 
 /** The downward API context with resourceFieldRef bound to the node's allocatable. */
@@ -67,7 +67,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
     const env = downwardContext(pod, input.env, input.allocatable);
     const envs = makeEnvironmentVariables(pod, container, env);
     const { command, args } = expandCommandAndArgs(container, envs);
-    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), { rootDir: input.rootDir, downward: env, allocatable: input.allocatable, mounter: input.mounter, bindSubPath: input.bindSubPath });
+    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), input.volumes, input.subPaths);
     return {
       metadata: { name: container.name, attempt: restartCount },
       image: { image: imageRef },

@@ -3,29 +3,22 @@
  * makeEnvironmentVariables, kubecontainer.ExpandContainerCommandAndArgs, and the forked
  * third_party/forked/golang/expansion):
  *
- *  - `$(VAR)` expands to an earlier variable of the same container; an unknown `$(VAR)` stays as
- *    written; `$$` is a literal `$`; a lone `$` or an unclosed `$(` stays as written;
+ *  - `$(VAR)` (src/fieldpath expansion) expands to an earlier variable of the same container;
  *  - env values are expanded in order, each seeing only the ones before it;
  *  - command and args are expanded against the final environment;
- *  - valueFrom.fieldRef reads the downward API fields listed in FIELD_PATHS; anything a kubelet
- *    without an apiserver cannot resolve (configMapKeyRef, secretKeyRef, envFrom, ...) is an
- *    EnvError, reported as CreateContainerConfigError.
+ *  - valueFrom.fieldRef and resourceFieldRef read the downward API (src/fieldpath);
+ *    configMapKeyRef, secretKeyRef and envFrom read the cached API objects (API server mode);
+ *    anything that cannot be resolved is an EnvError, reported as CreateContainerConfigError.
  */
 import type { Container, EnvVar, Pod } from '../api/types.js';
 import type { KeyValue } from '../cri/types.js';
-import { kubeletErrorClass } from '../errors.js';
-import type { PodObjectSource } from './types.js';
+import { EnvError, expand, fieldRefValue, mappingFor, type FieldPathContext } from '../fieldpath/index.js';
+import type { PodObjectSource } from '../volume/types.js';
 
-export class EnvError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
-
-/** What the downward API needs that is not in the pod object. */
-export interface EnvContext {
-  nodeName: string;
-  hostIP: string;
-  podIP: string;
-  podIPs: string[];
+/** What env needs besides the pod: the downward API's context, resources and API objects. */
+export interface EnvContext extends FieldPathContext {
   /**
-   * Resolves valueFrom.resourceFieldRef for a container (downward-api.ts resourceFieldRefValue
+   * Resolves valueFrom.resourceFieldRef for a container (src/fieldpath resourceFieldRefValue
    * with the node's allocatable bound); without it resourceFieldRef is an EnvError.
    */
   resourceFieldRef?: (fs: { containerName?: string; resource: string; divisor?: string | number }, container: Container) => string;
@@ -63,42 +56,6 @@ function envFromValues(pod: Pod, container: Container, ctx: EnvContext, env: Map
   }
 }
 
-/** Expands $(VAR) references in input with mapping; see the file comment for the rules. */
-export function expand(input: string, mapping: (name: string) => string): string {
-  let out = '';
-  let checkpoint = 0;
-  for (let cursor = 0; cursor < input.length; cursor++) {
-    if (input[cursor] !== '$' || cursor + 1 >= input.length) continue;
-    out += input.slice(checkpoint, cursor);
-    const { read, isVar, advance } = tryReadVariableName(input.slice(cursor + 1));
-    out += isVar ? mapping(read) : read;
-    cursor += advance;
-    checkpoint = cursor + 1;
-  }
-  return out + input.slice(checkpoint);
-}
-
-function tryReadVariableName(input: string): { read: string; isVar: boolean; advance: number } {
-  if (input[0] === '$') return { read: '$', isVar: false, advance: 1 };
-  if (input[0] === '(') {
-    const close = input.indexOf(')', 1);
-    if (close >= 0) return { read: input.slice(1, close), isVar: true, advance: close + 1 };
-    return { read: '$(', isVar: false, advance: 1 };
-  }
-  return { read: `$${input[0]}`, isVar: false, advance: 1 };
-}
-
-/** A mapping that resolves from the first map that has the name, else leaves `$(name)`. */
-export function mappingFor(...contexts: ReadonlyMap<string, string>[]): (name: string) => string {
-  return (name) => {
-    for (const vars of contexts) {
-      const v = vars.get(name);
-      if (v !== undefined) return v;
-    }
-    return `$(${name})`;
-  };
-}
-
 /** The container's environment in spec order (a later duplicate name overrides the value). */
 export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: EnvContext): KeyValue[] {
   const env = new Map<string, string>();
@@ -128,40 +85,6 @@ function envValue(pod: Pod, container: Container, v: EnvVar, env: ReadonlyMap<st
   }
   const value = v.value ?? '';
   return value === '' ? '' : expand(value, mappingFor(env));
-}
-
-const SUBSCRIPT_RE = /^metadata\.(labels|annotations)\['(.*)'\]$/;
-
-/** Downward API field values (upstream podFieldSelectorRuntimeValue + ExtractFieldPathAsString). */
-export function fieldRefValue(pod: Pod, fieldPath: string, apiVersion: string | undefined, ctx: EnvContext): string {
-  if (apiVersion && apiVersion !== 'v1') throw new EnvError(`fieldRef ${fieldPath}: unsupported apiVersion ${apiVersion}`);
-  const sub = SUBSCRIPT_RE.exec(fieldPath);
-  if (sub) {
-    const map = sub[1] === 'labels' ? pod.metadata?.labels : pod.metadata?.annotations;
-    return map?.[sub[2]!] ?? '';
-  }
-  switch (fieldPath) {
-    case 'metadata.name': return pod.metadata?.name ?? '';
-    case 'metadata.namespace': return pod.metadata?.namespace ?? '';
-    case 'metadata.uid': return pod.metadata?.uid ?? '';
-    case 'metadata.labels': return formatMap(pod.metadata?.labels);
-    case 'metadata.annotations': return formatMap(pod.metadata?.annotations);
-    case 'spec.nodeName': return pod.spec?.nodeName || ctx.nodeName;
-    case 'spec.serviceAccountName': return pod.spec?.serviceAccountName ?? '';
-    case 'status.hostIP': return ctx.hostIP;
-    case 'status.hostIPs': return ctx.hostIP;
-    case 'status.podIP': return ctx.podIPs[0] ?? ctx.podIP;
-    case 'status.podIPs': return (ctx.podIPs.length > 0 ? ctx.podIPs : ctx.podIP ? [ctx.podIP] : []).join(',');
-    default: throw new EnvError(`fieldRef ${fieldPath}: unsupported field path`);
-  }
-}
-
-/** upstream fieldpath.FormatMap: sorted `key="value"` lines. */
-function formatMap(m: Record<string, string> | undefined): string {
-  return Object.keys(m ?? {})
-    .sort()
-    .map((k) => `${k}=${JSON.stringify(m![k])}`)
-    .join('\n');
 }
 
 /** Command and args with $(VAR) expanded against the container's final environment. */

@@ -11,8 +11,8 @@
  *  - a container in state unknown is stopped before it is removed;
  *  - sandboxes that are not ready and hold no containers: all of a pod that is no longer active,
  *    all but the newest of an active pod;
- *  - log directories, volumes (tmpfs unmounted) and pod cgroups of pods that are neither active
- *    nor have a sandbox left.
+ *  - log directories, volumes (torn down by the volume manager: tmpfs unmounted) and pod
+ *    cgroups of pods that are neither active nor have a sandbox left.
  *
  * Only objects with our labels are considered. Running containers and ready sandboxes are never
  * touched: stopping them is killPod's job (the kubelet kills orphans first). A failed step does
@@ -28,8 +28,6 @@ import { podUIDOfLogsDirName } from '../util/pod-identity.js';
 import { getContainerInfoFromLabels, getPodSandboxInfoFromLabels } from './labels.js';
 import { killContainer } from './kill.js';
 import { removeAllLogged, removeContainer, removeSandbox } from './remove.js';
-import type { Mounter } from './mount.js';
-import { removePodVolumes } from './volumes.js';
 
 /** upstream GCPolicy (kubecontainer.GCPolicy); -1 / 0 as upstream's flags mean. */
 export interface GCPolicy {
@@ -56,8 +54,8 @@ export interface GcDeps {
   now: () => number;
   policy?: GCPolicy | undefined;
   podCgroups?: PodContainerManager | undefined;
-  /** The host's mounts (default: the real ones). */
-  mounter?: Mounter | undefined;
+  /** Tears down the volumes of a pod that is gone (the volume manager's unmountPodVolumes). */
+  removePodVolumes: (uid: string) => Promise<void>;
 }
 
 /** The pods whose content is kept; only `has` is asked (the kubelet answers per pod, as upstream's podStateProvider). */
@@ -224,7 +222,7 @@ async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ActivePods): 
   }
   for (const uid of await readdir(join(deps.rootDir, 'pods')).catch(() => [] as string[])) {
     if (!gone(uid)) continue;
-    await removePodVolumes(deps.rootDir, uid, deps.mounter).catch((err) => log('kuberuntime').error({ err: errorMessage(err), uid }, 'failed to remove pod volumes'));
+    await deps.removePodVolumes(uid).catch((err) => log('kuberuntime').error({ err: errorMessage(err), uid }, 'failed to remove pod volumes'));
   }
   // upstream cleanupOrphanedPodCgroups: after the pod's containers (the kernel refuses a cgroup
   // that still holds processes).

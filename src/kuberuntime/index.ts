@@ -7,15 +7,13 @@ import type { EventRecorder } from '../events/types.js';
 import type { ImageManager } from '../images/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { backOffSettings, type BackOffSettings } from '../util/backoff.js';
+import { createVolumeManager, type RuntimeVolumes } from '../volume/index.js';
 import { DEFAULT_GC_POLICY, type GCPolicy } from './gc.js';
 import { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
 import { KubeGenericRuntimeManager } from './manager.js';
 import type { ProbeFailure } from './pod-actions.js';
 import type { PodObjectSource, Runtime } from './types.js';
-import { hostMounter, type Mounter } from './mount.js';
 import { createCriStartScheduler, CRI_START_CONCURRENCY } from './cri-scheduler.js';
-import { bindSubPathTs } from './subpath-bind-ts.js';
-import type { BindSubPath } from './subpath-types.js';
 import type { RuntimeClassLookup } from './runtime-class.js';
 
 export type { PodObjectSource, Runtime } from './types.js';
@@ -24,8 +22,6 @@ export type { BackOffSettings } from '../util/backoff.js';
 export { computePodActions, type PodActions } from './pod-actions.js';
 export { hashContainer } from './hash.js';
 export { runningPodFromStatus } from './kill.js';
-export { makePodDataDirs, setupDataDirs, DATA_DIR_MODE } from './pod-dirs.js';
-export type { Mounter, TmpfsOptions } from './mount.js';
 export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../util/backoff.js';
 export { DEFAULT_GC_POLICY } from './gc.js';
 export { createCriStartScheduler, type CriStartScheduler, type StartClass } from './cri-scheduler.js';
@@ -43,7 +39,7 @@ export interface RuntimeManagerDeps {
   clock?: Clock;
   /** upstream --pod-logs-dir (default /var/log/pods). */
   podLogsDir: string;
-  /** upstream --root-dir (default /var/lib/kubelet): volumes live under <rootDir>/pods/<uid>/volumes. */
+  /** upstream --root-dir (default /var/lib/kubelet): garbage collection tears down the volumes of pods gone from <rootDir>/pods. */
   rootDir: string;
   nodeName: string;
   clusterDNS?: string[];
@@ -56,8 +52,8 @@ export interface RuntimeManagerDeps {
   memoryCapacity?: number;
   /**
    * The node's allocatable resources: what a missing limit means to the downward API
-   * (resourceFieldRef), the default size of a memory-backed emptyDir, and the kubepods cgroup's
-   * cpu.shares. Default: the capacity (os.cpus() × 1000 milli-CPU, memoryCapacity).
+   * (resourceFieldRef) and the kubepods cgroup's cpu.shares. Default: the capacity (os.cpus() ×
+   * 1000 milli-CPU, memoryCapacity).
    */
   nodeAllocatable?: { cpuMilli?: number; memoryBytes?: number; ephemeralStorageBytes?: number };
   /** Liveness/startup probe failures by container ID (the prober's results). */
@@ -83,16 +79,18 @@ export interface RuntimeManagerDeps {
   systemdUnits?: SliceUnits;
   /** Pod cgroups implementation to use instead of the cgroupfs one (tests). */
   podContainerManager?: PodContainerManager;
-  /** ConfigMaps, Secrets and service account tokens (API server mode). */
+  /** ConfigMaps and Secrets for container env (API server mode); volumes read them through the volume manager. */
   objects?: PodObjectSource;
   /** spec.runtimeClassName → handler (API server mode); absent: the class name is the handler. */
   runtimeClasses?: RuntimeClassLookup;
   /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
   hookTimeoutMs?: number;
-  /** The host's mounts for memory-backed volumes (default: mount(8) / umount(8); tests: a fake). */
-  mounter?: Mounter;
-  /** The subPath hot path (src/cmd/hot-paths.ts picks it; default: the TypeScript twin). */
-  bindSubPath?: BindSubPath;
+  /**
+   * The volume manager (src/volume), which the kubelet asks to mount each pod's volumes before
+   * syncPod: containers bind what it set up, and it prepares their subPaths. Default: one of
+   * the runtime manager's own over rootDir, which mounts nothing until asked (tests).
+   */
+  volumes?: RuntimeVolumes;
 }
 
 export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
@@ -133,8 +131,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     runtimeClasses: deps.runtimeClasses,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-    mounter: deps.mounter ?? hostMounter,
-    bindSubPath: deps.bindSubPath ?? bindSubPathTs,
+    volumes: deps.volumes ?? createVolumeManager({ rootDir: deps.rootDir, nodeName: deps.nodeName, hostIP: deps.hostIP, allocatable, objects: deps.objects }),
     criStarts: createCriStartScheduler(deps.criStartConcurrency ?? CRI_START_CONCURRENCY),
   });
 }

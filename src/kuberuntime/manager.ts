@@ -15,11 +15,12 @@ import { removeContainer } from './remove.js';
 import { killPod } from './kill.js';
 import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
 import { killDeps, syncPod, type SyncDeps } from './sync-pod.js';
-import { removePodVolumes } from './volumes.js';
 import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
 
 /** What the manager is built from: the sync dependencies it does not create itself. */
 export type RuntimeManagerOptions = Omit<SyncDeps, 'crashBackOff' | 'podIPs'> & {
+  /** upstream --root-dir: garbage collection looks for the pod directories of pods gone. */
+  rootDir: string;
   clock: Clock;
   crashLoopBackOff: BackOffSettings;
   gcPolicy: GCPolicy;
@@ -94,7 +95,6 @@ export class KubeGenericRuntimeManager implements Runtime {
       startupProbeSucceeded: opts.startupProbeSucceeded,
       recorder: opts.recorder,
       podLogsDir: opts.podLogsDir,
-      rootDir: opts.rootDir,
       nodeName: opts.nodeName,
       hostIP: opts.hostIP,
       dns: opts.dns,
@@ -105,8 +105,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
       objects: opts.objects,
       runtimeClasses: opts.runtimeClasses,
-      mounter: opts.mounter,
-      bindSubPath: opts.bindSubPath,
+      volumes: opts.volumes,
       criStarts: opts.criStarts,
     };
   }
@@ -146,10 +145,6 @@ export class KubeGenericRuntimeManager implements Runtime {
     this.deletor.deleteContainersInPod(exitedContainerId, status, removeAll);
   }
 
-  tearDownPodVolumes(uid: string): Promise<void> {
-    return removePodVolumes(this.opts.rootDir, uid, this.opts.mounter);
-  }
-
   async garbageCollect(activePodUids: ReadonlySet<string>): Promise<void> {
     await garbageCollect(
       {
@@ -159,7 +154,7 @@ export class KubeGenericRuntimeManager implements Runtime {
         now: () => this.opts.clock.now(),
         policy: this.opts.gcPolicy,
         podCgroups: this.podCgroups,
-        mounter: this.opts.mounter,
+        removePodVolumes: (uid) => this.opts.volumes.unmountPodVolumes(uid),
       },
       activePodUids,
     );

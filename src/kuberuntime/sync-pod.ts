@@ -17,6 +17,11 @@
  * kills the container (FailedPostStartHook) and reports PostStartHookError. Each failure becomes
  * the container's waiting reason in the result and does not keep the other containers from
  * starting.
+ *
+ * The pod's volumes are already set up: the kubelet asks the volume manager (src/volume) before
+ * calling this, and a container only binds them (container-config.ts, container-mounts.ts). A
+ * container whose volume could not be set up waits with that volume's error
+ * (CreateContainerConfigError) and a FailedMount event.
  */
 import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
@@ -25,13 +30,14 @@ import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
 import { containerEventRef, podEventRef } from '../events/refs.js';
 import type { ImageManager, PullSecret } from '../images/types.js';
-import { ContainerStartError, KubeletError, errorMessage } from '../errors.js';
+import { ContainerStartError, KubeletError, VolumeError, errorMessage } from '../errors.js';
+import type { NodeAllocatable } from '../fieldpath/index.js';
 import { log } from '../util/log.js';
+import type { PodObjectSource, RuntimeVolumes } from '../volume/index.js';
 import type { Backoff } from '../util/backoff.js';
-import { ContainerConfigError, downwardContext, generateContainerConfig } from './container-config.js';
+import { ContainerConfigError, generateContainerConfig } from './container-config.js';
 import { runtimeMessage } from '../cri/errors.js';
 import { podDNS, type DnsSettings } from './dns.js';
-import type { NodeAllocatable } from './downward-api.js';
 import type { CriStartScheduler, StartClass } from './cri-scheduler.js';
 import { formatPod, isRestartableInitContainer, podNames, podUID } from '../api/pod.js';
 import { findContainerStatusByName } from './init-containers.js';
@@ -42,10 +48,7 @@ import { removeAllLogged, removeContainer } from './remove.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
 import { containerLogsDirectory, restartCountOfLogFileName } from '../util/pod-identity.js';
-import type { PodObjectSource, PodRuntimeStatus, PodSyncResult } from './types.js';
-import type { Mounter } from './mount.js';
-import type { BindSubPath } from './subpath-types.js';
-import { refreshDownwardAPIVolumes, VolumeError } from './volumes.js';
+import type { PodRuntimeStatus, PodSyncResult } from './types.js';
 import { metrics } from '../metrics/index.js';
 
 export interface SyncDeps {
@@ -58,7 +61,6 @@ export interface SyncDeps {
   /** Container events (Created, Started, Failed, BackOff, Killing); default: none. */
   recorder?: EventRecorder | undefined;
   podLogsDir: string;
-  rootDir: string;
   nodeName: string;
   hostIP: string;
   dns: DnsSettings;
@@ -69,12 +71,10 @@ export interface SyncDeps {
   hookTimeoutMs: number;
   /** The pod's IPs from the runtime (httpGet preStop hooks of containers killed during a sync). */
   podIPs: (uid: string) => Promise<string[]>;
-  /** ConfigMaps, Secrets and tokens for volumes and env (API server mode). */
+  /** ConfigMaps and Secrets for env: configMapKeyRef, secretKeyRef, envFrom (API server mode). */
   objects?: PodObjectSource;
-  /** The host's mounts, for memory-backed volumes. */
-  mounter: Mounter;
-  /** The subPath hot path (the addon's or its twin). */
-  bindSubPath: BindSubPath;
+  /** The pods' volumes, set up by the volume manager before each sync, and their subPaths. */
+  volumes: RuntimeVolumes;
   /** spec.runtimeClassName → runtime handler; default: the class name is the handler (standalone). */
   runtimeClasses?: RuntimeClassLookup | undefined;
   /** The pod worker's cancellation: set per sync by bindSignal. */
@@ -159,10 +159,7 @@ async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus):
     return result;
   }
   await pruneInitContainersBeforeStart(deps.runtime, pod, status);
-  if (actions.initContainersToStart.length === 0 && actions.containersToStart.length === 0) {
-    if (!actions.killPod) await refreshDownwardAPIVolumes(pod, volumeContext(deps, pod, status.ips));
-    return result;
-  }
+  if (actions.initContainersToStart.length === 0 && actions.containersToStart.length === 0) return result;
 
   let target: StartTarget;
   try {
@@ -173,7 +170,6 @@ async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus):
     result.error = err as Error;
     return result;
   }
-  await refreshDownwardAPIVolumes(pod, volumeContext(deps, pod, target.podIPs));
   for (const idx of actions.initContainersToStart) {
     deps.signal?.throwIfAborted();
     const init = pod.spec!.initContainers![idx]!;
@@ -186,11 +182,6 @@ async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus):
     await start(deps, pod, status, actions, target, pod.spec!.containers[idx]!, result, 'container');
   }
   return result;
-}
-
-function volumeContext(deps: SyncDeps, pod: Pod, podIPs: string[]) {
-  const env = { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: podIPs[0] ?? '', podIPs, objects: deps.objects };
-  return { rootDir: deps.rootDir, downward: downwardContext(pod, env, deps.allocatable), allocatable: deps.allocatable, mounter: deps.mounter, bindSubPath: deps.bindSubPath };
 }
 
 /**
@@ -360,11 +351,10 @@ async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
       restartCount,
       imageRef,
       env: { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: target.podIPs[0] ?? '', podIPs: target.podIPs, objects: deps.objects },
-      rootDir: deps.rootDir,
       memoryCapacity: deps.memoryCapacity,
       allocatable: deps.allocatable,
-      mounter: deps.mounter,
-      bindSubPath: deps.bindSubPath,
+      volumes: deps.volumes.getMountedVolumesForPod(pod.metadata?.uid ?? ''),
+      subPaths: deps.volumes,
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);

@@ -105,17 +105,13 @@ export interface Runtime {
   getPods(all: boolean): Promise<RunningPod[]>;
   getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus>;
   /**
-   * Make the runtime match the pod spec: sandbox, containers, restarts per policy. When `signal`
+   * Make the runtime match the pod spec: sandbox, containers, restarts per policy. The pod's
+   * volumes must be mounted first (VolumeManager.mountPodVolumes, as Kubelet.syncPod does). When `signal`
    * fires, its CRI calls and image pulls are cancelled and it rejects with the cancellation.
    */
   syncPod(pod: Pod, status: PodRuntimeStatus, signal?: AbortSignal): Promise<PodSyncResult>;
   /** Stop every container and the sandbox. gracePeriodSeconds overrides the pod's. */
   killPod(pod: Pod | undefined, running: RunningPod, gracePeriodSeconds?: number): Promise<void>;
-  /**
-   * Unmount and delete a terminated pod's volumes (upstream: the volume manager tears a pod's
-   * volumes down once its containers are stopped), so secrets do not outlive the pod.
-   */
-  tearDownPodVolumes(uid: string): Promise<void>;
   /** Remove exited containers and stopped sandboxes of pods that no longer exist, and old dead instances. */
   garbageCollect(activePodUids: ReadonlySet<string>): Promise<void>;
   /**
@@ -126,15 +122,5 @@ export interface Runtime {
   deleteContainersInPod(exitedContainerId: string, status: PodRuntimeStatus, removeAll: boolean): void;
 }
 
-/**
- * ConfigMaps, Secrets and service account tokens for volumes and env (API server mode; upstream
- * the configmap/secret managers and the token manager). Lookups are synchronous reads of a
- * cache: `undefined` = not synced yet (the container waits: CreateContainerConfigError, retried),
- * `null` = does not exist.
- */
-export interface PodObjectSource {
-  configMap(namespace: string, name: string): { data?: Record<string, string>; binaryData?: Record<string, string> } | null | undefined;
-  /** data values are base64, as on the API. */
-  secret(namespace: string, name: string): { data?: Record<string, string> } | null | undefined;
-  serviceAccountToken(pod: Pod, audience: string | undefined, expirationSeconds: number): string | undefined;
-}
+/** ConfigMaps, Secrets and tokens: defined by the volume manager, which reads them too. */
+export type { PodObjectSource } from '../volume/types.js';

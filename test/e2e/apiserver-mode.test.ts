@@ -14,7 +14,7 @@ import { release } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
-import { kernelSupportsNoswap, mountAt, mountsUnder } from '../../src/kuberuntime/mount.js';
+import { kernelSupportsNoswap, mountAt, mountsUnder } from '../../src/volume/mount.js';
 import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
 import { makeKubeletDirs, startKubelet, stopKubelet, unmountUnder, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 import { startTestApiserver, type TestApiserver } from '../support/test-apiserver.js';

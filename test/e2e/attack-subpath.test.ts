@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
-import { mountsUnder } from '../../src/kuberuntime/mount.js';
+import { mountsUnder } from '../../src/volume/mount.js';
 import { TEST_IMAGES } from '../support/containerd.js';
 import { agentTestContext, getPods, startKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
 

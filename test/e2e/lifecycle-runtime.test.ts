@@ -22,7 +22,8 @@ import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import type { ContainerConfig, PodSandboxConfig, RuntimeService } from '../../src/cri/types.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager, runningPodFromStatus, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
-import { mountsUnder, unmount } from '../../src/kuberuntime/mount.js';
+import { createVolumeManager, type VolumeManager } from '../../src/volume/index.js';
+import { mountsUnder, unmount } from '../../src/volume/mount.js';
 import type { PodRuntimeStatus, PodSyncResult, Runtime } from '../../src/kuberuntime/types.js';
 import { TEST_IMAGES, TEST_STATE_DIR, removeTestPods, runtimeEndpoint, uniqueName } from '../support/containerd.js';
 import { testTempDir } from '../support/temp-dir.js';
@@ -62,7 +63,11 @@ function scoped(target: RuntimeService): RuntimeService {
   });
 }
 
+/** The volume manager every runtime manager of this file shares, as main.ts wires them. */
+let volumes: VolumeManager | undefined;
+
 function manager(extra: Partial<RuntimeManagerDeps> = {}): Runtime {
+  volumes ??= createVolumeManager({ rootDir: join(dir, 'root'), nodeName: 'e2e-node', hostIP: '127.0.0.1', allocatable: { cpu: 3000, memory: 4 * GiB } });
   return createRuntimeManager({
     runtime,
     imageManager: createImageManager({ images: conn.images, pullBackOff: { initialMs: 1000, maxMs: 60_000 } }),
@@ -74,6 +79,7 @@ function manager(extra: Partial<RuntimeManagerDeps> = {}): Runtime {
     nodeAllocatable: { cpuMilli: 3000 },
     cgroupRoot: CGROUP_ROOT,
     crashLoopBackOff: { initialMs: 1000, maxMs: 60_000 },
+    volumes,
     ...extra,
   });
 }
@@ -96,8 +102,14 @@ function status(pod: Pod, r: Runtime = rt): Promise<PodRuntimeStatus> {
   return r.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, NS);
 }
 
+/** As the kubelet: the pod's volumes, then the runtime's sync. */
+async function syncOnce(pod: Pod, r: Runtime): Promise<PodSyncResult> {
+  await volumes!.mountPodVolumes(pod);
+  return r.syncPod(pod, await status(pod, r));
+}
+
 async function sync(pod: Pod, r: Runtime = rt): Promise<PodSyncResult> {
-  const result = await r.syncPod(pod, await status(pod, r));
+  const result = await syncOnce(pod, r);
   assert.equal(result.error, undefined, `sync error: ${result.error?.message}`);
   return result;
 }
@@ -120,7 +132,7 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined>, tim
 /** Syncs the pod repeatedly (as the pod worker would) until check passes. */
 async function syncUntil<T>(what: string, pod: Pod, check: (st: PodRuntimeStatus, last: PodSyncResult) => T | undefined, timeoutMs = 30_000, r: Runtime = rt): Promise<T> {
   return waitFor(what, async () => {
-    const result = await r.syncPod(pod, await status(pod, r));
+    const result = await syncOnce(pod, r);
     assert.equal(result.error, undefined, `sync error: ${result.error?.message}`);
     return check(await status(pod, r), result);
   }, timeoutMs);

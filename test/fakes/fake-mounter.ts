@@ -1,6 +1,6 @@
 /** A Mounter that mounts nothing: it records tmpfs mounts so volume code can be tested unprivileged. */
 import { resolve } from 'node:path';
-import type { Mounter, TmpfsOptions } from '../../src/kuberuntime/mount.js';
+import type { Mounter, TmpfsOptions } from '../../src/volume/mount.js';
 
 export class FakeMounter implements Mounter {
   /** Mount point → the options it was mounted with. */

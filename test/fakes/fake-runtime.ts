@@ -59,8 +59,6 @@ export class FakeRuntime implements Runtime, RawRelistSource {
   }
   async syncPod(pod: Pod): Promise<PodSyncResult> { this.synced.push(pod.metadata!.uid!); return { waiting: new Map() }; }
   async killPod(pod: Pod | undefined, running: RunningPod, grace?: number): Promise<void> { this.killed.push({ uid: running.uid, grace }); }
-  tornDown: string[] = [];
-  async tearDownPodVolumes(uid: string): Promise<void> { this.tornDown.push(uid); }
   async garbageCollect(): Promise<void> {}
   /** The podContainerDeletor requests: [exited container ID, removeAll]. */
   deletions: Array<[string, boolean]> = [];

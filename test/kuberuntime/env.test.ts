@@ -1,32 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EnvError, expand, expandCommandAndArgs, makeEnvironmentVariables, mappingFor } from '../../src/kuberuntime/env.js';
+import { EnvError } from '../../src/fieldpath/index.js';
+import { expandCommandAndArgs, makeEnvironmentVariables } from '../../src/kuberuntime/env.js';
 import { container, makePod } from './helpers.js';
-import { configMapPayload, projectedPayload, secretPayload } from '../../src/kuberuntime/api-volumes.js';
-import type { PodObjectSource } from '../../src/kuberuntime/types.js';
+import { configMapPayload, projectedPayload, secretPayload } from '../../src/volume/api-volumes.js';
+import type { PodObjectSource } from '../../src/volume/types.js';
 
 const ctx = { nodeName: 'node-1', hostIP: '192.168.1.10', podIP: '10.0.0.7', podIPs: ['10.0.0.7'] };
-
-describe('expand (upstream expansion semantics)', () => {
-  const m = mappingFor(new Map([['VAR_A', 'A'], ['VAR_B', 'B'], ['EMPTY', '']]));
-  const table: [string, string][] = [
-    ['$(VAR_A)', 'A'],
-    ['___$(VAR_B)___', '___B___'],
-    ['$(VAR_A)-$(VAR_B)', 'A-B'],
-    ['$(UNKNOWN)', '$(UNKNOWN)'],
-    ['$$(VAR_A)', '$(VAR_A)'],
-    ['$$$(VAR_A)', '$A'],
-    ['$(EMPTY)x', 'x'],
-    ['$(VAR_A', '$(VAR_A'],
-    ['$VAR_A', '$VAR_A'],
-    ['foo$', 'foo$'],
-    ['$', '$'],
-    ['$()', '$()'],
-    ['no vars', 'no vars'],
-    ['$(VAR_A)$(VAR_A)', 'AA'],
-  ];
-  for (const [input, want] of table) it(`${JSON.stringify(input)} → ${JSON.stringify(want)}`, () => assert.equal(expand(input, m), want));
-});
 
 describe('makeEnvironmentVariables', () => {
   it('expands in order, each value seeing only earlier ones; later duplicates override', () => {

@@ -12,6 +12,7 @@ import type { Pod } from '../../src/api/types.js';
 import { CriError, KubeletError } from '../../src/errors.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { createVolumeManager, type VolumeManager } from '../../src/volume/index.js';
 import { createRecorder, type Recorder } from '../../src/events/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
@@ -22,9 +23,11 @@ let dir: string;
 let fake: FakeRuntimeService;
 let clock: FakeClock;
 let rt: Runtime;
+let volumes: VolumeManager;
 let recorder: Recorder;
 
 function manager(): Runtime {
+  volumes = createVolumeManager({ rootDir: join(dir, 'root'), nodeName: 'node-1', hostIP: '192.168.1.10' });
   return createRuntimeManager({
     runtime: fake,
     imageManager: createImageManager({ images: fake, clock, recorder }),
@@ -38,10 +41,13 @@ function manager(): Runtime {
     // Never the host's cgroups from a unit test.
     cgroupsPerQOS: false,
     recorder,
+    volumes,
   });
 }
 
+/** As the kubelet: the pod's volumes first, then the runtime's sync. */
 async function sync(pod: Pod) {
+  await volumes.mountPodVolumes(pod);
   const status = await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace!);
   return rt.syncPod(pod, status);
 }

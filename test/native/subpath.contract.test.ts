@@ -1,5 +1,5 @@
 // Contract and differential tests of the subPath bind (native/src/subpath.cc and its twin
-// src/kuberuntime/subpath-bind-ts.ts): each walks a volume one component at a time without
+// src/volume/subpath/subpath-bind-ts.ts): each walks a volume one component at a time without
 // following a symlink and bind-mounts what it opened. Both must bind the same trees and refuse
 // the same ones with the same step, errno and component. Real bind mounts: needs root.
 import { describe, it, before, after } from 'node:test';
@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { implementations } from '../../src/cmd/hot-paths.js';
-import { mountsUnder, unmount } from '../../src/kuberuntime/mount.js';
-import { isSubPathBindFailure } from '../../src/kuberuntime/subpath-types.js';
+import { mountsUnder, unmount } from '../../src/volume/mount.js';
+import { isSubPathBindFailure } from '../../src/volume/subpath/subpath-types.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 const impls = implementations('subpath');

@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { after } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
-import { mountsUnder, unmount } from '../../src/kuberuntime/mount.js';
+import { mountsUnder, unmount } from '../../src/volume/mount.js';
 import { removeTestPods, runtimeEndpoint } from './containerd.js';
 import { testTempDir } from './temp-dir.js';
 

@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseMountInfo } from '../../src/kuberuntime/mount.js';
+import { parseMountInfo } from '../../src/volume/mount.js';
 
 const made: string[] = [];
 

@@ -19,7 +19,7 @@ import {
   podUIDOfLogsDirName,
   restartCountOfLogFileName,
 } from '../../src/util/pod-identity.js';
-import { emptyDirPath } from '../../src/kuberuntime/volumes.js';
+import { emptyDirPath } from '../../src/volume/plugins/empty-dir.js';
 
 const UUID = '6f1c2b7e-3a4d-4e5f-8a9b-0c1d2e3f4a5b';
 const UNSAFE = ['', '.', '..', '../../etc', 'a/b', '/abs', 'a\\b', 'a\u0000b', 'a\nb', 'tab\there', '\u007f'];

@@ -17,7 +17,8 @@
  */
 import type { Pod } from '../api/types.js';
 import { FILE_MODE_MESSAGE, ID_MESSAGE, isValidFileMode, isValidId, octal } from '../api/pod.js';
-import { EnvError } from './env.js';
+import { errorMessage, VolumeError } from '../errors.js';
+import { EnvError } from '../fieldpath/index.js';
 
 export interface PayloadFile {
   /** Text, or bytes (secret values, configMap binaryData) written as they are. */
@@ -71,6 +72,15 @@ export function volumeOwnership(pod: Pod): VolumeOwnership {
   }
   const fsUser = fsUserFrom(pod);
   return { ...(isValidId(fsGroup) ? { fsGroup } : {}), ...(fsUser !== undefined ? { fsUser } : {}) };
+}
+
+/** volumeOwnership for setting up one volume: an out-of-range fsGroup is the volume's VolumeError. */
+export function volumeOwnershipFor(pod: Pod, volumeName: string): VolumeOwnership {
+  try {
+    return volumeOwnership(pod);
+  } catch (err) {
+    throw new VolumeError(`volume ${volumeName}: ${errorMessage(err)}`, { cause: err });
+  }
 }
 
 /** upstream changeFilePermission's mode: what fsGroup adds to a file or directory. */

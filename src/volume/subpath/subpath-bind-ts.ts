@@ -8,8 +8,8 @@
  */
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
-import { pathAt } from '../util/open-beneath.js';
-import { bindMount, unmount } from './mount.js';
+import { pathAt } from '../../util/open-beneath.js';
+import { bindMount, unmount } from '../mount.js';
 import { subPathBindFailure, type BindSubPath, type SubPathBindRequest, type SubPathBindResult, type SubPathStep } from './subpath-types.js';
 
 /** Linux O_PATH (asm-generic, x86-64 and arm64): open for the name only; Node does not export it. */

@@ -19,11 +19,11 @@
  */
 import { mkdir, realpath, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { SubPathError, VolumeError } from '../errors.js';
-import { log } from '../util/log.js';
-import { pathComponent } from '../util/path-component.js';
-import type { Mounter } from './mount.js';
-import { podDir } from './pod-dirs.js';
+import { SubPathError, VolumeError } from '../../errors.js';
+import { log } from '../../util/log.js';
+import { pathComponent } from '../../util/path-component.js';
+import type { Mounter } from '../mount.js';
+import { podDir } from '../pod-dirs.js';
 import { isSubPathBindFailure, type BindSubPath, type SubPathBindFailure } from './subpath-types.js';
 
 export const VOLUME_SUBPATHS_DIR = 'volume-subpaths';
@@ -127,7 +127,7 @@ export async function prepareSubPath(ctx: SubPathContext, m: SubPathMount): Prom
     if (isSubPathBindFailure(err)) throw bindError(mount, m.subPath, base, components, err);
     throw err;
   }
-  log('kuberuntime').debug({ volume: mount, subPath: m.subPath, target }, 'bound subPath');
+  log('volume').debug({ volume: mount, subPath: m.subPath, target }, 'bound subPath');
   return target;
 }
 

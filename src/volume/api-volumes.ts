@@ -1,31 +1,35 @@
 /**
- * configMap, secret, projected and downwardAPI volumes (upstream pkg/volume/configmap, secret,
- * projected, downwardapi): the payload (relative path → content, mode, owner) from the cached API
- * objects and the pod, written by the atomic writer (volumes.ts) and refreshed on every pod sync,
- * so that an edit of an object or of the pod's labels reaches the mounted files.
+ * The payloads of configMap, secret, projected and downwardAPI volumes (upstream
+ * pkg/volume/configmap, secret, projected, downwardapi collectData): relative path → content,
+ * mode, owner, from the cached API objects and the pod. Their plugins (plugins/api-data.ts)
+ * write them with the atomic writer and refresh them on every pod sync, so that an edit of an
+ * object or of the pod's labels reaches the mounted files.
  *
  *  - items select keys and give them paths (and modes); without items every key is a file;
  *  - modes and owners as volume-payload.ts says (defaultMode 0644, items[].mode, fsGroup,
  *    the token's 0600);
  *  - a missing object, or a missing key named in items, is an error unless `optional`;
  *  - projected merges configMap, secret, downwardAPI and serviceAccountToken sources;
- *  - the medium under each is upstream's wrapped emptyDir: secret, projected and downwardAPI
- *    volumes live on a tmpfs (memory-backed), configMap volumes on the node's disk (upstream:
- *    "this should be on a tmpfs instead of the local disk; the problem is charging the memory").
+ *  - a downwardAPI volume holds one file per item: `fieldRef` (metadata.name, namespace, uid,
+ *    labels, annotations, or one label / annotation) or `resourceFieldRef` (containerName
+ *    required), with the item's mode or the volume's defaultMode (0644).
  */
 import type { Pod } from '../api/types.js';
-import type { V1KeyToPath, V1Volume, V1VolumeProjection } from '@kubernetes/client-node';
-import { downwardAPIPayload, type DownwardAPIVolumeSource, type NodeAllocatable } from './downward-api.js';
-import { EnvError, type EnvContext } from './env.js';
+import type { V1KeyToPath, V1VolumeProjection } from '@kubernetes/client-node';
 import {
-  DEFAULT_FILE_MODE, fileMode, ownedPayload, payloadPathProblem, tokenFile, volumeDirOwnership, volumeOwnership,
-  type PayloadFile, type VolumeOwnership,
+  EnvError, fieldRefValue, isSubscriptedFieldPath, resourceFieldRefValue,
+  type FieldPathContext, type NodeAllocatable, type ResourceFieldSelector,
+} from '../fieldpath/index.js';
+import type { PodObjectSource } from './types.js';
+import {
+  DEFAULT_FILE_MODE, fileMode, payloadPathProblem, tokenFile, type PayloadFile, type VolumeOwnership,
 } from './volume-payload.js';
 
-export const CONFIGMAP_PLUGIN = 'kubernetes.io~configmap';
-export const SECRET_PLUGIN = 'kubernetes.io~secret';
-export const PROJECTED_PLUGIN = 'kubernetes.io~projected';
-export const DOWNWARD_API_PLUGIN = 'kubernetes.io~downward-api';
+/** What the payloads read besides the pod: the downward API's context and the API objects. */
+export interface ApiDataContext extends FieldPathContext {
+  /** ConfigMaps, Secrets and tokens (API server mode); without it those sources are EnvErrors. */
+  objects?: PodObjectSource | undefined;
+}
 
 /** Default expiry of projected serviceAccountToken sources (upstream: 1 h). */
 const DEFAULT_TOKEN_SECONDS = 3600;
@@ -36,7 +40,7 @@ function checkPath(path: string, field: string): void {
 }
 
 /** Key/value data of a configMap or secret (secret values and binaryData decoded to bytes); undefined = absent and optional. */
-function sourceData(pod: Pod, ctx: EnvContext, kind: 'configMap' | 'secret', name: string, optional: boolean | undefined): Record<string, string | Buffer> | undefined {
+function sourceData(pod: Pod, ctx: ApiDataContext, kind: 'configMap' | 'secret', name: string, optional: boolean | undefined): Record<string, string | Buffer> | undefined {
   if (!ctx.objects) throw new EnvError(`${kind} "${name}": ${kind} volumes need API server mode (--kubeconfig)`);
   const ns = pod.metadata?.namespace ?? 'default';
   const obj = kind === 'configMap' ? ctx.objects.configMap(ns, name) : ctx.objects.secret(ns, name);
@@ -75,7 +79,7 @@ function keyPayload(kind: string, src: KeySource, data: Record<string, string | 
   }
 }
 
-function objectPayload(pod: Pod, kind: 'configMap' | 'secret', src: KeySource, ctx: EnvContext, mode: number, field: string): Map<string, PayloadFile> {
+function objectPayload(pod: Pod, kind: 'configMap' | 'secret', src: KeySource, ctx: ApiDataContext, mode: number, field: string): Map<string, PayloadFile> {
   const out = new Map<string, PayloadFile>();
   const data = sourceData(pod, ctx, kind, src.name, src.optional);
   if (data) keyPayload(kind, src, data, mode, field, out);
@@ -85,16 +89,16 @@ function objectPayload(pod: Pod, kind: 'configMap' | 'secret', src: KeySource, c
 type ConfigMapSource = { name?: string; items?: V1KeyToPath[]; optional?: boolean; defaultMode?: number };
 type SecretSource = { secretName?: string; name?: string; items?: V1KeyToPath[]; optional?: boolean; defaultMode?: number };
 
-export function configMapPayload(pod: Pod, src: ConfigMapSource, ctx: EnvContext, mode = fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode'), field = 'items'): Map<string, PayloadFile> {
+export function configMapPayload(pod: Pod, src: ConfigMapSource, ctx: ApiDataContext, mode = fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode'), field = 'items'): Map<string, PayloadFile> {
   return objectPayload(pod, 'configMap', { ...src, name: src.name ?? '' }, ctx, mode, field);
 }
 
-export function secretPayload(pod: Pod, src: SecretSource, ctx: EnvContext, mode = fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode'), field = 'items'): Map<string, PayloadFile> {
+export function secretPayload(pod: Pod, src: SecretSource, ctx: ApiDataContext, mode = fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode'), field = 'items'): Map<string, PayloadFile> {
   return objectPayload(pod, 'secret', { ...src, name: src.secretName ?? src.name ?? '' }, ctx, mode, field);
 }
 
 /** `own`: the pod's fsUser / fsGroup, which decide the token's mode and owner. */
-export function projectedPayload(pod: Pod, src: { sources?: V1VolumeProjection[]; defaultMode?: number }, ctx: EnvContext, allocatable: NodeAllocatable, own: VolumeOwnership = {}): Map<string, PayloadFile> {
+export function projectedPayload(pod: Pod, src: { sources?: V1VolumeProjection[]; defaultMode?: number }, ctx: ApiDataContext, allocatable: NodeAllocatable, own: VolumeOwnership = {}): Map<string, PayloadFile> {
   const mode = fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode');
   const out = new Map<string, PayloadFile>();
   const add = (m: Map<string, PayloadFile>) => { for (const [k, v] of m) out.set(k, v); };
@@ -115,35 +119,40 @@ export function projectedPayload(pod: Pod, src: { sources?: V1VolumeProjection[]
   return out;
 }
 
-/** What backs a volume's directory: a tmpfs ('Memory') or the node's disk (''). */
-export type Medium = 'Memory' | '';
+/** Field paths a downwardAPI volume may read (upstream validation of DownwardAPIVolumeFile). */
+const VOLUME_FIELD_PATHS = new Set(['metadata.name', 'metadata.namespace', 'metadata.uid', 'metadata.labels', 'metadata.annotations']);
 
-/** A volume the atomic writer fills: its plugin directory, medium, and what to write. */
-export interface AtomicVolume {
-  plugin: string;
-  medium: Medium;
-  /** The files (modes and owners final) and the mode/group of the volume's directories; throws EnvError. */
-  contents(): { files: Map<string, PayloadFile>; dir: { mode: number; gid?: number } };
+export interface DownwardAPIVolumeItem {
+  path: string;
+  fieldRef?: { fieldPath: string; apiVersion?: string };
+  resourceFieldRef?: ResourceFieldSelector;
+  mode?: number;
 }
 
-function sourceOf(pod: Pod, volume: V1Volume, ctx: EnvContext, allocatable: NodeAllocatable): { plugin: string; medium: Medium; payload: (own: VolumeOwnership) => Map<string, PayloadFile> } | undefined {
-  if (volume.configMap) return { plugin: CONFIGMAP_PLUGIN, medium: '', payload: () => configMapPayload(pod, volume.configMap!, ctx) };
-  if (volume.secret) return { plugin: SECRET_PLUGIN, medium: 'Memory', payload: () => secretPayload(pod, volume.secret!, ctx) };
-  if (volume.projected) return { plugin: PROJECTED_PLUGIN, medium: 'Memory', payload: (own) => projectedPayload(pod, volume.projected!, ctx, allocatable, own) };
-  if (volume.downwardAPI) return { plugin: DOWNWARD_API_PLUGIN, medium: 'Memory', payload: () => downwardAPIPayload(pod, volume.downwardAPI as DownwardAPIVolumeSource, ctx, allocatable) };
-  return undefined;
+export interface DownwardAPIVolumeSource {
+  items?: DownwardAPIVolumeItem[];
+  defaultMode?: number;
 }
 
-/** The configMap / secret / projected / downwardAPI volume behind `volume`; undefined for other types. */
-export function atomicVolume(pod: Pod, volume: V1Volume, ctx: EnvContext, allocatable: NodeAllocatable): AtomicVolume | undefined {
-  const source = sourceOf(pod, volume, ctx, allocatable);
-  if (!source) return undefined;
-  return {
-    plugin: source.plugin,
-    medium: source.medium,
-    contents: () => {
-      const own = volumeOwnership(pod);
-      return { files: ownedPayload(source.payload(own), own), dir: volumeDirOwnership(own) };
-    },
-  };
+/** upstream downwardapi CollectData: relative path → content and mode. Throws EnvError for a bad item. */
+export function downwardAPIPayload(pod: Pod, source: DownwardAPIVolumeSource, ctx: ApiDataContext, allocatable: NodeAllocatable): Map<string, PayloadFile> {
+  const defaultMode = fileMode(source.defaultMode, DEFAULT_FILE_MODE, 'defaultMode');
+  const out = new Map<string, PayloadFile>();
+  for (const [i, item] of (source.items ?? []).entries()) {
+    const path = item.path;
+    const problem = payloadPathProblem(path);
+    if (problem) throw new EnvError(`downwardAPI item path ${JSON.stringify(path)} ${problem}`);
+    let data: string;
+    if (item.fieldRef) {
+      const fp = item.fieldRef.fieldPath;
+      if (!VOLUME_FIELD_PATHS.has(fp) && !isSubscriptedFieldPath(fp)) throw new EnvError(`downwardAPI item ${path}: fieldRef ${fp} is not supported in volumes`);
+      data = fieldRefValue(pod, fp, item.fieldRef.apiVersion, ctx);
+    } else if (item.resourceFieldRef) {
+      data = resourceFieldRefValue(pod, undefined, item.resourceFieldRef, allocatable);
+    } else {
+      throw new EnvError(`downwardAPI item ${path}: needs fieldRef or resourceFieldRef`);
+    }
+    out.set(path, { data, mode: fileMode(item.mode, defaultMode, `items[${i}].mode`) });
+  }
+  return out;
 }

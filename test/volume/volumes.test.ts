@@ -1,43 +1,51 @@
 /**
- * Downward API values and volume files, the atomic writer, memory emptyDir sizing, the volumes of
- * a pod through syncPod (tmpfs for secret-bearing volumes, modes, fsGroup, 0750 directories),
- * teardown and cleanup.
+ * Downward API volume files, the atomic writer, memory emptyDir sizing, the volumes of a pod
+ * mounted by the volume manager and bound by the runtime's syncPod (tmpfs for secret-bearing
+ * volumes, modes, fsGroup, 0750 directories), teardown and cleanup.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Container } from '../../src/api/types.js';
-import { containerResourceValue, downwardAPIPayload, resourceFieldRefValue } from '../../src/kuberuntime/downward-api.js';
-import { EnvError, makeEnvironmentVariables } from '../../src/kuberuntime/env.js';
-import { downwardContext } from '../../src/kuberuntime/container-config.js';
+import type { Container, Pod } from '../../src/api/types.js';
+import { EnvError } from '../../src/fieldpath/index.js';
 import { createImageManager } from '../../src/images/index.js';
-import { createRuntimeManager, setupDataDirs, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
-import type { PodObjectSource } from '../../src/kuberuntime/types.js';
-import { emptyDirMemorySize, removePodVolumes, writeAtomic } from '../../src/kuberuntime/volumes.js';
-import { fsTypeAt, mountAt } from '../../src/kuberuntime/mount.js';
+import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { downwardAPIPayload } from '../../src/volume/api-volumes.js';
+import { writeAtomic } from '../../src/volume/atomic-writer.js';
+import { createVolumeManager, setupDataDirs, type PodObjectSource, type VolumeManagerOptions } from '../../src/volume/index.js';
+import { fsTypeAt, mountAt } from '../../src/volume/mount.js';
+import { emptyDirMemorySize } from '../../src/volume/tmpfs.js';
 import { ConfigError, VolumeError } from '../../src/errors.js';
 import { FakeMounter } from '../fakes/fake-mounter.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
-import { container, makePod } from './helpers.js';
+import { container, makePod } from '../kuberuntime/helpers.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
 const alloc = { cpu: 4000, memory: 8 * GiB };
 
-/** A runtime manager over the fake CRI and a fake mounter, its root dir under <dir>/<name>. */
-function manager(name: string, extra: Partial<RuntimeManagerDeps> = {}) {
+/**
+ * A volume manager over a fake mounter and a runtime manager over the fake CRI, sharing it, the
+ * root dir under <dir>/<name>; sync(pod) mounts the pod's volumes, then syncs it (as the kubelet).
+ */
+function manager(name: string, extra: Partial<VolumeManagerOptions> = {}) {
   const fake = new FakeRuntimeService();
   fake.addImage('busybox:1.36');
   const root = join(dir, name);
   const mounter = new FakeMounter();
-  const rt = createRuntimeManager({ runtime: fake, imageManager: createImageManager({ images: fake }), podLogsDir: join(dir, `${name}-logs`), rootDir: root, nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, mounter, ...extra });
-  return { fake, root, mounter, rt };
+  const vm = createVolumeManager({ rootDir: root, nodeName: 'n', allocatable: alloc, mounter, ...extra });
+  const rt = createRuntimeManager({ runtime: fake, imageManager: createImageManager({ images: fake }), podLogsDir: join(dir, `${name}-logs`), rootDir: root, nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, volumes: vm });
+  const sync = async (pod: Pod) => {
+    await vm.mountPodVolumes(pod);
+    return rt.syncPod(pod, await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace ?? 'default'));
+  };
+  return { fake, root, mounter, rt, vm, sync };
 }
-const limited = (limits: Record<string, string>, requests?: Record<string, string>): Container =>
-  container('main', { resources: { limits, ...(requests ? { requests } : {}) } });
+const limited = (limits: Record<string, string>): Container =>
+  container('main', { resources: { limits } });
 
 let dir: string;
 before(async () => {
@@ -45,42 +53,6 @@ before(async () => {
 });
 after(async () => {
   await rm(dir, { recursive: true, force: true });
-});
-
-describe('resourceFieldRef (upstream ExtractContainerResourceValue, limits defaulted to allocatable)', () => {
-  const c = limited({ cpu: '250m', memory: '100Mi' });
-  const cases: Array<[string, string | undefined, Container, string]> = [
-    ['limits.cpu', undefined, c, '1'],
-    ['limits.cpu', '1m', c, '250'],
-    ['limits.cpu', '100m', c, '3'],
-    ['limits.memory', undefined, c, String(100 * MiB)],
-    ['limits.memory', '1Mi', c, '100'],
-    ['limits.memory', '1Gi', c, '1'],
-    ['requests.cpu', '1m', c, '250'],
-    ['requests.memory', '1Mi', limited({ memory: '100Mi' }, { memory: '10Mi' }), '10'],
-    ['limits.cpu', undefined, container('none'), '4'],
-    ['limits.memory', '1Gi', container('none'), '8'],
-    ['requests.cpu', '1m', container('none'), '0'],
-  ];
-  for (const [resource, divisor, ctr, want] of cases) {
-    it(`${ctr.name} ${resource} / ${divisor ?? '1'} = ${want}`, () => {
-      assert.equal(containerResourceValue({ resource, ...(divisor ? { divisor } : {}) }, ctr, alloc), want);
-    });
-  }
-  it('unknown resources and containers are EnvErrors', () => {
-    assert.throws(() => containerResourceValue({ resource: 'limits.gpu' }, c, alloc), EnvError);
-    assert.throws(() => resourceFieldRefValue(makePod(), undefined, { resource: 'limits.cpu', containerName: 'nope' }, alloc), /not found/);
-  });
-  it('env valueFrom.resourceFieldRef, own container or a named one', () => {
-    const pod = makePod({ containers: [limited({ cpu: '2', memory: '1Gi' }), container('side')] });
-    const side = pod.spec!.containers[1]!;
-    side.env = [
-      { name: 'OWN', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
-      { name: 'MAIN', valueFrom: { resourceFieldRef: { containerName: 'main', resource: 'limits.cpu' } } },
-    ];
-    const ctx = downwardContext(pod, { nodeName: 'n', hostIP: '', podIP: '', podIPs: [] }, alloc);
-    assert.deepEqual(makeEnvironmentVariables(pod, side, ctx), [{ key: 'OWN', value: '8192' }, { key: 'MAIN', value: '2' }]);
-  });
 });
 
 describe('downwardAPI volume payload', () => {
@@ -139,19 +111,19 @@ describe('memory-backed emptyDir size (upstream calculateEmptyDirMemorySize)', (
   });
 });
 
-describe('downwardAPI volumes through syncPod, and cleanup', () => {
-  it('files exist, the mount is read-only, removePodVolumes deletes them', async () => {
-    const { fake, root, mounter, rt } = manager('root');
+describe('downwardAPI volumes through the volume manager and syncPod, and cleanup', () => {
+  it('files exist, the mount is read-only, unmountPodVolumes deletes them', async () => {
+    const { fake, root, mounter, vm, sync } = manager('root');
     const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'info', mountPath: '/info' }, { name: 'scratch', mountPath: '/scratch' }] })] });
     pod.spec!.volumes = [{ name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }, { name: 'scratch', emptyDir: {} }];
-    const r = await rt.syncPod(pod, await rt.getPodStatus('uid-1234', 'web', 'default'));
+    const r = await sync(pod);
     assert.deepEqual([...r.waiting], []);
     const mounts = fake.containersNamed('a')[0]!.config.mounts;
     const info = mounts.find((m) => m.containerPath === '/info')!;
     assert.equal(info.readonly, true);
     assert.equal(await readFile(join(info.hostPath, 'name'), 'utf8'), 'web');
     assert.deepEqual([...mounter.mounts.keys()], [info.hostPath], 'downwardAPI on a tmpfs (upstream), the emptyDir on disk');
-    await removePodVolumes(root, 'uid-1234', mounter);
+    await vm.unmountPodVolumes('uid-1234');
     assert.equal(mounter.mounts.size, 0);
     assert.equal(existsSync(join(root, 'pods', 'uid-1234')), false);
   });
@@ -159,7 +131,7 @@ describe('downwardAPI volumes through syncPod, and cleanup', () => {
 
 const asRoot = process.getuid?.() === 0;
 
-describe('secret-bearing volumes through syncPod: tmpfs, modes, fsGroup, 0750 directories, teardown', () => {
+describe('secret-bearing volumes through the volume manager and syncPod: tmpfs, modes, fsGroup, 0750 directories, teardown', () => {
   const objects: PodObjectSource = {
     configMap: (_ns, name) => (name === 'cfg' ? { data: { 'app.conf': 'x=1' } } : null),
     secret: (_ns, name) => {
@@ -172,7 +144,7 @@ describe('secret-bearing volumes through syncPod: tmpfs, modes, fsGroup, 0750 di
   const mode = async (p: string) => ((await stat(p)).mode & 0o7777).toString(8);
 
   async function setUp(name: string, podExtra: (pod: ReturnType<typeof makePod>) => void) {
-    const { fake, root, mounter, rt } = manager(name, { objects, nodeAllocatable: { memoryBytes: 8 * GiB } });
+    const { fake, root, mounter, vm, sync } = manager(name, { objects, allocatable: { cpu: 4000, memory: 8 * GiB } });
     const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'sec', mountPath: '/sec' }, { name: 'cfg', mountPath: '/cfg' }, { name: 'proj', mountPath: '/proj' }, { name: 'tmp', mountPath: '/tmp' }] })] });
     pod.spec!.volumes = [
       { name: 'sec', secret: { secretName: 'sec', defaultMode: 0o400, items: [{ key: 'password', path: 'password' }, { key: 'user', path: 'user', mode: 0o444 }] } },
@@ -181,12 +153,12 @@ describe('secret-bearing volumes through syncPod: tmpfs, modes, fsGroup, 0750 di
       { name: 'tmp', emptyDir: {} },
     ];
     podExtra(pod);
-    const r = await rt.syncPod(pod, await rt.getPodStatus('uid-1234', 'web', 'default'));
-    return { fake, root, mounter, rt, pod, r };
+    const r = await sync(pod);
+    return { fake, root, mounter, vm, pod, r };
   }
 
   it('secret and projected on a bounded tmpfs, configMap on disk; the directories above are 0750', async () => {
-    const { fake, root, mounter, rt, r } = await setUp('plain', () => undefined);
+    const { fake, root, mounter, vm, r } = await setUp('plain', () => undefined);
     assert.deepEqual([...r.waiting], []);
     const vol = (plugin: string, v: string) => join(root, 'pods', 'uid-1234', 'volumes', plugin, v);
     assert.deepEqual([...mounter.mounts.keys()].sort(), [vol('kubernetes.io~projected', 'proj'), vol('kubernetes.io~secret', 'sec')]);
@@ -205,7 +177,7 @@ describe('secret-bearing volumes through syncPod: tmpfs, modes, fsGroup, 0750 di
     const mounts = fake.containersNamed('a')[0]!.config.mounts;
     assert.deepEqual(mounts.map((m) => [m.containerPath, m.readonly]), [['/sec', true], ['/cfg', true], ['/proj', true], ['/tmp', false]]);
     // Teardown (the kubelet calls it once the pod is terminated): unmounted, deleted.
-    await rt.tearDownPodVolumes('uid-1234');
+    await vm.unmountPodVolumes('uid-1234');
     assert.equal(mounter.mounts.size, 0);
     assert.equal(existsSync(join(root, 'pods', 'uid-1234', 'volumes')), false);
   });
@@ -236,7 +208,9 @@ describe('secret-bearing volumes through syncPod: tmpfs, modes, fsGroup, 0750 di
     assert.match(badGroup.r.waiting.get('a')!.message, /securityContext\.fsGroup: -1 must be between 0 and 2147483647/);
     const evil = await setUp('evil', (pod) => { pod.spec!.volumes![0] = { name: 'sec', secret: { secretName: 'evil' } }; });
     assert.match(evil.r.waiting.get('a')!.message, /volume sec: file name "\.\.data" must not start with '\.\.'/);
-    assert.equal(evil.mounter.mounts.size, 0, 'contents are checked before the tmpfs is mounted');
+    const evilSec = join(evil.root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~secret', 'sec');
+    assert.equal(evil.mounter.mounts.has(evilSec), false, 'contents are checked before the tmpfs is mounted');
+    assert.equal(evil.mounter.mounts.size, 1, 'the other volumes are set up all the same (the projected one on its tmpfs)');
   });
 });
 
@@ -273,12 +247,12 @@ describe('writeAtomic refuses paths that leave the volume', () => {
 
 describe('a volume an earlier version wrote on disk', () => {
   it('is left on disk (running containers bind-mount it) and still updated', async () => {
-    const { root, mounter, rt } = manager('legacy');
+    const { root, mounter, sync } = manager('legacy');
     const old = join(root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~downward-api', 'info');
     await writeAtomic(old, new Map([['name', { data: 'old', mode: 0o644 }]]));
     const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'info', mountPath: '/info' }] })] });
     pod.spec!.volumes = [{ name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }];
-    const r = await rt.syncPod(pod, await rt.getPodStatus('uid-1234', 'web', 'default'));
+    const r = await sync(pod);
     assert.deepEqual([...r.waiting], []);
     assert.equal(mounter.mountCalls, 0);
     assert.equal(await readFile(join(old, 'name'), 'utf8'), 'web');

@@ -6,16 +6,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
-import { atomicVolume, configMapPayload, projectedPayload, secretPayload } from '../../src/kuberuntime/api-volumes.js';
-import { downwardAPIPayload } from '../../src/kuberuntime/downward-api.js';
-import { EnvError, type EnvContext } from '../../src/kuberuntime/env.js';
-import { kernelSupportsNoswap, tmpfsOptions } from '../../src/kuberuntime/mount.js';
-import type { PodObjectSource } from '../../src/kuberuntime/types.js';
+import { EnvError } from '../../src/fieldpath/index.js';
+import { configMapPayload, downwardAPIPayload, projectedPayload, secretPayload, type ApiDataContext } from '../../src/volume/api-volumes.js';
+import { kernelSupportsNoswap, tmpfsOptions } from '../../src/volume/mount.js';
+import { DEFAULT_VOLUME_PLUGINS } from '../../src/volume/plugins/index.js';
+import type { ApiDataPlugin } from '../../src/volume/plugins/api-data.js';
+import { projectedPlugin } from '../../src/volume/plugins/projected.js';
+import { ATOMIC_VOLUME_TMPFS_MAX_BYTES, atomicVolumeTmpfsSize } from '../../src/volume/tmpfs.js';
+import type { PodObjectSource, VolumeHost } from '../../src/volume/types.js';
 import {
   fileMode, fsGroupMode, fsUserFrom, ownedPayload, payloadPathProblem, volumeDirOwnership, volumeOwnership,
-} from '../../src/kuberuntime/volume-payload.js';
-import { ATOMIC_VOLUME_TMPFS_MAX_BYTES, atomicVolumeTmpfsSize } from '../../src/kuberuntime/volumes.js';
-import { container, makePod } from './helpers.js';
+} from '../../src/volume/volume-payload.js';
+import { FakeMounter } from '../fakes/fake-mounter.js';
+import { container, makePod } from '../kuberuntime/helpers.js';
 
 const MiB = 2 ** 20;
 const GiB = 2 ** 30;
@@ -25,7 +28,7 @@ const objects: PodObjectSource = {
   secret: (_ns, name) => (name === 'sec' ? { data: { user: Buffer.from('u').toString('base64'), key: Buffer.from('k').toString('base64') } } : null),
   serviceAccountToken: () => 'tok',
 };
-const ctx: EnvContext = { nodeName: 'n', hostIP: '192.0.2.1', podIP: '10.0.0.1', podIPs: ['10.0.0.1'], objects };
+const ctx: ApiDataContext = { nodeName: 'n', hostIP: '192.0.2.1', podIP: '10.0.0.1', podIPs: ['10.0.0.1'], objects };
 const modes = (m: Map<string, { mode: number }>) => Object.fromEntries([...m].map(([k, v]) => [k, v.mode.toString(8)]));
 
 function withSecurity(pod: Pod, podSc: Record<string, unknown>, containerUsers: Array<number | undefined> = []): Pod {
@@ -100,7 +103,8 @@ describe('fsGroup (upstream SetVolumeOwnership → changeFilePermission)', () =>
 
   it('the projected token: defaultMode without fsGroup/fsUser; 0600 owned by fsUser, then 0640 with fsGroup', () => {
     const src = { sources: [{ serviceAccountToken: { path: 'token' } }, { secret: { name: 'sec', items: [{ key: 'key', path: 'key' }] } }] };
-    const volume = (pod: Pod) => atomicVolume(pod, { name: 'p', projected: src }, ctx, alloc)!.contents();
+    const host: VolumeHost = { rootDir: '', mounter: new FakeMounter(), allocatable: alloc, objects, nodeName: 'n', hostIP: '' };
+    const volume = (pod: Pod) => projectedPlugin.contents(pod, { name: 'p', projected: src }, host);
     const plain = volume(makePod()).files;
     assert.deepEqual(modes(plain), { token: '644', key: '644' });
     const user = volume(withSecurity(makePod(), { runAsUser: 1000 })).files;
@@ -133,12 +137,13 @@ describe('payload paths (upstream AtomicWriter validatePath)', () => {
 describe('the medium under each volume type (upstream wrapped emptyDir)', () => {
   const pod = makePod();
   it('secret, projected and downwardAPI on tmpfs; configMap on disk', () => {
-    const medium = (v: object) => { const a = atomicVolume(pod, { name: 'v', ...v }, ctx, alloc)!; return [a.plugin, a.medium]; };
+    const pluginFor = (v: object) => DEFAULT_VOLUME_PLUGINS.find((p) => p.canSupport({ name: 'v', ...v }));
+    const medium = (v: object) => { const a = pluginFor(v) as ApiDataPlugin; return [a.name, a.medium]; };
     assert.deepEqual(medium({ secret: { secretName: 'sec' } }), ['kubernetes.io~secret', 'Memory']);
     assert.deepEqual(medium({ projected: { sources: [] } }), ['kubernetes.io~projected', 'Memory']);
     assert.deepEqual(medium({ downwardAPI: { items: [] } }), ['kubernetes.io~downward-api', 'Memory']);
     assert.deepEqual(medium({ configMap: { name: 'cfg' } }), ['kubernetes.io~configmap', '']);
-    assert.equal(atomicVolume(pod, { name: 'v', emptyDir: {} }, ctx, alloc), undefined);
+    assert.equal(pluginFor({ emptyDir: {} })?.requiresRemount, false, 'emptyDir is no API data volume: set up once');
   });
 
   it('tmpfs size: the pod memory limit or allocatable, at most 64 MiB; options with mode and noswap', () => {

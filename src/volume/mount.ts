@@ -131,7 +131,7 @@ export async function mountTmpfs(path: string, opts: TmpfsOptions): Promise<void
   } catch (err) {
     await run('mount', args(false));
     noswap = false;
-    log('kuberuntime').warn({ err: String(err) }, 'tmpfs refused the noswap option; memory-backed volumes may be swapped');
+    log('volume').warn({ err: String(err) }, 'tmpfs refused the noswap option; memory-backed volumes may be swapped');
   }
 }
 

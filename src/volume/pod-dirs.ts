@@ -35,7 +35,7 @@ export function podVolumeDir(rootDir: string, uid: string, plugin: string, name:
 async function narrow(path: string, st: Stats): Promise<void> {
   if ((st.mode & 0o7777 & ~DATA_DIR_MODE) === 0) return;
   await chmod(path, st.mode & DATA_DIR_MODE);
-  log('kuberuntime').info({ path, from: (st.mode & 0o7777).toString(8), to: (st.mode & DATA_DIR_MODE).toString(8) }, 'narrowed directory mode');
+  log('volume').info({ path, from: (st.mode & 0o7777).toString(8), to: (st.mode & DATA_DIR_MODE).toString(8) }, 'narrowed directory mode');
 }
 
 /** One level (the parent exists): created 0750, or an existing directory narrowed to it. */
@@ -95,7 +95,7 @@ async function setUpRootDir(rootDir: string): Promise<void> {
   const st = await stat(rootDir);
   if (!st.isDirectory()) throw new ConfigError([`--root-dir ${rootDir} is not a directory`]);
   if (resolve(rootDir) === '/' || (st.mode & STICKY) !== 0) {
-    log('kuberuntime').warn({ rootDir, mode: (st.mode & 0o7777).toString(8) }, 'root directory looks shared (sticky or /): its mode is left alone; pods/ below it is 0750');
+    log('volume').warn({ rootDir, mode: (st.mode & 0o7777).toString(8) }, 'root directory looks shared (sticky or /): its mode is left alone; pods/ below it is 0750');
     return;
   }
   await narrow(rootDir, st);
@@ -111,6 +111,6 @@ export async function setupDataDirs(rootDir: string): Promise<void> {
     throw new ConfigError([`--root-dir ${rootDir}: ${errorMessage(err)}`]);
   }
   for (const uid of await readdir(join(rootDir, 'pods')).catch(() => [] as string[])) {
-    await narrowPodDirs(rootDir, uid).catch((err: unknown) => log('kuberuntime').warn({ uid, err: errorMessage(err) }, 'cannot narrow pod directory modes'));
+    await narrowPodDirs(rootDir, uid).catch((err: unknown) => log('volume').warn({ uid, err: errorMessage(err) }, 'cannot narrow pod directory modes'));
   }
 }

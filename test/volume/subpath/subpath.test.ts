@@ -1,4 +1,4 @@
-// prepareSubPath and cleanSubPaths (src/kuberuntime/subpath.ts) with real bind mounts, for each
+// prepareSubPath and cleanSubPaths (src/volume/subpath/subpath.ts) with real bind mounts, for each
 // implementation of the bind: upstream's subPath cases (pkg/volume/util/subpath/
 // subpath_linux_test.go TestBindSubPath / TestSafeMakeDir / TestCleanSubPaths: a plain directory
 // or file, a symlink that stays inside the volume, links that leave it, absolute and ".."
@@ -8,11 +8,11 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { lstatSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { implementations } from '../../src/cmd/hot-paths.js';
-import { SubPathError } from '../../src/errors.js';
-import { hostMounter, mountsUnder, unmount } from '../../src/kuberuntime/mount.js';
-import { cleanSubPaths, prepareSubPath, subPathComponents, type SubPathMount } from '../../src/kuberuntime/subpath.js';
-import { testTempDir } from '../support/temp-dir.js';
+import { implementations } from '../../../src/cmd/hot-paths.js';
+import { SubPathError } from '../../../src/errors.js';
+import { hostMounter, mountsUnder, unmount } from '../../../src/volume/mount.js';
+import { cleanSubPaths, prepareSubPath, subPathComponents, type SubPathMount } from '../../../src/volume/subpath/subpath.js';
+import { testTempDir } from '../../support/temp-dir.js';
 
 /**
  * Flips `dir` between the directory and a symlink to / (bounded, yielding now and then). The

@@ -1,0 +1,35 @@
+/**
+ * The CRI mounts of one container (upstream kubelet_pods.go makeMounts): each volumeMount binds
+ * its volume's host path as the volume manager set it up before this sync, or, with a subPath or
+ * subPathExpr (expanded against the container's env), a checked bind of that part of it
+ * (src/volume/subpath). Nothing is mounted or written here but those binds. A volume that could
+ * not be set up fails the container with the volume's own error (CreateContainerConfigError).
+ */
+import type { Container, Pod } from '../api/types.js';
+import type { Mount } from '../cri/types.js';
+import { VolumeError } from '../errors.js';
+import { expand, mappingFor } from '../fieldpath/index.js';
+import type { MountedVolume, PodVolumes, RuntimeVolumes } from '../volume/index.js';
+
+function volumeFor(pod: Pod, name: string, volumes: PodVolumes): MountedVolume {
+  if (!pod.spec?.volumes?.some((v) => v.name === name)) throw new VolumeError(`volumeMount ${name}: no volume of that name in the pod`);
+  const error = volumes.errors.get(name);
+  if (error) throw error;
+  const mounted = volumes.mounted.get(name);
+  if (!mounted) throw new VolumeError(`volume ${name}: not mounted: the volume manager has not set it up for this pod (the kubelet and the runtime manager must share one VolumeManager)`);
+  return mounted;
+}
+
+export async function makeMounts(pod: Pod, container: Container, env: ReadonlyMap<string, string>, volumes: PodVolumes, subPaths: Pick<RuntimeVolumes, 'prepareSubPath'>): Promise<Mount[]> {
+  const mounts: Mount[] = [];
+  for (const [index, vm] of (container.volumeMounts ?? []).entries()) {
+    const volume = volumeFor(pod, vm.name, volumes);
+    const sub = vm.subPathExpr ? expand(vm.subPathExpr, mappingFor(env)) : vm.subPath ?? '';
+    const hostPath = sub
+      ? await subPaths.prepareSubPath({ uid: pod.metadata?.uid ?? '', container: container.name, index, volumeName: vm.name, volumePath: volume.hostPath, subPath: sub })
+      : volume.hostPath;
+    // upstream mounts API data volumes read-only whatever the volumeMount says.
+    mounts.push({ containerPath: vm.mountPath, hostPath, readonly: volume.readOnly || vm.readOnly === true });
+  }
+  return mounts;
+}

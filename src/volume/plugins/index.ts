@@ -1,0 +1,11 @@
+/** The volume plugins the agent serves itself, in probe order (upstream ProbeVolumePlugins). */
+import type { VolumePlugin } from '../types.js';
+import { configMapPlugin } from './configmap.js';
+import { downwardAPIPlugin } from './downward-api.js';
+import { emptyDirPlugin } from './empty-dir.js';
+import { hostPathPlugin } from './host-path.js';
+import { projectedPlugin } from './projected.js';
+import { secretPlugin } from './secret.js';
+
+export const DEFAULT_VOLUME_PLUGINS: readonly VolumePlugin[] = [emptyDirPlugin, hostPathPlugin, configMapPlugin, secretPlugin, downwardAPIPlugin, projectedPlugin];
+

@@ -1,0 +1,108 @@
+/**
+ * The volume manager (upstream pkg/kubelet/volumemanager), reduced to what a node without
+ * attach/detach needs:
+ *
+ *  - desired state: per pod, the volumes its init and regular containers mount (upstream's
+ *    populator also skips volumes no container uses);
+ *  - actual state: per pod, each volume set up (its host path), and the last error of each that
+ *    could not be;
+ *  - mountPodVolumes (upstream WaitForAttachAndMount, called by the kubelet before the
+ *    runtime's SyncPod): sets up what is not set up yet, and again what its plugin wants
+ *    remounted (API data refreshed). It does not wait and does not throw for one volume: the
+ *    containers that mount a failed volume report its error (CreateContainerConfigError) and
+ *    the others start, and the next sync tries again;
+ *  - unmountPodVolumes: after the pod's containers are gone (SyncTerminatedPod, and orphans the
+ *    runtime's garbage collection finds): subPath binds first (they hold parts of the volumes),
+ *    then each volume directory through its plugin, then the directory levels left empty.
+ *    hostPath data is never touched; a directory of a plugin we do not know is left alone.
+ */
+import { readdir, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Pod } from '../api/types.js';
+import { errorMessage, VolumeError } from '../errors.js';
+import { log } from '../util/log.js';
+import { podDir, podVolumesDir } from './pod-dirs.js';
+import { cleanSubPaths, prepareSubPath, type SubPathMount } from './subpath/subpath.js';
+import type { BindSubPath } from './subpath/subpath-types.js';
+import type { MountedVolume, PodVolumes, Volume, VolumeHost, VolumeManager, VolumePlugin } from './types.js';
+
+/** The volumes of the pod that some container mounts (upstream GetPodVolumeNames). */
+function desiredVolumes(pod: Pod): Volume[] {
+  const names = new Set<string>();
+  for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
+    for (const vm of c.volumeMounts ?? []) names.add(vm.name);
+  }
+  return (pod.spec?.volumes ?? []).filter((v) => names.has(v.name));
+}
+
+/** The first key of the volume source, for "type X is not supported". */
+function volumeType(volume: Volume): string {
+  return Object.keys(volume).find((k) => k !== 'name' && (volume as unknown as Record<string, unknown>)[k] !== undefined) ?? 'unknown';
+}
+
+interface PodState {
+  mounted: Map<string, MountedVolume>;
+  errors: Map<string, VolumeError>;
+}
+
+const NO_VOLUMES: PodVolumes = { mounted: new Map(), errors: new Map() };
+
+export class LocalVolumeManager implements VolumeManager {
+  /** The actual state of the world, by pod UID. */
+  private readonly pods = new Map<string, PodState>();
+
+  constructor(
+    private readonly host: VolumeHost,
+    private readonly plugins: readonly VolumePlugin[],
+    private readonly bindSubPath: BindSubPath,
+  ) {}
+
+  async mountPodVolumes(pod: Pod): Promise<PodVolumes> {
+    const uid = pod.metadata?.uid ?? '';
+    const state = this.pods.get(uid) ?? { mounted: new Map(), errors: new Map() };
+    this.pods.set(uid, state);
+    for (const volume of desiredVolumes(pod)) await this.mountVolume(pod, volume, state);
+    return state;
+  }
+
+  private async mountVolume(pod: Pod, volume: Volume, state: PodState): Promise<void> {
+    const plugin = this.plugins.find((p) => p.canSupport(volume));
+    const mounted = state.mounted.get(volume.name);
+    if (mounted && plugin && !plugin.requiresRemount) return;
+    try {
+      if (!plugin) throw new VolumeError(`volume ${volume.name}: type ${volumeType(volume)} is not supported yet`);
+      state.mounted.set(volume.name, await plugin.setUp(pod, volume, this.host));
+      state.errors.delete(volume.name);
+    } catch (err) {
+      const error = err instanceof VolumeError ? err : new VolumeError(`volume ${volume.name}: ${errorMessage(err)}`, { cause: err });
+      state.errors.set(volume.name, error);
+      const level = mounted ? 'warn' : 'debug';
+      log('volume')[level]({ pod: `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? ''}`, volume: volume.name, err: error.message }, mounted ? 'cannot refresh volume' : 'cannot set up volume');
+    }
+  }
+
+  getMountedVolumesForPod(uid: string): PodVolumes {
+    return this.pods.get(uid) ?? NO_VOLUMES;
+  }
+
+  prepareSubPath(m: SubPathMount): Promise<string> {
+    return prepareSubPath({ rootDir: this.host.rootDir, mounter: this.host.mounter, bindSubPath: this.bindSubPath }, m);
+  }
+
+  async unmountPodVolumes(uid: string): Promise<void> {
+    this.pods.delete(uid);
+    const { rootDir, mounter } = this.host;
+    await cleanSubPaths(rootDir, uid, mounter);
+    const volumes = podVolumesDir(rootDir, uid);
+    for (const pluginName of await readdir(volumes).catch(() => [] as string[])) {
+      const plugin = this.plugins.find((p) => p.name === pluginName);
+      if (!plugin) continue;
+      const pluginDir = join(volumes, pluginName);
+      for (const name of await readdir(pluginDir).catch(() => [] as string[])) await plugin.tearDown(join(pluginDir, name), this.host);
+      await rmdir(pluginDir).catch(() => undefined);
+    }
+    // rmdir only removes empty directories: anything another subsystem keeps there survives.
+    await rmdir(volumes).catch(() => undefined);
+    await rmdir(podDir(rootDir, uid)).catch(() => undefined);
+  }
+}
