@@ -37,6 +37,14 @@ npm run build --silent
 
 echo "=== imports"
 if node scripts/check-imports.mjs; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); STATUS=1; fi
+# Hygiene, one test each: ESLint (eslint.config.js), prettier (prettier.config.js, .prettierignore),
+# commit messages after the rule's base commit (scripts/check-commits.mjs).
+for check in lint format:check; do
+  echo "=== $check"
+  if npm run --silent "$check"; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); STATUS=1; fi
+done
+echo "=== commits"
+if node scripts/check-commits.mjs; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); STATUS=1; fi
 
 mapfile -t UNIT < <(find dist/test -name '*.test.js' -not -path 'dist/test/e2e/*' | sort)
 run_tests unit-native KUBELET_TS_NATIVE=1 -- "${UNIT[@]}"
