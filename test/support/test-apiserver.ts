@@ -14,6 +14,7 @@
 import { createServer, request as httpsRequest, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import { setPodDefaults } from '../../src/podconfig/defaults.js';
 import { ApiStore, type Obj } from './apiserver-store.js';
@@ -377,7 +378,7 @@ function authenticate(req: IncomingMessage, adminToken: string, bootstrapTokens:
   if (bearer && bootstrapTokens.includes(bearer)) {
     return { name: `system:bootstrap:${bearer.split('.')[0]}`, groups: ['system:bootstrappers', 'system:bootstrappers:kubeadm:default-node-token', 'system:authenticated'] };
   }
-  const sock = req.socket as import('node:tls').TLSSocket;
+  const sock = req.socket as TLSSocket;
   if (!auth && sock.authorized) {
     const peer = sock.getPeerCertificate();
     const o = peer?.subject?.O;
