@@ -183,12 +183,14 @@ class Labels {
   }
 }
 
-function decodeLabel(r: Reader, entryStart: number, entryEnd: number, l: Labels, ctx: Ctx): void {
+/** Decodes the map entry (a label) whose bytes `r` has just read. */
+function decodeLabel(r: Reader, l: Labels, ctx: Ctx): void {
+  const entryEnd = r.end;
   let ks = 0;
   let ke = 0;
   let vs = 0;
   let ve = 0;
-  let pos = entryStart;
+  let pos = r.start;
   while (pos < entryEnd) {
     pos = r.next(pos, entryEnd, ctx);
     if (r.num === 1) {
@@ -274,7 +276,7 @@ export function decodeContainers<P>(r: Reader, buf: Buffer, out: Item<P>[], coun
         state = r.low32();
       } else if (num === 8) {
         r.expect(2, ctx);
-        decodeLabel(r, r.start, r.end, l, lctx);
+        decodeLabel(r, l, lctx);
       }
     }
     if (l.uidEnd - l.uidStart <= 0 || l.cnameLen === 0) continue; // not ours
@@ -349,7 +351,7 @@ export function decodeSandboxes<P>(r: Reader, buf: Buffer, out: Item<P>[]): void
         state = r.low32();
       } else if (num === 5) {
         r.expect(2, ctx);
-        decodeLabel(r, r.start, r.end, l, lctx);
+        decodeLabel(r, l, lctx);
       }
     }
     if (l.uidEnd - l.uidStart <= 0) continue; // not ours
