@@ -54,7 +54,8 @@ test('Unimplemented (containerd 1.6) turns CRI events off for good; the periodic
   const events: PodLifecycleEvent[] = [];
   pleg.watch((e) => events.push(e));
   pleg.start();
-  stream.last().onError(new CriError('KTS_ERR_CRI_UNIMPLEMENTED', 'GetContainerEvents', 'UNIMPLEMENTED: not implemented', { grpcCode: 12 }));
+  const unimplemented = new CriError('KTS_ERR_CRI_UNIMPLEMENTED', 'GetContainerEvents', 'UNIMPLEMENTED: not implemented', { grpcCode: 12 });
+  stream.last().onError(unimplemented);
   assert.equal(pleg.criEventsState?.(), 'unsupported');
   rt.setContainer('u1', 'c1', 'running');
   await until(() => events.length === 1);
