@@ -62,6 +62,11 @@ check imports node scripts/check-imports.mjs
 check shellcheck shellcheck_scripts
 PLAN=""
 check e2e-matrix e2e_plan
+# Hygiene: ESLint (eslint.config.js), prettier (prettier.config.js, .prettierignore), commit
+# messages after the rule's base commit (scripts/check-commits.mjs).
+check lint npm run --silent lint
+check format npm run --silent format:check
+check commits node scripts/check-commits.mjs
 
 if [[ $WHAT != e2e ]]; then
   mapfile -t UNIT < <(find dist/test -name '*.test.js' -not -path 'dist/test/e2e/*' | sort)

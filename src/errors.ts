@@ -99,10 +99,10 @@ export class ManifestError extends KubeletError {
 export class CriError extends KubeletError {
   readonly method: string;
   readonly grpcCode: number | undefined;
-  constructor(code: ErrorCode, method: string, message: string, grpcCode?: number, options?: { cause?: unknown }) {
-    super(code, `CRI ${method}: ${message}`, options);
+  constructor(code: ErrorCode, method: string, message: string, options: { grpcCode?: number; cause?: unknown } = {}) {
+    super(code, `CRI ${method}: ${message}`, 'cause' in options ? { cause: options.cause } : undefined);
     this.method = method;
-    this.grpcCode = grpcCode;
+    this.grpcCode = options.grpcCode;
   }
 }
 

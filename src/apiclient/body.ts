@@ -7,16 +7,24 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import { ApiLimitError } from '../errors.js';
 import { formatBytes } from './limits.js';
 
-/** The limit error for `path` over `maxBytes`; `name` says which limit (e.g. "response body limit"). */
-export function bodyLimitError(path: string, maxBytes: number, name: string): ApiLimitError {
+/** The cap on one body: `name` says which limit (e.g. "response body limit") in the error. */
+export interface BodyLimit {
+  path: string;
+  maxBytes: number;
+  name: string;
+}
+
+/** The limit error for a body over its cap. */
+export function bodyLimitError({ path, maxBytes, name }: BodyLimit): ApiLimitError {
   return new ApiLimitError(path, `${formatBytes(maxBytes)} (${name})`, 'response');
 }
 
-/** Collects `res` up to `maxBytes`; resolves with the bytes, or destroys `req` with the limit error. */
-export function readCappedBody(req: ClientRequest, res: IncomingMessage, path: string, maxBytes: number, name: string): Promise<Buffer> {
+/** Collects `res` up to `limit.maxBytes`; resolves with the bytes, or destroys `req` with the limit error. */
+export function readCappedBody(req: ClientRequest, res: IncomingMessage, limit: BodyLimit): Promise<Buffer> {
+  const { maxBytes } = limit;
   return new Promise((resolve, reject) => {
     const over = () => {
-      const err = bodyLimitError(path, maxBytes, name);
+      const err = bodyLimitError(limit);
       req.destroy(err);
       reject(err);
     };

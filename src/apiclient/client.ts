@@ -44,18 +44,43 @@ function armDeadline(req: ClientRequest, ms: number, error: () => Error): () => 
 /** The error of a deadline passed while a body was still arriving (a drip, not a dead server). */
 const deadlineError = (path: string, ms: number, what: string) => new ApiLimitError(path, `${ms / 1000} s (${what})`, 'response');
 
+/** What tells the main client from the heartbeat client. */
+interface ClientSettings {
+  name: string;
+  /** A request's deadline unless it sets its own. */
+  timeoutMs: number;
+  /** Client-side QPS limit; none for the heartbeat. */
+  limiter: TokenBucket | undefined;
+  /** A watch with no byte for this long is dead. */
+  idleMs: number;
+  userAgent: string;
+  /** Connections of the request pool. */
+  maxSockets: number;
+}
+
+/** One watch: ApiClient.watch's arguments and the request headers. */
+interface WatchCall<T> {
+  headers: Record<string, string>;
+  path: string;
+  query: ApiRequest['query'];
+  onEvent: (e: WatchEvent<T>) => void;
+  signal: AbortSignal;
+}
+
 class HttpsApiClient implements ApiClient {
   /** Requests only: watches hold a connection each for minutes, in the shared watch pool. */
   private agent: Agent;
+  readonly name: string;
 
-  constructor(private readonly conn: Connection, readonly name: string, private readonly timeoutMs: number, private readonly limiter: TokenBucket | undefined, private readonly idleMs: number, private readonly userAgent: string, private readonly maxSockets: number) {
-    this.agent = conn.newAgent(maxSockets);
+  constructor(private readonly conn: Connection, private readonly settings: ClientSettings) {
+    this.name = settings.name;
+    this.agent = conn.newAgent(settings.maxSockets);
   }
 
   /** Running watches are left alone: they fail (and are restarted) on their own. */
   resetConnections(): void {
     this.agent.destroy();
-    this.agent = this.conn.newAgent(this.maxSockets);
+    this.agent = this.conn.newAgent(this.settings.maxSockets);
   }
 
   close(): void {
@@ -64,7 +89,7 @@ class HttpsApiClient implements ApiClient {
   }
 
   private async headers(extra: Record<string, string> = {}): Promise<Record<string, string>> {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.userAgent, ...extra };
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.settings.userAgent, ...extra };
     const auth = await this.conn.credentials?.authorization();
     if (auth) headers.authorization = auth;
     return headers;
@@ -82,7 +107,7 @@ class HttpsApiClient implements ApiClient {
   }
 
   private async requestOnce<T>(r: ApiRequest): Promise<T> {
-    await this.limiter?.acquire();
+    await this.settings.limiter?.acquire();
     const body = r.body === undefined ? undefined : JSON.stringify(r.body);
     const path = `${r.path}${queryString(r.query)}`;
     const host = this.conn.base.host;
@@ -117,7 +142,7 @@ class HttpsApiClient implements ApiClient {
       extra['content-length'] = String(Buffer.byteLength(body));
     }
     const headers = await this.headers(extra);
-    const deadlineMs = r.timeoutMs ?? this.timeoutMs;
+    const deadlineMs = r.timeoutMs ?? this.settings.timeoutMs;
     const maxBytes = r.maxBodyBytes ?? API_LIMITS.objectBytes;
     const limitName = r.maxBodyBytes === undefined ? 'object size limit' : 'response body limit';
     return new Promise((resolve, reject) => {
@@ -134,7 +159,7 @@ class HttpsApiClient implements ApiClient {
       req.on('error', fail);
       req.on('response', (res) => {
         answering = true;
-        readCappedBody(req, res, url.pathname, maxBytes, limitName).then((buf) => {
+        readCappedBody(req, res, { path: url.pathname, maxBytes, name: limitName }).then((buf) => {
           disarm();
           r.onBodyBytes?.(buf.length);
           resolve({ status: res.statusCode ?? 0, text: buf.toString('utf8') });
@@ -145,17 +170,17 @@ class HttpsApiClient implements ApiClient {
   }
 
   watch<T>(path: string, query: ApiRequest['query'], onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
-    return this.headers().then((headers) => this.watchWith<T>(headers, path, query, onEvent, signal)).catch((err: unknown) => {
+    return this.headers().then((headers) => this.watchWith<T>({ headers, path, query, onEvent, signal })).catch((err: unknown) => {
       if (err instanceof ApiError && err.statusCode === 401) this.conn.credentials?.invalidate();
       throw err;
     });
   }
 
-  private watchWith<T>(headers: Record<string, string>, path: string, query: ApiRequest['query'], onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
+  private watchWith<T>({ headers, path, query, onEvent, signal }: WatchCall<T>): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return resolve();
       const url = new URL(`${path}${queryString({ ...query, watch: 'true' })}`, this.conn.base);
-      const req = httpsRequest(url, { method: 'GET', agent: this.conn.watchAgent, headers, timeout: this.idleMs });
+      const req = httpsRequest(url, { method: 'GET', agent: this.conn.watchAgent, headers, timeout: this.settings.idleMs });
       const onAbort = () => req.destroy();
       signal.addEventListener('abort', onAbort, { once: true });
       // A server that keeps dripping bytes past its own timeoutSeconds is cut by us.
@@ -178,12 +203,12 @@ class HttpsApiClient implements ApiClient {
         req.destroy();
       };
       // The socket timeout doubles as the idle timeout: any byte (an event or a bookmark) resets it.
-      req.on('timeout', () => req.destroy(connectionFailed(`watch idle for ${this.idleMs} ms`)));
+      req.on('timeout', () => req.destroy(connectionFailed(`watch idle for ${this.settings.idleMs} ms`)));
       req.on('error', (err) => finish(err));
       req.on('close', () => finish(connectionFailed('watch connection closed')));
       req.on('response', (res) => {
         if (res.statusCode !== 200) {
-          readCappedBody(req, res, path, API_LIMITS.objectBytes, 'object size limit').then((buf) => finish(new ApiError(res.statusCode ?? 0, res.statusCode === 401 ? 'Unauthorized' : 'WatchFailed', `watch ${path}: ${res.statusCode} ${buf.toString('utf8', 0, 200)}`)), (err: Error) => finish(err));
+          readCappedBody(req, res, { path, maxBytes: API_LIMITS.objectBytes, name: 'object size limit' }).then((buf) => finish(new ApiError(res.statusCode ?? 0, res.statusCode === 401 ? 'Unauthorized' : 'WatchFailed', `watch ${path}: ${res.statusCode} ${buf.toString('utf8', 0, 200)}`)), (err: Error) => finish(err));
           return;
         }
         const lines = new LineSplitter(API_LIMITS.watchLineBytes);
@@ -231,8 +256,14 @@ export async function createApiClients(kubeconfigPath: string, opts: ApiClientOp
   const conn: Connection = { ...transport, watchAgent: transport.newAgent(API_LIMITS.watchConnections) };
   const ua = opts.userAgent ?? 'kubelet-ts';
   const idle = opts.watchIdleTimeoutMs ?? 300_000;
-  const main = new HttpsApiClient(conn, 'main', opts.timeoutMs ?? API_LIMITS.requestDeadlineMs, new TokenBucket(opts.qps ?? 50, opts.burst ?? 100), idle, ua, API_LIMITS.requestConnections);
-  const heartbeat = new HttpsApiClient(conn, 'heartbeat', opts.heartbeatTimeoutMs ?? 10_000, undefined, idle, ua, API_LIMITS.heartbeatConnections);
+  const main = new HttpsApiClient(conn, {
+    name: 'main', timeoutMs: opts.timeoutMs ?? API_LIMITS.requestDeadlineMs, limiter: new TokenBucket(opts.qps ?? 50, opts.burst ?? 100),
+    idleMs: idle, userAgent: ua, maxSockets: API_LIMITS.requestConnections,
+  });
+  const heartbeat = new HttpsApiClient(conn, {
+    name: 'heartbeat', timeoutMs: opts.heartbeatTimeoutMs ?? 10_000, limiter: undefined,
+    idleMs: idle, userAgent: ua, maxSockets: API_LIMITS.heartbeatConnections,
+  });
   log('apiclient').info({ server: conn.base.origin, qps: opts.qps ?? 50, burst: opts.burst ?? 100, maxConnections: API_LIMITS.maxConnections }, 'API server clients ready');
   return {
     main, heartbeat, server: conn.base.origin,

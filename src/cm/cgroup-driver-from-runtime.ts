@@ -65,5 +65,5 @@ export async function cgroupDriverFromRuntime(runtime: RuntimeConfigSource, conf
   if (last instanceof CriError && UNREACHABLE.has(last.code)) {
     return { driver: configured, from: 'unreachable', reason: `the runtime did not answer RuntimeConfig in ${attempts} attempts (${detail})` };
   }
-  throw new CriError(last instanceof CriError ? last.code : 'KTS_ERR_CRI', 'RuntimeConfig', `the cgroup driver could not be read from the runtime after ${attempts} attempts (${detail}); the agent does not start`, last instanceof CriError ? last.grpcCode : undefined, { cause: last });
+  throw new CriError(last instanceof CriError ? last.code : 'KTS_ERR_CRI', 'RuntimeConfig', `the cgroup driver could not be read from the runtime after ${attempts} attempts (${detail}); the agent does not start`, { grpcCode: last instanceof CriError ? last.grpcCode : undefined, cause: last });
 }

@@ -14,27 +14,33 @@ type Converted = { value?: unknown; problem?: string };
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** Reads `obj[key]` as a sub-object; unknown members are problems (as upstream's strict decoding). */
-function section(obj: Record<string, unknown>, key: string, known: readonly string[], where: string, problems: string[]): Record<string, unknown> {
-  const v = obj[key];
-  if (v === undefined) return {};
-  if (!isObject(v)) {
-    problems.push(`${where}.${key}: must be an object (got ${JSON.stringify(v)})`);
-    return {};
-  }
-  for (const k of Object.keys(v)) if (!known.includes(k)) problems.push(`${where}.${key}: unknown field "${k}"`);
-  return v;
-}
+/** Reads the members of one nested object; each problem found goes to `problems`. */
+class FieldReader {
+  readonly problems: string[] = [];
 
-function pick<T>(v: unknown, fallback: T, where: string, problems: string[], kind: 'bool' | 'string' | 'duration'): T {
-  if (v === undefined) return fallback;
-  if (kind === 'bool' && typeof v === 'boolean') return v as T;
-  if (kind === 'string' && typeof v === 'string') return v as T;
-  // A zero cache TTL means the default, as upstream's defaulting (`== zeroDuration`): kubeadm writes 0s.
-  if (kind === 'duration' && typeof v === 'string' && parseDuration(v) !== undefined) return (parseDuration(v) || fallback) as T;
-  const what = kind === 'bool' ? 'true or false' : kind === 'string' ? 'a string' : 'a duration such as "2m"';
-  problems.push(`${where}: must be ${what} (got ${JSON.stringify(v)})`);
-  return fallback;
+  /** `obj[key]` as a sub-object; unknown members are problems (as upstream's strict decoding). */
+  section(obj: Record<string, unknown>, key: string, known: readonly string[], where: string): Record<string, unknown> {
+    const v = obj[key];
+    if (v === undefined) return {};
+    if (!isObject(v)) {
+      this.problems.push(`${where}.${key}: must be an object (got ${JSON.stringify(v)})`);
+      return {};
+    }
+    for (const k of Object.keys(v)) if (!known.includes(k)) this.problems.push(`${where}.${key}: unknown field "${k}"`);
+    return v;
+  }
+
+  /** `v` as a `kind`; `fallback` when it is absent or wrong (then a problem). */
+  pick<T>(v: unknown, fallback: T, where: string, kind: 'bool' | 'string' | 'duration'): T {
+    if (v === undefined) return fallback;
+    if (kind === 'bool' && typeof v === 'boolean') return v as T;
+    if (kind === 'string' && typeof v === 'string') return v as T;
+    // A zero cache TTL means the default, as upstream's defaulting (`== zeroDuration`): kubeadm writes 0s.
+    if (kind === 'duration' && typeof v === 'string' && parseDuration(v) !== undefined) return (parseDuration(v) || fallback) as T;
+    const what = kind === 'bool' ? 'true or false' : kind === 'string' ? 'a string' : 'a duration such as "2m"';
+    this.problems.push(`${where}: must be ${what} (got ${JSON.stringify(v)})`);
+    return fallback;
+  }
 }
 
 function done(value: unknown, problems: string[]): Converted {
@@ -43,36 +49,38 @@ function done(value: unknown, problems: string[]): Converted {
 
 export function convertAuthentication(raw: unknown, where: string): Converted {
   if (!isObject(raw)) return { problem: `${where}: must be an object with x509, webhook, anonymous (got ${JSON.stringify(raw)})` };
-  const problems: string[] = [];
+  const r = new FieldReader();
+  const problems = r.problems;
   for (const k of Object.keys(raw)) if (!['x509', 'webhook', 'anonymous'].includes(k)) problems.push(`${where}: unknown field "${k}"`);
   const d = DEFAULT_AUTHENTICATION;
-  const x509 = section(raw, 'x509', ['clientCAFile'], where, problems);
-  const webhook = section(raw, 'webhook', ['enabled', 'cacheTTL'], where, problems);
-  const anonymous = section(raw, 'anonymous', ['enabled'], where, problems);
+  const x509 = r.section(raw, 'x509', ['clientCAFile'], where);
+  const webhook = r.section(raw, 'webhook', ['enabled', 'cacheTTL'], where);
+  const anonymous = r.section(raw, 'anonymous', ['enabled'], where);
   const value: KubeletAuthentication = {
-    x509: { clientCAFile: pick(x509.clientCAFile, d.x509.clientCAFile, `${where}.x509.clientCAFile`, problems, 'string') },
+    x509: { clientCAFile: r.pick(x509.clientCAFile, d.x509.clientCAFile, `${where}.x509.clientCAFile`, 'string') },
     webhook: {
-      enabled: pick(webhook.enabled, d.webhook.enabled, `${where}.webhook.enabled`, problems, 'bool'),
-      cacheTTLMs: pick(webhook.cacheTTL, d.webhook.cacheTTLMs, `${where}.webhook.cacheTTL`, problems, 'duration'),
+      enabled: r.pick(webhook.enabled, d.webhook.enabled, `${where}.webhook.enabled`, 'bool'),
+      cacheTTLMs: r.pick(webhook.cacheTTL, d.webhook.cacheTTLMs, `${where}.webhook.cacheTTL`, 'duration'),
     },
-    anonymous: { enabled: pick(anonymous.enabled, d.anonymous.enabled, `${where}.anonymous.enabled`, problems, 'bool') },
+    anonymous: { enabled: r.pick(anonymous.enabled, d.anonymous.enabled, `${where}.anonymous.enabled`, 'bool') },
   };
   return done(value, problems);
 }
 
 export function convertAuthorization(raw: unknown, where: string): Converted {
   if (!isObject(raw)) return { problem: `${where}: must be an object with mode, webhook (got ${JSON.stringify(raw)})` };
-  const problems: string[] = [];
+  const r = new FieldReader();
+  const problems = r.problems;
   for (const k of Object.keys(raw)) if (!['mode', 'webhook'].includes(k)) problems.push(`${where}: unknown field "${k}"`);
   const d = DEFAULT_AUTHORIZATION;
-  const mode = pick(raw.mode, d.mode as string, `${where}.mode`, problems, 'string');
+  const mode = r.pick(raw.mode, d.mode as string, `${where}.mode`, 'string');
   if (!(AUTHORIZATION_MODES as readonly string[]).includes(mode)) problems.push(`${where}.mode: must be one of ${AUTHORIZATION_MODES.join(', ')} (got ${JSON.stringify(mode)})`);
-  const webhook = section(raw, 'webhook', ['cacheAuthorizedTTL', 'cacheUnauthorizedTTL'], where, problems);
+  const webhook = r.section(raw, 'webhook', ['cacheAuthorizedTTL', 'cacheUnauthorizedTTL'], where);
   const value: KubeletAuthorization = {
     mode: mode as KubeletAuthorization['mode'],
     webhook: {
-      cacheAuthorizedTTLMs: pick(webhook.cacheAuthorizedTTL, d.webhook.cacheAuthorizedTTLMs, `${where}.webhook.cacheAuthorizedTTL`, problems, 'duration'),
-      cacheUnauthorizedTTLMs: pick(webhook.cacheUnauthorizedTTL, d.webhook.cacheUnauthorizedTTLMs, `${where}.webhook.cacheUnauthorizedTTL`, problems, 'duration'),
+      cacheAuthorizedTTLMs: r.pick(webhook.cacheAuthorizedTTL, d.webhook.cacheAuthorizedTTLMs, `${where}.webhook.cacheAuthorizedTTL`, 'duration'),
+      cacheUnauthorizedTTLMs: r.pick(webhook.cacheUnauthorizedTTL, d.webhook.cacheUnauthorizedTTLMs, `${where}.webhook.cacheUnauthorizedTTL`, 'duration'),
     },
   };
   return done(value, problems);

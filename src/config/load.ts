@@ -133,7 +133,7 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
       return bad('must be a list of strings');
     }
     case 'reservedMap':
-      return convertMap(raw, where, '=', 'a map of resource to quantity such as {cpu: 200m, memory: 500Mi}', (k, v) => {
+      return convertMap(raw, where, { sep: '=', what: 'a map of resource to quantity such as {cpu: 200m, memory: 500Mi}' }, (k, v) => {
         if (!RESERVABLE_RESOURCES.includes(k)) return `unknown resource "${k}" (one of ${RESERVABLE_RESOURCES.join(', ')})`;
         const q = tryParseQuantity(v);
         return q === undefined || q < 0 ? `"${v}" is not a non-negative quantity` : undefined;
@@ -143,12 +143,12 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
       return q === undefined || q <= 0 ? bad('must be a positive quantity such as "10Mi"') : { value: String(raw) };
     }
     case 'evictionGraceMap':
-      return convertMap(raw, where, '=', 'a map of eviction signal to grace period such as {memory.available: 1m30s}', (k, v) => {
+      return convertMap(raw, where, { sep: '=', what: 'a map of eviction signal to grace period such as {memory.available: 1m30s}' }, (k, v) => {
         if (!EVICTION_SIGNALS.includes(k)) return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
         return parseDuration(v) === undefined ? `grace period "${v}" must be a duration (1m30s)` : undefined;
       });
     case 'evictionMap':
-      return convertMap(raw, where, '<', 'a map of eviction signal to threshold such as {memory.available: 100Mi}', (k, v) => {
+      return convertMap(raw, where, { sep: '<', what: 'a map of eviction signal to threshold such as {memory.available: 100Mi}' }, (k, v) => {
         if (!EVICTION_SIGNALS.includes(k)) return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
         return isThreshold(v) ? undefined : `threshold "${v}" must be a quantity (100Mi) or a percentage (10%)`;
       });
@@ -192,9 +192,9 @@ function isThreshold(v: string): boolean {
 /**
  * A string map from the file (a YAML mapping of strings or numbers) or from a flag
  * ("k=v,k2=v2", or "k<v" for eviction thresholds, as upstream's flag syntax). Every entry is
- * checked; all problems of the field are reported in one line.
+ * checked; all problems of the field are reported in one line. `what` names the expected shape.
  */
-function convertMap(raw: unknown, where: string, sep: string, what: string, check: (k: string, v: string) => string | undefined): { value?: unknown; problem?: string } {
+function convertMap(raw: unknown, where: string, { sep, what }: { sep: string; what: string }, check: (k: string, v: string) => string | undefined): { value?: unknown; problem?: string } {
   const entries: [string, string][] = [];
   if (typeof raw === 'string') {
     for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {

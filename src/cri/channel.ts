@@ -54,7 +54,13 @@ type Method = MethodDefinition<object, unknown>;
 
 /** A call given up because its caller's signal fired (gRPC CANCELLED on the wire). */
 function cancelledError(method: string, cause?: unknown): CriError {
-  return new CriError('KTS_ERR_CRI', method, 'cancelled: the caller gave up (a kill arrived during the sync)', grpc.status.CANCELLED, { cause });
+  return new CriError('KTS_ERR_CRI', method, 'cancelled: the caller gave up (a kill arrived during the sync)', { grpcCode: grpc.status.CANCELLED, cause });
+}
+
+/** How long one call may take, and what cancels it. */
+interface CallBounds {
+  timeoutMs: number | undefined;
+  signal?: AbortSignal;
 }
 
 export class CriChannel {
@@ -79,11 +85,11 @@ export class CriChannel {
     return timeoutMs === undefined || !Number.isFinite(timeoutMs) ? {} : { deadline: Date.now() + Math.max(0, timeoutMs) };
   }
 
-  private invoke<T>(name: string, request: object, timeoutMs: number | undefined, deserialize: (b: Buffer) => T, signal?: AbortSignal): Promise<T> {
-    return instrumented(name, () => this.invokeUncounted(name, request, timeoutMs, deserialize, signal));
+  private invoke<T>(name: string, request: object, deserialize: (b: Buffer) => T, bounds: CallBounds): Promise<T> {
+    return instrumented(name, () => this.invokeUncounted(name, request, deserialize, bounds));
   }
 
-  private invokeUncounted<T>(name: string, request: object, timeoutMs: number | undefined, deserialize: (b: Buffer) => T, signal?: AbortSignal): Promise<T> {
+  private invokeUncounted<T>(name: string, request: object, deserialize: (b: Buffer) => T, { timeoutMs, signal }: CallBounds): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) {
         reject(new CriError('KTS_ERR_CRI', name, 'the CRI client is closed (the agent is shutting down)'));
@@ -120,12 +126,12 @@ export class CriChannel {
 
   /** A unary call whose reply is decoded by proto-loader (camelCase, int64 as string, enums as names). */
   unary<T>(name: string, request: object, timeoutMs: number | undefined, signal?: AbortSignal): Promise<T> {
-    return this.invoke<T>(name, request, timeoutMs, (b) => this.method(name).responseDeserialize(b) as T, signal);
+    return this.invoke<T>(name, request, (b) => this.method(name).responseDeserialize(b) as T, { timeoutMs, signal });
   }
 
   /** A unary call whose reply is returned undecoded (the serialized response message). */
   unaryRaw(name: string, request: object, timeoutMs: number | undefined, signal?: AbortSignal): Promise<Buffer> {
-    return this.invoke<Buffer>(name, request, timeoutMs, (b) => b, signal);
+    return this.invoke<Buffer>(name, request, (b) => b, { timeoutMs, signal });
   }
 
   /** A server-streaming call; the stream's 'error' carries a grpc ServiceError (wrap with criErrorFrom). */

@@ -44,10 +44,10 @@ export function criErrorFrom(method: string, err: unknown): CriError {
   if (code === undefined) {
     // Not a gRPC status: a request that could not be encoded, a closed client, ...
     const msg = err instanceof Error ? err.message : String(err);
-    return new CriError('KTS_ERR_CRI', method, msg, undefined, { cause: err });
+    return new CriError('KTS_ERR_CRI', method, msg, { cause: err });
   }
   const details = typeof e.details === 'string' && e.details ? e.details : typeof e.message === 'string' ? e.message : '';
-  return new CriError(errorCodeForGrpc(code), method, `${grpcCodeName(code)}: ${details}`, code, { cause: err });
+  return new CriError(errorCodeForGrpc(code), method, `${grpcCodeName(code)}: ${details}`, { grpcCode: code, cause: err });
 }
 
 /** A reply the agent cannot use (missing required fields). */

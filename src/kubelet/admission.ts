@@ -122,7 +122,10 @@ export function matchesNodeAffinity(pod: Pod, node: Pick<NodeInfo, 'name' | 'lab
   });
 }
 
-const insufficient = (name: string, reason: string, requested: number, used: number, capacity: number): AdmitResult => ({
+/** The amounts of one resource that did not fit. */
+interface Shortfall { requested: number; used: number; capacity: number }
+
+const insufficient = (name: string, reason: string, { requested, used, capacity }: Shortfall): AdmitResult => ({
   admit: false, reason, message: `Node didn't have enough resource: ${name}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
 });
 
@@ -144,16 +147,16 @@ export function canAdmitPod(pod: Pod, activePods: readonly Pod[], node: NodeInfo
 
   // noderesources.Fits: the pod count first, then (if the pod requests anything) cpu and memory.
   if (activePods.length + 1 > node.allocatable.pods) {
-    return insufficient('pods', AdmissionReason.OutOfPods, 1, activePods.length, node.allocatable.pods);
+    return insufficient('pods', AdmissionReason.OutOfPods, { requested: 1, used: activePods.length, capacity: node.allocatable.pods });
   }
   const want = requestsOf(pod);
   if (want.cpu > 0 || want.memory > 0) {
     const used = activePods.map(requestsOf).reduce(add, { cpu: 0, memory: 0 });
     if (want.cpu > 0 && want.cpu > node.allocatable.milliCPU - used.cpu) {
-      return insufficient('cpu', AdmissionReason.OutOfCPU, want.cpu, used.cpu, node.allocatable.milliCPU);
+      return insufficient('cpu', AdmissionReason.OutOfCPU, { requested: want.cpu, used: used.cpu, capacity: node.allocatable.milliCPU });
     }
     if (want.memory > 0 && want.memory > node.allocatable.memory - used.memory) {
-      return insufficient('memory', AdmissionReason.OutOfMemory, want.memory, used.memory, node.allocatable.memory);
+      return insufficient('memory', AdmissionReason.OutOfMemory, { requested: want.memory, used: used.memory, capacity: node.allocatable.memory });
     }
   }
 

@@ -17,7 +17,7 @@ import type { ApiPodStatus } from '../api/types.js';
 import type { EventRecorder } from '../events/types.js';
 import type { ProbeManager } from '../prober/types.js';
 import { generateAPIPodStatus, needToReconcilePodReadiness, rejectedPodStatus, type ProbeResults, type StatusManager } from '../status/index.js';
-import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type UpdateType } from '../podworkers/index.js';
+import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type TerminationOptions, type UpdateType } from '../podworkers/index.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage, KubeletError } from '../errors.js';
 import { isPodEvicted, isStaticPod, isTerminalPhase, podFullName, podName, podNames, podNamespace, podUID } from '../api/pod.js';
@@ -457,7 +457,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
    * report the final status with the pod terminal (exit codes decide Succeeded or Failed).
    * When a shorter grace period supersedes this call, it stops after its kill returns.
    */
-  async syncTerminatingPod(ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined, gracePeriodSeconds: number, statusFn: PodStatusFunc | undefined): Promise<void> {
+  async syncTerminatingPod(ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined, { gracePeriodSeconds, statusFn }: TerminationOptions): Promise<void> {
     const { uid, name, namespace } = podNames(pod);
     const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, name, namespace));
     this.updateStatus(pod, status, false, statusFn);

@@ -12,6 +12,7 @@ import { relistDecodeError } from './relist-types.js';
 
 // Strings are kept as latin1 (one char per byte) internally, so that keys compare and sort
 // bytewise exactly as the native side does; they become UTF-8 only on the way out.
+// eslint-disable-next-line no-control-regex -- every 7-bit byte, NUL and control characters included
 const ASCII = /^[\x00-\x7f]*$/;
 export function latin1ToUtf8(s: string): string {
   return ASCII.test(s) ? s : Buffer.from(s, 'latin1').toString('utf8');
@@ -182,12 +183,14 @@ class Labels {
   }
 }
 
-function decodeLabel(r: Reader, entryStart: number, entryEnd: number, l: Labels, ctx: Ctx): void {
+/** Decodes the map entry (a label) whose bytes `r` has just read. */
+function decodeLabel(r: Reader, l: Labels, ctx: Ctx): void {
+  const entryEnd = r.end;
   let ks = 0;
   let ke = 0;
   let vs = 0;
   let ve = 0;
-  let pos = entryStart;
+  let pos = r.start;
   while (pos < entryEnd) {
     pos = r.next(pos, entryEnd, ctx);
     if (r.num === 1) {
@@ -203,13 +206,22 @@ function decodeLabel(r: Reader, entryStart: number, entryEnd: number, l: Labels,
   const buf = r.buf;
   switch (ke - ks) {
     case POD_UID.length:
-      if (bytesEqual(buf, ks, ke, POD_UID)) (l.uidStart = vs), (l.uidEnd = ve);
+      if (bytesEqual(buf, ks, ke, POD_UID)) {
+        l.uidStart = vs;
+        l.uidEnd = ve;
+      }
       break;
     case POD_NAME.length:
-      if (bytesEqual(buf, ks, ke, POD_NAME)) (l.nameStart = vs), (l.nameEnd = ve);
+      if (bytesEqual(buf, ks, ke, POD_NAME)) {
+        l.nameStart = vs;
+        l.nameEnd = ve;
+      }
       break;
     case POD_NAMESPACE.length:
-      if (bytesEqual(buf, ks, ke, POD_NAMESPACE)) (l.nsStart = vs), (l.nsEnd = ve);
+      if (bytesEqual(buf, ks, ke, POD_NAMESPACE)) {
+        l.nsStart = vs;
+        l.nsEnd = ve;
+      }
       break;
     case CONTAINER_NAME.length:
       if (bytesEqual(buf, ks, ke, CONTAINER_NAME)) l.cnameLen = ve - vs;
@@ -264,7 +276,7 @@ export function decodeContainers<P>(r: Reader, buf: Buffer, out: Item<P>[], coun
         state = r.low32();
       } else if (num === 8) {
         r.expect(2, ctx);
-        decodeLabel(r, r.start, r.end, l, lctx);
+        decodeLabel(r, l, lctx);
       }
     }
     if (l.uidEnd - l.uidStart <= 0 || l.cnameLen === 0) continue; // not ours
@@ -325,8 +337,13 @@ export function decodeSandboxes<P>(r: Reader, buf: Buffer, out: Item<P>[]): void
           q = r.next(q, mend, mctx);
           if (r.num === 1 || r.num === 3) {
             r.expect(2, mctx);
-            if (r.num === 1) (mnStart = r.start), (mnEnd = r.end);
-            else (msStart = r.start), (msEnd = r.end);
+            if (r.num === 1) {
+              mnStart = r.start;
+              mnEnd = r.end;
+            } else {
+              msStart = r.start;
+              msEnd = r.end;
+            }
           }
         }
       } else if (num === 3) {
@@ -334,7 +351,7 @@ export function decodeSandboxes<P>(r: Reader, buf: Buffer, out: Item<P>[]): void
         state = r.low32();
       } else if (num === 5) {
         r.expect(2, ctx);
-        decodeLabel(r, r.start, r.end, l, lctx);
+        decodeLabel(r, l, lctx);
       }
     }
     if (l.uidEnd - l.uidStart <= 0) continue; // not ours

@@ -203,6 +203,7 @@ function asBuffer(b: Uint8Array): Buffer {
   return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 }
 
+// eslint-disable-next-line @typescript-eslint/max-params -- per container per relist: no options object to allocate
 function emit(events: PendingEvent[], pod: Pod, id: string, oldState: number, newState: number, gen: number): void {
   const seq = events.length;
   pod.eventGen = gen;
@@ -231,6 +232,7 @@ function compareEvents(a: PendingEvent, b: PendingEvent): number {
   return a.seq - b.seq;
 }
 
+// eslint-disable-next-line @typescript-eslint/max-params -- per container per relist: no options object to allocate
 function setInfo(pod: Pod, it: Item, buf: Buffer, prio: number, gen: number): void {
   if (pod.infoGen === gen && pod.infoPrio >= prio) return;
   pod.infoGen = gen;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Pod } from '../api/types.js';
 import { ConfigHashAnnotationKey, ConfigSourceAnnotationKey } from '../api/types.js';
-import { FileSource, HTTPSource } from './types.js';
+import { FileSource, type HTTPSource } from './types.js';
 
 export interface StaticPodIdentityOptions {
   /** The manifest's file path (file source) or URL (http source). */

@@ -68,7 +68,7 @@ class Checker {
     return v;
   }
 
-  int(o: Obj, key: string, path: string, min?: number, max?: number): number | undefined {
+  int(o: Obj, key: string, path: string, { min, max }: { min?: number; max?: number } = {}): number | undefined {
     const v = o[key];
     if (v === undefined || v === null) return undefined;
     if (typeof v !== 'number' || !Number.isInteger(v)) {
@@ -143,7 +143,9 @@ class Checker {
     return v as string[];
   }
 
-  stringMap(o: Obj, key: string, path: string, checkKey: (k: string) => string | undefined, checkValue?: (v: string) => string | undefined): void {
+  /** A map of strings; `check.key` and `check.value` return a problem or undefined. */
+  stringMap(o: Obj, key: string, path: string, check: { key: (k: string) => string | undefined; value?: (v: string) => string | undefined }): void {
+    const { key: checkKey, value: checkValue } = check;
     const m = this.object(o, key, path);
     if (!m) return;
     for (const [k, v] of Object.entries(m)) {
@@ -210,10 +212,11 @@ function validateMetadata(c: Checker, pod: Obj): void {
   if (!meta) return;
   checkIdentity(c, meta, false);
   const qualified = (k: string) => (isQualifiedName(k) ? undefined : 'is not a valid qualified name ([prefix/]name, name at most 63 alphanumerics, "-", "_" or ".")');
-  c.stringMap(meta, 'labels', 'metadata.labels', qualified, (v) =>
-    v === '' || (v.length <= 63 && QUALIFIED_NAME_PART.test(v)) ? undefined : 'is not a valid label value (at most 63 alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric)',
-  );
-  c.stringMap(meta, 'annotations', 'metadata.annotations', qualified);
+  c.stringMap(meta, 'labels', 'metadata.labels', {
+    key: qualified,
+    value: (v) => (v === '' || (v.length <= 63 && QUALIFIED_NAME_PART.test(v)) ? undefined : 'is not a valid label value (at most 63 alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric)'),
+  });
+  c.stringMap(meta, 'annotations', 'metadata.annotations', { key: qualified });
 }
 
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'] as const;
@@ -223,8 +226,8 @@ function validateSpec(c: Checker, spec: Obj): void {
   c.oneOf(spec, 'restartPolicy', 'spec.restartPolicy', RESTART_POLICIES);
   c.oneOf(spec, 'dnsPolicy', 'spec.dnsPolicy', DNS_POLICIES);
   if (spec.dnsPolicy === 'None' && !isObj(spec.dnsConfig)) c.add('spec.dnsConfig', 'Required value: must provide dnsConfig when dnsPolicy is None');
-  c.int(spec, 'terminationGracePeriodSeconds', 'spec.terminationGracePeriodSeconds', 0);
-  c.int(spec, 'activeDeadlineSeconds', 'spec.activeDeadlineSeconds', 1);
+  c.int(spec, 'terminationGracePeriodSeconds', 'spec.terminationGracePeriodSeconds', { min: 0 });
+  c.int(spec, 'activeDeadlineSeconds', 'spec.activeDeadlineSeconds', { min: 1 });
   for (const k of ['hostNetwork', 'hostPID', 'hostIPC', 'enableServiceLinks', 'shareProcessNamespace']) c.bool(spec, k, `spec.${k}`);
   c.str(spec, 'nodeName', 'spec.nodeName');
   for (const k of ['hostname', 'subdomain']) c.label(spec, k, `spec.${k}`);
@@ -241,8 +244,8 @@ function validateSpec(c: Checker, spec: Obj): void {
     c.add('spec.containers', 'Required value: a pod needs at least one container');
   }
   const names = new Map<string, string>();
-  for (const [ctr, path] of c.list(spec, 'initContainers', 'spec.initContainers')) validateContainer(c, ctr, path, 'init', spec, volumes, names);
-  for (const [ctr, path] of c.list(spec, 'containers', 'spec.containers')) validateContainer(c, ctr, path, 'regular', spec, volumes, names);
+  for (const [ctr, path] of c.list(spec, 'initContainers', 'spec.initContainers')) validateContainer(c, ctr, path, { kind: 'init', spec, volumes, names });
+  for (const [ctr, path] of c.list(spec, 'containers', 'spec.containers')) validateContainer(c, ctr, path, { kind: 'regular', spec, volumes, names });
 }
 
 function validateVolumes(c: Checker, spec: Obj): Set<string> {
@@ -291,15 +294,16 @@ function validateSecurityContext(c: Checker, o: Obj, path: string, pod: boolean)
   else groups.forEach((g, i) => c.id(g, `${path}.supplementalGroups[${i}]`));
 }
 
-function validateContainer(
-  c: Checker,
-  ctr: Obj,
-  path: string,
-  kind: 'init' | 'regular',
-  spec: Obj,
-  volumes: Set<string>,
-  names: Map<string, string>,
-): void {
+/** What a container is checked against: its kind, the pod spec, its volumes and the names so far. */
+interface ContainerScope {
+  kind: 'init' | 'regular';
+  spec: Obj;
+  volumes: Set<string>;
+  /** Container name → the path that declared it (names are unique across init and regular). */
+  names: Map<string, string>;
+}
+
+function validateContainer(c: Checker, ctr: Obj, path: string, { kind, spec, volumes, names }: ContainerScope): void {
   const name = c.label(ctr, 'name', `${path}.name`, true);
   if (name) {
     if (names.has(name)) c.add(`${path}.name`, `Duplicate value: ${q(name)} is also the name of ${names.get(name)}`);
@@ -367,8 +371,8 @@ function validatePorts(c: Checker, ctr: Obj, path: string, hostNetwork: boolean)
     }
     const containerPort = p.containerPort;
     if (containerPort === undefined || containerPort === null) c.add(`${ppath}.containerPort`, 'Required value');
-    else c.int(p, 'containerPort', `${ppath}.containerPort`, 1, 65535);
-    const hostPort = c.int(p, 'hostPort', `${ppath}.hostPort`, 0, 65535);
+    else c.int(p, 'containerPort', `${ppath}.containerPort`, { min: 1, max: 65535 });
+    const hostPort = c.int(p, 'hostPort', `${ppath}.hostPort`, { min: 0, max: 65535 });
     if (hostNetwork && hostPort !== undefined && hostPort !== 0 && hostPort !== containerPort) {
       c.add(`${ppath}.hostPort`, `${hostPort} must match containerPort ${q(containerPort)} when hostNetwork is true`);
     }
@@ -421,13 +425,13 @@ function validateResources(c: Checker, ctr: Obj, path: string): void {
 }
 
 function validateProbe(c: Checker, probe: Obj, path: string, successMustBeOne: boolean): void {
-  c.int(probe, 'initialDelaySeconds', `${path}.initialDelaySeconds`, 0);
-  c.int(probe, 'timeoutSeconds', `${path}.timeoutSeconds`, 1);
-  c.int(probe, 'periodSeconds', `${path}.periodSeconds`, 1);
-  const success = c.int(probe, 'successThreshold', `${path}.successThreshold`, 1);
+  c.int(probe, 'initialDelaySeconds', `${path}.initialDelaySeconds`, { min: 0 });
+  c.int(probe, 'timeoutSeconds', `${path}.timeoutSeconds`, { min: 1 });
+  c.int(probe, 'periodSeconds', `${path}.periodSeconds`, { min: 1 });
+  const success = c.int(probe, 'successThreshold', `${path}.successThreshold`, { min: 1 });
   if (successMustBeOne && success !== undefined && success !== 1) c.add(`${path}.successThreshold`, `${success} must be 1 for liveness and startup probes`);
-  c.int(probe, 'failureThreshold', `${path}.failureThreshold`, 1);
-  c.int(probe, 'terminationGracePeriodSeconds', `${path}.terminationGracePeriodSeconds`, 1);
+  c.int(probe, 'failureThreshold', `${path}.failureThreshold`, { min: 1 });
+  c.int(probe, 'terminationGracePeriodSeconds', `${path}.terminationGracePeriodSeconds`, { min: 1 });
   validateHandler(c, probe, path, ['exec', 'httpGet', 'tcpSocket', 'grpc']);
 }
 
@@ -453,12 +457,12 @@ function validateHandler(c: Checker, h: Obj, path: string, kinds: readonly strin
   const grpc = c.object(h, 'grpc', `${path}.grpc`);
   if (grpc) {
     if (grpc.port === undefined) c.add(`${path}.grpc.port`, 'Required value');
-    c.int(grpc, 'port', `${path}.grpc.port`, 1, 65535);
+    c.int(grpc, 'port', `${path}.grpc.port`, { min: 1, max: 65535 });
   }
   const sleep = c.object(h, 'sleep', `${path}.sleep`);
   if (sleep) {
     if (sleep.seconds === undefined) c.add(`${path}.sleep.seconds`, 'Required value');
-    c.int(sleep, 'seconds', `${path}.sleep.seconds`, 0);
+    c.int(sleep, 'seconds', `${path}.sleep.seconds`, { min: 0 });
   }
 }
 
@@ -469,7 +473,7 @@ function validateHandler(c: Checker, h: Obj, path: string, kinds: readonly strin
 function validatePortRef(c: Checker, o: Obj, path: string): void {
   const port = o.port;
   if (port === undefined || port === null || port === '') c.add(path, 'Required value');
-  else if (typeof port === 'number') c.int(o, 'port', path, 1, 65535);
+  else if (typeof port === 'number') c.int(o, 'port', path, { min: 1, max: 65535 });
   else if (typeof port === 'string') {
     if (/^\d+$/.test(port)) c.add(path, `${q(port)} must be a number or a port name, not a numeric string`);
     else if (!isIanaSvcName(port)) c.add(path, `${q(port)} is not a valid port name`);

@@ -318,7 +318,7 @@ class PodWorkersImpl implements PodWorkers {
       case 'terminating': {
         // No wait for the next relist (upstream waits): the syncer reads a fresh status itself,
         // so the kill starts at once and misses no container.
-        if (w.pod) await syncer.syncTerminatingPod(ctx, w.pod, undefined, w.gracePeriod ?? effectiveDefault(w.pod), this.statusFn(w));
+        if (w.pod) await syncer.syncTerminatingPod(ctx, w.pod, undefined, { gracePeriodSeconds: w.gracePeriod ?? effectiveDefault(w.pod), statusFn: this.statusFn(w) });
         else if (w.runningPod) await syncer.syncTerminatingRuntimePod(ctx, w.runningPod);
         w.lastSyncTime = this.clock.now();
         return { state: 'terminating' };

@@ -53,6 +53,13 @@ export interface SyncContext {
   signal: AbortSignal;
 }
 
+/** How a terminating pod is stopped: upstream SyncTerminatingPod's gracePeriod and podStatusFn. */
+export interface TerminationOptions {
+  gracePeriodSeconds: number;
+  /** Amends the status reported while the pod terminates (e.g. Evicted). */
+  statusFn: PodStatusFunc | undefined;
+}
+
 /** What the pod workers call; implemented by the Kubelet (upstream podSyncer). */
 export interface PodSyncer {
   syncPod(ctx: SyncContext, updateType: UpdateType, pod: Pod, status: PodRuntimeStatus | undefined): Promise<SyncPodResult>;
@@ -60,7 +67,7 @@ export interface PodSyncer {
    * Stop every container with `gracePeriodSeconds`. May be superseded by a call with a shorter
    * grace period while it runs (its context is then aborted and it is no longer awaited).
    */
-  syncTerminatingPod(ctx: SyncContext, pod: Pod, status: PodRuntimeStatus | undefined, gracePeriodSeconds: number, statusFn: PodStatusFunc | undefined): Promise<void>;
+  syncTerminatingPod(ctx: SyncContext, pod: Pod, status: PodRuntimeStatus | undefined, termination: TerminationOptions): Promise<void>;
   syncTerminatingRuntimePod(ctx: SyncContext, running: RunningPod): Promise<void>;
   /** `status` is a runtime status observed after the kill, or undefined when none is cached yet. */
   syncTerminatedPod(ctx: SyncContext, pod: Pod, status: PodRuntimeStatus | undefined): Promise<void>;

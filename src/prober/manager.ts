@@ -90,7 +90,7 @@ class Manager implements ProbeManager, WorkerContext {
       for (const [kind, field] of KINDS) {
         const spec = c[field];
         if (!spec) continue;
-        list.push(new ProbeWorker(this, uid, c, kind, spec, proberFor(spec, c, this.deps.runtime), this.caches[kind]));
+        list.push(new ProbeWorker(this, { podUid: uid, container: c, probeType: kind, spec }, proberFor(spec, c, this.deps.runtime), this.caches[kind]));
       }
     }
     this.workers.set(uid, list);

@@ -30,6 +30,14 @@ function stripRuntimePrefix(cid: string | undefined): string {
   return i >= 0 ? cid.slice(i + 3) : cid;
 }
 
+/** What one worker probes: a container of a pod, with one of its probes. */
+export interface ProbeTarget {
+  podUid: string;
+  container: Container;
+  probeType: ProbeType;
+  spec: Probe;
+}
+
 export class ProbeWorker {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -39,16 +47,22 @@ export class ProbeWorker {
   private onHold = false;
   private readonly periodMs: number;
   private readonly timeoutMs: number;
+  readonly podUid: string;
+  readonly probeType: ProbeType;
+  private readonly container: Container;
+  private readonly spec: Probe;
 
   constructor(
     private readonly ctx: WorkerContext,
-    readonly podUid: string,
-    private readonly container: Container,
-    readonly probeType: ProbeType,
-    private readonly spec: Probe,
+    target: ProbeTarget,
     private readonly prober: Prober,
     private readonly results: ResultsManager,
   ) {
+    const { spec } = target;
+    this.podUid = target.podUid;
+    this.probeType = target.probeType;
+    this.container = target.container;
+    this.spec = spec;
     this.periodMs = Math.max(1, spec.periodSeconds ?? 10) * 1000;
     this.timeoutMs = Math.max(1, spec.timeoutSeconds ?? 1) * 1000;
   }

@@ -27,6 +27,12 @@ interface Gate {
   enableDebuggingHandlers: boolean;
 }
 
+/** Everything a request on the main port goes through: the gate, then the router. */
+interface MainPort {
+  gate: Gate;
+  router: Router;
+}
+
 async function authorize(gate: Gate, req: IncomingMessage, res: ServerResponse, ctx: RequestContext): Promise<boolean> {
   try {
     ctx.user = await gate.authenticator.authenticate(req);
@@ -38,7 +44,7 @@ async function authorize(gate: Gate, req: IncomingMessage, res: ServerResponse, 
     sendText(res, 401, 'Unauthorized');
     return false;
   }
-  const attrs = requestAttributes(ctx.user, req.method ?? 'GET', ctx.url.pathname, gate.nodeName, ctx.upgrade !== undefined);
+  const attrs = requestAttributes(ctx.user, { method: req.method ?? 'GET', path: ctx.url.pathname, upgrade: ctx.upgrade !== undefined }, gate.nodeName);
   // Fine-grained first, then proxy (upstream): the first allowed one lets the request through.
   const reasons: string[] = [];
   for (const a of attrs) {
@@ -53,7 +59,7 @@ async function authorize(gate: Gate, req: IncomingMessage, res: ServerResponse, 
 }
 
 /** Authenticate, authorize, route; errors become 500 without disturbing the agent. */
-async function dispatch(gate: Gate, router: Router, req: IncomingMessage, res: ServerResponse, upgrade?: RequestContext['upgrade']): Promise<void> {
+async function dispatch({ gate, router }: MainPort, req: IncomingMessage, res: ServerResponse, upgrade?: RequestContext['upgrade']): Promise<void> {
   const method = req.method ?? 'GET';
   let url: URL;
   try {
@@ -84,13 +90,13 @@ async function dispatch(gate: Gate, router: Router, req: IncomingMessage, res: S
 }
 
 /** An upgrade request gets a ServerResponse on its raw socket so refusals are plain HTTP replies. */
-function onUpgrade(gate: Gate, router: Router, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+function onUpgrade(port: MainPort, req: IncomingMessage, socket: Duplex, head: Buffer): void {
   const res = new ServerResponse(req);
   res.shouldKeepAlive = false;
   res.assignSocket(socket as Socket);
   res.once('finish', () => socket.end());
   socket.on('error', () => socket.destroy());
-  void dispatch(gate, router, req, res, { socket, head }).catch(() => socket.destroy());
+  void dispatch(port, req, res, { socket, head }).catch(() => socket.destroy());
 }
 
 /** The main port's server, with the one thing that may change while it runs: its serving pair. */
@@ -104,10 +110,11 @@ export function listenMain(opts: MainServerOptions, router: Router): Promise<Mai
     authentication: opts.authentication, authorization: opts.authorization, clientCA: !!opts.authentication.x509.clientCAFile, client: opts.reviewClient,
   });
   const gate: Gate = { authenticator, authorizer, nodeName: opts.nodeName, enableDebuggingHandlers: opts.enableDebuggingHandlers };
+  const port: MainPort = { gate, router };
   const server = createServer({ ...tls, maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 60_000, headersTimeout: 10_000, connectionsCheckingInterval: 2_000 }, (req, res) => {
-    void dispatch(gate, router, req, res).catch(() => res.destroy());
+    void dispatch(port, req, res).catch(() => res.destroy());
   });
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(gate, router, req, socket, head));
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(port, req, socket, head));
   server.on('tlsClientError', (err) => log('server').debug({ err: errorMessage(err) }, 'TLS handshake failed'));
   // A certificate issued later (serverTLSBootstrap) replaces the pair for new handshakes.
   (server as MainTlsServer).setServingPair = (cert, key) => server.setSecureContext(serverTlsOptions({ cert, key }, tlsSettings));

@@ -16,7 +16,15 @@ import { buildMainRouter, isDebugPath } from './main-routes.js';
 
 const MAX_HEADER_BYTES = 16 * 1024;
 
-async function handle(routes: Record<string, Route>, provider: ServerProvider, req: IncomingMessage, res: ServerResponse, serverType?: ServerType): Promise<void> {
+/** One plain-HTTP server: its name in logs, its routes, and its type in the request metrics (none for healthz). */
+interface PlainServer {
+  name: string;
+  routes: Record<string, Route>;
+  provider: ServerProvider;
+  serverType?: ServerType;
+}
+
+async function handle({ routes, provider, serverType }: PlainServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let reply: Reply;
   const url = new URL(req.url ?? '/', 'http://localhost');
   const path = url.pathname;
@@ -39,9 +47,10 @@ async function handle(routes: Record<string, Route>, provider: ServerProvider, r
   res.end(req.method === 'HEAD' ? undefined : reply.body);
 }
 
-function listen(name: string, addr: ServerAddress, routes: Record<string, Route>, provider: ServerProvider, serverType?: ServerType): Promise<Server> {
+function listen(plain: PlainServer, addr: ServerAddress): Promise<Server> {
+  const { name } = plain;
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 }, (req, res) => {
-    void handle(routes, provider, req, res, serverType).catch(() => res.destroy());
+    void handle(plain, req, res).catch(() => res.destroy());
   });
   server.keepAliveTimeout = 5_000;
   return new Promise((resolve, reject) => {
@@ -63,10 +72,10 @@ function close(server: Server | HttpsServer | undefined): Promise<void> {
 }
 
 export async function startServers(opts: ServersOptions): Promise<RunningServers> {
-  const healthz = opts.healthz && opts.healthz.port !== 0 ? await listen('healthz', opts.healthz, HEALTHZ_ROUTES, opts.provider) : undefined;
+  const healthz = opts.healthz && opts.healthz.port !== 0 ? await listen({ name: 'healthz', routes: HEALTHZ_ROUTES, provider: opts.provider }, opts.healthz) : undefined;
   let readOnly: Server | undefined;
   try {
-    readOnly = opts.readOnly && opts.readOnly.port !== 0 ? await listen('read-only', opts.readOnly, READ_ONLY_ROUTES, opts.provider, 'readonly') : undefined;
+    readOnly = opts.readOnly && opts.readOnly.port !== 0 ? await listen({ name: 'read-only', routes: READ_ONLY_ROUTES, provider: opts.provider, serverType: 'readonly' }, opts.readOnly) : undefined;
   } catch (err) {
     await close(healthz);
     throw err;

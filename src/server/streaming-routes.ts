@@ -74,7 +74,7 @@ export function mountStreamingRoutes(router: Router, o: StreamingRouteOptions): 
     const id = await container(o, res, p);
     if (!id) return;
     const target = await cri(res, 'Exec', () => o.provider.streaming.exec({ containerId: id, cmd, ...s }));
-    if (target) proxyUpgrade(target, req, res, ctx.upgrade, '', proxy);
+    if (target) proxyUpgrade({ req, res, client: ctx.upgrade }, target, '', proxy);
   };
 
   const attach = async (req: IncomingMessage, res: ServerResponse, p: Params, ctx: RequestContext) => {
@@ -84,7 +84,7 @@ export function mountStreamingRoutes(router: Router, o: StreamingRouteOptions): 
     const id = await container(o, res, p);
     if (!id) return;
     const target = await cri(res, 'Attach', () => o.provider.streaming.attach({ containerId: id, ...s }));
-    if (target) proxyUpgrade(target, req, res, ctx.upgrade, '', proxy);
+    if (target) proxyUpgrade({ req, res, client: ctx.upgrade }, target, '', proxy);
   };
 
   const portForward = async (req: IncomingMessage, res: ServerResponse, p: Params, ctx: RequestContext) => {
@@ -95,7 +95,7 @@ export function mountStreamingRoutes(router: Router, o: StreamingRouteOptions): 
     if (!sandbox) return sendText(res, 404, `pod ${p.namespace}/${p.pod} has no running sandbox on this node`);
     const target = await cri(res, 'PortForward', () => o.provider.streaming.portForward(sandbox, ports));
     // The runtime reads the ports of a WebSocket port-forward from the query, as the client sent it.
-    if (target) proxyUpgrade(target, req, res, ctx.upgrade, ctx.url.search, proxy);
+    if (target) proxyUpgrade({ req, res, client: ctx.upgrade }, target, ctx.url.search, proxy);
   };
 
   const both = ['GET', 'POST'];

@@ -39,11 +39,12 @@ export function servingCert(o: ServingCertOptions): { cert: Buffer; key: Buffer;
   const dir = join(o.rootDir, 'pki');
   const certFile = join(dir, 'kubelet.crt');
   const keyFile = join(dir, 'kubelet.key');
-  if (!existsSync(certFile) || !existsSync(keyFile)) generateSelfSigned(dir, certFile, keyFile, o.nodeName, o.ips ?? []);
+  if (!existsSync(certFile) || !existsSync(keyFile)) generateSelfSigned({ dir, certFile, keyFile }, o.nodeName, o.ips ?? []);
   return { ...readPair(certFile, keyFile), certFile };
 }
 
-function generateSelfSigned(dir: string, certFile: string, keyFile: string, nodeName: string, ips: string[]): void {
+/** Writes a self-signed pair for `nodeName` and `ips` to `files` (in `files.dir`, created 0700). */
+function generateSelfSigned({ dir, certFile, keyFile }: { dir: string; certFile: string; keyFile: string }, nodeName: string, ips: string[]): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const sans = [`DNS:${nodeName}`, 'DNS:localhost', 'IP:127.0.0.1', ...ips.map((ip) => `IP:${ip}`)];
   try {

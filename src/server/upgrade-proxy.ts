@@ -59,11 +59,18 @@ function splice(a: Duplex, b: Duplex, idleTimeoutMs: number, release: () => void
   b.pipe(a);
 }
 
+/** An upgrade request as the server received it: the request, its response, the raw socket. */
+export interface IncomingUpgrade {
+  req: IncomingMessage;
+  res: ServerResponse;
+  client: { socket: Duplex; head: Buffer };
+}
+
 /**
  * Sends req (already authorized) to `target`, adding `query` when the target has none
  * (port-forward ports travel there). A non-upgrade answer is relayed as it is.
  */
-export function proxyUpgrade(target: string, req: IncomingMessage, res: ServerResponse, client: { socket: Duplex; head: Buffer }, query: string, opts: ProxyOptions): void {
+export function proxyUpgrade({ req, res, client }: IncomingUpgrade, target: string, query: string, opts: ProxyOptions): void {
   const release = opts.limiter.tryAcquire();
   if (!release) {
     sendText(res, 429, `too many concurrent streams (at most ${opts.limiter.max})`, { 'Retry-After': '1' });

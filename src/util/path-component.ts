@@ -8,6 +8,7 @@ import { UnsafePathError } from '../errors.js';
 
 // '/' and NUL are what the kernel treats specially; '\' and control characters are refused too,
 // since nothing legitimate has them and they confuse logs and other tools reading the names.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it refuses
 const UNSAFE_CHARS = /[/\\\u0000-\u001f\u007f]/;
 
 /** True when `value` is one safe path component: not empty, '.' or '..', no unsafe character. */

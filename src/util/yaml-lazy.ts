@@ -5,8 +5,9 @@
  * YAML should not carry. `require` keeps the parse synchronous for callers.
  */
 import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 
-type YamlModule = typeof import('yaml');
+type YamlModule = typeof Yaml;
 
 let yaml: YamlModule | undefined;
 

@@ -13,9 +13,9 @@ import type { RuntimeConfigInfo } from '../../src/cri/index.js';
 import { CriError } from '../../src/errors.js';
 import type { CgroupDriver } from '../../src/config/cgroup-drivers.js';
 
-const unimplemented = () => new CriError('KTS_ERR_CRI_UNIMPLEMENTED', 'RuntimeConfig', 'UNIMPLEMENTED: RuntimeConfig is not implemented', 12);
-const unavailable = () => new CriError('KTS_ERR_CRI_UNAVAILABLE', 'RuntimeConfig', 'UNAVAILABLE: runtime unavailable', 14);
-const internal = () => new CriError('KTS_ERR_CRI', 'RuntimeConfig', 'INTERNAL: boom', 13);
+const unimplemented = () => new CriError('KTS_ERR_CRI_UNIMPLEMENTED', 'RuntimeConfig', 'UNIMPLEMENTED: RuntimeConfig is not implemented', { grpcCode: 12 });
+const unavailable = () => new CriError('KTS_ERR_CRI_UNAVAILABLE', 'RuntimeConfig', 'UNAVAILABLE: runtime unavailable', { grpcCode: 14 });
+const internal = () => new CriError('KTS_ERR_CRI', 'RuntimeConfig', 'INTERNAL: boom', { grpcCode: 13 });
 
 /** Answers from `replies` in turn (the last one repeats), counting calls. */
 function runtime(...replies: Array<RuntimeConfigInfo | Error>): RuntimeConfigSource & { calls: number } {

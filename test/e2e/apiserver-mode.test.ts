@@ -49,8 +49,21 @@ const sleeper = (name: string, extra: Record<string, unknown> = {}): Pod => ({
 } as Pod);
 
 const getPod = (name: string) => api.store.get('pods', NS, name) as Pod | undefined;
-const node = () => api.store.get('nodes', undefined, NODE) as { metadata: { uid: string; labels: Record<string, string> }; spec?: { taints?: unknown[] }; status: Record<string, any> } | undefined;
-const ready = (n: ReturnType<typeof node>) => n?.status?.conditions?.find((c: { type: string }) => c.type === 'Ready');
+/** The fields of the stored Node this file reads (plain JSON, as the store keeps it). */
+interface StoredNode {
+  metadata: { uid: string; labels: Record<string, string> };
+  spec?: { taints?: unknown[] };
+  status: {
+    capacity: Record<string, string>;
+    allocatable: Record<string, string>;
+    conditions: { type: string; status: string; lastHeartbeatTime?: string }[];
+    daemonEndpoints: { kubeletEndpoint: { Port: number } };
+    addresses: { type: string }[];
+    nodeInfo: { containerRuntimeVersion: string; bootID: string; kernelVersion: string };
+  };
+}
+const node = () => api.store.get('nodes', undefined, NODE) as unknown as StoredNode | undefined;
+const ready = (n: ReturnType<typeof node>) => n?.status?.conditions?.find((c) => c.type === 'Ready');
 
 const podEvents = (name: string) => api.store.list('events', NS).filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name).map((e) => e.reason as string);
 

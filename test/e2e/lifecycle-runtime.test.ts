@@ -130,11 +130,11 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined>, tim
 }
 
 /** Syncs the pod repeatedly (as the pod worker would) until check passes. */
-async function syncUntil<T>(what: string, pod: Pod, check: (st: PodRuntimeStatus, last: PodSyncResult) => T | undefined, timeoutMs = 30_000, r: Runtime = rt): Promise<T> {
+async function syncUntil<T>(what: string, pod: Pod, check: (st: PodRuntimeStatus, last: PodSyncResult) => T | undefined, timeoutMs = 30_000): Promise<T> {
   return waitFor(what, async () => {
-    const result = await syncOnce(pod, r);
+    const result = await syncOnce(pod, rt);
     assert.equal(result.error, undefined, `sync error: ${result.error?.message}`);
-    return check(await status(pod, r), result);
+    return check(await status(pod, rt), result);
   }, timeoutMs);
 }
 

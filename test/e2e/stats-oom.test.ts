@@ -25,7 +25,7 @@ function manifest(name: string, spec: object): void {
 const container = (name: string, cmd: string, extra: object = {}) => ({ name, image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', cmd], ...extra });
 
 interface SummaryPod { podRef: { name: string; namespace: string; uid: string }; containers: Array<{ name: string; cpu: { usageNanoCores?: number; usageCoreNanoSeconds?: number }; memory: { workingSetBytes?: number } }> }
-async function summary(only = false): Promise<{ node: Record<string, any>; pods: SummaryPod[] }> {
+async function summary(only = false): Promise<{ node: { memory: { availableBytes: number }; fs: { capacityBytes: number } }; pods: SummaryPod[] }> {
   const r = await httpGet(kubelet!.readOnlyPort, `/stats/summary${only ? '?only_cpu_and_memory=true' : ''}`);
   assert.equal(r.status, 200, r.body);
   return JSON.parse(r.body);

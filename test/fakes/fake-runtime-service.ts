@@ -54,7 +54,7 @@ function matches(labels: Labels, selector: Labels | undefined): boolean {
 }
 
 export function notFound(method: string, what: string): CriError {
-  return new CriError('KTS_ERR_CRI_NOT_FOUND', method, `${what} not found`, 5);
+  return new CriError('KTS_ERR_CRI_NOT_FOUND', method, `${what} not found`, { grpcCode: 5 });
 }
 
 export class FakeRuntimeService implements RuntimeService, ImageService {

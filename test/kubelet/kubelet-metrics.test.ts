@@ -45,7 +45,9 @@ class StalledPLEG implements PodLifecycleEventGenerator {
 }
 
 class NoUpdates implements AsyncIterable<PodUpdate> {
-  async *[Symbol.asyncIterator]() { await new Promise(() => undefined); }
+  [Symbol.asyncIterator](): AsyncIterator<PodUpdate> {
+    return { next: () => new Promise<IteratorResult<PodUpdate>>(() => undefined) };
+  }
 }
 
 function kubeletWith(pleg: PodLifecycleEventGenerator, runtime = new FakeRuntime(), cache = createPodStatusCache()) {

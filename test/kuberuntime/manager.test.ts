@@ -159,7 +159,7 @@ describe('syncPod', () => {
 
   it('pull failure: ErrImagePull, then ImagePullBackOff within the back-off, then a retry', async () => {
     const pod = makePod({ containers: [container('a', { image: 'registry.invalid/x:1' })] });
-    fake.alwaysFail.set('pullImage', new CriError('KTS_ERR_CRI', 'PullImage', 'failed to resolve reference "registry.invalid/x:1"', 2));
+    fake.alwaysFail.set('pullImage', new CriError('KTS_ERR_CRI', 'PullImage', 'failed to resolve reference "registry.invalid/x:1"', { grpcCode: 2 }));
     let r = await sync(pod);
     assert.equal(r.waiting.get('a')!.reason, 'ErrImagePull');
     assert.equal(r.waiting.get('a')!.message, 'Failed to pull image "registry.invalid/x:1": failed to resolve reference "registry.invalid/x:1"');
@@ -182,8 +182,8 @@ describe('syncPod', () => {
         container('run'),
       ],
     });
-    fake.failNext('createContainer', new CriError('KTS_ERR_CRI', 'CreateContainer', 'no space left', 13));
-    fake.failNext('startContainer', new CriError('KTS_ERR_CRI', 'StartContainer', 'exec: "nope": not found', 2));
+    fake.failNext('createContainer', new CriError('KTS_ERR_CRI', 'CreateContainer', 'no space left', { grpcCode: 13 }));
+    fake.failNext('startContainer', new CriError('KTS_ERR_CRI', 'StartContainer', 'exec: "nope": not found', { grpcCode: 2 }));
     const r = await sync(pod);
     assert.equal(r.waiting.get('cfg')!.reason, 'CreateContainerConfigError');
     assert.match(r.waiting.get('cfg')!.message, /secret references need API server mode/);
@@ -192,7 +192,7 @@ describe('syncPod', () => {
   });
 
   it('a sandbox failure is the sync error and nothing starts', async () => {
-    fake.failNext('runPodSandbox', new CriError('KTS_ERR_CRI', 'RunPodSandbox', 'cni failed', 2));
+    fake.failNext('runPodSandbox', new CriError('KTS_ERR_CRI', 'RunPodSandbox', 'cni failed', { grpcCode: 2 }));
     const r = await sync(makePod());
     assert.match(r.error!.message, /Failed to create pod sandbox: cni failed/);
     assert.equal(fake.calls.includes('createContainer'), false);
@@ -275,7 +275,7 @@ describe('killPod', () => {
     await rt.killPod(undefined, running!);
     await sync(makePod());
     const [again] = await rt.getPods(false);
-    fake.alwaysFail.set('stopContainer', new CriError('KTS_ERR_CRI', 'StopContainer', 'boom', 2));
+    fake.alwaysFail.set('stopContainer', new CriError('KTS_ERR_CRI', 'StopContainer', 'boom', { grpcCode: 2 }));
     await assert.rejects(rt.killPod(undefined, again!), (err: Error) => {
       assert.match(err.message, /^failed to kill pod default\/web: /);
       assert.match(err.message, /container a \(\w+\): CRI StopContainer: boom/);

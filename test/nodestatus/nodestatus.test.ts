@@ -16,6 +16,20 @@ import { startTestApiserver } from '../support/test-apiserver.js';
 import { waitFor } from '../support/kubelet-process.js';
 import { testTempDir } from '../support/temp-dir.js';
 
+/** The fields of the stored Node, Lease and Events this file reads (plain JSON, as the store keeps them). */
+interface StoredNode {
+  metadata: { uid: string; labels: Record<string, string> };
+  spec: { taints: unknown[] };
+  status: {
+    capacity: Record<string, string>;
+    allocatable: Record<string, string>;
+    conditions: { type: string; status: string; message: string }[];
+    nodeInfo: { containerRuntimeVersion: string };
+  };
+}
+interface StoredLease { metadata: { ownerReferences: { uid: string }[] }; spec: { holderIdentity: string; renewTime: string } }
+interface StoredEvent { reason: string; count: number; source: { component: string } }
+
 const dir = testTempDir('kts-nodestatus-');
 const api = await startTestApiserver();
 const clients = await createApiClients(api.kubeconfig(dir));
@@ -38,18 +52,18 @@ test('registers, reports Ready=False with the reason, then Ready; patches only o
   const m = createNodeStatusManager(deps);
   m.start();
   await m.registered();
-  const get = () => api.store.get('nodes', undefined, 'n1') as any;
+  const get = () => api.store.get('nodes', undefined, 'n1') as unknown as StoredNode;
   const n = get();
   assert.equal(n.metadata.labels.role, 'x');
   assert.deepEqual(n.spec.taints, [{ key: 'a', value: 'b', effect: 'NoSchedule' }]);
   assert.deepEqual({ cpu: n.status.capacity.cpu, memory: n.status.capacity.memory, pods: n.status.capacity.pods }, { cpu: '4', memory: '8388608Ki', pods: '50' });
   assert.equal(n.status.allocatable.memory, `${(8 * 1024 ** 3 - 1024 ** 3 - 100 * 1024 ** 2) / 1024}Ki`);
-  const notReady = n.status.conditions.find((c: any) => c.type === 'Ready');
+  const notReady = n.status.conditions.find((c) => c.type === 'Ready')!;
   assert.equal(notReady.status, 'False');
   assert.match(notReady.message, /container runtime is down/);
   assert.equal(n.status.nodeInfo.containerRuntimeVersion, 'containerd://1.6.20');
   errors = [];
-  await waitFor('Ready', 5000, () => (get().status.conditions.find((c: any) => c.type === 'Ready').status === 'True' ? true : undefined), 20);
+  await waitFor('Ready', 5000, () => (get().status.conditions.find((c) => c.type === 'Ready')?.status === 'True' ? true : undefined), 20);
   // Unchanged status and report frequency not due: no more patches.
   const before = statusPatches();
   await new Promise((r) => setTimeout(r, 400));
@@ -59,12 +73,12 @@ test('registers, reports Ready=False with the reason, then Ready; patches only o
   await waitFor('re-registered', 5000, () => get(), 20);
   const lease = createLeaseController({ heartbeat: clients.heartbeat, nodeName: 'n1', leaseDurationSeconds: 40, nodeUID: () => m.nodeUID() });
   await lease.renew();
-  const l1 = api.store.get('leases', 'kube-node-lease', 'n1') as any;
+  const l1 = api.store.get('leases', 'kube-node-lease', 'n1') as unknown as StoredLease;
   assert.equal(l1.spec.holderIdentity, 'n1');
-  assert.equal(l1.metadata.ownerReferences[0].uid, get().metadata.uid);
+  assert.equal(l1.metadata.ownerReferences[0]?.uid, get().metadata.uid);
   await new Promise((r) => setTimeout(r, 5));
   await lease.renew();
-  assert.notEqual((api.store.get('leases', 'kube-node-lease', 'n1') as any).spec.renewTime, l1.spec.renewTime);
+  assert.notEqual((api.store.get('leases', 'kube-node-lease', 'n1') as unknown as StoredLease).spec.renewTime, l1.spec.renewTime);
   m.stop();
 });
 
@@ -99,9 +113,9 @@ test('event sink: repeats aggregate into count/lastTimestamp; the bucket limits 
   for (let i = 0; i < 3; i++) sink.write(ev(`R${i}`, 'm'));
   await waitFor('all posted', 5000, () => (sink.posted === 6 ? true : undefined), 10);
   assert.ok(Date.now() - t0 >= 150, 'six requests with burst 2 at 20 qps take at least 200 ms');
-  const events = api.store.list('events', 'ev') as any[];
+  const events = api.store.list('events', 'ev') as unknown as StoredEvent[];
   assert.equal(events.length, 4);
   const backoff = events.find((e) => e.reason === 'BackOff');
-  assert.equal(backoff.count, 3);
-  assert.equal(backoff.source.component, 'kubelet');
+  assert.equal(backoff?.count, 3);
+  assert.equal(backoff?.source.component, 'kubelet');
 });

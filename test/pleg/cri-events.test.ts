@@ -54,7 +54,8 @@ test('Unimplemented (containerd 1.6) turns CRI events off for good; the periodic
   const events: PodLifecycleEvent[] = [];
   pleg.watch((e) => events.push(e));
   pleg.start();
-  stream.last().onError(new CriError('KTS_ERR_CRI_UNIMPLEMENTED', 'GetContainerEvents', 'UNIMPLEMENTED: not implemented', 12));
+  const unimplemented = new CriError('KTS_ERR_CRI_UNIMPLEMENTED', 'GetContainerEvents', 'UNIMPLEMENTED: not implemented', { grpcCode: 12 });
+  stream.last().onError(unimplemented);
   assert.equal(pleg.criEventsState?.(), 'unsupported');
   rt.setContainer('u1', 'c1', 'running');
   await until(() => events.length === 1);
@@ -69,7 +70,7 @@ test('a failed stream resubscribes with back-off, and stop() cancels it', async 
   const clock = { now: () => Date.now(), setTimeout: (fn: () => void, ms: number) => { timers.push({ fn, ms }); return { cancel() {} }; } };
   const pleg = createGenericPLEG({ ...rt.plegOptions(), cache: createPodStatusCache(), clock, subscribeContainerEvents: stream.subscribe });
   pleg.start();
-  const unavailable = () => new CriError('KTS_ERR_CRI_UNAVAILABLE', 'GetContainerEvents', 'UNAVAILABLE: runtime restarting', 14);
+  const unavailable = () => new CriError('KTS_ERR_CRI_UNAVAILABLE', 'GetContainerEvents', 'UNAVAILABLE: runtime restarting', { grpcCode: 14 });
   stream.last().onError(unavailable());
   assert.equal(pleg.criEventsState?.(), 'retrying');
   const retry1 = timers.at(-1)!;

@@ -5,7 +5,7 @@
 import { after } from 'node:test';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
 import type { PodRuntimeStatus, RunningPod } from '../../src/kuberuntime/types.js';
-import { createPodWorkers, type PodStatusFunc, type PodSyncer, type PodWorkers, type SyncContext, type UpdateType } from '../../src/podworkers/index.js';
+import { createPodWorkers, type PodSyncer, type PodWorkers, type SyncContext, type TerminationOptions, type UpdateType } from '../../src/podworkers/index.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
 import type { PodStatusCache } from '../../src/pleg/types.js';
 
@@ -90,7 +90,7 @@ export class RecordingSyncer implements PodSyncer {
     return { isTerminal, ...(this.postSync ? { postSync: this.postSync } : {}) };
   }
 
-  async syncTerminatingPod(ctx: SyncContext, p: Pod, _s: PodRuntimeStatus | undefined, grace: number, statusFn: PodStatusFunc | undefined) {
+  async syncTerminatingPod(ctx: SyncContext, p: Pod, _s: PodRuntimeStatus | undefined, { gracePeriodSeconds: grace, statusFn }: TerminationOptions) {
     this.record(p.metadata!.uid!, `terminating:${p.metadata!.uid}:${grace}`);
     this.killSignals.push(ctx.signal);
     if (statusFn) {

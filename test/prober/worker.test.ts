@@ -21,7 +21,7 @@ function setup(kind: ProbeType, spec: Probe, container: Partial<Container> = {})
   const changes: string[] = [];
   results.onUpdate((u) => changes.push(`${u.containerId}=${u.result}`));
   const prober = { probe: async () => replies.shift() ?? { outcome: 'success' as const, output: '' } };
-  const w = new ProbeWorker(ctx, 'u1', { name: 'c', image: 'x', ...container } as Container, kind, spec, prober, results);
+  const w = new ProbeWorker(ctx, { podUid: 'u1', container: { name: 'c', image: 'x', ...container } as Container, probeType: kind, spec }, prober, results);
   return { w, results, changes, replies, startup, setStatus: (s: ApiContainerStatus) => { status = s; } };
 }
 

@@ -45,12 +45,12 @@ test('verb by method; an upgrade request is create whatever its method (beyond u
 });
 
 test('attributes: nodes/<subresource> named after the node, one set per subresource to try', () => {
-  const attrs = requestAttributes(USER, 'GET', '/pods', 'n1');
+  const attrs = requestAttributes(USER, { method: 'GET', path: '/pods' }, 'n1');
   assert.deepEqual(attrs.map((a) => [a.verb, a.resource, a.subresource, a.name, a.apiVersion, a.namespace, a.apiGroup]), [
     ['get', 'nodes', 'pods', 'n1', 'v1', '', ''],
     ['get', 'nodes', 'proxy', 'n1', 'v1', '', ''],
   ]);
-  const exec = requestAttributes(USER, 'GET', '/exec/ns/p/c', 'n1', true);
+  const exec = requestAttributes(USER, { method: 'GET', path: '/exec/ns/p/c', upgrade: true }, 'n1');
   assert.deepEqual(exec.map((a) => `${a.verb} nodes/${a.subresource}`), ['create nodes/proxy']);
   assert.equal(forbiddenMessage(attrs), 'Forbidden (user=u, verb=get, resource=nodes, subresource(s)=[pods proxy])');
   assert.equal(forbiddenMessage(exec), 'Forbidden (user=u, verb=create, resource=nodes, subresource(s)=[proxy])');

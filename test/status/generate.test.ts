@@ -13,7 +13,7 @@ function pod(restartPolicy: string, names = ['a'], extra: Partial<NonNullable<Po
   return { metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { restartPolicy, containers: names.map((n) => ({ name: n, image: 'busybox' })), ...extra } } as Pod;
 }
 
-function ctr(name: string, state: ContainerRuntimeStatus['state'], exitCode = 0, restartCount = 0, opts: Partial<ContainerRuntimeStatus> = {}): ContainerRuntimeStatus {
+function ctr(name: string, state: ContainerRuntimeStatus['state'], { exitCode = 0, restartCount = 0, ...opts }: Partial<ContainerRuntimeStatus> = {}): ContainerRuntimeStatus {
   return {
     id: `${name}-${restartCount}`, name, state, exitCode, restartCount, createdAt: at(restartCount * 10), startedAt: at(restartCount * 10 + 1),
     finishedAt: state === 'exited' ? at(restartCount * 10 + 5) : undefined,
@@ -40,18 +40,18 @@ function lifecyclePod(restartPolicy: string): Pod {
   return pod(restartPolicy, ['app'], { initContainers: [{ name: 'init', image: 'busybox' }] });
 }
 
-const initDone = ctr('init', 'exited', 0, 0, { reason: 'Completed' });
+const initDone = ctr('init', 'exited', { reason: 'Completed' });
 const lifeTable: { stage: keyof typeof STAGES; policy: string; rt: PodRuntimeStatus; waiting?: Map<string, ContainerWaiting>; terminal?: boolean }[] = [
   { stage: 'pending', policy: 'Always', rt: runtime([], 'none') },
   { stage: 'initRunning', policy: 'Always', rt: runtime([ctr('init', 'running')]) },
   { stage: 'initDone', policy: 'Always', rt: runtime([initDone]) },
   { stage: 'running', policy: 'Always', rt: runtime([initDone, ctr('app', 'running')]) },
   {
-    stage: 'crashLooping', policy: 'Always', rt: runtime([initDone, ctr('app', 'exited', 1, 0, { reason: 'Error' }), ctr('app', 'exited', 1, 1, { reason: 'Error' })]),
+    stage: 'crashLooping', policy: 'Always', rt: runtime([initDone, ctr('app', 'exited', { exitCode: 1, reason: 'Error' }), ctr('app', 'exited', { exitCode: 1, restartCount: 1, reason: 'Error' })]),
     waiting: new Map([['app', { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting failed container=app pod=p_default(u)' }]]),
   },
-  { stage: 'succeeded', policy: 'Never', rt: runtime([initDone, ctr('app', 'exited', 0, 0, { reason: 'Completed' })], 'notready'), terminal: true },
-  { stage: 'failed', policy: 'Never', rt: runtime([initDone, ctr('app', 'exited', 1, 0, { reason: 'Error' })], 'notready'), terminal: true },
+  { stage: 'succeeded', policy: 'Never', rt: runtime([initDone, ctr('app', 'exited', { reason: 'Completed' })], 'notready'), terminal: true },
+  { stage: 'failed', policy: 'Never', rt: runtime([initDone, ctr('app', 'exited', { exitCode: 1, reason: 'Error' })], 'notready'), terminal: true },
 ];
 
 for (const row of lifeTable) {
@@ -65,7 +65,7 @@ test('lifecycle: statuses carried from stage to stage keep transition times and 
   const p = lifecyclePod('Never');
   let prev: ApiPodStatus | undefined;
   const seen: ApiPodStatus[] = [];
-  const steps = [runtime([], 'none'), runtime([ctr('init', 'running')]), runtime([initDone]), runtime([initDone, ctr('app', 'running')]), runtime([initDone, ctr('app', 'exited', 0, 0, { reason: 'Completed' })], 'notready')];
+  const steps = [runtime([], 'none'), runtime([ctr('init', 'running')]), runtime([initDone]), runtime([initDone, ctr('app', 'running')]), runtime([initDone, ctr('app', 'exited', { reason: 'Completed' })], 'notready')];
   steps.forEach((rt, i) => {
     prev = generateAPIPodStatus({ pod: p, runtime: rt, waiting: new Map(), previous: prev, hostIP: '192.0.2.1', now: at(i), podIsTerminal: i === steps.length - 1 });
     seen.push(prev);
@@ -82,8 +82,8 @@ test('lifecycle: statuses carried from stage to stage keep transition times and 
 // ---- phase rules through generateAPIPodStatus ------------------------------------------------
 
 test('phase under each restartPolicy when containers have exited', () => {
-  const ok = [ctr('a', 'exited', 0)];
-  const bad = [ctr('a', 'exited', 1)];
+  const ok = [ctr('a', 'exited')];
+  const bad = [ctr('a', 'exited', { exitCode: 1 })];
   assert.equal(gen(pod('Always'), runtime(ok)).phase, 'Running', 'Always: restarting, still Running');
   assert.equal(gen(pod('OnFailure'), runtime(ok)).phase, 'Succeeded');
   assert.equal(gen(pod('OnFailure'), runtime(bad)).phase, 'Running');
@@ -97,7 +97,7 @@ test('phase under each restartPolicy when containers have exited', () => {
 });
 
 test('OOMKilled and the termination message pass through from the runtime', () => {
-  const s = gen(pod('Never'), runtime([ctr('a', 'exited', 137, 0, { reason: 'OOMKilled', message: 'out of memory' })]));
+  const s = gen(pod('Never'), runtime([ctr('a', 'exited', { exitCode: 137, reason: 'OOMKilled', message: 'out of memory' })]));
   const t = s.containerStatuses![0]!.state!.terminated!;
   assert.equal(t.reason, 'OOMKilled');
   assert.equal(t.message, 'out of memory');
@@ -121,7 +121,7 @@ test('a terminal phase never goes back (three-way merge), reason and message car
 
 test('a DisruptionTarget condition set at eviction is kept', () => {
   const prev: ApiPodStatus = { phase: 'Failed', conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message: 'm', lastTransitionTime: NOW }] };
-  const s = gen(pod('Always'), runtime([ctr('a', 'exited', 137)]), { previous: prev });
+  const s = gen(pod('Always'), runtime([ctr('a', 'exited', { exitCode: 137 })]), { previous: prev });
   assert.deepEqual(s.conditions!.map((c) => c.type), ['DisruptionTarget', 'PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
 });
 
@@ -150,12 +150,12 @@ test('status JSON: upstream field order, RFC 3339 second timestamps, lastProbeTi
   assert.deepEqual(Object.keys(json), ['phase', 'conditions', 'hostIP', 'hostIPs', 'podIP', 'podIPs', 'startTime', 'containerStatuses', 'qosClass']);
   assert.equal(json.startTime, '2026-01-01T00:00:00Z');
   assert.deepEqual(json.conditions[0], { type: 'PodReadyToStartContainers', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:00Z' });
-  const t = JSON.parse(JSON.stringify(gen(pod('Never'), runtime([ctr('a', 'exited', 2)])).containerStatuses![0]!.state));
+  const t = JSON.parse(JSON.stringify(gen(pod('Never'), runtime([ctr('a', 'exited', { exitCode: 2 })])).containerStatuses![0]!.state));
   assert.deepEqual(t, { terminated: { exitCode: 2, reason: 'Error', startedAt: '2026-01-01T00:00:01Z', finishedAt: '2026-01-01T00:00:05Z', containerID: 'containerd://a-0' } });
 });
 
 test('a container in back-off is waiting with the death as lastState', () => {
-  const s = gen(pod('Always'), runtime([ctr('a', 'exited', 2, 3)]), { waiting: new Map([['a', { reason: 'CrashLoopBackOff', message: 'back-off 40s' }]]) });
+  const s = gen(pod('Always'), runtime([ctr('a', 'exited', { exitCode: 2, restartCount: 3 })]), { waiting: new Map([['a', { reason: 'CrashLoopBackOff', message: 'back-off 40s' }]]) });
   const c = s.containerStatuses![0]!;
   assert.deepEqual(c.state, { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s' } });
   assert.equal(c.lastState!.terminated!.exitCode, 2);
@@ -167,17 +167,17 @@ test('a container in back-off is waiting with the death as lastState', () => {
 
 test('a waiting reason is shown only for a container that will be started again', () => {
   const w = new Map([['a', { reason: 'CrashLoopBackOff', message: 'm' }]]);
-  const never = gen(pod('Never'), runtime([ctr('a', 'exited', 2)]), { waiting: w });
+  const never = gen(pod('Never'), runtime([ctr('a', 'exited', { exitCode: 2 })]), { waiting: w });
   assert.ok(never.containerStatuses![0]!.state!.terminated, 'restartPolicy Never: stays terminated');
-  const onFailureOk = gen(pod('OnFailure'), runtime([ctr('a', 'exited', 0)]), { waiting: w });
+  const onFailureOk = gen(pod('OnFailure'), runtime([ctr('a', 'exited')]), { waiting: w });
   assert.ok(onFailureOk.containerStatuses![0]!.state!.terminated, 'OnFailure after success: stays terminated');
   const deleted = pod('Always');
   deleted.metadata!.deletionTimestamp = NOW;
-  assert.ok(gen(deleted, runtime([ctr('a', 'exited', 2)]), { waiting: w }).containerStatuses![0]!.state!.terminated, 'deleted: never restarted');
+  assert.ok(gen(deleted, runtime([ctr('a', 'exited', { exitCode: 2 })]), { waiting: w }).containerStatuses![0]!.state!.terminated, 'deleted: never restarted');
 });
 
 test('restarted container shows the previous instance as lastState; only two instances count', () => {
-  const s = gen(pod('Always'), runtime([ctr('a', 'exited', 137, 0), ctr('a', 'exited', 1, 1), ctr('a', 'running', 0, 2)]));
+  const s = gen(pod('Always'), runtime([ctr('a', 'exited', { exitCode: 137 }), ctr('a', 'exited', { exitCode: 1, restartCount: 1 }), ctr('a', 'running', { restartCount: 2 })]));
   const c = s.containerStatuses![0]!;
   assert.ok(c.state!.running);
   assert.equal(c.restartCount, 2);
@@ -202,7 +202,7 @@ test('a container that vanished while running is reported terminated/unknown, no
   assert.equal(c.restartCount, 1);
   assert.equal(s.phase, 'Running');
   // An old terminated status survives its container's garbage collection.
-  const done = gen(pod('Never'), runtime([ctr('a', 'exited', 3)]));
+  const done = gen(pod('Never'), runtime([ctr('a', 'exited', { exitCode: 3 })]));
   const later = gen(pod('Never'), runtime([]), { previous: done });
   assert.equal(later.containerStatuses![0]!.state!.terminated!.exitCode, 3);
   assert.equal(later.phase, 'Failed');
@@ -248,21 +248,21 @@ test('sidecars: started sidecar initializes the pod, is counted in ContainersRea
   s = gen(p, runtime([ctr('side', 'running'), ctr('app', 'running')]));
   assert.equal(s.phase, 'Running');
   assert.equal(cond(s, 'ContainersReady').status, 'True');
-  s = gen(p, runtime([ctr('side', 'exited', 1), ctr('app', 'running')]), { waiting: new Map([['side', { reason: 'CrashLoopBackOff', message: '' }]]) });
+  s = gen(p, runtime([ctr('side', 'exited', { exitCode: 1 }), ctr('app', 'running')]), { waiting: new Map([['side', { reason: 'CrashLoopBackOff', message: '' }]]) });
   assert.equal(s.phase, 'Running', 'a restarting sidecar keeps an initialized pod Running');
   assert.equal(cond(s, 'Initialized').status, 'True');
   assert.equal(cond(s, 'ContainersReady').message, 'containers with unready status: [side]');
-  s = gen(p, runtime([ctr('side', 'exited', 137), ctr('app', 'exited', 0)], 'notready'), { podIsTerminal: true });
+  s = gen(p, runtime([ctr('side', 'exited', { exitCode: 137 }), ctr('app', 'exited')], 'notready'), { podIsTerminal: true });
   assert.equal(s.phase, 'Succeeded', 'completed app, sidecar stopped: the pod succeeded');
 });
 
 test('init container failing under restartPolicy Never fails the pod', () => {
   const p = pod('Never', ['app'], { initContainers: [{ name: 'init', image: 'busybox' }] });
-  const s = gen(p, runtime([ctr('init', 'exited', 3)]));
+  const s = gen(p, runtime([ctr('init', 'exited', { exitCode: 3 })]));
   assert.equal(s.phase, 'Failed');
   assert.equal(cond(s, 'Initialized').status, 'False');
   assert.equal(cond(s, 'Ready').reason, 'PodFailed');
-  const retried = gen(pod('Always', ['app'], { initContainers: [{ name: 'init', image: 'busybox' }] }), runtime([ctr('init', 'exited', 3)]), { waiting: new Map([['init', { reason: 'CrashLoopBackOff', message: '' }]]) });
+  const retried = gen(pod('Always', ['app'], { initContainers: [{ name: 'init', image: 'busybox' }] }), runtime([ctr('init', 'exited', { exitCode: 3 })]), { waiting: new Map([['init', { reason: 'CrashLoopBackOff', message: '' }]]) });
   assert.equal(retried.phase, 'Pending');
   assert.equal(retried.initContainerStatuses![0]!.state!.waiting!.reason, 'CrashLoopBackOff');
 });
@@ -285,7 +285,7 @@ test('pod IPs: the node family first; kept once the sandbox is gone', () => {
   assert.deepEqual(gen(pod('Always'), rt).podIPs, [{ ip: '10.0.0.5' }, { ip: 'fd00::5' }]);
   assert.deepEqual(gen(pod('Always'), rt, { hostIP: 'fd00::1' }).podIPs, [{ ip: 'fd00::5' }, { ip: '10.0.0.5' }]);
   const first = gen(pod('Always'), runtime([ctr('a', 'running')]));
-  assert.equal(gen(pod('Always'), runtime([ctr('a', 'exited', 0)], 'none'), { previous: first }).podIP, '10.0.0.5');
+  assert.equal(gen(pod('Always'), runtime([ctr('a', 'exited')], 'none'), { previous: first }).podIP, '10.0.0.5');
 });
 
 test('PodReadyToStartContainers: False without a ready sandbox, or with two ready ones', () => {
@@ -316,7 +316,7 @@ test('a rejected pod: Failed, upstream reason, "Pod was rejected: " message, no 
 test('an evicted pod whose containers then exit 0 stays Failed/Evicted (a terminal phase is never replaced)', () => {
   const p = pod('Always');
   const evicted = { ...gen(p, runtime([ctr('a', 'running')])), phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' };
-  const after = gen(p, runtime([ctr('a', 'exited', 0)], 'notready'), { previous: evicted, podIsTerminal: true });
+  const after = gen(p, runtime([ctr('a', 'exited')], 'notready'), { previous: evicted, podIsTerminal: true });
   assert.equal(after.phase, 'Failed');
   assert.equal(after.reason, 'Evicted');
   assert.equal(after.message, 'The node was low on resource: memory.');
@@ -339,11 +339,11 @@ test('a pod sync handler that evicts turns a running pod Failed with its reason 
 
 test('a phase already terminal (ours or the API\'s) is kept and the pod sync handlers are not asked again', () => {
   const h = evictor(true);
-  const succeeded = gen(pod('Never'), runtime([ctr('a', 'exited', 0)], 'notready'), { previous: { phase: 'Succeeded' }, podSyncHandlers: [h] });
+  const succeeded = gen(pod('Never'), runtime([ctr('a', 'exited')], 'notready'), { previous: { phase: 'Succeeded' }, podSyncHandlers: [h] });
   assert.deepEqual([succeeded.phase, succeeded.reason], ['Succeeded', undefined]);
   const apiFailed = pod('Always');
   apiFailed.status = { phase: 'Failed', reason: 'Evicted' };
-  assert.equal(gen(apiFailed, runtime([ctr('a', 'exited', 1)]), { podSyncHandlers: [h] }).reason, 'Evicted');
+  assert.equal(gen(apiFailed, runtime([ctr('a', 'exited', { exitCode: 1 })]), { podSyncHandlers: [h] }).reason, 'Evicted');
   assert.equal(h.calls, 0, 'no second event for a pod already terminal');
 });
 

@@ -26,7 +26,7 @@ const T0 = new Date('2025-12-31T00:00:00Z');
 type State = 'running' | 'created' | 'exited' | 'unknown';
 
 /** A runtime container; `age` orders instances of one name (0 = newest). */
-function ctr(name: string, state: State, exitCode = 0, age = 0, opts: Partial<ContainerRuntimeStatus> = {}): ContainerRuntimeStatus {
+function ctr(name: string, state: State, { exitCode = 0, age = 0, ...opts }: Partial<ContainerRuntimeStatus> & { age?: number } = {}): ContainerRuntimeStatus {
   const createdAt = new Date(NOW.getTime() - 1000 * (age + 1));
   return {
     id: `${name}-${age}`, name, state, exitCode, restartCount: 0, createdAt, startedAt: createdAt, finishedAt: state === 'exited' ? createdAt : undefined,
@@ -339,15 +339,15 @@ describe('generateAPIPodStatus with start failures (reason cache)', () => {
     },
     {
       name: 'running: the latest termination is the last state',
-      containers: ['running'], rt: [ctr('running', 'running', 0, 0), ctr('running', 'exited', 1, 1, { reason: 'Error' })], waiting: new Map(), old: [],
+      containers: ['running'], rt: [ctr('running', 'running'), ctr('running', 'exited', { exitCode: 1, age: 1, reason: 'Error' })], waiting: new Map(), old: [],
       want: () => ({ running: 'running last=terminated(1,Error) restarts=0' }),
     },
     {
       name: 'terminated: a start failure shows as waiting unless the container will not restart',
       containers: ['without-reason', 'with-reason', 'succeed'],
       rt: [
-        ctr('without-reason', 'exited', 1, 0), ctr('with-reason', 'exited', 2, 1), ctr('without-reason', 'exited', 3, 2),
-        ctr('with-reason', 'exited', 4, 3), ctr('succeed', 'exited', 0, 4), ctr('succeed', 'exited', 5, 5),
+        ctr('without-reason', 'exited', { exitCode: 1 }), ctr('with-reason', 'exited', { exitCode: 2, age: 1 }), ctr('without-reason', 'exited', { exitCode: 3, age: 2 }),
+        ctr('with-reason', 'exited', { exitCode: 4, age: 3 }), ctr('succeed', 'exited', { age: 4 }), ctr('succeed', 'exited', { exitCode: 5, age: 5 }),
       ],
       waiting: reasons('with-reason', 'succeed'), old: [],
       want: () => ({
@@ -371,7 +371,7 @@ describe('generateAPIPodStatus with start failures (reason cache)', () => {
 
 describe('generateAPIPodStatus under each restart policy', () => {
   // upstream pkg/kubelet/kubelet_test.go TestGenerateAPIPodStatusWithDifferentRestartPolicies
-  const rt = runtime([ctr('succeed', 'exited', 0, 0), ctr('failed', 'exited', 1, 1), ctr('succeed', 'exited', 2, 2), ctr('failed', 'exited', 3, 3)]);
+  const rt = runtime([ctr('succeed', 'exited'), ctr('failed', 'exited', { exitCode: 1, age: 1 }), ctr('succeed', 'exited', { exitCode: 2, age: 2 }), ctr('failed', 'exited', { exitCode: 3, age: 3 })]);
   const waiting = new Map<string, ContainerWaiting>([['succeed', { reason: 'test-error', message: '' }], ['failed', { reason: 'test-error', message: '' }]]);
   const T = (code: number) => `terminated(${code},${code === 0 ? 'Completed' : 'Error'})`;
   const rows: Array<[string, Record<string, string>, Record<string, string>?]> = [

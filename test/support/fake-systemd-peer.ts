@@ -172,12 +172,12 @@ function answer(peer: FakeSystemdPeer, call: DBusMessage, nextJob: () => number)
       const result = peer.jobResult(name);
       const props = new Map((call.body[2] as Array<[string, DBusVariant]>).map(([k, v]) => [k, v]));
       peer.units.set(name, { state: result === 'done' ? 'active' : 'failed', properties: props });
-      return job(peer, call, nextJob(), name, result);
+      return job(peer, call, { id: nextJob(), unit: name, result });
     }
     case `${MANAGER}.StopUnit`:
       if (!unit) return { reply: noSuchUnit(call, name) };
       peer.units.delete(name);
-      return job(peer, call, nextJob(), name, 'done');
+      return job(peer, call, { id: nextJob(), unit: name, result: 'done' });
     case `${MANAGER}.SetUnitProperties`:
       return { reply: unit ? setProperties(call, unit) : noSuchUnit(call, name) };
     case `${MANAGER}.ResetFailedUnit`:
@@ -193,7 +193,8 @@ function answer(peer: FakeSystemdPeer, call: DBusMessage, nextJob: () => number)
   }
 }
 
-function job(peer: FakeSystemdPeer, call: DBusMessage, id: number, unit: string, result: string): Answer {
+/** The reply to a job-starting call, and the JobRemoved signal for job `id` on `unit` with `result`. */
+function job(peer: FakeSystemdPeer, call: DBusMessage, { id, unit, result }: { id: number; unit: string; result: string }): Answer {
   const path = `${MANAGER_PATH}/job/${id}`;
   const signal: DBusMessage = {
     type: MessageType.SIGNAL, flags: 0, serial: 0, path: MANAGER_PATH, interface: MANAGER, member: 'JobRemoved',

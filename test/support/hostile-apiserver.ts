@@ -80,6 +80,7 @@ function answer(mode: HostileMode, watch: boolean, res: ServerResponse): void {
 }
 
 export async function startHostileApiserver(opts: TestApiserverOptions = {}): Promise<HostileApiserver> {
+  // eslint-disable-next-line prefer-const -- set once the server is up; the handler may run before
   let h: HostileApiserver | undefined;
   const openWatches = new Set<ServerResponse>();
   const handler = (req: IncomingMessage, res: ServerResponse): boolean => {

@@ -14,6 +14,7 @@
 import { createServer, request as httpsRequest, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import { setPodDefaults } from '../../src/podconfig/defaults.js';
 import { ApiStore, type Obj } from './apiserver-store.js';
@@ -194,6 +195,13 @@ function parseJson(body: Buffer): Obj {
   }
 }
 
+/** One named object of the API: its resource, namespace (none for cluster-scoped) and name. */
+interface ObjectRef {
+  def: ResourceDef;
+  namespace: string | undefined;
+  name: string;
+}
+
 class ApiHandler {
   private tokenCounter = 0;
 
@@ -214,11 +222,12 @@ class ApiHandler {
       if (method === 'POST') return send(res, 201, this.create(def, namespace, parseJson(body)));
       throw new HttpError(405, 'MethodNotAllowed', `${method} is not allowed on a collection`);
     }
+    const ref: ObjectRef = { def, namespace, name };
     switch (method) {
       case 'GET': return send(res, 200, this.mustGet(def, namespace, name));
-      case 'PUT': return send(res, 200, this.update(def, namespace, name, parseJson(body), statusLike));
-      case 'PATCH': return send(res, 200, this.patch(def, namespace, name, body, req.headers['content-type'] ?? '', statusLike));
-      case 'DELETE': return send(res, 200, this.delete(def, namespace, name, parseJson(body), url.searchParams));
+      case 'PUT': return send(res, 200, this.update(ref, parseJson(body), statusLike));
+      case 'PATCH': return send(res, 200, this.patch(ref, body, req.headers['content-type'] ?? '', statusLike));
+      case 'DELETE': return send(res, 200, this.delete(ref, parseJson(body), url.searchParams));
       default: throw new HttpError(405, 'MethodNotAllowed', `${method} is not allowed`);
     }
   }
@@ -286,13 +295,13 @@ class ApiHandler {
     return { kind: def.kind, apiVersion: apiVersionOf(def), ...this.store.put(def.plural, merged, 'MODIFIED') };
   }
 
-  private update(def: ResourceDef, namespace: string | undefined, name: string, obj: Obj, statusOnly: boolean): Obj {
+  private update({ def, namespace, name }: ObjectRef, obj: Obj, statusOnly: boolean): Obj {
     const current = this.mustGet(def, namespace, name);
     this.checkPreconditions(current, obj.metadata);
     return this.store_(def, current, obj, statusOnly);
   }
 
-  private patch(def: ResourceDef, namespace: string | undefined, name: string, body: Buffer, contentType: string, statusOnly: boolean): Obj {
+  private patch({ def, namespace, name }: ObjectRef, body: Buffer, contentType: string, statusOnly: boolean): Obj {
     const current = this.mustGet(def, namespace, name);
     const patch = parseJson(body);
     this.checkPreconditions(current, patch.metadata as Record<string, unknown> | undefined);
@@ -303,7 +312,7 @@ class ApiHandler {
     return this.store_(def, current, next as Obj, statusOnly);
   }
 
-  private delete(def: ResourceDef, namespace: string | undefined, name: string, opts: Obj, q: URLSearchParams): Obj {
+  private delete({ def, namespace, name }: ObjectRef, opts: Obj, q: URLSearchParams): Obj {
     const current = this.mustGet(def, namespace, name);
     this.checkPreconditions(current, opts.preconditions as Record<string, unknown> | undefined);
     if (def.plural === 'pods') {
@@ -377,7 +386,7 @@ function authenticate(req: IncomingMessage, adminToken: string, bootstrapTokens:
   if (bearer && bootstrapTokens.includes(bearer)) {
     return { name: `system:bootstrap:${bearer.split('.')[0]}`, groups: ['system:bootstrappers', 'system:bootstrappers:kubeadm:default-node-token', 'system:authenticated'] };
   }
-  const sock = req.socket as import('node:tls').TLSSocket;
+  const sock = req.socket as TLSSocket;
   if (!auth && sock.authorized) {
     const peer = sock.getPeerCertificate();
     const o = peer?.subject?.O;

@@ -144,7 +144,7 @@ describe('the kubelet and the volume manager', () => {
     const pod = podWith([{ name: 'scratch', emptyDir: {} }], ['scratch']);
     const ctx = { signal: new AbortController().signal };
     await kubelet.syncPod(ctx, 'create', pod, undefined);
-    await kubelet.syncTerminatingPod(ctx, pod, undefined, 1, undefined);
+    await kubelet.syncTerminatingPod(ctx, pod, undefined, { gracePeriodSeconds: 1, statusFn: undefined });
     await kubelet.syncTerminatedPod(ctx, pod, undefined);
     assert.deepEqual(calls, ['mount uid-1234', 'syncPod uid-1234', 'killPod uid-1234', 'unmount uid-1234']);
   });

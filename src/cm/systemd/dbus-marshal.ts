@@ -80,8 +80,10 @@ export class WireWriter {
     const n = v as number;
     const out = this.reserve(size);
     if (size === 1) out[0] = n;
-    else if (size === 2) (min < 0 ? out.writeInt16LE(n, 0) : out.writeUInt16LE(n, 0));
-    else (min < 0 ? out.writeInt32LE(n, 0) : out.writeUInt32LE(n, 0));
+    else if (size === 2 && min < 0) out.writeInt16LE(n, 0);
+    else if (size === 2) out.writeUInt16LE(n, 0);
+    else if (min < 0) out.writeInt32LE(n, 0);
+    else out.writeUInt32LE(n, 0);
   }
 
   private int64(code: 'x' | 't', v: DBusValue): void {

@@ -43,8 +43,8 @@ export function verbOf(method: string, upgrade: boolean): string {
   return upgrade ? 'create' : VERBS[method] ?? '';
 }
 
-/** One attribute set per subresource to try, in order. */
-export function requestAttributes(user: UserInfo, method: string, path: string, nodeName: string, upgrade = false): RequestAttributes[] {
+/** One attribute set per subresource to try, in order. `upgrade`: a connection upgrade (exec, attach). */
+export function requestAttributes(user: UserInfo, { method, path, upgrade = false }: { method: string; path: string; upgrade?: boolean }, nodeName: string): RequestAttributes[] {
   const verb = verbOf(method, upgrade);
   return subresourcesOf(path).map((subresource) => ({
     user, verb, namespace: '', apiGroup: '', apiVersion: 'v1', resource: 'nodes', subresource, name: nodeName, path,
