@@ -12,6 +12,7 @@ import { connectRuntime } from '../src/cri/index.js';
 import type { RuntimeService } from '../src/cri/types.js';
 import { createImageManager } from '../src/images/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
+import { createVolumeManager } from '../src/volume/index.js';
 import { removeTestPods } from '../test/support/containerd.js';
 import { percentile } from './stats.js';
 
@@ -63,7 +64,7 @@ async function burst(endpoint: string, pods: number, bound: number): Promise<Bur
   const { runtime, images } = connectRuntime(endpoint);
   const times = new Map<string, number[]>();
   const rt = timedRuntime(runtime, times);
-  const manager = createRuntimeManager({ runtime: rt, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-cri-burst/${ns}/logs`, rootDir: `/tmp/kts-cri-burst/${ns}/root`, nodeName: 'bench', hostIP: '127.0.0.1', criStartConcurrency: bound });
+  const manager = createRuntimeManager({ runtime: rt, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-cri-burst/${ns}/logs`, rootDir: `/tmp/kts-cri-burst/${ns}/root`, volumes: createVolumeManager({ rootDir: `/tmp/kts-cri-burst/${ns}/root` }), nodeName: 'bench', hostIP: '127.0.0.1', criStartConcurrency: bound });
   const started: number[] = [];
   const t0 = performance.now();
   try {

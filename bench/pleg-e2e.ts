@@ -7,6 +7,7 @@ import type { Pod } from '../src/api/types.js';
 import { connectRuntime } from '../src/cri/index.js';
 import { createImageManager } from '../src/images/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
+import { createVolumeManager } from '../src/volume/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../src/pleg/index.js';
 import { hotPaths } from '../src/cmd/hot-paths.js';
 import { percentile } from './stats.js';
@@ -30,7 +31,7 @@ export interface E2EContext {
 
 function setup(ctx: E2EContext) {
   const { runtime, images } = connectRuntime(ctx.endpoint);
-  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-bench-logs/${ctx.ns}`, rootDir: `/tmp/kts-bench-root/${ctx.ns}`, nodeName: 'bench', hostIP: '127.0.0.1' });
+  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-bench-logs/${ctx.ns}`, rootDir: `/tmp/kts-bench-root/${ctx.ns}`, volumes: createVolumeManager({ rootDir: `/tmp/kts-bench-root/${ctx.ns}` }), nodeName: 'bench', hostIP: '127.0.0.1' });
   return { runtime, images, manager };
 }
 

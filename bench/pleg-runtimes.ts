@@ -27,6 +27,7 @@ import type { Pod } from '../src/api/types.js';
 import { connectRuntime } from '../src/cri/index.js';
 import { createImageManager } from '../src/images/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
+import { createVolumeManager } from '../src/volume/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../src/pleg/index.js';
 import { hotPaths } from '../src/cmd/hot-paths.js';
 import { percentile } from './stats.js';
@@ -94,7 +95,7 @@ const EXITS_SPREAD_MS = 4000;
 async function runMode(endpoint: string, ns: string, exits: number, mode: TriggerMode): Promise<{ timelines: Timeline[]; criEvents: string }> {
   const { runtime, images } = connectRuntime(endpoint);
   const observer = connectRuntime(endpoint); // own connection: the poll must not queue behind the PLEG's calls
-  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-bench-logs/${ns}`, rootDir: `/tmp/kts-bench-root/${ns}`, nodeName: 'bench', hostIP: '127.0.0.1' });
+  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-bench-logs/${ns}`, rootDir: `/tmp/kts-bench-root/${ns}`, volumes: createVolumeManager({ rootDir: `/tmp/kts-bench-root/${ns}` }), nodeName: 'bench', hostIP: '127.0.0.1' });
   const root = findUnifiedRoot();
   const t = new Map<string, Timeline>();
   const at = (id: string) => t.get(id) ?? (t.set(id, { finishedAt: NaN }), t.get(id)!);

@@ -18,6 +18,7 @@ import { detectCgroupMounts } from '../src/cm/index.js';
 import { connectRuntime } from '../src/cri/index.js';
 import { createImageManager } from '../src/images/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
+import { createVolumeManager } from '../src/volume/index.js';
 import { implementations } from '../src/cmd/hot-paths.js';
 import type { OomKillRecord } from '../src/oom/types.js';
 import { createCgroupLayout, type CgroupLayout } from '../src/stats/cgroup-layout.js';
@@ -100,7 +101,7 @@ function benchPod(ns: string, name: string, script: string, memoryLimit?: string
 
 async function withPods<T>(endpoint: string, ns: string, pods: Pod[], fn: () => Promise<T>): Promise<T> {
   const { runtime, images } = connectRuntime(endpoint);
-  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-bench-logs/${ns}`, rootDir: `/tmp/kts-bench-root/${ns}`, nodeName: 'bench', hostIP: '127.0.0.1' });
+  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-bench-logs/${ns}`, rootDir: `/tmp/kts-bench-root/${ns}`, volumes: createVolumeManager({ rootDir: `/tmp/kts-bench-root/${ns}` }), nodeName: 'bench', hostIP: '127.0.0.1' });
   try {
     for (const pod of pods) {
       const r = await manager.syncPod(pod, await manager.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, ns));

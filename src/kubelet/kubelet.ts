@@ -25,7 +25,7 @@ import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { PodManager } from '../podmanager/index.js';
 import { runningPodFromStatus } from '../kuberuntime/index.js';
-import { createVolumeManager, makePodDataDirs, type VolumeManager } from '../volume/index.js';
+import { makePodDataDirs, type VolumeManager } from '../volume/index.js';
 import { RuntimeState } from './runtime-state.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
@@ -50,9 +50,9 @@ export interface KubeletDeps {
   runtime: Runtime;
   /**
    * Mounts each pod's volumes before the runtime's SyncPod and tears them down once the pod
-   * has terminated; the runtime must be given the same one. Default: a new one over rootDir.
+   * has terminated; the runtime must be given the same one.
    */
-  volumeManager?: VolumeManager;
+  volumeManager: VolumeManager;
   pleg: PodLifecycleEventGenerator;
   cache: PodStatusCache;
   statusManager: StatusManager;
@@ -111,7 +111,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   constructor(private readonly deps: KubeletDeps) {
     this.clock = deps.clock ?? realClock;
-    this.volumeManager = deps.volumeManager ?? createVolumeManager({ rootDir: deps.rootDir, nodeName: deps.nodeName, hostIP: deps.hostIP });
+    this.volumeManager = deps.volumeManager;
     this.node = deps.node ?? computeNodeInfo({ nodeName: deps.nodeName, maxPods: deps.maxPods });
     this.podManager = deps.podManager ?? new PodManager();
     this.admitHandlers = [...(deps.admitHandlers ?? [])];

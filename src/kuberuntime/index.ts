@@ -7,7 +7,7 @@ import type { EventRecorder } from '../events/types.js';
 import type { ImageManager } from '../images/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { backOffSettings, type BackOffSettings } from '../util/backoff.js';
-import { createVolumeManager, type RuntimeVolumes } from '../volume/index.js';
+import type { RuntimeVolumes } from '../volume/index.js';
 import { DEFAULT_GC_POLICY, type GCPolicy } from './gc.js';
 import { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
 import { KubeGenericRuntimeManager } from './manager.js';
@@ -87,10 +87,10 @@ export interface RuntimeManagerDeps {
   hookTimeoutMs?: number;
   /**
    * The volume manager (src/volume), which the kubelet asks to mount each pod's volumes before
-   * syncPod: containers bind what it set up, and it prepares their subPaths. Default: one of
-   * the runtime manager's own over rootDir, which mounts nothing until asked (tests).
+   * syncPod: containers bind what it set up, and it prepares their subPaths. Required, and the
+   * kubelet's own: two managers would each see only half of a pod's volumes.
    */
-  volumes?: RuntimeVolumes;
+  volumes: RuntimeVolumes;
 }
 
 export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
@@ -131,7 +131,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     runtimeClasses: deps.runtimeClasses,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
-    volumes: deps.volumes ?? createVolumeManager({ rootDir: deps.rootDir, nodeName: deps.nodeName, hostIP: deps.hostIP, allocatable, objects: deps.objects }),
+    volumes: deps.volumes,
     criStarts: createCriStartScheduler(deps.criStartConcurrency ?? CRI_START_CONCURRENCY),
   });
 }

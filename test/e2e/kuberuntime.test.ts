@@ -18,6 +18,7 @@ import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import type { RuntimeService } from '../../src/cri/types.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { createVolumeManager } from '../../src/volume/index.js';
 import type { PodRuntimeStatus, Runtime } from '../../src/kuberuntime/types.js';
 import { TEST_IMAGES, removeTestPods, runtimeEndpoint, uniqueName } from '../support/containerd.js';
 import { testTempDir } from '../support/temp-dir.js';
@@ -48,7 +49,7 @@ function manager(): Runtime {
     runtime: scopedRuntime,
     imageManager: createImageManager({ images: conn.images }),
     podLogsDir: join(dir, 'logs'),
-    rootDir: join(dir, 'root'),
+    rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
     nodeName: 'e2e-node',
     hostIP: '127.0.0.1',
   });

@@ -14,6 +14,7 @@ import type { PodUpdate } from '../../src/podconfig/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { createVolumeManager } from '../../src/volume/index.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
 import { createStatusManager } from '../../src/status/index.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
@@ -85,12 +86,13 @@ class Updates implements AsyncIterable<PodUpdate> {
 test('a shorter deletion grace period restarts a running kill: the container dies by the shorter deadline', async () => {
   // In-process kubelet on the real runtime, fed deletion requests as an apiserver would send them.
   const root = testTempDir('kts-e2e-grace-');
-  const runtime = createRuntimeManager({ runtime: cri, imageManager: createImageManager({ images }), podLogsDir: join(root, 'logs'), rootDir: root, nodeName: NODE, hostIP: '127.0.0.1' });
+  const volumeManager = createVolumeManager({ rootDir: root });
+  const runtime = createRuntimeManager({ runtime: cri, imageManager: createImageManager({ images }), podLogsDir: join(root, 'logs'), rootDir: root, volumes: volumeManager, nodeName: NODE, hostIP: '127.0.0.1' });
   const cache = createPodStatusCache();
   const pleg = new FakePLEG(runtime, cache, 300, (p) => p.namespace === NS);
   const statusManager = createStatusManager();
   const k = new Kubelet({
-    nodeName: NODE, hostIP: '127.0.0.1', rootDir: root, maxPods: 110, syncFrequencyMs: 60_000, runtime, pleg, cache, statusManager,
+    nodeName: NODE, hostIP: '127.0.0.1', rootDir: root, maxPods: 110, syncFrequencyMs: 60_000, runtime, volumeManager, pleg, cache, statusManager,
     // A source that never reports keeps housekeeping off: this kubelet must not treat the other
     // tests' pods in the shared containerd as orphans.
     sources: new Set(['api', 'never']),

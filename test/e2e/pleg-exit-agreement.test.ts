@@ -13,6 +13,7 @@ import type { Pod } from '../../src/api/types.js';
 import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { createVolumeManager } from '../../src/volume/index.js';
 import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../../src/pleg/index.js';
 import { hotPaths } from '../../src/cmd/hot-paths.js';
 import { ENDPOINT_ENV, removeTestPods, runtimeEndpoint, TEST_IMAGES, uniqueName } from '../support/containerd.js';
@@ -40,7 +41,7 @@ after(async () => {
 
 test('ContainerDied only when the runtime reports the exit, with the cache agreeing', { skip }, async () => {
   const { runtime, images } = cri!;
-  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), nodeName: 'e2e', hostIP: '127.0.0.1' });
+  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }), nodeName: 'e2e', hostIP: '127.0.0.1' });
   const root = findUnifiedRoot();
   const cache = createPodStatusCache();
   const pleg = createGenericPLEG({

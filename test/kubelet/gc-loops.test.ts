@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { EventRecorder } from '../../src/events/types.js';
 import { createImageManager, ImageGCPeriodMs } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { createVolumeManager } from '../../src/volume/index.js';
 import { ContainerGCPeriodMs, createGarbageCollection, type GarbageCollectionDeps, type PodStateProvider } from '../../src/kubelet/gc-loops.js';
 import { ManualClock, settle } from '../fakes/manual-clock.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
@@ -168,7 +169,7 @@ test('the dead containers of a deleted pod stay while the sources are not ready 
     fake.addImage('busybox:1.36');
     const clock = new ManualClock(1_700_000_000_000);
     const rt = createRuntimeManager({
-      runtime: fake, imageManager: createImageManager({ images: fake, clock }), clock, podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), nodeName: 'n1',
+      runtime: fake, imageManager: createImageManager({ images: fake, clock }), clock, podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }), nodeName: 'n1',
       hostIP: '192.0.2.1', resolvConf: '', memoryCapacity: 2 ** 30, cgroupsPerQOS: false,
     });
     const pod = makePod({ containers: [container('a')] });

@@ -15,6 +15,7 @@ import { registry } from '../../src/metrics/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 import { FakePLEG } from './fake-pleg.js';
 import { testTempDir } from '../support/temp-dir.js';
+import { volumeRoot } from './volume-root.js';
 
 /** A metric's value for the labels given (0 when it has no such series yet). */
 async function value(name: string, labels: Record<string, string> = {}): Promise<number> {
@@ -52,7 +53,7 @@ class NoUpdates implements AsyncIterable<PodUpdate> {
 
 function kubeletWith(pleg: PodLifecycleEventGenerator, runtime = new FakeRuntime(), cache = createPodStatusCache()) {
   return new Kubelet({
-    nodeName: 'n', hostIP: '192.0.2.1', rootDir: testTempDir('kts-kmetrics-'), maxPods: 110, syncFrequencyMs: 60_000,
+    nodeName: 'n', hostIP: '192.0.2.1', ...volumeRoot(testTempDir('kts-kmetrics-')), maxPods: 110, syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods: 110, capacity: { milliCPU: 2000, memory: 2 ** 32 } }),
     runtime, pleg, cache, statusManager: createStatusManager(), sources: new Set(['file']), housekeepingPeriodMs: 30, syncPeriodMs: 20,
   });

@@ -15,6 +15,7 @@ import { Recorder } from '../../src/events/index.js';
 import type { EventRecorder } from '../../src/events/index.js';
 import { testTempDir } from '../support/temp-dir.js';
 import { registry } from '../../src/metrics/index.js';
+import { volumeRoot } from './volume-root.js';
 
 const Gi = 2 ** 30;
 
@@ -60,7 +61,7 @@ function setup(opts: { maxPods?: number; memory?: number; prober?: FakeProber; r
   const statusManager = createStatusManager();
   const maxPods = opts.maxPods ?? 110;
   const kubelet = new Kubelet({
-    nodeName: 'n', hostIP: '192.0.2.1', rootDir: testTempDir('kts-kubelet-'), maxPods, syncFrequencyMs: 60_000,
+    nodeName: 'n', hostIP: '192.0.2.1', ...volumeRoot(testTempDir('kts-kubelet-')), maxPods, syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods, capacity: { milliCPU: 2000, memory: opts.memory ?? 4 * Gi } }),
     runtime, pleg, cache, statusManager, sources: new Set(['file']), housekeepingPeriodMs: 30, syncPeriodMs: 20,
     ...(opts.prober ? { prober: opts.prober, probes: opts.prober } : {}),

@@ -14,12 +14,13 @@ import type { UpdatePodOptions } from '../../src/podworkers/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 import { FakePLEG } from './fake-pleg.js';
 import { testTempDir } from '../support/temp-dir.js';
+import { volumeRoot } from './volume-root.js';
 
 function setup() {
   const runtime = new FakeRuntime();
   const cache = createPodStatusCache();
   const kubelet = new Kubelet({
-    nodeName: 'n', hostIP: '192.0.2.1', rootDir: testTempDir('kts-reconcile-'), maxPods: 110, syncFrequencyMs: 60_000,
+    nodeName: 'n', hostIP: '192.0.2.1', ...volumeRoot(testTempDir('kts-reconcile-')), maxPods: 110, syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods: 110, capacity: { milliCPU: 2000, memory: 4 * 2 ** 30 } }),
     runtime, pleg: new FakePLEG(runtime, cache), cache, statusManager: createStatusManager(), sources: new Set(['api']),
   });

@@ -11,6 +11,7 @@ import type { BackOffSettings } from '../../src/util/backoff.js';
 import { CriError } from '../../src/errors.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
+import { createVolumeManager } from '../../src/volume/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { FakeClock, container, makePod } from './helpers.js';
@@ -28,7 +29,7 @@ function setup(extra: Partial<RuntimeManagerDeps>, pullBackOff?: BackOffSettings
   const fake = new FakeRuntimeService();
   fake.addImage('busybox:1.36');
   const clock = new FakeClock(Number(fake.nowNs / 1_000_000n));
-  const rt = createRuntimeManager({ runtime: fake, imageManager: createImageManager({ images: fake, clock, pullBackOff }), clock, podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, ...extra });
+  const rt = createRuntimeManager({ runtime: fake, imageManager: createImageManager({ images: fake, clock, pullBackOff }), clock, podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }), nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, ...extra });
   return { fake, clock, rt };
 }
 

@@ -6,6 +6,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager, type GCPolicy } from '../../src/kuberuntime/index.js';
+import { createVolumeManager } from '../../src/volume/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { FakeClock, container, makePod } from './helpers.js';
@@ -21,7 +22,7 @@ function manager(gcPolicy: Partial<GCPolicy> = {}): Runtime {
     imageManager: createImageManager({ images: fake, clock }),
     clock,
     podLogsDir: join(dir, 'logs'),
-    rootDir: join(dir, 'root'),
+    rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
     nodeName: 'node-1',
     resolvConf: '',
     cgroupsPerQOS: false,

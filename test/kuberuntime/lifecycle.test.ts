@@ -12,6 +12,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager, runningPodFromStatus } from '../../src/kuberuntime/index.js';
+import { createVolumeManager } from '../../src/volume/index.js';
 import { HookError, runHandler } from '../../src/kuberuntime/lifecycle-hooks.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
@@ -35,7 +36,7 @@ beforeEach(() => {
     runtime: fake,
     imageManager: createImageManager({ images: fake }),
     podLogsDir: join(dir, 'logs'),
-    rootDir: join(dir, 'root'),
+    rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
     nodeName: 'node-1',
     hostIP: '192.168.1.10',
     resolvConf: '',

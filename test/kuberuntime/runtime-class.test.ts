@@ -14,6 +14,7 @@ import { KubeletError } from '../../src/errors.js';
 import { createRecorder, type Recorder } from '../../src/events/index.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { createVolumeManager } from '../../src/volume/index.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from '../../src/kuberuntime/runtime-class.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { FakeClock, makePod } from './helpers.js';
@@ -39,7 +40,7 @@ function podWithClass(runtimeClassName?: string): Pod {
 
 async function sync(pod: Pod, runtimeClasses?: RuntimeClassLookup) {
   const rt = createRuntimeManager({
-    runtime: fake, imageManager: createImageManager({ images: fake, recorder }), clock: new FakeClock(1_700_000_000_000), podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'),
+    runtime: fake, imageManager: createImageManager({ images: fake, recorder }), clock: new FakeClock(1_700_000_000_000), podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
     nodeName: 'node-1', hostIP: '192.168.1.10', resolvConf: '', memoryCapacity: 8 * 2 ** 30, cgroupsPerQOS: false, recorder, runtimeClasses,
   });
   const status = await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace!);
