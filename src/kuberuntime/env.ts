@@ -26,8 +26,16 @@ export interface EnvContext extends FieldPathContext {
   objects?: PodObjectSource;
 }
 
+/** A configMap or secret that env reads (configMapKeyRef, secretKeyRef, envFrom). */
+interface ObjectRef {
+  kind: 'configMap' | 'secret';
+  name: string;
+  /** A missing optional object reads as no data instead of an EnvError. */
+  optional: boolean | undefined;
+}
+
 /** A configMap's or secret's key/value map as env sees it (secret values decoded). */
-function objectData(pod: Pod, ctx: EnvContext, kind: 'configMap' | 'secret', name: string, optional: boolean | undefined, what: string): Record<string, string> | undefined {
+function objectData(pod: Pod, ctx: EnvContext, { kind, name, optional }: ObjectRef, what: string): Record<string, string> | undefined {
   if (!ctx.objects) throw new EnvError(`${what}: ${kind} references need API server mode (--kubeconfig)`);
   const ns = pod.metadata?.namespace ?? 'default';
   const obj = kind === 'configMap' ? ctx.objects.configMap(ns, name) : ctx.objects.secret(ns, name);
@@ -48,7 +56,7 @@ function envFromValues(pod: Pod, container: Container, ctx: EnvContext, env: Map
     const ref = f.configMapRef ?? f.secretRef;
     const kind = f.configMapRef ? 'configMap' : 'secret';
     if (!ref?.name) throw new EnvError(`container ${container.name}: envFrom needs configMapRef or secretRef with a name`);
-    const data = objectData(pod, ctx, kind, ref.name, ref.optional, `container ${container.name}: envFrom`);
+    const data = objectData(pod, ctx, { kind, name: ref.name, optional: ref.optional }, `container ${container.name}: envFrom`);
     for (const [k, v] of Object.entries(data ?? {})) {
       const name = `${f.prefix ?? ''}${k}`;
       if (ENV_NAME_RE.test(name)) env.set(name, v);
@@ -61,12 +69,20 @@ export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: En
   const env = new Map<string, string>();
   envFromValues(pod, container, ctx, env);
   for (const v of container.env ?? []) {
-    env.set(v.name, envValue(pod, container, v, env, ctx));
+    env.set(v.name, envValue({ pod, container, ctx }, v, env));
   }
   return [...env].map(([key, value]) => ({ key, value }));
 }
 
-function envValue(pod: Pod, container: Container, v: EnvVar, env: ReadonlyMap<string, string>, ctx: EnvContext): string {
+/** Whose environment is being built: the same for every variable of one container. */
+interface EnvScope {
+  pod: Pod;
+  container: Container;
+  ctx: EnvContext;
+}
+
+/** One env entry's value; env holds the variables before it, which $(VAR) may refer to. */
+function envValue({ pod, container, ctx }: EnvScope, v: EnvVar, env: ReadonlyMap<string, string>): string {
   if (v.valueFrom) {
     if (v.valueFrom.fieldRef) return fieldRefValue(pod, v.valueFrom.fieldRef.fieldPath, v.valueFrom.fieldRef.apiVersion, ctx);
     if (v.valueFrom.resourceFieldRef && ctx.resourceFieldRef) return ctx.resourceFieldRef(v.valueFrom.resourceFieldRef as { containerName?: string; resource: string; divisor?: string }, container);
@@ -74,7 +90,7 @@ function envValue(pod: Pod, container: Container, v: EnvVar, env: ReadonlyMap<st
     if (keyRef) {
       const kind = v.valueFrom.configMapKeyRef ? 'configMap' : 'secret';
       const what = `container ${container.name}: env ${v.name}`;
-      const data = objectData(pod, ctx, kind, keyRef.name ?? '', keyRef.optional, what);
+      const data = objectData(pod, ctx, { kind, name: keyRef.name ?? '', optional: keyRef.optional }, what);
       if (data === undefined) return '';
       const value = data[keyRef.key];
       if (value === undefined && !keyRef.optional) throw new EnvError(`${what}: key "${keyRef.key}" not found in ${kind} "${keyRef.name}"`);

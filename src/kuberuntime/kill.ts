@@ -23,7 +23,7 @@ import { log } from '../util/log.js';
 import { isNotFound } from '../cri/errors.js';
 import { hasRestartableInitContainer } from './init-containers.js';
 import { getContainerInfoFromAnnotations, getContainerInfoFromLabels } from './labels.js';
-import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';
+import { runHandler, type HookTarget, type LifecycleHandler } from './lifecycle-hooks.js';
 import type { ContainerKillReason } from './pod-actions.js';
 import { TerminationOrdering } from './termination-ordering.js';
 import type { PodRuntimeStatus, RunningPod, RuntimeContainer } from './types.js';
@@ -102,7 +102,7 @@ async function restoreSpecs(runtime: RuntimeService, id: string): Promise<{ pod:
 }
 
 /** Runs the preStop hook, waiting at most graceSeconds; returns the whole seconds spent (upstream executePreStopHook). */
-async function executePreStopHook(deps: KillDeps, pod: Pod, container: Container, id: string, graceSeconds: number): Promise<number> {
+async function executePreStopHook(deps: KillDeps, { pod, container, containerId: id }: HookTarget, graceSeconds: number): Promise<number> {
   const start = Date.now();
   const ac = new AbortController();
   const hook = runHandler(container.lifecycle!.preStop as LifecycleHandler, {
@@ -150,7 +150,7 @@ export async function killContainer(deps: KillDeps, req: KillContainerRequest): 
   // exactly that (prefixing it again gave "Stopping container x: Stopping container x").
   const message = req.message || `Stopping container ${req.name}`;
   if (pod && container?.lifecycle?.preStop && grace > 0) {
-    grace -= await executePreStopHook(deps, pod, container, req.id, grace);
+    grace -= await executePreStopHook(deps, { pod, container, containerId: req.id }, grace);
   }
   if (req.ordering && grace > 0) grace -= Math.trunc(await req.ordering.waitForTurn(req.name, grace));
   // Always a minimal shutdown window, unless the caller explicitly asked for less.

@@ -29,6 +29,13 @@ export interface LifecycleHandler {
   tcpSocket?: unknown;
 }
 
+/** The container a postStart or preStop hook runs for: its pod, its spec and its runtime ID. */
+export interface HookTarget {
+  pod: Pod;
+  container: Container;
+  containerId: string;
+}
+
 export interface HookContext {
   runtime: RuntimeService;
   pod: Pod;

@@ -130,7 +130,7 @@ export class KubeGenericRuntimeManager implements Runtime {
   }
 
   getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus> {
-    return getPodStatus(this.opts.runtime, uid, name, namespace, () => this.opts.clock.now());
+    return getPodStatus(this.opts.runtime, { uid, name, namespace }, () => this.opts.clock.now());
   }
 
   syncPod(pod: Pod, status: PodRuntimeStatus, signal?: AbortSignal): Promise<PodSyncResult> {

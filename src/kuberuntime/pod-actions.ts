@@ -163,7 +163,10 @@ function computeContainerActions(pod: Pod, status: PodRuntimeStatus, actions: Po
   if (!init.initialized) return;
   let keepCount = 0;
   (pod.spec?.containers ?? []).forEach((container, idx) => {
-    if (computeOneContainer(pod, container, idx, status, actions, opts)) keepCount++;
+    const d = computeOneContainer(pod, container, status, opts);
+    if (d.start) actions.containersToStart.push(idx);
+    if (d.kill) actions.containersToKill.push(d.kill);
+    if (d.keep) keepCount++;
   });
   if (keepCount === 0 && actions.containersToStart.length === 0) {
     actions.killPod = true;
@@ -172,18 +175,26 @@ function computeContainerActions(pod: Pod, status: PodRuntimeStatus, actions: Po
   }
 }
 
-/** Decides start/kill/keep for one regular container; returns true when it is kept running. */
-function computeOneContainer(pod: Pod, container: Container, idx: number, status: PodRuntimeStatus, actions: PodActions, opts: PodActionsOptions): boolean {
+/** What computePodActions does with one regular container. */
+interface ContainerDecision {
+  /** It runs and stays running. */
+  keep: boolean;
+  /** It is (re)started in this sync. */
+  start: boolean;
+  /** Its running (or unknown) instance is killed first. */
+  kill?: ContainerToKill;
+}
+
+/** Decides start/kill/keep for one regular container. */
+function computeOneContainer(pod: Pod, container: Container, status: PodRuntimeStatus, opts: PodActionsOptions): ContainerDecision {
   const s = findContainerStatusByName(status, container.name);
   if (!s || s.state !== 'running') {
-    if (shouldContainerBeRestarted(container, pod, status)) {
-      actions.containersToStart.push(idx);
-      // Unknown may still be running: kill it so two instances never run side by side.
-      if (s?.state === 'unknown') {
-        actions.containersToKill.push({ id: s.id, name: s.name, container, message: `Container is in "unknown" state, try killing it before restart`, reason: 'Unknown' });
-      }
+    if (!shouldContainerBeRestarted(container, pod, status)) return { keep: false, start: false };
+    // Unknown may still be running: kill it so two instances never run side by side.
+    if (s?.state === 'unknown') {
+      return { keep: false, start: true, kill: { id: s.id, name: s.name, container, message: `Container is in "unknown" state, try killing it before restart`, reason: 'Unknown' } };
     }
-    return false;
+    return { keep: false, start: true };
   }
   let restart = shouldRestartOnFailure(pod);
   let message: string;
@@ -201,14 +212,10 @@ function computeOneContainer(pod: Pod, container: Container, idx: number, status
     message = `Container ${container.name} failed startup probe`;
     reason = probe;
   } else {
-    return true;
+    return { keep: true, start: false };
   }
-  if (restart) {
-    message = `${message}, will be restarted`;
-    actions.containersToStart.push(idx);
-  }
-  actions.containersToKill.push({ id: s.id, name: s.name, container, message, reason });
-  return false;
+  if (restart) message = `${message}, will be restarted`;
+  return { keep: false, start: restart, kill: { id: s.id, name: s.name, container, message, reason } };
 }
 
 /**

@@ -170,7 +170,7 @@ async function unlessGone<T>(fn: () => Promise<T>): Promise<T | undefined> {
  * and container halves are read concurrently (two round trips instead of upstream's four): this
  * runs for every pod with a PLEG event, between the runtime reporting an exit and the event.
  */
-export async function getPodStatus(runtime: RuntimeService, uid: string, name: string, namespace: string, now: () => number): Promise<PodRuntimeStatus> {
+export async function getPodStatus(runtime: RuntimeService, { uid, name, namespace }: Pick<PodRuntimeStatus, 'uid' | 'name' | 'namespace'>, now: () => number): Promise<PodRuntimeStatus> {
   const selector = { labelSelector: { [KubernetesPodUIDLabel]: uid } };
   const [sandboxStatuses, containerStatuses] = await Promise.all([podSandboxStatuses(runtime, selector), podContainerStatuses(runtime, selector)]);
   // Only the newest sandbox's addresses count, and only while it is ready.

@@ -27,7 +27,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
-import type { EventRecorder } from '../events/types.js';
+import type { EventRecorder, KubeEvent } from '../events/types.js';
 import { containerEventRef, podEventRef } from '../events/refs.js';
 import type { ImageManager, PullSecret } from '../images/types.js';
 import { ContainerStartError, KubeletError, VolumeError, errorMessage } from '../errors.js';
@@ -42,7 +42,7 @@ import type { CriStartScheduler, StartClass } from './cri-scheduler.js';
 import { formatPod, isRestartableInitContainer, podNames, podUID } from '../api/pod.js';
 import { findContainerStatusByName } from './init-containers.js';
 import { killContainer, killPod, runningPodFromStatus, type KillDeps } from './kill.js';
-import { runHandler, type LifecycleHandler } from './lifecycle-hooks.js';
+import { runHandler, type HookTarget, type LifecycleHandler } from './lifecycle-hooks.js';
 import { computePodActions, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
 import { removeAllLogged, removeContainer } from './remove.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
@@ -89,13 +89,16 @@ function causeChain(err: unknown): unknown[] {
   return out;
 }
 
+/** What an event says; the recorder adds the object it is about and the time. */
+type EventFields = Pick<KubeEvent, 'type' | 'reason' | 'message'>;
+
 /** A container-scoped pod event (the reference's fieldPath names the container). */
-export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Container, type: 'Normal' | 'Warning', reason: string, message: string): void {
+export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Pick<Container, 'name'>, { type, reason, message }: EventFields): void {
   deps.recorder?.event(containerEventRef(pod, container.name), type, reason, message);
 }
 
 /** A pod-scoped event (no fieldPath), e.g. FailedCreatePodSandBox. */
-function podEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
+function podEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, { type, reason, message }: EventFields): void {
   deps.recorder?.event(podEventRef(pod), type, reason, message);
 }
 
@@ -106,8 +109,20 @@ interface StartTarget {
   podIPs: string[];
 }
 
+/**
+ * What every container start of one sync shares: the pod, the runtime status and the actions
+ * computed from it, the sandbox they start in, and the result their failures are recorded in.
+ */
+interface StartContext {
+  pod: Pod;
+  status: PodRuntimeStatus;
+  actions: PodActions;
+  target: StartTarget;
+  result: PodSyncResult;
+}
+
 export function killDeps(deps: Pick<SyncDeps, 'runtime' | 'podIPs' | 'recorder'>): KillDeps {
-  const onKilling = (pod: Pod, name: string, message: string) => containerEvent(deps, pod, { name } as Container, 'Normal', 'Killing', message);
+  const onKilling = (pod: Pod, name: string, message: string) => containerEvent(deps, pod, { name }, { type: 'Normal', reason: 'Killing', message });
   return { runtime: deps.runtime, podIPs: deps.podIPs, onKilling };
 }
 
@@ -170,16 +185,17 @@ async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus):
     result.error = err as Error;
     return result;
   }
+  const ctx: StartContext = { pod, status, actions, target, result };
   for (const idx of actions.initContainersToStart) {
     deps.signal?.throwIfAborted();
     const init = pod.spec!.initContainers![idx]!;
-    const started = await start(deps, pod, status, actions, target, init, result, 'init_container');
+    const started = await start(deps, ctx, init, 'init_container');
     // A regular init container that could not start holds up initialization; a sidecar does not.
     if (!started && !isRestartableInitContainer(init)) return result;
   }
   for (const idx of actions.containersToStart) {
     deps.signal?.throwIfAborted();
-    await start(deps, pod, status, actions, target, pod.spec!.containers[idx]!, result, 'container');
+    await start(deps, ctx, pod.spec!.containers[idx]!, 'container');
   }
   return result;
 }
@@ -281,7 +297,7 @@ async function prepareSandbox(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     metrics.startedPodsErrors.inc();
     const message = `Failed to create pod sandbox: ${runtimeMessage(err)}`;
     // upstream SyncPod: FailedCreatePodSandBox on the pod, and the sync fails (CreatePodSandboxError).
-    podEvent(deps, pod, 'Warning', 'FailedCreatePodSandBox', message);
+    podEvent(deps, pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });
     throw new KubeletError('KTS_ERR_SANDBOX', message, { cause: err });
   }
   log('kuberuntime').info({ pod: formatPod(pod), sandboxId, attempt: actions.attempt }, 'created pod sandbox');
@@ -297,12 +313,13 @@ async function prepareSandbox(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
 }
 
 /** Starts one container, recording a waiting reason on failure; returns whether it started. */
-async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions: PodActions, target: StartTarget, container: Container, result: PodSyncResult, containerType: 'container' | 'init_container'): Promise<boolean> {
+async function start(deps: SyncDeps, ctx: StartContext, container: Container, containerType: 'container' | 'init_container'): Promise<boolean> {
+  const { pod, actions, result } = ctx;
   const backOff = actions.backOff.get(container.name);
   if (backOff?.inBackOff) {
     result.waiting.set(container.name, { reason: 'CrashLoopBackOff', message: backOff.message });
     log('kuberuntime').debug({ pod: formatPod(pod), container: container.name, message: backOff.message }, 'back-off restarting failed container');
-    containerEvent(deps, pod, container, 'Warning', 'BackOff', 'Back-off restarting failed container');
+    containerEvent(deps, pod, container, { type: 'Warning', reason: 'BackOff', message: 'Back-off restarting failed container' });
     return false;
   }
   // The restart is allowed: record it so the next failure waits longer.
@@ -311,10 +328,10 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
   metrics.startedContainers.inc({ container_type: containerType });
   try {
     result.changed = true;
-    const id = await startContainer(deps, pod, status, actions, target, container);
+    const id = await startContainer(deps, ctx, container);
     log('kuberuntime').info({ pod: formatPod(pod), container: container.name, containerId: id }, 'started container');
-    containerEvent(deps, pod, container, 'Normal', 'Created', `Created container ${container.name}`);
-    containerEvent(deps, pod, container, 'Normal', 'Started', `Started container ${container.name}`);
+    containerEvent(deps, pod, container, { type: 'Normal', reason: 'Created', message: `Created container ${container.name}` });
+    containerEvent(deps, pod, container, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}` });
     return true;
   } catch (err) {
     rethrowIfCancelled(deps, err);
@@ -323,7 +340,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
     result.waiting.set(container.name, { reason, message: errorMessage(err) });
     // A volume that cannot be set up is upstream's FailedMount; the rest are Failed.
     const mountProblem = causeChain(err).some((e) => e instanceof VolumeError);
-    containerEvent(deps, pod, container, 'Warning', mountProblem ? 'FailedMount' : 'Failed', mountProblem ? errorMessage(err) : `Error: ${reason}: ${errorMessage(err)}`);
+    containerEvent(deps, pod, container, mountProblem ? { type: 'Warning', reason: 'FailedMount', message: errorMessage(err) } : { type: 'Warning', reason: 'Failed', message: `Error: ${reason}: ${errorMessage(err)}` });
     log('kuberuntime').warn({ pod: formatPod(pod), container: container.name, reason, err: errorMessage(err) }, 'container start failed');
     return false;
   }
@@ -337,7 +354,7 @@ async function start(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions
 const NO_PULL_SECRETS: readonly PullSecret[] = [];
 
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
-async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions: PodActions, target: StartTarget, container: Container): Promise<string> {
+async function startContainer(deps: SyncDeps, { pod, status, actions, target }: StartContext, container: Container): Promise<string> {
   const imageRef = await deps.imageManager.ensureImageExists(pod, container, NO_PULL_SECRETS, target.sandboxConfig);
   const logDir = containerLogsDirectory(deps.podLogsDir, podNames(pod), container.name);
   const previous = findContainerStatusByName(status, container.name);
@@ -372,18 +389,17 @@ async function startContainer(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'RunContainerError', runtimeMessage(err), { cause: err });
   }
   const postStart = container.lifecycle?.postStart;
-  if (postStart) await runPostStartHook(deps, pod, container, id, target, postStart as LifecycleHandler);
+  if (postStart) await runPostStartHook(deps, { pod, container, containerId: id }, target, postStart as LifecycleHandler);
   return id;
 }
 
 /** Runs the postStart hook; on failure kills the container (FailedPostStartHook) and throws PostStartHookError. */
-async function runPostStartHook(deps: SyncDeps, pod: Pod, container: Container, id: string, target: StartTarget, handler: LifecycleHandler): Promise<void> {
+async function runPostStartHook(deps: SyncDeps, hook: HookTarget, target: StartTarget, handler: LifecycleHandler): Promise<void> {
+  const { pod, container, containerId: id } = hook;
   try {
     await runHandler(handler, {
       runtime: deps.runtime,
-      pod,
-      container,
-      containerId: id,
+      ...hook,
       podIPs: async () => (target.podIPs.length > 0 ? target.podIPs : isHostNetworkPod(pod) && deps.hostIP ? [deps.hostIP] : deps.podIPs(podUID(pod))),
       timeoutMs: deps.hookTimeoutMs,
     });
