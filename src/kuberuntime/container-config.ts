@@ -67,7 +67,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
     const env = downwardContext(pod, input.env, input.allocatable);
     const envs = makeEnvironmentVariables(pod, container, env);
     const { command, args } = expandCommandAndArgs(container, envs);
-    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), input.volumes, input.subPaths);
+    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), { volumes: input.volumes, subPaths: input.subPaths });
     return {
       metadata: { name: container.name, attempt: restartCount },
       image: { image: imageRef },

@@ -20,7 +20,13 @@ function volumeFor(pod: Pod, name: string, volumes: PodVolumes): MountedVolume {
   return mounted;
 }
 
-export async function makeMounts(pod: Pod, container: Container, env: ReadonlyMap<string, string>, volumes: PodVolumes, subPaths: Pick<RuntimeVolumes, 'prepareSubPath'>): Promise<Mount[]> {
+/** What the pod's volumes are on this node: what was set up, and who binds subPaths of them. */
+export interface PodVolumeBinding {
+  volumes: PodVolumes;
+  subPaths: Pick<RuntimeVolumes, 'prepareSubPath'>;
+}
+
+export async function makeMounts(pod: Pod, container: Container, env: ReadonlyMap<string, string>, { volumes, subPaths }: PodVolumeBinding): Promise<Mount[]> {
   const mounts: Mount[] = [];
   for (const [index, vm] of (container.volumeMounts ?? []).entries()) {
     const volume = volumeFor(pod, vm.name, volumes);
