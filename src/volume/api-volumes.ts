@@ -14,6 +14,7 @@
  *    labels, annotations, or one label / annotation) or `resourceFieldRef` (containerName
  *    required), with the item's mode or the volume's defaultMode (0644).
  */
+import { podNamespace } from '../api/pod.js';
 import type { Pod } from '../api/types.js';
 import type { V1KeyToPath, V1VolumeProjection } from '@kubernetes/client-node';
 import {
@@ -31,6 +32,30 @@ export interface ApiDataContext extends FieldPathContext {
   objects?: PodObjectSource | undefined;
 }
 
+/**
+ * What a payload builder reads besides its volume source: the pod, the downward API's context
+ * and the API objects, the node's allocatable (resourceFieldRef items) and the pod's fsUser /
+ * fsGroup (the projected token's mode and owner; none when absent). One per volume set-up.
+ */
+export interface PayloadContext extends ApiDataContext {
+  pod: Pod;
+  allocatable: NodeAllocatable;
+  own?: VolumeOwnership | undefined;
+}
+
+/** What configMap and secret payloads read: the pod's namespace and the API objects. */
+export type ObjectPayloadContext = Pick<PayloadContext, 'pod' | 'objects'>;
+
+/**
+ * How a configMap or secret source's keys become files: the mode of a file without its own
+ * (the volume's defaultMode, or a projected volume's), and the name of the items list in
+ * messages (`items`, `sources[1].secret.items`).
+ */
+export interface ItemDefaults {
+  mode: number;
+  field: string;
+}
+
 /** Default expiry of projected serviceAccountToken sources (upstream: 1 h). */
 const DEFAULT_TOKEN_SECONDS = 3600;
 
@@ -39,14 +64,21 @@ function checkPath(path: string, field: string): void {
   if (problem) throw new EnvError(`${field}: ${JSON.stringify(path)} ${problem}`);
 }
 
+interface KeySource {
+  name: string;
+  items?: V1KeyToPath[];
+  optional?: boolean;
+}
+
 /** Key/value data of a configMap or secret (secret values and binaryData decoded to bytes); undefined = absent and optional. */
-function sourceData(pod: Pod, ctx: ApiDataContext, kind: 'configMap' | 'secret', name: string, optional: boolean | undefined): Record<string, string | Buffer> | undefined {
-  if (!ctx.objects) throw new EnvError(`${kind} "${name}": ${kind} volumes need API server mode (--kubeconfig)`);
-  const ns = pod.metadata?.namespace ?? 'default';
-  const obj = kind === 'configMap' ? ctx.objects.configMap(ns, name) : ctx.objects.secret(ns, name);
+function sourceData(pc: ObjectPayloadContext, kind: 'configMap' | 'secret', src: KeySource): Record<string, string | Buffer> | undefined {
+  const { name } = src;
+  if (!pc.objects) throw new EnvError(`${kind} "${name}": ${kind} volumes need API server mode (--kubeconfig)`);
+  const ns = podNamespace(pc.pod);
+  const obj = kind === 'configMap' ? pc.objects.configMap(ns, name) : pc.objects.secret(ns, name);
   if (obj === undefined) throw new EnvError(`${kind} "${name}" is not synced yet`);
   if (obj === null) {
-    if (optional) return undefined;
+    if (src.optional) return undefined;
     throw new EnvError(`${kind} "${name}" not found`);
   }
   const bytes = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const);
@@ -55,17 +87,11 @@ function sourceData(pod: Pod, ctx: ApiDataContext, kind: 'configMap' | 'secret',
   return { ...cm.data, ...Object.fromEntries(bytes(cm.binaryData)) };
 }
 
-interface KeySource {
-  name: string;
-  items?: V1KeyToPath[];
-  optional?: boolean;
-}
-
-/** `field` names the items list in messages (`items`, `sources[1].secret.items`). */
-function keyPayload(kind: string, src: KeySource, data: Record<string, string | Buffer>, mode: number, field: string, out: Map<string, PayloadFile>): void {
+function keyPayload(kind: string, src: KeySource, data: Record<string, string | Buffer>, { mode, field }: ItemDefaults): Map<string, PayloadFile> {
+  const out = new Map<string, PayloadFile>();
   if (!src.items || src.items.length === 0) {
     for (const [k, v] of Object.entries(data)) out.set(k, { data: v, mode });
-    return;
+    return out;
   }
   for (const [i, item] of src.items.entries()) {
     checkPath(item.path, `${field}[${i}].path`);
@@ -77,41 +103,45 @@ function keyPayload(kind: string, src: KeySource, data: Record<string, string | 
     }
     out.set(item.path, { data: v, mode: itemMode });
   }
+  return out;
 }
 
-function objectPayload(pod: Pod, kind: 'configMap' | 'secret', src: KeySource, ctx: ApiDataContext, mode: number, field: string): Map<string, PayloadFile> {
-  const out = new Map<string, PayloadFile>();
-  const data = sourceData(pod, ctx, kind, src.name, src.optional);
-  if (data) keyPayload(kind, src, data, mode, field, out);
-  return out;
+function objectPayload(pc: ObjectPayloadContext, kind: 'configMap' | 'secret', src: KeySource, items: ItemDefaults): Map<string, PayloadFile> {
+  const data = sourceData(pc, kind, src);
+  return data ? keyPayload(kind, src, data, items) : new Map();
 }
 
 type ConfigMapSource = { name?: string; items?: V1KeyToPath[]; optional?: boolean; defaultMode?: number };
 type SecretSource = { secretName?: string; name?: string; items?: V1KeyToPath[]; optional?: boolean; defaultMode?: number };
 
-export function configMapPayload(pod: Pod, src: ConfigMapSource, ctx: ApiDataContext, mode = fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode'), field = 'items'): Map<string, PayloadFile> {
-  return objectPayload(pod, 'configMap', { ...src, name: src.name ?? '' }, ctx, mode, field);
+/** The volume's own defaults: its defaultMode (0644 without), its `items`. */
+const volumeItems = (src: { defaultMode?: number }): ItemDefaults => ({ mode: fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode'), field: 'items' });
+
+/** `items`: a projected volume's mode and field; a configMap volume's own without. */
+export function configMapPayload(pc: ObjectPayloadContext, src: ConfigMapSource, items = volumeItems(src)): Map<string, PayloadFile> {
+  return objectPayload(pc, 'configMap', { ...src, name: src.name ?? '' }, items);
 }
 
-export function secretPayload(pod: Pod, src: SecretSource, ctx: ApiDataContext, mode = fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode'), field = 'items'): Map<string, PayloadFile> {
-  return objectPayload(pod, 'secret', { ...src, name: src.secretName ?? src.name ?? '' }, ctx, mode, field);
+/** `items`: a projected volume's mode and field; a secret volume's own without. */
+export function secretPayload(pc: ObjectPayloadContext, src: SecretSource, items = volumeItems(src)): Map<string, PayloadFile> {
+  return objectPayload(pc, 'secret', { ...src, name: src.secretName ?? src.name ?? '' }, items);
 }
 
-/** `own`: the pod's fsUser / fsGroup, which decide the token's mode and owner. */
-export function projectedPayload(pod: Pod, src: { sources?: V1VolumeProjection[]; defaultMode?: number }, ctx: ApiDataContext, allocatable: NodeAllocatable, own: VolumeOwnership = {}): Map<string, PayloadFile> {
+/** `pc.own`: the pod's fsUser / fsGroup, which decide the token's mode and owner. */
+export function projectedPayload(pc: PayloadContext, src: { sources?: V1VolumeProjection[]; defaultMode?: number }): Map<string, PayloadFile> {
   const mode = fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode');
   const out = new Map<string, PayloadFile>();
   const add = (m: Map<string, PayloadFile>) => { for (const [k, v] of m) out.set(k, v); };
   for (const [i, s] of (src.sources ?? []).entries()) {
-    if (s.configMap) add(configMapPayload(pod, s.configMap, ctx, mode, `sources[${i}].configMap.items`));
-    else if (s.secret) add(secretPayload(pod, s.secret, ctx, mode, `sources[${i}].secret.items`));
-    else if (s.downwardAPI) add(downwardAPIPayload(pod, { ...(s.downwardAPI as DownwardAPIVolumeSource), defaultMode: mode }, ctx, allocatable));
+    if (s.configMap) add(configMapPayload(pc, s.configMap, { mode, field: `sources[${i}].configMap.items` }));
+    else if (s.secret) add(secretPayload(pc, s.secret, { mode, field: `sources[${i}].secret.items` }));
+    else if (s.downwardAPI) add(downwardAPIPayload(pc, { ...(s.downwardAPI as DownwardAPIVolumeSource), defaultMode: mode }));
     else if (s.serviceAccountToken) {
       checkPath(s.serviceAccountToken.path, `sources[${i}].serviceAccountToken.path`);
-      if (!ctx.objects) throw new EnvError('serviceAccountToken projections need API server mode (--kubeconfig)');
-      const token = ctx.objects.serviceAccountToken(pod, s.serviceAccountToken.audience, s.serviceAccountToken.expirationSeconds ?? DEFAULT_TOKEN_SECONDS);
+      if (!pc.objects) throw new EnvError('serviceAccountToken projections need API server mode (--kubeconfig)');
+      const token = pc.objects.serviceAccountToken(pc.pod, s.serviceAccountToken.audience, s.serviceAccountToken.expirationSeconds ?? DEFAULT_TOKEN_SECONDS);
       if (token === undefined) throw new EnvError('service account token is not issued yet');
-      out.set(s.serviceAccountToken.path, tokenFile(token, mode, own));
+      out.set(s.serviceAccountToken.path, tokenFile(token, mode, pc.own ?? {}));
     } else {
       throw new EnvError(`projected source ${Object.keys(s).join(',') || '(empty)'} is not supported`);
     }
@@ -135,7 +165,8 @@ export interface DownwardAPIVolumeSource {
 }
 
 /** upstream downwardapi CollectData: relative path → content and mode. Throws EnvError for a bad item. */
-export function downwardAPIPayload(pod: Pod, source: DownwardAPIVolumeSource, ctx: ApiDataContext, allocatable: NodeAllocatable): Map<string, PayloadFile> {
+export function downwardAPIPayload(pc: PayloadContext, source: DownwardAPIVolumeSource): Map<string, PayloadFile> {
+  const { pod } = pc;
   const defaultMode = fileMode(source.defaultMode, DEFAULT_FILE_MODE, 'defaultMode');
   const out = new Map<string, PayloadFile>();
   for (const [i, item] of (source.items ?? []).entries()) {
@@ -146,9 +177,9 @@ export function downwardAPIPayload(pod: Pod, source: DownwardAPIVolumeSource, ct
     if (item.fieldRef) {
       const fp = item.fieldRef.fieldPath;
       if (!VOLUME_FIELD_PATHS.has(fp) && !isSubscriptedFieldPath(fp)) throw new EnvError(`downwardAPI item ${path}: fieldRef ${fp} is not supported in volumes`);
-      data = fieldRefValue(pod, fp, item.fieldRef.apiVersion, ctx);
+      data = fieldRefValue(pod, fp, item.fieldRef.apiVersion, pc);
     } else if (item.resourceFieldRef) {
-      data = resourceFieldRefValue(pod, undefined, item.resourceFieldRef, allocatable);
+      data = resourceFieldRefValue(pod, undefined, item.resourceFieldRef, pc.allocatable);
     } else {
       throw new EnvError(`downwardAPI item ${path}: needs fieldRef or resourceFieldRef`);
     }

@@ -60,11 +60,18 @@ export async function makePodDataDirs(rootDir: string, uid: string): Promise<voi
   await dataDir(join(podDir(rootDir, uid), 'containers'));
 }
 
+/** Which volume directory: the pod's, its plugin's (`kubernetes.io~secret`), the volume's name. */
+export interface PodVolumeDirRef {
+  uid: string;
+  plugin: string;
+  name: string;
+}
+
 /**
  * The directory of one volume: every level above it 0750 (pods/<uid>, volumes, the plugin
  * directory), the volume directory itself created with `mode` (the caller sets its final mode).
  */
-export async function makeVolumeDir(rootDir: string, uid: string, plugin: string, name: string, mode: number): Promise<string> {
+export async function makeVolumeDir(rootDir: string, { uid, plugin, name }: PodVolumeDirRef, mode: number): Promise<string> {
   await podsDir(rootDir);
   await dataDir(podDir(rootDir, uid));
   await dataDir(podVolumesDir(rootDir, uid));

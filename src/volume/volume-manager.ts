@@ -18,6 +18,7 @@
  */
 import { readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { formatPod, podUID } from '../api/pod.js';
 import type { Pod } from '../api/types.js';
 import { errorMessage, VolumeError } from '../errors.js';
 import { log } from '../util/log.js';
@@ -58,7 +59,7 @@ export class LocalVolumeManager implements VolumeManager {
   ) {}
 
   async mountPodVolumes(pod: Pod): Promise<PodVolumes> {
-    const uid = pod.metadata?.uid ?? '';
+    const uid = podUID(pod);
     const state = this.pods.get(uid) ?? { mounted: new Map(), errors: new Map() };
     this.pods.set(uid, state);
     for (const volume of desiredVolumes(pod)) await this.mountVolume(pod, volume, state);
@@ -77,7 +78,7 @@ export class LocalVolumeManager implements VolumeManager {
       const error = err instanceof VolumeError ? err : new VolumeError(`volume ${volume.name}: ${errorMessage(err)}`, { cause: err });
       state.errors.set(volume.name, error);
       const level = mounted ? 'warn' : 'debug';
-      log('volume')[level]({ pod: `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? ''}`, volume: volume.name, err: error.message }, mounted ? 'cannot refresh volume' : 'cannot set up volume');
+      log('volume')[level]({ pod: formatPod(pod), volume: volume.name, err: error.message }, mounted ? 'cannot refresh volume' : 'cannot set up volume');
     }
   }
 

@@ -83,14 +83,15 @@ describe('configMap/secret env and volumes (API server mode objects)', () => {
   });
 
   it('volume payloads: items with modes, defaultMode, optional, projected sources', () => {
-    const cm = configMapPayload(pod, { name: 'cfg', items: [{ key: 'greeting', path: 'dir/g', mode: 0o600 }], defaultMode: 0o640 }, octx);
+    const pc = { ...octx, pod, allocatable: { cpu: 1000, memory: 1 << 30, ephemeralStorage: 0 } };
+    const cm = configMapPayload(pc, { name: 'cfg', items: [{ key: 'greeting', path: 'dir/g', mode: 0o600 }], defaultMode: 0o640 });
     assert.deepEqual([...cm], [['dir/g', { data: 'hi', mode: 0o600 }]]);
-    assert.deepEqual([...configMapPayload(pod, { name: 'cfg', defaultMode: 0o640 }, octx).keys()], ['greeting', 'bad name']);
-    assert.throws(() => configMapPayload(pod, { name: 'cfg', items: [{ key: 'zz', path: 'z' }] }, octx), /key "zz" not found/);
-    assert.throws(() => configMapPayload(pod, { name: 'cfg', items: [{ key: 'greeting', path: '../x' }] }, octx), /items\[0\]\.path: "\.\.\/x" must not contain '\.\.'/);
-    assert.equal(configMapPayload(pod, { name: 'gone', optional: true }, octx).size, 0);
-    assert.deepEqual([...secretPayload(pod, { secretName: 'sec' }, octx)], [['password', { data: Buffer.from('pw'), mode: 0o644 }]]);
-    const proj = projectedPayload(pod, { defaultMode: 0o600, sources: [{ secret: { name: 'sec' } }, { serviceAccountToken: { path: 'token' } }] }, octx, { cpu: 1000, memory: 1 << 30, ephemeralStorage: 0 });
+    assert.deepEqual([...configMapPayload(pc, { name: 'cfg', defaultMode: 0o640 }).keys()], ['greeting', 'bad name']);
+    assert.throws(() => configMapPayload(pc, { name: 'cfg', items: [{ key: 'zz', path: 'z' }] }), /key "zz" not found/);
+    assert.throws(() => configMapPayload(pc, { name: 'cfg', items: [{ key: 'greeting', path: '../x' }] }), /items\[0\]\.path: "\.\.\/x" must not contain '\.\.'/);
+    assert.equal(configMapPayload(pc, { name: 'gone', optional: true }).size, 0);
+    assert.deepEqual([...secretPayload(pc, { secretName: 'sec' })], [['password', { data: Buffer.from('pw'), mode: 0o644 }]]);
+    const proj = projectedPayload(pc, { defaultMode: 0o600, sources: [{ secret: { name: 'sec' } }, { serviceAccountToken: { path: 'token' } }] });
     assert.deepEqual([...proj], [['password', { data: Buffer.from('pw'), mode: 0o600 }], ['token', { data: 'tok', mode: 0o600 }]]);
   });
 
@@ -101,9 +102,9 @@ describe('configMap/secret env and volumes (API server mode objects)', () => {
       configMap: () => ({ data: { text: 'é' }, binaryData: { blob: raw.toString('base64') } }),
       secret: () => ({ data: { der: raw.toString('base64') } }),
     };
-    const bctx = { ...ctx, objects: bin };
-    assert.deepEqual(secretPayload(pod, { secretName: 'x' }, bctx).get('der')!.data, raw);
-    const cm = configMapPayload(pod, { name: 'x' }, bctx);
+    const bpc = { ...ctx, objects: bin, pod };
+    assert.deepEqual(secretPayload(bpc, { secretName: 'x' }).get('der')!.data, raw);
+    const cm = configMapPayload(bpc, { name: 'x' });
     assert.deepEqual(cm.get('blob')!.data, raw);
     assert.equal(cm.get('text')!.data, 'é');
   });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { EnvError } from '../../src/fieldpath/index.js';
-import { configMapPayload, downwardAPIPayload, projectedPayload, secretPayload, type ApiDataContext } from '../../src/volume/api-volumes.js';
+import { configMapPayload, downwardAPIPayload, projectedPayload, secretPayload, type ApiDataContext, type PayloadContext } from '../../src/volume/api-volumes.js';
 import { kernelSupportsNoswap, tmpfsOptions } from '../../src/volume/mount.js';
 import { DEFAULT_VOLUME_PLUGINS } from '../../src/volume/plugins/index.js';
 import type { ApiDataPlugin } from '../../src/volume/plugins/api-data.js';
@@ -40,22 +40,22 @@ function withSecurity(pod: Pod, podSc: Record<string, unknown>, containerUsers: 
 }
 
 describe('file modes: defaultMode and items[].mode (upstream defaults and validation)', () => {
-  const pod = makePod();
+  const pc: PayloadContext = { ...ctx, pod: makePod(), allocatable: alloc };
 
   it('every file is 0644 unless defaultMode says otherwise; an item mode wins over both', () => {
-    assert.deepEqual(modes(secretPayload(pod, { secretName: 'sec' }, ctx)), { user: '644', key: '644' });
-    assert.deepEqual(modes(secretPayload(pod, { secretName: 'sec', defaultMode: 0o400 }, ctx)), { user: '400', key: '400' });
-    assert.deepEqual(modes(secretPayload(pod, { secretName: 'sec', defaultMode: 0o400, items: [{ key: 'user', path: 'u', mode: 0o444 }, { key: 'key', path: 'k' }] }, ctx)), { u: '444', k: '400' });
-    assert.deepEqual(modes(configMapPayload(pod, { name: 'cfg', items: [{ key: 'a', path: 'x/a', mode: 0 }] }, ctx)), { 'x/a': '0' }, 'mode 0 is a mode, not unset');
-    const dapi = downwardAPIPayload(pod, { defaultMode: 0o440, items: [{ path: 'n', fieldRef: { fieldPath: 'metadata.name' } }, { path: 'l', fieldRef: { fieldPath: 'metadata.labels' }, mode: 0o400 }] }, ctx, alloc);
+    assert.deepEqual(modes(secretPayload(pc, { secretName: 'sec' })), { user: '644', key: '644' });
+    assert.deepEqual(modes(secretPayload(pc, { secretName: 'sec', defaultMode: 0o400 })), { user: '400', key: '400' });
+    assert.deepEqual(modes(secretPayload(pc, { secretName: 'sec', defaultMode: 0o400, items: [{ key: 'user', path: 'u', mode: 0o444 }, { key: 'key', path: 'k' }] })), { u: '444', k: '400' });
+    assert.deepEqual(modes(configMapPayload(pc, { name: 'cfg', items: [{ key: 'a', path: 'x/a', mode: 0 }] })), { 'x/a': '0' }, 'mode 0 is a mode, not unset');
+    const dapi = downwardAPIPayload(pc, { defaultMode: 0o440, items: [{ path: 'n', fieldRef: { fieldPath: 'metadata.name' } }, { path: 'l', fieldRef: { fieldPath: 'metadata.labels' }, mode: 0o400 }] });
     assert.deepEqual(modes(dapi), { n: '440', l: '400' });
   });
 
   it('projected: the volume defaultMode for every source, item modes per source', () => {
-    const p = projectedPayload(pod, {
+    const p = projectedPayload(pc, {
       defaultMode: 0o440,
       sources: [{ secret: { name: 'sec', items: [{ key: 'key', path: 'tls.key', mode: 0o400 }] } }, { configMap: { name: 'cfg' } }, { downwardAPI: { items: [{ path: 'ns', fieldRef: { fieldPath: 'metadata.namespace' } }] } }, { serviceAccountToken: { path: 'token' } }],
-    }, ctx, alloc);
+    });
     assert.deepEqual(modes(p), { 'tls.key': '400', a: '440', b: '440', ns: '440', token: '440' });
   });
 
@@ -65,10 +65,10 @@ describe('file modes: defaultMode and items[].mode (upstream defaults and valida
     for (const bad of [-1, 0o1000, 0o4755, 1.5, '0644', true]) {
       assert.throws(() => fileMode(bad, 0o644, 'defaultMode'), (e: unknown) => e instanceof EnvError && /^defaultMode: .* must be a number between 0 and 0777 \(octal\), both inclusive$/.test(e.message), String(bad));
     }
-    assert.throws(() => secretPayload(pod, { secretName: 'sec', defaultMode: 0o1000 }, ctx), /defaultMode: 01000 \(512\) must be a number between 0 and 0777/);
-    assert.throws(() => configMapPayload(pod, { name: 'cfg', items: [{ key: 'a', path: 'a' }, { key: 'b', path: 'b', mode: 4096 }] }, ctx), /items\[1\]\.mode: 010000 \(4096\)/);
-    assert.throws(() => projectedPayload(pod, { sources: [{ configMap: { name: 'cfg' } }, { secret: { name: 'sec', items: [{ key: 'key', path: 'k', mode: -1 }] } }] }, ctx, alloc), /sources\[1\]\.secret\.items\[0\]\.mode: -1/);
-    assert.throws(() => downwardAPIPayload(pod, { items: [{ path: 'n', fieldRef: { fieldPath: 'metadata.name' }, mode: 0o2000 }] }, ctx, alloc), /items\[0\]\.mode: 02000/);
+    assert.throws(() => secretPayload(pc, { secretName: 'sec', defaultMode: 0o1000 }), /defaultMode: 01000 \(512\) must be a number between 0 and 0777/);
+    assert.throws(() => configMapPayload(pc, { name: 'cfg', items: [{ key: 'a', path: 'a' }, { key: 'b', path: 'b', mode: 4096 }] }), /items\[1\]\.mode: 010000 \(4096\)/);
+    assert.throws(() => projectedPayload(pc, { sources: [{ configMap: { name: 'cfg' } }, { secret: { name: 'sec', items: [{ key: 'key', path: 'k', mode: -1 }] } }] }), /sources\[1\]\.secret\.items\[0\]\.mode: -1/);
+    assert.throws(() => downwardAPIPayload(pc, { items: [{ path: 'n', fieldRef: { fieldPath: 'metadata.name' }, mode: 0o2000 }] }), /items\[0\]\.mode: 02000/);
   });
 });
 

@@ -58,16 +58,16 @@ after(async () => {
 describe('downwardAPI volume payload', () => {
   const pod = makePod({ containers: [limited({ cpu: '500m' })] });
   pod.metadata!.labels = { b: '2', a: '1' };
-  const ctx = { nodeName: 'n', hostIP: '', podIP: '', podIPs: [] };
+  const pc = { nodeName: 'n', hostIP: '', podIP: '', podIPs: [], pod, allocatable: alloc };
   it('fieldRefs and resourceFieldRefs with modes', () => {
-    const p = downwardAPIPayload(pod, {
+    const p = downwardAPIPayload(pc, {
       defaultMode: 0o600,
       items: [
         { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } },
         { path: 'a', fieldRef: { fieldPath: "metadata.labels['a']" } },
         { path: 'x/cpu', resourceFieldRef: { containerName: 'main', resource: 'limits.cpu', divisor: '1m' }, mode: 0o644 },
       ],
-    }, ctx, alloc);
+    });
     assert.deepEqual([...p], [
       ['labels', { data: 'a="1"\nb="2"', mode: 0o600 }],
       ['a', { data: '1', mode: 0o600 }],
@@ -75,9 +75,9 @@ describe('downwardAPI volume payload', () => {
     ]);
   });
   it('rejects paths leaving the volume and fields volumes cannot have', () => {
-    assert.throws(() => downwardAPIPayload(pod, { items: [{ path: '../x', fieldRef: { fieldPath: 'metadata.name' } }] }, ctx, alloc), EnvError);
-    assert.throws(() => downwardAPIPayload(pod, { items: [{ path: '/abs', fieldRef: { fieldPath: 'metadata.name' } }] }, ctx, alloc), EnvError);
-    assert.throws(() => downwardAPIPayload(pod, { items: [{ path: 'ip', fieldRef: { fieldPath: 'status.podIP' } }] }, ctx, alloc), /not supported in volumes/);
+    assert.throws(() => downwardAPIPayload(pc, { items: [{ path: '../x', fieldRef: { fieldPath: 'metadata.name' } }] }), EnvError);
+    assert.throws(() => downwardAPIPayload(pc, { items: [{ path: '/abs', fieldRef: { fieldPath: 'metadata.name' } }] }), EnvError);
+    assert.throws(() => downwardAPIPayload(pc, { items: [{ path: 'ip', fieldRef: { fieldPath: 'status.podIP' } }] }), /not supported in volumes/);
   });
 });
 

@@ -9,10 +9,11 @@
  * tmpfs, configMap volumes on the node's disk (upstream: "this should be on a tmpfs instead of
  * the local disk; the problem is charging the memory").
  */
+import { podUID } from '../../api/pod.js';
 import type { Pod } from '../../api/types.js';
 import { errorMessage, VolumeError } from '../../errors.js';
-import { EnvError, type NodeAllocatable } from '../../fieldpath/index.js';
-import type { ApiDataContext } from '../api-volumes.js';
+import { EnvError } from '../../fieldpath/index.js';
+import type { PayloadContext } from '../api-volumes.js';
 import { checkPayloadPaths, writeAtomic, type DirOwnership } from '../atomic-writer.js';
 import { makeVolumeDir } from '../pod-dirs.js';
 import { atomicVolumeTmpfsSize, ensureTmpfs } from '../tmpfs.js';
@@ -26,13 +27,13 @@ export interface ApiDataSource {
   /** What backs the directory: a tmpfs ('Memory') or the node's disk (''). */
   medium: 'Memory' | '';
   canSupport(volume: Volume): boolean;
-  /** The files; throws EnvError (a missing object, a bad item). `own`: the pod's fsUser / fsGroup. */
-  payload(pod: Pod, volume: Volume, ctx: ApiDataContext, allocatable: NodeAllocatable, own: VolumeOwnership): Map<string, PayloadFile>;
+  /** The files; throws EnvError (a missing object, a bad item). */
+  payload(pc: PayloadContext, volume: Volume): Map<string, PayloadFile>;
 }
 
-/** The payload's context: no IPs, which volumes cannot read (only metadata field paths). */
-function dataContext(host: VolumeHost): ApiDataContext {
-  return { nodeName: host.nodeName, hostIP: host.hostIP, podIP: '', podIPs: [], objects: host.objects };
+/** The payload's context: no pod IPs, which volumes cannot read (only metadata field paths). */
+function payloadContext(host: VolumeHost, pod: Pod, own: VolumeOwnership): PayloadContext {
+  return { nodeName: host.nodeName, hostIP: host.hostIP, podIP: '', podIPs: [], objects: host.objects, pod, allocatable: host.allocatable, own };
 }
 
 /** An API data plugin, with what tests and diagnostics read of it besides the VolumePlugin. */
@@ -45,7 +46,7 @@ export interface ApiDataPlugin extends VolumePlugin {
 function contents(src: ApiDataSource, pod: Pod, volume: Volume, host: VolumeHost): { files: Map<string, PayloadFile>; dir: DirOwnership } {
   try {
     const own = volumeOwnership(pod);
-    const files = ownedPayload(src.payload(pod, volume, dataContext(host), host.allocatable, own), own);
+    const files = ownedPayload(src.payload(payloadContext(host, pod, own), volume), own);
     checkPayloadPaths(files);
     return { files, dir: volumeDirOwnership(own) };
   } catch (err) {
@@ -56,7 +57,7 @@ function contents(src: ApiDataSource, pod: Pod, volume: Volume, host: VolumeHost
 
 async function setUp(src: ApiDataSource, pod: Pod, volume: Volume, host: VolumeHost): Promise<MountedVolume> {
   const data = contents(src, pod, volume, host);
-  const dir = await makeVolumeDir(host.rootDir, pod.metadata?.uid ?? '', src.name, volume.name, VOLUME_DIR_MODE);
+  const dir = await makeVolumeDir(host.rootDir, { uid: podUID(pod), plugin: src.name, name: volume.name }, VOLUME_DIR_MODE);
   if (src.medium === 'Memory') {
     await ensureTmpfs(host.mounter, dir, volume.name, { sizeBytes: atomicVolumeTmpfsSize(pod, host.allocatable.memory), mode: VOLUME_DIR_MODE });
   }

@@ -8,5 +8,5 @@ export const configMapPlugin = apiDataPlugin({
   name: CONFIGMAP_PLUGIN,
   medium: '',
   canSupport: (volume) => Boolean(volume.configMap),
-  payload: (pod, volume, ctx) => configMapPayload(pod, volume.configMap!, ctx),
+  payload: (pc, volume) => configMapPayload(pc, volume.configMap!),
 });

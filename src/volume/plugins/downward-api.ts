@@ -8,5 +8,5 @@ export const downwardAPIPlugin = apiDataPlugin({
   name: DOWNWARD_API_PLUGIN,
   medium: 'Memory',
   canSupport: (volume) => Boolean(volume.downwardAPI),
-  payload: (pod, volume, ctx, allocatable) => downwardAPIPayload(pod, volume.downwardAPI as DownwardAPIVolumeSource, ctx, allocatable),
+  payload: (pc, volume) => downwardAPIPayload(pc, volume.downwardAPI as DownwardAPIVolumeSource),
 });

@@ -3,6 +3,7 @@
  * `medium: Memory` a tmpfs sized as tmpfs.ts says; with an fsGroup, group-owned and setgid.
  */
 import { chmod, chown, stat } from 'node:fs/promises';
+import { podUID } from '../../api/pod.js';
 import type { Pod } from '../../api/types.js';
 import { VolumeError } from '../../errors.js';
 import { makeVolumeDir, podVolumeDir } from '../pod-dirs.js';
@@ -22,7 +23,7 @@ async function setUp(pod: Pod, volume: Volume, host: VolumeHost): Promise<Mounte
   const medium = volume.emptyDir?.medium;
   if (medium && medium !== 'Memory') throw new VolumeError(`volume ${name}: emptyDir medium ${medium} is not supported`);
   const own = volumeOwnershipFor(pod, name);
-  const dir = await makeVolumeDir(host.rootDir, pod.metadata?.uid ?? '', EMPTY_DIR_PLUGIN, name, 0o777);
+  const dir = await makeVolumeDir(host.rootDir, { uid: podUID(pod), plugin: EMPTY_DIR_PLUGIN, name }, 0o777);
   if (medium === 'Memory') {
     const sizeLimit = volume.emptyDir?.sizeLimit as string | number | undefined;
     await ensureTmpfs(host.mounter, dir, name, { sizeBytes: emptyDirMemorySize(pod, sizeLimit, host.allocatable.memory) });

@@ -12,5 +12,5 @@ export const projectedPlugin = apiDataPlugin({
   name: PROJECTED_PLUGIN,
   medium: 'Memory',
   canSupport: (volume) => Boolean(volume.projected),
-  payload: (pod, volume, ctx, allocatable, own) => projectedPayload(pod, volume.projected!, ctx, allocatable, own),
+  payload: (pc, volume) => projectedPayload(pc, volume.projected!),
 });

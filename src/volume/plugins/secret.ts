@@ -8,5 +8,5 @@ export const secretPlugin = apiDataPlugin({
   name: SECRET_PLUGIN,
   medium: 'Memory',
   canSupport: (volume) => Boolean(volume.secret),
-  payload: (pod, volume, ctx) => secretPayload(pod, volume.secret!, ctx),
+  payload: (pc, volume) => secretPayload(pc, volume.secret!),
 });

@@ -36,13 +36,16 @@ async function openOrCreate(dir: FileHandle, name: string, mode: number, index: 
   return open(pathAt(dir, name), PATH_FLAGS).catch(failAt('open', index));
 }
 
-/** One component: a symlink is refused with ELOOP; all but the last must be directories. */
-async function openComponent(dir: FileHandle, name: string, mode: number, last: boolean, index: number): Promise<FileHandle> {
-  const fh = await openOrCreate(dir, name, mode, index);
+/**
+ * Component `index` of the request, below `dir`: a symlink is refused with ELOOP; all but the
+ * last must be directories. Missing ones are made with the request's dirMode.
+ */
+async function openComponent(dir: FileHandle, req: SubPathBindRequest, index: number): Promise<FileHandle> {
+  const fh = await openOrCreate(dir, req.components[index]!, req.dirMode, index);
   try {
     const st = await fh.stat().catch(failAt('stat', index));
     if (st.isSymbolicLink()) throw subPathBindFailure('open', 'ELOOP', index);
-    if (!last && !st.isDirectory()) throw subPathBindFailure('open', 'ENOTDIR', index);
+    if (index < req.components.length - 1 && !st.isDirectory()) throw subPathBindFailure('open', 'ENOTDIR', index);
     return fh;
   } catch (err) {
     await fh.close();
@@ -83,7 +86,7 @@ export const bindSubPathTs: BindSubPath = async (req: SubPathBindRequest) => {
   let current = await open(req.base, O_PATH | constants.O_DIRECTORY).catch(failAt('open'));
   try {
     for (let i = 0; i < req.components.length; i++) {
-      const next = await openComponent(current, req.components[i]!, req.dirMode, i === req.components.length - 1, i);
+      const next = await openComponent(current, req, i);
       await current.close();
       current = next;
     }

@@ -24,7 +24,7 @@ import { log } from '../../util/log.js';
 import { pathComponent } from '../../util/path-component.js';
 import type { Mounter } from '../mount.js';
 import { podDir } from '../pod-dirs.js';
-import { isSubPathBindFailure, type BindSubPath, type SubPathBindFailure } from './subpath-types.js';
+import { isSubPathBindFailure, type BindSubPath, type SubPathBindFailure, type SubPathBindRequest } from './subpath-types.js';
 
 export const VOLUME_SUBPATHS_DIR = 'volume-subpaths';
 /** Mounts stacked on one target that prepareSubPath removes before giving up. */
@@ -91,10 +91,11 @@ const STEP_TEXT: Record<SubPathBindFailure['step'], string> = {
   verify: 'changed while it was mounted',
 };
 
-function bindError(mount: string, subPath: string, base: string, parts: readonly string[], err: SubPathBindFailure): SubPathError {
-  const at = err.component >= 0 ? ` at ${join(base, ...parts.slice(0, err.component + 1))}` : '';
+/** The bind's failure in the volumeMount's terms, at the path component that failed. */
+function bindError(m: Pick<SubPathMount, 'volumeName' | 'subPath'>, req: Pick<SubPathBindRequest, 'base' | 'components'>, err: SubPathBindFailure): SubPathError {
+  const at = err.component >= 0 ? ` at ${join(req.base, ...req.components.slice(0, err.component + 1))}` : '';
   const why = err.code === 'ELOOP' ? ' (a symlink was put in its way after it was checked: refused, not followed)' : '';
-  return new SubPathError(mount, subPath, `${STEP_TEXT[err.step]}${at}: ${err.code}${why}`, { cause: err });
+  return new SubPathError(m.volumeName, m.subPath, `${STEP_TEXT[err.step]}${at}: ${err.code}${why}`, { cause: err });
 }
 
 /** Unmounts whatever is mounted on target (an earlier bind of this container's mount). */
@@ -121,10 +122,11 @@ export async function prepareSubPath(ctx: SubPathContext, m: SubPathMount): Prom
   });
   const components = await resolveInside(mount, m.subPath, base, parts);
   const dirMode = (await stat(base)).mode & 0o7777;
+  const req: SubPathBindRequest = { base, components, target, dirMode };
   try {
-    await ctx.bindSubPath({ base, components, target, dirMode });
+    await ctx.bindSubPath(req);
   } catch (err) {
-    if (isSubPathBindFailure(err)) throw bindError(mount, m.subPath, base, components, err);
+    if (isSubPathBindFailure(err)) throw bindError(m, req, err);
     throw err;
   }
   log('volume').debug({ volume: mount, subPath: m.subPath, target }, 'bound subPath');
