@@ -18,6 +18,9 @@ export interface ObjectReference {
 
 export type EventType = 'Normal' | 'Warning';
 
+/** What an event says, apart from what it is about. */
+export type EventFields = Pick<KubeEvent, 'type' | 'reason' | 'message'>;
+
 export interface KubeEvent {
   involvedObject: ObjectReference;
   type: EventType;

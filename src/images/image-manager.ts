@@ -10,7 +10,7 @@ import { runtimeMessage } from '../cri/errors.js';
 import type { ImageService, PodSandboxConfig } from '../cri/types.js';
 import { ContainerStartError } from '../errors.js';
 import { containerEventRef } from '../events/refs.js';
-import type { EventRecorder, EventType } from '../events/types.js';
+import type { EventFields, EventRecorder } from '../events/types.js';
 import { recordImagePull } from '../metrics/pod-startup-latency.js';
 import { Backoff, backOffSettings, type BackOffSettings } from '../util/backoff.js';
 import { realClock, type Clock } from '../util/clock.js';
@@ -86,13 +86,13 @@ class RealImageManager implements ImageManager {
       throw startError('ErrImageNeverPull', `Container image "${image}" is not present with pull policy of Never`);
     }
     if (present && policy !== 'Always') {
-      this.event(pod, container, 'Normal', 'Pulled', `Container image "${image}" already present on machine`);
+      this.event(pod, container, { type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine` });
       return present;
     }
     return this.pull(images, { pod, container, image, pullSecrets, sandboxConfig });
   }
 
-  private event(pod: Pod, container: Container, type: EventType, reason: string, message: string): void {
+  private event(pod: Pod, container: Container, { type, reason, message }: EventFields): void {
     this.state.recorder?.event(containerEventRef(pod, container.name), type, reason, message);
   }
 
@@ -101,16 +101,16 @@ class RealImageManager implements ImageManager {
     const { backOff, limiter } = this.state;
     const key = `${pod.metadata?.uid ?? ''}_${image}`;
     if (backOff.isInBackOffSinceUpdate(key)) {
-      this.event(pod, container, 'Normal', 'BackOff', `Back-off pulling image "${image}"`);
+      this.event(pod, container, { type: 'Normal', reason: 'BackOff', message: `Back-off pulling image "${image}"` });
       throw startError('ImagePullBackOff', `Back-off pulling image "${image}"`);
     }
     try {
-      this.event(pod, container, 'Normal', 'Pulling', `Pulling image "${image}"`);
+      this.event(pod, container, { type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"` });
       const started = Date.now();
       const ref = await limiter.run(() => pullWithCredentials(images, req), this.signal);
       const finished = Date.now();
       recordImagePull(pod.metadata?.uid ?? '', started, finished);
-      this.event(pod, container, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${finished - started}ms`);
+      this.event(pod, container, { type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${image}" in ${finished - started}ms` });
       // A success ends the back-off (upstream lets it expire; a later failure then starts at 10 s).
       backOff.reset(key);
       log('images').info({ pod: pod.metadata?.name, image, ref }, 'pulled image');

@@ -27,7 +27,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
-import type { EventRecorder, KubeEvent } from '../events/types.js';
+import type { EventFields, EventRecorder } from '../events/types.js';
 import { containerEventRef, podEventRef } from '../events/refs.js';
 import type { ImageManager, PullSecret } from '../images/types.js';
 import { ContainerStartError, KubeletError, VolumeError, errorMessage } from '../errors.js';
@@ -88,9 +88,6 @@ function causeChain(err: unknown): unknown[] {
   for (let e = err; e !== undefined && out.length < 5; e = (e as { cause?: unknown } | null)?.cause) out.push(e);
   return out;
 }
-
-/** What an event says; the recorder adds the object it is about and the time. */
-type EventFields = Pick<KubeEvent, 'type' | 'reason' | 'message'>;
 
 /** A container-scoped pod event (the reference's fieldPath names the container). */
 export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Pick<Container, 'name'>, { type, reason, message }: EventFields): void {
