@@ -15,7 +15,14 @@ import { fileURLToPath } from 'node:url';
 import { connectRuntime } from '../src/cri/index.js';
 import { removeTestPods } from '../test/support/containerd.js';
 import { containerPids, killContainerProcesses } from '../test/support/container-pids.js';
-import { getPods, makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../test/support/kubelet-process.js';
+import {
+  getPods,
+  makeKubeletDirs,
+  startKubelet,
+  stopKubelet,
+  waitFor,
+  type KubeletProcess,
+} from '../test/support/kubelet-process.js';
 import { startTestApiserver, type TestApiserver } from '../test/support/test-apiserver.js';
 import { percentile } from './stats.js';
 
@@ -27,7 +34,15 @@ const CLK_TCK = 100; // Linux USER_HZ on every architecture we run on
  * of RSS that is the agent's own (RssAnon; the rest is mostly the node binary's pages, shared
  * with every node process). load_avg_1m: the machine's, during the window.
  */
-export interface Footprint { pods: number; rss_mib_median: number; rss_mib_max: number; rss_anon_mib_median: number; cpu_cores_mean: number; window_s: number; load_avg_1m: number }
+export interface Footprint {
+  pods: number;
+  rss_mib_median: number;
+  rss_mib_max: number;
+  rss_anon_mib_median: number;
+  cpu_cores_mean: number;
+  window_s: number;
+  load_avg_1m: number;
+}
 
 export interface AgentBenchResult {
   manifest_to_running: { samples: number; p50_ms: number; p99_ms: number };
@@ -42,20 +57,36 @@ export interface AgentBenchResult {
   kill_to_restart_visible?: { pods: number; samples: number; p50_ms: number; p99_ms: number } | null;
 }
 
-export interface BurstResult { pods: number; all_running_ms: number; pod_running_p50_ms: number; pod_running_p99_ms: number }
+export interface BurstResult {
+  pods: number;
+  all_running_ms: number;
+  pod_running_p50_ms: number;
+  pod_running_p99_ms: number;
+}
 
 /** hostNetwork keeps 100 pods cheap for containerd; the agent does the same work either way. */
 function manifest(name: string, sleepArg = '100000'): string {
   return JSON.stringify({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'bench' },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'bench' },
     spec: {
-      hostNetwork: true, terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'Never', command: ['sh', '-c', `trap "exit 0" TERM; sleep ${sleepArg} & wait`] }],
+      hostNetwork: true,
+      terminationGracePeriodSeconds: 0,
+      containers: [
+        {
+          name: 'c',
+          image: IMAGE,
+          imagePullPolicy: 'Never',
+          command: ['sh', '-c', `trap "exit 0" TERM; sleep ${sleepArg} & wait`],
+        },
+      ],
     },
   });
 }
 
-const phaseOf = async (k: KubeletProcess, name: string) => (await getPods(k)).find((p) => p.metadata?.name?.startsWith(`${name}-`))?.status?.phase;
+const phaseOf = async (k: KubeletProcess, name: string) =>
+  (await getPods(k)).find((p) => p.metadata?.name?.startsWith(`${name}-`))?.status?.phase;
 
 function procSample(pid: number): { cpuTicks: number; rssKiB: number; anonKiB: number } {
   // /proc/<pid>/stat: fields after the ")" — utime and stime are the 12th and 13th of those.
@@ -74,7 +105,12 @@ async function latencies(k: KubeletProcess, samples: number) {
     const file = join(k.manifests, `${name}.json`);
     let t0 = performance.now();
     writeFileSync(file, manifest(name));
-    await waitFor(`${name} Running`, 60_000, async () => ((await phaseOf(k, name)) === 'Running' ? true : undefined), 5);
+    await waitFor(
+      `${name} Running`,
+      60_000,
+      async () => ((await phaseOf(k, name)) === 'Running' ? true : undefined),
+      5,
+    );
     up.push(performance.now() - t0);
     t0 = performance.now();
     unlinkSync(file);
@@ -103,7 +139,15 @@ async function measure(pid: number, pods: number, windowS: number): Promise<Foot
   const cpu = (procSample(pid).cpuTicks - first.cpuTicks) / CLK_TCK / windowS;
   const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
   const round2 = (x: number) => Math.round(x * 100) / 100;
-  return { pods, rss_mib_median: mib(percentile(rss, 50)), rss_mib_max: mib(Math.max(...rss)), rss_anon_mib_median: mib(percentile(anon, 50)), cpu_cores_mean: Math.round(cpu * 10_000) / 10_000, window_s: windowS, load_avg_1m: round2((load + loadavg()[0]!) / 2) };
+  return {
+    pods,
+    rss_mib_median: mib(percentile(rss, 50)),
+    rss_mib_max: mib(Math.max(...rss)),
+    rss_anon_mib_median: mib(percentile(anon, 50)),
+    cpu_cores_mean: Math.round(cpu * 10_000) / 10_000,
+    window_s: windowS,
+    load_avg_1m: round2((load + loadavg()[0]!) / 2),
+  };
 }
 
 /** Waits until `count()` reaches `pods` (pods starting at the agent's pace; generous bound). */
@@ -113,11 +157,21 @@ async function allRunning(what: string, pods: number, count: () => Promise<numbe
 
 async function footprint(k: KubeletProcess, pods: number, windowS: number, holdS = 0): Promise<Footprint> {
   for (let i = 0; i < pods; i++) writeFileSync(join(k.manifests, `fp${i}.json`), manifest(`fp${i}`));
-  await allRunning('static pods', pods, async () => (await getPods(k)).filter((p) => p.metadata?.name?.startsWith('fp') && p.status?.phase === 'Running').length);
+  await allRunning(
+    'static pods',
+    pods,
+    async () =>
+      (await getPods(k)).filter((p) => p.metadata?.name?.startsWith('fp') && p.status?.phase === 'Running').length,
+  );
   const fp = await measure(k.pid, pods, windowS);
   if (holdS > 0) await hold(k.pid, pods, holdS);
   for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `fp${i}.json`), { force: true });
-  await waitFor('footprint pods gone', 5 * 60_000, async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('fp')) ? undefined : true), 500);
+  await waitFor(
+    'footprint pods gone',
+    5 * 60_000,
+    async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('fp')) ? undefined : true),
+    500,
+  );
   return fp;
 }
 
@@ -136,19 +190,41 @@ const NODE = 'e2e-node'; // startKubelet's --hostname-override
 async function footprintApiserver(endpoint: string, pods: number, windowS: number): Promise<Footprint> {
   const dirs = makeKubeletDirs();
   const api: TestApiserver = await startTestApiserver();
-  const k = startKubelet({ ...dirs, endpoint, logLevel: 'info', extraArgs: [`--kubeconfig=${api.kubeconfig(dirs.dir)}`] });
+  const k = startKubelet({
+    ...dirs,
+    endpoint,
+    logLevel: 'info',
+    extraArgs: [`--kubeconfig=${api.kubeconfig(dirs.dir)}`],
+  });
   const ns = 'bench-api';
   try {
     await waitFor('node registered', 60_000, () => (api.store.get('nodes', undefined, NODE) ? true : undefined), 200);
     for (let i = 0; i < pods; i++) {
       const spec = (JSON.parse(manifest(`ap${i}`)) as { spec: Record<string, unknown> }).spec;
-      const r = await api.call('POST', `/api/v1/namespaces/${ns}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: `ap${i}`, namespace: ns }, spec: { ...spec, nodeName: NODE } });
+      const r = await api.call('POST', `/api/v1/namespaces/${ns}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `ap${i}`, namespace: ns },
+        spec: { ...spec, nodeName: NODE },
+      });
       if (r.status !== 201) throw new Error(`creating pod ap${i}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
     }
-    await allRunning('API pods', pods, () => api.store.list('pods', ns).filter((p) => (p as { status?: { phase?: string } }).status?.phase === 'Running').length);
+    await allRunning(
+      'API pods',
+      pods,
+      () =>
+        api.store.list('pods', ns).filter((p) => (p as { status?: { phase?: string } }).status?.phase === 'Running')
+          .length,
+    );
     const fp = await measure(k.pid, pods, windowS);
-    for (let i = 0; i < pods; i++) await api.call('DELETE', `/api/v1/namespaces/${ns}/pods/ap${i}`, { gracePeriodSeconds: 0 });
-    await waitFor('API pods gone from the node', 5 * 60_000, async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('ap')) ? undefined : true), 500);
+    for (let i = 0; i < pods; i++)
+      await api.call('DELETE', `/api/v1/namespaces/${ns}/pods/ap${i}`, { gracePeriodSeconds: 0 });
+    await waitFor(
+      'API pods gone from the node',
+      5 * 60_000,
+      async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('ap')) ? undefined : true),
+      500,
+    );
     return fp;
   } finally {
     await stopKubelet(k);
@@ -167,16 +243,26 @@ async function burstStart(k: KubeletProcess, pods: number): Promise<BurstResult>
   const t0 = performance.now();
   for (let i = 0; i < pods; i++) writeFileSync(join(k.manifests, `burst${i}.json`), manifest(`burst${i}`));
   const runningAt = new Map<string, number>();
-  await waitFor(`${pods} burst pods Running`, 10 * 60_000, async () => {
-    const now = performance.now() - t0;
-    for (const p of await getPods(k)) {
-      const name = p.metadata?.name ?? '';
-      if (name.startsWith('burst') && p.status?.phase === 'Running' && !runningAt.has(name)) runningAt.set(name, now);
-    }
-    return runningAt.size >= pods ? true : undefined;
-  }, 100);
+  await waitFor(
+    `${pods} burst pods Running`,
+    10 * 60_000,
+    async () => {
+      const now = performance.now() - t0;
+      for (const p of await getPods(k)) {
+        const name = p.metadata?.name ?? '';
+        if (name.startsWith('burst') && p.status?.phase === 'Running' && !runningAt.has(name)) runningAt.set(name, now);
+      }
+      return runningAt.size >= pods ? true : undefined;
+    },
+    100,
+  );
   const each = [...runningAt.values()];
-  return { pods, all_running_ms: Math.round(Math.max(...each)), pod_running_p50_ms: Math.round(percentile(each, 50)), pod_running_p99_ms: Math.round(percentile(each, 99)) };
+  return {
+    pods,
+    all_running_ms: Math.round(Math.max(...each)),
+    pod_running_p50_ms: Math.round(percentile(each, 50)),
+    pod_running_p99_ms: Math.round(percentile(each, 99)),
+  };
 }
 
 /**
@@ -194,15 +280,26 @@ async function killToRestart(k: KubeletProcess, pods: number, samples: number) {
     if (!pod || !st || !id || containerPids(id).length === 0) continue;
     const t0 = performance.now();
     killContainerProcesses(id);
-    await waitFor(`${name} restarted`, 60_000, async () => {
-      const now = (await getPods(k)).find((p) => p.metadata?.uid === pod.metadata?.uid)?.status?.containerStatuses?.[0];
-      return now && now.restartCount > st.restartCount && now.state?.running ? true : undefined;
-    }, 10);
+    await waitFor(
+      `${name} restarted`,
+      60_000,
+      async () => {
+        const now = (await getPods(k)).find((p) => p.metadata?.uid === pod.metadata?.uid)?.status
+          ?.containerStatuses?.[0];
+        return now && now.restartCount > st.restartCount && now.state?.running ? true : undefined;
+      },
+      10,
+    );
     times.push(performance.now() - t0);
     await sleepMs(500);
   }
   if (times.length === 0) return null;
-  return { pods, samples: times.length, p50_ms: Math.round(percentile(times, 50)), p99_ms: Math.round(percentile(times, 99)) };
+  return {
+    pods,
+    samples: times.length,
+    p50_ms: Math.round(percentile(times, 50)),
+    p99_ms: Math.round(percentile(times, 99)),
+  };
 }
 
 /**
@@ -212,11 +309,23 @@ async function killToRestart(k: KubeletProcess, pods: number, samples: number) {
  */
 async function removeBurst(k: KubeletProcess, endpoint: string, pods: number): Promise<void> {
   for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `burst${i}.json`), { force: true });
-  await waitFor('burst pods gone', 5 * 60_000, async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('burst')) ? undefined : true), 500);
+  await waitFor(
+    'burst pods gone',
+    5 * 60_000,
+    async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('burst')) ? undefined : true),
+    500,
+  );
   const { runtime, images } = connectRuntime(endpoint);
   try {
-    await waitFor('burst sandboxes stopped', 5 * 60_000, async () =>
-      ((await runtime.listPodSandbox()).some((s) => s.metadata.namespace === 'bench' && s.state === 'SANDBOX_READY') ? undefined : true), 500);
+    await waitFor(
+      'burst sandboxes stopped',
+      5 * 60_000,
+      async () =>
+        (await runtime.listPodSandbox()).some((s) => s.metadata.namespace === 'bench' && s.state === 'SANDBOX_READY')
+          ? undefined
+          : true,
+      500,
+    );
   } finally {
     runtime.close();
     images.close();
@@ -235,7 +344,11 @@ async function cleanRuntime(endpoint: string): Promise<void> {
 }
 
 /** The burst and kill → restart parts alone (`node dist/bench/agent-bench.js --burst <endpoint> [pods]`). */
-export async function runBurstBench(endpoint: string, pods: number, restartSamples: number): Promise<Pick<AgentBenchResult, 'burst_start' | 'kill_to_restart_visible'>> {
+export async function runBurstBench(
+  endpoint: string,
+  pods: number,
+  restartSamples: number,
+): Promise<Pick<AgentBenchResult, 'burst_start' | 'kill_to_restart_visible'>> {
   await cleanRuntime(endpoint);
   const dirs = makeKubeletDirs();
   const k = startKubelet({ ...dirs, endpoint, logLevel: 'info' });
@@ -294,7 +407,12 @@ async function runLatencyAndFootprint(endpoint: string, opts: { quick: boolean }
 
 /** Standalone run against a containerd the caller started (the full `npm run bench` starts its own). */
 async function cli(argv: string[]): Promise<void> {
-  const arg = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=').slice(1).join('=') ?? (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : undefined);
+  const arg = (name: string) =>
+    argv
+      .find((a) => a.startsWith(`--${name}=`))
+      ?.split('=')
+      .slice(1)
+      .join('=') ?? (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : undefined);
   if (argv[0] === '--burst') {
     // The burst and kill → restart parts alone: --burst <endpoint> [pods] [restart samples].
     console.log(JSON.stringify(await runBurstBench(argv[1]!, Number(argv[2] ?? 100), Number(argv[3] ?? 10)), null, 2));
@@ -307,7 +425,9 @@ async function cli(argv: string[]): Promise<void> {
     return;
   }
   if (!endpoint) {
-    process.stderr.write('usage: node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock [--quick] [--out bench/results/agent.json]\n       node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock --standalone [--hold SECONDS]\n       node dist/bench/agent-bench.js --burst unix:///path/containerd.sock [pods] [restart samples]\n');
+    process.stderr.write(
+      'usage: node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock [--quick] [--out bench/results/agent.json]\n       node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock --standalone [--hold SECONDS]\n       node dist/bench/agent-bench.js --burst unix:///path/containerd.sock [pods] [restart samples]\n',
+    );
     process.exit(2);
   }
   const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

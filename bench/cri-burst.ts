@@ -34,7 +34,8 @@ function timedRuntime(inner: RuntimeService, times: Map<string, number[]>): Runt
   return new Proxy(inner, {
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== 'function' || !(TIMED as readonly (string | symbol)[]).includes(prop)) return typeof v === 'function' ? v.bind(target) : v;
+      if (typeof v !== 'function' || !(TIMED as readonly (string | symbol)[]).includes(prop))
+        return typeof v === 'function' ? v.bind(target) : v;
       return async (...args: unknown[]) => {
         const t0 = performance.now();
         try {
@@ -53,8 +54,17 @@ function pod(ns: string, i: number): Pod {
   return {
     metadata: { name: `p${i}`, namespace: ns, uid: `${ns}-p${i}` },
     spec: {
-      hostNetwork: true, restartPolicy: 'Always', terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'trap "exit 0" TERM; sleep 100000 & wait'] }],
+      hostNetwork: true,
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 0,
+      containers: [
+        {
+          name: 'c',
+          image: IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', 'trap "exit 0" TERM; sleep 100000 & wait'],
+        },
+      ],
     },
   } as Pod;
 }
@@ -64,24 +74,43 @@ async function burst(endpoint: string, pods: number, bound: number): Promise<Bur
   const { runtime, images } = connectRuntime(endpoint);
   const times = new Map<string, number[]>();
   const rt = timedRuntime(runtime, times);
-  const manager = createRuntimeManager({ runtime: rt, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-cri-burst/${ns}/logs`, rootDir: `/tmp/kts-cri-burst/${ns}/root`, volumes: createVolumeManager({ rootDir: `/tmp/kts-cri-burst/${ns}/root` }), nodeName: 'bench', hostIP: '127.0.0.1', criStartConcurrency: bound });
+  const manager = createRuntimeManager({
+    runtime: rt,
+    imageManager: createImageManager({ images }),
+    podLogsDir: `/tmp/kts-cri-burst/${ns}/logs`,
+    rootDir: `/tmp/kts-cri-burst/${ns}/root`,
+    volumes: createVolumeManager({ rootDir: `/tmp/kts-cri-burst/${ns}/root` }),
+    nodeName: 'bench',
+    hostIP: '127.0.0.1',
+    criStartConcurrency: bound,
+  });
   const started: number[] = [];
   const t0 = performance.now();
   try {
-    await Promise.all(Array.from({ length: pods }, async (_, i) => {
-      const p = pod(ns, i);
-      const r = await manager.syncPod(p, await manager.getPodStatus(p.metadata!.uid!, p.metadata!.name!, ns));
-      if (r.error) throw r.error;
-      started.push(performance.now() - t0);
-    }));
+    await Promise.all(
+      Array.from({ length: pods }, async (_, i) => {
+        const p = pod(ns, i);
+        const r = await manager.syncPod(p, await manager.getPodStatus(p.metadata!.uid!, p.metadata!.name!, ns));
+        if (r.error) throw r.error;
+        started.push(performance.now() - t0);
+      }),
+    );
   } finally {
     await removeTestPods(runtime, { namespace: ns });
     runtime.close();
     images.close();
   }
   const calls: BurstRow['calls'] = {};
-  for (const [k, v] of times) calls[k] = { n: v.length, p50_ms: Math.round(percentile(v, 50)), p99_ms: Math.round(percentile(v, 99)) };
-  return { bound, pods, all_started_ms: Math.round(Math.max(...started)), pod_started_p50_ms: Math.round(percentile(started, 50)), pod_started_p99_ms: Math.round(percentile(started, 99)), calls };
+  for (const [k, v] of times)
+    calls[k] = { n: v.length, p50_ms: Math.round(percentile(v, 50)), p99_ms: Math.round(percentile(v, 99)) };
+  return {
+    bound,
+    pods,
+    all_started_ms: Math.round(Math.max(...started)),
+    pod_started_p50_ms: Math.round(percentile(started, 50)),
+    pod_started_p99_ms: Math.round(percentile(started, 99)),
+    calls,
+  };
 }
 
 export async function runCriBurst(endpoint: string, pods: number, bounds: number[]): Promise<BurstRow[]> {
@@ -93,15 +122,22 @@ export async function runCriBurst(endpoint: string, pods: number, bounds: number
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const keepAlive = setInterval(() => undefined, 1000);
   const bounds = (process.argv[4] ?? '0,1,2,4,8').split(',').map(Number);
-  runCriBurst(process.argv[2]!, Number(process.argv[3] ?? 50), bounds).then((rows) => {
-    for (const r of rows) {
-      const c = Object.entries(r.calls).map(([k, v]) => `${k} ${v.p50_ms}/${v.p99_ms}`).join(', ');
-      console.log(`bound ${r.bound || 'none'}: ${r.pods} pods, all started ${r.all_started_ms} ms, per pod p50 ${r.pod_started_p50_ms} p99 ${r.pod_started_p99_ms} ms | CRI p50/p99 ms: ${c}`);
-    }
-    clearInterval(keepAlive);
-    process.exit(0);
-  }, (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
+  runCriBurst(process.argv[2]!, Number(process.argv[3] ?? 50), bounds).then(
+    (rows) => {
+      for (const r of rows) {
+        const c = Object.entries(r.calls)
+          .map(([k, v]) => `${k} ${v.p50_ms}/${v.p99_ms}`)
+          .join(', ');
+        console.log(
+          `bound ${r.bound || 'none'}: ${r.pods} pods, all started ${r.all_started_ms} ms, per pod p50 ${r.pod_started_p50_ms} p99 ${r.pod_started_p99_ms} ms | CRI p50/p99 ms: ${c}`,
+        );
+      }
+      clearInterval(keepAlive);
+      process.exit(0);
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

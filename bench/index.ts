@@ -27,7 +27,12 @@ const quick = args.has('--quick');
 
 interface E2EResult {
   relist_e2e: { pods: number; p50_ms: number; p99_ms: number }[] | null;
-  exit_to_event: { periodic_p50_ms: number; periodic_p99_ms: number; evented_p50_ms: number; evented_p99_ms: number } | null;
+  exit_to_event: {
+    periodic_p50_ms: number;
+    periodic_p99_ms: number;
+    evented_p50_ms: number;
+    evented_p99_ms: number;
+  } | null;
   reason?: string;
 }
 
@@ -39,32 +44,62 @@ async function e2e(endpoint: string): Promise<E2EResult> {
   const evented = await exitToEvent({ endpoint, ns: `${tag}-e` }, exits, true);
   return {
     relist_e2e: relist,
-    exit_to_event: { periodic_p50_ms: periodic.p50_ms, periodic_p99_ms: periodic.p99_ms, evented_p50_ms: evented.p50_ms, evented_p99_ms: evented.p99_ms },
+    exit_to_event: {
+      periodic_p50_ms: periodic.p50_ms,
+      periodic_p99_ms: periodic.p99_ms,
+      evented_p50_ms: evented.p50_ms,
+      evented_p99_ms: evented.p99_ms,
+    },
   };
 }
 
 function startContainerd(): { endpoint?: string; reason?: string } {
   try {
-    const out = execFileSync('bash', [join(REPO, 'scripts/containerd.sh'), 'start', '--state-dir', join(REPO, '.state/bench-containerd')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync(
+      'bash',
+      [join(REPO, 'scripts/containerd.sh'), 'start', '--state-dir', join(REPO, '.state/bench-containerd')],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     return { endpoint: out.trim().split('\n').pop() };
   } catch (err) {
-    return { reason: `containerd could not start: ${String((err as { stderr?: string }).stderr ?? err).trim().split('\n').pop()}` };
+    return {
+      reason: `containerd could not start: ${String((err as { stderr?: string }).stderr ?? err)
+        .trim()
+        .split('\n')
+        .pop()}`,
+    };
   }
 }
 
 function stopContainerd(): void {
-  spawnSync('bash', [join(REPO, 'scripts/containerd.sh'), 'stop', '--state-dir', join(REPO, '.state/bench-containerd')], { stdio: 'ignore' });
+  spawnSync(
+    'bash',
+    [join(REPO, 'scripts/containerd.sh'), 'stop', '--state-dir', join(REPO, '.state/bench-containerd')],
+    { stdio: 'ignore' },
+  );
 }
 
-const fmt = (v: number | null | undefined) => (v === null || v === undefined || Number.isNaN(v) ? '   n/a' : v.toFixed(3).padStart(8));
+const fmt = (v: number | null | undefined) =>
+  v === null || v === undefined || Number.isNaN(v) ? '   n/a' : v.toFixed(3).padStart(8);
 
 function printAgent(a: AgentBenchResult | { reason: string }): void {
   if ('reason' in a) return void console.log(`\n(agent) skipped: ${a.reason}`);
   console.log('\n(agent) the daemon against containerd (ms)            samples        p50        p99');
-  console.log(`manifest written → Running in /pods              ${String(a.manifest_to_running.samples).padStart(7)}   ${fmt(a.manifest_to_running.p50_ms)}   ${fmt(a.manifest_to_running.p99_ms)}`);
-  console.log(`manifest deleted → gone from /pods               ${String(a.delete_to_gone.samples).padStart(7)}   ${fmt(a.delete_to_gone.p50_ms)}   ${fmt(a.delete_to_gone.p99_ms)}`);
-  for (const [mode, f] of [['standalone', a.footprint], ['API server mode', a.footprint_apiserver]] as const) {
-    console.log(f ? `footprint, ${mode}, at ${f.pods} pods: RSS median ${f.rss_mib_median} / max ${f.rss_mib_max} MiB (RssAnon ${f.rss_anon_mib_median}), CPU ${f.cpu_cores_mean} cores (mean over ${f.window_s} s, load average ${f.load_avg_1m})` : `footprint, ${mode}: full run only`);
+  console.log(
+    `manifest written → Running in /pods              ${String(a.manifest_to_running.samples).padStart(7)}   ${fmt(a.manifest_to_running.p50_ms)}   ${fmt(a.manifest_to_running.p99_ms)}`,
+  );
+  console.log(
+    `manifest deleted → gone from /pods               ${String(a.delete_to_gone.samples).padStart(7)}   ${fmt(a.delete_to_gone.p50_ms)}   ${fmt(a.delete_to_gone.p99_ms)}`,
+  );
+  for (const [mode, f] of [
+    ['standalone', a.footprint],
+    ['API server mode', a.footprint_apiserver],
+  ] as const) {
+    console.log(
+      f
+        ? `footprint, ${mode}, at ${f.pods} pods: RSS median ${f.rss_mib_median} / max ${f.rss_mib_max} MiB (RssAnon ${f.rss_anon_mib_median}), CPU ${f.cpu_cores_mean} cores (mean over ${f.window_s} s, load average ${f.load_avg_1m})`
+        : `footprint, ${mode}: full run only`,
+    );
   }
 }
 
@@ -72,9 +107,12 @@ function printAgent(a: AgentBenchResult | { reason: string }): void {
 function printBurst(a: AgentBenchResult | { reason: string }): void {
   if ('reason' in a || !a.burst_start) return;
   const b = a.burst_start;
-  console.log(`${b.pods} pods at once: all Running ${b.all_running_ms} ms; each pod manifest → Running p50 ${b.pod_running_p50_ms} / p99 ${b.pod_running_p99_ms} ms`);
+  console.log(
+    `${b.pods} pods at once: all Running ${b.all_running_ms} ms; each pod manifest → Running p50 ${b.pod_running_p50_ms} / p99 ${b.pod_running_p99_ms} ms`,
+  );
   const k = a.kill_to_restart_visible;
-  if (k) console.log(`kill → restart visible at ${k.pods} pods, ${k.samples} samples: p50 ${k.p50_ms} / p99 ${k.p99_ms} ms`);
+  if (k)
+    console.log(`kill → restart visible at ${k.pods} pods, ${k.samples} samples: p50 ${k.p50_ms} / p99 ${k.p99_ms} ms`);
 }
 
 async function main(): Promise<void> {
@@ -85,11 +123,15 @@ async function main(): Promise<void> {
   }
   console.log(`kubelet-ts bench${quick ? ' (quick)' : ''}; hot paths: ${JSON.stringify(nativeStatus())}`);
   const diff = await runDiffBench({ quick });
-  console.log('\n(a) PLEG decode+diff per relist, 1 % churn (ms)        (e) conventional: protobufjs objects + TS diff');
+  console.log(
+    '\n(a) PLEG decode+diff per relist, 1 % churn (ms)        (e) conventional: protobufjs objects + TS diff',
+  );
   console.log('containers   native p50   native p99       ts p50       ts p99   ts/native   conv p50   conv p99');
   for (const d of diff.diff) {
     const ratio = d.native_median_ms ? (d.ts_median_ms / d.native_median_ms).toFixed(1) + 'x' : 'n/a';
-    console.log(`${String(d.containers).padStart(10)}   ${fmt(d.native_median_ms)}     ${fmt(d.native_p99_ms)}     ${fmt(d.ts_median_ms)}     ${fmt(d.ts_p99_ms)}   ${ratio.padStart(9)}   ${fmt(d.conventional_median_ms)}   ${fmt(d.conventional_p99_ms)}`);
+    console.log(
+      `${String(d.containers).padStart(10)}   ${fmt(d.native_median_ms)}     ${fmt(d.native_p99_ms)}     ${fmt(d.ts_median_ms)}     ${fmt(d.ts_p99_ms)}   ${ratio.padStart(9)}   ${fmt(d.conventional_median_ms)}   ${fmt(d.conventional_p99_ms)}`,
+    );
   }
 
   let result: E2EResult = { relist_e2e: null, exit_to_event: null };
@@ -102,23 +144,37 @@ async function main(): Promise<void> {
   } else {
     try {
       result = await e2e(ctr.endpoint);
-      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--e2e-child', ...(quick ? ['--quick'] : [])], {
-        env: { ...process.env, KUBELET_TS_NATIVE: '0', KUBELET_TS_BENCH_ENDPOINT: ctr.endpoint }, encoding: 'utf8', maxBuffer: 16 << 20,
-      });
+      const child = spawnSync(
+        process.execPath,
+        [fileURLToPath(import.meta.url), '--e2e-child', ...(quick ? ['--quick'] : [])],
+        {
+          env: { ...process.env, KUBELET_TS_NATIVE: '0', KUBELET_TS_BENCH_ENDPOINT: ctr.endpoint },
+          encoding: 'utf8',
+          maxBuffer: 16 << 20,
+        },
+      );
       try {
         tsMode = JSON.parse(child.stdout);
       } catch {
         tsMode.reason = `TS-mode run failed: ${child.stderr.trim().split('\n').slice(-3).join(' ')}`;
       }
-      agent = await runAgentBench(ctr.endpoint, { quick }).catch((err: unknown) => ({ reason: `agent bench failed: ${String(err)}` }));
+      agent = await runAgentBench(ctr.endpoint, { quick }).catch((err: unknown) => ({
+        reason: `agent bench failed: ${String(err)}`,
+      }));
     } finally {
       stopContainerd();
     }
-    for (const [label, r] of [['native', result], ['KUBELET_TS_NATIVE=0', tsMode]] as const) {
+    for (const [label, r] of [
+      ['native', result],
+      ['KUBELET_TS_NATIVE=0', tsMode],
+    ] as const) {
       console.log(`\n(b) end-to-end relist vs containerd, ${label} (ms)\n      pods        p50        p99`);
-      for (const x of r.relist_e2e ?? []) console.log(`${String(x.pods).padStart(10)}   ${fmt(x.p50_ms)}   ${fmt(x.p99_ms)}`);
+      for (const x of r.relist_e2e ?? [])
+        console.log(`${String(x.pods).padStart(10)}   ${fmt(x.p50_ms)}   ${fmt(x.p99_ms)}`);
       const e = r.exit_to_event;
-      console.log(`(c) exit → event, ${label} (ms): periodic p50 ${fmt(e?.periodic_p50_ms)}  p99 ${fmt(e?.periodic_p99_ms)} | event-driven p50 ${fmt(e?.evented_p50_ms)}  p99 ${fmt(e?.evented_p99_ms)}${r.reason ? `  (${r.reason})` : ''}`);
+      console.log(
+        `(c) exit → event, ${label} (ms): periodic p50 ${fmt(e?.periodic_p50_ms)}  p99 ${fmt(e?.periodic_p99_ms)} | event-driven p50 ${fmt(e?.evented_p50_ms)}  p99 ${fmt(e?.evented_p99_ms)}${r.reason ? `  (${r.reason})` : ''}`,
+      );
     }
   }
   if (agent) printAgent(agent);
@@ -126,7 +182,13 @@ async function main(): Promise<void> {
   const outDir = join(REPO, 'bench', 'results');
   mkdirSync(outDir, { recursive: true });
   const shape = (r: E2EResult) => ({
-    diff: diff.diff.map((d) => ({ containers: d.containers, native_median_ms: d.native_median_ms, native_p99_ms: d.native_p99_ms, ts_median_ms: d.ts_median_ms, ts_p99_ms: d.ts_p99_ms })),
+    diff: diff.diff.map((d) => ({
+      containers: d.containers,
+      native_median_ms: d.native_median_ms,
+      native_p99_ms: d.native_p99_ms,
+      ts_median_ms: d.ts_median_ms,
+      ts_p99_ms: d.ts_p99_ms,
+    })),
     relist_e2e: r.relist_e2e,
     exit_to_event: r.exit_to_event,
   });
@@ -134,7 +196,9 @@ async function main(): Promise<void> {
   writeFileSync(join(outDir, 'pleg-ts-mode.json'), JSON.stringify(shape(tsMode), null, 2) + '\n');
   writeFileSync(join(outDir, 'pleg-conventional.json'), JSON.stringify(diff.diff, null, 2) + '\n');
   if (agent) writeFileSync(join(outDir, 'agent.json'), JSON.stringify(agent, null, 2) + '\n');
-  console.log(`\nwrote ${join('bench/results', 'pleg.json')}, pleg-ts-mode.json, pleg-conventional.json${agent ? ', agent.json' : ''}`);
+  console.log(
+    `\nwrote ${join('bench/results', 'pleg.json')}, pleg-ts-mode.json, pleg-conventional.json${agent ? ', agent.json' : ''}`,
+  );
   if (process.getuid?.() === 0) {
     const rows = await runRuntimeBench({ quick });
     printRuntimeRows(rows);
@@ -144,7 +208,10 @@ async function main(): Promise<void> {
   await (await import('./stats-bench.js')).main({ quick }); // stats pass, OOM kill → event (bench/results/stats.json)
 }
 
-main().then(() => process.exit(0), (err) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -72,7 +72,11 @@ function pingPong(i: number): number {
   return k < STATES ? k : period - k;
 }
 
-function measure(d: RelistDiffer, relists: Array<{ sb: Buffer; ct: Buffer }>, size: Size): { median: number; p99: number; n: number; events: number } {
+function measure(
+  d: RelistDiffer,
+  relists: Array<{ sb: Buffer; ct: Buffer }>,
+  size: Size,
+): { median: number; p99: number; n: number; events: number } {
   d.diff(relists[0]!.sb, relists[0]!.ct); // the first relist: everything is new
   let step = 1;
   const warmup = Math.max(5, Math.min(200, Math.floor(size.iterations / 5)));
@@ -101,7 +105,12 @@ function measure(d: RelistDiffer, relists: Array<{ sb: Buffer; ct: Buffer }>, si
   }
   d.close();
   times.sort((a, b) => a - b);
-  return { median: round(nearestRank(times, 0.5)), p99: round(nearestRank(times, 0.99)), n: times.length, events: events / Math.max(1, times.length) };
+  return {
+    median: round(nearestRank(times, 0.5)),
+    p99: round(nearestRank(times, 0.99)),
+    n: times.length,
+    events: events / Math.max(1, times.length),
+  };
 }
 
 export async function runDiffBench(opts: { quick: boolean }): Promise<DiffBenchResult> {
@@ -138,11 +147,15 @@ export async function runDiffBench(opts: { quick: boolean }): Promise<DiffBenchR
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   runDiffBench({ quick: process.argv.includes('--quick') }).then(
     (r) => {
-      console.log('containers   native p50   native p99     ts p50     ts p99   ts/native   conv p50   conv p99   events/relist');
+      console.log(
+        'containers   native p50   native p99     ts p50     ts p99   ts/native   conv p50   conv p99   events/relist',
+      );
       for (const d of r.diff) {
         const f = (v: number | null) => (v === null ? '     n/a' : v.toFixed(3).padStart(8));
         const ratio = d.native_median_ms ? `${(d.ts_median_ms / d.native_median_ms).toFixed(1)}x` : 'n/a';
-        console.log(`${String(d.containers).padStart(10)}   ${f(d.native_median_ms)}     ${f(d.native_p99_ms)}   ${f(d.ts_median_ms)}   ${f(d.ts_p99_ms)}   ${ratio.padStart(9)}   ${f(d.conventional_median_ms)}   ${f(d.conventional_p99_ms)}   ${d.events_per_relist}`);
+        console.log(
+          `${String(d.containers).padStart(10)}   ${f(d.native_median_ms)}     ${f(d.native_p99_ms)}   ${f(d.ts_median_ms)}   ${f(d.ts_p99_ms)}   ${ratio.padStart(9)}   ${f(d.conventional_median_ms)}   ${f(d.conventional_p99_ms)}   ${d.events_per_relist}`,
+        );
       }
       if (r.reason) console.log(`native: ${r.reason}`);
     },

@@ -8,7 +8,13 @@ import { connectRuntime } from '../src/cri/index.js';
 import { createImageManager } from '../src/images/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
 import { createVolumeManager } from '../src/volume/index.js';
-import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../src/pleg/index.js';
+import {
+  createGenericPLEG,
+  createPodStatusCache,
+  criRawSource,
+  CgroupExitWatcher,
+  findUnifiedRoot,
+} from '../src/pleg/index.js';
 import { hotPaths } from '../src/cmd/hot-paths.js';
 import { percentile } from './stats.js';
 
@@ -18,8 +24,15 @@ function benchPod(ns: string, name: string, containers: { name: string; script: 
   return {
     metadata: { name, namespace: ns, uid: `${ns}-${name}` },
     spec: {
-      hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0,
-      containers: containers.map((c) => ({ name: c.name, image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', c.script] })),
+      hostNetwork: true,
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 0,
+      containers: containers.map((c) => ({
+        name: c.name,
+        image: IMAGE,
+        imagePullPolicy: 'IfNotPresent',
+        command: ['sh', '-c', c.script],
+      })),
     },
   } as Pod;
 }
@@ -31,7 +44,15 @@ export interface E2EContext {
 
 function setup(ctx: E2EContext) {
   const { runtime, images } = connectRuntime(ctx.endpoint);
-  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-bench-logs/${ctx.ns}`, rootDir: `/tmp/kts-bench-root/${ctx.ns}`, volumes: createVolumeManager({ rootDir: `/tmp/kts-bench-root/${ctx.ns}` }), nodeName: 'bench', hostIP: '127.0.0.1' });
+  const manager = createRuntimeManager({
+    runtime,
+    imageManager: createImageManager({ images }),
+    podLogsDir: `/tmp/kts-bench-logs/${ctx.ns}`,
+    rootDir: `/tmp/kts-bench-root/${ctx.ns}`,
+    volumes: createVolumeManager({ rootDir: `/tmp/kts-bench-root/${ctx.ns}` }),
+    nodeName: 'bench',
+    hostIP: '127.0.0.1',
+  });
   return { runtime, images, manager };
 }
 
@@ -51,23 +72,35 @@ async function startPods(manager: ReturnType<typeof setup>['manager'], pods: Pod
 /** Stops and removes every sandbox of the bench namespace. */
 export async function cleanup(ctx: E2EContext, rt: ReturnType<typeof setup>['runtime']): Promise<void> {
   const sbs = (await rt.listPodSandbox()).filter((s) => s.metadata.namespace === ctx.ns);
-  await Promise.all(sbs.map(async (s) => {
-    await rt.stopPodSandbox(s.id).catch(() => undefined);
-    await rt.removePodSandbox(s.id).catch(() => undefined);
-  }));
+  await Promise.all(
+    sbs.map(async (s) => {
+      await rt.stopPodSandbox(s.id).catch(() => undefined);
+      await rt.removePodSandbox(s.id).catch(() => undefined);
+    }),
+  );
 }
 
 /** (b) p50/p99 of one full relist (two raw lists + decode + diff, no events) with `pods` pods. */
-export async function relistE2E(ctx: E2EContext, podCounts: number[], iterations: number): Promise<{ pods: number; p50_ms: number; p99_ms: number }[]> {
+export async function relistE2E(
+  ctx: E2EContext,
+  podCounts: number[],
+  iterations: number,
+): Promise<{ pods: number; p50_ms: number; p99_ms: number }[]> {
   const { runtime, images, manager } = setup(ctx);
   const out: { pods: number; p50_ms: number; p99_ms: number }[] = [];
   try {
     let created = 0;
     for (const n of podCounts) {
       const pods: Pod[] = [];
-      for (; created < n; created++) pods.push(benchPod(ctx.ns, `r${created}`, [{ name: 'c', script: 'trap "exit 0" TERM; sleep 100000 & wait' }]));
+      for (; created < n; created++)
+        pods.push(benchPod(ctx.ns, `r${created}`, [{ name: 'c', script: 'trap "exit 0" TERM; sleep 100000 & wait' }]));
       await startPods(manager, pods);
-      const pleg = createGenericPLEG({ runtime: manager, source: criRawSource(runtime), differ: hotPaths().pleg.createRelistDiffer(), cache: createPodStatusCache() });
+      const pleg = createGenericPLEG({
+        runtime: manager,
+        source: criRawSource(runtime),
+        differ: hotPaths().pleg.createRelistDiffer(),
+        cache: createPodStatusCache(),
+      });
       await pleg.relist(); // first relist sees everything as new and inspects it: not what we time
       const samples: number[] = [];
       for (let i = 0; i < iterations; i++) {
@@ -86,7 +119,11 @@ export async function relistE2E(ctx: E2EContext, podCounts: number[], iterations
 }
 
 /** (c) exit → event latency over `exits` container exits, periodic relist only or event-driven. */
-export async function exitToEvent(ctx: E2EContext, exits: number, evented: boolean): Promise<{ p50_ms: number; p99_ms: number; samples: number }> {
+export async function exitToEvent(
+  ctx: E2EContext,
+  exits: number,
+  evented: boolean,
+): Promise<{ p50_ms: number; p99_ms: number; samples: number }> {
   const { runtime, images, manager } = setup(ctx);
   const perPod = 5;
   const pods: Pod[] = [];
@@ -102,16 +139,25 @@ export async function exitToEvent(ctx: E2EContext, exits: number, evented: boole
   const root = findUnifiedRoot();
   const cache = createPodStatusCache();
   const pleg = createGenericPLEG({
-    runtime: manager, source: criRawSource(runtime), differ: hotPaths().pleg.createRelistDiffer(), cache,
-    createExitWatcher: evented && root ? (onExit) => new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit }) : undefined,
+    runtime: manager,
+    source: criRawSource(runtime),
+    differ: hotPaths().pleg.createRelistDiffer(),
+    cache,
+    createExitWatcher:
+      evented && root
+        ? (onExit) => new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit })
+        : undefined,
   });
   const diedAt = new Map<string, number>();
-  pleg.watch((e) => { if (e.type === 'ContainerDied' && !diedAt.has(e.data)) diedAt.set(e.data, Date.now()); });
+  pleg.watch((e) => {
+    if (e.type === 'ContainerDied' && !diedAt.has(e.data)) diedAt.set(e.data, Date.now());
+  });
   try {
     pleg.start();
     await startPods(manager, pods);
     const deadline = Date.now() + 30_000;
-    const ours = async () => (await runtime.listContainers()).filter((c) => c.labels['io.kubernetes.pod.namespace'] === ctx.ns);
+    const ours = async () =>
+      (await runtime.listContainers()).filter((c) => c.labels['io.kubernetes.pod.namespace'] === ctx.ns);
     while (Date.now() < deadline) {
       const cs = await ours();
       if (cs.length >= exits && cs.every((c) => diedAt.has(c.id))) break;

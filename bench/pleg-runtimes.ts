@@ -28,7 +28,13 @@ import { connectRuntime } from '../src/cri/index.js';
 import { createImageManager } from '../src/images/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
 import { createVolumeManager } from '../src/volume/index.js';
-import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../src/pleg/index.js';
+import {
+  createGenericPLEG,
+  createPodStatusCache,
+  criRawSource,
+  CgroupExitWatcher,
+  findUnifiedRoot,
+} from '../src/pleg/index.js';
 import { hotPaths } from '../src/cmd/hot-paths.js';
 import { percentile } from './stats.js';
 import { cleanup } from './pleg-e2e.js';
@@ -42,7 +48,13 @@ const PER_POD = 5;
 export type TriggerMode = 'periodic' | 'cgroup' | 'cri-events' | 'cgroup+cri-events';
 const MODES: TriggerMode[] = ['periodic', 'cgroup', 'cri-events', 'cgroup+cri-events'];
 
-interface Timeline { finishedAt: number; listed?: number; cgroup?: number; criEvent?: number; pleg?: number }
+interface Timeline {
+  finishedAt: number;
+  listed?: number;
+  cgroup?: number;
+  criEvent?: number;
+  pleg?: number;
+}
 
 export interface ModeRow {
   mode: TriggerMode;
@@ -67,7 +79,14 @@ export interface RuntimeRow {
   exits: number;
   poll_interval_ms: number;
   /** the runtime's own floor, each against finishedAt, over all modes' exits */
-  floor: { listed_p50_ms: number; listed_p99_ms: number; cgroup_p50_ms: number | null; cgroup_p99_ms: number | null; cri_event_p50_ms: number | null; cri_event_p99_ms: number | null };
+  floor: {
+    listed_p50_ms: number;
+    listed_p99_ms: number;
+    cgroup_p50_ms: number | null;
+    cgroup_p99_ms: number | null;
+    cri_event_p50_ms: number | null;
+    cri_event_p99_ms: number | null;
+  };
   exit_to_event: ModeRow[];
   reason?: string;
 }
@@ -78,9 +97,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A pod whose containers exit `delaysS` seconds after they start. */
 function pod(ns: string, name: string, delaysS: number[]): Pod {
   const containers = delaysS.map((d, c) => ({
-    name: `c${c}`, image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', `sleep ${Math.max(0.2, d).toFixed(3)}`],
+    name: `c${c}`,
+    image: IMAGE,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['sh', '-c', `sleep ${Math.max(0.2, d).toFixed(3)}`],
   }));
-  return { metadata: { name, namespace: ns, uid: `${ns}-${name}` }, spec: { hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers } } as Pod;
+  return {
+    metadata: { name, namespace: ns, uid: `${ns}-${name}` },
+    spec: { hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers },
+  } as Pod;
 }
 
 /**
@@ -92,28 +117,60 @@ const EXITS_BEGIN_MS = 9000;
 const EXITS_SPREAD_MS = 4000;
 
 /** One mode on one runtime: `exits` containers exit; returns each one's timeline. */
-async function runMode(endpoint: string, ns: string, exits: number, mode: TriggerMode): Promise<{ timelines: Timeline[]; criEvents: string }> {
+async function runMode(
+  endpoint: string,
+  ns: string,
+  exits: number,
+  mode: TriggerMode,
+): Promise<{ timelines: Timeline[]; criEvents: string }> {
   const { runtime, images } = connectRuntime(endpoint);
   const observer = connectRuntime(endpoint); // own connection: the poll must not queue behind the PLEG's calls
-  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-bench-logs/${ns}`, rootDir: `/tmp/kts-bench-root/${ns}`, volumes: createVolumeManager({ rootDir: `/tmp/kts-bench-root/${ns}` }), nodeName: 'bench', hostIP: '127.0.0.1' });
+  const manager = createRuntimeManager({
+    runtime,
+    imageManager: createImageManager({ images }),
+    podLogsDir: `/tmp/kts-bench-logs/${ns}`,
+    rootDir: `/tmp/kts-bench-root/${ns}`,
+    volumes: createVolumeManager({ rootDir: `/tmp/kts-bench-root/${ns}` }),
+    nodeName: 'bench',
+    hostIP: '127.0.0.1',
+  });
   const root = findUnifiedRoot();
   const t = new Map<string, Timeline>();
   const at = (id: string) => t.get(id) ?? (t.set(id, { finishedAt: NaN }), t.get(id)!);
   const useCgroup = mode === 'cgroup' || mode === 'cgroup+cri-events';
   const useEvents = mode === 'cri-events' || mode === 'cgroup+cri-events';
   const pleg = createGenericPLEG({
-    runtime: manager, source: criRawSource(runtime), differ: hotPaths().pleg.createRelistDiffer(), cache: createPodStatusCache(),
-    createExitWatcher: useCgroup && root ? (onExit) => new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit }) : undefined,
+    runtime: manager,
+    source: criRawSource(runtime),
+    differ: hotPaths().pleg.createRelistDiffer(),
+    cache: createPodStatusCache(),
+    createExitWatcher:
+      useCgroup && root
+        ? (onExit) => new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit })
+        : undefined,
     // The CRI event's arrival is timed on the PLEG's own stream: containerd 1.7 hands each event
     // to ONE of its GetContainerEvents subscribers (containerd#7318, fixed in 2.0), so a second
     // stream would steal half of them.
-    subscribeContainerEvents: useEvents ? (onEvent, onError) => runtime.getContainerEvents((e) => {
-      if (e.type === 'CONTAINER_STOPPED_EVENT') at(e.containerId).criEvent ??= now();
-      onEvent(e);
-    }, onError) : undefined,
+    subscribeContainerEvents: useEvents
+      ? (onEvent, onError) =>
+          runtime.getContainerEvents((e) => {
+            if (e.type === 'CONTAINER_STOPPED_EVENT') at(e.containerId).criEvent ??= now();
+            onEvent(e);
+          }, onError)
+      : undefined,
   });
-  pleg.watch((e) => { if (e.type === 'ContainerDied') at(e.data).pleg ??= now(); });
-  const cgroupWatch = root ? new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit: (_p, cid) => { at(cid).cgroup ??= now(); } }) : undefined;
+  pleg.watch((e) => {
+    if (e.type === 'ContainerDied') at(e.data).pleg ??= now();
+  });
+  const cgroupWatch = root
+    ? new CgroupExitWatcher({
+        root,
+        createFsWatcher: hotPaths().inotify.createFsWatcher,
+        onExit: (_p, cid) => {
+          at(cid).cgroup ??= now();
+        },
+      })
+    : undefined;
   let polling = true;
   const poll = (async () => {
     while (polling) {
@@ -129,16 +186,26 @@ async function runMode(endpoint: string, ns: string, exits: number, mode: Trigge
   })();
   // Absolute exit times, shuffled, each container's sleep computed just before its pod starts.
   const t0 = Date.now();
-  const exitAt = Array.from({ length: exits }, (_, i) => t0 + EXITS_BEGIN_MS + (i * EXITS_SPREAD_MS) / exits).sort(() => Math.random() - 0.5);
+  const exitAt = Array.from({ length: exits }, (_, i) => t0 + EXITS_BEGIN_MS + (i * EXITS_SPREAD_MS) / exits).sort(
+    () => Math.random() - 0.5,
+  );
   try {
     pleg.start();
     for (let p = 0; p * PER_POD < exits; p++) {
       const mine = exitAt.slice(p * PER_POD, (p + 1) * PER_POD);
-      const pd = pod(ns, `p${p}`, mine.map((at) => (at - Date.now()) / 1000));
-      const r = await manager.syncPod(pd, await manager.getPodStatus(pd.metadata!.uid!, pd.metadata!.name!, pd.metadata!.namespace!));
+      const pd = pod(
+        ns,
+        `p${p}`,
+        mine.map((at) => (at - Date.now()) / 1000),
+      );
+      const r = await manager.syncPod(
+        pd,
+        await manager.getPodStatus(pd.metadata!.uid!, pd.metadata!.name!, pd.metadata!.namespace!),
+      );
       if (r.error) throw r.error;
     }
-    if (Date.now() > t0 + EXITS_BEGIN_MS) console.warn(`pleg-runtimes: starting the pods took longer than ${EXITS_BEGIN_MS} ms; exits overlapped starts`);
+    if (Date.now() > t0 + EXITS_BEGIN_MS)
+      console.warn(`pleg-runtimes: starting the pods took longer than ${EXITS_BEGIN_MS} ms; exits overlapped starts`);
     const deadline = Date.now() + 40_000;
     while (Date.now() < deadline) {
       const ours = [...t.entries()].filter(([, v]) => v.listed !== undefined);
@@ -151,7 +218,10 @@ async function runMode(endpoint: string, ns: string, exits: number, mode: Trigge
       const st = await runtime.containerStatus(id).catch(() => undefined);
       if (st?.finishedAt) v.finishedAt = Number(st.finishedAt) / 1e6;
     }
-    return { timelines: [...t.values()].filter((v) => !Number.isNaN(v.finishedAt) && v.listed !== undefined), criEvents };
+    return {
+      timelines: [...t.values()].filter((v) => !Number.isNaN(v.finishedAt) && v.listed !== undefined),
+      criEvents,
+    };
   } finally {
     polling = false;
     await poll;
@@ -167,28 +237,78 @@ const deltas = (ts: Timeline[], a: (v: Timeline) => number | undefined, b: (v: T
   ts.flatMap((v) => (a(v) !== undefined && b(v) !== undefined ? [a(v)! - b(v)!] : []));
 
 /** Every mode against one running containerd. */
-export async function benchRuntime(endpoint: string, runtimeName: string, version: string, exits: number): Promise<RuntimeRow> {
+export async function benchRuntime(
+  endpoint: string,
+  runtimeName: string,
+  version: string,
+  exits: number,
+): Promise<RuntimeRow> {
   const tag = `bench-rt-${Date.now().toString(36)}`;
   const all: Timeline[] = [];
   const rows: ModeRow[] = [];
   for (const mode of MODES) {
     const { timelines, criEvents } = await runMode(endpoint, `${tag}-${mode.replace(/\W/g, '')}`, exits, mode);
     all.push(...timelines);
-    const lat = deltas(timelines, (v) => v.pleg, (v) => v.finishedAt);
-    const behind = deltas(timelines, (v) => v.pleg, (v) => v.listed);
-    const afterEvent = mode.includes('cri-events') && criEvents === 'active' ? deltas(timelines, (v) => v.pleg, (v) => v.criEvent) : undefined;
+    const lat = deltas(
+      timelines,
+      (v) => v.pleg,
+      (v) => v.finishedAt,
+    );
+    const behind = deltas(
+      timelines,
+      (v) => v.pleg,
+      (v) => v.listed,
+    );
+    const afterEvent =
+      mode.includes('cri-events') && criEvents === 'active'
+        ? deltas(
+            timelines,
+            (v) => v.pleg,
+            (v) => v.criEvent,
+          )
+        : undefined;
     rows.push({
-      mode, samples: lat.length, p50_ms: p(lat, 50), p99_ms: p(lat, 99), behind_runtime_p50_ms: p(behind, 50), behind_runtime_p99_ms: p(behind, 99),
+      mode,
+      samples: lat.length,
+      p50_ms: p(lat, 50),
+      p99_ms: p(lat, 99),
+      behind_runtime_p50_ms: p(behind, 50),
+      behind_runtime_p99_ms: p(behind, 99),
       ...(afterEvent ? { after_cri_event_p50_ms: p(afterEvent, 50), after_cri_event_p99_ms: p(afterEvent, 99) } : {}),
-      ...(mode.includes('cri-events') && criEvents === 'unsupported' ? { unavailable: 'runtime answers GetContainerEvents with Unimplemented' } : {}),
+      ...(mode.includes('cri-events') && criEvents === 'unsupported'
+        ? { unavailable: 'runtime answers GetContainerEvents with Unimplemented' }
+        : {}),
     });
   }
-  const listed = deltas(all, (v) => v.listed, (v) => v.finishedAt);
-  const cg = deltas(all, (v) => v.cgroup, (v) => v.finishedAt);
-  const ev = deltas(all, (v) => v.criEvent, (v) => v.finishedAt);
+  const listed = deltas(
+    all,
+    (v) => v.listed,
+    (v) => v.finishedAt,
+  );
+  const cg = deltas(
+    all,
+    (v) => v.cgroup,
+    (v) => v.finishedAt,
+  );
+  const ev = deltas(
+    all,
+    (v) => v.criEvent,
+    (v) => v.finishedAt,
+  );
   return {
-    runtime: runtimeName, version, native: process.env.KUBELET_TS_NATIVE !== '0', exits, poll_interval_ms: POLL_MS,
-    floor: { listed_p50_ms: p(listed, 50)!, listed_p99_ms: p(listed, 99)!, cgroup_p50_ms: p(cg, 50), cgroup_p99_ms: p(cg, 99), cri_event_p50_ms: p(ev, 50), cri_event_p99_ms: p(ev, 99) },
+    runtime: runtimeName,
+    version,
+    native: process.env.KUBELET_TS_NATIVE !== '0',
+    exits,
+    poll_interval_ms: POLL_MS,
+    floor: {
+      listed_p50_ms: p(listed, 50)!,
+      listed_p99_ms: p(listed, 99)!,
+      cgroup_p50_ms: p(cg, 50),
+      cgroup_p99_ms: p(cg, 99),
+      cri_event_p50_ms: p(ev, 50),
+      cri_event_p99_ms: p(ev, 99),
+    },
     exit_to_event: rows,
   };
 }
@@ -196,15 +316,24 @@ export async function benchRuntime(endpoint: string, runtimeName: string, versio
 const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '     n/a' : v.toFixed(1).padStart(8));
 
 export function printRuntimeRows(rows: RuntimeRow[]): void {
-  console.log('\n(f) container exit → PLEG ContainerDied per runtime (ms after finishedAt; "behind" = after ListContainers first showed the exit)');
+  console.log(
+    '\n(f) container exit → PLEG ContainerDied per runtime (ms after finishedAt; "behind" = after ListContainers first showed the exit)',
+  );
   console.log('runtime      mode                 samples      p50      p99   behind p50  behind p99');
   for (const r of rows) {
-    if (r.reason) { console.log(`${r.runtime.padEnd(12)} skipped: ${r.reason}`); continue; }
+    if (r.reason) {
+      console.log(`${r.runtime.padEnd(12)} skipped: ${r.reason}`);
+      continue;
+    }
     for (const m of r.exit_to_event) {
-      console.log(`${r.runtime.padEnd(12)} ${m.mode.padEnd(20)} ${String(m.samples).padStart(7)} ${fmt(m.p50_ms)} ${fmt(m.p99_ms)}     ${fmt(m.behind_runtime_p50_ms)}    ${fmt(m.behind_runtime_p99_ms)}${m.unavailable ? '  (events unavailable: periodic/cgroup only)' : ''}${m.after_cri_event_p50_ms != null ? `  (after the CRI event: p50 ${fmt(m.after_cri_event_p50_ms).trim()} p99 ${fmt(m.after_cri_event_p99_ms).trim()})` : ''}`);
+      console.log(
+        `${r.runtime.padEnd(12)} ${m.mode.padEnd(20)} ${String(m.samples).padStart(7)} ${fmt(m.p50_ms)} ${fmt(m.p99_ms)}     ${fmt(m.behind_runtime_p50_ms)}    ${fmt(m.behind_runtime_p99_ms)}${m.unavailable ? '  (events unavailable: periodic/cgroup only)' : ''}${m.after_cri_event_p50_ms != null ? `  (after the CRI event: p50 ${fmt(m.after_cri_event_p50_ms).trim()} p99 ${fmt(m.after_cri_event_p99_ms).trim()})` : ''}`,
+      );
     }
     const f = r.floor;
-    console.log(`${r.runtime.padEnd(12)} runtime floor: ListContainers p50 ${fmt(f.listed_p50_ms)} p99 ${fmt(f.listed_p99_ms)} | cgroup p50 ${fmt(f.cgroup_p50_ms)} p99 ${fmt(f.cgroup_p99_ms)} | CRI event p50 ${fmt(f.cri_event_p50_ms)} p99 ${fmt(f.cri_event_p99_ms)}  (containerd ${r.version})`);
+    console.log(
+      `${r.runtime.padEnd(12)} runtime floor: ListContainers p50 ${fmt(f.listed_p50_ms)} p99 ${fmt(f.listed_p99_ms)} | cgroup p50 ${fmt(f.cgroup_p50_ms)} p99 ${fmt(f.cgroup_p99_ms)} | CRI event p50 ${fmt(f.cri_event_p50_ms)} p99 ${fmt(f.cri_event_p99_ms)}  (containerd ${r.version})`,
+    );
   }
 }
 
@@ -217,9 +346,21 @@ export async function runRuntimeBench(opts: { quick: boolean; runtimes?: string[
     spawnSync('bash', [script, 'stop', '--state-dir', stateDir], { stdio: 'ignore' });
     let endpoint: string;
     try {
-      endpoint = execFileSync('bash', [script, 'start', '--version', rt, '--state-dir', stateDir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').pop()!;
+      endpoint = execFileSync('bash', [script, 'start', '--version', rt, '--state-dir', stateDir], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+        .trim()
+        .split('\n')
+        .pop()!;
     } catch (err) {
-      rows.push({ runtime: rt, reason: `containerd ${rt} could not start: ${String((err as { stderr?: string }).stderr ?? err).trim().split('\n').pop()}` } as RuntimeRow);
+      rows.push({
+        runtime: rt,
+        reason: `containerd ${rt} could not start: ${String((err as { stderr?: string }).stderr ?? err)
+          .trim()
+          .split('\n')
+          .pop()}`,
+      } as RuntimeRow);
       continue;
     }
     try {
@@ -247,13 +388,16 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
   const args = process.argv.slice(2);
   const i = args.indexOf('--runtimes');
   const runtimes = i >= 0 ? args[i + 1]!.split(',') : undefined;
-  runRuntimeBench({ quick: args.includes('--quick'), runtimes }).then((rows) => {
-    printRuntimeRows(rows);
-    writeRuntimeRows(rows);
-    console.log('\nwrote bench/results/pleg-runtimes.json');
-    process.exit(0);
-  }, (err) => {
-    console.error(err);
-    process.exit(1);
-  });
+  runRuntimeBench({ quick: args.includes('--quick'), runtimes }).then(
+    (rows) => {
+      printRuntimeRows(rows);
+      writeRuntimeRows(rows);
+      console.log('\nwrote bench/results/pleg-runtimes.json');
+      process.exit(0);
+    },
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

@@ -31,9 +31,18 @@ const IMAGE = 'localhost/kubelet-ts/busybox:latest';
 const STATE = join(REPO, '.state/bench-containerd');
 
 interface PassResult {
-  containers: number; files: number; native_median_ms: number | null; native_p99_ms: number | null; ts_median_ms: number; ts_p99_ms: number;
+  containers: number;
+  files: number;
+  native_median_ms: number | null;
+  native_p99_ms: number | null;
+  ts_median_ms: number;
+  ts_p99_ms: number;
   /** The same over the files a periodic pass reads (NEED.usage: no limits, no io; see provider.ts). */
-  pass_files: number; pass_native_median_ms: number | null; pass_native_p99_ms: number | null; pass_ts_median_ms: number; pass_ts_p99_ms: number;
+  pass_files: number;
+  pass_native_median_ms: number | null;
+  pass_native_p99_ms: number | null;
+  pass_ts_median_ms: number;
+  pass_ts_p99_ms: number;
 }
 
 type Timed = Record<string, { median: number; p99: number }>;
@@ -64,10 +73,16 @@ function timePasses(layout: CgroupLayout, names: string[], iterations: number): 
   const all = timeReads(specs, names.length, NEED_ALL, iterations);
   const pass = timeReads(specs, names.length, NEED.usage, iterations);
   return {
-    files: specs.length, native_median_ms: all['native']?.median ?? null, native_p99_ms: all['native']?.p99 ?? null,
-    ts_median_ms: all['ts']!.median, ts_p99_ms: all['ts']!.p99,
-    pass_files: specs.filter((s) => wanted(s, NEED.usage)).length, pass_native_median_ms: pass['native']?.median ?? null,
-    pass_native_p99_ms: pass['native']?.p99 ?? null, pass_ts_median_ms: pass['ts']!.median, pass_ts_p99_ms: pass['ts']!.p99,
+    files: specs.length,
+    native_median_ms: all['native']?.median ?? null,
+    native_p99_ms: all['native']?.p99 ?? null,
+    ts_median_ms: all['ts']!.median,
+    ts_p99_ms: all['ts']!.p99,
+    pass_files: specs.filter((s) => wanted(s, NEED.usage)).length,
+    pass_native_median_ms: pass['native']?.median ?? null,
+    pass_native_p99_ms: pass['native']?.p99 ?? null,
+    pass_ts_median_ms: pass['ts']!.median,
+    pass_ts_p99_ms: pass['ts']!.p99,
   };
 }
 
@@ -79,7 +94,13 @@ function recordedTree(quick: boolean): Array<PassResult & { layout: 'v1' | 'v2' 
       for (const containers of [100, 500, 2000]) {
         const root = join(dir, `${mode}-${containers}`);
         const tree = makeCgroupTree(root, { mode, pods: containers / 2, containersPerPod: 2 });
-        const names = ['/', ...tree.pods.flatMap((p) => [`/kubepods/besteffort/pod${p.uid}`, ...p.containers.map((c) => `/kubepods/besteffort/pod${p.uid}/${c.id}`)])];
+        const names = [
+          '/',
+          ...tree.pods.flatMap((p) => [
+            `/kubepods/besteffort/pod${p.uid}`,
+            ...p.containers.map((c) => `/kubepods/besteffort/pod${p.uid}/${c.id}`),
+          ]),
+        ];
         out.push({ layout: mode, containers, ...timePasses(createCgroupLayout(tree.mounts), names, quick ? 15 : 100) });
       }
     }
@@ -93,15 +114,33 @@ function benchPod(ns: string, name: string, script: string, memoryLimit?: string
   return {
     metadata: { name, namespace: ns, uid: `${ns}-${name}` },
     spec: {
-      hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0,
-      containers: [{ name: 'c', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', script], ...(memoryLimit ? { resources: { limits: { memory: memoryLimit } } } : {}) }],
+      hostNetwork: true,
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 0,
+      containers: [
+        {
+          name: 'c',
+          image: IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', script],
+          ...(memoryLimit ? { resources: { limits: { memory: memoryLimit } } } : {}),
+        },
+      ],
     },
   } as Pod;
 }
 
 async function withPods<T>(endpoint: string, ns: string, pods: Pod[], fn: () => Promise<T>): Promise<T> {
   const { runtime, images } = connectRuntime(endpoint);
-  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: `/tmp/kts-bench-logs/${ns}`, rootDir: `/tmp/kts-bench-root/${ns}`, volumes: createVolumeManager({ rootDir: `/tmp/kts-bench-root/${ns}` }), nodeName: 'bench', hostIP: '127.0.0.1' });
+  const manager = createRuntimeManager({
+    runtime,
+    imageManager: createImageManager({ images }),
+    podLogsDir: `/tmp/kts-bench-logs/${ns}`,
+    rootDir: `/tmp/kts-bench-root/${ns}`,
+    volumes: createVolumeManager({ rootDir: `/tmp/kts-bench-root/${ns}` }),
+    nodeName: 'bench',
+    hostIP: '127.0.0.1',
+  });
   try {
     for (const pod of pods) {
       const r = await manager.syncPod(pod, await manager.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, ns));
@@ -129,14 +168,21 @@ async function realContainers(endpoint: string, quick: boolean): Promise<PassRes
     for (const [uid, cg] of layout.podCgroups('/')) {
       if (!uid.startsWith(ns)) continue;
       names.push(cg);
-      for (const e of readdirSync(join(layout.memoryRoot!, cg), { withFileTypes: true })) if (e.isDirectory()) names.push(`${cg}/${e.name}`);
+      for (const e of readdirSync(join(layout.memoryRoot!, cg), { withFileTypes: true }))
+        if (e.isDirectory()) names.push(`${cg}/${e.name}`);
     }
     const containers = names.length - 1 - n;
     return { containers, ...timePasses(layout, names, quick ? 20 : 100) };
   });
 }
 
-interface OomLatency { impl: string; kills: number; p50_ms: number; p99_ms: number; max_ms: number }
+interface OomLatency {
+  impl: string;
+  kills: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+}
 
 /** (c): a 20Mi container whose shell restarts `tail /dev/zero` after every kill. */
 async function oomLatency(endpoint: string, kills: number): Promise<OomLatency[]> {
@@ -145,7 +191,9 @@ async function oomLatency(endpoint: string, kills: number): Promise<OomLatency[]
     const ns = `oom-bench-${impl.name}-${Date.now().toString(36)}`;
     const samples: number[] = [];
     let done: () => void = () => undefined;
-    const finished = new Promise<void>((r) => { done = r; });
+    const finished = new Promise<void>((r) => {
+      done = r;
+    });
     const watcher = impl.createKmsgWatcher('/dev/kmsg', (batch: OomKillRecord[]) => {
       const nowUs = Number(process.hrtime.bigint() / 1000n);
       for (const k of batch) {
@@ -155,27 +203,46 @@ async function oomLatency(endpoint: string, kills: number): Promise<OomLatency[]
       }
     });
     try {
-      await withPods(endpoint, ns, [benchPod(ns, 'hog', 'while true; do tail /dev/zero; sleep 0.05; done', '20Mi')], () =>
-        Promise.race([finished, new Promise<void>((r) => setTimeout(r, 60_000).unref())]));
+      await withPods(
+        endpoint,
+        ns,
+        [benchPod(ns, 'hog', 'while true; do tail /dev/zero; sleep 0.05; done', '20Mi')],
+        () => Promise.race([finished, new Promise<void>((r) => setTimeout(r, 60_000).unref())]),
+      );
     } finally {
       watcher.close();
     }
     const sorted = [...samples].sort((a, b) => a - b);
-    out.push({ impl: impl.name, kills: samples.length, p50_ms: percentile(samples, 50), p99_ms: percentile(samples, 99), max_ms: Math.round((sorted.at(-1) ?? NaN) * 1000) / 1000 });
+    out.push({
+      impl: impl.name,
+      kills: samples.length,
+      p50_ms: percentile(samples, 50),
+      p99_ms: percentile(samples, 99),
+      max_ms: Math.round((sorted.at(-1) ?? NaN) * 1000) / 1000,
+    });
   }
   return out;
 }
 
 function startContainerd(): { endpoint?: string; reason?: string } {
   try {
-    const outp = execFileSync('bash', [join(REPO, 'scripts/containerd.sh'), 'start', '--state-dir', STATE], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const outp = execFileSync('bash', [join(REPO, 'scripts/containerd.sh'), 'start', '--state-dir', STATE], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     return { endpoint: outp.trim().split('\n').pop() };
   } catch (err) {
-    return { reason: `containerd could not start: ${String((err as { stderr?: string }).stderr ?? err).trim().split('\n').pop()}` };
+    return {
+      reason: `containerd could not start: ${String((err as { stderr?: string }).stderr ?? err)
+        .trim()
+        .split('\n')
+        .pop()}`,
+    };
   }
 }
 
-const fmt = (v: number | null | undefined) => (v === null || v === undefined || Number.isNaN(v) ? '   n/a' : v.toFixed(3).padStart(8));
+const fmt = (v: number | null | undefined) =>
+  v === null || v === undefined || Number.isNaN(v) ? '   n/a' : v.toFixed(3).padStart(8);
 
 export async function main(opts: { quick: boolean }): Promise<void> {
   // The CRI channels do not hold the event loop: keep it alive while we await the runtime.
@@ -193,12 +260,18 @@ async function run(opts: { quick: boolean }): Promise<void> {
   console.log('layout  containers   files   native p50   native p99       ts p50       ts p99   ts/native');
   for (const r of recorded) {
     const ratio = r.native_median_ms ? (r.ts_median_ms / r.native_median_ms).toFixed(1) + 'x' : 'n/a';
-    console.log(`${r.layout.padEnd(6)}  ${String(r.containers).padStart(10)}   ${String(r.files).padStart(5)}     ${fmt(r.native_median_ms)}     ${fmt(r.native_p99_ms)}     ${fmt(r.ts_median_ms)}     ${fmt(r.ts_p99_ms)}   ${ratio.padStart(9)}`);
+    console.log(
+      `${r.layout.padEnd(6)}  ${String(r.containers).padStart(10)}   ${String(r.files).padStart(5)}     ${fmt(r.native_median_ms)}     ${fmt(r.native_p99_ms)}     ${fmt(r.ts_median_ms)}     ${fmt(r.ts_p99_ms)}   ${ratio.padStart(9)}`,
+    );
   }
-  console.log('(stats a2) the same, periodic pass: usage files only (limits carried over, io while /metrics/cadvisor is scraped)');
+  console.log(
+    '(stats a2) the same, periodic pass: usage files only (limits carried over, io while /metrics/cadvisor is scraped)',
+  );
   for (const r of recorded) {
     const ratio = r.pass_native_median_ms ? (r.pass_ts_median_ms / r.pass_native_median_ms).toFixed(1) + 'x' : 'n/a';
-    console.log(`${r.layout.padEnd(6)}  ${String(r.containers).padStart(10)}   ${String(r.pass_files).padStart(5)}     ${fmt(r.pass_native_median_ms)}     ${fmt(r.pass_native_p99_ms)}     ${fmt(r.pass_ts_median_ms)}     ${fmt(r.pass_ts_p99_ms)}   ${ratio.padStart(9)}`);
+    console.log(
+      `${r.layout.padEnd(6)}  ${String(r.containers).padStart(10)}   ${String(r.pass_files).padStart(5)}     ${fmt(r.pass_native_median_ms)}     ${fmt(r.pass_native_p99_ms)}     ${fmt(r.pass_ts_median_ms)}     ${fmt(r.pass_ts_p99_ms)}   ${ratio.padStart(9)}`,
+    );
   }
   let real: PassResult | null = null;
   let oom: OomLatency[] | null = null;
@@ -216,18 +289,34 @@ async function run(opts: { quick: boolean }): Promise<void> {
       spawnSync('bash', [join(REPO, 'scripts/containerd.sh'), 'stop', '--state-dir', STATE], { stdio: 'ignore' });
     }
   }
-  if (real) console.log(`(stats b) pass over ${real.containers} real containers + pods (${real.files} files, this host's layout): native p50 ${fmt(real.native_median_ms)} p99 ${fmt(real.native_p99_ms)} | ts p50 ${fmt(real.ts_median_ms)} p99 ${fmt(real.ts_p99_ms)}`);
-  for (const o of oom ?? []) console.log(`(stats c) OOM kill → event (${o.impl}), ${o.kills} real kills: p50 ${fmt(o.p50_ms)} p99 ${fmt(o.p99_ms)} max ${fmt(o.max_ms)} ms`);
+  if (real)
+    console.log(
+      `(stats b) pass over ${real.containers} real containers + pods (${real.files} files, this host's layout): native p50 ${fmt(real.native_median_ms)} p99 ${fmt(real.native_p99_ms)} | ts p50 ${fmt(real.ts_median_ms)} p99 ${fmt(real.ts_p99_ms)}`,
+    );
+  for (const o of oom ?? [])
+    console.log(
+      `(stats c) OOM kill → event (${o.impl}), ${o.kills} real kills: p50 ${fmt(o.p50_ms)} p99 ${fmt(o.p99_ms)} max ${fmt(o.max_ms)} ms`,
+    );
   if (reason) console.log(`(stats b, c) skipped: ${reason}`);
   const outDir = join(REPO, 'bench', 'results');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'stats.json'), JSON.stringify({ pass_recorded: recorded, pass_real: real, oom_kill_to_event: oom, ...(reason ? { reason } : {}) }, null, 2) + '\n');
+  writeFileSync(
+    join(outDir, 'stats.json'),
+    JSON.stringify(
+      { pass_recorded: recorded, pass_real: real, oom_kill_to_event: oom, ...(reason ? { reason } : {}) },
+      null,
+      2,
+    ) + '\n',
+  );
   console.log('wrote bench/results/stats.json');
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
-  main({ quick: process.argv.includes('--quick') }).then(() => process.exit(0), (err) => {
-    console.error(err);
-    process.exit(1);
-  });
+  main({ quick: process.argv.includes('--quick') }).then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

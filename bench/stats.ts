@@ -6,5 +6,12 @@ export function nearestRank(sorted: readonly number[], q: number): number {
 
 /** Percentile (0–100) by nearest rank over a copy of the samples (ms), rounded to µs. */
 export function percentile(samples: number[], p: number): number {
-  return Math.round(nearestRank([...samples].sort((a, b) => a - b), p / 100) * 1000) / 1000;
+  return (
+    Math.round(
+      nearestRank(
+        [...samples].sort((a, b) => a - b),
+        p / 100,
+      ) * 1000,
+    ) / 1000
+  );
 }

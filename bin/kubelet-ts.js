@@ -27,10 +27,14 @@ else await run();
 
 /** Starts node again with the missing flags and the environment, and mirrors its exit. */
 function relaunch(flags) {
-  const child = spawn(process.execPath, [...process.execArgv, ...flags, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...ENV, ...process.env, KUBELET_TS_RELAUNCHED: '1' },
-  });
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, ...flags, fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+      env: { ...ENV, ...process.env, KUBELET_TS_RELAUNCHED: '1' },
+    },
+  );
   for (const sig of FORWARDED) process.on(sig, () => child.kill(sig));
   child.on('exit', (code, signal) => {
     if (signal === null) process.exit(code ?? 1);
@@ -44,8 +48,11 @@ async function run() {
   process.on('unhandledRejection', (err) => {
     process.stderr.write(`kubelet-ts: unhandled rejection: ${err && err.stack ? err.stack : err}\n`);
   });
-  main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
-    process.stderr.write(`kubelet-ts: ${err && err.stack ? err.stack : err}\n`);
-    process.exit(1);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      process.stderr.write(`kubelet-ts: ${err && err.stack ? err.stack : err}\n`);
+      process.exit(1);
+    },
+  );
 }

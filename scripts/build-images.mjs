@@ -40,7 +40,7 @@ export const IMAGES = {
  * arrives (a foreground sleep would delay the trap until it ends); the trap kills the sleep so
  * nothing is left behind when the sandbox shares the host PID namespace.
  */
-const PAUSE_SCRIPT = 'trap \'kill $! 2>/dev/null; exit 0\' TERM INT; while :; do sleep 3600 & wait $!; done';
+const PAUSE_SCRIPT = "trap 'kill $! 2>/dev/null; exit 0' TERM INT; while :; do sleep 3600 & wait $!; done";
 
 // ---------------------------------------------------------------------------------------------
 // A minimal ustar writer (names here are all < 100 bytes, so no pax/GNU extensions are needed).
@@ -161,8 +161,14 @@ function imageTarball({ name, layer, config: runConfig, arch }) {
     JSON.stringify({
       schemaVersion: 2,
       mediaType: 'application/vnd.oci.image.manifest.v1+json',
-      config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: `sha256:${configDigest}`, size: config.length },
-      layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: `sha256:${layerDigest}`, size: layer.length }],
+      config: {
+        mediaType: 'application/vnd.oci.image.config.v1+json',
+        digest: `sha256:${configDigest}`,
+        size: config.length,
+      },
+      layers: [
+        { mediaType: 'application/vnd.oci.image.layer.v1.tar', digest: `sha256:${layerDigest}`, size: layer.length },
+      ],
     }),
   );
   const manifestDigest = sha256(manifest);

@@ -18,7 +18,9 @@ function giveUp(reason) {
     console.error(`kubelet-ts: native addon build failed: ${reason}`);
     process.exit(1);
   }
-  console.warn(`kubelet-ts: WARNING native addon not built (${reason}); the agent will use the TypeScript implementations`);
+  console.warn(
+    `kubelet-ts: WARNING native addon not built (${reason}); the agent will use the TypeScript implementations`,
+  );
   process.exit(0);
 }
 
@@ -31,7 +33,9 @@ if (probe.error || probe.status !== 0) giveUp(`no C++ compiler: '${cxx}' not fou
 // node-gyp: the project's own, else the one bundled with npm.
 const candidates = [
   join(root, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
-  process.env.npm_execpath ? join(dirname(process.env.npm_execpath), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js') : '',
+  process.env.npm_execpath
+    ? join(dirname(process.env.npm_execpath), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js')
+    : '',
   join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
 ].filter(Boolean);
 const nodeGyp = candidates.find((p) => existsSync(p));
@@ -42,8 +46,7 @@ if (!nodeGyp) giveUp('node-gyp not found (neither in node_modules nor bundled wi
 const args = [nodeGyp, 'rebuild', '--jobs', 'max'];
 const prefix = resolve(dirname(process.execPath), '..');
 const nodedir =
-  process.env.npm_config_nodedir ||
-  (existsSync(join(prefix, 'include', 'node', 'common.gypi')) ? prefix : '');
+  process.env.npm_config_nodedir || (existsSync(join(prefix, 'include', 'node', 'common.gypi')) ? prefix : '');
 if (nodedir) args.push(`--nodedir=${nodedir}`);
 
 // On install the compiler's output goes to a file: a failed build is then one warning line (npm
@@ -52,7 +55,10 @@ const logPath = join(root, 'native-build.log');
 const out = force ? 'inherit' : openSync(logPath, 'w');
 const run = spawnSync(process.execPath, args, { cwd: root, stdio: ['ignore', out, out] });
 if (run.error) giveUp(`could not run node-gyp: ${run.error.message}`);
-if (run.status !== 0) giveUp(`node-gyp rebuild exited with ${run.status ?? run.signal}; ${force ? 'see the compiler output above' : `compiler output in ${logPath}`}`);
+if (run.status !== 0)
+  giveUp(
+    `node-gyp rebuild exited with ${run.status ?? run.signal}; ${force ? 'see the compiler output above' : `compiler output in ${logPath}`}`,
+  );
 
 const built = join(root, 'build', 'Release', 'kubelet_ts_native.node');
 if (!existsSync(built)) giveUp(`node-gyp succeeded but ${built} is missing`);

@@ -30,7 +30,11 @@ function usage(message) {
 }
 
 function parseArgs(argv) {
-  const opts = { src: join(REPO, 'src'), layers: join(REPO, 'scripts', 'layers.json'), layersName: 'scripts/layers.json' };
+  const opts = {
+    src: join(REPO, 'src'),
+    layers: join(REPO, 'scripts', 'layers.json'),
+    layersName: 'scripts/layers.json',
+  };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s);
     if (flag === '--help' || flag === '-h') usage();
@@ -38,7 +42,10 @@ function parseArgs(argv) {
     const value = inline ?? argv[++i];
     if (!value) usage(`${flag} needs a value`);
     if (flag === '--src') opts.src = resolve(value);
-    else { opts.layers = resolve(value); opts.layersName = value; }
+    else {
+      opts.layers = resolve(value);
+      opts.layersName = value;
+    }
   }
   return opts;
 }
@@ -47,7 +54,10 @@ function parseArgs(argv) {
 
 /** layers.json: {"layers": [{"name": "…", "folders": ["…"]}, …]} (a layer may also be a bare array). */
 function readLayers(file, name) {
-  const bad = (why) => { console.error(`check-imports: ${name}: ${why}`); process.exit(2); };
+  const bad = (why) => {
+    console.error(`check-imports: ${name}: ${why}`);
+    process.exit(2);
+  };
   let doc;
   try {
     doc = JSON.parse(readFileSync(file, 'utf8'));
@@ -61,7 +71,8 @@ function readLayers(file, name) {
     const folders = Array.isArray(layer) ? layer : layer?.folders;
     if (!Array.isArray(folders)) bad(`layer ${n}: expected an array of folder names or {"name": …, "folders": [...]}`);
     for (const folder of folders) {
-      if (typeof folder !== 'string' || folder === '' || /[\\/]/.test(folder)) bad(`layer ${n}: ${JSON.stringify(folder)} is not a folder name`);
+      if (typeof folder !== 'string' || folder === '' || /[\\/]/.test(folder))
+        bad(`layer ${n}: ${JSON.stringify(folder)} is not a folder name`);
       if (layerOf.has(folder)) bad(`folder ${folder} is in layer ${layerOf.get(folder)} and in layer ${n}`);
       layerOf.set(folder, n);
     }
@@ -71,7 +82,22 @@ function readLayers(file, name) {
 
 // --- reading imports -------------------------------------------------------------------------
 
-const REGEX_AFTER = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await']);
+const REGEX_AFTER = new Set([
+  'return',
+  'typeof',
+  'instanceof',
+  'in',
+  'of',
+  'new',
+  'delete',
+  'void',
+  'throw',
+  'case',
+  'do',
+  'else',
+  'yield',
+  'await',
+]);
 
 /**
  * The tokens of a TypeScript file that matter for finding imports: names, string literals
@@ -90,21 +116,35 @@ function tokenize(text) {
     if (prev.kind === 'punct') return !')]}'.includes(prev.value);
     return prev.kind === 'name' && REGEX_AFTER.has(prev.value);
   };
-  const template = (from) => { // from: just after ` or after the } closing a ${…}
+  const template = (from) => {
+    // from: just after ` or after the } closing a ${…}
     let j = from;
     for (; j < text.length; j++) {
       const c = text[j];
       if (c === '\\') j++;
       else if (c === '\n') line++;
-      else if (c === '`') { push('template', ''); return j + 1; }
-      else if (c === '$' && text[j + 1] === '{') { braces.push(true); push('punct', '${'); return j + 2; }
+      else if (c === '`') {
+        push('template', '');
+        return j + 1;
+      } else if (c === '$' && text[j + 1] === '{') {
+        braces.push(true);
+        push('punct', '${');
+        return j + 2;
+      }
     }
     return j;
   };
   while (i < text.length) {
     const c = text[i];
-    if (c === '\n') { line++; i++; continue; }
-    if (/\s/.test(c)) { i++; continue; }
+    if (c === '\n') {
+      line++;
+      i++;
+      continue;
+    }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
     if (c === '/' && text[i + 1] === '/') {
       while (i < text.length && text[i] !== '\n') i++;
       continue;
@@ -120,17 +160,31 @@ function tokenize(text) {
       let j = i + 1;
       let value = '';
       while (j < text.length && text[j] !== c && text[j] !== '\n') {
-        if (text[j] === '\\') { value += text[j + 1] ?? ''; j += 2; } else value += text[j++];
+        if (text[j] === '\\') {
+          value += text[j + 1] ?? '';
+          j += 2;
+        } else value += text[j++];
       }
       push('string', value);
       i = j + 1;
       continue;
     }
-    if (c === '`') { i = template(i + 1); continue; }
-    if (c === '{') { braces.push(false); push('punct', c); i++; continue; }
+    if (c === '`') {
+      i = template(i + 1);
+      continue;
+    }
+    if (c === '{') {
+      braces.push(false);
+      push('punct', c);
+      i++;
+      continue;
+    }
     if (c === '}') {
       if (braces.pop()) i = template(i + 1);
-      else { push('punct', c); i++; }
+      else {
+        push('punct', c);
+        i++;
+      }
       continue;
     }
     if (c === '/' && regexMayStart()) {
@@ -173,16 +227,31 @@ function importsOf(text) {
     const t = toks[k];
     if (!isName(t, 'import') && !isName(t, 'export')) continue;
     if (isPunct(toks[k - 1], '.')) continue; // x.import
-    if (t.value === 'import' && toks[k + 1]?.kind === 'string') { found.push(toks[k + 1]); continue; } // import './x.js'
-    if (t.value === 'import' && isPunct(toks[k + 1], '(')) { // import('./x.js'), typeof import('./x.js')
+    if (t.value === 'import' && toks[k + 1]?.kind === 'string') {
+      found.push(toks[k + 1]);
+      continue;
+    } // import './x.js'
+    if (t.value === 'import' && isPunct(toks[k + 1], '(')) {
+      // import('./x.js'), typeof import('./x.js')
       if (toks[k + 2]?.kind === 'string') found.push(toks[k + 2]);
       continue;
     }
     // import [type] a, { b, c as d } from '…'; export [type] * [as ns] | { … } from '…'
     for (let j = k + 1; j < toks.length; j++) {
       const u = toks[j];
-      if (isName(u, 'from') && toks[j + 1]?.kind === 'string') { found.push(toks[j + 1]); break; }
-      if (isPunct(u, '=') && isName(toks[j + 1], 'require') && isPunct(toks[j + 2], '(') && toks[j + 3]?.kind === 'string') { found.push(toks[j + 3]); break; } // import x = require('…')
+      if (isName(u, 'from') && toks[j + 1]?.kind === 'string') {
+        found.push(toks[j + 1]);
+        break;
+      }
+      if (
+        isPunct(u, '=') &&
+        isName(toks[j + 1], 'require') &&
+        isPunct(toks[j + 2], '(') &&
+        toks[j + 3]?.kind === 'string'
+      ) {
+        found.push(toks[j + 3]);
+        break;
+      } // import x = require('…')
       if (u.kind === 'name' && u.value !== 'import' && u.value !== 'export') continue;
       if (u.kind === 'punct' && '{},*'.includes(u.value)) continue;
       break;
@@ -209,9 +278,10 @@ function resolveSpec(srcDir, fromFile, spec, known) {
   const rel = relative(srcDir, base);
   if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return 'outside';
   const stem = base.replace(/\.[mc]?js$/, '');
-  const candidates = stem !== base
-    ? [`${stem}${base.slice(stem.length).replace('js', 'ts')}`, `${stem}.tsx`, base]
-    : [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts')];
+  const candidates =
+    stem !== base
+      ? [`${stem}${base.slice(stem.length).replace('js', 'ts')}`, `${stem}.tsx`, base]
+      : [base, `${base}.ts`, `${base}.tsx`, join(base, 'index.ts')];
   const hit = candidates.find((c) => known.has(c));
   if (hit) return hit;
   return existsSync(base) && !SOURCE.test(base) ? 'outside' : 'missing'; // a .json or .proto is no module of ours
@@ -232,13 +302,19 @@ function components(graph) {
     stack.push(v);
     onStack.add(v);
     for (const w of graph.get(v)) {
-      if (!index.has(w)) { visit(w); low.set(v, Math.min(low.get(v), low.get(w))); }
-      else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
     }
     if (low.get(v) === index.get(v)) {
       const scc = [];
       let w;
-      do { w = stack.pop(); onStack.delete(w); scc.push(w); } while (w !== v);
+      do {
+        w = stack.pop();
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
       out.push(scc.sort());
     }
   };
@@ -258,7 +334,10 @@ function shortestLoop(graph, v, within) {
         for (let y = x; y !== null; y = parent.get(y)) loop.unshift(y);
         return loop;
       }
-      if (within.has(w) && !parent.has(w)) { parent.set(w, x); queue.push(w); }
+      if (within.has(w) && !parent.has(w)) {
+        parent.set(w, x);
+        queue.push(w);
+      }
     }
   }
   return undefined;
@@ -278,7 +357,10 @@ function loops(graph) {
     const named = new Set();
     for (const a of scc) {
       for (const b of [...graph.get(a)].sort()) {
-        if (a < b && within.has(b) && graph.get(b).has(a)) { out.push([a, b, a]); named.add(a).add(b); }
+        if (a < b && within.has(b) && graph.get(b).has(a)) {
+          out.push([a, b, a]);
+          named.add(a).add(b);
+        }
       }
     }
     for (const v of scc) {
@@ -313,7 +395,10 @@ function check(opts) {
       if (!spec.startsWith('./') && !spec.startsWith('../') && spec !== '.' && spec !== '..') continue;
       const target = resolveSpec(opts.src, file, spec, known);
       if (target === 'outside') continue;
-      if (target === 'missing') { problems.missing.push(`${from}:${line} imports '${spec}', which names no file`); continue; }
+      if (target === 'missing') {
+        problems.missing.push(`${from}:${line} imports '${spec}', which names no file`);
+        continue;
+      }
       const to = rel(target);
       if (fileGraph.get(from).has(to)) continue;
       fileGraph.get(from).add(to);
@@ -323,7 +408,9 @@ function check(opts) {
       if (!folderEdge.has(`${fa}\0${fb}`)) folderEdge.set(`${fa}\0${fb}`, [from, to]);
       const [la, lb] = [layerOf.get(fa), layerOf.get(fb)];
       if (la !== undefined && lb !== undefined && lb > la) {
-        problems.upward.push(`${from} imports ${to}: folder ${fa} (layer ${la}) may not import folder ${fb} (layer ${lb})`);
+        problems.upward.push(
+          `${from} imports ${to}: folder ${fa} (layer ${la}) may not import folder ${fb} (layer ${lb})`,
+        );
       }
     }
   }
@@ -337,13 +424,17 @@ function check(opts) {
     if (layerOf.has(folder)) continue;
     const own = files.map(rel).filter((f) => folderOf(f) === folder);
     const where = folder === ROOT_FOLDER ? 'the files directly in src/' : `${folder}/`;
-    problems.undeclared.push(`folder ${folder} (${where}, ${own.length} file${own.length === 1 ? '' : 's'}, e.g. ${own[0]}) is in no layer: declare it in ${opts.layersName}`);
+    problems.undeclared.push(
+      `folder ${folder} (${where}, ${own.length} file${own.length === 1 ? '' : 's'}, e.g. ${own[0]}) is in no layer: declare it in ${opts.layersName}`,
+    );
   }
 
   const all = Object.values(problems).flat();
   for (const line of all) console.log(line);
   if (all.length) return 1;
-  console.log(`imports: ${files.length} files, ${folderGraph.size} folders in ${layerCount} layers, no loops, no upward imports`);
+  console.log(
+    `imports: ${files.length} files, ${folderGraph.size} folders in ${layerCount} layers, no loops, no upward imports`,
+  );
   return 0;
 }
 

@@ -26,7 +26,9 @@ const SUFFIX = '.test.ts';
 
 function usage(message) {
   if (message) console.error(`e2e-matrix: ${message}`);
-  console.error('usage: node scripts/e2e-matrix.mjs [--runtimes "1.6 1.7 2"] [--only "name ..."] [--dir DIR] [--matrix FILE]');
+  console.error(
+    'usage: node scripts/e2e-matrix.mjs [--runtimes "1.6 1.7 2"] [--only "name ..."] [--dir DIR] [--matrix FILE]',
+  );
   process.exit(2);
 }
 
@@ -50,11 +52,18 @@ function problems(matrix, files) {
   const out = [];
   const entries = matrix.files ?? {};
   for (const f of files) {
-    if (!(f in entries)) out.push(`test/e2e/${f} is not classified: add it to test/e2e/matrix.json with "run": ${RUNS.join(' | ')} and a one-line "why" (docs/testing.md says which)`);
+    if (!(f in entries))
+      out.push(
+        `test/e2e/${f} is not classified: add it to test/e2e/matrix.json with "run": ${RUNS.join(' | ')} and a one-line "why" (docs/testing.md says which)`,
+      );
   }
   for (const [f, e] of Object.entries(entries)) {
-    if (!files.includes(f)) { out.push(`test/e2e/matrix.json names ${f}, which test/e2e/ does not have: remove or rename the entry`); continue; }
-    if (!RUNS.includes(e?.run)) out.push(`test/e2e/matrix.json: ${f} has "run": ${JSON.stringify(e?.run)}; expected ${RUNS.join(' | ')}`);
+    if (!files.includes(f)) {
+      out.push(`test/e2e/matrix.json names ${f}, which test/e2e/ does not have: remove or rename the entry`);
+      continue;
+    }
+    if (!RUNS.includes(e?.run))
+      out.push(`test/e2e/matrix.json: ${f} has "run": ${JSON.stringify(e?.run)}; expected ${RUNS.join(' | ')}`);
     if (typeof e?.why !== 'string' || !e.why.trim()) out.push(`test/e2e/matrix.json: ${f} needs a one-line "why"`);
   }
   return out;
@@ -87,7 +96,9 @@ function main() {
     console.error(`e2e-matrix: cannot read ${opts.matrix}: ${err.message}`);
     process.exit(2);
   }
-  const files = readdirSync(opts.dir).filter((f) => f.endsWith(SUFFIX)).sort();
+  const files = readdirSync(opts.dir)
+    .filter((f) => f.endsWith(SUFFIX))
+    .sort();
   const found = problems(matrix, files);
   if (found.length) {
     for (const p of found) console.error(p);

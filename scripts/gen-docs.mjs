@@ -38,10 +38,13 @@ const cell = (text) => String(text).replace(/\|/g, '\\|').replace(/</g, '\\<');
 function renderValue(value, kind, formatDuration) {
   if (kind === 'duration') return formatDuration(value);
   if (typeof value === 'string') return value === '' ? '""' : value;
-  if (Array.isArray(value)) return value.length === 0 ? '[]' : `[${value.map((v) => renderValue(v, '', formatDuration)).join(', ')}]`;
+  if (Array.isArray(value))
+    return value.length === 0 ? '[]' : `[${value.map((v) => renderValue(v, '', formatDuration)).join(', ')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value).map(([k, v]) =>
-      k.endsWith('Ms') && typeof v === 'number' ? `${k.slice(0, -2)}: ${formatDuration(v)}` : `${k}: ${renderValue(v, '', formatDuration)}`,
+      k.endsWith('Ms') && typeof v === 'number'
+        ? `${k.slice(0, -2)}: ${formatDuration(v)}`
+        : `${k}: ${renderValue(v, '', formatDuration)}`,
     );
     return entries.length === 0 ? '{}' : `{${entries.join(', ')}}`;
   }
@@ -102,7 +105,8 @@ async function main(argv) {
     if (next === undefined) {
       problems.push(`${t.file}: no <!-- generated:${t.name} --> ... <!-- /generated --> markers`);
     } else if (next !== text) {
-      if (check) problems.push(`${t.file} is stale (its ${t.name} table no longer matches the code): run ${REGENERATE}`);
+      if (check)
+        problems.push(`${t.file} is stale (its ${t.name} table no longer matches the code): run ${REGENERATE}`);
       else writeFileSync(path, next);
     }
   }

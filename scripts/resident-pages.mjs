@@ -17,11 +17,14 @@ const PAGE = 4096;
 
 /** The executable's mappings: [start, end) with the file offset of start. */
 function exeMappings(pid, exe) {
-  return readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').filter((l) => l.endsWith(exe)).map((l) => {
-    const [range, perms, offset] = l.split(/\s+/);
-    const [start, end] = range.split('-').map((h) => parseInt(h, 16));
-    return { start, end, perms, offset: parseInt(offset, 16) };
-  });
+  return readFileSync(`/proc/${pid}/maps`, 'utf8')
+    .split('\n')
+    .filter((l) => l.endsWith(exe))
+    .map((l) => {
+      const [range, perms, offset] = l.split(/\s+/);
+      const [start, end] = range.split('-').map((h) => parseInt(h, 16));
+      return { start, end, perms, offset: parseInt(offset, 16) };
+    });
 }
 
 /** Addresses of the pages of [start, end) that are present (pagemap bit 63). */
@@ -44,7 +47,8 @@ function sections(exe) {
   const out = [];
   for (const l of execFileSync('readelf', ['-S', '-W', exe], { encoding: 'utf8', maxBuffer: 1 << 26 }).split('\n')) {
     const m = /\]\s+(\S+)\s+\S+\s+([0-9a-f]{16})\s+[0-9a-f]+\s+([0-9a-f]+)/.exec(l);
-    if (m && parseInt(m[2], 16) > 0) out.push({ name: m[1], start: parseInt(m[2], 16), end: parseInt(m[2], 16) + parseInt(m[3], 16) });
+    if (m && parseInt(m[2], 16) > 0)
+      out.push({ name: m[1], start: parseInt(m[2], 16), end: parseInt(m[2], 16) + parseInt(m[3], 16) });
   }
   return out;
 }
@@ -75,25 +79,37 @@ export function ownerOf(name) {
 }
 
 function findLast(sorted, addr, key) {
-  let lo = 0, hi = sorted.length - 1, best = -1;
+  let lo = 0,
+    hi = sorted.length - 1,
+    best = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (sorted[mid][key] <= addr) { best = mid; lo = mid + 1; } else hi = mid - 1;
+    if (sorted[mid][key] <= addr) {
+      best = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
   }
   return best < 0 ? undefined : sorted[best];
 }
 
-function tally(map, key, pages = 1) { map.set(key, (map.get(key) ?? 0) + pages); }
-const mib = (pages) => Math.round((pages * PAGE) / 1048576 * 100) / 100;
+function tally(map, key, pages = 1) {
+  map.set(key, (map.get(key) ?? 0) + pages);
+}
+const mib = (pages) => Math.round(((pages * PAGE) / 1048576) * 100) / 100;
 
 function main() {
   const pid = Number(process.argv[2]);
   const top = Number(process.argv[process.argv.indexOf('--top') + 1] || 25);
-  if (!pid) { process.stderr.write('usage: node scripts/resident-pages.mjs <pid> [--top N] [--json]\n'); process.exit(2); }
+  if (!pid) {
+    process.stderr.write('usage: node scripts/resident-pages.mjs <pid> [--top N] [--json]\n');
+    process.exit(2);
+  }
   const exe = readlinkSync(`/proc/${pid}/exe`);
   const secs = sections(exe);
   const syms = symbols(exe);
-  const bySection = new Map(), byOwner = new Map(), bySymbol = new Map();
+  const bySection = new Map(),
+    byOwner = new Map(),
+    bySymbol = new Map();
   let total = 0;
   for (const m of exeMappings(pid, exe)) {
     for (const addr of presentPages(pid, m.start, m.end)) {
@@ -102,12 +118,26 @@ function main() {
       tally(bySection, sec);
       const sym = sec === '.text' || sec === '.rodata' ? findLast(syms, addr, 'addr') : undefined;
       tally(byOwner, `${sec} ${sym ? ownerOf(sym.name) : sec}`);
-      if (sym) tally(bySymbol, `${sec} ${sym.size !== undefined && addr >= sym.addr + sym.size + PAGE ? 'after ' : ''}${sym.name.slice(0, 100)}`);
+      if (sym)
+        tally(
+          bySymbol,
+          `${sec} ${sym.size !== undefined && addr >= sym.addr + sym.size + PAGE ? 'after ' : ''}${sym.name.slice(0, 100)}`,
+        );
     }
   }
   const sorted = (m) => [...m].sort((a, b) => b[1] - a[1]).map(([k, v]) => ({ what: k, mib: mib(v) }));
-  const result = { pid, exe, resident_mib: mib(total), by_section: sorted(bySection), by_owner: sorted(byOwner).slice(0, top), by_symbol: sorted(bySymbol).slice(0, top) };
-  if (process.argv.includes('--json')) { process.stdout.write(JSON.stringify(result, null, 2) + '\n'); return; }
+  const result = {
+    pid,
+    exe,
+    resident_mib: mib(total),
+    by_section: sorted(bySection),
+    by_owner: sorted(byOwner).slice(0, top),
+    by_symbol: sorted(bySymbol).slice(0, top),
+  };
+  if (process.argv.includes('--json')) {
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    return;
+  }
   process.stdout.write(`${exe}: ${result.resident_mib} MiB resident in pid ${pid}\n\nby section:\n`);
   for (const r of result.by_section) process.stdout.write(`  ${String(r.mib).padStart(7)}  ${r.what}\n`);
   process.stdout.write(`\nby owner (top ${top}):\n`);

@@ -15,41 +15,57 @@
 export const ERROR_CODES = {
   KTS_ERR_CONFIG: 'A configuration file field or command-line flag value is invalid.',
   KTS_ERR_FLAG: 'The command line is malformed: an unknown flag, a flag without its value, or a stray argument.',
-  KTS_ERR_MANIFEST: 'A pod manifest could not be parsed or failed validation, or a quantity in a pod spec is not a valid quantity.',
+  KTS_ERR_MANIFEST:
+    'A pod manifest could not be parsed or failed validation, or a quantity in a pod spec is not a valid quantity.',
   KTS_ERR_CRI: 'A call to the container runtime (CRI) failed.',
-  KTS_ERR_CRI_TIMEOUT: 'A CRI call, or a connection to the runtime\'s streaming server, exceeded its deadline.',
+  KTS_ERR_CRI_TIMEOUT: "A CRI call, or a connection to the runtime's streaming server, exceeded its deadline.",
   KTS_ERR_CRI_UNAVAILABLE: 'The container runtime socket could not be reached.',
   KTS_ERR_CRI_NOT_FOUND: 'The runtime does not know the container, sandbox or image named.',
   KTS_ERR_CRI_UNIMPLEMENTED: 'The runtime does not implement this CRI method.',
-  KTS_ERR_CRI_REPLY: 'The runtime returned a reply the agent cannot use, or broke the CRI contract (containers still running after a successful KillPod).',
-  KTS_ERR_RUNTIME_NOT_READY: 'The container runtime reports it is not ready, or its Status call failed; pod work waits.',
+  KTS_ERR_CRI_REPLY:
+    'The runtime returned a reply the agent cannot use, or broke the CRI contract (containers still running after a successful KillPod).',
+  KTS_ERR_RUNTIME_NOT_READY:
+    'The container runtime reports it is not ready, or its Status call failed; pod work waits.',
   KTS_ERR_IMAGE_PULL: 'An image could not be pulled (ErrImagePull).',
   KTS_ERR_IMAGE_NEVER_PULL: 'The image is absent and imagePullPolicy is Never (ErrImageNeverPull).',
   KTS_ERR_CREATE_CONTAINER: 'A container could not be created or started.',
-  KTS_ERR_CONTAINER_CONFIG: 'A container\'s configuration could not be built from its pod: env, resources, downward API (CreateContainerConfigError).',
+  KTS_ERR_CONTAINER_CONFIG:
+    "A container's configuration could not be built from its pod: env, resources, downward API (CreateContainerConfigError).",
   KTS_ERR_VOLUME: 'A pod volume could not be set up, mounted or torn down.',
-  KTS_ERR_SUBPATH: 'A volumeMount subPath (or expanded subPathExpr) is absolute, has a ".." component, resolves outside its volume through a symlink, or changed to a symlink while it was opened: it is not mounted and the container waits (CreateContainerConfigError).',
+  KTS_ERR_SUBPATH:
+    'A volumeMount subPath (or expanded subPathExpr) is absolute, has a ".." component, resolves outside its volume through a symlink, or changed to a symlink while it was opened: it is not mounted and the container waits (CreateContainerConfigError).',
   KTS_ERR_HOOK: 'A lifecycle hook (postStart, preStop) failed.',
-  KTS_ERR_POD_ENDPOINT: 'A request to a pod\'s own endpoint (an httpGet or grpc probe, an httpGet hook) failed or got an unreadable reply.',
+  KTS_ERR_POD_ENDPOINT:
+    "A request to a pod's own endpoint (an httpGet or grpc probe, an httpGet hook) failed or got an unreadable reply.",
   KTS_ERR_POD_KILL_TIMEOUT: 'A pod the kubelet stopped on its own (eviction, node shutdown) did not terminate in time.',
   KTS_ERR_SANDBOX: 'A pod sandbox could not be created or inspected.',
   KTS_ERR_NATIVE: 'The native addon exists but failed to load, or one of its watchers stopped.',
-  KTS_ERR_HTTP: 'A request to one of the agent\'s HTTP servers was refused or cut short: a rejected credential (401), a client gone mid-reply.',
+  KTS_ERR_HTTP:
+    "A request to one of the agent's HTTP servers was refused or cut short: a rejected credential (401), a client gone mid-reply.",
   KTS_ERR_MANIFEST_URL: 'The manifest URL (staticPodURL) could not be read: connection, HTTP status or size bound.',
   KTS_ERR_IMAGE_GC: 'Image garbage collection could not free the space required (ImageGCFailed).',
   KTS_ERR_LOCK_FILE: 'The lock file (--lock-file) could not be taken or was lost.',
-  KTS_ERR_CONTAINER_LOGS: 'A container log request was invalid, named no known container or log, or tried to leave the pod\'s log directory; or a log line is not in the CRI log format.',
+  KTS_ERR_CONTAINER_LOGS:
+    "A container log request was invalid, named no known container or log, or tried to leave the pod's log directory; or a log line is not in the CRI log format.",
   KTS_ERR_KUBECONFIG: 'The --kubeconfig file could not be loaded (missing, malformed, no current cluster).',
   KTS_ERR_API: 'A request to the kube-apiserver failed (connection, timeout or an error status).',
-  KTS_ERR_API_LIMIT: 'A kube-apiserver answer went over one of the API client\'s bounds (body size, object or watch line size, deadline, LIST pages, credential plugin output): the request was cut off and refused.',
-  KTS_ERR_POD_IDENTITY: 'A pod\'s UID, name, namespace or a container name is not valid (from a manifest, a manifest URL or the apiserver): the pod is refused before any path is built from it.',
-  KTS_ERR_UNSAFE_PATH: 'A path component taken from a pod (UID, name, namespace, container name) is empty, "." or "..", or holds "/", "\\", NUL or a control character: the path is not built.',
-  KTS_ERR_CERTIFICATE: 'A node certificate could not be obtained or renewed: the certificate signing request was denied, failed or not issued in time, or the issued certificate or the files it is stored in are unusable.',
-  KTS_ERR_DBUS_PROTOCOL: 'A D-Bus message could not be marshalled or did not parse: bad signature, wrong length, bad padding, a bound crossed (128 MiB message, 64 MiB array, nesting depth).',
-  KTS_ERR_DBUS_CONNECTION: 'A D-Bus socket could not be reached or authenticated, the connection was lost or closed, or a call got no reply in time.',
+  KTS_ERR_API_LIMIT:
+    "A kube-apiserver answer went over one of the API client's bounds (body size, object or watch line size, deadline, LIST pages, credential plugin output): the request was cut off and refused.",
+  KTS_ERR_POD_IDENTITY:
+    "A pod's UID, name, namespace or a container name is not valid (from a manifest, a manifest URL or the apiserver): the pod is refused before any path is built from it.",
+  KTS_ERR_UNSAFE_PATH:
+    'A path component taken from a pod (UID, name, namespace, container name) is empty, "." or "..", or holds "/", "\\", NUL or a control character: the path is not built.',
+  KTS_ERR_CERTIFICATE:
+    'A node certificate could not be obtained or renewed: the certificate signing request was denied, failed or not issued in time, or the issued certificate or the files it is stored in are unusable.',
+  KTS_ERR_DBUS_PROTOCOL:
+    'A D-Bus message could not be marshalled or did not parse: bad signature, wrong length, bad padding, a bound crossed (128 MiB message, 64 MiB array, nesting depth).',
+  KTS_ERR_DBUS_CONNECTION:
+    'A D-Bus socket could not be reached or authenticated, the connection was lost or closed, or a call got no reply in time.',
   KTS_ERR_DBUS_CALL: 'A D-Bus method call was answered with an error (the D-Bus error name and message are kept).',
-  KTS_ERR_SYSTEMD_JOB: 'A systemd job (start or stop of a unit, through D-Bus) ended with a result other than "done", or did not end in time.',
-  KTS_ERR_SYSTEMD_UNAVAILABLE: 'cgroupDriver is systemd (configured, or reported by the runtime\'s RuntimeConfig) but systemd\'s manager does not answer on D-Bus (/run/systemd/private, the system bus): the agent does not start.',
+  KTS_ERR_SYSTEMD_JOB:
+    'A systemd job (start or stop of a unit, through D-Bus) ended with a result other than "done", or did not end in time.',
+  KTS_ERR_SYSTEMD_UNAVAILABLE:
+    "cgroupDriver is systemd (configured, or reported by the runtime's RuntimeConfig) but systemd's manager does not answer on D-Bus (/run/systemd/private, the system bus): the agent does not start.",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -133,7 +149,12 @@ export class ApiError extends KubeletError {
  * the bound, `path` the URL path. The request was aborted when the bound was crossed.
  */
 export class ApiLimitError extends KubeletError {
-  constructor(readonly path: string, readonly limit: string, what: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly path: string,
+    readonly limit: string,
+    what: string,
+    options?: { cause?: unknown },
+  ) {
     super('KTS_ERR_API_LIMIT', `apiserver ${what} for ${path} exceeded ${limit}; refused`, options);
   }
 }
@@ -150,7 +171,10 @@ export class PodIdentityError extends KubeletError {
 /** A value that would not be exactly one path component; nothing was built from it. */
 export class UnsafePathError extends KubeletError {
   constructor(what: string, value: string) {
-    super('KTS_ERR_UNSAFE_PATH', `refusing to build a path from ${what} ${JSON.stringify(value)}: it must be one path component (not empty, ".", "..", and no "/", "\\", NUL or control characters)`);
+    super(
+      'KTS_ERR_UNSAFE_PATH',
+      `refusing to build a path from ${what} ${JSON.stringify(value)}: it must be one path component (not empty, ".", "..", and no "/", "\\", NUL or control characters)`,
+    );
   }
 }
 

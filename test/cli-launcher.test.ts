@@ -14,7 +14,10 @@ import { testTempDir } from './support/temp-dir.js';
 
 const dir = testTempDir('kts-launcher-');
 const hook = join(dir, 'record.cjs');
-writeFileSync(hook, `require('fs').appendFileSync(${JSON.stringify(join(dir, 'procs'))}, JSON.stringify({ execArgv: process.execArgv, arena: process.env.MALLOC_ARENA_MAX ?? null }) + '\\n');\n`);
+writeFileSync(
+  hook,
+  `require('fs').appendFileSync(${JSON.stringify(join(dir, 'procs'))}, JSON.stringify({ execArgv: process.execArgv, arena: process.env.MALLOC_ARENA_MAX ?? null }) + '\\n');\n`,
+);
 
 function launch(name: string, command: string, args: string[]): { execArgv: string[]; arena: string | null }[] {
   const log = join(dir, 'procs');
@@ -25,7 +28,10 @@ function launch(name: string, command: string, args: string[]): { execArgv: stri
   const r = spawnSync(command, [...args, '--version'], { encoding: 'utf8', env });
   assert.equal(r.status, 0, `${name}: ${r.stderr}`);
   assert.match(r.stdout, /^Kubernetes v\S+\n/, `${name}: the version reaches stdout`);
-  return readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { execArgv: string[]; arena: string | null });
+  return readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { execArgv: string[]; arena: string | null });
 }
 
 test('every way of starting the agent runs it with its V8 flags and MALLOC_ARENA_MAX', () => {
@@ -34,13 +40,19 @@ test('every way of starting the agent runs it with its V8 flags and MALLOC_ARENA
     ['the bin as an executable (shebang)', bin, [], 1],
     ['node bin/kubelet-ts.js', process.execPath, [bin], 2],
     ['node dist/src/cmd/cli.js', process.execPath, [join(REPO_ROOT, 'dist', 'src', 'cmd', 'cli.js')], 2],
-    ['node with the flags given (no relaunch)', process.execPath, ['--max-semi-space-size=2', '--single-threaded-gc', '--v8-pool-size=1', bin], 1],
+    [
+      'node with the flags given (no relaunch)',
+      process.execPath,
+      ['--max-semi-space-size=2', '--single-threaded-gc', '--v8-pool-size=1', bin],
+      1,
+    ],
   ];
   for (const [name, command, args, processes] of cases) {
     const procs = launch(name, command, args);
     assert.equal(procs.length, processes, `${name}: node processes started`);
     const agent = procs.at(-1)!;
-    for (const flag of ['--max-semi-space-size=2', '--single-threaded-gc', '--v8-pool-size=1']) assert.ok(agent.execArgv.includes(flag), `${name}: ${flag} in ${JSON.stringify(agent.execArgv)}`);
+    for (const flag of ['--max-semi-space-size=2', '--single-threaded-gc', '--v8-pool-size=1'])
+      assert.ok(agent.execArgv.includes(flag), `${name}: ${flag} in ${JSON.stringify(agent.execArgv)}`);
     if (processes === 2 || name.includes('shebang')) assert.equal(agent.arena, '2', `${name}: MALLOC_ARENA_MAX`);
   }
 });

@@ -7,7 +7,9 @@ import { REPO_ROOT } from './support/kubelet-process.js';
 import { PACKAGE_VERSION, VERSION } from '../src/version.js';
 
 test('--version prints the version, the native addon status and build details', () => {
-  const out = execFileSync(process.execPath, [join(REPO_ROOT, 'bin', 'kubelet-ts.js'), '--version'], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [join(REPO_ROOT, 'bin', 'kubelet-ts.js'), '--version'], {
+    encoding: 'utf8',
+  });
   // upstream's `kubelet --version` prints `Kubernetes v1.31.x`; ours names that minor plus our own version
   assert.ok(out.startsWith('Kubernetes v1.31.0-kts.0.1.0\n'), out);
   assert.equal(VERSION, 'v1.31.0-kts.0.1.0');
@@ -17,7 +19,7 @@ test('--version prints the version, the native addon status and build details', 
   assert.match(out, new RegExp(`^hot path pleg: ${impl}$`, 'm'));
 });
 
-test('the version suffix is package.json\'s version', () => {
+test("the version suffix is package.json's version", () => {
   const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
   assert.equal(PACKAGE_VERSION, pkg.version);
   assert.match(VERSION, /^v1\.\d+\.\d+-kts\.\d+\.\d+\.\d+$/);

@@ -58,7 +58,12 @@ function errorClasses(): Map<string, ErrorClass> {
       const cls: ErrorClass = { base: undefined };
       if (ext && ts.isIdentifier(ext)) cls.base = ext.text;
       // class X extends kubeletErrorClass('KTS_ERR_...') {}
-      if (ext && ts.isCallExpression(ext) && ts.isIdentifier(ext.expression) && ext.expression.text === 'kubeletErrorClass') {
+      if (
+        ext &&
+        ts.isCallExpression(ext) &&
+        ts.isIdentifier(ext.expression) &&
+        ext.expression.text === 'kubeletErrorClass'
+      ) {
         cls.base = 'KubeletError';
         cls.fixed = codeLiterals(ext)[0];
       }
@@ -94,7 +99,8 @@ function argumentCodes(arg: ts.Expression, file: ts.SourceFile): string[] {
   walk(arg, (n) => {
     if (ts.isIdentifier(n)) {
       walk(file, (d) => {
-        if (ts.isVariableDeclaration(d) && ts.isIdentifier(d.name) && d.name.text === n.text && d.initializer) codes.push(...codeLiterals(d.initializer));
+        if (ts.isVariableDeclaration(d) && ts.isIdentifier(d.name) && d.name.text === n.text && d.initializer)
+          codes.push(...codeLiterals(d.initializer));
       });
     }
     if (ts.isCallExpression(n) && ts.isIdentifier(n.expression)) {
@@ -150,7 +156,8 @@ test('every code in ERROR_CODES is raised somewhere in src/ (outside errors.ts),
 
 test('every KTS_ERR_ string in src/ is a code of ERROR_CODES', () => {
   const unknown = new Set<string>();
-  for (const f of files) for (const c of codeLiterals(f)) if (!(c in ERROR_CODES)) unknown.add(`${relative(SRC, f.fileName)}: ${c}`);
+  for (const f of files)
+    for (const c of codeLiterals(f)) if (!(c in ERROR_CODES)) unknown.add(`${relative(SRC, f.fileName)}: ${c}`);
   assert.deepEqual([...unknown], []);
 });
 
@@ -174,20 +181,34 @@ const PLAIN_ERRORS_ALLOWED: Record<string, { count: number; why: string }> = {
   'logs/rotation.ts': { count: 2, why: 'options that config validation already rules out' },
   'util/backoff.ts': { count: 1, why: 'back-off options out of order (set by our own code only)' },
   'cri/channel.ts': { count: 1, why: 'a CRI method name not in api.proto' },
-  'cri/proto.ts': { count: 2, why: 'the package\'s own api.proto missing or incomplete' },
+  'cri/proto.ts': { count: 2, why: "the package's own api.proto missing or incomplete" },
   'pleg/relist-types.ts': { count: 1, why: 'a RelistDiffer used after close' },
   'pleg/relist-differ-ts.ts': { count: 1, why: 'a RelistDiffer given something other than bytes' },
-  'fswatch/fs-watcher-common.ts': { count: 2, why: 'the ErrnoException fs.watch would throw; a path that is not a string' },
-  'cm/index.ts': { count: 1, why: 'the systemd driver asked for without systemd\'s slice operations (main.ts connects first)' },
-  'volume/subpath/subpath-types.ts': { count: 1, why: 'the errno-shaped failure of a subPath bind (code ELOOP, ENOTDIR, ...), alike from both twins; subpath.ts wraps it in a SubPathError' },
+  'fswatch/fs-watcher-common.ts': {
+    count: 2,
+    why: 'the ErrnoException fs.watch would throw; a path that is not a string',
+  },
+  'cm/index.ts': {
+    count: 1,
+    why: "the systemd driver asked for without systemd's slice operations (main.ts connects first)",
+  },
+  'volume/subpath/subpath-types.ts': {
+    count: 1,
+    why: 'the errno-shaped failure of a subPath bind (code ELOOP, ENOTDIR, ...), alike from both twins; subpath.ts wraps it in a SubPathError',
+  },
 };
 
 test('plain Errors are thrown only where src/errors.ts allows them', () => {
   const found: Record<string, number> = {};
   for (const f of files) {
     walk(f, (n) => {
-      const plainNew = ts.isNewExpression(n) && ts.isIdentifier(n.expression) && ['Error', 'TypeError', 'RangeError', 'SyntaxError'].includes(n.expression.text);
-      const plainClass = ts.isClassDeclaration(n) && n.heritageClauses?.some((h) => h.types.some((t) => t.expression.getText() === 'Error'));
+      const plainNew =
+        ts.isNewExpression(n) &&
+        ts.isIdentifier(n.expression) &&
+        ['Error', 'TypeError', 'RangeError', 'SyntaxError'].includes(n.expression.text);
+      const plainClass =
+        ts.isClassDeclaration(n) &&
+        n.heritageClauses?.some((h) => h.types.some((t) => t.expression.getText() === 'Error'));
       if (plainNew || plainClass) {
         const key = relative(SRC, f.fileName);
         if (key !== 'errors.ts') found[key] = (found[key] ?? 0) + 1;
@@ -195,5 +216,9 @@ test('plain Errors are thrown only where src/errors.ts allows them', () => {
     });
   }
   const allowed = Object.fromEntries(Object.entries(PLAIN_ERRORS_ALLOWED).map(([k, v]) => [k, v.count]));
-  assert.deepEqual(found, allowed, 'a new plain Error: raise a KubeletError with a code instead, or (a programming error only) allow it here with its reason');
+  assert.deepEqual(
+    found,
+    allowed,
+    'a new plain Error: raise a KubeletError with a code instead, or (a programming error only) allow it here with its reason',
+  );
 });

@@ -18,7 +18,11 @@ function required(pod: Pod, field: 'uid' | 'name' | 'namespace'): string {
   const v = pod.metadata?.[field];
   if (typeof v === 'string' && v !== '') return v;
   const m = pod.metadata;
-  throw new PodIdentityError(`${m?.namespace || '?'}/${m?.name || '?'}`, `metadata.${field}`, 'is missing (the pod sources require it; this is a kubelet-ts bug)');
+  throw new PodIdentityError(
+    `${m?.namespace || '?'}/${m?.name || '?'}`,
+    `metadata.${field}`,
+    'is missing (the pod sources require it; this is a kubelet-ts bug)',
+  );
 }
 
 export function podUID(pod: Pod): string {
@@ -106,5 +110,7 @@ export function isValidId(v: unknown): v is number {
 
 /** A volume file mode as octal for messages (upstream prints decimal; 0640 is what people write). */
 export function octal(mode: unknown): string {
-  return typeof mode === 'number' && Number.isInteger(mode) && mode >= 0 ? `0${mode.toString(8)} (${mode})` : JSON.stringify(mode) ?? String(mode);
+  return typeof mode === 'number' && Number.isInteger(mode) && mode >= 0
+    ? `0${mode.toString(8)} (${mode})`
+    : (JSON.stringify(mode) ?? String(mode));
 }

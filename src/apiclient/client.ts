@@ -42,7 +42,8 @@ function armDeadline(req: ClientRequest, ms: number, error: () => Error): () => 
 }
 
 /** The error of a deadline passed while a body was still arriving (a drip, not a dead server). */
-const deadlineError = (path: string, ms: number, what: string) => new ApiLimitError(path, `${ms / 1000} s (${what})`, 'response');
+const deadlineError = (path: string, ms: number, what: string) =>
+  new ApiLimitError(path, `${ms / 1000} s (${what})`, 'response');
 
 /** What tells the main client from the heartbeat client. */
 interface ClientSettings {
@@ -72,7 +73,10 @@ class HttpsApiClient implements ApiClient {
   private agent: Agent;
   readonly name: string;
 
-  constructor(private readonly conn: Connection, private readonly settings: ClientSettings) {
+  constructor(
+    private readonly conn: Connection,
+    private readonly settings: ClientSettings,
+  ) {
     this.name = settings.name;
     this.agent = conn.newAgent(settings.maxSockets);
   }
@@ -89,7 +93,11 @@ class HttpsApiClient implements ApiClient {
   }
 
   private async headers(extra: Record<string, string> = {}): Promise<Record<string, string>> {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.settings.userAgent, ...extra };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.settings.userAgent,
+      ...extra,
+    };
     const auth = await this.conn.credentials?.authorization();
     if (auth) headers.authorization = auth;
     return headers;
@@ -119,7 +127,11 @@ class HttpsApiClient implements ApiClient {
       const parsed: unknown = text ? JSON.parse(text) : undefined;
       if (status >= 200 && status < 300) return parsed as T;
       const st = (parsed ?? {}) as { reason?: string; message?: string };
-      throw new ApiError(status, st.reason ?? 'Unknown', `${r.method} ${r.path}: ${status} ${st.message ?? text.slice(0, 200)}`);
+      throw new ApiError(
+        status,
+        st.reason ?? 'Unknown',
+        `${r.method} ${r.path}: ${status} ${st.message ?? text.slice(0, 200)}`,
+      );
     } catch (err) {
       if (err instanceof ApiLimitError) throw err;
       if (err instanceof ApiError) {
@@ -133,7 +145,11 @@ class HttpsApiClient implements ApiClient {
     }
   }
 
-  private async roundTrip(r: ApiRequest, path: string, body: string | undefined): Promise<{ status: number; text: string }> {
+  private async roundTrip(
+    r: ApiRequest,
+    path: string,
+    body: string | undefined,
+  ): Promise<{ status: number; text: string }> {
     const url = new URL(path, this.conn.base);
     const extra: Record<string, string> = {};
     if (body !== undefined) {
@@ -147,10 +163,15 @@ class HttpsApiClient implements ApiClient {
     const limitName = r.maxBodyBytes === undefined ? 'object size limit' : 'response body limit';
     return new Promise((resolve, reject) => {
       const req = httpsRequest(url, { method: r.method, agent: this.agent, headers, timeout: deadlineMs });
-      const connectionFailed = (why: string, cause?: unknown) => new ApiError(0, 'ConnectionFailed', `${r.method} ${url.pathname}: ${why}`, { cause });
+      const connectionFailed = (why: string, cause?: unknown) =>
+        new ApiError(0, 'ConnectionFailed', `${r.method} ${url.pathname}: ${why}`, { cause });
       let answering = false;
       // No answer at all is a dead connection (the pool is reset); a body still dripping in is a limit.
-      const disarm = armDeadline(req, deadlineMs, () => (answering ? deadlineError(url.pathname, deadlineMs, 'request deadline') : connectionFailed(`no answer within ${deadlineMs} ms`)));
+      const disarm = armDeadline(req, deadlineMs, () =>
+        answering
+          ? deadlineError(url.pathname, deadlineMs, 'request deadline')
+          : connectionFailed(`no answer within ${deadlineMs} ms`),
+      );
       const fail = (err: Error) => {
         disarm();
         reject(err instanceof KubeletError ? err : connectionFailed(errorMessage(err), err));
@@ -169,33 +190,52 @@ class HttpsApiClient implements ApiClient {
     });
   }
 
-  watch<T>(path: string, query: ApiRequest['query'], onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void> {
-    return this.headers().then((headers) => this.watchWith<T>({ headers, path, query, onEvent, signal })).catch((err: unknown) => {
-      if (err instanceof ApiError && err.statusCode === 401) this.conn.credentials?.invalidate();
-      throw err;
-    });
+  watch<T>(
+    path: string,
+    query: ApiRequest['query'],
+    onEvent: (e: WatchEvent<T>) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    return this.headers()
+      .then((headers) => this.watchWith<T>({ headers, path, query, onEvent, signal }))
+      .catch((err: unknown) => {
+        if (err instanceof ApiError && err.statusCode === 401) this.conn.credentials?.invalidate();
+        throw err;
+      });
   }
 
   private watchWith<T>({ headers, path, query, onEvent, signal }: WatchCall<T>): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal.aborted) return resolve();
       const url = new URL(`${path}${queryString({ ...query, watch: 'true' })}`, this.conn.base);
-      const req = httpsRequest(url, { method: 'GET', agent: this.conn.watchAgent, headers, timeout: this.settings.idleMs });
+      const req = httpsRequest(url, {
+        method: 'GET',
+        agent: this.conn.watchAgent,
+        headers,
+        timeout: this.settings.idleMs,
+      });
       const onAbort = () => req.destroy();
       signal.addEventListener('abort', onAbort, { once: true });
       // A server that keeps dripping bytes past its own timeoutSeconds is cut by us.
       const serverTimeout = Number(query?.timeoutSeconds ?? 0);
-      const disarm = serverTimeout > 0 ? armDeadline(req, serverTimeout * 1000 + API_LIMITS.watchDeadlineSlackMs, () => deadlineError(path, serverTimeout * 1000 + API_LIMITS.watchDeadlineSlackMs, 'watch deadline')) : () => undefined;
+      const disarm =
+        serverTimeout > 0
+          ? armDeadline(req, serverTimeout * 1000 + API_LIMITS.watchDeadlineSlackMs, () =>
+              deadlineError(path, serverTimeout * 1000 + API_LIMITS.watchDeadlineSlackMs, 'watch deadline'),
+            )
+          : () => undefined;
       let handlerError: unknown;
       let settled = false;
-      const connectionFailed = (why: string, cause?: unknown) => new ApiError(0, 'ConnectionFailed', `watch ${path}: ${why}`, { cause });
+      const connectionFailed = (why: string, cause?: unknown) =>
+        new ApiError(0, 'ConnectionFailed', `watch ${path}: ${why}`, { cause });
       const finish = (err?: Error) => {
         if (settled) return;
         settled = true;
         disarm();
         signal.removeEventListener('abort', onAbort);
         if (handlerError !== undefined) reject(handlerError);
-        else if (err && !signal.aborted) reject(err instanceof KubeletError ? err : connectionFailed(errorMessage(err), err));
+        else if (err && !signal.aborted)
+          reject(err instanceof KubeletError ? err : connectionFailed(errorMessage(err), err));
         else resolve();
       };
       const stop = (err: unknown) => {
@@ -208,14 +248,31 @@ class HttpsApiClient implements ApiClient {
       req.on('close', () => finish(connectionFailed('watch connection closed')));
       req.on('response', (res) => {
         if (res.statusCode !== 200) {
-          readCappedBody(req, res, { path, maxBytes: API_LIMITS.objectBytes, name: 'object size limit' }).then((buf) => finish(new ApiError(res.statusCode ?? 0, res.statusCode === 401 ? 'Unauthorized' : 'WatchFailed', `watch ${path}: ${res.statusCode} ${buf.toString('utf8', 0, 200)}`)), (err: Error) => finish(err));
+          readCappedBody(req, res, { path, maxBytes: API_LIMITS.objectBytes, name: 'object size limit' }).then(
+            (buf) =>
+              finish(
+                new ApiError(
+                  res.statusCode ?? 0,
+                  res.statusCode === 401 ? 'Unauthorized' : 'WatchFailed',
+                  `watch ${path}: ${res.statusCode} ${buf.toString('utf8', 0, 200)}`,
+                ),
+              ),
+            (err: Error) => finish(err),
+          );
           return;
         }
         const lines = new LineSplitter(API_LIMITS.watchLineBytes);
         res.on('data', (chunk: Buffer) => {
           if (handlerError !== undefined) return;
           const complete = lines.push(chunk);
-          if (!complete) return stop(new ApiLimitError(path, `${formatBytes(API_LIMITS.watchLineBytes)} (watch event line limit)`, 'watch event'));
+          if (!complete)
+            return stop(
+              new ApiLimitError(
+                path,
+                `${formatBytes(API_LIMITS.watchLineBytes)} (watch event line limit)`,
+                'watch event',
+              ),
+            );
           for (const line of complete) {
             const event = parseWatchLine<T>(line, path);
             if (event instanceof ApiError) return stop(event);
@@ -243,11 +300,27 @@ function parseWatchLine<T>(line: Buffer, path: string): WatchEvent<T> | ApiError
   if (!text) return undefined;
   try {
     const e = JSON.parse(text) as WatchEvent<T>;
-    if (typeof e === 'object' && e !== null && typeof e.type === 'string' && typeof e.object === 'object' && e.object !== null) return e;
+    if (
+      typeof e === 'object' &&
+      e !== null &&
+      typeof e.type === 'string' &&
+      typeof e.object === 'object' &&
+      e.object !== null
+    )
+      return e;
   } catch (err) {
-    return new ApiError(0, 'BadWatchEvent', `watch ${path}: event is not JSON (${errorMessage(err)}): ${JSON.stringify(text.slice(0, 80))}`, { cause: err });
+    return new ApiError(
+      0,
+      'BadWatchEvent',
+      `watch ${path}: event is not JSON (${errorMessage(err)}): ${JSON.stringify(text.slice(0, 80))}`,
+      { cause: err },
+    );
   }
-  return new ApiError(0, 'BadWatchEvent', `watch ${path}: event has no type and object: ${JSON.stringify(text.slice(0, 80))}`);
+  return new ApiError(
+    0,
+    'BadWatchEvent',
+    `watch ${path}: event has no type and object: ${JSON.stringify(text.slice(0, 80))}`,
+  );
 }
 
 /** Loads `kubeconfigPath` and builds the main and heartbeat clients. */
@@ -257,17 +330,38 @@ export async function createApiClients(kubeconfigPath: string, opts: ApiClientOp
   const ua = opts.userAgent ?? 'kubelet-ts';
   const idle = opts.watchIdleTimeoutMs ?? 300_000;
   const main = new HttpsApiClient(conn, {
-    name: 'main', timeoutMs: opts.timeoutMs ?? API_LIMITS.requestDeadlineMs, limiter: new TokenBucket(opts.qps ?? 50, opts.burst ?? 100),
-    idleMs: idle, userAgent: ua, maxSockets: API_LIMITS.requestConnections,
+    name: 'main',
+    timeoutMs: opts.timeoutMs ?? API_LIMITS.requestDeadlineMs,
+    limiter: new TokenBucket(opts.qps ?? 50, opts.burst ?? 100),
+    idleMs: idle,
+    userAgent: ua,
+    maxSockets: API_LIMITS.requestConnections,
   });
   const heartbeat = new HttpsApiClient(conn, {
-    name: 'heartbeat', timeoutMs: opts.heartbeatTimeoutMs ?? 10_000, limiter: undefined,
-    idleMs: idle, userAgent: ua, maxSockets: API_LIMITS.heartbeatConnections,
+    name: 'heartbeat',
+    timeoutMs: opts.heartbeatTimeoutMs ?? 10_000,
+    limiter: undefined,
+    idleMs: idle,
+    userAgent: ua,
+    maxSockets: API_LIMITS.heartbeatConnections,
   });
-  log('apiclient').info({ server: conn.base.origin, qps: opts.qps ?? 50, burst: opts.burst ?? 100, maxConnections: API_LIMITS.maxConnections }, 'API server clients ready');
+  log('apiclient').info(
+    {
+      server: conn.base.origin,
+      qps: opts.qps ?? 50,
+      burst: opts.burst ?? 100,
+      maxConnections: API_LIMITS.maxConnections,
+    },
+    'API server clients ready',
+  );
   return {
-    main, heartbeat, server: conn.base.origin,
-    close: () => { main.close(); heartbeat.close(); },
+    main,
+    heartbeat,
+    server: conn.base.origin,
+    close: () => {
+      main.close();
+      heartbeat.close();
+    },
     // A rotated client certificate (the kubeconfig names the store's current link): new TLS for
     // every new connection, and every open one dropped, watches too, as upstream closes all
     // connections on rotation so nothing keeps talking with the old identity.

@@ -26,7 +26,8 @@ export interface Credentials {
 /** The credential fields of the current kubeconfig user (paths made absolute). */
 export type UserCredentials = Pick<KubeconfigUser, 'token' | 'tokenFile' | 'exec' | 'username' | 'password'>;
 
-const credentialsError = (why: string, cause?: unknown) => new ApiError(401, 'CredentialsUnavailable', `credentials: ${why}`, { cause });
+const credentialsError = (why: string, cause?: unknown) =>
+  new ApiError(401, 'CredentialsUnavailable', `credentials: ${why}`, { cause });
 
 /** Caches one value until `staleAt`; one refresh at a time. */
 class Cached {
@@ -34,15 +35,20 @@ class Cached {
   private staleAt = 0;
   private inflight: Promise<string | undefined> | undefined;
 
-  constructor(private readonly fetch: () => Promise<{ value: string; staleAt: number }>, private readonly clock: Clock) {}
+  constructor(
+    private readonly fetch: () => Promise<{ value: string; staleAt: number }>,
+    private readonly clock: Clock,
+  ) {}
 
   get(): Promise<string | undefined> {
     if (this.value !== undefined && this.clock.now() < this.staleAt) return Promise.resolve(this.value);
-    this.inflight ??= this.fetch().then(({ value, staleAt }) => {
-      this.value = value;
-      this.staleAt = staleAt;
-      return value;
-    }).finally(() => (this.inflight = undefined));
+    this.inflight ??= this.fetch()
+      .then(({ value, staleAt }) => {
+        this.value = value;
+        this.staleAt = staleAt;
+        return value;
+      })
+      .finally(() => (this.inflight = undefined));
     return this.inflight;
   }
 
@@ -70,13 +76,27 @@ function tokenFileCredentials(path: string, clock: Clock): Credentials {
 /** Runs the plugin and returns its token and when to run it again (never: until a 401). */
 async function runExecPlugin(exec: ExecConfig, clock: Clock): Promise<{ value: string; staleAt: number }> {
   const { apiVersion } = exec;
-  const env = { ...process.env, ...Object.fromEntries((exec.env ?? []).map((e) => [e.name, e.value])), KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion, kind: 'ExecCredential', spec: { interactive: false } }) };
+  const env = {
+    ...process.env,
+    ...Object.fromEntries((exec.env ?? []).map((e) => [e.name, e.value])),
+    KUBERNETES_EXEC_INFO: JSON.stringify({ apiVersion, kind: 'ExecCredential', spec: { interactive: false } }),
+  };
   let stdout: string;
   try {
-    ({ stdout } = await execFileAsync(exec.command, exec.args ?? [], { env, timeout: API_LIMITS.execPluginTimeoutMs, maxBuffer: API_LIMITS.execPluginOutputBytes, encoding: 'utf8' }));
+    ({ stdout } = await execFileAsync(exec.command, exec.args ?? [], {
+      env,
+      timeout: API_LIMITS.execPluginTimeoutMs,
+      maxBuffer: API_LIMITS.execPluginOutputBytes,
+      encoding: 'utf8',
+    }));
   } catch (err) {
     if ((err as { code?: unknown }).code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') {
-      throw new ApiLimitError(exec.command, `${formatBytes(API_LIMITS.execPluginOutputBytes)} (exec plugin output limit)`, 'exec credential plugin output', { cause: err });
+      throw new ApiLimitError(
+        exec.command,
+        `${formatBytes(API_LIMITS.execPluginOutputBytes)} (exec plugin output limit)`,
+        'exec credential plugin output',
+        { cause: err },
+      );
     }
     throw credentialsError(`exec plugin ${exec.command}: ${errorMessage(err)}`, err);
   }
@@ -87,9 +107,13 @@ async function runExecPlugin(exec: ExecConfig, clock: Clock): Promise<{ value: s
     throw credentialsError(`exec plugin ${exec.command} printed no ExecCredential JSON: ${errorMessage(err)}`, err);
   }
   // As client-go: a plugin answering in another version than configured is misconfigured.
-  if (reply.apiVersion !== apiVersion) throw credentialsError(`exec plugin ${exec.command} answered apiVersion ${JSON.stringify(reply.apiVersion)}, configured ${apiVersion}`);
+  if (reply.apiVersion !== apiVersion)
+    throw credentialsError(
+      `exec plugin ${exec.command} answered apiVersion ${JSON.stringify(reply.apiVersion)}, configured ${apiVersion}`,
+    );
   const status = reply.status;
-  if (typeof status?.token !== 'string' || !status.token) throw credentialsError(`exec plugin ${exec.command}: ExecCredential has no status.token`);
+  if (typeof status?.token !== 'string' || !status.token)
+    throw credentialsError(`exec plugin ${exec.command}: ExecCredential has no status.token`);
   const expires = typeof status.expirationTimestamp === 'string' ? Date.parse(status.expirationTimestamp) : NaN;
   // Wall-clock expiry mapped onto the (possibly fake) clock.
   return { value: status.token, staleAt: Number.isFinite(expires) ? clock.now() + (expires - Date.now()) : Infinity };
@@ -100,13 +124,17 @@ function execCredentials(exec: ExecConfig, clock: Clock): Credentials {
   return { authorization: async () => bearer((await cache.get()) ?? ''), invalidate: () => cache.invalidate() };
 }
 
-const staticCredentials = (header: string | undefined): Credentials => ({ authorization: () => Promise.resolve(header), invalidate: () => undefined });
+const staticCredentials = (header: string | undefined): Credentials => ({
+  authorization: () => Promise.resolve(header),
+  invalidate: () => undefined,
+});
 
 /** Credentials for the user's fields: exec, then tokenFile, then a static token, then basic auth; undefined when none. */
 export function userCredentials(user: UserCredentials, clock: Clock = realClock): Credentials | undefined {
   if (user.exec) return execCredentials(user.exec, clock);
   if (user.tokenFile) return tokenFileCredentials(user.tokenFile, clock);
   if (user.token) return staticCredentials(bearer(user.token));
-  if (user.username !== undefined) return staticCredentials(`Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`);
+  if (user.username !== undefined)
+    return staticCredentials(`Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`);
   return undefined;
 }

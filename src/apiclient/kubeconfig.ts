@@ -90,7 +90,10 @@ export function parseKubeconfig(text: string, path: string): Kubeconfig {
   const clusterName = reader.str(context, 'cluster', `contexts[${contextName}].context`);
   if (!clusterName) return fail(`context ${JSON.stringify(contextName)} names no cluster`);
   const userName = reader.str(context, 'user', `contexts[${contextName}].context`);
-  const cluster = reader.cluster(reader.named(raw, 'clusters', clusterName, 'cluster'), `clusters[${clusterName}].cluster`);
+  const cluster = reader.cluster(
+    reader.named(raw, 'clusters', clusterName, 'cluster'),
+    `clusters[${clusterName}].cluster`,
+  );
   // A context without a user is valid (anonymous, or TLS trust only).
   const user = userName ? reader.user(reader.named(raw, 'users', userName, 'user'), `users[${userName}].user`) : {};
   return { path, context: contextName, cluster, user };
@@ -100,7 +103,10 @@ export function parseKubeconfig(text: string, path: string): Kubeconfig {
 class FieldReader {
   private readonly dir: string;
 
-  constructor(path: string, private readonly fail: (why: string, cause?: unknown) => never) {
+  constructor(
+    path: string,
+    private readonly fail: (why: string, cause?: unknown) => never,
+  ) {
     this.dir = dirname(path);
   }
 
@@ -153,7 +159,10 @@ class FieldReader {
     } catch (err) {
       return this.fail(`${field} ${JSON.stringify(value)} is not a URL`, err);
     }
-    if (!protocols.includes(u.protocol)) this.fail(`${field} ${JSON.stringify(value)}: scheme must be ${protocols.map((p) => p.slice(0, -1)).join(' or ')}`);
+    if (!protocols.includes(u.protocol))
+      this.fail(
+        `${field} ${JSON.stringify(value)}: scheme must be ${protocols.map((p) => p.slice(0, -1)).join(' or ')}`,
+      );
     return u;
   }
 
@@ -180,7 +189,10 @@ class FieldReader {
     const password = this.str(u, 'password', where);
     if (username === undefined && password !== undefined) this.fail(`${where}: password without username`);
     return {
-      cert, key, username, password,
+      cert,
+      key,
+      username,
+      password,
       token: this.str(u, 'token', where),
       tokenFile: tokenFile ? this.abs(tokenFile) : undefined,
       exec: u.exec === undefined || u.exec === null ? undefined : this.exec(u.exec, `${where}.exec`),
@@ -192,14 +204,28 @@ class FieldReader {
     const command = this.str(e, 'command', where);
     if (!command) return this.fail(`${where}.command is not set`);
     const apiVersion = this.str(e, 'apiVersion', where);
-    if (!apiVersion || !EXEC_API_VERSIONS.includes(apiVersion)) return this.fail(`${where}.apiVersion ${JSON.stringify(apiVersion ?? '')} is not one of ${EXEC_API_VERSIONS.join(', ')}`);
+    if (!apiVersion || !EXEC_API_VERSIONS.includes(apiVersion))
+      return this.fail(
+        `${where}.apiVersion ${JSON.stringify(apiVersion ?? '')} is not one of ${EXEC_API_VERSIONS.join(', ')}`,
+      );
     // The kubelet never has a terminal: a plugin that insists on one cannot work here.
-    if (e.interactiveMode === 'Always') this.fail(`${where}.interactiveMode Always needs a terminal; the kubelet has none`);
+    if (e.interactiveMode === 'Always')
+      this.fail(`${where}.interactiveMode Always needs a terminal; the kubelet has none`);
     const args = e.args ?? [];
-    if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) return this.fail(`${where}.args is not a list of strings`);
+    if (!Array.isArray(args) || !args.every((a) => typeof a === 'string'))
+      return this.fail(`${where}.args is not a list of strings`);
     const env = e.env ?? [];
-    if (!Array.isArray(env) || !env.every((v) => isRecord(v) && typeof v.name === 'string' && typeof v.value === 'string')) return this.fail(`${where}.env is not a list of {name, value} strings`);
+    if (
+      !Array.isArray(env) ||
+      !env.every((v) => isRecord(v) && typeof v.name === 'string' && typeof v.value === 'string')
+    )
+      return this.fail(`${where}.env is not a list of {name, value} strings`);
     // A bare name is looked up on PATH; a path with a slash is relative to the kubeconfig.
-    return { command: command.includes('/') ? this.abs(command) : command, args, env: env as ExecConfig['env'], apiVersion };
+    return {
+      command: command.includes('/') ? this.abs(command) : command,
+      args,
+      env: env as ExecConfig['env'],
+      apiVersion,
+    };
   }
 }

@@ -21,7 +21,12 @@ interface Page<T> {
   _t?: T;
 }
 
-export async function listAll<T>(client: ApiClient, path: string, query: Record<string, string> = {}, pageSize: number = API_LIMITS.listPageSize): Promise<ListResult<T>> {
+export async function listAll<T>(
+  client: ApiClient,
+  path: string,
+  query: Record<string, string> = {},
+  pageSize: number = API_LIMITS.listPageSize,
+): Promise<ListResult<T>> {
   try {
     return await listPages<T>(client, path, query, pageSize);
   } catch (err) {
@@ -31,20 +36,34 @@ export async function listAll<T>(client: ApiClient, path: string, query: Record<
   }
 }
 
-async function listPages<T>(client: ApiClient, path: string, query: Record<string, string>, pageSize: number): Promise<ListResult<T>> {
+async function listPages<T>(
+  client: ApiClient,
+  path: string,
+  query: Record<string, string>,
+  pageSize: number,
+): Promise<ListResult<T>> {
   const items: T[] = [];
   let budget = API_LIMITS.responseBodyBytes;
   let cont: string | undefined;
   for (let page = 0; ; page++) {
-    if (page >= API_LIMITS.listMaxPages) throw new ApiLimitError(path, `${API_LIMITS.listMaxPages} pages (LIST page limit)`, 'LIST');
+    if (page >= API_LIMITS.listMaxPages)
+      throw new ApiLimitError(path, `${API_LIMITS.listMaxPages} pages (LIST page limit)`, 'LIST');
     let list: Page<T>;
     try {
-      list = await client.request<Page<T>>({ method: 'GET', path, query: { ...query, limit: pageSize, continue: cont }, maxBodyBytes: budget, onBodyBytes: (n) => (budget -= n) });
+      list = await client.request<Page<T>>({
+        method: 'GET',
+        path,
+        query: { ...query, limit: pageSize, continue: cont },
+        maxBodyBytes: budget,
+        onBodyBytes: (n) => (budget -= n),
+      });
     } catch (err) {
       // Only a continue token can expire mid-list; a 410 on the first page is the caller's.
-      if (cont !== undefined && err instanceof ApiError && err.statusCode === 410) throw new ApiError(410, 'ContinueExpired', err.message, { cause: err });
+      if (cont !== undefined && err instanceof ApiError && err.statusCode === 410)
+        throw new ApiError(410, 'ContinueExpired', err.message, { cause: err });
       // A later page over what is left of the budget: name the LIST's limit, not the remainder.
-      if (page > 0 && err instanceof ApiLimitError && err.limit.endsWith('(response body limit)')) throw bodyLimit(path, err);
+      if (page > 0 && err instanceof ApiLimitError && err.limit.endsWith('(response body limit)'))
+        throw bodyLimit(path, err);
       throw err;
     }
     if (!Array.isArray(list?.items)) throw new ApiError(0, 'BadResponse', `GET ${path}: a list without an items array`);
@@ -55,4 +74,5 @@ async function listPages<T>(client: ApiClient, path: string, query: Record<strin
   }
 }
 
-const bodyLimit = (path: string, cause?: unknown) => new ApiLimitError(path, `${formatBytes(API_LIMITS.responseBodyBytes)} (response body limit)`, 'response', { cause });
+const bodyLimit = (path: string, cause?: unknown) =>
+  new ApiLimitError(path, `${formatBytes(API_LIMITS.responseBodyBytes)} (response body limit)`, 'response', { cause });

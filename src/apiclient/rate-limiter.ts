@@ -9,7 +9,11 @@ export class TokenBucket {
   private last: number;
   private tail: Promise<void> = Promise.resolve();
 
-  constructor(private readonly qps: number, private readonly burst: number, private readonly clock: Clock = realClock) {
+  constructor(
+    private readonly qps: number,
+    private readonly burst: number,
+    private readonly clock: Clock = realClock,
+  ) {
     this.tokens = burst;
     this.last = clock.now();
   }

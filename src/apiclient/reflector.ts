@@ -29,7 +29,9 @@ export interface ReflectorOptions<T> {
   watchTimeoutSeconds?: () => number;
 }
 
-interface Meta { metadata?: { resourceVersion?: string } }
+interface Meta {
+  metadata?: { resourceVersion?: string };
+}
 
 export async function runReflector<T extends Meta>(o: ReflectorOptions<T>): Promise<void> {
   let resourceVersion = '';
@@ -60,7 +62,12 @@ export async function runReflector<T extends Meta>(o: ReflectorOptions<T>): Prom
       }
       const timeoutSeconds = o.watchTimeoutSeconds?.() ?? watchTimeoutSeconds();
       const started = Date.now();
-      await o.client.watch<T>(o.path, { ...o.query, resourceVersion, allowWatchBookmarks: true, timeoutSeconds }, onEvent, o.signal);
+      await o.client.watch<T>(
+        o.path,
+        { ...o.query, resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
+        onEvent,
+        o.signal,
+      );
       // A server that ends every watch at once must not make us spin (client-go's "very short watch").
       if (Date.now() - started < 1000 && !o.signal.aborted) await pause();
       else backoff = 800;
@@ -72,7 +79,15 @@ export async function runReflector<T extends Meta>(o: ReflectorOptions<T>): Prom
         needList = true;
         continue;
       }
-      log('apiclient').warn({ what: o.what, code: err instanceof KubeletError ? err.code : undefined, err: errorMessage(err), retryInMs: backoff }, 'List/watch failed; retrying');
+      log('apiclient').warn(
+        {
+          what: o.what,
+          code: err instanceof KubeletError ? err.code : undefined,
+          err: errorMessage(err),
+          retryInMs: backoff,
+        },
+        'List/watch failed; retrying',
+      );
       await pause();
     }
   }

@@ -40,12 +40,13 @@ export function transportOf(path: string): Transport {
   const kc = loadKubeconfig(path);
   const tls = tlsOptionsOf(kc);
   const proxy = kc.cluster.proxyUrl;
-  const agentOptions = (maxSockets: number): AgentOptions => ({ keepAlive: true, maxSockets, ...tls } as AgentOptions);
+  const agentOptions = (maxSockets: number): AgentOptions => ({ keepAlive: true, maxSockets, ...tls }) as AgentOptions;
   return {
     base: kc.cluster.server,
     tls,
     credentials: userCredentials(kc.user),
-    newAgent: (maxSockets) => (proxy ? new TunnelingAgent(proxy, agentOptions(maxSockets)) : new Agent(agentOptions(maxSockets))),
+    newAgent: (maxSockets) =>
+      proxy ? new TunnelingAgent(proxy, agentOptions(maxSockets)) : new Agent(agentOptions(maxSockets)),
   };
 }
 
@@ -55,18 +56,34 @@ export function transportOf(path: string): Transport {
  * tunnel, so the proxy sees only the host and port.
  */
 class TunnelingAgent extends Agent {
-  constructor(private readonly proxy: URL, opts: AgentOptions) {
+  constructor(
+    private readonly proxy: URL,
+    opts: AgentOptions,
+  ) {
     super(opts);
   }
 
   // Node's Agent takes the callback form of createConnection for sockets made asynchronously.
-  override createConnection(options: ConnectionOptions & { host?: string; port?: number }, done: (err: Error | null, socket?: Duplex) => void): undefined {
+  override createConnection(
+    options: ConnectionOptions & { host?: string; port?: number },
+    done: (err: Error | null, socket?: Duplex) => void,
+  ): undefined {
     const target = `${options.host ?? 'localhost'}:${options.port ?? 443}`;
     const headers: Record<string, string> = { host: target };
-    if (this.proxy.username) headers['proxy-authorization'] = `Basic ${Buffer.from(`${decodeURIComponent(this.proxy.username)}:${decodeURIComponent(this.proxy.password)}`).toString('base64')}`;
+    if (this.proxy.username)
+      headers['proxy-authorization'] =
+        `Basic ${Buffer.from(`${decodeURIComponent(this.proxy.username)}:${decodeURIComponent(this.proxy.password)}`).toString('base64')}`;
     const send = this.proxy.protocol === 'https:' ? httpsRequest : httpRequest;
-    const fail = (why: string, cause?: unknown) => done(new ApiError(0, 'ConnectionFailed', `proxy ${this.proxy.host}: CONNECT ${target}: ${why}`, { cause }));
-    const req = send({ host: this.proxy.hostname, port: this.proxy.port || (this.proxy.protocol === 'https:' ? 443 : 80), method: 'CONNECT', path: target, headers, agent: false });
+    const fail = (why: string, cause?: unknown) =>
+      done(new ApiError(0, 'ConnectionFailed', `proxy ${this.proxy.host}: CONNECT ${target}: ${why}`, { cause }));
+    const req = send({
+      host: this.proxy.hostname,
+      port: this.proxy.port || (this.proxy.protocol === 'https:' ? 443 : 80),
+      method: 'CONNECT',
+      path: target,
+      headers,
+      agent: false,
+    });
     req.once('connect', (res, socket) => {
       if (res.statusCode !== 200) {
         socket.destroy();

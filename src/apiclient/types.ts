@@ -33,7 +33,12 @@ export interface ApiClient {
    * (resolves), the connection fails or goes quiet for longer than the idle timeout (rejects),
    * or `signal` aborts (resolves).
    */
-  watch<T = Record<string, unknown>>(path: string, query: ApiRequest['query'], onEvent: (e: WatchEvent<T>) => void, signal: AbortSignal): Promise<void>;
+  watch<T = Record<string, unknown>>(
+    path: string,
+    query: ApiRequest['query'],
+    onEvent: (e: WatchEvent<T>) => void,
+    signal: AbortSignal,
+  ): Promise<void>;
   /** Drops every pooled connection: the next request dials a fresh one. */
   resetConnections(): void;
   close(): void;

@@ -25,7 +25,11 @@ import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 
 type Kind = 'configmaps' | 'secrets';
-type Obj = { metadata?: { name?: string; resourceVersion?: string }; data?: Record<string, string>; binaryData?: Record<string, string> };
+type Obj = {
+  metadata?: { name?: string; resourceVersion?: string };
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+};
 
 interface Entry {
   /** undefined = not synced; null = absent. */
@@ -45,7 +49,8 @@ interface Token {
 }
 
 /** What tells two copies apart: the resourceVersion, or not-synced / absent. */
-const version = (o: Obj | null | undefined) => (o === undefined ? '<unsynced>' : o === null ? '<absent>' : o.metadata?.resourceVersion ?? '');
+const version = (o: Obj | null | undefined) =>
+  o === undefined ? '<unsynced>' : o === null ? '<absent>' : (o.metadata?.resourceVersion ?? '');
 
 export interface ObjectCacheOptions {
   client: ApiClient;
@@ -106,8 +111,11 @@ export class ObjectCache implements PodObjectSource {
     entry.abort = new AbortController();
     const changed = () => this.opts.onChange?.(kind, namespace, name);
     void runReflector<Obj>({
-      client: this.opts.client, path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/${kind}`, query: { fieldSelector: `metadata.name=${name}` },
-      what: `${kind}/${namespace}/${name}`, signal: entry.abort.signal,
+      client: this.opts.client,
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/${kind}`,
+      query: { fieldSelector: `metadata.name=${name}` },
+      what: `${kind}/${namespace}/${name}`,
+      signal: entry.abort.signal,
       onList: (items) => {
         entry.obj = items[0] ?? null;
         changed();
@@ -121,13 +129,21 @@ export class ObjectCache implements PodObjectSource {
 
   /** The "Cache" strategy: GET when the copy is older than the TTL; a failed GET keeps the copy. */
   private poll(entry: Entry, kind: Kind, namespace: string, name: string): void {
-    if (entry.fetching || Date.now() - (entry.fetchedAt ?? -Infinity) < (this.opts.ttlMs ?? API_LIMITS.objectCacheTtlMs)) return;
+    if (
+      entry.fetching ||
+      Date.now() - (entry.fetchedAt ?? -Infinity) < (this.opts.ttlMs ?? API_LIMITS.objectCacheTtlMs)
+    )
+      return;
     entry.fetching = true;
     const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/${kind}/${encodeURIComponent(name)}`;
-    void this.opts.client.request<Obj>({ method: 'GET', path })
+    void this.opts.client
+      .request<Obj>({ method: 'GET', path })
       .catch((err: unknown) => {
         if (err instanceof ApiError && err.statusCode === 404) return null;
-        log('kubelet').warn({ object: `${kind}/${namespace}/${name}`, err: errorMessage(err) }, 'Object GET failed; keeping the cached copy');
+        log('kubelet').warn(
+          { object: `${kind}/${namespace}/${name}`, err: errorMessage(err) },
+          'Object GET failed; keeping the cached copy',
+        );
         return entry.obj;
       })
       .then((obj) => {
@@ -162,8 +178,21 @@ export class ObjectCache implements PodObjectSource {
     if (!t.pending && Date.now() >= t.refreshAt) {
       t.pending = true;
       const entry = t;
-      const body = { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: audience ? [audience] : [], expirationSeconds, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, uid } } };
-      void this.opts.client.request<{ status: { token: string; expirationTimestamp: string } }>({ method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(ns)}/serviceaccounts/${encodeURIComponent(sa)}/token`, body })
+      const body = {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: {
+          audiences: audience ? [audience] : [],
+          expirationSeconds,
+          boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata?.name, uid },
+        },
+      };
+      void this.opts.client
+        .request<{ status: { token: string; expirationTimestamp: string } }>({
+          method: 'POST',
+          path: `/api/v1/namespaces/${encodeURIComponent(ns)}/serviceaccounts/${encodeURIComponent(sa)}/token`,
+          body,
+        })
         .then((r) => {
           const issued = Date.now();
           const expires = Date.parse(r.status.expirationTimestamp) || issued + expirationSeconds * 1000;
@@ -173,7 +202,10 @@ export class ObjectCache implements PodObjectSource {
         })
         .catch((err: unknown) => {
           entry.refreshAt = Date.now() + 5000;
-          log('kubelet').warn({ pod: `${ns}/${pod.metadata?.name}`, serviceAccount: sa, err: errorMessage(err) }, 'Service account token request failed; will retry');
+          log('kubelet').warn(
+            { pod: `${ns}/${pod.metadata?.name}`, serviceAccount: sa, err: errorMessage(err) },
+            'Service account token request failed; will retry',
+          );
         })
         .finally(() => (entry.pending = false));
     }

@@ -55,7 +55,10 @@ export class MirrorPods {
   }
 
   private matches(staticPod: Pod, mirror: Pod): boolean {
-    return mirror.metadata?.annotations?.[ConfigMirrorAnnotationKey] === hashOf(staticPod) && !mirror.metadata?.deletionTimestamp;
+    return (
+      mirror.metadata?.annotations?.[ConfigMirrorAnnotationKey] === hashOf(staticPod) &&
+      !mirror.metadata?.deletionTimestamp
+    );
   }
 
   async reconcile(): Promise<void> {
@@ -70,7 +73,8 @@ export class MirrorPods {
         if (mirror && !mirror.metadata?.deletionTimestamp) await this.remove(mirror, 'its static pod changed');
         await this.create(pod);
       }
-      for (const [k, mirror] of this.mirrors) if (!wanted.has(k)) await this.remove(mirror, 'orphaned: no static pod of that name');
+      for (const [k, mirror] of this.mirrors)
+        if (!wanted.has(k)) await this.remove(mirror, 'orphaned: no static pod of that name');
     } catch (err) {
       log('mirrorpods').warn({ err: errorMessage(err) }, 'Mirror pod reconcile failed; will retry');
     } finally {
@@ -82,18 +86,29 @@ export class MirrorPods {
     const nodeUID = this.deps.nodeUID();
     if (!nodeUID) return;
     // config.seen is this kubelet's local bookkeeping, not part of the pod the cluster sees.
-    const annotations: Record<string, string> = { ...pod.metadata?.annotations, [ConfigMirrorAnnotationKey]: hashOf(pod) };
+    const annotations: Record<string, string> = {
+      ...pod.metadata?.annotations,
+      [ConfigMirrorAnnotationKey]: hashOf(pod),
+    };
     delete annotations[ConfigSeenAnnotationKey];
     const mirror: Pod = {
-      apiVersion: 'v1', kind: 'Pod',
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: {
-        name: podName(pod), namespace: podNamespace(pod), labels: pod.metadata?.labels, annotations,
+        name: podName(pod),
+        namespace: podNamespace(pod),
+        labels: pod.metadata?.labels,
+        annotations,
         ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: this.deps.nodeName, uid: nodeUID, controller: true }],
       },
       spec: { ...pod.spec!, nodeName: this.deps.nodeName },
     };
     try {
-      const created = await this.deps.client.request<Pod>({ method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(mirror.metadata!.namespace!)}/pods`, body: mirror });
+      const created = await this.deps.client.request<Pod>({
+        method: 'POST',
+        path: `/api/v1/namespaces/${encodeURIComponent(mirror.metadata!.namespace!)}/pods`,
+        body: mirror,
+      });
       this.mirrors.set(key(created), created);
       log('mirrorpods').info({ pod: key(pod) }, 'Created mirror pod');
     } catch (err) {
@@ -104,12 +119,15 @@ export class MirrorPods {
   private async remove(mirror: Pod, why: string): Promise<void> {
     const m = mirror.metadata!;
     log('mirrorpods').info({ pod: key(mirror), why }, 'Deleting mirror pod');
-    await this.deps.client.request({
-      method: 'DELETE', path: `/api/v1/namespaces/${encodeURIComponent(m.namespace ?? 'default')}/pods/${encodeURIComponent(m.name!)}`,
-      body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, preconditions: { uid: m.uid } },
-    }).catch((err: unknown) => {
-      if (!(err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 409))) throw err;
-    });
+    await this.deps.client
+      .request({
+        method: 'DELETE',
+        path: `/api/v1/namespaces/${encodeURIComponent(m.namespace ?? 'default')}/pods/${encodeURIComponent(m.name!)}`,
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, preconditions: { uid: m.uid } },
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 409))) throw err;
+      });
     this.mirrors.delete(key(mirror));
   }
 }

@@ -83,7 +83,9 @@ export class RuntimeClassCache implements RuntimeClassLookup {
   lookup(name: string): RuntimeClassInfo {
     const rc = this.classes.get(name);
     if (!rc) {
-      const why = this.listed ? `runtimeclasses.node.k8s.io "${name}" not found` : `failed to lookup RuntimeClass ${name}: runtimeclasses not synced yet`;
+      const why = this.listed
+        ? `runtimeclasses.node.k8s.io "${name}" not found`
+        : `failed to lookup RuntimeClass ${name}: runtimeclasses not synced yet`;
       throw new KubeletError('KTS_ERR_SANDBOX', why);
     }
     const podFixed = rc.overhead?.podFixed;
@@ -144,10 +146,11 @@ export function withRuntimeClassOverhead(source: PodSource, classes: RuntimeClas
     }
   };
   return {
-    start: (push) => source.start((u: PodUpdate) => {
-      forget(u);
-      push({ ...u, pods: u.pods.map(fill) });
-    }),
+    start: (push) =>
+      source.start((u: PodUpdate) => {
+        forget(u);
+        push({ ...u, pods: u.pods.map(fill) });
+      }),
     stop: () => source.stop(),
   };
 }

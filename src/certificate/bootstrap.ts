@@ -52,7 +52,11 @@ interface BootstrapCluster {
 function readBootstrapCluster(path: string): BootstrapCluster {
   loadKubeconfig(path);
   const doc = parseYaml(readFileSync(path, 'utf8')) as Record<string, unknown>;
-  const named = (list: unknown, name: unknown, what: string) => ((list as { name?: unknown }[]).find((x) => x?.name === name) as Record<string, unknown>)[what] as Record<string, unknown>;
+  const named = (list: unknown, name: unknown, what: string) =>
+    ((list as { name?: unknown }[]).find((x) => x?.name === name) as Record<string, unknown>)[what] as Record<
+      string,
+      unknown
+    >;
   const ctx = named(doc.contexts, doc['current-context'], 'context');
   return { dir: dirname(resolve(path)), cluster: named(doc.clusters, ctx.cluster, 'cluster') };
 }
@@ -63,13 +67,22 @@ const inDir = (dir: string, p: string) => (isAbsolute(p) ? p : join(dir, p));
 export function isClientConfigStillValid(kubeconfigPath: string, now = new Date()): boolean {
   if (!existsSync(kubeconfigPath)) return false;
   try {
-    const certs = splitPem(loadKubeconfig(kubeconfigPath).user.cert?.toString('utf8') ?? '').certs.map((c) => new X509Certificate(c));
+    const certs = splitPem(loadKubeconfig(kubeconfigPath).user.cert?.toString('utf8') ?? '').certs.map(
+      (c) => new X509Certificate(c),
+    );
     if (certs.length === 0) return false;
     const expired = certs.find((c) => new Date(c.validTo) < now);
-    if (expired) log('certificate').info({ kubeconfig: kubeconfigPath, notAfter: expired.validTo }, 'Part of the existing client certificate is expired; bootstrapping a new one');
+    if (expired)
+      log('certificate').info(
+        { kubeconfig: kubeconfigPath, notAfter: expired.validTo },
+        'Part of the existing client certificate is expired; bootstrapping a new one',
+      );
     return !expired;
   } catch (err) {
-    log('certificate').warn({ kubeconfig: kubeconfigPath, err: errorMessage(err) }, 'Unable to read the existing client config; bootstrapping a new one');
+    log('certificate').warn(
+      { kubeconfig: kubeconfigPath, err: errorMessage(err) },
+      'Unable to read the existing client config; bootstrapping a new one',
+    );
     return false;
   }
 }
@@ -96,15 +109,20 @@ function bootstrapKey(store: CertFileStore, tmpKeyPath: string): string {
 function writeKubeconfig(path: string, bootstrap: BootstrapCluster, pemPath: string): void {
   const c = bootstrap.cluster;
   const cluster: Record<string, unknown> = { server: c.server };
-  if (typeof c['certificate-authority'] === 'string') cluster['certificate-authority'] = inDir(bootstrap.dir, c['certificate-authority']);
+  if (typeof c['certificate-authority'] === 'string')
+    cluster['certificate-authority'] = inDir(bootstrap.dir, c['certificate-authority']);
   else if (c['certificate-authority-data']) cluster['certificate-authority-data'] = c['certificate-authority-data'];
   if (c['insecure-skip-tls-verify']) cluster['insecure-skip-tls-verify'] = true;
   if (c['tls-server-name']) cluster['tls-server-name'] = c['tls-server-name'];
   const doc = {
-    apiVersion: 'v1', kind: 'Config', preferences: {},
+    apiVersion: 'v1',
+    kind: 'Config',
+    preferences: {},
     clusters: [{ name: 'default-cluster', cluster }],
     users: [{ name: 'default-auth', user: { 'client-certificate': pemPath, 'client-key': pemPath } }],
-    contexts: [{ name: 'default-context', context: { cluster: 'default-cluster', user: 'default-auth', namespace: 'default' } }],
+    contexts: [
+      { name: 'default-context', context: { cluster: 'default-cluster', user: 'default-auth', namespace: 'default' } },
+    ],
     'current-context': 'default-context',
   };
   mkdirSync(dirname(path), { recursive: true });
@@ -123,7 +141,9 @@ export async function loadClientCert(o: BootstrapOptions): Promise<'valid' | 'bo
   try {
     bootstrap = readBootstrapCluster(o.bootstrapKubeconfigPath);
   } catch (err) {
-    throw new CertificateError(`unable to load bootstrap kubeconfig ${o.bootstrapKubeconfigPath}: ${errorMessage(err)}`);
+    throw new CertificateError(
+      `unable to load bootstrap kubeconfig ${o.bootstrapKubeconfigPath}: ${errorMessage(err)}`,
+    );
   }
   mkdirSync(o.certDir, { recursive: true, mode: 0o700 });
   const store = new CertFileStore(o.certDir, 'kubelet-client');
@@ -132,11 +152,18 @@ export async function loadClientCert(o: BootstrapOptions): Promise<'valid' | 'bo
   const subject: CsrSubject = { commonName: `system:node:${o.nodeName}`, organizations: ['system:nodes'] };
   const usages = clientUsages(keyPem);
   const name = digestedCsrName('node-csr-', keyPem, subject, usages);
-  log('certificate').info({ csr: name, signer: CLIENT_SIGNER }, 'Requesting a client certificate with the bootstrap credentials');
+  log('certificate').info(
+    { csr: name, signer: CLIENT_SIGNER },
+    'Requesting a client certificate with the bootstrap credentials',
+  );
   const clients = await o.connect(o.bootstrapKubeconfigPath);
   let certPem: string;
   try {
-    const csr = await requestCertificate(clients.main, { name, csrPem: makeCsrPem(keyPem, subject), signerName: CLIENT_SIGNER, usages }, o.now?.());
+    const csr = await requestCertificate(
+      clients.main,
+      { name, csrPem: makeCsrPem(keyPem, subject), signerName: CLIENT_SIGNER, usages },
+      o.now?.(),
+    );
     certPem = await waitForCertificate(clients.main, csr.metadata?.name ?? name, o.waitMs ?? BOOTSTRAP_WAIT_MS);
   } finally {
     clients.close();
@@ -144,6 +171,9 @@ export async function loadClientCert(o: BootstrapOptions): Promise<'valid' | 'bo
   const file = store.update(certPem, keyPem, o.now?.());
   rmSync(tmpKeyPath, { force: true });
   writeKubeconfig(o.kubeconfigPath, bootstrap, store.currentPath());
-  log('certificate').info({ certificate: file, kubeconfig: o.kubeconfigPath }, 'Client certificate issued; kubeconfig written');
+  log('certificate').info(
+    { certificate: file, kubeconfig: o.kubeconfigPath },
+    'Client certificate issued; kubeconfig written',
+  );
   return 'bootstrapped';
 }

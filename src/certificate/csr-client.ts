@@ -10,7 +10,12 @@ import { ApiError, CertificateError, errorMessage } from '../errors.js';
 
 export const CSR_PATH = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 
-export interface CsrCondition { type?: string; status?: string; reason?: string; message?: string }
+export interface CsrCondition {
+  type?: string;
+  status?: string;
+  reason?: string;
+  message?: string;
+}
 
 export interface CertificateSigningRequest {
   apiVersion?: string;
@@ -33,9 +38,14 @@ export interface CertificateRequest {
  * wait): it is reused, unless it already holds a certificate that has expired (an old request
  * for the same key), in which case a new one is filed under a suffixed name.
  */
-export async function requestCertificate(client: ApiClient, r: CertificateRequest, now = new Date()): Promise<CertificateSigningRequest> {
+export async function requestCertificate(
+  client: ApiClient,
+  r: CertificateRequest,
+  now = new Date(),
+): Promise<CertificateSigningRequest> {
   const body = (name: string): CertificateSigningRequest => ({
-    apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest',
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
     metadata: { name },
     spec: { request: Buffer.from(r.csrPem).toString('base64'), signerName: r.signerName, usages: r.usages },
   });
@@ -44,18 +54,24 @@ export async function requestCertificate(client: ApiClient, r: CertificateReques
       return await client.request<CertificateSigningRequest>({ method: 'POST', path: CSR_PATH, body: body(name) });
     } catch (err) {
       if (err instanceof ApiError && err.statusCode === 409) return undefined;
-      throw new CertificateError(`cannot create certificate signing request ${name}: ${errorMessage(err)}`, { cause: err });
+      throw new CertificateError(`cannot create certificate signing request ${name}: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
   };
   const created = await create(r.name);
   if (created) return created;
   const existing = await client.request<CertificateSigningRequest>({ method: 'GET', path: `${CSR_PATH}/${r.name}` });
   if (existing.spec?.signerName !== r.signerName) {
-    throw new CertificateError(`certificate signing request ${r.name} already exists for signer ${existing.spec?.signerName ?? '(none)'}; delete it to retry`);
+    throw new CertificateError(
+      `certificate signing request ${r.name} already exists for signer ${existing.spec?.signerName ?? '(none)'}; delete it to retry`,
+    );
   }
   if (!hasExpiredCertificate(existing, now)) return existing;
   const fresh = `${r.name}-${now.getTime().toString(36)}`;
-  return (await create(fresh)) ?? client.request<CertificateSigningRequest>({ method: 'GET', path: `${CSR_PATH}/${fresh}` });
+  return (
+    (await create(fresh)) ?? client.request<CertificateSigningRequest>({ method: 'GET', path: `${CSR_PATH}/${fresh}` })
+  );
 }
 
 function hasExpiredCertificate(csr: CertificateSigningRequest, now: Date): boolean {
@@ -72,8 +88,14 @@ function hasExpiredCertificate(csr: CertificateSigningRequest, now: Date): boole
 export function issuedCertificate(csr: CertificateSigningRequest): string | undefined {
   const name = csr.metadata?.name ?? '';
   for (const c of csr.status?.conditions ?? []) {
-    if (c.type === 'Denied' && c.status !== 'False') throw new CertificateError(`certificate signing request ${name} is denied, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`);
-    if (c.type === 'Failed' && c.status !== 'False') throw new CertificateError(`certificate signing request ${name} failed, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`);
+    if (c.type === 'Denied' && c.status !== 'False')
+      throw new CertificateError(
+        `certificate signing request ${name} is denied, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`,
+      );
+    if (c.type === 'Failed' && c.status !== 'False')
+      throw new CertificateError(
+        `certificate signing request ${name} failed, reason: ${c.reason ?? ''}, message: ${c.message ?? ''}`,
+      );
   }
   const approved = (csr.status?.conditions ?? []).some((c) => c.type === 'Approved' && c.status !== 'False');
   if (!approved || !csr.status?.certificate) return undefined;
@@ -84,7 +106,12 @@ export function issuedCertificate(csr: CertificateSigningRequest): string | unde
  * Waits for the request's certificate: a GET, then a watch of just that object, re-opened when
  * the server ends it, until issued, denied, failed or `timeoutMs` (upstream: 1 h at bootstrap).
  */
-export async function waitForCertificate(client: ApiClient, name: string, timeoutMs: number, signal?: AbortSignal): Promise<string> {
+export async function waitForCertificate(
+  client: ApiClient,
+  name: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<string> {
   const abort = new AbortController();
   const stop = () => abort.abort();
   signal?.addEventListener('abort', stop, { once: true });
@@ -102,16 +129,32 @@ export async function waitForCertificate(client: ApiClient, name: string, timeou
   try {
     while (!result && !abort.signal.aborted) {
       try {
-        const csr = await client.request<CertificateSigningRequest & { metadata?: { resourceVersion?: string } }>({ method: 'GET', path: `${CSR_PATH}/${name}` });
+        const csr = await client.request<CertificateSigningRequest & { metadata?: { resourceVersion?: string } }>({
+          method: 'GET',
+          path: `${CSR_PATH}/${name}`,
+        });
         check(csr);
         if (result) break;
-        await client.watch<CertificateSigningRequest>(CSR_PATH, { fieldSelector: `metadata.name=${name}`, resourceVersion: csr.metadata?.resourceVersion, allowWatchBookmarks: true }, (e) => {
-          if (e.type === 'ADDED' || e.type === 'MODIFIED') check(e.object);
-          if (e.type === 'DELETED') result = { err: new CertificateError(`certificate signing request ${name} was deleted before it was issued`) };
-        }, abort.signal);
+        await client.watch<CertificateSigningRequest>(
+          CSR_PATH,
+          {
+            fieldSelector: `metadata.name=${name}`,
+            resourceVersion: csr.metadata?.resourceVersion,
+            allowWatchBookmarks: true,
+          },
+          (e) => {
+            if (e.type === 'ADDED' || e.type === 'MODIFIED') check(e.object);
+            if (e.type === 'DELETED')
+              result = {
+                err: new CertificateError(`certificate signing request ${name} was deleted before it was issued`),
+              };
+          },
+          abort.signal,
+        );
       } catch (err) {
         if (abort.signal.aborted) break;
-        if (err instanceof ApiError && err.statusCode === 404) throw new CertificateError(`certificate signing request ${name} is gone`);
+        if (err instanceof ApiError && err.statusCode === 404)
+          throw new CertificateError(`certificate signing request ${name} is gone`);
         await new Promise((r) => setTimeout(r, 1000)); // the apiserver is away: try again within the wait
       }
     }
@@ -121,5 +164,7 @@ export async function waitForCertificate(client: ApiClient, name: string, timeou
   }
   if (result?.err) throw result.err;
   if (result?.cert) return result.cert;
-  throw new CertificateError(`timed out waiting ${Math.round(timeoutMs / 1000)} s for certificate signing request ${name} to be approved and issued`);
+  throw new CertificateError(
+    `timed out waiting ${Math.round(timeoutMs / 1000)} s for certificate signing request ${name} to be approved and issued`,
+  );
 }

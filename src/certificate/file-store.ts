@@ -5,7 +5,16 @@
  * is one atomic rename of the link, and the old file stays for a rollback by hand.
  */
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { CertificateError, errorMessage } from '../errors.js';
 
@@ -37,7 +46,10 @@ function stamp(d: Date): string {
 }
 
 export class CertFileStore {
-  constructor(readonly certDir: string, readonly pairName: string) {}
+  constructor(
+    readonly certDir: string,
+    readonly pairName: string,
+  ) {}
 
   currentPath(): string {
     return join(this.certDir, `${this.pairName}-current.pem`);
@@ -76,7 +88,9 @@ export class CertFileStore {
       renameSync(tmpLink, this.currentPath());
       return file;
     } catch (err) {
-      throw new CertificateError(`cannot store the ${this.pairName} certificate in ${this.certDir}: ${errorMessage(err)}`);
+      throw new CertificateError(
+        `cannot store the ${this.pairName} certificate in ${this.certDir}: ${errorMessage(err)}`,
+      );
     }
   }
 }

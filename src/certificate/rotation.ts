@@ -67,7 +67,9 @@ export class CertificateRotation {
 
   /** Rotates now (tests, and the first certificate of a manager that has none). */
   rotateNow(): Promise<void> {
-    this.rotating ??= this.rotate().finally(() => { this.rotating = undefined; });
+    this.rotating ??= this.rotate().finally(() => {
+      this.rotating = undefined;
+    });
     return this.rotating;
   }
 
@@ -78,9 +80,15 @@ export class CertificateRotation {
   private schedule(): void {
     if (this.stopped) return;
     const cur = this.o.store.current();
-    const at = cur ? rotationDeadline(new Date(cur.leaf.validFrom), new Date(cur.leaf.validTo), this.o.random) : this.clock.now();
+    const at = cur
+      ? rotationDeadline(new Date(cur.leaf.validFrom), new Date(cur.leaf.validTo), this.o.random)
+      : this.clock.now();
     const delay = Math.max(0, at - this.clock.now());
-    if (cur) log('certificate').info({ kind: this.o.kind, notAfter: cur.leaf.validTo, rotateInS: Math.round(delay / 1000) }, 'Certificate rotation scheduled');
+    if (cur)
+      log('certificate').info(
+        { kind: this.o.kind, notAfter: cur.leaf.validTo, rotateInS: Math.round(delay / 1000) },
+        'Certificate rotation scheduled',
+      );
     this.arm(delay);
   }
 
@@ -90,17 +98,23 @@ export class CertificateRotation {
     const step = Math.min(delay, 2 ** 31 - 1);
     this.timer = this.clock.setTimeout(() => {
       if (step < delay) return this.arm(delay - step);
-      void this.rotateNow().then(() => {
-        this.failures = 0;
-        this.schedule();
-      }, (err: unknown) => {
-        this.failures++;
-        this.o.onRenewError?.();
-        const [first, max] = this.o.backoffMs ?? [2000, 300_000];
-        const wait = Math.min(max, first * 2 ** (this.failures - 1));
-        log('certificate').warn({ kind: this.o.kind, err: errorMessage(err), retryInMs: wait }, 'Certificate rotation failed; the current certificate stays in use');
-        if (!this.stopped) this.arm(wait);
-      });
+      void this.rotateNow().then(
+        () => {
+          this.failures = 0;
+          this.schedule();
+        },
+        (err: unknown) => {
+          this.failures++;
+          this.o.onRenewError?.();
+          const [first, max] = this.o.backoffMs ?? [2000, 300_000];
+          const wait = Math.min(max, first * 2 ** (this.failures - 1));
+          log('certificate').warn(
+            { kind: this.o.kind, err: errorMessage(err), retryInMs: wait },
+            'Certificate rotation failed; the current certificate stays in use',
+          );
+          if (!this.stopped) this.arm(wait);
+        },
+      );
     }, step);
   }
 
@@ -109,13 +123,20 @@ export class CertificateRotation {
     const usages = this.o.usages(keyPem);
     const name = digestedCsrName(this.o.kind === 'client' ? 'node-csr-' : 'csr-', keyPem, this.o.subject, usages);
     const client = this.o.client();
-    const csr = await requestCertificate(client, { name, csrPem: makeCsrPem(keyPem, this.o.subject, this.o.altNames?.()), signerName: this.o.signerName, usages }, new Date(this.clock.now()));
+    const csr = await requestCertificate(
+      client,
+      { name, csrPem: makeCsrPem(keyPem, this.o.subject, this.o.altNames?.()), signerName: this.o.signerName, usages },
+      new Date(this.clock.now()),
+    );
     const certPem = await waitForCertificate(client, csr.metadata?.name ?? name, this.o.waitMs ?? 15 * 60_000);
     if (this.stopped) return;
     const file = this.o.store.update(certPem, keyPem, new Date(this.clock.now()));
     const pair = this.o.store.current();
     if (!pair) throw new CertificateError(`stored ${file} but cannot read it back`);
-    log('certificate').info({ kind: this.o.kind, certificate: file, notAfter: pair.leaf.validTo }, 'Certificate rotated');
+    log('certificate').info(
+      { kind: this.o.kind, certificate: file, notAfter: pair.leaf.validTo },
+      'Certificate rotated',
+    );
     await this.o.onRotated(pair);
   }
 }

@@ -41,7 +41,11 @@ export interface CgroupDriverOptions {
 /** No answer at all, as opposed to an answer the agent cannot use. */
 const UNREACHABLE: ReadonlySet<string> = new Set(['KTS_ERR_CRI_UNAVAILABLE', 'KTS_ERR_CRI_TIMEOUT']);
 
-export async function cgroupDriverFromRuntime(runtime: RuntimeConfigSource, configured: CgroupDriver, opts: CgroupDriverOptions = {}): Promise<CgroupDriverChoice> {
+export async function cgroupDriverFromRuntime(
+  runtime: RuntimeConfigSource,
+  configured: CgroupDriver,
+  opts: CgroupDriverOptions = {},
+): Promise<CgroupDriverChoice> {
   const attempts = opts.attempts ?? 3;
   const sleep = opts.sleep ?? sleepMs;
   let last: unknown;
@@ -58,12 +62,26 @@ export async function cgroupDriverFromRuntime(runtime: RuntimeConfigSource, conf
       if (i + 1 < attempts) await sleep(opts.retryDelayMs ?? 2000);
       continue;
     }
-    if (!info.cgroupDriver) return { driver: configured, from: 'no-linux', reason: 'the runtime\'s RuntimeConfig reply has no Linux configuration' };
+    if (!info.cgroupDriver)
+      return {
+        driver: configured,
+        from: 'no-linux',
+        reason: "the runtime's RuntimeConfig reply has no Linux configuration",
+      };
     return { driver: info.cgroupDriver, from: 'runtime' };
   }
   const detail = last instanceof Error ? last.message : String(last);
   if (last instanceof CriError && UNREACHABLE.has(last.code)) {
-    return { driver: configured, from: 'unreachable', reason: `the runtime did not answer RuntimeConfig in ${attempts} attempts (${detail})` };
+    return {
+      driver: configured,
+      from: 'unreachable',
+      reason: `the runtime did not answer RuntimeConfig in ${attempts} attempts (${detail})`,
+    };
   }
-  throw new CriError(last instanceof CriError ? last.code : 'KTS_ERR_CRI', 'RuntimeConfig', `the cgroup driver could not be read from the runtime after ${attempts} attempts (${detail}); the agent does not start`, { grpcCode: last instanceof CriError ? last.grpcCode : undefined, cause: last });
+  throw new CriError(
+    last instanceof CriError ? last.code : 'KTS_ERR_CRI',
+    'RuntimeConfig',
+    `the cgroup driver could not be read from the runtime after ${attempts} attempts (${detail}); the agent does not start`,
+    { grpcCode: last instanceof CriError ? last.grpcCode : undefined, cause: last },
+  );
 }

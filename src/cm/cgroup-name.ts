@@ -18,8 +18,14 @@ const SLICE = '.slice';
 
 /** A slice name systemd refuses (from cgroupRoot under the systemd driver): the name and why (runc ExpandSlice's checks). */
 export class InvalidSliceError extends KubeletError {
-  constructor(readonly slice: string, reason: string) {
-    super('KTS_ERR_CONFIG', `invalid systemd slice name "${slice}": ${reason} (cgroupRoot must be a slice path, e.g. /kube.slice, under cgroupDriver: systemd)`);
+  constructor(
+    readonly slice: string,
+    reason: string,
+  ) {
+    super(
+      'KTS_ERR_CONFIG',
+      `invalid systemd slice name "${slice}": ${reason} (cgroupRoot must be a slice path, e.g. /kube.slice, under cgroupDriver: systemd)`,
+    );
   }
 }
 
@@ -64,7 +70,10 @@ export function expandSlice(slice: string): string {
 export function parseSystemdToCgroupName(path: string): CgroupName {
   const leaf = path.split('/').filter(Boolean).pop() ?? '';
   if (leaf === '' || leaf === '-.slice') return [];
-  return leaf.replace(/\.slice$/, '').split('-').map(unescapeSystemd);
+  return leaf
+    .replace(/\.slice$/, '')
+    .split('-')
+    .map(unescapeSystemd);
 }
 
 /** upstream ParseCgroupfsToCgroupName. */
@@ -125,12 +134,17 @@ export function cgroupNaming(driver: CgroupDriver): CgroupNaming {
  */
 export function containerIdOfLeaf(leaf: string): string | undefined {
   if (!leaf.endsWith('.scope')) return leaf || undefined;
-  for (const p of SYSTEMD_SCOPE_PREFIXES) if (leaf.startsWith(p)) return leaf.slice(p.length, -'.scope'.length) || undefined;
+  for (const p of SYSTEMD_SCOPE_PREFIXES)
+    if (leaf.startsWith(p)) return leaf.slice(p.length, -'.scope'.length) || undefined;
   return undefined;
 }
 
 /** The QoS names below cgroupRoot (upstream qos_container_manager_linux.go). */
-export function qosCgroupNames(root: CgroupName): { kubepods: CgroupName; burstable: CgroupName; besteffort: CgroupName } {
+export function qosCgroupNames(root: CgroupName): {
+  kubepods: CgroupName;
+  burstable: CgroupName;
+  besteffort: CgroupName;
+} {
   const kubepods = [...root, 'kubepods'];
   return { kubepods, burstable: [...kubepods, 'burstable'], besteffort: [...kubepods, 'besteffort'] };
 }

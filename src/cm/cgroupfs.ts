@@ -35,7 +35,28 @@ export function parseCgroupMounts(mountinfo: string): CgroupMounts {
       mounts.unified ??= mountPoint;
     } else if (fsType === 'cgroup') {
       const options = (right[2] ?? '').split(',');
-      const controllers = options.filter((o) => !['rw', 'ro', 'relatime', 'noatime', 'nosuid', 'nodev', 'noexec', 'clone_children', 'xattr', 'nsdelegate', 'nofavordynmods', 'favordynmods', 'memory_localevents', 'memory_recursiveprot', 'memory_hugetlb_accounting', 'cpuset_v2_mode', 'noprefix'].includes(o) && !o.startsWith('release_agent='));
+      const controllers = options.filter(
+        (o) =>
+          ![
+            'rw',
+            'ro',
+            'relatime',
+            'noatime',
+            'nosuid',
+            'nodev',
+            'noexec',
+            'clone_children',
+            'xattr',
+            'nsdelegate',
+            'nofavordynmods',
+            'favordynmods',
+            'memory_localevents',
+            'memory_recursiveprot',
+            'memory_hugetlb_accounting',
+            'cpuset_v2_mode',
+            'noprefix',
+          ].includes(o) && !o.startsWith('release_agent='),
+      );
       if (controllers.length > 0 && !mounts.v1.has(mountPoint)) mounts.v1.set(mountPoint, controllers);
     }
   }
@@ -134,14 +155,19 @@ export class Cgroupfs {
     const parts = name.split('/').filter(Boolean);
     let dir = root;
     for (let i = 0; i < parts.length; i++) {
-      const offered = (await readFile(join(dir, 'cgroup.controllers'), 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
+      const offered = (await readFile(join(dir, 'cgroup.controllers'), 'utf8').catch(() => ''))
+        .split(/\s+/)
+        .filter(Boolean);
       const wanted = V2_CONTROLLERS.filter((c) => offered.includes(c));
       if (wanted.length > 0) {
-        const enabled = (await readFile(join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => '')).split(/\s+/).map((c) => c.replace(/^\+/, ''));
+        const enabled = (await readFile(join(dir, 'cgroup.subtree_control'), 'utf8').catch(() => ''))
+          .split(/\s+/)
+          .map((c) => c.replace(/^\+/, ''));
         const missing = wanted.filter((c) => !enabled.includes(c));
         if (missing.length > 0) {
           await writeFile(join(dir, 'cgroup.subtree_control'), missing.map((c) => `+${c}`).join(' ')).catch((err) =>
-            log('cm').debug({ dir, controllers: missing, err: String(err) }, 'cannot enable cgroup v2 controllers'));
+            log('cm').debug({ dir, controllers: missing, err: String(err) }, 'cannot enable cgroup v2 controllers'),
+          );
         }
       }
       dir = join(dir, parts[i]!);
@@ -173,9 +199,11 @@ export class Cgroupfs {
       if (r.cpuPeriod !== undefined || r.cpuQuota !== undefined) await this.setCfs(cpu, r);
     }
     const memory = this.v1Path('memory', name);
-    if (memory && r.memory !== undefined) await writeFile(join(memory, 'memory.limit_in_bytes'), r.memory > 0 ? String(r.memory) : '-1');
+    if (memory && r.memory !== undefined)
+      await writeFile(join(memory, 'memory.limit_in_bytes'), r.memory > 0 ? String(r.memory) : '-1');
     const pids = this.v1Path('pids', name);
-    if (pids && r.pidsLimit !== undefined) await writeFile(join(pids, 'pids.max'), r.pidsLimit > 0 ? String(r.pidsLimit) : 'max');
+    if (pids && r.pidsLimit !== undefined)
+      await writeFile(join(pids, 'pids.max'), r.pidsLimit > 0 ? String(r.pidsLimit) : 'max');
     if (this.mounts.unified) await this.setV2(join(this.mounts.unified, name), r);
   }
 
@@ -193,16 +221,21 @@ export class Cgroupfs {
   }
 
   private async setV2(dir: string, r: ResourceConfig): Promise<void> {
-    const parentEnabled = (await readFile(join(dir, '..', 'cgroup.subtree_control'), 'utf8').catch(() => '')).split(/\s+/).map((c) => c.replace(/^\+/, ''));
+    const parentEnabled = (await readFile(join(dir, '..', 'cgroup.subtree_control'), 'utf8').catch(() => ''))
+      .split(/\s+/)
+      .map((c) => c.replace(/^\+/, ''));
     if (parentEnabled.includes('cpu')) {
-      if (r.cpuShares !== undefined) await writeFile(join(dir, 'cpu.weight'), String(cpuSharesToCpuWeight(r.cpuShares)));
+      if (r.cpuShares !== undefined)
+        await writeFile(join(dir, 'cpu.weight'), String(cpuSharesToCpuWeight(r.cpuShares)));
       if (r.cpuQuota !== undefined || r.cpuPeriod !== undefined) {
         const quota = r.cpuQuota !== undefined && r.cpuQuota > 0 ? String(r.cpuQuota) : 'max';
         await writeFile(join(dir, 'cpu.max'), `${quota} ${r.cpuPeriod ?? 100000}`);
       }
     }
-    if (parentEnabled.includes('memory') && r.memory !== undefined) await writeFile(join(dir, 'memory.max'), r.memory > 0 ? String(r.memory) : 'max');
-    if (parentEnabled.includes('pids') && r.pidsLimit !== undefined) await writeFile(join(dir, 'pids.max'), r.pidsLimit > 0 ? String(r.pidsLimit) : 'max');
+    if (parentEnabled.includes('memory') && r.memory !== undefined)
+      await writeFile(join(dir, 'memory.max'), r.memory > 0 ? String(r.memory) : 'max');
+    if (parentEnabled.includes('pids') && r.pidsLimit !== undefined)
+      await writeFile(join(dir, 'pids.max'), r.pidsLimit > 0 ? String(r.pidsLimit) : 'max');
   }
 
   /** The child cgroups of name (from the first hierarchy that has it). */
@@ -269,7 +302,10 @@ export class Cgroupfs {
 }
 
 /** upstream cgroupManagerImpl: kubelet_cgroup_manager_duration_seconds{operation_type}, success or not. */
-async function timedCgroupOperation(operation: 'create' | 'update' | 'destroy', fn: () => Promise<void>): Promise<void> {
+async function timedCgroupOperation(
+  operation: 'create' | 'update' | 'destroy',
+  fn: () => Promise<void>,
+): Promise<void> {
   const started = Date.now();
   try {
     await fn();

@@ -4,7 +4,14 @@
  * pod's requests, limits and QoS class come from util/pod-resources.ts, as everywhere else.
  */
 import type { Pod } from '../api/types.js';
-import { containerMemory, containerMilliCPU, podLevelLimits, podLimits, podQOSClass, podRequests } from '../util/pod-resources.js';
+import {
+  containerMemory,
+  containerMilliCPU,
+  podLevelLimits,
+  podLimits,
+  podQOSClass,
+  podRequests,
+} from '../util/pod-resources.js';
 import type { ResourceConfig } from './types.js';
 
 export const MIN_SHARES = 2;

@@ -13,8 +13,18 @@ import type { CgroupMounts, PodContainerManager } from './types.js';
 export * from './cgroup-name.js';
 export { CgroupfsCgroupManager, type CgroupManager } from './cgroup-manager.js';
 export { connectSystemdSlices, sliceUnits, SystemdUnavailableError } from './systemd-slices.js';
-export { cgroupDriverFromRuntime, type CgroupDriverChoice, type RuntimeConfigSource } from './cgroup-driver-from-runtime.js';
-export { SystemdCgroupManager, sliceResourceProperties, SYSTEMD_INFINITY, type SliceUnits, type SliceProperties } from './systemd-cgroup-manager.js';
+export {
+  cgroupDriverFromRuntime,
+  type CgroupDriverChoice,
+  type RuntimeConfigSource,
+} from './cgroup-driver-from-runtime.js';
+export {
+  SystemdCgroupManager,
+  sliceResourceProperties,
+  SYSTEMD_INFINITY,
+  type SliceUnits,
+  type SliceProperties,
+} from './systemd-cgroup-manager.js';
 export type { PodContainerManager, ResourceConfig, QOSClass, CgroupMounts } from './types.js';
 export { Cgroupfs, parseCgroupMounts, detectCgroupMounts } from './cgroupfs.js';
 export { PodContainerManagerImpl, NoopPodContainerManager } from './pod-container-manager.js';
@@ -57,10 +67,14 @@ export function createPodContainerManager(config: PodContainerManagerConfig = {}
   }
   let cgroups;
   if (config.cgroupDriver === 'systemd') {
-    if (!config.systemdUnits) throw new TypeError('the systemd cgroup driver needs systemd\'s slice operations');
+    if (!config.systemdUnits) throw new TypeError("the systemd cgroup driver needs systemd's slice operations");
     cgroups = new SystemdCgroupManager({ units: config.systemdUnits, cgroupfs: fs });
   } else {
     cgroups = new CgroupfsCgroupManager(fs);
   }
-  return new PodContainerManagerImpl({ cgroups, cgroupRoot: config.cgroupRoot ?? '/', allocatableMilliCPU: config.allocatableMilliCPU });
+  return new PodContainerManagerImpl({
+    cgroups,
+    cgroupRoot: config.cgroupRoot ?? '/',
+    allocatableMilliCPU: config.allocatableMilliCPU,
+  });
 }

@@ -45,16 +45,23 @@ export class PodContainerManagerImpl implements PodContainerManager {
 
   constructor(private readonly opts: PodContainerManagerOptions) {
     this.cgroups = opts.cgroups;
-    ({ kubepods: this.kubepods, burstable: this.burstable, besteffort: this.besteffort } = qosCgroupNames(this.cgroups.naming.parse(opts.cgroupRoot)));
+    ({
+      kubepods: this.kubepods,
+      burstable: this.burstable,
+      besteffort: this.besteffort,
+    } = qosCgroupNames(this.cgroups.naming.parse(opts.cgroupRoot)));
   }
 
   /** The pod's cgroup name (upstream GetPodContainerName's first result). */
   private podCgroupName(pod: Pod): CgroupName {
     const leaf = podCgroupLeaf(podUID(pod));
     switch (podQOSClass(pod)) {
-      case 'Guaranteed': return [...this.kubepods, leaf];
-      case 'Burstable': return [...this.burstable, leaf];
-      default: return [...this.besteffort, leaf];
+      case 'Guaranteed':
+        return [...this.kubepods, leaf];
+      case 'Burstable':
+        return [...this.burstable, leaf];
+      default:
+        return [...this.besteffort, leaf];
     }
   }
 
@@ -67,7 +74,10 @@ export class PodContainerManagerImpl implements PodContainerManager {
   ensureQOSCgroups(): Promise<void> {
     this.qosReady ??= (async () => {
       const allocatable = this.opts.allocatableMilliCPU;
-      await this.cgroups.create(this.kubepods, allocatable !== undefined ? { cpuShares: milliCPUToShares(allocatable) } : {});
+      await this.cgroups.create(
+        this.kubepods,
+        allocatable !== undefined ? { cpuShares: milliCPUToShares(allocatable) } : {},
+      );
       await this.cgroups.create(this.burstable, { cpuShares: this.burstableShares() });
       await this.cgroups.create(this.besteffort, { cpuShares: MIN_SHARES });
     })().catch((err: unknown) => {
@@ -84,7 +94,8 @@ export class PodContainerManagerImpl implements PodContainerManager {
   }
 
   private async updateBurstableShares(): Promise<void> {
-    await this.cgroups.update(this.burstable, { cpuShares: this.burstableShares() })
+    await this.cgroups
+      .update(this.burstable, { cpuShares: this.burstableShares() })
       .catch((err: unknown) => log('cm').warn({ err: String(err) }, 'cannot update the burstable cgroup'));
   }
 

@@ -52,7 +52,8 @@ export function sliceResourceProperties(r: ResourceConfig, unified: boolean): Sl
   if (r.cpuQuota !== undefined || r.cpuPeriod !== undefined) {
     const period = r.cpuPeriod ?? 100_000;
     if (r.cpuPeriod !== undefined) p.CPUQuotaPeriodUSec = BigInt(period);
-    p.CPUQuotaPerSecUSec = r.cpuQuota !== undefined && r.cpuQuota > 0 ? quotaPerSecond(r.cpuQuota, period) : SYSTEMD_INFINITY;
+    p.CPUQuotaPerSecUSec =
+      r.cpuQuota !== undefined && r.cpuQuota > 0 ? quotaPerSecond(r.cpuQuota, period) : SYSTEMD_INFINITY;
   }
   if (r.memory !== undefined) {
     const bytes = r.memory > 0 ? BigInt(r.memory) : SYSTEMD_INFINITY;
@@ -87,7 +88,11 @@ export class SystemdCgroupManager implements CgroupManager {
   async create(name: CgroupName, r: ResourceConfig): Promise<void> {
     const unit = systemdSliceName(name);
     const parent = name.length > 1 ? systemdSliceName(name.slice(0, -1)) : '-.slice';
-    await this.opts.units.startSlice(unit, { Description: `kubelet-ts cgroup ${unit}`, Wants: parent, ...sliceResourceProperties(r, this.unified) });
+    await this.opts.units.startSlice(unit, {
+      Description: `kubelet-ts cgroup ${unit}`,
+      Wants: parent,
+      ...sliceResourceProperties(r, this.unified),
+    });
     const path = this.naming.path(name);
     await this.opts.cgroupfs.create(path);
     await this.opts.cgroupfs.set(path, r);

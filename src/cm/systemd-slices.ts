@@ -5,16 +5,30 @@
  * operator can act on.
  */
 import { KubeletError } from '../errors.js';
-import { SystemdManager, slice, type SystemdManagerOptions, type SystemdUnitManager, type UnitProperty } from './systemd/index.js';
+import {
+  SystemdManager,
+  slice,
+  type SystemdManagerOptions,
+  type SystemdUnitManager,
+  type UnitProperty,
+} from './systemd/index.js';
 import type { SliceProperties, SliceUnits } from './systemd-cgroup-manager.js';
 
 /** cgroupDriver is systemd but no systemd manager answers. */
 export class SystemdUnavailableError extends KubeletError {
   /** fromRuntime: the driver came from the runtime's RuntimeConfig, whatever cgroupDriver says. */
   constructor(detail: string, options?: { cause?: unknown; fromRuntime?: boolean }) {
-    const why = options?.fromRuntime ? 'the container runtime reports the systemd cgroup driver (CRI RuntimeConfig), which wins over cgroupDriver,' : 'cgroupDriver is "systemd"';
-    const fix = options?.fromRuntime ? 'or set SystemdCgroup = false in containerd\'s runc options and restart it' : 'or set cgroupDriver: cgroupfs (and SystemdCgroup = false in containerd\'s runc options)';
-    super('KTS_ERR_SYSTEMD_UNAVAILABLE', `${why} but systemd's manager cannot be reached over D-Bus (${detail}); run the agent on a node whose PID 1 is systemd, ${fix}`, options);
+    const why = options?.fromRuntime
+      ? 'the container runtime reports the systemd cgroup driver (CRI RuntimeConfig), which wins over cgroupDriver,'
+      : 'cgroupDriver is "systemd"';
+    const fix = options?.fromRuntime
+      ? "or set SystemdCgroup = false in containerd's runc options and restart it"
+      : "or set cgroupDriver: cgroupfs (and SystemdCgroup = false in containerd's runc options)";
+    super(
+      'KTS_ERR_SYSTEMD_UNAVAILABLE',
+      `${why} but systemd's manager cannot be reached over D-Bus (${detail}); run the agent on a node whose PID 1 is systemd, ${fix}`,
+      options,
+    );
   }
 }
 
@@ -33,15 +47,16 @@ function limitProperties(p: SliceProperties): UnitProperty[] {
 
 export function sliceUnits(manager: SystemdUnitManager): SliceUnits {
   return {
-    startSlice: (unit, p) => manager.startTransientUnit(unit, [
-      ...(p.Description !== undefined ? [slice.description(p.Description)] : []),
-      ...(p.Wants !== undefined ? [slice.wants([p.Wants])] : []),
-      slice.defaultDependencies(false),
-      slice.memoryAccounting(true),
-      slice.cpuAccounting(true),
-      slice.tasksAccounting(true),
-      ...limitProperties(p),
-    ]),
+    startSlice: (unit, p) =>
+      manager.startTransientUnit(unit, [
+        ...(p.Description !== undefined ? [slice.description(p.Description)] : []),
+        ...(p.Wants !== undefined ? [slice.wants([p.Wants])] : []),
+        slice.defaultDependencies(false),
+        slice.memoryAccounting(true),
+        slice.cpuAccounting(true),
+        slice.tasksAccounting(true),
+        ...limitProperties(p),
+      ]),
     setSliceProperties: async (unit, p) => {
       const props = limitProperties(p);
       if (props.length > 0) await manager.setUnitProperties(unit, true, props);
@@ -51,12 +66,17 @@ export function sliceUnits(manager: SystemdUnitManager): SliceUnits {
 }
 
 /** Connects to systemd (its private socket, then the system bus) for the systemd cgroup driver. */
-export async function connectSystemdSlices(opts?: SystemdManagerOptions & { fromRuntime?: boolean }): Promise<{ slices: SliceUnits; close(): void }> {
+export async function connectSystemdSlices(
+  opts?: SystemdManagerOptions & { fromRuntime?: boolean },
+): Promise<{ slices: SliceUnits; close(): void }> {
   let manager: SystemdManager;
   try {
     manager = await SystemdManager.connect(opts);
   } catch (err) {
-    throw new SystemdUnavailableError(err instanceof Error ? err.message : String(err), { cause: err, fromRuntime: opts?.fromRuntime });
+    throw new SystemdUnavailableError(err instanceof Error ? err.message : String(err), {
+      cause: err,
+      fromRuntime: opts?.fromRuntime,
+    });
   }
   return { slices: sliceUnits(manager), close: () => manager.close() };
 }

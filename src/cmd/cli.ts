@@ -34,16 +34,27 @@ export async function main(argv: string[]): Promise<number> {
   }
   const { config } = result;
   configureLogging({ format: config.flags.loggingFormat, verbosity: config.flags.verbosity });
-  log().info({ version: VERSION, nodeName: config.nodeName, rootDir: config.flags.rootDir, mode: config.flags.kubeconfig ? 'apiserver' : 'standalone' }, 'Starting kubelet-ts');
+  log().info(
+    {
+      version: VERSION,
+      nodeName: config.nodeName,
+      rootDir: config.flags.rootDir,
+      mode: config.flags.kubeconfig ? 'apiserver' : 'standalone',
+    },
+    'Starting kubelet-ts',
+  );
   // One line for every upstream field/flag that was set but is ignored, so nothing is silently dropped.
-  if (config.acceptedNotActedOn.length > 0) log().info({ names: config.acceptedNotActedOn }, `accepted, not acted on: ${config.acceptedNotActedOn.join(', ')}`);
+  if (config.acceptedNotActedOn.length > 0)
+    log().info({ names: config.acceptedNotActedOn }, `accepted, not acted on: ${config.acceptedNotActedOn.join(', ')}`);
 
   let lock: HeldLock | undefined;
   let contention: ContentionWatch | undefined;
   try {
     if (config.flags.lockFile) {
       const path = config.flags.lockFile;
-      lock = await acquireLockFile(path, { onWaiting: () => log().info({ path }, 'Waiting for the lock file held by another process') });
+      lock = await acquireLockFile(path, {
+        onWaiting: () => log().info({ path }, 'Waiting for the lock file held by another process'),
+      });
       log().info({ path }, 'Acquired the lock file');
       if (config.flags.exitOnLockContention) contention = await watchLockContention(path);
     }
@@ -57,7 +68,10 @@ export async function main(argv: string[]): Promise<number> {
     daemon = await startDaemon(config);
   } catch (err) {
     // The code too, so that an operator (and a test) can match on it rather than on the text.
-    log().fatal({ err: errorMessage(err), ...(err instanceof KubeletError ? { code: err.code } : {}) }, 'Failed to start');
+    log().fatal(
+      { err: errorMessage(err), ...(err instanceof KubeletError ? { code: err.code } : {}) },
+      'Failed to start',
+    );
     return 1;
   }
   if (daemon.runOnce) {

@@ -15,7 +15,11 @@ export const EXE_PAGES_FIRST_MS = 10_000;
 export const EXE_PAGES_INTERVAL_MS = 60_000;
 
 /** What one release did: mappings advised, their length, and how much of them was resident. */
-export interface ExePagesRelease { mappings: number; bytes: number; residentBytes: number }
+export interface ExePagesRelease {
+  mappings: number;
+  bytes: number;
+  residentBytes: number;
+}
 
 /** The addon's releaseExecutablePages, or undefined (no addon, native disabled, or a binary without it). */
 export function addonReleaseExecutablePages(): (() => ExePagesRelease | null) | undefined {
@@ -23,11 +27,19 @@ export function addonReleaseExecutablePages(): (() => ExePagesRelease | null) | 
 }
 
 /** Calls `release` after `firstMs`, then every `intervalMs` (not keeping the process alive), until stop(). */
-export function startExePagesRelease(release: (() => ExePagesRelease | null) | undefined, firstMs = EXE_PAGES_FIRST_MS, intervalMs = EXE_PAGES_INTERVAL_MS): { stop(): void } {
+export function startExePagesRelease(
+  release: (() => ExePagesRelease | null) | undefined,
+  firstMs = EXE_PAGES_FIRST_MS,
+  intervalMs = EXE_PAGES_INTERVAL_MS,
+): { stop(): void } {
   if (!release) return { stop: () => undefined };
   const once = () => {
     const r = release();
-    if (r) log('exe-pages').debug({ mappings: r.mappings, residentMiB: Math.round(r.residentBytes / 2 ** 20) }, 'Released the executable\'s pages from RSS');
+    if (r)
+      log('exe-pages').debug(
+        { mappings: r.mappings, residentMiB: Math.round(r.residentBytes / 2 ** 20) },
+        "Released the executable's pages from RSS",
+      );
   };
   let timer: NodeJS.Timeout = setTimeout(() => {
     once();

@@ -50,14 +50,18 @@ const isCtor = (v: unknown): v is new (...args: never[]) => unknown => typeof v 
 
 /** The addon's export adapted to each hot path's API; undefined when the binary lacks it. */
 const FROM_ADDON: { [P in HotPath]: (addon: NativeAddon) => HotPathApis[P] | undefined } = {
-  inotify: ({ InotifyWatcher: C }) => (isCtor(C) ? { createFsWatcher: nativeFsWatcherFactory(C as NativeInotifyCtor) } : undefined),
-  pleg: ({ RelistDiffer: C }) => (isCtor(C) ? { createRelistDiffer: nativeRelistDifferFactory(C as NativeRelistDifferCtor) } : undefined),
-  cgroupStats: ({ CgroupReader: C }) => (isCtor(C) ? { createCgroupReader: nativeCgroupReaderFactory(C as NativeCgroupReaderCtor) } : undefined),
+  inotify: ({ InotifyWatcher: C }) =>
+    isCtor(C) ? { createFsWatcher: nativeFsWatcherFactory(C as NativeInotifyCtor) } : undefined,
+  pleg: ({ RelistDiffer: C }) =>
+    isCtor(C) ? { createRelistDiffer: nativeRelistDifferFactory(C as NativeRelistDifferCtor) } : undefined,
+  cgroupStats: ({ CgroupReader: C }) =>
+    isCtor(C) ? { createCgroupReader: nativeCgroupReaderFactory(C as NativeCgroupReaderCtor) } : undefined,
   kmsg: ({ KmsgWatcher: C, parseKmsg }) =>
     isCtor(C) && typeof parseKmsg === 'function'
       ? { createKmsgWatcher: nativeKmsgWatcherFactory(C as NativeKmsgWatcherCtor), parseKmsg: parseKmsg as ParseKmsg }
       : undefined,
-  subpath: ({ bindSubPath: f }) => (typeof f === 'function' ? { bindSubPath: nativeBindSubPath(f as NativeBindSubPath) } : undefined),
+  subpath: ({ bindSubPath: f }) =>
+    typeof f === 'function' ? { bindSubPath: nativeBindSubPath(f as NativeBindSubPath) } : undefined,
 };
 
 let chosen: HotPaths | undefined;
@@ -70,7 +74,13 @@ export function hotPaths(): HotPaths {
     const api = native ? FROM_ADDON[path](native) : undefined;
     return api ? { ...api, impl: 'native' } : { ...TS_TWINS[path], impl: 'ts' };
   };
-  chosen = { inotify: pick('inotify'), pleg: pick('pleg'), cgroupStats: pick('cgroupStats'), kmsg: pick('kmsg'), subpath: pick('subpath') };
+  chosen = {
+    inotify: pick('inotify'),
+    pleg: pick('pleg'),
+    cgroupStats: pick('cgroupStats'),
+    kmsg: pick('kmsg'),
+    subpath: pick('subpath'),
+  };
   return chosen;
 }
 

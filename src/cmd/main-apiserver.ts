@@ -20,14 +20,26 @@ import type { Recorder } from '../events/index.js';
 import { createApiClients, type ApiClients } from '../apiclient/index.js';
 import { metrics } from '../metrics/index.js';
 import { log } from '../util/log.js';
-import { createLeaseController, createNodeStatusManager, defaultPressureConditions, parseTaints } from '../nodestatus/index.js';
+import {
+  createLeaseController,
+  createNodeStatusManager,
+  defaultPressureConditions,
+  parseTaints,
+} from '../nodestatus/index.js';
 import { createApiserverSource, ApiserverSource } from '../podconfig/index.js';
 import { createApiStatusManager, createStatusManager } from '../status/index.js';
 import { isStaticPod } from '../api/pod.js';
 import { ObjectCache, podObjectRefs } from '../apimode/configmap-secret-cache.js';
 import { createApiserverSink } from '../events/index.js';
 import { MirrorPods } from '../apimode/mirror-pods.js';
-import { CertFileStore, CertificateRotation, CLIENT_SIGNER, clientUsages, loadClientCert, nodeCertUsages } from '../certificate/index.js';
+import {
+  CertFileStore,
+  CertificateRotation,
+  CLIENT_SIGNER,
+  clientUsages,
+  loadClientCert,
+  nodeCertUsages,
+} from '../certificate/index.js';
 import { RuntimeClassCache, withRuntimeClassOverhead } from '../apimode/runtime-class-cache.js';
 
 export interface ApiModeInput {
@@ -75,14 +87,21 @@ function clientCertificateRotation(config: Config, clients: ApiClients): Certifi
   const store = new CertFileStore(config.flags.certDir, 'kubelet-client');
   const current = store.current();
   if (!current) {
-    log('certificate').warn({ certDir: config.flags.certDir }, 'rotateCertificates: no kubelet-client-current.pem in the cert dir (TLS bootstrap puts it there); the client certificate will not be rotated');
+    log('certificate').warn(
+      { certDir: config.flags.certDir },
+      'rotateCertificates: no kubelet-client-current.pem in the cert dir (TLS bootstrap puts it there); the client certificate will not be rotated',
+    );
     return undefined;
   }
   const ttl = () => setCertificateTtl(store, (s) => metrics.certificateManagerClientTtl.set(s));
   ttl();
   const rotation = new CertificateRotation({
-    store, kind: 'client', client: () => clients.main, signerName: CLIENT_SIGNER,
-    subject: { commonName: `system:node:${config.nodeName}`, organizations: ['system:nodes'] }, usages: clientUsages,
+    store,
+    kind: 'client',
+    client: () => clients.main,
+    signerName: CLIENT_SIGNER,
+    subject: { commonName: `system:node:${config.nodeName}`, organizations: ['system:nodes'] },
+    usages: clientUsages,
     onRotated: async () => {
       await clients.reloadTls();
       ttl();
@@ -101,19 +120,31 @@ export const SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
  * one; each issued pair goes to the running server at once. Until the first one is issued (a
  * serving CSR waits for the cluster's approver) the self-signed pair serves.
  */
-export function servingCertificateRotation(config: Config, clients: ApiClients, hostIP: string | undefined, servers: { setServingPair(cert: Buffer, key: Buffer): void }): CertificateRotation | undefined {
+export function servingCertificateRotation(
+  config: Config,
+  clients: ApiClients,
+  hostIP: string | undefined,
+  servers: { setServingPair(cert: Buffer, key: Buffer): void },
+): CertificateRotation | undefined {
   if (config.kubelet.tlsCertFile) {
-    log('certificate').warn({ tlsCertFile: config.kubelet.tlsCertFile }, 'serverTLSBootstrap: tlsCertFile is set and is served; no serving certificate is requested');
+    log('certificate').warn(
+      { tlsCertFile: config.kubelet.tlsCertFile },
+      'serverTLSBootstrap: tlsCertFile is set and is served; no serving certificate is requested',
+    );
     return undefined;
   }
   const store = new CertFileStore(config.flags.certDir, 'kubelet-server');
-  const serve = (p: { certPem: string; keyPem: string }) => servers.setServingPair(Buffer.from(p.certPem), Buffer.from(p.keyPem));
+  const serve = (p: { certPem: string; keyPem: string }) =>
+    servers.setServingPair(Buffer.from(p.certPem), Buffer.from(p.keyPem));
   const ttl = () => setCertificateTtl(store, (s) => metrics.certificateManagerServerTtl.set(s));
   const current = store.current();
   if (current && new Date(current.leaf.validTo) > new Date()) serve(current);
   ttl();
   const rotation = new CertificateRotation({
-    store, kind: 'server', client: () => clients.main, signerName: SERVING_SIGNER,
+    store,
+    kind: 'server',
+    client: () => clients.main,
+    signerName: SERVING_SIGNER,
     subject: { commonName: `system:node:${config.nodeName}`, organizations: ['system:nodes'] },
     usages: (keyPem) => nodeCertUsages(keyPem, 'server auth'),
     altNames: () => ({ dnsNames: [config.nodeName], ips: hostIP ? [hostIP] : [] }),
@@ -135,58 +166,103 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
   // upstream: TLS bootstrap runs before any client is built from --kubeconfig.
   if (config.flags.bootstrapKubeconfig) {
     await loadClientCert({
-      kubeconfigPath: config.flags.kubeconfig!, bootstrapKubeconfigPath: config.flags.bootstrapKubeconfig, certDir: config.flags.certDir,
-      nodeName: config.nodeName, connect: (path) => createApiClients(path, { userAgent: `kubelet-ts/${VERSION}` }),
+      kubeconfigPath: config.flags.kubeconfig!,
+      bootstrapKubeconfigPath: config.flags.bootstrapKubeconfig,
+      certDir: config.flags.certDir,
+      nodeName: config.nodeName,
+      connect: (path) => createApiClients(path, { userAgent: `kubelet-ts/${VERSION}` }),
     });
   }
   const clients = await createApiClients(config.flags.kubeconfig!, {
-    qps: kc.kubeAPIQPS, burst: kc.kubeAPIBurst, heartbeatTimeoutMs: Math.max(kc.nodeStatusUpdateFrequencyMs, 1000), userAgent: `kubelet-ts/${VERSION}`,
+    qps: kc.kubeAPIQPS,
+    burst: kc.kubeAPIBurst,
+    heartbeatTimeoutMs: Math.max(kc.nodeStatusUpdateFrequencyMs, 1000),
+    userAgent: `kubelet-ts/${VERSION}`,
   });
   const rotation = kc.rotateCertificates ? clientCertificateRotation(config, clients) : undefined;
   // Known once start() is called; until then the node reports 'kubelet is starting'.
   let kubelet: Kubelet | undefined;
   let pressure: NodePressure | undefined;
   const nodeStatus = createNodeStatusManager({
-    client: clients.main, heartbeat: clients.heartbeat, node: input.node, hostIP: input.hostIP, kubeletPort: kc.port,
-    registerNode: kc.registerNode, taints: taints.taints, rootDir: config.flags.rootDir,
+    client: clients.main,
+    heartbeat: clients.heartbeat,
+    node: input.node,
+    hostIP: input.hostIP,
+    kubeletPort: kc.port,
+    registerNode: kc.registerNode,
+    taints: taints.taints,
+    rootDir: config.flags.rootDir,
     reserved: { systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved, evictionHard: kc.evictionHard },
     kubeletVersion: VERSION,
     runtimeVersion: async () => {
       const v = await input.runtimeVersion();
       return `${v.runtimeName}://${v.runtimeVersion}`;
     },
-    images: async () => (await input.images.listImages()).map((i) => ({ names: [...i.repoTags, ...i.repoDigests], sizeBytes: Number(i.size) })),
+    images: async () =>
+      (await input.images.listImages()).map((i) => ({
+        names: [...i.repoTags, ...i.repoDigests],
+        sizeBytes: Number(i.size),
+      })),
     readinessErrors: () => {
       if (!kubelet) return ['kubelet is starting'];
       const rt = kubelet.runtimeState.runtimeErrors();
       return [...(rt ? [rt.message] : []), ...kubelet.healthErrors()];
     },
-    pressureConditions: () => pressure?.nodeConditions().map(({ type, status, reason, message }) => ({ type, status, reason, message })) ?? defaultPressureConditions(),
-    updateFrequencyMs: kc.nodeStatusUpdateFrequencyMs, reportFrequencyMs: kc.nodeStatusReportFrequencyMs,
+    pressureConditions: () =>
+      pressure?.nodeConditions().map(({ type, status, reason, message }) => ({ type, status, reason, message })) ??
+      defaultPressureConditions(),
+    updateFrequencyMs: kc.nodeStatusUpdateFrequencyMs,
+    reportFrequencyMs: kc.nodeStatusReportFrequencyMs,
     recorder: input.recorder,
   });
-  const lease = createLeaseController({ heartbeat: clients.heartbeat, nodeName: config.nodeName, leaseDurationSeconds: kc.nodeLeaseDurationSeconds, nodeUID: () => nodeStatus.nodeUID() });
+  const lease = createLeaseController({
+    heartbeat: clients.heartbeat,
+    nodeName: config.nodeName,
+    leaseDurationSeconds: kc.nodeLeaseDurationSeconds,
+    nodeUID: () => nodeStatus.nodeUID(),
+  });
   const mirrorPods = new MirrorPods({
-    client: clients.main, nodeName: config.nodeName, nodeUID: () => nodeStatus.nodeUID(),
+    client: clients.main,
+    nodeName: config.nodeName,
+    nodeUID: () => nodeStatus.nodeUID(),
     staticPods: () => kubelet?.podManager.getPods().filter(isStaticPod) ?? [],
   });
-  const statusManager = createApiStatusManager({ client: clients.main, base: createStatusManager(), mirrorPodUID: (p) => mirrorPods.mirrorPodUID(p) });
+  const statusManager = createApiStatusManager({
+    client: clients.main,
+    base: createStatusManager(),
+    mirrorPodUID: (p) => mirrorPods.mirrorPodUID(p),
+  });
   // An edited configMap/secret or a refreshed token: resync the pods using it, so the files follow.
   const objects = new ObjectCache({
     client: clients.main,
     onChange: (kind, namespace, name) => {
       if (!kubelet) return;
-      const users = kubelet.podManager.getPods().filter((p) => (p.metadata?.namespace ?? 'default') === namespace && (kind === 'token'
-        ? p.metadata?.uid === name
-        : (kind === 'configmaps' ? podObjectRefs(p).configMaps : podObjectRefs(p).secrets).has(name)));
+      const users = kubelet.podManager
+        .getPods()
+        .filter(
+          (p) =>
+            (p.metadata?.namespace ?? 'default') === namespace &&
+            (kind === 'token'
+              ? p.metadata?.uid === name
+              : (kind === 'configmaps' ? podObjectRefs(p).configMaps : podObjectRefs(p).secrets).has(name)),
+        );
       if (users.length > 0) kubelet.handlePodSyncs(users);
     },
   });
   const runtimeClasses = new RuntimeClassCache(clients.main);
-  const sink = createApiserverSink({ client: clients.main, nodeName: config.nodeName, qps: kc.eventRecordQPS, burst: kc.eventBurst });
+  const sink = createApiserverSink({
+    client: clients.main,
+    nodeName: config.nodeName,
+    qps: kc.eventRecordQPS,
+    burst: kc.eventBurst,
+  });
   let stopped = false;
   return {
-    clients, statusManager, objects, runtimeClasses, sourceName: ApiserverSource,
+    clients,
+    statusManager,
+    objects,
+    runtimeClasses,
+    sourceName: ApiserverSource,
     start({ podConfig, kubelet: k, pressure: p }) {
       kubelet = k;
       pressure = p;
@@ -197,11 +273,18 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
       // upstream: the apiserver pod source starts once the node is known to the API server.
       // Pods wait for the first RuntimeClass list too: their overhead and handler come from it.
       runtimeClasses.start();
-      void nodeStatus.registered().then(() => runtimeClasses.synced()).then(() => {
-        if (stopped) return;
-        const source = createApiserverSource({ client: clients.main, nodeName: config.nodeName, onMirrorPods: (pods) => mirrorPods.setMirrorPods(pods) });
-        podConfig.addSource(ApiserverSource, withRuntimeClassOverhead(source, runtimeClasses));
-      });
+      void nodeStatus
+        .registered()
+        .then(() => runtimeClasses.synced())
+        .then(() => {
+          if (stopped) return;
+          const source = createApiserverSource({
+            client: clients.main,
+            nodeName: config.nodeName,
+            onMirrorPods: (pods) => mirrorPods.setMirrorPods(pods),
+          });
+          podConfig.addSource(ApiserverSource, withRuntimeClassOverhead(source, runtimeClasses));
+        });
     },
     stop() {
       stopped = true;

@@ -10,10 +10,23 @@ import { connectRuntime } from '../cri/index.js';
 import { createImageGCManager, createImageManager } from '../images/index.js';
 import { createRuntimeManager } from '../kuberuntime/index.js';
 import { createVolumeManager, setupDataDirs } from '../volume/index.js';
-import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../pleg/index.js';
+import {
+  createGenericPLEG,
+  createPodStatusCache,
+  criRawSource,
+  CgroupExitWatcher,
+  findUnifiedRoot,
+} from '../pleg/index.js';
 import { createStatusManager } from '../status/index.js';
 import { createPodConfig, createFileSource, createUrlSource, type PodSource } from '../podconfig/index.js';
-import { startServers, reviewClientFromKubeconfig, mainServerProvider, readServerProvider, runtimeContainerLogs, type RunningServers } from '../server/index.js';
+import {
+  startServers,
+  reviewClientFromKubeconfig,
+  mainServerProvider,
+  readServerProvider,
+  runtimeContainerLogs,
+  type RunningServers,
+} from '../server/index.js';
 import { metrics, registry } from '../metrics/index.js';
 import { probeRegistry } from '../metrics/probes.js';
 import { Kubelet } from '../kubelet/kubelet.js';
@@ -28,7 +41,14 @@ import { createProbeManager } from '../prober/index.js';
 import { createLogRotation, type ContainerLogsDeps } from '../logs/index.js';
 import { parseQuantity } from '../util/quantity.js';
 import { log } from '../util/log.js';
-import { createStatsProvider, imageFsMount, criContainerFs, runtimeStatsPods, statsRoutes, type StatsProvider } from '../stats/index.js';
+import {
+  createStatsProvider,
+  imageFsMount,
+  criContainerFs,
+  runtimeStatsPods,
+  statsRoutes,
+  type StatsProvider,
+} from '../stats/index.js';
 import { createOomPodEvents, createOomWatcher, type OomWatcher } from '../oom/index.js';
 import { createEvictionManager } from '../eviction/index.js';
 import { servingCertificateRotation, setupApiServerMode, type ApiMode } from './main-apiserver.js';
@@ -36,7 +56,13 @@ import { hotPaths, nativeStatus } from './hot-paths.js';
 import { addonMallocTrim, startMallocTrim } from './malloc-trim.js';
 import { addonReleaseExecutablePages, startExePagesRelease } from './exe-pages.js';
 import { birthCry } from './start-info.js';
-import { cgroupDriverFromRuntime, cgroupNaming, connectSystemdSlices, type CgroupDriverChoice, type RuntimeConfigSource } from '../cm/index.js';
+import {
+  cgroupDriverFromRuntime,
+  cgroupNaming,
+  connectSystemdSlices,
+  type CgroupDriverChoice,
+  type RuntimeConfigSource,
+} from '../cm/index.js';
 import type { CgroupDriver } from '../config/cgroup-drivers.js';
 
 export interface Daemon {
@@ -65,17 +91,27 @@ function reportNative(): void {
  * The runtime's cgroup driver wins over the configured one (cm/cgroup-driver-from-runtime.ts);
  * /configz shows the driver in effect, as upstream's does.
  */
-async function effectiveCgroupDriver(runtime: RuntimeConfigSource, configured: CgroupDriver): Promise<CgroupDriverChoice> {
+async function effectiveCgroupDriver(
+  runtime: RuntimeConfigSource,
+  configured: CgroupDriver,
+): Promise<CgroupDriverChoice> {
   const choice = await cgroupDriverFromRuntime(runtime, configured);
   if (choice.from === 'runtime') {
-    log('kubelet').info({ cgroupDriver: choice.driver, configured }, 'Using cgroup driver setting received from the CRI runtime');
+    log('kubelet').info(
+      { cgroupDriver: choice.driver, configured },
+      'Using cgroup driver setting received from the CRI runtime',
+    );
   } else {
     // Upstream's version label: the release whose kubelet will refuse such a runtime.
     if (choice.from === 'unimplemented') metrics.criLosingSupport.set({ version: '1.36.0' }, 1);
-    const why = choice.from === 'unreachable'
-      ? 'the CRI runtime did not answer; if it turns out to use the other driver, its sandboxes fail until the agent is restarted'
-      : 'the CRI runtime should be updated to support RuntimeConfig (containerd 2.0 or later)';
-    log('kubelet').warn({ cgroupDriver: choice.driver, reason: choice.reason }, `Using the cgroupDriver of the kubelet config: ${why}`);
+    const why =
+      choice.from === 'unreachable'
+        ? 'the CRI runtime did not answer; if it turns out to use the other driver, its sandboxes fail until the agent is restarted'
+        : 'the CRI runtime should be updated to support RuntimeConfig (containerd 2.0 or later)';
+    log('kubelet').warn(
+      { cgroupDriver: choice.driver, reason: choice.reason },
+      `Using the cgroupDriver of the kubelet config: ${why}`,
+    );
   }
   return choice;
 }
@@ -91,36 +127,70 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   birthCry(recorder, config);
   metrics.nodeName.set({ node: config.nodeName }, 1);
 
-  const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, { timeoutMs: kc.runtimeRequestTimeoutMs });
+  const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, {
+    timeoutMs: kc.runtimeRequestTimeoutMs,
+  });
   const driverChoice = await effectiveCgroupDriver(criRuntime, kc.cgroupDriver);
   const cgroupDriver = driverChoice.driver;
   // The systemd driver needs systemd's manager before any pod cgroup: a node without one fails here, clearly.
-  const systemd = cgroupDriver === 'systemd' && kc.cgroupsPerQOS ? await connectSystemdSlices({ fromRuntime: driverChoice.from === 'runtime' }) : undefined;
+  const systemd =
+    cgroupDriver === 'systemd' && kc.cgroupsPerQOS
+      ? await connectSystemdSlices({ fromRuntime: driverChoice.from === 'runtime' })
+      : undefined;
   const hostIP = detectNodeIP(config.flags.nodeIP);
   const node = computeNodeInfo({
-    nodeName: config.nodeName, maxPods: kc.maxPods, systemReserved: kc.systemReserved, kubeReserved: kc.kubeReserved,
-    evictionHard: kc.evictionHard, nodeLabels: config.flags.nodeLabels,
+    nodeName: config.nodeName,
+    maxPods: kc.maxPods,
+    systemReserved: kc.systemReserved,
+    kubeReserved: kc.kubeReserved,
+    evictionHard: kc.evictionHard,
+    nodeLabels: config.flags.nodeLabels,
   });
-  log('kubelet').info({ capacity: node.capacity, allocatable: node.allocatable, labels: node.labels }, 'Node allocatable for admission');
+  log('kubelet').info(
+    { capacity: node.capacity, allocatable: node.allocatable, labels: node.labels },
+    'Node allocatable for admission',
+  );
   const prober = createProbeManager({ runtime: criRuntime, recorder });
   // API server mode (--kubeconfig): set up before the runtime manager, which reads its objects.
   const apiMode: ApiMode | undefined = config.flags.kubeconfig
     ? await setupApiServerMode({ config, node, hostIP, runtimeVersion: () => criRuntime.version(), images, recorder })
     : undefined;
-  const imageManager = createImageManager({ images, recorder, serializeImagePulls: kc.serializeImagePulls, maxParallelImagePulls: kc.maxParallelImagePulls });
+  const imageManager = createImageManager({
+    images,
+    recorder,
+    serializeImagePulls: kc.serializeImagePulls,
+    maxParallelImagePulls: kc.maxParallelImagePulls,
+  });
   // The volume manager: the kubelet mounts each pod's volumes through it before the runtime's
   // SyncPod, the runtime binds what it set up and prepares subPaths with the chosen hot path.
   const volumeManager = createVolumeManager({
-    rootDir, nodeName: config.nodeName, hostIP, objects: apiMode?.objects,
+    rootDir,
+    nodeName: config.nodeName,
+    hostIP,
+    objects: apiMode?.objects,
     allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
     bindSubPath: hotPaths().subpath.bindSubPath,
   });
   const runtime = createRuntimeManager({
-    runtime: criRuntime, imageManager, podLogsDir: kc.podLogsDir, rootDir, nodeName: config.nodeName,
-    clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, hostIP,
-    memoryCapacity: node.capacity.memory, nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
-    cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot, cgroupDriver, systemdUnits: systemd?.slices, objects: apiMode?.objects, runtimeClasses: apiMode?.runtimeClasses,
-    probeFailure: (id) => prober.probeFailure(id), startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id), recorder,
+    runtime: criRuntime,
+    imageManager,
+    podLogsDir: kc.podLogsDir,
+    rootDir,
+    nodeName: config.nodeName,
+    clusterDNS: kc.clusterDNS,
+    clusterDomain: kc.clusterDomain,
+    hostIP,
+    memoryCapacity: node.capacity.memory,
+    nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
+    cgroupsPerQOS: kc.cgroupsPerQOS,
+    cgroupRoot,
+    cgroupDriver,
+    systemdUnits: systemd?.slices,
+    objects: apiMode?.objects,
+    runtimeClasses: apiMode?.runtimeClasses,
+    probeFailure: (id) => prober.probeFailure(id),
+    startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id),
+    recorder,
     volumes: volumeManager,
   });
   const version = await runtime.version().catch((err: unknown) => {
@@ -131,58 +201,125 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   const cache = createPodStatusCache();
   const unifiedRoot = findUnifiedRoot();
-  if (!unifiedRoot) log('pleg').warn('No cgroup v2 / unified hierarchy: container exits are seen by the periodic relist only');
+  if (!unifiedRoot)
+    log('pleg').warn('No cgroup v2 / unified hierarchy: container exits are seen by the periodic relist only');
   const pleg = createGenericPLEG({
-    runtime, cache, relistPeriodMs: 1000,
+    runtime,
+    cache,
+    relistPeriodMs: 1000,
     source: criRawSource(criRuntime),
     differ: hotPaths().pleg.createRelistDiffer(),
     subscribeContainerEvents: (onEvent, onError) => criRuntime.getContainerEvents(onEvent, onError),
     createExitWatcher: unifiedRoot
-      ? (onExit) => new CgroupExitWatcher({ root: unifiedRoot, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit, cgroupRoot, naming: cgroupNaming(cgroupDriver) })
+      ? (onExit) =>
+          new CgroupExitWatcher({
+            root: unifiedRoot,
+            createFsWatcher: hotPaths().inotify.createFsWatcher,
+            onExit,
+            cgroupRoot,
+            naming: cgroupNaming(cgroupDriver),
+          })
       : undefined,
   });
   const statusManager = apiMode?.statusManager ?? createStatusManager();
 
   const sources = new Map<string, PodSource>();
   if (kc.staticPodPath) {
-    sources.set('file', createFileSource({
-      path: kc.staticPodPath, nodeName: config.nodeName, periodMs: kc.fileCheckFrequencyMs, createFsWatcher: hotPaths().inotify.createFsWatcher,
-    }));
+    sources.set(
+      'file',
+      createFileSource({
+        path: kc.staticPodPath,
+        nodeName: config.nodeName,
+        periodMs: kc.fileCheckFrequencyMs,
+        createFsWatcher: hotPaths().inotify.createFsWatcher,
+      }),
+    );
   }
   if (kc.staticPodURL) {
-    sources.set('http', createUrlSource({ url: kc.staticPodURL, headers: kc.staticPodURLHeader, nodeName: config.nodeName, periodMs: kc.httpCheckFrequencyMs }));
+    sources.set(
+      'http',
+      createUrlSource({
+        url: kc.staticPodURL,
+        headers: kc.staticPodURLHeader,
+        nodeName: config.nodeName,
+        periodMs: kc.httpCheckFrequencyMs,
+      }),
+    );
   }
   const podConfig = createPodConfig(sources);
 
   const podManager = new PodManager();
   const memoryCapacity = BigInt(node.capacity.memory);
   const stats = createStatsProvider({
-    nodeName: config.nodeName, listPods: runtimeStatsPods(runtime, (uid) => podManager.getPodByUID(uid)?.spec), cgroupRoot, rootDir, podLogsDir: kc.podLogsDir,
-    imageFsPath: imageFsMount(images), memoryCapacity, housekeepingIntervalMs: config.flags.housekeepingIntervalMs,
-    containerFs: criContainerFs(criRuntime), runtimeEndpoint: kc.containerRuntimeEndpoint,
-    createCgroupReader: hotPaths().cgroupStats.createCgroupReader, cgroupDriver,
+    nodeName: config.nodeName,
+    listPods: runtimeStatsPods(runtime, (uid) => podManager.getPodByUID(uid)?.spec),
+    cgroupRoot,
+    rootDir,
+    podLogsDir: kc.podLogsDir,
+    imageFsPath: imageFsMount(images),
+    memoryCapacity,
+    housekeepingIntervalMs: config.flags.housekeepingIntervalMs,
+    containerFs: criContainerFs(criRuntime),
+    runtimeEndpoint: kc.containerRuntimeEndpoint,
+    createCgroupReader: hotPaths().cgroupStats.createCgroupReader,
+    cgroupDriver,
   });
   const oomEvents = createOomPodEvents({
-    recorder, nodeName: config.nodeName,
-    pods: { getPodByUID: (uid) => podManager.getPodByUID(uid), containerName: (uid, id) => cache.get(uid)?.status?.containerStatuses.find((c) => c.id === id)?.name },
+    recorder,
+    nodeName: config.nodeName,
+    pods: {
+      getPodByUID: (uid) => podManager.getPodByUID(uid),
+      containerName: (uid, id) => cache.get(uid)?.status?.containerStatuses.find((c) => c.id === id)?.name,
+    },
   });
   const oom = createOomWatcher({ onEvent: oomEvents.onEvent, createKmsgWatcher: hotPaths().kmsg.createKmsgWatcher });
-  stats.onPass((snap) => oom.observeCounters(snap.pods.flatMap((p) => p.containers.filter((c) => c.oomKills !== undefined).map((c) => ({ memcg: c.cgroup, podUid: p.uid, containerId: c.id, oomKills: c.oomKills! })))));
+  stats.onPass((snap) =>
+    oom.observeCounters(
+      snap.pods.flatMap((p) =>
+        p.containers
+          .filter((c) => c.oomKills !== undefined)
+          .map((c) => ({ memcg: c.cgroup, podUid: p.uid, containerId: c.id, oomKills: c.oomKills! })),
+      ),
+    ),
+  );
 
   const kubelet = new Kubelet({
-    nodeName: config.nodeName, hostIP, rootDir, maxPods: kc.maxPods, node, syncFrequencyMs: kc.syncFrequencyMs,
-    runtime, volumeManager, pleg, cache, statusManager, sources: new Set([...sources.keys(), ...(apiMode ? [apiMode.sourceName] : [])]), recorder,
-    podManager, wasOomKilled: (id) => oom.wasOomKilled(id), probes: prober, prober,
+    nodeName: config.nodeName,
+    hostIP,
+    rootDir,
+    maxPods: kc.maxPods,
+    node,
+    syncFrequencyMs: kc.syncFrequencyMs,
+    runtime,
+    volumeManager,
+    pleg,
+    cache,
+    statusManager,
+    sources: new Set([...sources.keys(), ...(apiMode ? [apiMode.sourceName] : [])]),
+    recorder,
+    podManager,
+    wasOomKilled: (id) => oom.wasOomKilled(id),
+    probes: prober,
+    prober,
   });
   const killPod = killPodNow(kubelet.podWorkers);
   const eviction = createEvictionManager({
-    evictionHard: kc.evictionHard, evictionSoft: kc.evictionSoft, evictionSoftGracePeriod: kc.evictionSoftGracePeriod, stats, recorder, memoryCapacity,
+    evictionHard: kc.evictionHard,
+    evictionSoft: kc.evictionSoft,
+    evictionSoftGracePeriod: kc.evictionSoftGracePeriod,
+    stats,
+    recorder,
+    memoryCapacity,
     kubelet: { activePods: () => kubelet.activePods(), evictPod: killPod },
-    pressureTransitionPeriodMs: kc.evictionPressureTransitionPeriodMs, maxPodGracePeriodSeconds: kc.evictionMaxPodGracePeriod, monitoringPeriodMs: config.flags.housekeepingIntervalMs,
+    pressureTransitionPeriodMs: kc.evictionPressureTransitionPeriodMs,
+    maxPodGracePeriodSeconds: kc.evictionMaxPodGracePeriod,
+    monitoringPeriodMs: config.flags.housekeepingIntervalMs,
   });
   const nodeShutdown = createNodeShutdownManager({
-    shutdownGracePeriodMs: kc.shutdownGracePeriodMs, shutdownGracePeriodCriticalPodsMs: kc.shutdownGracePeriodCriticalPodsMs,
-    activePods: () => kubelet.activePods(), trigger: signalTrigger('SIGPWR'),
+    shutdownGracePeriodMs: kc.shutdownGracePeriodMs,
+    shutdownGracePeriodCriticalPodsMs: kc.shutdownGracePeriodCriticalPodsMs,
+    activePods: () => kubelet.activePods(),
+    trigger: signalTrigger('SIGPWR'),
     killPod: (pod, grace, message) => killPod(pod, message, grace, NodeShutdownReason),
   });
   // upstream order: the shutdown manager's admit handler runs before the eviction manager's.
@@ -191,7 +328,9 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   apiMode?.start({ podConfig, kubelet, pressure: eviction });
 
   const readProvider = readServerProvider({
-    podManager, statusManager, healthErrors: () => kubelet.healthErrors(),
+    podManager,
+    statusManager,
+    healthErrors: () => kubelet.healthErrors(),
     metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
     probeMetrics: async () => ({ contentType: probeRegistry.contentType, body: await probeRegistry.metrics() }),
     stats: statsRoutes(stats, oomEvents.counts, memoryCapacity),
@@ -202,11 +341,20 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     readOnly: { address: kc.address, port: kc.readOnlyPort },
     provider: readProvider,
     main: {
-      address: kc.address, port: kc.port, nodeName: config.nodeName, rootDir, nodeIPs: hostIP ? [hostIP] : [],
-      tlsCertFile: kc.tlsCertFile, tlsPrivateKeyFile: kc.tlsPrivateKeyFile, tlsMinVersion: kc.tlsMinVersion, tlsCipherSuites: kc.tlsCipherSuites,
-      authentication: kc.authentication, authorization: kc.authorization,
+      address: kc.address,
+      port: kc.port,
+      nodeName: config.nodeName,
+      rootDir,
+      nodeIPs: hostIP ? [hostIP] : [],
+      tlsCertFile: kc.tlsCertFile,
+      tlsPrivateKeyFile: kc.tlsPrivateKeyFile,
+      tlsMinVersion: kc.tlsMinVersion,
+      tlsCipherSuites: kc.tlsCipherSuites,
+      authentication: kc.authentication,
+      authorization: kc.authorization,
       reviewClient: config.flags.kubeconfig ? reviewClientFromKubeconfig(config.flags.kubeconfig) : undefined,
-      enableDebuggingHandlers: kc.enableDebuggingHandlers, streamingConnectionIdleTimeoutMs: kc.streamingConnectionIdleTimeoutMs,
+      enableDebuggingHandlers: kc.enableDebuggingHandlers,
+      streamingConnectionIdleTimeoutMs: kc.streamingConnectionIdleTimeoutMs,
       provider: mainServerProvider(readProvider, runtime, criRuntime, () => renderConfigz({ ...kc, cgroupDriver })),
       containerLogs,
     },
@@ -215,31 +363,56 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   oom.start();
   eviction.start();
 
-  const once = config.flags.runOnce
-    ? new RunOnce({ status: (uid) => statusManager.getPodStatus(uid) })
-    : undefined;
+  const once = config.flags.runOnce ? new RunOnce({ status: (uid) => statusManager.getPodStatus(uid) }) : undefined;
   const nodeRef = { kind: 'Node' as const, name: config.nodeName, uid: config.nodeName };
   const imageGC = createImageGCManager({
-    images, listContainers: () => criRuntime.listContainers(), recorder,
-    policy: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: kc.imageMinimumGCAgeMs, maxAgeMs: kc.imageMaximumGCAgeMs },
-    pinnedImages: [config.flags.podInfraContainerImage], node: nodeRef,
+    images,
+    listContainers: () => criRuntime.listContainers(),
+    recorder,
+    policy: {
+      highThresholdPercent: kc.imageGCHighThresholdPercent,
+      lowThresholdPercent: kc.imageGCLowThresholdPercent,
+      minAgeMs: kc.imageMinimumGCAgeMs,
+      maxAgeMs: kc.imageMaximumGCAgeMs,
+    },
+    pinnedImages: [config.flags.podInfraContainerImage],
+    node: nodeRef,
   });
   // upstream StartGarbageCollection runs in run-once mode too.
   const gc = createGarbageCollection({ runtime, pods: kubelet, imageGC, recorder, node: nodeRef });
   gc.start();
   if (!config.flags.runOnce) nodeShutdown.start();
   const logRotation = createLogRotation({
-    runtime: criRuntime, maxSizeBytes: parseQuantity(kc.containerLogMaxSize), maxFiles: kc.containerLogMaxFiles, intervalMs: kc.containerLogMonitorIntervalMs,
+    runtime: criRuntime,
+    maxSizeBytes: parseQuantity(kc.containerLogMaxSize),
+    maxFiles: kc.containerLogMaxFiles,
+    intervalMs: kc.containerLogMonitorIntervalMs,
   });
   logRotation.start();
-  const servingRotation = apiMode && kc.serverTLSBootstrap ? servingCertificateRotation(config, apiMode.clients, hostIP, servers) : undefined;
+  const servingRotation =
+    apiMode && kc.serverTLSBootstrap ? servingCertificateRotation(config, apiMode.clients, hostIP, servers) : undefined;
   const mallocTrim = startMallocTrim(addonMallocTrim());
   const exePages = startExePagesRelease(addonReleaseExecutablePages());
   const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      for (const s of [podConfig, gc, nodeShutdown, eviction, oom, stats, servingRotation, apiMode, kubelet, prober, logRotation, mallocTrim, exePages]) s?.stop();
+      for (const s of [
+        podConfig,
+        gc,
+        nodeShutdown,
+        eviction,
+        oom,
+        stats,
+        servingRotation,
+        apiMode,
+        kubelet,
+        prober,
+        logRotation,
+        mallocTrim,
+        exePages,
+      ])
+        s?.stop();
       await done.catch(() => undefined);
       await servers.close();
       criRuntime.close();

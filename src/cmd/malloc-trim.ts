@@ -15,7 +15,10 @@ export function addonMallocTrim(): (() => boolean) | undefined {
 }
 
 /** Calls `trim` every `intervalMs` (not keeping the process alive) until stop(). */
-export function startMallocTrim(trim: (() => unknown) | undefined, intervalMs = MALLOC_TRIM_INTERVAL_MS): { stop(): void } {
+export function startMallocTrim(
+  trim: (() => unknown) | undefined,
+  intervalMs = MALLOC_TRIM_INTERVAL_MS,
+): { stop(): void } {
   if (!trim) return { stop: () => undefined };
   const timer = setInterval(trim, intervalMs);
   timer.unref();

@@ -27,16 +27,29 @@ export function versionText(version = VERSION): string {
 function configSummary(config: Config): Record<string, unknown> {
   const kc = config.kubelet;
   return {
-    nodeName: config.nodeName, rootDir: config.flags.rootDir, mode: config.flags.kubeconfig ? 'apiserver' : 'standalone',
-    runtime: kc.containerRuntimeEndpoint, staticPodPath: kc.staticPodPath || undefined, staticPodURL: kc.staticPodURL || undefined,
-    maxPods: kc.maxPods, cgroupsPerQOS: kc.cgroupsPerQOS,
-    imageGC: `${kc.imageGCLowThresholdPercent}-${kc.imageGCHighThresholdPercent}%`, serializeImagePulls: kc.serializeImagePulls,
-    shutdownGracePeriodMs: kc.shutdownGracePeriodMs, lockFile: config.flags.lockFile, runOnce: config.flags.runOnce || undefined,
+    nodeName: config.nodeName,
+    rootDir: config.flags.rootDir,
+    mode: config.flags.kubeconfig ? 'apiserver' : 'standalone',
+    runtime: kc.containerRuntimeEndpoint,
+    staticPodPath: kc.staticPodPath || undefined,
+    staticPodURL: kc.staticPodURL || undefined,
+    maxPods: kc.maxPods,
+    cgroupsPerQOS: kc.cgroupsPerQOS,
+    imageGC: `${kc.imageGCLowThresholdPercent}-${kc.imageGCHighThresholdPercent}%`,
+    serializeImagePulls: kc.serializeImagePulls,
+    shutdownGracePeriodMs: kc.shutdownGracePeriodMs,
+    lockFile: config.flags.lockFile,
+    runOnce: config.flags.runOnce || undefined,
   };
 }
 
 /** BirthCry: the Starting event on the Node and the log line with version and config summary. */
 export function birthCry(recorder: EventRecorder, config: Config, version = VERSION): void {
   log().info({ version, hotPaths: nativeStatus(), config: configSummary(config) }, 'Starting kubelet');
-  recorder.event({ kind: 'Node', name: config.nodeName, uid: config.nodeName }, 'Normal', 'Starting', 'Starting kubelet.');
+  recorder.event(
+    { kind: 'Node', name: config.nodeName, uid: config.nodeName },
+    'Normal',
+    'Starting',
+    'Starting kubelet.',
+  );
 }

@@ -9,24 +9,43 @@ import { UPSTREAM_FIELDS, UPSTREAM_FLAGS, UPSTREAM_NESTED, type FlagKind, type L
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 const WHAT: Readonly<Record<LooseKind, string>> = {
-  duration: 'a duration such as "10s"', bool: 'true or false', int: 'an integer', number: 'a number', string: 'a string',
-  stringList: 'a list of strings', intList: 'a list of integers', stringMap: 'a map of strings', boolMap: 'a map of name to true/false',
-  object: 'an object', objectList: 'a list of objects',
+  duration: 'a duration such as "10s"',
+  bool: 'true or false',
+  int: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  stringList: 'a list of strings',
+  intList: 'a list of integers',
+  stringMap: 'a map of strings',
+  boolMap: 'a map of name to true/false',
+  object: 'an object',
+  objectList: 'a list of objects',
 };
 
 function fits(kind: LooseKind, v: unknown): boolean {
   switch (kind) {
-    case 'duration': return typeof v === 'string' && parseDuration(v) !== undefined;
-    case 'bool': return typeof v === 'boolean';
-    case 'int': return Number.isInteger(v);
-    case 'number': return typeof v === 'number';
-    case 'string': return typeof v === 'string';
-    case 'stringList': return Array.isArray(v) && v.every((x) => typeof x === 'string');
-    case 'intList': return Array.isArray(v) && v.every((x) => Number.isInteger(x));
-    case 'stringMap': return isObject(v) && Object.values(v).every((x) => typeof x === 'string' || typeof x === 'number');
-    case 'boolMap': return isObject(v) && Object.values(v).every((x) => typeof x === 'boolean');
-    case 'object': return isObject(v);
-    case 'objectList': return Array.isArray(v) && v.every(isObject);
+    case 'duration':
+      return typeof v === 'string' && parseDuration(v) !== undefined;
+    case 'bool':
+      return typeof v === 'boolean';
+    case 'int':
+      return Number.isInteger(v);
+    case 'number':
+      return typeof v === 'number';
+    case 'string':
+      return typeof v === 'string';
+    case 'stringList':
+      return Array.isArray(v) && v.every((x) => typeof x === 'string');
+    case 'intList':
+      return Array.isArray(v) && v.every((x) => Number.isInteger(x));
+    case 'stringMap':
+      return isObject(v) && Object.values(v).every((x) => typeof x === 'string' || typeof x === 'number');
+    case 'boolMap':
+      return isObject(v) && Object.values(v).every((x) => typeof x === 'boolean');
+    case 'object':
+      return isObject(v);
+    case 'objectList':
+      return Array.isArray(v) && v.every(isObject);
   }
 }
 
@@ -51,7 +70,12 @@ function nestedProblems(name: string, v: Record<string, unknown>, where: string)
  * The file's fields that upstream has and `actedOn` does not: checked loosely; returns their
  * names. A field upstream does not have is a problem naming it.
  */
-export function acceptFileFields(file: Record<string, unknown>, actedOn: ReadonlySet<string>, path: string, problems: string[]): string[] {
+export function acceptFileFields(
+  file: Record<string, unknown>,
+  actedOn: ReadonlySet<string>,
+  path: string,
+  problems: string[],
+): string[] {
   const accepted: string[] = [];
   for (const [name, value] of Object.entries(file)) {
     if (name === 'apiVersion' || name === 'kind' || actedOn.has(name)) continue;
@@ -75,14 +99,20 @@ export function unusedUpstreamFlags(actedOn: ReadonlySet<string>): Map<string, F
 }
 
 /** Checks the raw values of the accepted flags that were given; returns their names as --name. */
-export function acceptFlags(values: ReadonlyMap<string, string>, unused: ReadonlyMap<string, FlagKind>, problems: string[]): string[] {
+export function acceptFlags(
+  values: ReadonlyMap<string, string>,
+  unused: ReadonlyMap<string, FlagKind>,
+  problems: string[],
+): string[] {
   const accepted: string[] = [];
   for (const [name, raw] of values) {
     const kind = unused.get(name);
     if (!kind) continue;
-    if (kind === 'bool' && raw !== 'true' && raw !== 'false') problems.push(`--${name}: must be true or false (got "${raw}")`);
+    if (kind === 'bool' && raw !== 'true' && raw !== 'false')
+      problems.push(`--${name}: must be true or false (got "${raw}")`);
     if (kind === 'int' && !/^-?\d+$/.test(raw)) problems.push(`--${name}: must be an integer (got "${raw}")`);
-    if (kind === 'duration' && parseDuration(raw) === undefined) problems.push(`--${name}: must be a duration such as "10s" (got "${raw}")`);
+    if (kind === 'duration' && parseDuration(raw) === undefined)
+      problems.push(`--${name}: must be a duration such as "10s" (got "${raw}")`);
     accepted.push(`--${name}`);
   }
   return accepted;
@@ -90,7 +120,9 @@ export function acceptFlags(values: ReadonlyMap<string, string>, unused: Readonl
 
 /** The --help section naming what is accepted but not acted on, wrapped to short lines. */
 export function acceptedHelpSection(actedOnFields: ReadonlySet<string>, actedOnFlags: ReadonlySet<string>): string[] {
-  const fields = Object.keys(UPSTREAM_FIELDS).filter((n) => !actedOnFields.has(n)).sort();
+  const fields = Object.keys(UPSTREAM_FIELDS)
+    .filter((n) => !actedOnFields.has(n))
+    .sort();
   const flags = [...unusedUpstreamFlags(actedOnFlags).keys()].sort().map((n) => `--${n}`);
   return [
     '',

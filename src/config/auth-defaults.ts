@@ -20,7 +20,10 @@ export const AUTHORIZATION_MODES = ['AlwaysAllow', 'Webhook'] as const;
 
 /** Go's tls.VersionTLS1x names → Node's minVersion. */
 export const TLS_VERSIONS: Readonly<Record<string, 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3'>> = {
-  VersionTLS10: 'TLSv1', VersionTLS11: 'TLSv1.1', VersionTLS12: 'TLSv1.2', VersionTLS13: 'TLSv1.3',
+  VersionTLS10: 'TLSv1',
+  VersionTLS11: 'TLSv1.1',
+  VersionTLS12: 'TLSv1.2',
+  VersionTLS13: 'TLSv1.3',
 };
 
 /** Go (IANA) cipher suite names → OpenSSL names. TLS 1.3 suites keep their IANA names in OpenSSL. */
@@ -48,4 +51,3 @@ export const CIPHER_SUITES: Readonly<Record<string, string>> = {
   TLS_AES_256_GCM_SHA384: 'TLS_AES_256_GCM_SHA384',
   TLS_CHACHA20_POLY1305_SHA256: 'TLS_CHACHA20_POLY1305_SHA256',
 };
-

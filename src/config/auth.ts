@@ -6,7 +6,13 @@
  */
 import { parseDuration } from '../util/duration.js';
 import type { KubeletAuthentication, KubeletAuthorization } from './types.js';
-import { AUTHORIZATION_MODES, CIPHER_SUITES, DEFAULT_AUTHENTICATION, DEFAULT_AUTHORIZATION, TLS_VERSIONS } from './auth-defaults.js';
+import {
+  AUTHORIZATION_MODES,
+  CIPHER_SUITES,
+  DEFAULT_AUTHENTICATION,
+  DEFAULT_AUTHORIZATION,
+  TLS_VERSIONS,
+} from './auth-defaults.js';
 
 export { AUTHORIZATION_MODES, CIPHER_SUITES, DEFAULT_AUTHENTICATION, DEFAULT_AUTHORIZATION, TLS_VERSIONS };
 
@@ -36,7 +42,8 @@ class FieldReader {
     if (kind === 'bool' && typeof v === 'boolean') return v as T;
     if (kind === 'string' && typeof v === 'string') return v as T;
     // A zero cache TTL means the default, as upstream's defaulting (`== zeroDuration`): kubeadm writes 0s.
-    if (kind === 'duration' && typeof v === 'string' && parseDuration(v) !== undefined) return (parseDuration(v) || fallback) as T;
+    if (kind === 'duration' && typeof v === 'string' && parseDuration(v) !== undefined)
+      return (parseDuration(v) || fallback) as T;
     const what = kind === 'bool' ? 'true or false' : kind === 'string' ? 'a string' : 'a duration such as "2m"';
     this.problems.push(`${where}: must be ${what} (got ${JSON.stringify(v)})`);
     return fallback;
@@ -48,10 +55,12 @@ function done(value: unknown, problems: string[]): Converted {
 }
 
 export function convertAuthentication(raw: unknown, where: string): Converted {
-  if (!isObject(raw)) return { problem: `${where}: must be an object with x509, webhook, anonymous (got ${JSON.stringify(raw)})` };
+  if (!isObject(raw))
+    return { problem: `${where}: must be an object with x509, webhook, anonymous (got ${JSON.stringify(raw)})` };
   const r = new FieldReader();
   const problems = r.problems;
-  for (const k of Object.keys(raw)) if (!['x509', 'webhook', 'anonymous'].includes(k)) problems.push(`${where}: unknown field "${k}"`);
+  for (const k of Object.keys(raw))
+    if (!['x509', 'webhook', 'anonymous'].includes(k)) problems.push(`${where}: unknown field "${k}"`);
   const d = DEFAULT_AUTHENTICATION;
   const x509 = r.section(raw, 'x509', ['clientCAFile'], where);
   const webhook = r.section(raw, 'webhook', ['enabled', 'cacheTTL'], where);
@@ -71,16 +80,28 @@ export function convertAuthorization(raw: unknown, where: string): Converted {
   if (!isObject(raw)) return { problem: `${where}: must be an object with mode, webhook (got ${JSON.stringify(raw)})` };
   const r = new FieldReader();
   const problems = r.problems;
-  for (const k of Object.keys(raw)) if (!['mode', 'webhook'].includes(k)) problems.push(`${where}: unknown field "${k}"`);
+  for (const k of Object.keys(raw))
+    if (!['mode', 'webhook'].includes(k)) problems.push(`${where}: unknown field "${k}"`);
   const d = DEFAULT_AUTHORIZATION;
   const mode = r.pick(raw.mode, d.mode as string, `${where}.mode`, 'string');
-  if (!(AUTHORIZATION_MODES as readonly string[]).includes(mode)) problems.push(`${where}.mode: must be one of ${AUTHORIZATION_MODES.join(', ')} (got ${JSON.stringify(mode)})`);
+  if (!(AUTHORIZATION_MODES as readonly string[]).includes(mode))
+    problems.push(`${where}.mode: must be one of ${AUTHORIZATION_MODES.join(', ')} (got ${JSON.stringify(mode)})`);
   const webhook = r.section(raw, 'webhook', ['cacheAuthorizedTTL', 'cacheUnauthorizedTTL'], where);
   const value: KubeletAuthorization = {
     mode: mode as KubeletAuthorization['mode'],
     webhook: {
-      cacheAuthorizedTTLMs: r.pick(webhook.cacheAuthorizedTTL, d.webhook.cacheAuthorizedTTLMs, `${where}.webhook.cacheAuthorizedTTL`, 'duration'),
-      cacheUnauthorizedTTLMs: r.pick(webhook.cacheUnauthorizedTTL, d.webhook.cacheUnauthorizedTTLMs, `${where}.webhook.cacheUnauthorizedTTL`, 'duration'),
+      cacheAuthorizedTTLMs: r.pick(
+        webhook.cacheAuthorizedTTL,
+        d.webhook.cacheAuthorizedTTLMs,
+        `${where}.webhook.cacheAuthorizedTTL`,
+        'duration',
+      ),
+      cacheUnauthorizedTTLMs: r.pick(
+        webhook.cacheUnauthorizedTTL,
+        d.webhook.cacheUnauthorizedTTLMs,
+        `${where}.webhook.cacheUnauthorizedTTL`,
+        'duration',
+      ),
     },
   };
   return done(value, problems);
@@ -92,26 +113,61 @@ export function convertTlsVersion(raw: unknown, where: string): Converted {
 }
 
 export function convertCipherSuites(raw: unknown, where: string): Converted {
-  const list = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
-  if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) return { problem: `${where}: must be a list of cipher suite names (got ${JSON.stringify(raw)})` };
+  const list =
+    typeof raw === 'string'
+      ? raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : raw;
+  if (!Array.isArray(list) || !list.every((s) => typeof s === 'string'))
+    return { problem: `${where}: must be a list of cipher suite names (got ${JSON.stringify(raw)})` };
   const unknown = list.filter((s) => !(s in CIPHER_SUITES));
-  if (unknown.length > 0) return { problem: `${where}: unsupported cipher suite(s) ${unknown.join(', ')} (supported: ${Object.keys(CIPHER_SUITES).join(', ')})` };
+  if (unknown.length > 0)
+    return {
+      problem: `${where}: unsupported cipher suite(s) ${unknown.join(', ')} (supported: ${Object.keys(CIPHER_SUITES).join(', ')})`,
+    };
   return { value: Object.freeze([...list]) };
 }
 
 /** Upstream flags that set one member of authentication / authorization. */
 export const AUTH_FLAGS: Readonly<Record<string, { bool: boolean; help: string }>> = {
-  'client-ca-file': { bool: false, help: 'CA bundle that signs client certificates (authentication.x509.clientCAFile).' },
-  'anonymous-auth': { bool: true, help: 'Serve unauthenticated requests as system:anonymous (authentication.anonymous.enabled, default false).' },
-  'authentication-token-webhook': { bool: true, help: 'Authenticate bearer tokens by TokenReview (authentication.webhook.enabled, default true; needs --kubeconfig).' },
-  'authentication-token-webhook-cache-ttl': { bool: false, help: 'TokenReview cache TTL (authentication.webhook.cacheTTL, default 2m0s).' },
-  'authorization-mode': { bool: false, help: 'AlwaysAllow or Webhook (authorization.mode, default Webhook; needs --kubeconfig).' },
-  'authorization-webhook-cache-authorized-ttl': { bool: false, help: 'SubjectAccessReview cache TTL of allowed answers (default 5m0s).' },
-  'authorization-webhook-cache-unauthorized-ttl': { bool: false, help: 'SubjectAccessReview cache TTL of denied answers (default 30s).' },
+  'client-ca-file': {
+    bool: false,
+    help: 'CA bundle that signs client certificates (authentication.x509.clientCAFile).',
+  },
+  'anonymous-auth': {
+    bool: true,
+    help: 'Serve unauthenticated requests as system:anonymous (authentication.anonymous.enabled, default false).',
+  },
+  'authentication-token-webhook': {
+    bool: true,
+    help: 'Authenticate bearer tokens by TokenReview (authentication.webhook.enabled, default true; needs --kubeconfig).',
+  },
+  'authentication-token-webhook-cache-ttl': {
+    bool: false,
+    help: 'TokenReview cache TTL (authentication.webhook.cacheTTL, default 2m0s).',
+  },
+  'authorization-mode': {
+    bool: false,
+    help: 'AlwaysAllow or Webhook (authorization.mode, default Webhook; needs --kubeconfig).',
+  },
+  'authorization-webhook-cache-authorized-ttl': {
+    bool: false,
+    help: 'SubjectAccessReview cache TTL of allowed answers (default 5m0s).',
+  },
+  'authorization-webhook-cache-unauthorized-ttl': {
+    bool: false,
+    help: 'SubjectAccessReview cache TTL of denied answers (default 30s).',
+  },
 };
 
 /** Applies the AUTH_FLAGS given on the command line over kubelet.authentication/authorization. */
-export function applyAuthFlags(kubelet: Record<string, unknown>, values: ReadonlyMap<string, string>, problems: string[]): void {
+export function applyAuthFlags(
+  kubelet: Record<string, unknown>,
+  values: ReadonlyMap<string, string>,
+  problems: string[],
+): void {
   const authn = kubelet.authentication as KubeletAuthentication;
   const authz = kubelet.authorization as KubeletAuthorization;
   const flag = (name: string) => values.get(name);
@@ -131,16 +187,23 @@ export function applyAuthFlags(kubelet: Record<string, unknown>, values: Readonl
   };
   kubelet.authentication = Object.freeze({
     x509: Object.freeze({ clientCAFile: flag('client-ca-file') ?? authn.x509.clientCAFile }),
-    webhook: Object.freeze({ enabled: bool('authentication-token-webhook', authn.webhook.enabled), cacheTTLMs: duration('authentication-token-webhook-cache-ttl', authn.webhook.cacheTTLMs) }),
+    webhook: Object.freeze({
+      enabled: bool('authentication-token-webhook', authn.webhook.enabled),
+      cacheTTLMs: duration('authentication-token-webhook-cache-ttl', authn.webhook.cacheTTLMs),
+    }),
     anonymous: Object.freeze({ enabled: bool('anonymous-auth', authn.anonymous.enabled) }),
   });
   const mode = flag('authorization-mode') ?? authz.mode;
-  if (!(AUTHORIZATION_MODES as readonly string[]).includes(mode)) problems.push(`--authorization-mode: must be one of ${AUTHORIZATION_MODES.join(', ')} (got "${mode}")`);
+  if (!(AUTHORIZATION_MODES as readonly string[]).includes(mode))
+    problems.push(`--authorization-mode: must be one of ${AUTHORIZATION_MODES.join(', ')} (got "${mode}")`);
   kubelet.authorization = Object.freeze({
     mode,
     webhook: Object.freeze({
       cacheAuthorizedTTLMs: duration('authorization-webhook-cache-authorized-ttl', authz.webhook.cacheAuthorizedTTLMs),
-      cacheUnauthorizedTTLMs: duration('authorization-webhook-cache-unauthorized-ttl', authz.webhook.cacheUnauthorizedTTLMs),
+      cacheUnauthorizedTTLMs: duration(
+        'authorization-webhook-cache-unauthorized-ttl',
+        authz.webhook.cacheUnauthorizedTTLMs,
+      ),
     }),
   });
 }

@@ -33,10 +33,20 @@ export function renderConfigz(kc: Readonly<KubeletConfiguration>): Record<string
     else if (f.key === 'staticPodURL') out[f.name] = redactUrlUserinfo(v as string);
     else if (f.kind === 'authentication') {
       const a = kc.authentication;
-      out[f.name] = { x509: a.x509, webhook: { enabled: a.webhook.enabled, cacheTTL: formatDuration(a.webhook.cacheTTLMs) }, anonymous: a.anonymous };
+      out[f.name] = {
+        x509: a.x509,
+        webhook: { enabled: a.webhook.enabled, cacheTTL: formatDuration(a.webhook.cacheTTLMs) },
+        anonymous: a.anonymous,
+      };
     } else if (f.kind === 'authorization') {
       const a = kc.authorization;
-      out[f.name] = { mode: a.mode, webhook: { cacheAuthorizedTTL: formatDuration(a.webhook.cacheAuthorizedTTLMs), cacheUnauthorizedTTL: formatDuration(a.webhook.cacheUnauthorizedTTLMs) } };
+      out[f.name] = {
+        mode: a.mode,
+        webhook: {
+          cacheAuthorizedTTL: formatDuration(a.webhook.cacheAuthorizedTTLMs),
+          cacheUnauthorizedTTL: formatDuration(a.webhook.cacheUnauthorizedTTLMs),
+        },
+      };
     } else if (f.kind === 'taints') out[f.name] = (v as readonly string[]).map(taintObject);
     else out[f.name] = v;
   }

@@ -6,7 +6,10 @@
  */
 export function parseManifestUrlHeaders(raw: string): { value?: Record<string, string[]>; problem?: string } {
   const out: Record<string, string[]> = {};
-  for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const i = part.indexOf(':');
     if (i <= 0) return { problem: `"${part}" must look like key:value` };
     (out[part.slice(0, i).trim()] ??= []).push(part.slice(i + 1).trim());

@@ -18,9 +18,19 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
 
 /** pflag's type word after the flag name; bools have none. */
 const TYPE_WORD: Partial<Record<FieldKind, string>> = {
-  duration: 'duration', int: 'int32', port: 'int32', string: 'string', endpoint: 'string', stringList: 'strings',
-  quantity: 'string', tlsVersion: 'string', cipherSuites: 'strings',
-  reservedMap: 'mapStringString', headerMap: 'mapStringString', evictionMap: 'mapStringString', evictionGraceMap: 'mapStringString',
+  duration: 'duration',
+  int: 'int32',
+  port: 'int32',
+  string: 'string',
+  endpoint: 'string',
+  stringList: 'strings',
+  quantity: 'string',
+  tlsVersion: 'string',
+  cipherSuites: 'strings',
+  reservedMap: 'mapStringString',
+  headerMap: 'mapStringString',
+  evictionMap: 'mapStringString',
+  evictionGraceMap: 'mapStringString',
 };
 
 /** A default as it would be typed on the command line; '' when it is the type's zero value (not shown, as pflag). */
@@ -29,7 +39,9 @@ export function renderDefault(kind: FieldKind, value: unknown): string {
   if (Array.isArray(value)) return value.join(',');
   if (value !== null && typeof value === 'object') {
     const sep = kind === 'evictionMap' ? '<' : '=';
-    return Object.entries(value).map(([k, v]) => `${k}${sep}${String(v)}`).join(',');
+    return Object.entries(value)
+      .map(([k, v]) => `${k}${sep}${String(v)}`)
+      .join(',');
   }
   if (typeof value === 'string') return value === '' ? '' : JSON.stringify(value);
   if (value === 0 || value === false) return '';
@@ -38,7 +50,11 @@ export function renderDefault(kind: FieldKind, value: unknown): string {
 
 const FLAG_ONLY_TYPES: Record<string, string> = { v: 'int', 'housekeeping-interval': 'duration' };
 
-interface Row { name: string; type: string; help: string }
+interface Row {
+  name: string;
+  type: string;
+  help: string;
+}
 
 /** Rows padded to one column, the way pflag aligns its usage. */
 function table(rows: readonly Row[]): string[] {
@@ -48,13 +64,22 @@ function table(rows: readonly Row[]): string[] {
 }
 
 export function renderHelp(flagOnly: Readonly<Record<string, { bool?: boolean; help: string }>>): string {
-  const rows: Row[] = Object.entries(flagOnly).map(([name, spec]) => ({ name, type: spec.bool ? '' : FLAG_ONLY_TYPES[name] ?? 'string', help: spec.help }));
+  const rows: Row[] = Object.entries(flagOnly).map(([name, spec]) => ({
+    name,
+    type: spec.bool ? '' : (FLAG_ONLY_TYPES[name] ?? 'string'),
+    help: spec.help,
+  }));
   for (const f of FIELDS) {
     if (!f.flag) continue;
     const shown = renderDefault(f.kind, f.default);
-    rows.push({ name: f.flag, type: f.kind === 'bool' ? '' : TYPE_WORD[f.kind] ?? 'string', help: `${f.help} (config: ${f.name}${shown ? `; default ${shown}` : ''})` });
+    rows.push({
+      name: f.flag,
+      type: f.kind === 'bool' ? '' : (TYPE_WORD[f.kind] ?? 'string'),
+      help: `${f.help} (config: ${f.name}${shown ? `; default ${shown}` : ''})`,
+    });
   }
-  for (const [name, spec] of Object.entries(AUTH_FLAGS)) rows.push({ name, type: spec.bool ? '' : name.endsWith('-ttl') ? 'duration' : 'string', help: spec.help });
+  for (const [name, spec] of Object.entries(AUTH_FLAGS))
+    rows.push({ name, type: spec.bool ? '' : name.endsWith('-ttl') ? 'duration' : 'string', help: spec.help });
   const envWidth = Math.max(...ENVIRONMENT.map(([n]) => n.length)) + 5;
   return [
     'Usage: kubelet-ts [flags]',

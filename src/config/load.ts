@@ -19,7 +19,14 @@ import { CGROUP_DRIVERS } from './cgroup-drivers.js';
 import { renderHelp } from './help.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
 import { parseManifestUrlHeaders } from './flag-values.js';
-import { AUTH_FLAGS, applyAuthFlags, convertAuthentication, convertAuthorization, convertCipherSuites, convertTlsVersion } from './auth.js';
+import {
+  AUTH_FLAGS,
+  applyAuthFlags,
+  convertAuthentication,
+  convertAuthorization,
+  convertCipherSuites,
+  convertTlsVersion,
+} from './auth.js';
 
 export const CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const CONFIG_KIND = 'KubeletConfiguration';
@@ -30,17 +37,43 @@ const FLAG_ONLY: Record<string, { key: keyof KubeletFlags | 'help' | 'version'; 
   'root-dir': { key: 'rootDir', help: 'Directory for kubelet-ts state (default /var/lib/kubelet).' },
   'hostname-override': { key: 'hostnameOverride', help: 'Node name to use instead of the host name.' },
   'node-ip': { key: 'nodeIP', help: 'IP address of the node (host IP of pods).' },
-  'housekeeping-interval': { key: 'housekeepingIntervalMs', help: 'Stats housekeeping and eviction monitoring period (default 10s).' },
-  'node-labels': { key: 'nodeLabels', help: 'Labels of this node, key=value pairs separated by commas (matched by pod nodeSelector and node affinity).' },
+  'housekeeping-interval': {
+    key: 'housekeepingIntervalMs',
+    help: 'Stats housekeeping and eviction monitoring period (default 10s).',
+  },
+  'node-labels': {
+    key: 'nodeLabels',
+    help: 'Labels of this node, key=value pairs separated by commas (matched by pod nodeSelector and node affinity).',
+  },
   kubeconfig: { key: 'kubeconfig', help: 'kubeconfig of the API server; absent = standalone mode.' },
-  'bootstrap-kubeconfig': { key: 'bootstrapKubeconfig', help: 'kubeconfig with bootstrap credentials: when --kubeconfig is missing or its client certificate expired, request one (TLS bootstrap) and write --kubeconfig.' },
+  'bootstrap-kubeconfig': {
+    key: 'bootstrapKubeconfig',
+    help: 'kubeconfig with bootstrap credentials: when --kubeconfig is missing or its client certificate expired, request one (TLS bootstrap) and write --kubeconfig.',
+  },
   'cert-dir': { key: 'certDir', help: 'Where issued certificates are kept (default <root-dir>/pki).' },
-  'logging-format': { key: 'loggingFormat', help: "Log format: text (default; klog's one-line header) or json (component-base's fields)." },
-  v: { key: 'verbosity', help: 'Log verbosity: a line of level V(n) is written when n <= v; info and warnings are V(0), debug V(2), trace V(4).' },
-  'pod-infra-container-image': { key: 'podInfraContainerImage', help: 'The runtime\'s sandbox image: image GC never removes it (default registry.k8s.io/pause:3.9).' },
-  runonce: { key: 'runOnce', bool: true, help: 'Run the pods of the static sources once, print a result per pod, exit (non-zero when one failed).' },
+  'logging-format': {
+    key: 'loggingFormat',
+    help: "Log format: text (default; klog's one-line header) or json (component-base's fields).",
+  },
+  v: {
+    key: 'verbosity',
+    help: 'Log verbosity: a line of level V(n) is written when n <= v; info and warnings are V(0), debug V(2), trace V(4).',
+  },
+  'pod-infra-container-image': {
+    key: 'podInfraContainerImage',
+    help: "The runtime's sandbox image: image GC never removes it (default registry.k8s.io/pause:3.9).",
+  },
+  runonce: {
+    key: 'runOnce',
+    bool: true,
+    help: 'Run the pods of the static sources once, print a result per pod, exit (non-zero when one failed).',
+  },
   'lock-file': { key: 'lockFile', help: 'Hold an exclusive lock on this file while running.' },
-  'exit-on-lock-contention': { key: 'exitOnLockContention', bool: true, help: 'With --lock-file: exit cleanly when another process opens the lock file.' },
+  'exit-on-lock-contention': {
+    key: 'exitOnLockContention',
+    bool: true,
+    help: 'With --lock-file: exit cleanly when another process opens the lock file.',
+  },
   help: { key: 'help', bool: true, help: 'Print this help and exit.' },
   version: { key: 'version', bool: true, help: 'Print the version and exit.' },
 };
@@ -49,7 +82,10 @@ export type LoadResult = { kind: 'run'; config: Config } | { kind: 'help'; text:
 
 const REPEATABLE = new Set(['manifest-url-header']);
 
-interface ParsedArgs { values: Map<string, string>; problems: string[] }
+interface ParsedArgs {
+  values: Map<string, string>;
+  problems: string[];
+}
 
 /** The flags we act on → whether each is a bool. */
 function ourFlags(): Map<string, boolean> {
@@ -128,30 +164,54 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
       return { value: ms };
     }
     case 'stringList': {
-      if (typeof raw === 'string') return { value: raw.split(',').map((s) => s.trim()).filter(Boolean) };
+      if (typeof raw === 'string')
+        return {
+          value: raw
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        };
       if (Array.isArray(raw) && raw.every((s) => typeof s === 'string')) return { value: raw };
       return bad('must be a list of strings');
     }
     case 'reservedMap':
-      return convertMap(raw, where, { sep: '=', what: 'a map of resource to quantity such as {cpu: 200m, memory: 500Mi}' }, (k, v) => {
-        if (!RESERVABLE_RESOURCES.includes(k)) return `unknown resource "${k}" (one of ${RESERVABLE_RESOURCES.join(', ')})`;
-        const q = tryParseQuantity(v);
-        return q === undefined || q < 0 ? `"${v}" is not a non-negative quantity` : undefined;
-      });
+      return convertMap(
+        raw,
+        where,
+        { sep: '=', what: 'a map of resource to quantity such as {cpu: 200m, memory: 500Mi}' },
+        (k, v) => {
+          if (!RESERVABLE_RESOURCES.includes(k))
+            return `unknown resource "${k}" (one of ${RESERVABLE_RESOURCES.join(', ')})`;
+          const q = tryParseQuantity(v);
+          return q === undefined || q < 0 ? `"${v}" is not a non-negative quantity` : undefined;
+        },
+      );
     case 'quantity': {
       const q = typeof raw === 'string' || typeof raw === 'number' ? tryParseQuantity(raw) : undefined;
       return q === undefined || q <= 0 ? bad('must be a positive quantity such as "10Mi"') : { value: String(raw) };
     }
     case 'evictionGraceMap':
-      return convertMap(raw, where, { sep: '=', what: 'a map of eviction signal to grace period such as {memory.available: 1m30s}' }, (k, v) => {
-        if (!EVICTION_SIGNALS.includes(k)) return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
-        return parseDuration(v) === undefined ? `grace period "${v}" must be a duration (1m30s)` : undefined;
-      });
+      return convertMap(
+        raw,
+        where,
+        { sep: '=', what: 'a map of eviction signal to grace period such as {memory.available: 1m30s}' },
+        (k, v) => {
+          if (!EVICTION_SIGNALS.includes(k))
+            return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
+          return parseDuration(v) === undefined ? `grace period "${v}" must be a duration (1m30s)` : undefined;
+        },
+      );
     case 'evictionMap':
-      return convertMap(raw, where, { sep: '<', what: 'a map of eviction signal to threshold such as {memory.available: 100Mi}' }, (k, v) => {
-        if (!EVICTION_SIGNALS.includes(k)) return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
-        return isThreshold(v) ? undefined : `threshold "${v}" must be a quantity (100Mi) or a percentage (10%)`;
-      });
+      return convertMap(
+        raw,
+        where,
+        { sep: '<', what: 'a map of eviction signal to threshold such as {memory.available: 100Mi}' },
+        (k, v) => {
+          if (!EVICTION_SIGNALS.includes(k))
+            return `unknown eviction signal "${k}" (one of ${EVICTION_SIGNALS.join(', ')})`;
+          return isThreshold(v) ? undefined : `threshold "${v}" must be a quantity (100Mi) or a percentage (10%)`;
+        },
+      );
     case 'headerMap':
       return convertHeaderMap(raw, where);
     case 'authentication':
@@ -194,17 +254,26 @@ function isThreshold(v: string): boolean {
  * ("k=v,k2=v2", or "k<v" for eviction thresholds, as upstream's flag syntax). Every entry is
  * checked; all problems of the field are reported in one line. `what` names the expected shape.
  */
-function convertMap(raw: unknown, where: string, { sep, what }: { sep: string; what: string }, check: (k: string, v: string) => string | undefined): { value?: unknown; problem?: string } {
+function convertMap(
+  raw: unknown,
+  where: string,
+  { sep, what }: { sep: string; what: string },
+  check: (k: string, v: string) => string | undefined,
+): { value?: unknown; problem?: string } {
   const entries: [string, string][] = [];
   if (typeof raw === 'string') {
-    for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const part of raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const i = part.indexOf(sep);
       if (i <= 0) return { problem: `${where}: "${part}" must look like key${sep}value` };
       entries.push([part.slice(0, i).trim(), part.slice(i + 1).trim()]);
     }
   } else if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
     for (const [k, v] of Object.entries(raw)) {
-      if (typeof v !== 'string' && typeof v !== 'number') return { problem: `${where}: value of "${k}" must be a string (got ${JSON.stringify(v)})` };
+      if (typeof v !== 'string' && typeof v !== 'number')
+        return { problem: `${where}: value of "${k}" must be a string (got ${JSON.stringify(v)})` };
       entries.push([k, String(v)]);
     }
   } else {
@@ -227,13 +296,18 @@ function parseHousekeeping(raw: string | undefined, problems: string[]): number 
 function parseNodeLabels(raw: string | undefined, problems: string[]): Record<string, string> {
   const labels: Record<string, string> = {};
   if (raw === undefined) return labels;
-  const key = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+  const key =
+    /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
   const value = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
-  for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const i = part.indexOf('=');
     const k = i < 0 ? part : part.slice(0, i);
     const v = i < 0 ? '' : part.slice(i + 1);
-    if (i < 0 || !key.test(k) || !value.test(v)) problems.push(`--node-labels: "${part}" is not a valid key=value label`);
+    if (i < 0 || !key.test(k) || !value.test(v))
+      problems.push(`--node-labels: "${part}" is not a valid key=value label`);
     else labels[k] = v;
   }
   return labels;
@@ -252,7 +326,8 @@ function readConfigFile(path: string, problems: string[]): Record<string, unknow
     return {};
   }
   const obj = doc as Record<string, unknown>;
-  if (obj.apiVersion !== CONFIG_API_VERSION) problems.push(`${path}: apiVersion must be ${CONFIG_API_VERSION} (got ${JSON.stringify(obj.apiVersion)})`);
+  if (obj.apiVersion !== CONFIG_API_VERSION)
+    problems.push(`${path}: apiVersion must be ${CONFIG_API_VERSION} (got ${JSON.stringify(obj.apiVersion)})`);
   if (obj.kind !== CONFIG_KIND) problems.push(`${path}: kind must be ${CONFIG_KIND} (got ${JSON.stringify(obj.kind)})`);
   return obj;
 }
@@ -263,13 +338,19 @@ function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, proble
   const lo = kc.imageGCLowThresholdPercent;
   if (hi > 100) problems.push(`imageGCHighThresholdPercent (--image-gc-high-threshold): must be 0-100 (got ${hi})`);
   if (lo > 100) problems.push(`imageGCLowThresholdPercent (--image-gc-low-threshold): must be 0-100 (got ${lo})`);
-  if (lo >= hi) problems.push(`imageGCLowThresholdPercent (${lo}) must be less than imageGCHighThresholdPercent (${hi})`);
-  if (kc.staticPodURL && !/^https?:\/\//.test(kc.staticPodURL)) problems.push(`staticPodURL (--manifest-url): "${kc.staticPodURL}" must be an http:// or https:// URL`);
-  if (kc.shutdownGracePeriodCriticalPodsMs > kc.shutdownGracePeriodMs) problems.push('shutdownGracePeriodCriticalPods must not be greater than shutdownGracePeriod');
-  if (kc.serializeImagePulls && kc.maxParallelImagePulls > 1) problems.push('maxParallelImagePulls must be 0 or 1 when serializeImagePulls is true');
+  if (lo >= hi)
+    problems.push(`imageGCLowThresholdPercent (${lo}) must be less than imageGCHighThresholdPercent (${hi})`);
+  if (kc.staticPodURL && !/^https?:\/\//.test(kc.staticPodURL))
+    problems.push(`staticPodURL (--manifest-url): "${kc.staticPodURL}" must be an http:// or https:// URL`);
+  if (kc.shutdownGracePeriodCriticalPodsMs > kc.shutdownGracePeriodMs)
+    problems.push('shutdownGracePeriodCriticalPods must not be greater than shutdownGracePeriod');
+  if (kc.serializeImagePulls && kc.maxParallelImagePulls > 1)
+    problems.push('maxParallelImagePulls must be 0 or 1 when serializeImagePulls is true');
   if (flags.exitOnLockContention && !flags.lockFile) problems.push('--exit-on-lock-contention needs --lock-file');
   if (!(CGROUP_DRIVERS as readonly string[]).includes(kc.cgroupDriver)) {
-    problems.push(`cgroupDriver (--cgroup-driver): "${kc.cgroupDriver}" is not a cgroup driver; use ${CGROUP_DRIVERS.map((d) => `"${d}"`).join(' or ')} (the same as containerd's runc SystemdCgroup option: true for "systemd")`);
+    problems.push(
+      `cgroupDriver (--cgroup-driver): "${kc.cgroupDriver}" is not a cgroup driver; use ${CGROUP_DRIVERS.map((d) => `"${d}"`).join(' or ')} (the same as containerd's runc SystemdCgroup option: true for "systemd")`,
+    );
   }
 }
 
@@ -312,9 +393,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const verbosity = /^\d+$/.test(verbosityRaw) ? Number(verbosityRaw) : NaN;
   if (Number.isNaN(verbosity)) problems.push(`-v: must be a non-negative integer (got "${verbosityRaw}")`);
   const loggingFormat = values.get('logging-format') ?? 'text';
-  if (loggingFormat !== 'json' && loggingFormat !== 'text') problems.push(`--logging-format: must be json or text (got "${loggingFormat}")`);
+  if (loggingFormat !== 'json' && loggingFormat !== 'text')
+    problems.push(`--logging-format: must be json or text (got "${loggingFormat}")`);
   const nodeIP = values.get('node-ip');
-  if (nodeIP !== undefined && !/^[\d.]+$|^[0-9a-fA-F:]+$/.test(nodeIP)) problems.push(`--node-ip: "${nodeIP}" is not an IP address`);
+  if (nodeIP !== undefined && !/^[\d.]+$|^[0-9a-fA-F:]+$/.test(nodeIP))
+    problems.push(`--node-ip: "${nodeIP}" is not an IP address`);
 
   const flags: KubeletFlags = {
     config: values.get('config'),
@@ -323,7 +406,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     nodeIP,
     kubeconfig: values.get('kubeconfig'),
     bootstrapKubeconfig: values.get('bootstrap-kubeconfig'),
-    certDir: values.get('cert-dir') ?? join(values.get('root-dir') ?? env.KUBELET_TS_ROOT_DIR ?? '/var/lib/kubelet', 'pki'),
+    certDir:
+      values.get('cert-dir') ?? join(values.get('root-dir') ?? env.KUBELET_TS_ROOT_DIR ?? '/var/lib/kubelet', 'pki'),
     loggingFormat: loggingFormat as 'json' | 'text',
     verbosity,
     nodeLabels: Object.freeze(parseNodeLabels(values.get('node-labels'), problems)),
@@ -334,9 +418,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     housekeepingIntervalMs: parseHousekeeping(values.get('housekeeping-interval'), problems),
   };
   checkDaemonFields(kubelet as unknown as KubeletConfiguration, flags, problems);
-  if (flags.bootstrapKubeconfig && !flags.kubeconfig) problems.push('--bootstrap-kubeconfig needs --kubeconfig: the path the bootstrapped kubeconfig is written to');
+  if (flags.bootstrapKubeconfig && !flags.kubeconfig)
+    problems.push('--bootstrap-kubeconfig needs --kubeconfig: the path the bootstrapped kubeconfig is written to');
   const nodeName = (flags.hostnameOverride ?? hostname()).trim().toLowerCase();
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName)) problems.push(`node name "${nodeName}" is not a valid DNS subdomain (set --hostname-override)`);
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(nodeName))
+    problems.push(`node name "${nodeName}" is not a valid DNS subdomain (set --hostname-override)`);
   if (problems.length > 0) throw new ConfigError(problems, malformedCommandLine ? 'KTS_ERR_FLAG' : 'KTS_ERR_CONFIG');
 
   const config: Config = {

@@ -31,7 +31,8 @@ export function grpcTarget(endpoint: string): string {
     return p.startsWith('/') ? `unix://${p}` : `unix:${p}`;
   }
   if (e.startsWith('unix:')) {
-    if (e.length === 'unix:'.length) throw new ConfigError([`container runtime endpoint ${JSON.stringify(endpoint)} has no socket path`]);
+    if (e.length === 'unix:'.length)
+      throw new ConfigError([`container runtime endpoint ${JSON.stringify(endpoint)} has no socket path`]);
     return e;
   }
   if (e && !/^[a-z][a-z0-9+.-]*:/i.test(e)) return e.startsWith('/') ? `unix://${e}` : `unix:${e}`;
@@ -54,7 +55,10 @@ type Method = MethodDefinition<object, unknown>;
 
 /** A call given up because its caller's signal fired (gRPC CANCELLED on the wire). */
 function cancelledError(method: string, cause?: unknown): CriError {
-  return new CriError('KTS_ERR_CRI', method, 'cancelled: the caller gave up (a kill arrived during the sync)', { grpcCode: grpc.status.CANCELLED, cause });
+  return new CriError('KTS_ERR_CRI', method, 'cancelled: the caller gave up (a kill arrived during the sync)', {
+    grpcCode: grpc.status.CANCELLED,
+    cause,
+  });
 }
 
 /** How long one call may take, and what cancels it. */
@@ -82,14 +86,21 @@ export class CriChannel {
   }
 
   private callOptions(timeoutMs: number | undefined): grpc.CallOptions {
-    return timeoutMs === undefined || !Number.isFinite(timeoutMs) ? {} : { deadline: Date.now() + Math.max(0, timeoutMs) };
+    return timeoutMs === undefined || !Number.isFinite(timeoutMs)
+      ? {}
+      : { deadline: Date.now() + Math.max(0, timeoutMs) };
   }
 
   private invoke<T>(name: string, request: object, deserialize: (b: Buffer) => T, bounds: CallBounds): Promise<T> {
     return instrumented(name, () => this.invokeUncounted(name, request, deserialize, bounds));
   }
 
-  private invokeUncounted<T>(name: string, request: object, deserialize: (b: Buffer) => T, { timeoutMs, signal }: CallBounds): Promise<T> {
+  private invokeUncounted<T>(
+    name: string,
+    request: object,
+    deserialize: (b: Buffer) => T,
+    { timeoutMs, signal }: CallBounds,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) {
         reject(new CriError('KTS_ERR_CRI', name, 'the CRI client is closed (the agent is shutting down)'));

@@ -84,7 +84,12 @@ function enumName<T extends string>(v: unknown, names: readonly T[], fallback: T
 const NAMESPACE_MODES = ['POD', 'CONTAINER', 'NODE', 'TARGET'] as const;
 const SANDBOX_STATES = ['SANDBOX_READY', 'SANDBOX_NOTREADY'] as const;
 const CONTAINER_STATES = ['CONTAINER_CREATED', 'CONTAINER_RUNNING', 'CONTAINER_EXITED', 'CONTAINER_UNKNOWN'] as const;
-const EVENT_TYPES = ['CONTAINER_CREATED_EVENT', 'CONTAINER_STARTED_EVENT', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_DELETED_EVENT'] as const;
+const EVENT_TYPES = [
+  'CONTAINER_CREATED_EVENT',
+  'CONTAINER_STARTED_EVENT',
+  'CONTAINER_STOPPED_EVENT',
+  'CONTAINER_DELETED_EVENT',
+] as const;
 
 export function namespaceMode(v: unknown): NamespaceMode {
   return enumName(v, NAMESPACE_MODES, 'POD');

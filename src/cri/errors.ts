@@ -46,8 +46,12 @@ export function criErrorFrom(method: string, err: unknown): CriError {
     const msg = err instanceof Error ? err.message : String(err);
     return new CriError('KTS_ERR_CRI', method, msg, { cause: err });
   }
-  const details = typeof e.details === 'string' && e.details ? e.details : typeof e.message === 'string' ? e.message : '';
-  return new CriError(errorCodeForGrpc(code), method, `${grpcCodeName(code)}: ${details}`, { grpcCode: code, cause: err });
+  const details =
+    typeof e.details === 'string' && e.details ? e.details : typeof e.message === 'string' ? e.message : '';
+  return new CriError(errorCodeForGrpc(code), method, `${grpcCodeName(code)}: ${details}`, {
+    grpcCode: code,
+    cause: err,
+  });
 }
 
 /** A reply the agent cannot use (missing required fields). */

@@ -48,7 +48,8 @@ export class RemoteImageService implements ImageService {
     const r = await this.call('ImageStatus', { image: { image }, verbose: false });
     if (!r?.image) return undefined;
     const img = imageFromWire(r.image);
-    if (!img.id || img.size === 0n) throw replyError('ImageStatus', `id or size of image ${JSON.stringify(image)} is not set`);
+    if (!img.id || img.size === 0n)
+      throw replyError('ImageStatus', `id or size of image ${JSON.stringify(image)} is not set`);
     return img;
   }
 

@@ -78,6 +78,10 @@ export function runtimeConfigFromWire(raw: Uint8Array): RuntimeConfigInfo {
   if (!linux) return {};
   const value = lastField(linux.bytes, 1, 0, 'RuntimeConfigResponse.linux')?.value ?? 0;
   const cgroupDriver = CGROUP_DRIVERS[value];
-  if (!cgroupDriver) throw replyError('RuntimeConfig', `the runtime reported cgroup driver ${value}, which is neither SYSTEMD (0) nor CGROUPFS (1)`);
+  if (!cgroupDriver)
+    throw replyError(
+      'RuntimeConfig',
+      `the runtime reported cgroup driver ${value}, which is neither SYSTEMD (0) nor CGROUPFS (1)`,
+    );
   return { cgroupDriver };
 }

@@ -80,7 +80,10 @@ function verifySandboxStatus(method: string, s: Wire): void {
   const m = s.metadata;
   if (!m) throw replyError(method, 'status.metadata is not set');
   if (!m.name || !m.namespace || !m.uid) {
-    throw replyError(method, `metadata.name, metadata.namespace or metadata.uid is not in metadata ${JSON.stringify(m)}`);
+    throw replyError(
+      method,
+      `metadata.name, metadata.namespace or metadata.uid is not in metadata ${JSON.stringify(m)}`,
+    );
   }
   if (!s.createdAt || s.createdAt === '0') throw replyError(method, 'status.createdAt is not set');
 }
@@ -153,7 +156,8 @@ export class RemoteRuntimeService implements RuntimeService {
       // upstream RunPodSandboxDuration, by RuntimeClass handler ("" for the default one).
       metrics.runPodSandboxDuration.observe({ runtime_handler: runtimeHandler }, (Date.now() - started) / 1000);
     }
-    if (!r?.podSandboxId) throw replyError('RunPodSandbox', `podSandboxId is not set for sandbox ${JSON.stringify(config.metadata)}`);
+    if (!r?.podSandboxId)
+      throw replyError('RunPodSandbox', `podSandboxId is not set for sandbox ${JSON.stringify(config.metadata)}`);
     return r.podSandboxId as string;
   }
 
@@ -178,12 +182,22 @@ export class RemoteRuntimeService implements RuntimeService {
 
   /** ListPodSandbox, the serialized ListPodSandboxResponse undecoded (for a skim decoder). */
   listPodSandboxRaw(filter?: PodSandboxFilter): Promise<Buffer> {
-    return this.channel.unaryRaw('ListPodSandbox', { filter: sandboxFilterToWire(filter) }, this.timeoutMs, this.signal);
+    return this.channel.unaryRaw(
+      'ListPodSandbox',
+      { filter: sandboxFilterToWire(filter) },
+      this.timeoutMs,
+      this.signal,
+    );
   }
 
-  async createContainer(podSandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig): Promise<string> {
+  async createContainer(
+    podSandboxId: string,
+    config: ContainerConfig,
+    sandboxConfig: PodSandboxConfig,
+  ): Promise<string> {
     const r = await this.call('CreateContainer', { podSandboxId, config, sandboxConfig });
-    if (!r?.containerId) throw replyError('CreateContainer', `containerId is not set for container ${JSON.stringify(config.metadata)}`);
+    if (!r?.containerId)
+      throw replyError('CreateContainer', `containerId is not set for container ${JSON.stringify(config.metadata)}`);
     return r.containerId as string;
   }
 
@@ -209,7 +223,12 @@ export class RemoteRuntimeService implements RuntimeService {
 
   /** ListContainers, the serialized ListContainersResponse undecoded (for a skim decoder). */
   listContainersRaw(filter?: ContainerFilter): Promise<Buffer> {
-    return this.channel.unaryRaw('ListContainers', { filter: containerFilterToWire(filter) }, this.timeoutMs, this.signal);
+    return this.channel.unaryRaw(
+      'ListContainers',
+      { filter: containerFilterToWire(filter) },
+      this.timeoutMs,
+      this.signal,
+    );
   }
 
   async containerStatus(containerId: string): Promise<ContainerStatus> {
@@ -241,14 +260,27 @@ export class RemoteRuntimeService implements RuntimeService {
   }
 
   /** The streaming-server URL for an exec session (kubectl exec). */
-  async exec(req: { containerId: string; cmd: string[]; tty?: boolean; stdin?: boolean; stdout?: boolean; stderr?: boolean }): Promise<string> {
+  async exec(req: {
+    containerId: string;
+    cmd: string[];
+    tty?: boolean;
+    stdin?: boolean;
+    stdout?: boolean;
+    stderr?: boolean;
+  }): Promise<string> {
     const r = await this.call('Exec', req);
     if (!r?.url) throw replyError('Exec', 'url is not set');
     return r.url as string;
   }
 
   /** The streaming-server URL for an attach session. */
-  async attach(req: { containerId: string; stdin?: boolean; tty?: boolean; stdout?: boolean; stderr?: boolean }): Promise<string> {
+  async attach(req: {
+    containerId: string;
+    stdin?: boolean;
+    tty?: boolean;
+    stdout?: boolean;
+    stderr?: boolean;
+  }): Promise<string> {
     const r = await this.call('Attach', req);
     if (!r?.url) throw replyError('Attach', 'url is not set');
     return r.url as string;

@@ -18,15 +18,46 @@ export interface VersionResponse {
   runtimeApiVersion: string;
 }
 
-export interface RuntimeCondition { type: string; status: boolean; reason: string; message: string }
-export interface RuntimeStatus { conditions: RuntimeCondition[] }
+export interface RuntimeCondition {
+  type: string;
+  status: boolean;
+  reason: string;
+  message: string;
+}
+export interface RuntimeStatus {
+  conditions: RuntimeCondition[];
+}
 
-export interface PodSandboxMetadata { name: string; uid: string; namespace: string; attempt: number }
-export interface ContainerMetadata { name: string; attempt: number }
-export interface KeyValue { key: string; value: string }
-export interface PortMapping { protocol: Protocol; containerPort: number; hostPort: number; hostIp: string }
-export interface DNSConfig { servers: string[]; searches: string[]; options: string[] }
-export interface NamespaceOption { network: NamespaceMode; pid: NamespaceMode; ipc: NamespaceMode }
+export interface PodSandboxMetadata {
+  name: string;
+  uid: string;
+  namespace: string;
+  attempt: number;
+}
+export interface ContainerMetadata {
+  name: string;
+  attempt: number;
+}
+export interface KeyValue {
+  key: string;
+  value: string;
+}
+export interface PortMapping {
+  protocol: Protocol;
+  containerPort: number;
+  hostPort: number;
+  hostIp: string;
+}
+export interface DNSConfig {
+  servers: string[];
+  searches: string[];
+  options: string[];
+}
+export interface NamespaceOption {
+  network: NamespaceMode;
+  pid: NamespaceMode;
+  ipc: NamespaceMode;
+}
 
 export interface LinuxContainerResources {
   cpuPeriod?: number;
@@ -50,7 +81,11 @@ export interface PodSandboxConfig {
   };
 }
 
-export interface Mount { containerPath: string; hostPath: string; readonly: boolean }
+export interface Mount {
+  containerPath: string;
+  hostPath: string;
+  readonly: boolean;
+}
 
 export interface ContainerConfig {
   metadata: ContainerMetadata;
@@ -68,7 +103,13 @@ export interface ContainerConfig {
   tty?: boolean;
   linux?: {
     resources?: LinuxContainerResources;
-    securityContext?: { namespaceOptions?: NamespaceOption; privileged?: boolean; runAsUser?: { value: number }; runAsGroup?: { value: number }; supplementalGroups?: number[] };
+    securityContext?: {
+      namespaceOptions?: NamespaceOption;
+      privileged?: boolean;
+      runAsUser?: { value: number };
+      runAsGroup?: { value: number };
+      supplementalGroups?: number[];
+    };
   };
 }
 
@@ -143,7 +184,11 @@ export interface PodSandboxFilter {
   labelSelector?: Labels;
 }
 
-export interface ExecSyncResponse { stdout: Buffer; stderr: Buffer; exitCode: number }
+export interface ExecSyncResponse {
+  stdout: Buffer;
+  stderr: Buffer;
+  exitCode: number;
+}
 
 export interface Image {
   id: string;
@@ -157,14 +202,32 @@ export interface Image {
   username?: string;
 }
 
-export interface AuthConfig { username?: string; password?: string; auth?: string; serverAddress?: string; identityToken?: string; registryToken?: string }
+export interface AuthConfig {
+  username?: string;
+  password?: string;
+  auth?: string;
+  serverAddress?: string;
+  identityToken?: string;
+  registryToken?: string;
+}
 
-export interface FilesystemUsage { timestamp: bigint; mountpoint: string; usedBytes: bigint; inodesUsed: bigint }
+export interface FilesystemUsage {
+  timestamp: bigint;
+  mountpoint: string;
+  usedBytes: bigint;
+  inodesUsed: bigint;
+}
 
 /** Per-call options. timeoutMs replaces the call's default deadline. */
-export interface CallOptions { timeoutMs?: number }
+export interface CallOptions {
+  timeoutMs?: number;
+}
 
-export interface CpuUsage { timestamp: bigint; usageCoreNanoSeconds?: bigint; usageNanoCores?: bigint }
+export interface CpuUsage {
+  timestamp: bigint;
+  usageCoreNanoSeconds?: bigint;
+  usageNanoCores?: bigint;
+}
 export interface MemoryUsage {
   timestamp: bigint;
   workingSetBytes?: bigint;
@@ -186,9 +249,14 @@ export interface ContainerStats {
   writableLayer?: FilesystemUsage;
 }
 
-export interface ContainerStatsFilter { id?: string; podSandboxId?: string; labelSelector?: Labels }
+export interface ContainerStatsFilter {
+  id?: string;
+  podSandboxId?: string;
+  labelSelector?: Labels;
+}
 
-export type ContainerEventType = 'CONTAINER_CREATED_EVENT' | 'CONTAINER_STARTED_EVENT' | 'CONTAINER_STOPPED_EVENT' | 'CONTAINER_DELETED_EVENT';
+export type ContainerEventType =
+  'CONTAINER_CREATED_EVENT' | 'CONTAINER_STARTED_EVENT' | 'CONTAINER_STOPPED_EVENT' | 'CONTAINER_DELETED_EVENT';
 
 /** One message of RuntimeService.GetContainerEvents (the evented PLEG's input). */
 export interface ContainerEvent {

@@ -65,7 +65,10 @@ export class ApiserverEventSink implements EventSink {
         await this.post(ev);
         this.posted++;
       } catch (err) {
-        log('events').debug({ err: errorMessage(err), reason: ev.reason }, 'Event not written to the API server; dropped');
+        log('events').debug(
+          { err: errorMessage(err), reason: ev.reason },
+          'Event not written to the API server; dropped',
+        );
       }
     }
   }
@@ -82,17 +85,39 @@ export class ApiserverEventSink implements EventSink {
     if (prior && now - prior.lastSeen < window) {
       prior.count++;
       prior.lastSeen = now;
-      await this.opts.client.request({ method: 'PATCH', path: `${base}/${encodeURIComponent(prior.name)}`, contentType: 'application/strategic-merge-patch+json', body: { count: prior.count, lastTimestamp: ts, message: ev.message } });
+      await this.opts.client.request({
+        method: 'PATCH',
+        path: `${base}/${encodeURIComponent(prior.name)}`,
+        contentType: 'application/strategic-merge-patch+json',
+        body: { count: prior.count, lastTimestamp: ts, message: ev.message },
+      });
       return;
     }
     const name = `${ref.name}.${(BigInt(now) * 1_000_000n + BigInt(this.posted % 1_000_000)).toString(16)}`;
     await this.opts.client.request({
-      method: 'POST', path: base,
+      method: 'POST',
+      path: base,
       body: {
-        apiVersion: 'v1', kind: 'Event', metadata: { name, namespace },
-        involvedObject: { kind: ref.kind, name: ref.name, namespace: ref.namespace, uid: ref.uid, apiVersion: ref.apiVersion ?? 'v1', fieldPath: ref.fieldPath },
-        reason: ev.reason, message: ev.message, type: ev.type, count: 1, firstTimestamp: ts, lastTimestamp: ts,
-        source: { component: 'kubelet', host: this.opts.nodeName }, reportingComponent: 'kubelet', reportingInstance: this.opts.nodeName,
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name, namespace },
+        involvedObject: {
+          kind: ref.kind,
+          name: ref.name,
+          namespace: ref.namespace,
+          uid: ref.uid,
+          apiVersion: ref.apiVersion ?? 'v1',
+          fieldPath: ref.fieldPath,
+        },
+        reason: ev.reason,
+        message: ev.message,
+        type: ev.type,
+        count: 1,
+        firstTimestamp: ts,
+        lastTimestamp: ts,
+        source: { component: 'kubelet', host: this.opts.nodeName },
+        reportingComponent: 'kubelet',
+        reportingInstance: this.opts.nodeName,
       },
     });
     this.seen.set(key, { name, namespace, count: 1, firstTimestamp: ts, lastSeen: now });

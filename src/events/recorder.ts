@@ -24,7 +24,10 @@ export class Recorder implements EventRecorder {
     const obj = ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
     // As upstream's StartStructuredLogging: a fixed "Event occurred" with the event's fields as
     // pairs, so the event message appears once, as `message`, and log pipelines can group lines.
-    log('events')[type === 'Warning' ? 'warn' : 'info']({ object: `${ref.kind}/${obj}`, fieldPath: ref.fieldPath, kind: ref.kind, type, reason, message }, 'Event occurred');
+    log('events')[type === 'Warning' ? 'warn' : 'info'](
+      { object: `${ref.kind}/${obj}`, fieldPath: ref.fieldPath, kind: ref.kind, type, reason, message },
+      'Event occurred',
+    );
     this.recentEvents.push(ev);
     if (this.recentEvents.length > RECENT_LIMIT) this.recentEvents.splice(0, this.recentEvents.length - RECENT_LIMIT);
     for (const sink of this.sinks) {

@@ -7,7 +7,14 @@ export { parseThresholds, observe } from './thresholds.js';
 export { rankForEviction } from './ranking.js';
 
 export function createEvictionManager(
-  deps: Omit<EvictionManagerDeps, 'thresholds'> & { evictionHard: Readonly<Record<string, string>>; evictionSoft: Readonly<Record<string, string>>; evictionSoftGracePeriod: Readonly<Record<string, string>> },
+  deps: Omit<EvictionManagerDeps, 'thresholds'> & {
+    evictionHard: Readonly<Record<string, string>>;
+    evictionSoft: Readonly<Record<string, string>>;
+    evictionSoftGracePeriod: Readonly<Record<string, string>>;
+  },
 ): ThresholdEvictionManager {
-  return new ThresholdEvictionManager({ ...deps, thresholds: parseThresholds(deps.evictionHard, deps.evictionSoft, deps.evictionSoftGracePeriod) });
+  return new ThresholdEvictionManager({
+    ...deps,
+    thresholds: parseThresholds(deps.evictionHard, deps.evictionSoft, deps.evictionSoftGracePeriod),
+  });
 }

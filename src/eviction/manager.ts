@@ -17,9 +17,23 @@ import { log } from '../util/log.js';
 import { evictionMessage } from './message.js';
 import { rankForEviction } from './ranking.js';
 import {
-  byEvictionPriority, nodeConditions, nodeConditionsLastObservedAt, nodeConditionsObservedSince, observe, thresholdsFirstObservedAt, thresholdsMet, thresholdsMetGracePeriod,
+  byEvictionPriority,
+  nodeConditions,
+  nodeConditionsLastObservedAt,
+  nodeConditionsObservedSince,
+  observe,
+  thresholdsFirstObservedAt,
+  thresholdsMet,
+  thresholdsMetGracePeriod,
 } from './thresholds.js';
-import type { EvictionKubelet, EvictionManager, NodeConditionStatus, NodeConditionType, Observation, Threshold } from './types.js';
+import type {
+  EvictionKubelet,
+  EvictionManager,
+  NodeConditionStatus,
+  NodeConditionType,
+  Observation,
+  Threshold,
+} from './types.js';
 
 export interface EvictionManagerDeps {
   thresholds: Threshold[];
@@ -35,9 +49,24 @@ export interface EvictionManagerDeps {
 
 const CONDITIONS: readonly NodeConditionType[] = ['MemoryPressure', 'DiskPressure', 'PIDPressure'];
 const REASONS: Record<NodeConditionType, [pressure: string, ok: string, msgTrue: string, msgFalse: string]> = {
-  MemoryPressure: ['KubeletHasInsufficientMemory', 'KubeletHasSufficientMemory', 'kubelet has insufficient memory available', 'kubelet has sufficient memory available'],
-  DiskPressure: ['KubeletHasDiskPressure', 'KubeletHasNoDiskPressure', 'kubelet has disk pressure', 'kubelet has no disk pressure'],
-  PIDPressure: ['KubeletHasInsufficientPID', 'KubeletHasSufficientPID', 'kubelet has insufficient PID available', 'kubelet has sufficient PID available'],
+  MemoryPressure: [
+    'KubeletHasInsufficientMemory',
+    'KubeletHasSufficientMemory',
+    'kubelet has insufficient memory available',
+    'kubelet has sufficient memory available',
+  ],
+  DiskPressure: [
+    'KubeletHasDiskPressure',
+    'KubeletHasNoDiskPressure',
+    'kubelet has disk pressure',
+    'kubelet has no disk pressure',
+  ],
+  PIDPressure: [
+    'KubeletHasInsufficientPID',
+    'KubeletHasSufficientPID',
+    'kubelet has insufficient PID available',
+    'kubelet has sufficient PID available',
+  ],
 };
 
 /**
@@ -70,7 +99,13 @@ export class ThresholdEvictionManager implements EvictionManager {
     this.timer = setInterval(() => {
       if (this.busy) return;
       this.busy = true;
-      this.synchronize().catch((err: unknown) => log('eviction').warn({ err: errorMessage(err) }, 'Eviction manager: synchronize failed')).finally(() => { this.busy = false; });
+      this.synchronize()
+        .catch((err: unknown) =>
+          log('eviction').warn({ err: errorMessage(err) }, 'Eviction manager: synchronize failed'),
+        )
+        .finally(() => {
+          this.busy = false;
+        });
     }, this.deps.monitoringPeriodMs);
     this.timer.unref();
   }
@@ -84,19 +119,34 @@ export class ThresholdEvictionManager implements EvictionManager {
     return CONDITIONS.map((type) => {
       const t = this.transitions.get(type)!;
       const [rTrue, rFalse, mTrue, mFalse] = REASONS[type];
-      return { type, status: t.status, reason: t.status === 'True' ? rTrue : rFalse, message: t.status === 'True' ? mTrue : mFalse, lastTransitionTime: t.at };
+      return {
+        type,
+        status: t.status,
+        reason: t.status === 'True' ? rTrue : rFalse,
+        message: t.status === 'True' ? mTrue : mFalse,
+        lastTransitionTime: t.at,
+      };
     });
   }
 
-  isUnderMemoryPressure(): boolean { return this.transitions.get('MemoryPressure')!.status === 'True'; }
-  isUnderDiskPressure(): boolean { return this.transitions.get('DiskPressure')!.status === 'True'; }
-  isUnderPIDPressure(): boolean { return this.transitions.get('PIDPressure')!.status === 'True'; }
+  isUnderMemoryPressure(): boolean {
+    return this.transitions.get('MemoryPressure')!.status === 'True';
+  }
+  isUnderDiskPressure(): boolean {
+    return this.transitions.get('DiskPressure')!.status === 'True';
+  }
+  isUnderPIDPressure(): boolean {
+    return this.transitions.get('PIDPressure')!.status === 'True';
+  }
 
   /** upstream eviction admitHandler: critical pods always; only MemoryPressure → BestEffort refused; any other pressure → all refused. */
   admit(pod: Pod): { admit: boolean; reason?: string; message?: string } {
-    const active = this.nodeConditions().filter((c) => c.status === 'True').map((c) => c.type);
+    const active = this.nodeConditions()
+      .filter((c) => c.status === 'True')
+      .map((c) => c.type);
     if (active.length === 0 || isCritical(pod)) return { admit: true };
-    if (active.length === 1 && active[0] === 'MemoryPressure' && podQOSClass(pod) !== 'BestEffort') return { admit: true };
+    if (active.length === 1 && active[0] === 'MemoryPressure' && podQOSClass(pod) !== 'BestEffort')
+      return { admit: true };
     return { admit: false, reason: 'Evicted', message: `The node had condition: [${active.join(', ')}]. ` };
   }
 
@@ -110,7 +160,10 @@ export class ThresholdEvictionManager implements EvictionManager {
     const observed = nodeConditions(met);
     this.conditionsLastObservedAt = nodeConditionsLastObservedAt(observed, this.conditionsLastObservedAt, now);
     // Ours: a condition met now is set even with a 0 transition period (upstream would never set it).
-    const active = new Set([...observed, ...nodeConditionsObservedSince(this.conditionsLastObservedAt, this.deps.pressureTransitionPeriodMs, now)]);
+    const active = new Set([
+      ...observed,
+      ...nodeConditionsObservedSince(this.conditionsLastObservedAt, this.deps.pressureTransitionPeriodMs, now),
+    ]);
     this.updateConditions(active, now);
     const due = byEvictionPriority(thresholdsMetGracePeriod(this.firstObservedAt, now))[0];
     if (!due) return undefined;
@@ -128,8 +181,16 @@ export class ThresholdEvictionManager implements EvictionManager {
     }
   }
 
-  private async evictOne(t: Threshold, o: Observation, samples: Parameters<typeof rankForEviction>[1]): Promise<Pod | undefined> {
-    const ranked = rankForEviction(this.deps.kubelet.activePods().filter((p) => !isCritical(p)), samples, t.signal);
+  private async evictOne(
+    t: Threshold,
+    o: Observation,
+    samples: Parameters<typeof rankForEviction>[1],
+  ): Promise<Pod | undefined> {
+    const ranked = rankForEviction(
+      this.deps.kubelet.activePods().filter((p) => !isCritical(p)),
+      samples,
+      t.signal,
+    );
     const victim = ranked[0];
     if (!victim) {
       log('eviction').warn({ signal: t.signal }, 'Eviction manager: threshold met but no pod to evict');
@@ -138,8 +199,15 @@ export class ThresholdEvictionManager implements EvictionManager {
     const message = evictionMessage(t, o, victim);
     const pod = victim.pod;
     const podGrace = podTerminationGracePeriodSeconds(pod);
-    const grace = t.hard ? 1 : this.deps.maxPodGracePeriodSeconds > 0 ? Math.min(podGrace, this.deps.maxPodGracePeriodSeconds) : podGrace;
-    log('eviction').warn({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, signal: t.signal, message }, 'Eviction manager: evicting pod');
+    const grace = t.hard
+      ? 1
+      : this.deps.maxPodGracePeriodSeconds > 0
+        ? Math.min(podGrace, this.deps.maxPodGracePeriodSeconds)
+        : podGrace;
+    log('eviction').warn(
+      { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, signal: t.signal, message },
+      'Eviction manager: evicting pod',
+    );
     metrics.evictions.inc({ eviction_signal: t.signal });
     this.deps.recorder?.event(podEventRef(pod), 'Warning', 'Evicted', message);
     await this.deps.kubelet.evictPod(pod, message, grace);

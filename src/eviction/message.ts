@@ -27,7 +27,8 @@ export function evictionMessage(t: Threshold, o: Observation, victim: Candidate)
       const usage = c.memory.workingSetBytes ?? 0n;
       const request = memoryRequestOf(victim.pod, c.name);
       // upstream names only the containers above their request: they are what the pod is evicted for.
-      if (usage > request) message += `Container ${c.name} was using ${q(usage)}, request is ${q(request)}, has larger consumption of ${resource}. `;
+      if (usage > request)
+        message += `Container ${c.name} was using ${q(usage)}, request is ${q(request)}, has larger consumption of ${resource}. `;
     }
   }
   return `${message}Eviction signal: ${t.signal}.`;

@@ -11,7 +11,12 @@ import type { PodSample } from '../stats/types.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import type { Signal } from './types.js';
 
-export interface Candidate { pod: Pod; usage: bigint; request: bigint; sample?: PodSample }
+export interface Candidate {
+  pod: Pod;
+  usage: bigint;
+  request: bigint;
+  sample?: PodSample;
+}
 
 const priority = (p: Pod): number => p.spec?.priority ?? 0;
 
@@ -43,11 +48,15 @@ function requestOf(pod: Pod, signal: Signal): bigint {
 function usageOf(s: PodSample | undefined, signal: Signal): bigint {
   if (!s) return 0n;
   switch (signal) {
-    case 'memory.available': return s.memory.workingSetBytes ?? 0n;
-    case 'pid.available': return s.pids ?? 0n;
+    case 'memory.available':
+      return s.memory.workingSetBytes ?? 0n;
+    case 'pid.available':
+      return s.pids ?? 0n;
     case 'nodefs.inodesFree':
-    case 'imagefs.inodesFree': return s.ephemeralStorage?.inodesUsed ?? 0n;
-    default: return s.ephemeralStorage?.usedBytes ?? 0n;
+    case 'imagefs.inodesFree':
+      return s.ephemeralStorage?.inodesUsed ?? 0n;
+    default:
+      return s.ephemeralStorage?.usedBytes ?? 0n;
   }
 }
 
@@ -55,7 +64,10 @@ type Cmp = (a: Candidate, b: Candidate) => number;
 
 /** upstream cmpBool over "has no stats": the pod without stats first; 0 when both or neither have them. */
 const noStatsFirst: Cmp = (a, b) => Number(b.sample === undefined) - Number(a.sample === undefined);
-const withStats = (cmp: Cmp): Cmp => (a, b) => (a.sample && b.sample ? cmp(a, b) : noStatsFirst(a, b));
+const withStats =
+  (cmp: Cmp): Cmp =>
+  (a, b) =>
+    a.sample && b.sample ? cmp(a, b) : noStatsFirst(a, b);
 const bigDesc = (x: bigint, y: bigint) => (x > y ? -1 : x < y ? 1 : 0);
 
 /** upstream exceedMemoryRequests / exceedDiskRequests. */
@@ -66,13 +78,15 @@ const byPriority: Cmp = (a, b) => priority(a.pod) - priority(b.pod);
 const byUsage = withStats((a, b) => bigDesc(a.usage - a.request, b.usage - b.request));
 
 /** upstream orderedBy: the first comparator that tells two pods apart decides. */
-const orderedBy = (...cmps: Cmp[]): Cmp => (a, b) => {
-  for (const cmp of cmps) {
-    const r = cmp(a, b);
-    if (r !== 0) return r;
-  }
-  return 0;
-};
+const orderedBy =
+  (...cmps: Cmp[]): Cmp =>
+  (a, b) => {
+    for (const cmp of cmps) {
+      const r = cmp(a, b);
+      if (r !== 0) return r;
+    }
+    return 0;
+  };
 
 export function rankForEviction(pods: readonly Pod[], samples: readonly PodSample[], signal: Signal): Candidate[] {
   const byUid = new Map(samples.map((s) => [s.uid, s]));
@@ -81,6 +95,7 @@ export function rankForEviction(pods: readonly Pod[], samples: readonly PodSampl
     return { pod, usage: usageOf(sample, signal), request: requestOf(pod, signal), ...(sample ? { sample } : {}) };
   });
   // rankPIDPressure has no "exceeds requests" step: pids cannot be requested.
-  const cmp = signal === 'pid.available' ? orderedBy(byPriority, byUsage) : orderedBy(exceedsRequest, byPriority, byUsage);
+  const cmp =
+    signal === 'pid.available' ? orderedBy(byPriority, byUsage) : orderedBy(exceedsRequest, byPriority, byUsage);
   return cands.sort(cmp);
 }

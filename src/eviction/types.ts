@@ -4,7 +4,13 @@
  */
 import type { Pod } from '../api/types.js';
 
-export type Signal = 'memory.available' | 'nodefs.available' | 'nodefs.inodesFree' | 'imagefs.available' | 'imagefs.inodesFree' | 'pid.available';
+export type Signal =
+  | 'memory.available'
+  | 'nodefs.available'
+  | 'nodefs.inodesFree'
+  | 'imagefs.available'
+  | 'imagefs.inodesFree'
+  | 'pid.available';
 export type NodeConditionType = 'MemoryPressure' | 'DiskPressure' | 'PIDPressure';
 
 export interface Threshold {
@@ -17,7 +23,10 @@ export interface Threshold {
   hard: boolean;
 }
 
-export interface Observation { available: bigint; capacity: bigint }
+export interface Observation {
+  available: bigint;
+  capacity: bigint;
+}
 
 export interface NodeConditionStatus {
   type: NodeConditionType;

@@ -29,26 +29,44 @@ export function isSubscriptedFieldPath(fieldPath: string): boolean {
 }
 
 /** Downward API field values (upstream podFieldSelectorRuntimeValue + ExtractFieldPathAsString). */
-export function fieldRefValue(pod: Pod, fieldPath: string, apiVersion: string | undefined, ctx: FieldPathContext): string {
-  if (apiVersion && apiVersion !== 'v1') throw new EnvError(`fieldRef ${fieldPath}: unsupported apiVersion ${apiVersion}`);
+export function fieldRefValue(
+  pod: Pod,
+  fieldPath: string,
+  apiVersion: string | undefined,
+  ctx: FieldPathContext,
+): string {
+  if (apiVersion && apiVersion !== 'v1')
+    throw new EnvError(`fieldRef ${fieldPath}: unsupported apiVersion ${apiVersion}`);
   const sub = SUBSCRIPT_RE.exec(fieldPath);
   if (sub) {
     const map = sub[1] === 'labels' ? pod.metadata?.labels : pod.metadata?.annotations;
     return map?.[sub[2]!] ?? '';
   }
   switch (fieldPath) {
-    case 'metadata.name': return pod.metadata?.name ?? '';
-    case 'metadata.namespace': return pod.metadata?.namespace ?? '';
-    case 'metadata.uid': return pod.metadata?.uid ?? '';
-    case 'metadata.labels': return formatMap(pod.metadata?.labels);
-    case 'metadata.annotations': return formatMap(pod.metadata?.annotations);
-    case 'spec.nodeName': return pod.spec?.nodeName || ctx.nodeName;
-    case 'spec.serviceAccountName': return pod.spec?.serviceAccountName ?? '';
-    case 'status.hostIP': return ctx.hostIP;
-    case 'status.hostIPs': return ctx.hostIP;
-    case 'status.podIP': return ctx.podIPs[0] ?? ctx.podIP;
-    case 'status.podIPs': return (ctx.podIPs.length > 0 ? ctx.podIPs : ctx.podIP ? [ctx.podIP] : []).join(',');
-    default: throw new EnvError(`fieldRef ${fieldPath}: unsupported field path`);
+    case 'metadata.name':
+      return pod.metadata?.name ?? '';
+    case 'metadata.namespace':
+      return pod.metadata?.namespace ?? '';
+    case 'metadata.uid':
+      return pod.metadata?.uid ?? '';
+    case 'metadata.labels':
+      return formatMap(pod.metadata?.labels);
+    case 'metadata.annotations':
+      return formatMap(pod.metadata?.annotations);
+    case 'spec.nodeName':
+      return pod.spec?.nodeName || ctx.nodeName;
+    case 'spec.serviceAccountName':
+      return pod.spec?.serviceAccountName ?? '';
+    case 'status.hostIP':
+      return ctx.hostIP;
+    case 'status.hostIPs':
+      return ctx.hostIP;
+    case 'status.podIP':
+      return ctx.podIPs[0] ?? ctx.podIP;
+    case 'status.podIPs':
+      return (ctx.podIPs.length > 0 ? ctx.podIPs : ctx.podIP ? [ctx.podIP] : []).join(',');
+    default:
+      throw new EnvError(`fieldRef ${fieldPath}: unsupported field path`);
   }
 }
 

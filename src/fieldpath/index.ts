@@ -5,4 +5,9 @@
  */
 export { expand, mappingFor } from './expansion.js';
 export { EnvError, fieldRefValue, isSubscriptedFieldPath, type FieldPathContext } from './fieldpath.js';
-export { containerResourceValue, resourceFieldRefValue, type NodeAllocatable, type ResourceFieldSelector } from './resource.js';
+export {
+  containerResourceValue,
+  resourceFieldRefValue,
+  type NodeAllocatable,
+  type ResourceFieldSelector,
+} from './resource.js';

@@ -34,7 +34,11 @@ function milliOf(v: string | number | undefined): number | undefined {
  * upstream ExtractContainerResourceValue on the container with its limits defaulted to the
  * node's allocatable. Throws EnvError for a resource it does not know.
  */
-export function containerResourceValue(fs: ResourceFieldSelector, container: Container, allocatable: NodeAllocatable): string {
+export function containerResourceValue(
+  fs: ResourceFieldSelector,
+  container: Container,
+  allocatable: NodeAllocatable,
+): string {
   let divisorMilli: number;
   try {
     divisorMilli = fs.divisor === undefined || fs.divisor === '' ? 1000 : parseMilliValue(fs.divisor);
@@ -47,7 +51,11 @@ export function containerResourceValue(fs: ResourceFieldSelector, container: Con
     const v = (res[kind] as Record<string, string | number> | undefined)?.[name];
     return v === undefined || v === null ? undefined : v;
   };
-  const fallback: Record<string, number> = { cpu: allocatable.cpu, memory: allocatable.memory * 1000, 'ephemeral-storage': (allocatable.ephemeralStorage ?? 0) * 1000 };
+  const fallback: Record<string, number> = {
+    cpu: allocatable.cpu,
+    memory: allocatable.memory * 1000,
+    'ephemeral-storage': (allocatable.ephemeralStorage ?? 0) * 1000,
+  };
   const m = /^(limits|requests)\.(cpu|memory|ephemeral-storage)$/.exec(fs.resource);
   if (!m) throw new EnvError(`unsupported container resource : ${fs.resource}`);
   const kind = m[1] as 'limits' | 'requests';
@@ -55,7 +63,7 @@ export function containerResourceValue(fs: ResourceFieldSelector, container: Con
   let milli: number;
   try {
     const limit = milliOf(get('limits', name)) ?? fallback[name]!;
-    milli = kind === 'limits' ? limit : milliOf(get('requests', name)) ?? milliOf(get('limits', name)) ?? 0;
+    milli = kind === 'limits' ? limit : (milliOf(get('requests', name)) ?? milliOf(get('limits', name)) ?? 0);
   } catch (err) {
     throw new EnvError(`container ${container.name}: resources.${kind}.${name}: ${(err as Error).message}`);
   }
@@ -67,11 +75,19 @@ export function containerResourceValue(fs: ResourceFieldSelector, container: Con
 }
 
 /** upstream ExtractResourceValueByContainerName: the named container among init and regular ones. */
-export function resourceFieldRefValue(pod: Pod, current: Container | undefined, fs: ResourceFieldSelector, allocatable: NodeAllocatable): string {
+export function resourceFieldRefValue(
+  pod: Pod,
+  current: Container | undefined,
+  fs: ResourceFieldSelector,
+  allocatable: NodeAllocatable,
+): string {
   let container = current;
   if (fs.containerName) {
-    container = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === fs.containerName);
-    if (!container) throw new EnvError(`resourceFieldRef ${fs.resource}: container ${fs.containerName} not found in the pod`);
+    container = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find(
+      (c) => c.name === fs.containerName,
+    );
+    if (!container)
+      throw new EnvError(`resourceFieldRef ${fs.resource}: container ${fs.containerName} not found in the pod`);
   }
   if (!container) throw new EnvError(`resourceFieldRef ${fs.resource}: containerName is required`);
   return containerResourceValue(fs, container, allocatable);

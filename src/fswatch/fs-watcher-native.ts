@@ -38,7 +38,9 @@ class NativeFsWatcher implements FsWatcher {
       this.#native = new Ctor((records) => this.#deliver(records));
     } catch (err) {
       const errno = (err as { errno?: unknown }).errno;
-      throw typeof errno === 'number' ? Object.assign(watchError(errno, '<new watcher>'), { syscall: 'inotify_init1' }) : err;
+      throw typeof errno === 'number'
+        ? Object.assign(watchError(errno, '<new watcher>'), { syscall: 'inotify_init1' })
+        : err;
     }
   }
 
@@ -74,7 +76,7 @@ class NativeFsWatcher implements FsWatcher {
     if (this.#closed) return;
     const events: FsEvent[] = [];
     const errors: Error[] = [];
-    for (let off = 0; off + HEADER <= buf.length; ) {
+    for (let off = 0; off + HEADER <= buf.length;) {
       const code = buf[off]!;
       const id = buf.readUInt32LE(off + 1);
       const len = buf.readUInt32LE(off + 5);

@@ -127,16 +127,26 @@ class RealImageGCManager implements ImageGCManager {
     const fs = (await this.opts.images.imageFsInfo())[0];
     if (!fs) throw new KubeletError('KTS_ERR_IMAGE_GC', 'the runtime reported no image filesystem (ImageFsInfo)');
     const { capacityBytes, availableBytes } = await (this.opts.fsCapacity ?? statfsCapacity)(fs.mountpoint);
-    if (capacityBytes <= 0) throw new KubeletError('KTS_ERR_IMAGE_GC', `invalid capacity ${capacityBytes} on image filesystem ${fs.mountpoint}`);
+    if (capacityBytes <= 0)
+      throw new KubeletError(
+        'KTS_ERR_IMAGE_GC',
+        `invalid capacity ${capacityBytes} on image filesystem ${fs.mountpoint}`,
+      );
     const usagePercent = 100 - Math.floor((availableBytes * 100) / capacityBytes);
     const result: ImageGCResult = { usagePercent, bytesToFree: 0, freedBytes: 0, removed: [] };
     await this.freeOldImages(this.clock.now(), result);
     if (!this.thresholdEnabled || usagePercent < high) return result;
     result.bytesToFree = Math.floor((capacityBytes * (100 - low)) / 100) - availableBytes;
-    log('imagegc').info({ usagePercent, highThresholdPercent: high, bytesToFree: result.bytesToFree, mountpoint: fs.mountpoint }, 'Image filesystem usage over the high threshold: freeing space');
+    log('imagegc').info(
+      { usagePercent, highThresholdPercent: high, bytesToFree: result.bytesToFree, mountpoint: fs.mountpoint },
+      'Image filesystem usage over the high threshold: freeing space',
+    );
     await this.freeSpace(result.bytesToFree, this.clock.now(), result);
     if (result.freedBytes < result.bytesToFree) {
-      const err = new KubeletError('KTS_ERR_IMAGE_GC', `Failed to garbage collect required amount of images. Attempted to free ${result.bytesToFree} bytes, but only found ${result.freedBytes} bytes eligible to free.`);
+      const err = new KubeletError(
+        'KTS_ERR_IMAGE_GC',
+        `Failed to garbage collect required amount of images. Attempted to free ${result.bytesToFree} bytes, but only found ${result.freedBytes} bytes eligible to free.`,
+      );
       this.event(FreeDiskSpaceFailedReason, err.message);
       throw err;
     }
@@ -158,7 +168,12 @@ class RealImageGCManager implements ImageGCManager {
   }
 
   /** Removes each image; failures are collected into one KTS_ERR_IMAGE_GC after trying them all. */
-  private async removeAll(images: readonly Image[], result: ImageGCResult, why: string, enough = () => false): Promise<void> {
+  private async removeAll(
+    images: readonly Image[],
+    result: ImageGCResult,
+    why: string,
+    enough = () => false,
+  ): Promise<void> {
     const errors: string[] = [];
     for (const image of images) {
       if (enough()) break;
@@ -184,7 +199,9 @@ class RealImageGCManager implements ImageGCManager {
       .filter((i) => !inUse.has(i.id))
       .map((i) => ({ image: i, rec: this.records.get(i.id)! }))
       .sort((a, b) => a.rec.lastUsed - b.rec.lastUsed || a.rec.firstDetected - b.rec.firstDetected);
-    const eligible = candidates.filter(({ rec }) => now - rec.firstDetected >= this.opts.policy.minAgeMs).map(({ image }) => image);
+    const eligible = candidates
+      .filter(({ rec }) => now - rec.firstDetected >= this.opts.policy.minAgeMs)
+      .map(({ image }) => image);
     await this.removeAll(eligible, result, 'Removed unused image', () => result.freedBytes >= bytesToFree);
   }
 }

@@ -69,11 +69,21 @@ class RealImageManager implements ImageManager {
     return new RealImageManager(this.state, signal);
   }
 
-  async ensureImageExists(pod: Pod, container: Container, pullSecrets: readonly PullSecret[], sandboxConfig: PodSandboxConfig): Promise<string> {
+  async ensureImageExists(
+    pod: Pod,
+    container: Container,
+    pullSecrets: readonly PullSecret[],
+    sandboxConfig: PodSandboxConfig,
+  ): Promise<string> {
     const { signal } = this;
     const images = (signal && this.state.images.withSignal?.(signal)) || this.state.images;
     const image = container.image ?? '';
-    if (!image) throw new ContainerStartError('KTS_ERR_IMAGE_PULL', 'InvalidImageName', `container ${container.name} has no image`);
+    if (!image)
+      throw new ContainerStartError(
+        'KTS_ERR_IMAGE_PULL',
+        'InvalidImageName',
+        `container ${container.name} has no image`,
+      );
     const policy = pullPolicyOf(container);
     let present: string | undefined;
     try {
@@ -86,7 +96,11 @@ class RealImageManager implements ImageManager {
       throw startError('ErrImageNeverPull', `Container image "${image}" is not present with pull policy of Never`);
     }
     if (present && policy !== 'Always') {
-      this.event(pod, container, { type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine` });
+      this.event(pod, container, {
+        type: 'Normal',
+        reason: 'Pulled',
+        message: `Container image "${image}" already present on machine`,
+      });
       return present;
     }
     return this.pull(images, { pod, container, image, pullSecrets, sandboxConfig });
@@ -110,7 +124,11 @@ class RealImageManager implements ImageManager {
       const ref = await limiter.run(() => pullWithCredentials(images, req), this.signal);
       const finished = Date.now();
       recordImagePull(pod.metadata?.uid ?? '', started, finished);
-      this.event(pod, container, { type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${image}" in ${finished - started}ms` });
+      this.event(pod, container, {
+        type: 'Normal',
+        reason: 'Pulled',
+        message: `Successfully pulled image "${image}" in ${finished - started}ms`,
+      });
       // A success ends the back-off (upstream lets it expire; a later failure then starts at 10 s).
       backOff.reset(key);
       log('images').info({ pod: pod.metadata?.name, image, ref }, 'pulled image');
@@ -139,7 +157,10 @@ interface PullRequest {
  * Upstream pullImage with a keyring: no credential applies → an anonymous pull; otherwise each
  * credential in turn until one works, the last error reported.
  */
-async function pullWithCredentials(images: ImageService, { image, pullSecrets, sandboxConfig }: PullRequest): Promise<string> {
+async function pullWithCredentials(
+  images: ImageService,
+  { image, pullSecrets, sandboxConfig }: PullRequest,
+): Promise<string> {
   const creds = new DockerKeyring(pullSecrets).lookup(image);
   if (creds.length === 0) return images.pullImage(image, undefined, sandboxConfig);
   let last: unknown;

@@ -6,4 +6,12 @@
 export type { ImageManager, ImageGCManager, ImageGCResult, PullPolicy, PullSecret } from './types.js';
 export { createImageManager, type ImageManagerOptions } from './image-manager.js';
 export { DockerKeyring, parseImageRegistry } from './keyring.js';
-export { createImageGCManager, ImageGCPeriodMs, ImageGCFailedReason, FreeDiskSpaceFailedReason, type FsCapacity, type ImageGCOptions, type ImageGCPolicy } from './image-gc.js';
+export {
+  createImageGCManager,
+  ImageGCPeriodMs,
+  ImageGCFailedReason,
+  FreeDiskSpaceFailedReason,
+  type FsCapacity,
+  type ImageGCOptions,
+  type ImageGCPolicy,
+} from './image-gc.js';

@@ -22,9 +22,21 @@ export interface PullSecret {
   data?: Record<string, string>;
 }
 
-interface DockerEntry { username?: string; password?: string; auth?: string; identitytoken?: string; registrytoken?: string; email?: string }
+interface DockerEntry {
+  username?: string;
+  password?: string;
+  auth?: string;
+  identitytoken?: string;
+  registrytoken?: string;
+  email?: string;
+}
 
-interface KeyringEntry { host: string; path: string; key: string; auth: AuthConfig }
+interface KeyringEntry {
+  host: string;
+  path: string;
+  key: string;
+  auth: AuthConfig;
+}
 
 function normalizeHost(h: string): string {
   const host = h.toLowerCase();
@@ -83,7 +95,8 @@ function toAuth(entry: DockerEntry, serverAddress: string): AuthConfig {
 function entriesOf(secret: PullSecret): Record<string, DockerEntry> | undefined {
   const data = secret.data ?? {};
   try {
-    if (data['.dockerconfigjson']) return JSON.parse(Buffer.from(data['.dockerconfigjson'], 'base64').toString('utf8')).auths ?? {};
+    if (data['.dockerconfigjson'])
+      return JSON.parse(Buffer.from(data['.dockerconfigjson'], 'base64').toString('utf8')).auths ?? {};
     if (data['.dockercfg']) return JSON.parse(Buffer.from(data['.dockercfg'], 'base64').toString('utf8'));
   } catch {
     return undefined; // malformed: contributes nothing, as upstream (which logs and skips it)
@@ -109,6 +122,8 @@ export class DockerKeyring {
   /** Every credential that applies to `image`, most specific first. */
   lookup(image: string): AuthConfig[] {
     const { host, path } = parseImageRegistry(image);
-    return this.entries.filter((e) => hostMatches(e.host, host) && (e.path === '' || path === e.path || path.startsWith(`${e.path}/`))).map((e) => e.auth);
+    return this.entries
+      .filter((e) => hostMatches(e.host, host) && (e.path === '' || path === e.path || path.startsWith(`${e.path}/`)))
+      .map((e) => e.auth);
   }
 }

@@ -22,7 +22,12 @@ export interface ImageManager {
    * for it. `pullSecrets`: the pod's resolved spec.imagePullSecrets (upstream
    * getPullSecretsForPod); nothing resolves them yet, callers pass [] (issue 26).
    */
-  ensureImageExists(pod: Pod, container: Container, pullSecrets: readonly PullSecret[], podSandboxConfig: PodSandboxConfig): Promise<string>;
+  ensureImageExists(
+    pod: Pod,
+    container: Container,
+    pullSecrets: readonly PullSecret[],
+    podSandboxConfig: PodSandboxConfig,
+  ): Promise<string>;
   /**
    * The same manager (limiter, back-off) with its CRI calls and its wait for a pull slot bound to
    * `signal`, as the pod worker cancels a sync (upstream passes the sync's context). A pull

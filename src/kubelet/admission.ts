@@ -59,13 +59,23 @@ function requestsOf(pod: Pod): PodResourceTotals {
   }
 }
 
-const add = (a: PodResourceTotals, b: PodResourceTotals): PodResourceTotals => ({ cpu: a.cpu + b.cpu, memory: a.memory + b.memory });
+const add = (a: PodResourceTotals, b: PodResourceTotals): PodResourceTotals => ({
+  cpu: a.cpu + b.cpu,
+  memory: a.memory + b.memory,
+});
 
 /** A host port a pod asks for: protocol, port and host IP (0.0.0.0 when unset), as upstream. */
-interface HostPort { ip: string; protocol: string; port: number }
+interface HostPort {
+  ip: string;
+  protocol: string;
+  port: number;
+}
 
 function hostPorts(pod: Pod): HostPort[] {
-  const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? []).filter(isRestartableInitContainer)];
+  const containers = [
+    ...(pod.spec?.containers ?? []),
+    ...(pod.spec?.initContainers ?? []).filter(isRestartableInitContainer),
+  ];
   const out: HostPort[] = [];
   for (const c of containers) {
     for (const p of c.ports ?? []) {
@@ -78,7 +88,12 @@ function hostPorts(pod: Pod): HostPort[] {
 
 /** upstream HostPortInfo.CheckConflict: 0.0.0.0 conflicts with every IP on the same protocol/port. */
 function portConflicts(want: HostPort, used: HostPort[]): boolean {
-  return used.some((u) => u.port === want.port && u.protocol === want.protocol && (want.ip === '0.0.0.0' || u.ip === '0.0.0.0' || u.ip === want.ip));
+  return used.some(
+    (u) =>
+      u.port === want.port &&
+      u.protocol === want.protocol &&
+      (want.ip === '0.0.0.0' || u.ip === '0.0.0.0' || u.ip === want.ip),
+  );
 }
 
 type Requirement = { key: string; operator: string; values?: string[] };
@@ -88,10 +103,14 @@ function matchRequirement(r: Requirement, labels: Readonly<Record<string, string
   const v = labels[r.key];
   const values = r.values ?? [];
   switch (r.operator) {
-    case 'In': return has && values.includes(v!);
-    case 'NotIn': return !has || !values.includes(v!);
-    case 'Exists': return has;
-    case 'DoesNotExist': return !has;
+    case 'In':
+      return has && values.includes(v!);
+    case 'NotIn':
+      return !has || !values.includes(v!);
+    case 'Exists':
+      return has;
+    case 'DoesNotExist':
+      return !has;
     case 'Gt':
     case 'Lt': {
       if (!has || values.length !== 1) return false;
@@ -100,7 +119,8 @@ function matchRequirement(r: Requirement, labels: Readonly<Record<string, string
       if (!Number.isInteger(a) || !Number.isInteger(b)) return false;
       return r.operator === 'Gt' ? a > b : a < b;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -118,18 +138,31 @@ export function matchesNodeAffinity(pod: Pod, node: Pick<NodeInfo, 'name' | 'lab
     const exprs = term.matchExpressions ?? [];
     const flds = term.matchFields ?? [];
     if (exprs.length === 0 && flds.length === 0) return false;
-    return exprs.every((e) => matchRequirement(e, node.labels)) && flds.every((f) => f.key === 'metadata.name' && matchRequirement(f, fields));
+    return (
+      exprs.every((e) => matchRequirement(e, node.labels)) &&
+      flds.every((f) => f.key === 'metadata.name' && matchRequirement(f, fields))
+    );
   });
 }
 
 /** The amounts of one resource that did not fit. */
-interface Shortfall { requested: number; used: number; capacity: number }
+interface Shortfall {
+  requested: number;
+  used: number;
+  capacity: number;
+}
 
 const insufficient = (name: string, reason: string, { requested, used, capacity }: Shortfall): AdmitResult => ({
-  admit: false, reason, message: `Node didn't have enough resource: ${name}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
+  admit: false,
+  reason,
+  message: `Node didn't have enough resource: ${name}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
 });
 
-const predicateFailure = (name: string, desc: string): AdmitResult => ({ admit: false, reason: name, message: `Predicate ${name} failed: ${desc}` });
+const predicateFailure = (name: string, desc: string): AdmitResult => ({
+  admit: false,
+  reason: name,
+  message: `Predicate ${name} failed: ${desc}`,
+});
 
 /**
  * canAdmitPod: may `pod` run on `node` beside `activePods` (admitted, not terminal, not yet
@@ -138,25 +171,45 @@ const predicateFailure = (name: string, desc: string): AdmitResult => ({ admit: 
 export function canAdmitPod(pod: Pod, activePods: readonly Pod[], node: NodeInfo): AdmitResult {
   const podOS = pod.metadata?.labels?.['kubernetes.io/os'];
   if (podOS !== undefined && podOS !== (node.labels['kubernetes.io/os'] ?? 'linux')) {
-    return { admit: false, reason: AdmissionReason.PodOSSelectorNodeLabelDoesNotMatch, message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label" };
+    return {
+      admit: false,
+      reason: AdmissionReason.PodOSSelectorNodeLabelDoesNotMatch,
+      message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+    };
   }
   const osName = pod.spec?.os?.name;
   if (osName !== undefined && osName !== null && osName !== 'linux') {
-    return { admit: false, reason: AdmissionReason.PodOSNotSupported, message: "Failed to admit pod as the OS field doesn't match node OS" };
+    return {
+      admit: false,
+      reason: AdmissionReason.PodOSNotSupported,
+      message: "Failed to admit pod as the OS field doesn't match node OS",
+    };
   }
 
   // noderesources.Fits: the pod count first, then (if the pod requests anything) cpu and memory.
   if (activePods.length + 1 > node.allocatable.pods) {
-    return insufficient('pods', AdmissionReason.OutOfPods, { requested: 1, used: activePods.length, capacity: node.allocatable.pods });
+    return insufficient('pods', AdmissionReason.OutOfPods, {
+      requested: 1,
+      used: activePods.length,
+      capacity: node.allocatable.pods,
+    });
   }
   const want = requestsOf(pod);
   if (want.cpu > 0 || want.memory > 0) {
     const used = activePods.map(requestsOf).reduce(add, { cpu: 0, memory: 0 });
     if (want.cpu > 0 && want.cpu > node.allocatable.milliCPU - used.cpu) {
-      return insufficient('cpu', AdmissionReason.OutOfCPU, { requested: want.cpu, used: used.cpu, capacity: node.allocatable.milliCPU });
+      return insufficient('cpu', AdmissionReason.OutOfCPU, {
+        requested: want.cpu,
+        used: used.cpu,
+        capacity: node.allocatable.milliCPU,
+      });
     }
     if (want.memory > 0 && want.memory > node.allocatable.memory - used.memory) {
-      return insufficient('memory', AdmissionReason.OutOfMemory, { requested: want.memory, used: used.memory, capacity: node.allocatable.memory });
+      return insufficient('memory', AdmissionReason.OutOfMemory, {
+        requested: want.memory,
+        used: used.memory,
+        capacity: node.allocatable.memory,
+      });
     }
   }
 
@@ -164,6 +217,7 @@ export function canAdmitPod(pod: Pod, activePods: readonly Pod[], node: NodeInfo
   const nodeName = pod.spec?.nodeName;
   if (nodeName && nodeName !== node.name) return predicateFailure(AdmissionReason.NodeName, ErrReasonNodeName);
   const usedPorts = activePods.flatMap(hostPorts);
-  if (hostPorts(pod).some((p) => portConflicts(p, usedPorts))) return predicateFailure(AdmissionReason.NodePorts, ErrReasonNodePorts);
+  if (hostPorts(pod).some((p) => portConflicts(p, usedPorts)))
+    return predicateFailure(AdmissionReason.NodePorts, ErrReasonNodePorts);
   return { admit: true };
 }

@@ -100,7 +100,11 @@ class Loop {
   private stopped = false;
   private failures = 0;
 
-  constructor(private readonly spec: LoopSpec, private readonly deps: GarbageCollectionDeps, private readonly clock: Clock) {}
+  constructor(
+    private readonly spec: LoopSpec,
+    private readonly deps: GarbageCollectionDeps,
+    private readonly clock: Clock,
+  ) {}
 
   start(): void {
     this.run();
@@ -140,7 +144,10 @@ class Loop {
     this.failures++;
     const { what, component, eventFromFailure, reason } = this.spec;
     if (this.failures < eventFromFailure) {
-      log(component).warn({ err: message }, `${what} garbage collection failed once; stats initialization may not have completed yet`);
+      log(component).warn(
+        { err: message },
+        `${what} garbage collection failed once; stats initialization may not have completed yet`,
+      );
       return;
     }
     log(component).error({ err: message, failuresInARow: this.failures }, `${what} garbage collection failed`);
@@ -151,10 +158,34 @@ class Loop {
 export function createGarbageCollection(deps: GarbageCollectionDeps): GarbageCollection {
   const clock = deps.clock ?? realClock;
   const loops = [
-    new Loop({ what: 'Container', component: 'containergc', periodMs: deps.containerGCPeriodMs ?? ContainerGCPeriodMs, pass: containerGCPass(deps), eventFromFailure: 1, reason: ContainerGCFailedReason }, deps, clock),
+    new Loop(
+      {
+        what: 'Container',
+        component: 'containergc',
+        periodMs: deps.containerGCPeriodMs ?? ContainerGCPeriodMs,
+        pass: containerGCPass(deps),
+        eventFromFailure: 1,
+        reason: ContainerGCFailedReason,
+      },
+      deps,
+      clock,
+    ),
   ];
   if (deps.imageGC?.enabled) {
-    loops.push(new Loop({ what: 'Image', component: 'imagegc', periodMs: deps.imageGCPeriodMs ?? ImageGCPeriodMs, pass: imageGCPass(deps.imageGC, clock), eventFromFailure: 2, reason: ImageGCFailedReason }, deps, clock));
+    loops.push(
+      new Loop(
+        {
+          what: 'Image',
+          component: 'imagegc',
+          periodMs: deps.imageGCPeriodMs ?? ImageGCPeriodMs,
+          pass: imageGCPass(deps.imageGC, clock),
+          eventFromFailure: 2,
+          reason: ImageGCFailedReason,
+        },
+        deps,
+        clock,
+      ),
+    );
   } else if (deps.imageGC) {
     log('imagegc').info('Image garbage collection disabled (imageGCHighThresholdPercent is 100)');
   }

@@ -16,11 +16,35 @@ import type { PodLifecycleEventGenerator, PodStatusCache } from '../pleg/types.j
 import type { ApiPodStatus } from '../api/types.js';
 import type { EventRecorder } from '../events/types.js';
 import type { ProbeManager } from '../prober/types.js';
-import { generateAPIPodStatus, needToReconcilePodReadiness, rejectedPodStatus, type ProbeResults, type StatusManager } from '../status/index.js';
-import { createPodWorkers, type PodStatusFunc, type PodWorkers, type PodSyncer, type SyncContext, type SyncPodResult, type TerminationOptions, type UpdateType } from '../podworkers/index.js';
+import {
+  generateAPIPodStatus,
+  needToReconcilePodReadiness,
+  rejectedPodStatus,
+  type ProbeResults,
+  type StatusManager,
+} from '../status/index.js';
+import {
+  createPodWorkers,
+  type PodStatusFunc,
+  type PodWorkers,
+  type PodSyncer,
+  type SyncContext,
+  type SyncPodResult,
+  type TerminationOptions,
+  type UpdateType,
+} from '../podworkers/index.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage, KubeletError } from '../errors.js';
-import { isPodEvicted, isStaticPod, isTerminalPhase, podFullName, podName, podNames, podNamespace, podUID } from '../api/pod.js';
+import {
+  isPodEvicted,
+  isStaticPod,
+  isTerminalPhase,
+  podFullName,
+  podName,
+  podNames,
+  podNamespace,
+  podUID,
+} from '../api/pod.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { PodManager } from '../podmanager/index.js';
@@ -115,9 +139,18 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.node = deps.node ?? computeNodeInfo({ nodeName: deps.nodeName, maxPods: deps.maxPods });
     this.podManager = deps.podManager ?? new PodManager();
     this.admitHandlers = [...(deps.admitHandlers ?? [])];
-    this.podWorkers = createPodWorkers({ syncer: this, cache: deps.cache, resyncIntervalMs: deps.syncFrequencyMs, clock: this.clock });
+    this.podWorkers = createPodWorkers({
+      syncer: this,
+      cache: deps.cache,
+      resyncIntervalMs: deps.syncFrequencyMs,
+      clock: this.clock,
+    });
     this.runtimeState = new RuntimeState(deps.runtime, deps.pleg);
-    const activeDeadline = newActiveDeadlineHandler({ statusProvider: deps.statusManager, recorder: deps.recorder ?? DROP_EVENTS, clock: this.clock });
+    const activeDeadline = newActiveDeadlineHandler({
+      statusProvider: deps.statusManager,
+      recorder: deps.recorder ?? DROP_EVENTS,
+      clock: this.clock,
+    });
     this.podSyncLoopHandlers = [activeDeadline];
     this.podSyncHandlers = [activeDeadline];
   }
@@ -130,8 +163,18 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.deps.prober?.onResultChange((podUid) => this.push({ kind: 'probe', podUid }));
     this.deps.pleg.start();
     this.every(5000, () => void this.runtimeState.update());
-    this.every(this.deps.syncPeriodMs ?? 1000, () => { if (!this.syncQueued) { this.syncQueued = true; this.push({ kind: 'sync' }); } });
-    this.every(this.deps.housekeepingPeriodMs ?? 2000, () => { if (!this.housekeepingQueued) { this.housekeepingQueued = true; this.push({ kind: 'housekeeping' }); } });
+    this.every(this.deps.syncPeriodMs ?? 1000, () => {
+      if (!this.syncQueued) {
+        this.syncQueued = true;
+        this.push({ kind: 'sync' });
+      }
+    });
+    this.every(this.deps.housekeepingPeriodMs ?? 2000, () => {
+      if (!this.housekeepingQueued) {
+        this.housekeepingQueued = true;
+        this.push({ kind: 'housekeeping' });
+      }
+    });
     void this.pumpConfig(updates);
     await this.syncLoop();
   }
@@ -171,7 +214,10 @@ export class Kubelet implements PodSyncer, SyncHandler {
       // next relist catch up); a stalled syncLoop must not grow the inbox without bound.
       if (this.plegPending >= PLEG_CHANNEL_CAPACITY) {
         metrics.plegDiscardEvents.inc();
-        log('kubelet').warn({ pod: item.event.id, type: item.event.type }, 'PLEG event channel is full, discarding event');
+        log('kubelet').warn(
+          { pod: item.event.id, type: item.event.type },
+          'PLEG event channel is full, discarding event',
+        );
         return;
       }
       this.plegPending++;
@@ -197,7 +243,9 @@ export class Kubelet implements PodSyncer, SyncHandler {
       const item = this.inbox.shift();
       if (item?.kind === 'pleg') this.plegPending--;
       if (!item) {
-        await new Promise<void>((r) => { this.wake = r; });
+        await new Promise<void>((r) => {
+          this.wake = r;
+        });
         continue;
       }
       try {
@@ -213,7 +261,10 @@ export class Kubelet implements PodSyncer, SyncHandler {
     if (item.kind === 'config') {
       const u = item.update;
       this.seenSources.add(u.source);
-      log('kubelet').info({ op: u.op, source: u.source, pods: u.pods.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) }, 'SyncLoop update');
+      log('kubelet').info(
+        { op: u.op, source: u.source, pods: u.pods.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) },
+        'SyncLoop update',
+      );
     }
     if (item.kind === 'sync') this.syncQueued = false;
     try {
@@ -236,7 +287,12 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const uids = new Set(this.podWorkers.takeDueForSync());
     for (const pod of this.podManager.getPods()) {
       const uid = podUID(pod);
-      if (uids.has(uid) || !this.podWorkers.couldHaveRunningContainers(uid) || this.podWorkers.isPodTerminationRequested(uid)) continue;
+      if (
+        uids.has(uid) ||
+        !this.podWorkers.couldHaveRunningContainers(uid) ||
+        this.podWorkers.isPodTerminationRequested(uid)
+      )
+        continue;
       if (this.podSyncLoopHandlers.some((h) => h.shouldSync(pod))) uids.add(uid);
     }
     return [...uids];
@@ -386,7 +442,10 @@ export class Kubelet implements PodSyncer, SyncHandler {
       if (!desiredUids.has(rp.uid) && !workers.has(rp.uid)) {
         // upstream counts a runtime pod no worker knew about (not one whose worker is finishing).
         metrics.orphanedRuntimePods.inc();
-        log('kubelet').info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'Killing orphaned pod found in the runtime');
+        log('kubelet').info(
+          { pod: `${rp.namespace}/${rp.name}`, uid: rp.uid },
+          'Killing orphaned pod found in the runtime',
+        );
         this.podWorkers.updatePod({ updateType: 'kill', runningPod: rp, killPodOptions: { reason: 'orphaned' } });
       }
     }
@@ -397,7 +456,10 @@ export class Kubelet implements PodSyncer, SyncHandler {
     return this.rejected.has(podUID(pod));
   }
 
-  private async cleanupOrphanedPodDirs(desired: ReadonlySet<string>, workers: ReadonlyMap<string, unknown>): Promise<void> {
+  private async cleanupOrphanedPodDirs(
+    desired: ReadonlySet<string>,
+    workers: ReadonlyMap<string, unknown>,
+  ): Promise<void> {
     const podsDir = join(this.deps.rootDir, 'pods');
     let entries: string[];
     try {
@@ -420,7 +482,12 @@ export class Kubelet implements PodSyncer, SyncHandler {
    * upstream SyncPod: the status first (a terminal pod stops here), then the pod's data
    * directories and volumes (the volume manager), then the runtime's SyncPod.
    */
-  async syncPod(ctx: SyncContext, updateType: UpdateType, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<SyncPodResult> {
+  async syncPod(
+    ctx: SyncContext,
+    updateType: UpdateType,
+    pod: Pod,
+    runtimeStatus: PodRuntimeStatus | undefined,
+  ): Promise<SyncPodResult> {
     const uid = podUID(pod);
     const now = new Date(this.clock.now());
     // The first sync of a worker starts from a clean status: a UID created again after it
@@ -457,7 +524,12 @@ export class Kubelet implements PodSyncer, SyncHandler {
    * report the final status with the pod terminal (exit codes decide Succeeded or Failed).
    * When a shorter grace period supersedes this call, it stops after its kill returns.
    */
-  async syncTerminatingPod(ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined, { gracePeriodSeconds, statusFn }: TerminationOptions): Promise<void> {
+  async syncTerminatingPod(
+    ctx: SyncContext,
+    pod: Pod,
+    runtimeStatus: PodRuntimeStatus | undefined,
+    { gracePeriodSeconds, statusFn }: TerminationOptions,
+  ): Promise<void> {
     const { uid, name, namespace } = podNames(pod);
     const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, name, namespace));
     this.updateStatus(pod, status, false, statusFn);
@@ -469,7 +541,11 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.waiting.delete(uid);
     const after = await this.deps.runtime.getPodStatus(uid, name, namespace);
     const stillRunning = after.containerStatuses.filter((c) => c.state === 'running').map((c) => c.name);
-    if (stillRunning.length > 0) throw new KubeletError('KTS_ERR_CRI_REPLY', `detected running containers after a successful KillPod, CRI violation: ${stillRunning.join(', ')}; the pod worker retries the kill`);
+    if (stillRunning.length > 0)
+      throw new KubeletError(
+        'KTS_ERR_CRI_REPLY',
+        `detected running containers after a successful KillPod, CRI violation: ${stillRunning.join(', ')}; the pod worker retries the kill`,
+      );
     this.updateStatus(pod, after, true, statusFn);
   }
 
@@ -489,16 +565,35 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, podName(pod), podNamespace(pod)));
     this.updateStatus(pod, status, true);
     this.waiting.delete(uid);
-    await this.volumeManager.unmountPodVolumes(uid).catch((err: unknown) =>
-      log('kubelet').warn({ pod: podFullName(pod), err: errorMessage(err) }, 'cannot tear down pod volumes; garbage collection will retry'));
+    await this.volumeManager
+      .unmountPodVolumes(uid)
+      .catch((err: unknown) =>
+        log('kubelet').warn(
+          { pod: podFullName(pod), err: errorMessage(err) },
+          'cannot tear down pod volumes; garbage collection will retry',
+        ),
+      );
   }
 
-  private updateStatus(pod: Pod, runtimeStatus: PodRuntimeStatus, podIsTerminal: boolean, statusFn?: PodStatusFunc): ApiPodStatus {
+  private updateStatus(
+    pod: Pod,
+    runtimeStatus: PodRuntimeStatus,
+    podIsTerminal: boolean,
+    statusFn?: PodStatusFunc,
+  ): ApiPodStatus {
     const uid = podUID(pod);
     const previous = this.deps.statusManager.getPodStatus(uid);
     const apiStatus = generateAPIPodStatus({
-      pod, runtime: runtimeStatus, waiting: this.waiting.get(uid) ?? EMPTY_WAITING, previous, podIsTerminal,
-      hostIP: this.deps.hostIP, hostIPs: this.deps.hostIPs, now: new Date(this.clock.now()), probes: this.deps.probes, wasOomKilled: this.deps.wasOomKilled,
+      pod,
+      runtime: runtimeStatus,
+      waiting: this.waiting.get(uid) ?? EMPTY_WAITING,
+      previous,
+      podIsTerminal,
+      hostIP: this.deps.hostIP,
+      hostIPs: this.deps.hostIPs,
+      now: new Date(this.clock.now()),
+      probes: this.deps.probes,
+      wasOomKilled: this.deps.wasOomKilled,
       podSyncHandlers: this.podSyncHandlers,
     });
     statusFn?.(apiStatus);
@@ -536,7 +631,10 @@ function createdAtMs(pod: Pod): number {
 
 /** A copy of `pods`, oldest first (upstream HandlePodAdditions: sort.Sort(sliceutils.PodsByCreationTime)). */
 export function byCreationTime(pods: readonly Pod[]): Pod[] {
-  return pods.map((p) => ({ p, t: createdAtMs(p) })).sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : 0)).map((x) => x.p);
+  return pods
+    .map((p) => ({ p, t: createdAtMs(p) }))
+    .sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : 0))
+    .map((x) => x.p);
 }
 
 /** upstream HandlePodCleanups: desired and active pods, split by static (label "true") or not (""). */

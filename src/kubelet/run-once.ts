@@ -89,7 +89,8 @@ export class RunOnce {
     const timer = this.delay(runOnceManifestDelayMs);
     const u = await Promise.race([this.first, timer.done.then(() => undefined)]);
     timer.cancel();
-    if (!u) return [{ pod: '(sources)', ok: false, message: `no pod manifest update after ${runOnceManifestDelayMs} ms` }];
+    if (!u)
+      return [{ pod: '(sources)', ok: false, message: `no pod manifest update after ${runOnceManifestDelayMs} ms` }];
     log('runonce').info({ numPods: u.pods.length, source: u.source }, 'Processing manifest with pods');
     const results = await Promise.all(u.pods.map((p) => this.runPod(p)));
     log('runonce').info({ numPods: u.pods.length }, 'Finished processing pods');
@@ -107,7 +108,11 @@ export class RunOnce {
         return { pod: name, ok: v.ok, ...(v.rejected ? { rejected: true } : {}), message: v.message };
       }
       if (retry >= runOnceMaxRetries) {
-        return { pod: name, ok: false, message: `timeout error: containers not running after ${runOnceMaxRetries} retries (${v.message})` };
+        return {
+          pod: name,
+          ok: false,
+          message: `timeout error: containers not running after ${runOnceMaxRetries} retries (${v.message})`,
+        };
       }
       log('runonce').info({ pod: name, waitMs: delay, state: v.message }, "Pod's containers not running yet, waiting");
       await this.delay(delay).done;
@@ -117,7 +122,9 @@ export class RunOnce {
 
   private delay(ms: number): { done: Promise<void>; cancel(): void } {
     let timer: { cancel(): void } | undefined;
-    const done = new Promise<void>((r) => { timer = this.clock.setTimeout(r, ms); });
+    const done = new Promise<void>((r) => {
+      timer = this.clock.setTimeout(r, ms);
+    });
     return { done, cancel: () => timer?.cancel() };
   }
 }
@@ -135,15 +142,22 @@ function waitingMessage(c: ApiContainerStatus): string {
 export function judge(pod: Pod, st: ApiPodStatus | undefined): Verdict {
   if (!st) return { done: false, message: 'no status yet' };
   if (st.phase === 'Failed' && st.message?.startsWith(REJECTED_PREFIX)) {
-    return { done: true, ok: true, rejected: true, message: `${st.reason ?? 'rejected'}: ${st.message.slice(REJECTED_PREFIX.length)}` };
+    return {
+      done: true,
+      ok: true,
+      rejected: true,
+      message: `${st.reason ?? 'rejected'}: ${st.message.slice(REJECTED_PREFIX.length)}`,
+    };
   }
   if (st.phase === 'Succeeded') return { done: true, ok: true, message: 'succeeded' };
-  if (st.phase === 'Failed') return { done: true, ok: false, message: `failed: ${st.reason ?? ''} ${st.message ?? ''}`.trim() };
+  if (st.phase === 'Failed')
+    return { done: true, ok: false, message: `failed: ${st.reason ?? ''} ${st.message ?? ''}`.trim() };
   const statuses = [...(st.initContainerStatuses ?? []), ...(st.containerStatuses ?? [])];
   const syncError = statuses.find((c) => c.state?.waiting?.reason && !NOT_AN_ERROR.has(c.state.waiting.reason));
   if (syncError) return { done: true, ok: false, message: waitingMessage(syncError) };
   const running = new Set((st.containerStatuses ?? []).filter((c) => c.state?.running).map((c) => c.name));
-  if ((pod.spec?.containers ?? []).every((c) => running.has(c.name))) return { done: true, ok: true, message: 'running' };
+  if ((pod.spec?.containers ?? []).every((c) => running.has(c.name)))
+    return { done: true, ok: true, message: 'running' };
   const waiting = statuses.find((c) => c.state?.waiting?.reason);
   return { done: false, message: waiting ? waitingMessage(waiting) : `phase ${st.phase ?? 'unknown'}` };
 }
@@ -154,9 +168,12 @@ export function formatRunOnce(results: RunOnceResult[]): { text: string; code: n
   const failed = results.filter((r) => !r.ok);
   const rejected = results.filter((r) => r.rejected);
   const started = results.length - failed.length - rejected.length;
-  const rejectedNote = rejected.length > 0 ? `; ${rejected.length} rejected at admission: ${rejected.map((r) => r.pod).join(', ')}` : '';
-  lines.push(failed.length === 0
-    ? `runonce: ${started} pod(s) running${rejectedNote}`
-    : `runonce: ${failed.length} of ${results.length} pod(s) failed: ${failed.map((r) => r.pod).join(', ')}${rejectedNote}`);
+  const rejectedNote =
+    rejected.length > 0 ? `; ${rejected.length} rejected at admission: ${rejected.map((r) => r.pod).join(', ')}` : '';
+  lines.push(
+    failed.length === 0
+      ? `runonce: ${started} pod(s) running${rejectedNote}`
+      : `runonce: ${failed.length} of ${results.length} pod(s) failed: ${failed.map((r) => r.pod).join(', ')}${rejectedNote}`,
+  );
   return { text: lines.join('\n') + '\n', code: failed.length === 0 ? 0 : 1 };
 }

@@ -11,21 +11,29 @@ import { errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
 
 export class RuntimeState {
-  private runtimeError: KubeletError | undefined = notReady('container runtime status check may not have completed yet');
+  private runtimeError: KubeletError | undefined = notReady(
+    'container runtime status check may not have completed yet',
+  );
   private lastLogged: string | undefined;
 
-  constructor(private readonly runtime: Runtime, private readonly pleg: PodLifecycleEventGenerator) {}
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly pleg: PodLifecycleEventGenerator,
+  ) {}
 
   async update(): Promise<void> {
     try {
       const r = await this.runtime.ready();
-      this.runtimeError = r.ready ? undefined : notReady(`container runtime is not ready: ${r.reason ?? 'unknown reason'}`);
+      this.runtimeError = r.ready
+        ? undefined
+        : notReady(`container runtime is not ready: ${r.reason ?? 'unknown reason'}`);
     } catch (err) {
       this.runtimeError = notReady(`container runtime is down: ${errorMessage(err)}`, err);
     }
     const reason = this.runtimeError?.message;
     if (reason !== this.lastLogged) {
-      if (this.runtimeError) log('kubelet').warn({ code: this.runtimeError.code, reason }, 'Container runtime not ready');
+      if (this.runtimeError)
+        log('kubelet').warn({ code: this.runtimeError.code, reason }, 'Container runtime not ready');
       else log('kubelet').info('Container runtime is ready');
       this.lastLogged = reason;
     }

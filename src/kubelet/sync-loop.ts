@@ -19,12 +19,17 @@ export async function syncLoopIteration(input: SyncLoopInput, handler: SyncHandl
     case 'config': {
       const { op, pods } = input.update;
       switch (op) {
-        case 'ADD': return handler.handlePodAdditions(pods);
+        case 'ADD':
+          return handler.handlePodAdditions(pods);
         case 'UPDATE':
-        case 'DELETE': return handler.handlePodUpdates(pods);
-        case 'REMOVE': return handler.handlePodRemoves(pods);
-        case 'RECONCILE': return handler.handlePodReconcile(pods);
-        case 'SET': return; // PodConfig turns SETs into the operations above.
+        case 'DELETE':
+          return handler.handlePodUpdates(pods);
+        case 'REMOVE':
+          return handler.handlePodRemoves(pods);
+        case 'RECONCILE':
+          return handler.handlePodReconcile(pods);
+        case 'SET':
+          return; // PodConfig turns SETs into the operations above.
       }
       return;
     }

@@ -52,7 +52,9 @@ function identity(pod: Pod, container: Container) {
   const podSc = pod.spec?.securityContext;
   const runAsUser = container.securityContext?.runAsUser ?? podSc?.runAsUser;
   const runAsGroup = container.securityContext?.runAsGroup ?? podSc?.runAsGroup;
-  const groups = [podSc?.fsGroup, ...(podSc?.supplementalGroups ?? [])].filter((g): g is number => g !== undefined && g !== null);
+  const groups = [podSc?.fsGroup, ...(podSc?.supplementalGroups ?? [])].filter(
+    (g): g is number => g !== undefined && g !== null,
+  );
   return {
     privileged: container.securityContext?.privileged === true,
     ...(runAsUser !== undefined && runAsUser !== null ? { runAsUser: { value: runAsUser } } : {}),
@@ -67,7 +69,10 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
     const env = downwardContext(pod, input.env, input.allocatable);
     const envs = makeEnvironmentVariables(pod, container, env);
     const { command, args } = expandCommandAndArgs(container, envs);
-    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), { volumes: input.volumes, subPaths: input.subPaths });
+    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), {
+      volumes: input.volumes,
+      subPaths: input.subPaths,
+    });
     return {
       metadata: { name: container.name, attempt: restartCount },
       image: { image: imageRef },

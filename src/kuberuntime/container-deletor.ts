@@ -19,10 +19,16 @@ export const MIN_DEAD_CONTAINERS_IN_POD = 1;
  * names when the filter is empty), newest first, past the first `keep`. A filter naming no
  * container of the pod selects nothing.
  */
-export function containersToDeleteInPod(filterContainerId: string, status: PodRuntimeStatus, keep: number): ContainerRuntimeStatus[] {
+export function containersToDeleteInPod(
+  filterContainerId: string,
+  status: PodRuntimeStatus,
+  keep: number,
+): ContainerRuntimeStatus[] {
   const matched = filterContainerId ? status.containerStatuses.find((c) => c.id === filterContainerId) : undefined;
   if (filterContainerId && !matched) return [];
-  const candidates = status.containerStatuses.filter((c) => c.state === 'exited' && (!matched || c.name === matched.name));
+  const candidates = status.containerStatuses.filter(
+    (c) => c.state === 'exited' && (!matched || c.name === matched.name),
+  );
   if (candidates.length <= keep) return [];
   return [...candidates].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).slice(keep);
 }
@@ -32,7 +38,10 @@ export class PodContainerDeletor {
   private running = false;
   private inFlight: string | undefined;
 
-  constructor(private readonly remove: (containerId: string) => Promise<void>, private readonly containersToKeep: number) {}
+  constructor(
+    private readonly remove: (containerId: string) => Promise<void>,
+    private readonly containersToKeep: number,
+  ) {}
 
   /** upstream deleteContainersInPod: removeAll keeps none and ignores the filter. */
   deleteContainersInPod(filterContainerId: string, status: PodRuntimeStatus, removeAll: boolean): void {
@@ -54,7 +63,9 @@ export class PodContainerDeletor {
     try {
       for (let id = this.queue.shift(); id !== undefined; id = this.queue.shift()) {
         this.inFlight = id;
-        await this.remove(id).catch((err: unknown) => log('kuberuntime').error({ containerId: id, err }, 'failed to remove container'));
+        await this.remove(id).catch((err: unknown) =>
+          log('kuberuntime').error({ containerId: id, err }, 'failed to remove container'),
+        );
       }
     } finally {
       this.running = false;

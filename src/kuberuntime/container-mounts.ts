@@ -12,11 +12,15 @@ import { expand, mappingFor } from '../fieldpath/index.js';
 import type { MountedVolume, PodVolumes, RuntimeVolumes } from '../volume/index.js';
 
 function volumeFor(pod: Pod, name: string, volumes: PodVolumes): MountedVolume {
-  if (!pod.spec?.volumes?.some((v) => v.name === name)) throw new VolumeError(`volumeMount ${name}: no volume of that name in the pod`);
+  if (!pod.spec?.volumes?.some((v) => v.name === name))
+    throw new VolumeError(`volumeMount ${name}: no volume of that name in the pod`);
   const error = volumes.errors.get(name);
   if (error) throw error;
   const mounted = volumes.mounted.get(name);
-  if (!mounted) throw new VolumeError(`volume ${name}: not mounted: the volume manager has not set it up for this pod (the kubelet and the runtime manager must share one VolumeManager)`);
+  if (!mounted)
+    throw new VolumeError(
+      `volume ${name}: not mounted: the volume manager has not set it up for this pod (the kubelet and the runtime manager must share one VolumeManager)`,
+    );
   return mounted;
 }
 
@@ -26,13 +30,25 @@ export interface PodVolumeBinding {
   subPaths: Pick<RuntimeVolumes, 'prepareSubPath'>;
 }
 
-export async function makeMounts(pod: Pod, container: Container, env: ReadonlyMap<string, string>, { volumes, subPaths }: PodVolumeBinding): Promise<Mount[]> {
+export async function makeMounts(
+  pod: Pod,
+  container: Container,
+  env: ReadonlyMap<string, string>,
+  { volumes, subPaths }: PodVolumeBinding,
+): Promise<Mount[]> {
   const mounts: Mount[] = [];
   for (const [index, vm] of (container.volumeMounts ?? []).entries()) {
     const volume = volumeFor(pod, vm.name, volumes);
-    const sub = vm.subPathExpr ? expand(vm.subPathExpr, mappingFor(env)) : vm.subPath ?? '';
+    const sub = vm.subPathExpr ? expand(vm.subPathExpr, mappingFor(env)) : (vm.subPath ?? '');
     const hostPath = sub
-      ? await subPaths.prepareSubPath({ uid: pod.metadata?.uid ?? '', container: container.name, index, volumeName: vm.name, volumePath: volume.hostPath, subPath: sub })
+      ? await subPaths.prepareSubPath({
+          uid: pod.metadata?.uid ?? '',
+          container: container.name,
+          index,
+          volumeName: vm.name,
+          volumePath: volume.hostPath,
+          subPath: sub,
+        })
       : volume.hostPath;
     // upstream mounts API data volumes read-only whatever the volumeMount says.
     mounts.push({ containerPath: vm.mountPath, hostPath, readonly: volume.readOnly || vm.readOnly === true });

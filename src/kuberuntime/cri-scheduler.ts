@@ -55,7 +55,8 @@ class FairScheduler implements CriStartScheduler {
     const seq = this.seq++;
     let ticket = this.tickets.get(podUid);
     if (ticket === undefined) this.tickets.set(podUid, (ticket = seq));
-    if (this.running >= this.limit || this.waiting.length > 0) await this.wait({ rank: RANK[cls], ticket, seq }, signal);
+    if (this.running >= this.limit || this.waiting.length > 0)
+      await this.wait({ rank: RANK[cls], ticket, seq }, signal);
     else this.running++;
     try {
       return await fn();

@@ -59,12 +59,19 @@ type DnsType = 'none' | 'cluster' | 'host';
 
 function podDnsType(pod: Pod): DnsType {
   switch (pod.spec?.dnsPolicy ?? 'ClusterFirst') {
-    case 'None': return 'none';
-    case 'ClusterFirstWithHostNet': return 'cluster';
-    case 'Default': return 'host';
-    case 'ClusterFirst': return pod.spec?.hostNetwork ? 'host' : 'cluster';
+    case 'None':
+      return 'none';
+    case 'ClusterFirstWithHostNet':
+      return 'cluster';
+    case 'Default':
+      return 'host';
+    case 'ClusterFirst':
+      return pod.spec?.hostNetwork ? 'host' : 'cluster';
     default:
-      log('kuberuntime').warn({ pod: pod.metadata?.name, dnsPolicy: pod.spec?.dnsPolicy }, 'invalid dnsPolicy; using ClusterFirst');
+      log('kuberuntime').warn(
+        { pod: pod.metadata?.name, dnsPolicy: pod.spec?.dnsPolicy },
+        'invalid dnsPolicy; using ClusterFirst',
+      );
       return 'cluster';
   }
 }
@@ -90,7 +97,12 @@ export function buildPodDNS(pod: Pod, settings: DnsSettings, host: DNSConfig): D
   if (extra) {
     cfg.servers = omitDuplicates([...cfg.servers, ...(extra.nameservers ?? [])]);
     cfg.searches = omitDuplicates([...cfg.searches, ...(extra.searches ?? [])]);
-    cfg.options = mergeOptions(cfg.options, (extra.options ?? []).map((o) => (o.value !== undefined && o.value !== null ? `${o.name}:${o.value}` : `${o.name ?? ''}`)));
+    cfg.options = mergeOptions(
+      cfg.options,
+      (extra.options ?? []).map((o) =>
+        o.value !== undefined && o.value !== null ? `${o.name}:${o.value}` : `${o.name ?? ''}`,
+      ),
+    );
   }
   cfg.servers = cfg.servers.slice(0, MAX_DNS_NAMESERVERS);
   cfg.searches = cfg.searches.slice(0, MAX_DNS_SEARCH_PATHS);
@@ -110,7 +122,10 @@ export async function podDNS(pod: Pod, settings: DnsSettings): Promise<DNSConfig
     try {
       host = parseResolvConf(await readFile(settings.resolvConf, 'utf8'));
     } catch (err) {
-      log('kuberuntime').warn({ err, resolvConf: settings.resolvConf }, 'cannot read resolv.conf; pod gets no host DNS settings');
+      log('kuberuntime').warn(
+        { err, resolvConf: settings.resolvConf },
+        'cannot read resolv.conf; pod gets no host DNS settings',
+      );
     }
   }
   return buildPodDNS(pod, settings, host);

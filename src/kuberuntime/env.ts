@@ -21,7 +21,10 @@ export interface EnvContext extends FieldPathContext {
    * Resolves valueFrom.resourceFieldRef for a container (src/fieldpath resourceFieldRefValue
    * with the node's allocatable bound); without it resourceFieldRef is an EnvError.
    */
-  resourceFieldRef?: (fs: { containerName?: string; resource: string; divisor?: string | number }, container: Container) => string;
+  resourceFieldRef?: (
+    fs: { containerName?: string; resource: string; divisor?: string | number },
+    container: Container,
+  ) => string;
   /** ConfigMaps, Secrets and tokens (API server mode); without it configMap/secret refs are EnvErrors. */
   objects?: PodObjectSource;
 }
@@ -35,7 +38,12 @@ interface ObjectRef {
 }
 
 /** A configMap's or secret's key/value map as env sees it (secret values decoded). */
-function objectData(pod: Pod, ctx: EnvContext, { kind, name, optional }: ObjectRef, what: string): Record<string, string> | undefined {
+function objectData(
+  pod: Pod,
+  ctx: EnvContext,
+  { kind, name, optional }: ObjectRef,
+  what: string,
+): Record<string, string> | undefined {
   if (!ctx.objects) throw new EnvError(`${what}: ${kind} references need API server mode (--kubeconfig)`);
   const ns = pod.metadata?.namespace ?? 'default';
   const obj = kind === 'configMap' ? ctx.objects.configMap(ns, name) : ctx.objects.secret(ns, name);
@@ -45,7 +53,9 @@ function objectData(pod: Pod, ctx: EnvContext, { kind, name, optional }: ObjectR
     throw new EnvError(`${what}: ${kind} "${name}" not found`);
   }
   const data = obj.data ?? {};
-  return kind === 'secret' ? Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')])) : { ...data };
+  return kind === 'secret'
+    ? Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]))
+    : { ...data };
 }
 
 const ENV_NAME_RE = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
@@ -55,8 +65,14 @@ function envFromValues(pod: Pod, container: Container, ctx: EnvContext, env: Map
   for (const f of container.envFrom ?? []) {
     const ref = f.configMapRef ?? f.secretRef;
     const kind = f.configMapRef ? 'configMap' : 'secret';
-    if (!ref?.name) throw new EnvError(`container ${container.name}: envFrom needs configMapRef or secretRef with a name`);
-    const data = objectData(pod, ctx, { kind, name: ref.name, optional: ref.optional }, `container ${container.name}: envFrom`);
+    if (!ref?.name)
+      throw new EnvError(`container ${container.name}: envFrom needs configMapRef or secretRef with a name`);
+    const data = objectData(
+      pod,
+      ctx,
+      { kind, name: ref.name, optional: ref.optional },
+      `container ${container.name}: envFrom`,
+    );
     for (const [k, v] of Object.entries(data ?? {})) {
       const name = `${f.prefix ?? ''}${k}`;
       if (ENV_NAME_RE.test(name)) env.set(name, v);
@@ -84,8 +100,13 @@ interface EnvScope {
 /** One env entry's value; env holds the variables before it, which $(VAR) may refer to. */
 function envValue({ pod, container, ctx }: EnvScope, v: EnvVar, env: ReadonlyMap<string, string>): string {
   if (v.valueFrom) {
-    if (v.valueFrom.fieldRef) return fieldRefValue(pod, v.valueFrom.fieldRef.fieldPath, v.valueFrom.fieldRef.apiVersion, ctx);
-    if (v.valueFrom.resourceFieldRef && ctx.resourceFieldRef) return ctx.resourceFieldRef(v.valueFrom.resourceFieldRef as { containerName?: string; resource: string; divisor?: string }, container);
+    if (v.valueFrom.fieldRef)
+      return fieldRefValue(pod, v.valueFrom.fieldRef.fieldPath, v.valueFrom.fieldRef.apiVersion, ctx);
+    if (v.valueFrom.resourceFieldRef && ctx.resourceFieldRef)
+      return ctx.resourceFieldRef(
+        v.valueFrom.resourceFieldRef as { containerName?: string; resource: string; divisor?: string },
+        container,
+      );
     const keyRef = v.valueFrom.configMapKeyRef ?? v.valueFrom.secretKeyRef;
     if (keyRef) {
       const kind = v.valueFrom.configMapKeyRef ? 'configMap' : 'secret';
@@ -93,10 +114,14 @@ function envValue({ pod, container, ctx }: EnvScope, v: EnvVar, env: ReadonlyMap
       const data = objectData(pod, ctx, { kind, name: keyRef.name ?? '', optional: keyRef.optional }, what);
       if (data === undefined) return '';
       const value = data[keyRef.key];
-      if (value === undefined && !keyRef.optional) throw new EnvError(`${what}: key "${keyRef.key}" not found in ${kind} "${keyRef.name}"`);
+      if (value === undefined && !keyRef.optional)
+        throw new EnvError(`${what}: key "${keyRef.key}" not found in ${kind} "${keyRef.name}"`);
       return value ?? '';
     }
-    const kind = Object.keys(v.valueFrom).filter((k) => (v.valueFrom as Record<string, unknown>)[k] !== undefined).join(', ') || 'empty valueFrom';
+    const kind =
+      Object.keys(v.valueFrom)
+        .filter((k) => (v.valueFrom as Record<string, unknown>)[k] !== undefined)
+        .join(', ') || 'empty valueFrom';
     throw new EnvError(`container ${container.name}: env ${v.name}: ${kind} is not supported by this kubelet`);
   }
   const value = v.value ?? '';
@@ -104,7 +129,10 @@ function envValue({ pod, container, ctx }: EnvScope, v: EnvVar, env: ReadonlyMap
 }
 
 /** Command and args with $(VAR) expanded against the container's final environment. */
-export function expandCommandAndArgs(container: Container, envs: readonly KeyValue[]): { command: string[]; args: string[] } {
+export function expandCommandAndArgs(
+  container: Container,
+  envs: readonly KeyValue[],
+): { command: string[]; args: string[] } {
   const mapping = mappingFor(new Map(envs.map((e) => [e.key, e.value])));
   return {
     command: (container.command ?? []).map((c) => expand(c, mapping)),

@@ -39,7 +39,11 @@ export interface GCPolicy {
   maxContainers: number;
 }
 
-export const DEFAULT_GC_POLICY: Readonly<GCPolicy> = Object.freeze({ minAgeMs: 0, maxPerPodContainer: 1, maxContainers: -1 });
+export const DEFAULT_GC_POLICY: Readonly<GCPolicy> = Object.freeze({
+  minAgeMs: 0,
+  maxPerPodContainer: 1,
+  maxContainers: -1,
+});
 
 /**
  * A container in state CREATED younger than this may be one SyncPod is about to start; removing
@@ -106,7 +110,9 @@ function gcFailure(failures: { what: string; err: unknown }[]): Error {
   const message = failures.map((f) => `garbage collection of ${f.what} failed: ${errorMessage(f.err)}`).join('; ');
   const causes = failures.map((f) => f.err);
   if (!causes.some((e) => e instanceof CriError)) return new AggregateError(causes, message);
-  return new KubeletError('KTS_ERR_CRI', message, { cause: causes.length === 1 ? causes[0] : new AggregateError(causes) });
+  return new KubeletError('KTS_ERR_CRI', message, {
+    cause: causes.length === 1 ? causes[0] : new AggregateError(causes),
+  });
 }
 
 /** upstream evictableContainers: dead containers of ours older than minAge, by (pod UID, name), newest first. */
@@ -135,13 +141,25 @@ function uidOf(key: string): string {
 /** upstream removeOldestN: the last `count` of a newest-first list, oldest first; unknown ones are stopped first. */
 async function removeOldest(deps: GcDeps, list: GcInfo[], count: number): Promise<void> {
   const victims = list.slice(Math.max(0, list.length - count)).reverse();
-  await removeAllLogged('container', victims.map((v) => v.id), async (id) => {
-    const v = victims.find((x) => x.id === id)!;
-    if (v.unknown) {
-      await killContainer({ runtime: deps.runtime }, { id, name: v.name, message: 'Container is in unknown state, try killing it before removal', reason: 'Unknown' });
-    }
-    await removeContainer(deps.runtime, id);
-  });
+  await removeAllLogged(
+    'container',
+    victims.map((v) => v.id),
+    async (id) => {
+      const v = victims.find((x) => x.id === id)!;
+      if (v.unknown) {
+        await killContainer(
+          { runtime: deps.runtime },
+          {
+            id,
+            name: v.name,
+            message: 'Container is in unknown state, try killing it before removal',
+            reason: 'Unknown',
+          },
+        );
+      }
+      await removeContainer(deps.runtime, id);
+    },
+  );
 }
 
 async function evictContainers(deps: GcDeps, active: ActivePods): Promise<void> {
@@ -218,18 +236,29 @@ async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ActivePods): 
   for (const dir of await readdir(deps.podLogsDir).catch(() => [] as string[])) {
     const uid = podUIDOfLogsDirName(dir);
     if (!uid || !gone(uid)) continue;
-    await rm(join(deps.podLogsDir, dir), { recursive: true, force: true }).catch((err) => log('kuberuntime').error({ err, dir }, 'failed to remove pod log directory'));
+    await rm(join(deps.podLogsDir, dir), { recursive: true, force: true }).catch((err) =>
+      log('kuberuntime').error({ err, dir }, 'failed to remove pod log directory'),
+    );
   }
   for (const uid of await readdir(join(deps.rootDir, 'pods')).catch(() => [] as string[])) {
     if (!gone(uid)) continue;
-    await deps.removePodVolumes(uid).catch((err) => log('kuberuntime').error({ err: errorMessage(err), uid }, 'failed to remove pod volumes'));
+    await deps
+      .removePodVolumes(uid)
+      .catch((err) => log('kuberuntime').error({ err: errorMessage(err), uid }, 'failed to remove pod volumes'));
   }
   // upstream cleanupOrphanedPodCgroups: after the pod's containers (the kernel refuses a cgroup
   // that still holds processes).
   if (deps.podCgroups?.enabled) {
     for (const [uid, name] of await deps.podCgroups.getAllPodsFromCgroups()) {
       if (!gone(uid)) continue;
-      await deps.podCgroups.destroy(name).catch((err) => log('kuberuntime').warn({ err: errorMessage(err), uid, cgroup: name }, 'failed to remove pod cgroup; will retry'));
+      await deps.podCgroups
+        .destroy(name)
+        .catch((err) =>
+          log('kuberuntime').warn(
+            { err: errorMessage(err), uid, cgroup: name },
+            'failed to remove pod cgroup; will retry',
+          ),
+        );
     }
   }
 }

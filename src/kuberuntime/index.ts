@@ -100,13 +100,15 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     memory: deps.nodeAllocatable?.memoryBytes ?? memoryCapacity,
     ephemeralStorage: deps.nodeAllocatable?.ephemeralStorageBytes ?? 0,
   };
-  const podCgroups = deps.podContainerManager ?? createPodContainerManager({
-    cgroupsPerQOS: deps.cgroupsPerQOS ?? true,
-    cgroupRoot: deps.cgroupRoot ?? '/',
-    cgroupDriver: deps.cgroupDriver,
-    systemdUnits: deps.systemdUnits,
-    allocatableMilliCPU: allocatable.cpu,
-  });
+  const podCgroups =
+    deps.podContainerManager ??
+    createPodContainerManager({
+      cgroupsPerQOS: deps.cgroupsPerQOS ?? true,
+      cgroupRoot: deps.cgroupRoot ?? '/',
+      cgroupDriver: deps.cgroupDriver,
+      systemdUnits: deps.systemdUnits,
+      allocatableMilliCPU: allocatable.cpu,
+    });
   return new KubeGenericRuntimeManager({
     runtime: deps.runtime,
     imageManager: deps.imageManager,

@@ -69,7 +69,11 @@ export interface InitContainerActions {
 }
 
 /** upstream computeInitContainerActions. */
-export function computeInitContainerActions(pod: Pod, status: PodRuntimeStatus, view: ProbeView = {}): InitContainerActions {
+export function computeInitContainerActions(
+  pod: Pod,
+  status: PodRuntimeStatus,
+  view: ProbeView = {},
+): InitContainerActions {
   const inits = pod.spec?.initContainers ?? [];
   const out: InitContainerActions = { toStart: [], toKill: [], killPod: false, initialized: false };
   if (inits.length === 0) {
@@ -104,7 +108,12 @@ export function computeInitContainerActions(pod: Pod, status: PodRuntimeStatus, 
         if (!sidecar) break; // a regular init container: wait for it to finish
         if (c.startupProbe) {
           if (view.probeFailure?.(s.id) === 'StartupProbe') {
-            out.toKill.push({ status: s, container: c, message: `Init container ${c.name} failed startup probe`, reason: 'StartupProbe' });
+            out.toKill.push({
+              status: s,
+              container: c,
+              message: `Init container ${c.name} failed startup probe`,
+              reason: 'StartupProbe',
+            });
             out.toStart.push(i);
             break;
           }
@@ -114,12 +123,22 @@ export function computeInitContainerActions(pod: Pod, status: PodRuntimeStatus, 
         if (i === inits.length - 1) initialized = true;
         else if (!previouslyInitialized) out.toStart.push(i + 1);
         if (s.hash !== hashContainer(c)) {
-          out.toKill.push({ status: s, container: c, message: `Init container ${c.name} definition changed`, reason: 'SpecChanged' });
+          out.toKill.push({
+            status: s,
+            container: c,
+            message: `Init container ${c.name} definition changed`,
+            reason: 'SpecChanged',
+          });
           out.toStart.push(i);
           break;
         }
         if (c.livenessProbe && view.probeFailure?.(s.id) === 'LivenessProbe') {
-          out.toKill.push({ status: s, container: c, message: `Init container ${c.name} failed liveness probe`, reason: 'LivenessProbe' });
+          out.toKill.push({
+            status: s,
+            container: c,
+            message: `Init container ${c.name} failed liveness probe`,
+            reason: 'LivenessProbe',
+          });
           out.toStart.push(i);
         }
         break;

@@ -57,8 +57,14 @@ function terminationGracePeriod(opts: {
     return pod.metadata.deletionGracePeriodSeconds;
   }
   let grace = podTerminationGracePeriodSeconds(pod);
-  const probe = reason === 'LivenessProbe' ? container?.livenessProbe : reason === 'StartupProbe' ? container?.startupProbe : undefined;
-  if (probe?.terminationGracePeriodSeconds !== undefined && probe.terminationGracePeriodSeconds !== null) grace = probe.terminationGracePeriodSeconds;
+  const probe =
+    reason === 'LivenessProbe'
+      ? container?.livenessProbe
+      : reason === 'StartupProbe'
+        ? container?.startupProbe
+        : undefined;
+  if (probe?.terminationGracePeriodSeconds !== undefined && probe.terminationGracePeriodSeconds !== null)
+    grace = probe.terminationGracePeriodSeconds;
   return grace;
 }
 
@@ -92,17 +98,24 @@ async function restoreSpecs(runtime: RuntimeService, id: string): Promise<{ pod:
     },
     spec: {
       containers: [],
-      ...(info.podTerminationGracePeriod !== undefined ? { terminationGracePeriodSeconds: info.podTerminationGracePeriod } : {}),
+      ...(info.podTerminationGracePeriod !== undefined
+        ? { terminationGracePeriodSeconds: info.podTerminationGracePeriod }
+        : {}),
     },
   };
   const container: Container = { name: l?.containerName ?? st.metadata.name };
   if (info.containerPorts) container.ports = info.containerPorts;
-  if (info.preStopHandler) container.lifecycle = { preStop: info.preStopHandler as NonNullable<Container['lifecycle']>['preStop'] };
+  if (info.preStopHandler)
+    container.lifecycle = { preStop: info.preStopHandler as NonNullable<Container['lifecycle']>['preStop'] };
   return { pod, container };
 }
 
 /** Runs the preStop hook, waiting at most graceSeconds; returns the whole seconds spent (upstream executePreStopHook). */
-async function executePreStopHook(deps: KillDeps, { pod, container, containerId: id }: HookTarget, graceSeconds: number): Promise<number> {
+async function executePreStopHook(
+  deps: KillDeps,
+  { pod, container, containerId: id }: HookTarget,
+  graceSeconds: number,
+): Promise<number> {
   const start = Date.now();
   const ac = new AbortController();
   const hook = runHandler(container.lifecycle!.preStop as LifecycleHandler, {
@@ -115,12 +128,19 @@ async function executePreStopHook(deps: KillDeps, { pod, container, containerId:
     signal: ac.signal,
   }).then(
     () => log('kuberuntime').debug({ containerId: id, container: container.name }, 'preStop hook completed'),
-    (err: unknown) => log('kuberuntime').warn({ containerId: id, container: container.name, err: errorMessage(err) }, 'PreStop hook failed'),
+    (err: unknown) =>
+      log('kuberuntime').warn(
+        { containerId: id, container: container.name, err: errorMessage(err) },
+        'PreStop hook failed',
+      ),
   );
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<void>((resolve) => {
     timer = setTimeout(() => {
-      log('kuberuntime').info({ containerId: id, container: container.name, gracePeriod: graceSeconds }, 'PreStop hook not completed in grace period');
+      log('kuberuntime').info(
+        { containerId: id, container: container.name, gracePeriod: graceSeconds },
+        'PreStop hook not completed in grace period',
+      );
       resolve();
     }, graceSeconds * 1000);
   });
@@ -141,7 +161,10 @@ export async function killContainer(deps: KillDeps, req: KillContainerRequest): 
       recorded = undefined;
     } catch (err) {
       if (isNotFound(err)) return;
-      log('kuberuntime').warn({ containerId: req.id, err: errorMessage(err) }, 'cannot restore the container spec from its annotations; stopping without hooks');
+      log('kuberuntime').warn(
+        { containerId: req.id, err: errorMessage(err) },
+        'cannot restore the container spec from its annotations; stopping without hooks',
+      );
       pod = undefined;
     }
   }
@@ -154,9 +177,15 @@ export async function killContainer(deps: KillDeps, req: KillContainerRequest): 
   }
   if (req.ordering && grace > 0) grace -= Math.trunc(await req.ordering.waitForTurn(req.name, grace));
   // Always a minimal shutdown window, unless the caller explicitly asked for less.
-  const floor = req.gracePeriodOverride !== undefined ? Math.min(req.gracePeriodOverride, MINIMUM_GRACE_PERIOD_SECONDS) : MINIMUM_GRACE_PERIOD_SECONDS;
+  const floor =
+    req.gracePeriodOverride !== undefined
+      ? Math.min(req.gracePeriodOverride, MINIMUM_GRACE_PERIOD_SECONDS)
+      : MINIMUM_GRACE_PERIOD_SECONDS;
   grace = Math.max(grace, floor, 0);
-  log('kuberuntime').info({ containerId: req.id, container: req.name, gracePeriod: grace, message }, 'killing container');
+  log('kuberuntime').info(
+    { containerId: req.id, container: req.name, gracePeriod: grace, message },
+    'killing container',
+  );
   if (pod) deps.onKilling?.(pod, req.name, message);
   try {
     await deps.runtime.stopContainer(req.id, grace);
@@ -180,33 +209,56 @@ export function runningPodFromStatus(status: PodRuntimeStatus): RunningPod {
       createdAt: BigInt(c.createdAt.getTime()) * 1_000_000n,
       podSandboxId: c.podSandboxId,
     }));
-  const sandboxes = status.sandboxStatuses.map((s) => ({ id: s.id, ready: s.ready, attempt: s.attempt, createdAt: s.createdAt }));
+  const sandboxes = status.sandboxStatuses.map((s) => ({
+    id: s.id,
+    ready: s.ready,
+    attempt: s.attempt,
+    createdAt: s.createdAt,
+  }));
   return { uid: status.uid, name: status.name, namespace: status.namespace, containers, sandboxes };
 }
 
 function specOf(pod: Pod | undefined, name: string): Container | undefined {
-  return pod?.spec?.containers?.find((s) => s.name === name) ?? pod?.spec?.initContainers?.find((s) => s.name === name) ?? pod?.spec?.ephemeralContainers?.find((s) => s.name === name) as Container | undefined;
+  return (
+    pod?.spec?.containers?.find((s) => s.name === name) ??
+    pod?.spec?.initContainers?.find((s) => s.name === name) ??
+    (pod?.spec?.ephemeralContainers?.find((s) => s.name === name) as Container | undefined)
+  );
 }
 
 /**
  * Stops every non-exited container in parallel (sidecars after the regular containers), then
  * every sandbox; throws one error listing all failures.
  */
-export async function killPod(deps: KillDeps, pod: Pod | undefined, running: RunningPod, gracePeriodOverride?: number): Promise<void> {
+export async function killPod(
+  deps: KillDeps,
+  pod: Pod | undefined,
+  running: RunningPod,
+  gracePeriodOverride?: number,
+): Promise<void> {
   const failures: string[] = [];
   const causes: unknown[] = [];
   const targets = running.containers.filter((c) => c.state !== 'exited');
-  const ordering = pod && hasRestartableInitContainer(pod) ? new TerminationOrdering(pod, targets.map((c) => c.name)) : undefined;
-  const results = await Promise.allSettled(targets.map((c) =>
-    killContainer(deps, {
-      id: c.id,
-      name: c.name,
-      pod,
-      container: specOf(pod, c.name),
-      recorded: c.terminationGracePeriodSeconds,
-      gracePeriodOverride,
-      ordering,
-    })));
+  const ordering =
+    pod && hasRestartableInitContainer(pod)
+      ? new TerminationOrdering(
+          pod,
+          targets.map((c) => c.name),
+        )
+      : undefined;
+  const results = await Promise.allSettled(
+    targets.map((c) =>
+      killContainer(deps, {
+        id: c.id,
+        name: c.name,
+        pod,
+        container: specOf(pod, c.name),
+        recorded: c.terminationGracePeriodSeconds,
+        gracePeriodOverride,
+        ordering,
+      }),
+    ),
+  );
   results.forEach((r, i) => {
     if (r.status === 'rejected') {
       failures.push(`container ${targets[i]!.name} (${targets[i]!.id}): ${errorMessage(r.reason)}`);
@@ -224,8 +276,12 @@ export async function killPod(deps: KillDeps, pod: Pod | undefined, running: Run
     }
   }
   if (failures.length > 0) {
-    throw new KubeletError('KTS_ERR_CRI', `failed to kill pod ${running.namespace}/${running.name}: ${failures.join('; ')}`, {
-      cause: new AggregateError(causes),
-    });
+    throw new KubeletError(
+      'KTS_ERR_CRI',
+      `failed to kill pod ${running.namespace}/${running.name}: ${failures.join('; ')}`,
+      {
+        cause: new AggregateError(causes),
+      },
+    );
   }
 }

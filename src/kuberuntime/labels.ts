@@ -146,7 +146,10 @@ export function getContainerInfoFromLabels(labels: Labels | undefined): LabeledC
  * upstream does) and a message in `errors` naming the annotation and the bad value, which the
  * caller logs.
  */
-export function getContainerInfoFromAnnotations(annotations: Labels | undefined): { info: AnnotatedContainerInfo; errors: string[] } {
+export function getContainerInfoFromAnnotations(annotations: Labels | undefined): {
+  info: AnnotatedContainerInfo;
+  errors: string[];
+} {
   const a = annotations ?? {};
   const errors: string[] = [];
   const info: AnnotatedContainerInfo = {
@@ -160,7 +163,12 @@ export function getContainerInfoFromAnnotations(annotations: Labels | undefined)
   if (deletion !== undefined) info.podDeletionGracePeriod = deletion;
   const termination = readInt(a, PodTerminationGracePeriodAnnotation, errors);
   if (termination !== undefined) info.podTerminationGracePeriod = termination;
-  const preStop = readJson(a, ContainerPreStopHandlerAnnotation, errors, (v) => typeof v === 'object' && v !== null && !Array.isArray(v));
+  const preStop = readJson(
+    a,
+    ContainerPreStopHandlerAnnotation,
+    errors,
+    (v) => typeof v === 'object' && v !== null && !Array.isArray(v),
+  );
   if (preStop !== undefined) info.preStopHandler = preStop;
   const ports = readJson(a, ContainerPortsAnnotation, errors, isPortList);
   if (ports !== undefined) info.containerPorts = ports as ContainerPort[];
@@ -209,5 +217,11 @@ function readJson(a: Labels, key: string, errors: string[], valid: (v: unknown) 
 }
 
 function isPortList(v: unknown): boolean {
-  return Array.isArray(v) && v.every((p) => typeof p === 'object' && p !== null && typeof (p as { containerPort?: unknown }).containerPort === 'number');
+  return (
+    Array.isArray(v) &&
+    v.every(
+      (p) =>
+        typeof p === 'object' && p !== null && typeof (p as { containerPort?: unknown }).containerPort === 'number',
+    )
+  );
 }

@@ -80,7 +80,9 @@ export async function runHandler(handler: LifecycleHandler, ctx: HookContext): P
       failure = runtimeMessage(err);
     }
     if (failure !== undefined) {
-      throw new HookError(`Exec lifecycle hook (${JSON.stringify(command)}) ${where} failed - error: ${failure}, message: ${JSON.stringify(output)}`);
+      throw new HookError(
+        `Exec lifecycle hook (${JSON.stringify(command)}) ${where} failed - error: ${failure}, message: ${JSON.stringify(output)}`,
+      );
     }
     return;
   }
@@ -93,9 +95,16 @@ export async function runHandler(handler: LifecycleHandler, ctx: HookContext): P
         podIP = ips[0]!;
       }
       const req = newRequestForHTTPGetAction(handler.httpGet, ctx.container, podIP, 'lifecycle');
-      await httpGet(req, { timeoutMs: ctx.timeoutMs, httpFallback: true, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+      await httpGet(req, {
+        timeoutMs: ctx.timeoutMs,
+        httpFallback: true,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
     } catch (err) {
-      throw new HookError(`HTTP lifecycle hook (${handler.httpGet.path ?? ''}) ${where} failed - error: ${errorMessage(err)}`, { cause: err });
+      throw new HookError(
+        `HTTP lifecycle hook (${handler.httpGet.path ?? ''}) ${where} failed - error: ${errorMessage(err)}`,
+        { cause: err },
+      );
     }
     return;
   }
@@ -104,7 +113,9 @@ export async function runHandler(handler: LifecycleHandler, ctx: HookContext): P
     try {
       await sleep(Math.max(0, seconds) * 1000, ctx.signal);
     } catch (err) {
-      throw new HookError(`Sleep lifecycle hook (${seconds}) ${where} failed - error: ${errorMessage(err)}`, { cause: err });
+      throw new HookError(`Sleep lifecycle hook (${seconds}) ${where} failed - error: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
     return;
   }

@@ -60,7 +60,10 @@ class DegradingPodContainerManager implements PodContainerManager {
       const code = errnoOf(err);
       if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw err;
       this.disabled = true;
-      log('cm').warn({ err: String(err) }, 'cannot create pod cgroups; pod cgroups are disabled (the runtime places the containers)');
+      log('cm').warn(
+        { err: String(err) },
+        'cannot create pod cgroups; pod cgroups are disabled (the runtime places the containers)',
+      );
     }
   }
 
@@ -84,7 +87,10 @@ export class KubeGenericRuntimeManager implements Runtime {
   private readonly deletor: PodContainerDeletor;
 
   constructor(private readonly opts: RuntimeManagerOptions) {
-    this.deletor = new PodContainerDeletor((id) => removeContainer(opts.runtime, id), Math.max(opts.gcPolicy.maxPerPodContainer, MIN_DEAD_CONTAINERS_IN_POD));
+    this.deletor = new PodContainerDeletor(
+      (id) => removeContainer(opts.runtime, id),
+      Math.max(opts.gcPolicy.maxPerPodContainer, MIN_DEAD_CONTAINERS_IN_POD),
+    );
     this.crashBackOff = new Backoff(opts.clock, opts.crashLoopBackOff.initialMs, opts.crashLoopBackOff.maxMs);
     this.podCgroups = new DegradingPodContainerManager(opts.podCgroups);
     this.syncDeps = {

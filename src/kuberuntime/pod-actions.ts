@@ -10,11 +10,16 @@ import { formatPod, podFullName, podUID } from '../api/pod.js';
 import type { BackoffView } from '../util/backoff.js';
 import { formatGoDuration } from '../util/backoff.js';
 import { hashContainer } from './hash.js';
-import { computeInitContainerActions, findContainerStatusByName, hasAnyRegularContainerCreated } from './init-containers.js';
+import {
+  computeInitContainerActions,
+  findContainerStatusByName,
+  hasAnyRegularContainerCreated,
+} from './init-containers.js';
 import type { ContainerRuntimeStatus, PodRuntimeStatus } from './types.js';
 
 /** Why a container is killed; the message carries the details. */
-export type ContainerKillReason = 'SpecChanged' | 'NotInSpec' | 'Duplicate' | 'LivenessProbe' | 'StartupProbe' | 'Unknown' | 'FailedPostStartHook';
+export type ContainerKillReason =
+  'SpecChanged' | 'NotInSpec' | 'Duplicate' | 'LivenessProbe' | 'StartupProbe' | 'Unknown' | 'FailedPostStartHook';
 
 export interface ContainerToKill {
   id: string;
@@ -80,7 +85,10 @@ function shouldRestartOnFailure(pod: Pod): boolean {
  * and the current sandbox ID if any. Sandboxes are newest first (by creation time) and, as
  * upstream, the new attempt is the newest sandbox's attempt + 1, not the highest attempt seen.
  */
-function podSandboxChanged(pod: Pod, status: PodRuntimeStatus): { changed: boolean; attempt: number; sandboxId: string } {
+function podSandboxChanged(
+  pod: Pod,
+  status: PodRuntimeStatus,
+): { changed: boolean; attempt: number; sandboxId: string } {
   const sandboxes = status.sandboxStatuses;
   if (sandboxes.length === 0) return { changed: true, attempt: 0, sandboxId: '' };
   const newest = sandboxes[0]!;
@@ -113,7 +121,16 @@ function containerSucceeded(c: Container, status: PodRuntimeStatus): boolean {
 }
 
 function emptyActions(changed: boolean, attempt: number, sandboxId: string): PodActions {
-  return { killPod: changed, createSandbox: changed, sandboxId, attempt, initContainersToStart: [], containersToStart: [], containersToKill: [], backOff: new Map() };
+  return {
+    killPod: changed,
+    createSandbox: changed,
+    sandboxId,
+    attempt,
+    initContainersToStart: [],
+    containersToStart: [],
+    containersToKill: [],
+    backOff: new Map(),
+  };
 }
 
 export function computePodActions(pod: Pod, status: PodRuntimeStatus, opts: PodActionsOptions = {}): PodActions {
@@ -149,12 +166,26 @@ function computeSandboxRecreation(pod: Pod, status: PodRuntimeStatus, actions: P
   actions.containersToStart = toStart;
 }
 
-function computeContainerActions(pod: Pod, status: PodRuntimeStatus, actions: PodActions, opts: PodActionsOptions): void {
+function computeContainerActions(
+  pod: Pod,
+  status: PodRuntimeStatus,
+  actions: PodActions,
+  opts: PodActionsOptions,
+): void {
   killUnwantedInstances(pod, status, actions);
-  const init = computeInitContainerActions(pod, status, { probeFailure: opts.probeFailure, startupProbeSucceeded: opts.startupProbeSucceeded });
+  const init = computeInitContainerActions(pod, status, {
+    probeFailure: opts.probeFailure,
+    startupProbeSucceeded: opts.startupProbeSucceeded,
+  });
   actions.initContainersToStart = init.toStart;
   for (const k of init.toKill) {
-    actions.containersToKill.push({ id: k.status.id, name: k.status.name, container: k.container, message: k.message, reason: k.reason });
+    actions.containersToKill.push({
+      id: k.status.id,
+      name: k.status.name,
+      container: k.container,
+      message: k.message,
+      reason: k.reason,
+    });
   }
   if (init.killPod) {
     actions.killPod = true;
@@ -186,13 +217,28 @@ interface ContainerDecision {
 }
 
 /** Decides start/kill/keep for one regular container. */
-function computeOneContainer(pod: Pod, container: Container, status: PodRuntimeStatus, opts: PodActionsOptions): ContainerDecision {
+function computeOneContainer(
+  pod: Pod,
+  container: Container,
+  status: PodRuntimeStatus,
+  opts: PodActionsOptions,
+): ContainerDecision {
   const s = findContainerStatusByName(status, container.name);
   if (!s || s.state !== 'running') {
     if (!shouldContainerBeRestarted(container, pod, status)) return { keep: false, start: false };
     // Unknown may still be running: kill it so two instances never run side by side.
     if (s?.state === 'unknown') {
-      return { keep: false, start: true, kill: { id: s.id, name: s.name, container, message: `Container is in "unknown" state, try killing it before restart`, reason: 'Unknown' } };
+      return {
+        keep: false,
+        start: true,
+        kill: {
+          id: s.id,
+          name: s.name,
+          container,
+          message: `Container is in "unknown" state, try killing it before restart`,
+          reason: 'Unknown',
+        },
+      };
     }
     return { keep: false, start: true };
   }
@@ -237,9 +283,19 @@ function killUnwantedInstances(pod: Pod, status: PodRuntimeStatus, actions: PodA
     seen.add(s.name);
     if (s.state !== 'running') continue;
     if (!names.has(s.name)) {
-      actions.containersToKill.push({ id: s.id, name: s.name, message: `Container ${s.name} is not in the pod spec`, reason: 'NotInSpec' });
+      actions.containersToKill.push({
+        id: s.id,
+        name: s.name,
+        message: `Container ${s.name} is not in the pod spec`,
+        reason: 'NotInSpec',
+      });
     } else if (!newest) {
-      actions.containersToKill.push({ id: s.id, name: s.name, message: `Container ${s.name} has a newer instance`, reason: 'Duplicate' });
+      actions.containersToKill.push({
+        id: s.id,
+        name: s.name,
+        message: `Container ${s.name} has a newer instance`,
+        reason: 'Duplicate',
+      });
     }
   }
 }
@@ -250,7 +306,12 @@ export function restartBackOffKey(pod: Pod, container: Container): string {
 }
 
 /** upstream doBackOff's check, without recording anything (SyncPod records the restart). */
-function restartBackOff(pod: Pod, container: Container, status: PodRuntimeStatus, view: BackoffView | undefined): RestartBackOff | undefined {
+function restartBackOff(
+  pod: Pod,
+  container: Container,
+  status: PodRuntimeStatus,
+  view: BackoffView | undefined,
+): RestartBackOff | undefined {
   const exited = status.containerStatuses.find((s) => s.name === container.name && s.state === 'exited');
   if (!exited) return undefined;
   const key = restartBackOffKey(pod, container);

@@ -40,7 +40,11 @@ export async function removeSandbox(runtime: RuntimeService, id: string): Promis
 }
 
 /** Runs removals one after another, logging (not throwing) each failure; returns how many failed. */
-export async function removeAllLogged(what: string, ids: string[], remove: (id: string) => Promise<void>): Promise<number> {
+export async function removeAllLogged(
+  what: string,
+  ids: string[],
+  remove: (id: string) => Promise<void>,
+): Promise<number> {
   let failed = 0;
   for (const id of ids) {
     try {

@@ -35,7 +35,11 @@ const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
  * when there is no request, as the apiserver would have defaulted), quota from the cpu limit over
  * a 100 ms period, the memory limit in bytes when set, and the OOM score for the pod's QoS.
  */
-export function linuxContainerResources(pod: Pod, container: Container, memoryCapacity: number): LinuxContainerResources {
+export function linuxContainerResources(
+  pod: Pod,
+  container: Container,
+  memoryCapacity: number,
+): LinuxContainerResources {
   const cpuRequest = containerMilliCPU(container, 'requests');
   const cpuLimit = containerMilliCPU(container, 'limits');
   const memoryLimit = containerMemory(container, 'limits');
@@ -75,7 +79,8 @@ export function containerOOMScoreAdjust(pod: Pod, container: Container, memoryCa
   if (qos === 'BestEffort') return BESTEFFORT_OOM_SCORE_ADJ;
   const score = (request: number) => (memoryCapacity > 0 ? 1000 - Math.trunc((1000 * request) / memoryCapacity) : 1000);
   let adj = score(containerMemory(container, 'requests'));
-  const isSidecar = (pod.spec?.initContainers ?? []).some((c) => c.name === container.name) && isRestartableInitContainer(container);
+  const isSidecar =
+    (pod.spec?.initContainers ?? []).some((c) => c.name === container.name) && isRestartableInitContainer(container);
   if (isSidecar) {
     const regular = (pod.spec?.containers ?? []).map(memoryRequestOrDefault);
     const own = memoryRequestOrDefault(container);

@@ -33,17 +33,22 @@ import type {
 
 function toRuntimeState(state: ContainerState): RuntimeContainerState {
   switch (state) {
-    case 'CONTAINER_CREATED': return 'created';
-    case 'CONTAINER_RUNNING': return 'running';
-    case 'CONTAINER_EXITED': return 'exited';
-    default: return 'unknown';
+    case 'CONTAINER_CREATED':
+      return 'created';
+    case 'CONTAINER_RUNNING':
+      return 'running';
+    case 'CONTAINER_EXITED':
+      return 'exited';
+    default:
+      return 'unknown';
   }
 }
 
 /** Annotations parsed with their problems logged once per read (never thrown). */
 function annotated(id: string, annotations: Record<string, string> | undefined): AnnotatedContainerInfo {
   const { info, errors } = getContainerInfoFromAnnotations(annotations);
-  if (errors.length > 0) log('kuberuntime').warn({ containerId: id, errors }, 'container has malformed annotations; using defaults');
+  if (errors.length > 0)
+    log('kuberuntime').warn({ containerId: id, errors }, 'container has malformed annotations; using defaults');
   return info;
 }
 
@@ -137,7 +142,11 @@ export async function getPods(runtime: RuntimeService, all: boolean): Promise<Ru
   for (const s of sandboxes) {
     const info = getPodSandboxInfoFromLabels(s.labels);
     if (!info) continue;
-    const p = podFor(info.podUid, info.podName || s.metadata?.name || '', info.podNamespace || s.metadata?.namespace || '');
+    const p = podFor(
+      info.podUid,
+      info.podName || s.metadata?.name || '',
+      info.podNamespace || s.metadata?.namespace || '',
+    );
     p.sandboxes.push(toRuntimeSandbox(s));
     if (s.createdAt > p.newest) p.newest = s.createdAt;
   }
@@ -170,9 +179,16 @@ async function unlessGone<T>(fn: () => Promise<T>): Promise<T | undefined> {
  * and container halves are read concurrently (two round trips instead of upstream's four): this
  * runs for every pod with a PLEG event, between the runtime reporting an exit and the event.
  */
-export async function getPodStatus(runtime: RuntimeService, { uid, name, namespace }: Pick<PodRuntimeStatus, 'uid' | 'name' | 'namespace'>, now: () => number): Promise<PodRuntimeStatus> {
+export async function getPodStatus(
+  runtime: RuntimeService,
+  { uid, name, namespace }: Pick<PodRuntimeStatus, 'uid' | 'name' | 'namespace'>,
+  now: () => number,
+): Promise<PodRuntimeStatus> {
   const selector = { labelSelector: { [KubernetesPodUIDLabel]: uid } };
-  const [sandboxStatuses, containerStatuses] = await Promise.all([podSandboxStatuses(runtime, selector), podContainerStatuses(runtime, selector)]);
+  const [sandboxStatuses, containerStatuses] = await Promise.all([
+    podSandboxStatuses(runtime, selector),
+    podContainerStatuses(runtime, selector),
+  ]);
   // Only the newest sandbox's addresses count, and only while it is ready.
   const newest = sandboxStatuses[0];
   const ips = newest && newest.ready && newest.ip ? [newest.ip, ...newest.additionalIps] : [];
@@ -182,14 +198,18 @@ export async function getPodStatus(runtime: RuntimeService, { uid, name, namespa
 type UidSelector = { labelSelector: Record<string, string> };
 
 async function podSandboxStatuses(runtime: RuntimeService, selector: UidSelector) {
-  const sandboxes = (await runtime.listPodSandbox(selector)).filter((s) => getPodSandboxInfoFromLabels(s.labels)).sort(byCreatedDesc);
+  const sandboxes = (await runtime.listPodSandbox(selector))
+    .filter((s) => getPodSandboxInfoFromLabels(s.labels))
+    .sort(byCreatedDesc);
   return (await Promise.all(sandboxes.map((s) => unlessGone(() => runtime.podSandboxStatus(s.id)))))
     .filter((st): st is PodSandboxStatus => st !== undefined)
     .map(toSandboxRuntimeStatus);
 }
 
 async function podContainerStatuses(runtime: RuntimeService, selector: UidSelector): Promise<ContainerRuntimeStatus[]> {
-  const containers = (await runtime.listContainers(selector)).filter((c) => getContainerInfoFromLabels(c.labels)).sort(byCreatedDesc);
+  const containers = (await runtime.listContainers(selector))
+    .filter((c) => getContainerInfoFromLabels(c.labels))
+    .sort(byCreatedDesc);
   const statuses = await Promise.all(containers.map((c) => unlessGone(() => runtime.containerStatus(c.id))));
   const out: ContainerRuntimeStatus[] = [];
   statuses.forEach((st, i) => {
@@ -204,7 +224,9 @@ async function podContainerStatuses(runtime: RuntimeService, selector: UidSelect
  * host-network pod has the node's.
  */
 export async function podIPsFromRuntime(runtime: RuntimeService, uid: string, hostIP: string): Promise<string[]> {
-  const sandboxes = (await runtime.listPodSandbox({ labelSelector: { [KubernetesPodUIDLabel]: uid } })).sort(byCreatedDesc);
+  const sandboxes = (await runtime.listPodSandbox({ labelSelector: { [KubernetesPodUIDLabel]: uid } })).sort(
+    byCreatedDesc,
+  );
   const newest = sandboxes[0];
   if (!newest || newest.state !== 'SANDBOX_READY') return [];
   const st = await unlessGone(() => runtime.podSandboxStatus(newest.id));

@@ -6,7 +6,14 @@
 import type { Pod } from '../api/types.js';
 import { podNames, podNamespace } from '../api/pod.js';
 import { podLogsDirectory } from '../util/pod-identity.js';
-import type { DNSConfig, NamespaceMode, NamespaceOption, PodSandboxConfig, PortMapping, Protocol } from '../cri/types.js';
+import type {
+  DNSConfig,
+  NamespaceMode,
+  NamespaceOption,
+  PodSandboxConfig,
+  PortMapping,
+  Protocol,
+} from '../cri/types.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 
 const MAX_HOSTNAME_LENGTH = 63;
@@ -48,7 +55,12 @@ function portMappings(pod: Pod): PortMapping[] {
   const out: PortMapping[] = [];
   for (const c of pod.spec?.containers ?? []) {
     for (const p of c.ports ?? []) {
-      out.push({ protocol: toProtocol(p.protocol), containerPort: p.containerPort, hostPort: p.hostPort ?? 0, hostIp: p.hostIP ?? '' });
+      out.push({
+        protocol: toProtocol(p.protocol),
+        containerPort: p.containerPort,
+        hostPort: p.hostPort ?? 0,
+        hostIp: p.hostIP ?? '',
+      });
     }
   }
   return out;
@@ -64,7 +76,14 @@ export interface SandboxConfigInput {
   cgroupParent?: string;
 }
 
-export function generatePodSandboxConfig({ pod, attempt, podLogsDir, clusterDomain, dns, cgroupParent }: SandboxConfigInput): PodSandboxConfig {
+export function generatePodSandboxConfig({
+  pod,
+  attempt,
+  podLogsDir,
+  clusterDomain,
+  dns,
+  cgroupParent,
+}: SandboxConfigInput): PodSandboxConfig {
   const hostNetwork = pod.spec?.hostNetwork === true;
   return {
     metadata: { ...podNames(pod), attempt },

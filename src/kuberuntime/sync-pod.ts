@@ -90,7 +90,12 @@ function causeChain(err: unknown): unknown[] {
 }
 
 /** A container-scoped pod event (the reference's fieldPath names the container). */
-export function containerEvent(deps: Pick<SyncDeps, 'recorder'>, pod: Pod, container: Pick<Container, 'name'>, { type, reason, message }: EventFields): void {
+export function containerEvent(
+  deps: Pick<SyncDeps, 'recorder'>,
+  pod: Pod,
+  container: Pick<Container, 'name'>,
+  { type, reason, message }: EventFields,
+): void {
   deps.recorder?.event(containerEventRef(pod, container.name), type, reason, message);
 }
 
@@ -119,7 +124,8 @@ interface StartContext {
 }
 
 export function killDeps(deps: Pick<SyncDeps, 'runtime' | 'podIPs' | 'recorder'>): KillDeps {
-  const onKilling = (pod: Pod, name: string, message: string) => containerEvent(deps, pod, { name }, { type: 'Normal', reason: 'Killing', message });
+  const onKilling = (pod: Pod, name: string, message: string) =>
+    containerEvent(deps, pod, { name }, { type: 'Normal', reason: 'Killing', message });
   return { runtime: deps.runtime, podIPs: deps.podIPs, onKilling };
 }
 
@@ -129,7 +135,12 @@ export function killDeps(deps: Pick<SyncDeps, 'runtime' | 'podIPs' | 'recorder'>
  */
 function bindSignal(deps: SyncDeps, signal: AbortSignal | undefined): SyncDeps {
   if (!signal) return deps;
-  return { ...deps, signal, runtime: deps.runtime.withSignal?.(signal) ?? deps.runtime, imageManager: deps.imageManager.withSignal(signal) };
+  return {
+    ...deps,
+    signal,
+    runtime: deps.runtime.withSignal?.(signal) ?? deps.runtime,
+    imageManager: deps.imageManager.withSignal(signal),
+  };
 }
 
 /**
@@ -148,7 +159,12 @@ function rethrowIfCancelled(deps: SyncDeps, err: unknown): void {
   if (deps.signal?.aborted) throw err;
 }
 
-export async function syncPod(baseDeps: SyncDeps, pod: Pod, status: PodRuntimeStatus, signal?: AbortSignal): Promise<PodSyncResult> {
+export async function syncPod(
+  baseDeps: SyncDeps,
+  pod: Pod,
+  status: PodRuntimeStatus,
+  signal?: AbortSignal,
+): Promise<PodSyncResult> {
   try {
     return await syncPodSteps(bindSignal(baseDeps, signal), pod, status);
   } finally {
@@ -160,7 +176,11 @@ export async function syncPod(baseDeps: SyncDeps, pod: Pod, status: PodRuntimeSt
 async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult> {
   const result: PodSyncResult = { waiting: new Map() };
   if (!(await ensurePodCgroup(deps, pod, status, result))) return result;
-  const actions = computePodActions(pod, status, { backOff: deps.crashBackOff, probeFailure: deps.probeFailure, startupProbeSucceeded: deps.startupProbeSucceeded });
+  const actions = computePodActions(pod, status, {
+    backOff: deps.crashBackOff,
+    probeFailure: deps.probeFailure,
+    startupProbeSucceeded: deps.startupProbeSucceeded,
+  });
   log('kuberuntime').debug({ pod: formatPod(pod), actions: describe(actions) }, 'computePodActions');
   if (actions.killPod || actions.containersToKill.length > 0) result.changed = true;
   try {
@@ -201,7 +221,12 @@ async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus):
  * upstream kubelet.SyncPod's pod cgroup step. Returns false when the sync must stop here (the
  * error, if any, is in result).
  */
-async function ensurePodCgroup(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, result: PodSyncResult): Promise<boolean> {
+async function ensurePodCgroup(
+  deps: SyncDeps,
+  pod: Pod,
+  status: PodRuntimeStatus,
+  result: PodSyncResult,
+): Promise<boolean> {
   const pcm = deps.podCgroups;
   // A pod being deleted needs no cgroup created or updated.
   if (!pcm.enabled || pod.metadata?.deletionTimestamp) return true;
@@ -211,7 +236,10 @@ async function ensurePodCgroup(deps: SyncDeps, pod: Pod, status: PodRuntimeStatu
     if (!firstSync) {
       // Containers run outside the pod cgroup (e.g. pod cgroups were just turned on): restart
       // them inside it.
-      log('kuberuntime').info({ pod: formatPod(pod), cgroup: pcm.getPodContainerName(pod) }, 'pod cgroup missing while containers run; killing the pod to restart it in its cgroup');
+      log('kuberuntime').info(
+        { pod: formatPod(pod), cgroup: pcm.getPodContainerName(pod) },
+        'pod cgroup missing while containers run; killing the pod to restart it in its cgroup',
+      );
       await killPod(killDeps(deps), pod, runningPodFromStatus(status));
       result.changed = true;
       if (pod.spec?.restartPolicy === 'Never') return false;
@@ -220,7 +248,11 @@ async function ensurePodCgroup(deps: SyncDeps, pod: Pod, status: PodRuntimeStatu
     // After a kill the status is stale: the next sync restarts the pod in its cgroup.
     return firstSync;
   } catch (err) {
-    result.error = new KubeletError('KTS_ERR_SANDBOX', `failed to ensure that the pod: ${podUID(pod)} cgroups exist and are correctly applied: ${errorMessage(err)}`, { cause: err });
+    result.error = new KubeletError(
+      'KTS_ERR_SANDBOX',
+      `failed to ensure that the pod: ${podUID(pod)} cgroups exist and are correctly applied: ${errorMessage(err)}`,
+      { cause: err },
+    );
     return false;
   }
 }
@@ -244,7 +276,14 @@ async function killWhatMustGo(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     return;
   }
   for (const k of actions.containersToKill) {
-    await killContainer(killDeps(deps), { id: k.id, name: k.name, pod, container: k.container, reason: k.reason, message: k.message });
+    await killContainer(killDeps(deps), {
+      id: k.id,
+      name: k.name,
+      pod,
+      container: k.container,
+      reason: k.reason,
+      message: k.message,
+    });
   }
 }
 
@@ -256,7 +295,11 @@ async function purgeInitContainers(runtime: RuntimeService, pod: Pod, status: Po
 }
 
 /** Keeps only the newest exited instance of each init container (unknown ones all go). */
-async function pruneInitContainersBeforeStart(runtime: RuntimeService, pod: Pod, status: PodRuntimeStatus): Promise<void> {
+async function pruneInitContainersBeforeStart(
+  runtime: RuntimeService,
+  pod: Pod,
+  status: PodRuntimeStatus,
+): Promise<void> {
   const ids: string[] = [];
   for (const c of pod.spec?.initContainers ?? []) {
     let count = 0;
@@ -271,7 +314,12 @@ async function pruneInitContainersBeforeStart(runtime: RuntimeService, pod: Pod,
 }
 
 /** The sandbox config, and a new sandbox with its IPs when the actions ask for one. */
-async function prepareSandbox(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus, actions: PodActions): Promise<StartTarget> {
+async function prepareSandbox(
+  deps: SyncDeps,
+  pod: Pod,
+  status: PodRuntimeStatus,
+  actions: PodActions,
+): Promise<StartTarget> {
   const sandboxConfig = generatePodSandboxConfig({
     pod,
     attempt: actions.attempt,
@@ -304,19 +352,33 @@ async function prepareSandbox(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus
     // A host-network pod has no sandbox IP of its own; the status manager reports the host's.
     if (!isHostNetworkPod(pod)) podIPs = st.network.ip ? [st.network.ip, ...st.network.additionalIps] : [];
   } catch (err) {
-    throw new KubeletError('KTS_ERR_SANDBOX', `Unable to get pod sandbox status: ${runtimeMessage(err)}`, { cause: err });
+    throw new KubeletError('KTS_ERR_SANDBOX', `Unable to get pod sandbox status: ${runtimeMessage(err)}`, {
+      cause: err,
+    });
   }
   return { sandboxId, sandboxConfig, podIPs };
 }
 
 /** Starts one container, recording a waiting reason on failure; returns whether it started. */
-async function start(deps: SyncDeps, ctx: StartContext, container: Container, containerType: 'container' | 'init_container'): Promise<boolean> {
+async function start(
+  deps: SyncDeps,
+  ctx: StartContext,
+  container: Container,
+  containerType: 'container' | 'init_container',
+): Promise<boolean> {
   const { pod, actions, result } = ctx;
   const backOff = actions.backOff.get(container.name);
   if (backOff?.inBackOff) {
     result.waiting.set(container.name, { reason: 'CrashLoopBackOff', message: backOff.message });
-    log('kuberuntime').debug({ pod: formatPod(pod), container: container.name, message: backOff.message }, 'back-off restarting failed container');
-    containerEvent(deps, pod, container, { type: 'Warning', reason: 'BackOff', message: 'Back-off restarting failed container' });
+    log('kuberuntime').debug(
+      { pod: formatPod(pod), container: container.name, message: backOff.message },
+      'back-off restarting failed container',
+    );
+    containerEvent(deps, pod, container, {
+      type: 'Warning',
+      reason: 'BackOff',
+      message: 'Back-off restarting failed container',
+    });
     return false;
   }
   // The restart is allowed: record it so the next failure waits longer.
@@ -327,8 +389,16 @@ async function start(deps: SyncDeps, ctx: StartContext, container: Container, co
     result.changed = true;
     const id = await startContainer(deps, ctx, container);
     log('kuberuntime').info({ pod: formatPod(pod), container: container.name, containerId: id }, 'started container');
-    containerEvent(deps, pod, container, { type: 'Normal', reason: 'Created', message: `Created container ${container.name}` });
-    containerEvent(deps, pod, container, { type: 'Normal', reason: 'Started', message: `Started container ${container.name}` });
+    containerEvent(deps, pod, container, {
+      type: 'Normal',
+      reason: 'Created',
+      message: `Created container ${container.name}`,
+    });
+    containerEvent(deps, pod, container, {
+      type: 'Normal',
+      reason: 'Started',
+      message: `Started container ${container.name}`,
+    });
     return true;
   } catch (err) {
     rethrowIfCancelled(deps, err);
@@ -337,8 +407,18 @@ async function start(deps: SyncDeps, ctx: StartContext, container: Container, co
     result.waiting.set(container.name, { reason, message: errorMessage(err) });
     // A volume that cannot be set up is upstream's FailedMount; the rest are Failed.
     const mountProblem = causeChain(err).some((e) => e instanceof VolumeError);
-    containerEvent(deps, pod, container, mountProblem ? { type: 'Warning', reason: 'FailedMount', message: errorMessage(err) } : { type: 'Warning', reason: 'Failed', message: `Error: ${reason}: ${errorMessage(err)}` });
-    log('kuberuntime').warn({ pod: formatPod(pod), container: container.name, reason, err: errorMessage(err) }, 'container start failed');
+    containerEvent(
+      deps,
+      pod,
+      container,
+      mountProblem
+        ? { type: 'Warning', reason: 'FailedMount', message: errorMessage(err) }
+        : { type: 'Warning', reason: 'Failed', message: `Error: ${reason}: ${errorMessage(err)}` },
+    );
+    log('kuberuntime').warn(
+      { pod: formatPod(pod), container: container.name, reason, err: errorMessage(err) },
+      'container start failed',
+    );
     return false;
   }
 }
@@ -351,7 +431,11 @@ async function start(deps: SyncDeps, ctx: StartContext, container: Container, co
 const NO_PULL_SECRETS: readonly PullSecret[] = [];
 
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
-async function startContainer(deps: SyncDeps, { pod, status, actions, target }: StartContext, container: Container): Promise<string> {
+async function startContainer(
+  deps: SyncDeps,
+  { pod, status, actions, target }: StartContext,
+  container: Container,
+): Promise<string> {
   const imageRef = await deps.imageManager.ensureImageExists(pod, container, NO_PULL_SECRETS, target.sandboxConfig);
   const logDir = containerLogsDirectory(deps.podLogsDir, podNames(pod), container.name);
   const previous = findContainerStatusByName(status, container.name);
@@ -364,7 +448,13 @@ async function startContainer(deps: SyncDeps, { pod, status, actions, target }: 
       container,
       restartCount,
       imageRef,
-      env: { nodeName: deps.nodeName, hostIP: deps.hostIP, podIP: target.podIPs[0] ?? '', podIPs: target.podIPs, objects: deps.objects },
+      env: {
+        nodeName: deps.nodeName,
+        hostIP: deps.hostIP,
+        podIP: target.podIPs[0] ?? '',
+        podIPs: target.podIPs,
+        objects: deps.objects,
+      },
       memoryCapacity: deps.memoryCapacity,
       allocatable: deps.allocatable,
       volumes: deps.volumes.getMountedVolumesForPod(pod.metadata?.uid ?? ''),
@@ -376,9 +466,13 @@ async function startContainer(deps: SyncDeps, { pod, status, actions, target }: 
   }
   let id: string;
   try {
-    id = await criStart(deps, pod, actions, () => deps.runtime.createContainer(target.sandboxId, config, target.sandboxConfig));
+    id = await criStart(deps, pod, actions, () =>
+      deps.runtime.createContainer(target.sandboxId, config, target.sandboxConfig),
+    );
   } catch (err) {
-    throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'CreateContainerError', runtimeMessage(err), { cause: err });
+    throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'CreateContainerError', runtimeMessage(err), {
+      cause: err,
+    });
   }
   try {
     await criStart(deps, pod, actions, () => deps.runtime.startContainer(id));
@@ -386,25 +480,50 @@ async function startContainer(deps: SyncDeps, { pod, status, actions, target }: 
     throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'RunContainerError', runtimeMessage(err), { cause: err });
   }
   const postStart = container.lifecycle?.postStart;
-  if (postStart) await runPostStartHook(deps, { pod, container, containerId: id }, target, postStart as LifecycleHandler);
+  if (postStart)
+    await runPostStartHook(deps, { pod, container, containerId: id }, target, postStart as LifecycleHandler);
   return id;
 }
 
 /** Runs the postStart hook; on failure kills the container (FailedPostStartHook) and throws PostStartHookError. */
-async function runPostStartHook(deps: SyncDeps, hook: HookTarget, target: StartTarget, handler: LifecycleHandler): Promise<void> {
+async function runPostStartHook(
+  deps: SyncDeps,
+  hook: HookTarget,
+  target: StartTarget,
+  handler: LifecycleHandler,
+): Promise<void> {
   const { pod, container, containerId: id } = hook;
   try {
     await runHandler(handler, {
       runtime: deps.runtime,
       ...hook,
-      podIPs: async () => (target.podIPs.length > 0 ? target.podIPs : isHostNetworkPod(pod) && deps.hostIP ? [deps.hostIP] : deps.podIPs(podUID(pod))),
+      podIPs: async () =>
+        target.podIPs.length > 0
+          ? target.podIPs
+          : isHostNetworkPod(pod) && deps.hostIP
+            ? [deps.hostIP]
+            : deps.podIPs(podUID(pod)),
       timeoutMs: deps.hookTimeoutMs,
     });
   } catch (err) {
     const message = errorMessage(err);
-    log('kuberuntime').warn({ pod: formatPod(pod), container: container.name, containerId: id, err: message }, 'Failed to execute PostStartHook');
-    await killContainer(killDeps(deps), { id, name: container.name, pod, container, reason: 'FailedPostStartHook', message: 'FailedPostStartHook' }).catch((killErr: unknown) =>
-      log('kuberuntime').error({ pod: formatPod(pod), container: container.name, containerId: id, err: errorMessage(killErr) }, 'Failed to kill container'));
+    log('kuberuntime').warn(
+      { pod: formatPod(pod), container: container.name, containerId: id, err: message },
+      'Failed to execute PostStartHook',
+    );
+    await killContainer(killDeps(deps), {
+      id,
+      name: container.name,
+      pod,
+      container,
+      reason: 'FailedPostStartHook',
+      message: 'FailedPostStartHook',
+    }).catch((killErr: unknown) =>
+      log('kuberuntime').error(
+        { pod: formatPod(pod), container: container.name, containerId: id, err: errorMessage(killErr) },
+        'Failed to kill container',
+      ),
+    );
     throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'PostStartHookError', message, { cause: err });
   }
 }

@@ -85,7 +85,10 @@ export interface PodRuntimeStatus {
 }
 
 /** The reason a container is waiting, kept between syncs so the status can report it. */
-export interface ContainerWaiting { reason: string; message: string }
+export interface ContainerWaiting {
+  reason: string;
+  message: string;
+}
 
 /** Result of one SyncPod: per-container start failures that status should show as waiting. */
 export interface PodSyncResult {

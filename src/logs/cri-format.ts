@@ -19,10 +19,14 @@ export function parseCriLogLine(line: Buffer): CriLogLine {
   const s2 = line.indexOf(0x20, s1 + 1);
   if (s2 < 0) throw new LogParseError('stream type is not found');
   const stream = line.subarray(s1 + 1, s2).toString('latin1');
-  if (stream !== 'stdout' && stream !== 'stderr') throw new LogParseError(`unexpected stream type ${JSON.stringify(stream)}`);
+  if (stream !== 'stdout' && stream !== 'stderr')
+    throw new LogParseError(`unexpected stream type ${JSON.stringify(stream)}`);
   const s3 = line.indexOf(0x20, s2 + 1);
   if (s3 < 0) throw new LogParseError('log tag is not found');
-  const tags = line.subarray(s2 + 1, s3).toString('latin1').split(':');
+  const tags = line
+    .subarray(s2 + 1, s3)
+    .toString('latin1')
+    .split(':');
   return { timestamp, timeMs, stream, partial: tags[0] === 'P', content: line.subarray(s3 + 1) };
 }
 
@@ -38,7 +42,9 @@ export class LineFormatter {
   format(l: CriLogLine): Buffer {
     const prefix = this.timestamps && !this.midLine ? Buffer.from(`${l.timestamp} `) : undefined;
     this.midLine = l.partial;
-    const parts = [prefix, l.content, l.partial ? undefined : Buffer.from('\n')].filter((b): b is Buffer => b !== undefined);
+    const parts = [prefix, l.content, l.partial ? undefined : Buffer.from('\n')].filter(
+      (b): b is Buffer => b !== undefined,
+    );
     return Buffer.concat(parts);
   }
 }

@@ -10,13 +10,22 @@ import { readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
 import { podNames } from '../api/pod.js';
-import { containerLogFileName, isDns1123Label, isDns1123Subdomain, podLogsDirName, restartCountOfLogFileName } from '../util/pod-identity.js';
+import {
+  containerLogFileName,
+  isDns1123Label,
+  isDns1123Subdomain,
+  podLogsDirName,
+  restartCountOfLogFileName,
+} from '../util/pod-identity.js';
 import { openBeneath, pathAt } from '../util/open-beneath.js';
 import { KubeletError, PodIdentityError, UnsafePathError } from '../errors.js';
 
 /** A log request that cannot be served; `status` is the HTTP status to answer with. */
 export class ContainerLogsError extends KubeletError {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super('KTS_ERR_CONTAINER_LOGS', message);
   }
 }
@@ -25,7 +34,8 @@ export class ContainerLogsError extends KubeletError {
 export function checkNames(namespace: string, pod: string, container: string): void {
   if (!isDns1123Label(namespace)) throw new ContainerLogsError(400, `invalid namespace ${JSON.stringify(namespace)}`);
   if (!isDns1123Subdomain(pod)) throw new ContainerLogsError(400, `invalid pod name ${JSON.stringify(pod)}`);
-  if (!isDns1123Label(container)) throw new ContainerLogsError(400, `invalid container name ${JSON.stringify(container)}`);
+  if (!isDns1123Label(container))
+    throw new ContainerLogsError(400, `invalid container name ${JSON.stringify(container)}`);
 }
 
 /** A container's log directory: the trusted root and the two components below it. */
@@ -42,7 +52,8 @@ export function containerLogDir(podLogsDir: string, pod: Pod, container: string)
     const names = podNames(pod);
     return { root: podLogsDir, components: [podLogsDirName(names), container], container, podName: names.name };
   } catch (err) {
-    if (err instanceof UnsafePathError || err instanceof PodIdentityError) throw new ContainerLogsError(400, err.message);
+    if (err instanceof UnsafePathError || err instanceof PodIdentityError)
+      throw new ContainerLogsError(400, err.message);
     throw err;
   }
 }
@@ -50,8 +61,13 @@ export function containerLogDir(podLogsDir: string, pod: Pod, container: string)
 /** The kernel's refusal of a walk, as the answer to give. */
 function walkError(err: unknown, dir: ContainerLogDir, what: string): ContainerLogsError {
   const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ELOOP' || code === 'ENOTDIR') return new ContainerLogsError(403, `${what} of container "${dir.container}" is a symbolic link or not where it should be: refused`);
-  if (code === 'ENOENT') return new ContainerLogsError(404, `no logs for container "${dir.container}" in pod "${dir.podName}"`);
+  if (code === 'ELOOP' || code === 'ENOTDIR')
+    return new ContainerLogsError(
+      403,
+      `${what} of container "${dir.container}" is a symbolic link or not where it should be: refused`,
+    );
+  if (code === 'ENOENT')
+    return new ContainerLogsError(404, `no logs for container "${dir.container}" in pod "${dir.podName}"`);
   return new ContainerLogsError(404, `${what} of container "${dir.container}": ${code ?? (err as Error).message}`);
 }
 
@@ -75,7 +91,11 @@ export async function instanceLogFile(dir: ContainerLogDir, previous: boolean): 
     .sort((a, b) => b - a);
   const n = instances[previous ? 1 : 0];
   if (n === undefined) {
-    if (previous) throw new ContainerLogsError(400, `previous terminated container "${dir.container}" in pod "${dir.podName}" not found`);
+    if (previous)
+      throw new ContainerLogsError(
+        400,
+        `previous terminated container "${dir.container}" in pod "${dir.podName}" not found`,
+      );
     throw new ContainerLogsError(404, `container "${dir.container}" in pod "${dir.podName}" has no log file`);
   }
   return containerLogFileName(n);

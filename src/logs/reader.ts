@@ -33,9 +33,15 @@ export async function tailStart(fh: FileHandle, lines: number): Promise<number> 
     const start = Math.max(0, end - BLOCK);
     const { bytesRead } = await fh.read(buf, 0, end - start, start);
     for (let i = bytesRead - 1; i >= 0; i--) {
-      if (buf[i] !== 0x0a) { first = false; continue; }
+      if (buf[i] !== 0x0a) {
+        first = false;
+        continue;
+      }
       // The newline ending the file ends the last line; it does not start one.
-      if (first && start + i === size - 1) { first = false; continue; }
+      if (first && start + i === size - 1) {
+        first = false;
+        continue;
+      }
       if (++count === lines) return start + i + 1;
     }
     end = start;
@@ -44,7 +50,12 @@ export async function tailStart(fh: FileHandle, lines: number): Promise<number> 
 }
 
 /** Writes the selected lines through `write`; resolves at the end (or when aborted). */
-export async function readLogs(path: string, opts: LogOptions, write: (b: Buffer) => Promise<void>, ctx: ReadContext): Promise<void> {
+export async function readLogs(
+  path: string,
+  opts: LogOptions,
+  write: (b: Buffer) => Promise<void>,
+  ctx: ReadContext,
+): Promise<void> {
   let fh = await ctx.open(path);
   const fmt = new LineFormatter(opts.timestamps);
   const since = opts.sinceTime?.getTime();

@@ -31,7 +31,9 @@ export function rotationSuffix(d: Date): string {
 /** Rotated files of `logPath`, oldest first. */
 async function rotatedLogs(logPath: string): Promise<string[]> {
   const prefix = `${basename(logPath)}.`;
-  const names = (await readdir(dirname(logPath)).catch(() => [] as string[])).filter((n) => n.startsWith(prefix) && /^\d{8}-\d{6}/.test(n.slice(prefix.length)));
+  const names = (await readdir(dirname(logPath)).catch(() => [] as string[])).filter(
+    (n) => n.startsWith(prefix) && /^\d{8}-\d{6}/.test(n.slice(prefix.length)),
+  );
   return names.sort().map((n) => join(dirname(logPath), n));
 }
 
@@ -43,7 +45,9 @@ class Rotator implements ContainerLogManager {
 
   start(): void {
     this.timer = setInterval(() => {
-      this.running ??= this.rotateOnce().finally(() => { this.running = undefined; });
+      this.running ??= this.rotateOnce().finally(() => {
+        this.running = undefined;
+      });
     }, this.o.intervalMs);
     this.timer.unref();
   }
@@ -74,11 +78,15 @@ class Rotator implements ContainerLogManager {
     const status = await this.o.runtime.containerStatus(id);
     const path = status.logPath;
     if (!path || status.state !== 'CONTAINER_RUNNING') return;
-    const size = await stat(path).then((s) => s.size, () => -1);
+    const size = await stat(path).then(
+      (s) => s.size,
+      () => -1,
+    );
     if (size < this.o.maxSizeBytes) return;
     // Room for the file about to be rotated: keep maxFiles-2 old ones (+ the new rotated + current).
     const old = await rotatedLogs(path);
-    for (const f of old.slice(0, Math.max(0, old.length - (this.o.maxFiles - 2)))) await unlink(f).catch(() => undefined);
+    for (const f of old.slice(0, Math.max(0, old.length - (this.o.maxFiles - 2))))
+      await unlink(f).catch(() => undefined);
     const target = `${path}.${rotationSuffix((this.o.now ?? (() => new Date()))())}`;
     await rename(path, target);
     try {

@@ -11,7 +11,8 @@ export const registry = new Registry();
 collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
 // prom-client's gauges named *_total fail `promtool check metrics` (a gauge must not end in
 // _total), and upstream's Go process has nothing like them; the rest of the defaults stay.
-for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+  registry.removeSingleMetric(name);
 
 /** Upstream's prometheus.DefBuckets, which most kubelet histograms use. */
 export const DEF_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
@@ -19,12 +20,14 @@ export const DEF_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025,
 export function exponentialBuckets(start: number, factor: number, count: number): number[] {
   return Array.from({ length: count }, (_, i) => start * factor ** i);
 }
-const podStartBuckets = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
+const podStartBuckets = [
+  0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600,
+];
 
 export const metrics = {
   certificateManagerServerTtl: new Gauge({
     name: 'kubelet_certificate_manager_server_ttl_seconds',
-    help: 'Gauge of the shortest TTL (time-to-live) of the Kubelet\'s serving certificate. The value is in seconds until certificate expiry (negative if already expired).',
+    help: "Gauge of the shortest TTL (time-to-live) of the Kubelet's serving certificate. The value is in seconds until certificate expiry (negative if already expired).",
     registers: [registry],
   }),
   serverExpirationRenewErrors: new Counter({
@@ -34,7 +37,7 @@ export const metrics = {
   }),
   certificateManagerClientTtl: new Gauge({
     name: 'kubelet_certificate_manager_client_ttl_seconds',
-    help: 'Gauge of the TTL (time-to-live) of the Kubelet\'s client certificate. The value is in seconds until certificate expiry (negative if already expired).',
+    help: "Gauge of the TTL (time-to-live) of the Kubelet's client certificate. The value is in seconds until certificate expiry (negative if already expired).",
     registers: [registry],
   }),
   certificateManagerClientRenewErrors: new Counter({
@@ -48,7 +51,11 @@ export const metrics = {
     labelNames: ['version'] as const,
     registers: [registry],
   }),
-  runningPods: new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry] }),
+  runningPods: new Gauge({
+    name: 'kubelet_running_pods',
+    help: 'Number of pods that have a running pod sandbox',
+    registers: [registry],
+  }),
   runningContainers: new Gauge({
     name: 'kubelet_running_containers',
     help: 'Number of containers currently running',
@@ -192,8 +199,16 @@ export const metrics = {
     buckets: [...DEF_BUCKETS],
     registers: [registry],
   }),
-  startedPods: new Counter({ name: 'kubelet_started_pods_total', help: 'Cumulative number of pods started', registers: [registry] }),
-  startedPodsErrors: new Counter({ name: 'kubelet_started_pods_errors_total', help: 'Cumulative number of errors when starting pods', registers: [registry] }),
+  startedPods: new Counter({
+    name: 'kubelet_started_pods_total',
+    help: 'Cumulative number of pods started',
+    registers: [registry],
+  }),
+  startedPodsErrors: new Counter({
+    name: 'kubelet_started_pods_errors_total',
+    help: 'Cumulative number of errors when starting pods',
+    registers: [registry],
+  }),
   startedContainers: new Counter({
     name: 'kubelet_started_containers_total',
     help: 'Cumulative number of containers started',

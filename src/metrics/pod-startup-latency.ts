@@ -28,7 +28,12 @@ export function recordImagePull(podUid: string, startedMs: number, finishedMs: n
  * The pod is Running for the first time: observe kubelet_pod_start_sli_duration_seconds and
  * kubelet_pod_start_total_duration_seconds from its creation time. Returns the two values (s).
  */
-export function observePodRunning(podUid: string, createdMs: number, nowMs: number, hostNetwork: boolean): { total: number; sli: number } | undefined {
+export function observePodRunning(
+  podUid: string,
+  createdMs: number,
+  nowMs: number,
+  hostNetwork: boolean,
+): { total: number; sli: number } | undefined {
   const w = pulls.get(podUid);
   pulls.delete(podUid);
   // A pod created before this agent started (found running, or adopted, after a restart) did not

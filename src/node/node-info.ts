@@ -37,7 +37,18 @@ export interface NodeInfoConfig {
 
 /** Node's GOARCH as upstream labels it (Node's process.arch names differ). */
 export function goArch(nodeArch: string = arch()): string {
-  const map: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64', loong64: 'loong64', mips: 'mips', mipsel: 'mipsle' };
+  const map: Record<string, string> = {
+    x64: 'amd64',
+    ia32: '386',
+    arm64: 'arm64',
+    arm: 'arm',
+    ppc64: 'ppc64le',
+    s390x: 's390x',
+    riscv64: 'riscv64',
+    loong64: 'loong64',
+    mips: 'mips',
+    mipsel: 'mipsle',
+  };
   return map[nodeArch] ?? nodeArch;
 }
 
@@ -78,8 +89,10 @@ export function computeNodeInfo(cfg: NodeInfoConfig): NodeInfo {
     pods: cfg.maxPods,
   };
   const reservedCPU = quantityOf(cfg.systemReserved, 'cpu', true) + quantityOf(cfg.kubeReserved, 'cpu', true);
-  const reservedMemory = quantityOf(cfg.systemReserved, 'memory', false) + quantityOf(cfg.kubeReserved, 'memory', false)
-    + thresholdBytes(cfg.evictionHard?.['memory.available'], capacity.memory);
+  const reservedMemory =
+    quantityOf(cfg.systemReserved, 'memory', false) +
+    quantityOf(cfg.kubeReserved, 'memory', false) +
+    thresholdBytes(cfg.evictionHard?.['memory.available'], capacity.memory);
   return {
     name: cfg.nodeName,
     labels: Object.freeze(nodeLabels(cfg.nodeName, cfg.nodeLabels)),

@@ -18,7 +18,10 @@ import { log } from '../util/log.js';
 import type { KillPodForShutdown, NodeShutdownManager, ShutdownTrigger } from './types.js';
 
 export const SystemCriticalPriority = 2_000_000_000;
-const BUILTIN_PRIORITY: Record<string, number> = { 'system-node-critical': 2_000_001_000, 'system-cluster-critical': 2_000_000_000 };
+const BUILTIN_PRIORITY: Record<string, number> = {
+  'system-node-critical': 2_000_001_000,
+  'system-cluster-critical': 2_000_000_000,
+};
 export const NodeShutdownReason = 'Terminated';
 export const NodeShutdownMessage = 'Pod was terminated in response to imminent node shutdown.';
 const NodeShutdownNotAdmittedReason = 'NodeShutdown';
@@ -37,7 +40,11 @@ export function podPriority(pod: Pod): number {
 }
 
 /** The two upstream groups, in kill order, each with its budget in ms. */
-export function shutdownGroups(pods: Pod[], totalMs: number, criticalMs: number): Array<{ critical: boolean; budgetMs: number; pods: Pod[] }> {
+export function shutdownGroups(
+  pods: Pod[],
+  totalMs: number,
+  criticalMs: number,
+): Array<{ critical: boolean; budgetMs: number; pods: Pod[] }> {
   const critical = pods.filter((p) => podPriority(p) >= SystemCriticalPriority);
   const regular = pods.filter((p) => podPriority(p) < SystemCriticalPriority);
   return [
@@ -58,7 +65,13 @@ class Manager implements NodeShutdownManager {
 
   start(): void {
     if (!this.enabled) return;
-    log('nodeshutdown').info({ shutdownGracePeriodMs: this.opts.shutdownGracePeriodMs, shutdownGracePeriodCriticalPodsMs: this.opts.shutdownGracePeriodCriticalPodsMs }, 'Graceful node shutdown manager started');
+    log('nodeshutdown').info(
+      {
+        shutdownGracePeriodMs: this.opts.shutdownGracePeriodMs,
+        shutdownGracePeriodCriticalPodsMs: this.opts.shutdownGracePeriodCriticalPodsMs,
+      },
+      'Graceful node shutdown manager started',
+    );
     this.opts.trigger.start((why) => void this.processShutdownEvent(why));
   }
 
@@ -71,7 +84,9 @@ class Manager implements NodeShutdownManager {
   }
 
   admit(_pod: Pod): { admit: boolean; reason?: string; message?: string } {
-    return this.announced ? { admit: false, reason: NodeShutdownNotAdmittedReason, message: NodeShutdownNotAdmittedMessage } : { admit: true };
+    return this.announced
+      ? { admit: false, reason: NodeShutdownNotAdmittedReason, message: NodeShutdownNotAdmittedMessage }
+      : { admit: true };
   }
 
   processShutdownEvent(why: string): Promise<void> {
@@ -82,23 +97,40 @@ class Manager implements NodeShutdownManager {
   private async run(why: string): Promise<void> {
     this.announced = true;
     const t0 = Date.now();
-    const groups = shutdownGroups(this.opts.activePods(), this.opts.shutdownGracePeriodMs, this.opts.shutdownGracePeriodCriticalPodsMs);
-    log('nodeshutdown').warn({ why, pods: groups.map((g) => g.pods.length) }, 'Node is shutting down: terminating pods, non-critical first');
+    const groups = shutdownGroups(
+      this.opts.activePods(),
+      this.opts.shutdownGracePeriodMs,
+      this.opts.shutdownGracePeriodCriticalPodsMs,
+    );
+    log('nodeshutdown').warn(
+      { why, pods: groups.map((g) => g.pods.length) },
+      'Node is shutting down: terminating pods, non-critical first',
+    );
     for (const g of groups) {
       if (g.pods.length === 0) continue;
       const graceCap = Math.floor(g.budgetMs / 1000);
       const kills = g.pods.map((pod) => {
         const grace = Math.min(podTerminationGracePeriodSeconds(pod), graceCap);
-        log('nodeshutdown').info({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, gracePeriodSeconds: grace, critical: g.critical }, 'Shutdown manager killing pod');
+        log('nodeshutdown').info(
+          { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, gracePeriodSeconds: grace, critical: g.critical },
+          'Shutdown manager killing pod',
+        );
         return this.opts.killPod(pod, grace, NodeShutdownMessage).catch((err: unknown) => {
-          log('nodeshutdown').error({ pod: pod.metadata?.name, err: errorMessage(err) }, 'Shutdown manager failed killing pod');
+          log('nodeshutdown').error(
+            { pod: pod.metadata?.name, err: errorMessage(err) },
+            'Shutdown manager failed killing pod',
+          );
         });
       });
       let timer: NodeJS.Timeout | undefined;
       const outOfTime = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), g.budgetMs)));
       const result = await Promise.race([Promise.all(kills).then(() => 'done' as const), outOfTime]);
       clearTimeout(timer);
-      if (result === 'timeout') log('nodeshutdown').warn({ critical: g.critical, budgetMs: g.budgetMs }, 'Shutdown grace period for this group ran out; continuing');
+      if (result === 'timeout')
+        log('nodeshutdown').warn(
+          { critical: g.critical, budgetMs: g.budgetMs },
+          'Shutdown grace period for this group ran out; continuing',
+        );
     }
     log('nodeshutdown').info({ ms: Date.now() - t0 }, 'Node shutdown: pods terminated');
   }

@@ -3,7 +3,15 @@ import { newNodeStatusManager } from './node-status.js';
 import { newLeaseController } from './lease.js';
 import type { LeaseController, LeaseDeps, NodeStatusDeps, NodeStatusManager } from './types.js';
 
-export type { NodeStatusManager, NodeStatusDeps, LeaseController, LeaseDeps, NodeCondition, Taint, ApiNode } from './types.js';
+export type {
+  NodeStatusManager,
+  NodeStatusDeps,
+  LeaseController,
+  LeaseDeps,
+  NodeCondition,
+  Taint,
+  ApiNode,
+} from './types.js';
 export { defaultPressureConditions, parseTaints, nodeStatus, initialNode } from './node-object.js';
 export { LEASE_NAMESPACE, microTime } from './lease.js';
 

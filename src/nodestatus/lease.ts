@@ -48,7 +48,10 @@ class NodeLease implements LeaseController {
           break;
         } catch (err) {
           if (this.abort.signal.aborted) return;
-          log('nodestatus').warn({ err: errorMessage(err), retryInMs: backoff }, 'Failed to renew the node lease, will retry');
+          log('nodestatus').warn(
+            { err: errorMessage(err), retryInMs: backoff },
+            'Failed to renew the node lease, will retry',
+          );
           this.lease = undefined;
           this.deps.heartbeat.resetConnections();
           await sleep(backoff, this.abort.signal);
@@ -60,7 +63,11 @@ class NodeLease implements LeaseController {
   }
 
   private spec(): V1Lease['spec'] {
-    return { holderIdentity: this.deps.nodeName, leaseDurationSeconds: this.deps.leaseDurationSeconds, renewTime: microTime(this.clock.now()) as unknown as Date };
+    return {
+      holderIdentity: this.deps.nodeName,
+      leaseDurationSeconds: this.deps.leaseDurationSeconds,
+      renewTime: microTime(this.clock.now()) as unknown as Date,
+    };
   }
 
   private ownerReferences(): NonNullable<V1Lease['metadata']>['ownerReferences'] {
@@ -72,13 +79,22 @@ class NodeLease implements LeaseController {
     const { heartbeat, nodeName } = this.deps;
     if (!this.lease) {
       try {
-        this.lease = await heartbeat.request<V1Lease>({ method: 'GET', path: `${this.path}/${encodeURIComponent(nodeName)}` });
+        this.lease = await heartbeat.request<V1Lease>({
+          method: 'GET',
+          path: `${this.path}/${encodeURIComponent(nodeName)}`,
+        });
       } catch (err) {
         if (!(err instanceof ApiError && err.statusCode === 404)) throw err;
         const owners = this.ownerReferences();
         this.lease = await heartbeat.request<V1Lease>({
-          method: 'POST', path: this.path,
-          body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: nodeName, namespace: LEASE_NAMESPACE, ...(owners ? { ownerReferences: owners } : {}) }, spec: this.spec() },
+          method: 'POST',
+          path: this.path,
+          body: {
+            apiVersion: 'coordination.k8s.io/v1',
+            kind: 'Lease',
+            metadata: { name: nodeName, namespace: LEASE_NAMESPACE, ...(owners ? { ownerReferences: owners } : {}) },
+            spec: this.spec(),
+          },
         });
         return;
       }
@@ -89,7 +105,11 @@ class NodeLease implements LeaseController {
       if (owners) metadata.ownerReferences = owners;
     }
     // PUT with the resourceVersion we read: a 409 (someone else wrote it) re-reads next time.
-    this.lease = await heartbeat.request<V1Lease>({ method: 'PUT', path: `${this.path}/${encodeURIComponent(nodeName)}`, body: { ...this.lease, metadata, spec: { ...this.lease.spec, ...this.spec() } } });
+    this.lease = await heartbeat.request<V1Lease>({
+      method: 'PUT',
+      path: `${this.path}/${encodeURIComponent(nodeName)}`,
+      body: { ...this.lease, metadata, spec: { ...this.lease.spec, ...this.spec() } },
+    });
   }
 }
 

@@ -38,24 +38,63 @@ function ephemeralCapacity(rootDir: string): number {
 const cpuQuantity = (milli: number) => (milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`);
 const bytesQuantity = (b: number) => (b % 1024 === 0 ? `${b / 1024}Ki` : String(b));
 
-function capacityAndAllocatable(deps: Pick<NodeStatusDeps, 'node' | 'rootDir' | 'reserved'>): Pick<V1NodeStatus, 'capacity' | 'allocatable'> {
+function capacityAndAllocatable(
+  deps: Pick<NodeStatusDeps, 'node' | 'rootDir' | 'reserved'>,
+): Pick<V1NodeStatus, 'capacity' | 'allocatable'> {
   const { node, reserved } = deps;
   const storage = ephemeralCapacity(deps.rootDir);
-  const reservedStorage = ['systemReserved', 'kubeReserved'].reduce((sum, k) => sum + Math.ceil(tryParseQuantity((reserved as Record<string, Record<string, string> | undefined> | undefined)?.[k]?.['ephemeral-storage'] ?? '0') ?? 0), 0)
-    + thresholdBytes(reserved?.evictionHard?.['nodefs.available'], storage);
+  const reservedStorage =
+    ['systemReserved', 'kubeReserved'].reduce(
+      (sum, k) =>
+        sum +
+        Math.ceil(
+          tryParseQuantity(
+            (reserved as Record<string, Record<string, string> | undefined> | undefined)?.[k]?.['ephemeral-storage'] ??
+              '0',
+          ) ?? 0,
+        ),
+      0,
+    ) + thresholdBytes(reserved?.evictionHard?.['nodefs.available'], storage);
   const huge = { 'hugepages-1Gi': '0', 'hugepages-2Mi': '0' };
   return {
-    capacity: { cpu: cpuQuantity(node.capacity.milliCPU), memory: bytesQuantity(node.capacity.memory), pods: String(node.capacity.pods), 'ephemeral-storage': bytesQuantity(storage), ...huge },
-    allocatable: { cpu: cpuQuantity(node.allocatable.milliCPU), memory: bytesQuantity(node.allocatable.memory), pods: String(node.allocatable.pods), 'ephemeral-storage': String(Math.max(0, storage - reservedStorage)), ...huge },
+    capacity: {
+      cpu: cpuQuantity(node.capacity.milliCPU),
+      memory: bytesQuantity(node.capacity.memory),
+      pods: String(node.capacity.pods),
+      'ephemeral-storage': bytesQuantity(storage),
+      ...huge,
+    },
+    allocatable: {
+      cpu: cpuQuantity(node.allocatable.milliCPU),
+      memory: bytesQuantity(node.allocatable.memory),
+      pods: String(node.allocatable.pods),
+      'ephemeral-storage': String(Math.max(0, storage - reservedStorage)),
+      ...huge,
+    },
   };
 }
 
 /** Upstream's default pressure conditions while no eviction manager reports. */
 export function defaultPressureConditions(): NodeCondition[] {
   return [
-    { type: 'MemoryPressure', status: 'False', reason: 'KubeletHasSufficientMemory', message: 'kubelet has sufficient memory available' },
-    { type: 'DiskPressure', status: 'False', reason: 'KubeletHasNoDiskPressure', message: 'kubelet has no disk pressure' },
-    { type: 'PIDPressure', status: 'False', reason: 'KubeletHasSufficientPID', message: 'kubelet has sufficient PID available' },
+    {
+      type: 'MemoryPressure',
+      status: 'False',
+      reason: 'KubeletHasSufficientMemory',
+      message: 'kubelet has sufficient memory available',
+    },
+    {
+      type: 'DiskPressure',
+      status: 'False',
+      reason: 'KubeletHasNoDiskPressure',
+      message: 'kubelet has no disk pressure',
+    },
+    {
+      type: 'PIDPressure',
+      status: 'False',
+      reason: 'KubeletHasSufficientPID',
+      message: 'kubelet has sufficient PID available',
+    },
   ];
 }
 
@@ -69,7 +108,11 @@ function readyCondition(errors: readonly string[]): NodeCondition {
  * Conditions with times: lastHeartbeatTime is now; lastTransitionTime is kept from `previous`
  * while the status stays the same (upstream's condition setters).
  */
-function stampConditions(conds: NodeCondition[], previous: readonly NodeCondition[] | undefined, now: Date): NodeCondition[] {
+function stampConditions(
+  conds: NodeCondition[],
+  previous: readonly NodeCondition[] | undefined,
+  now: Date,
+): NodeCondition[] {
   return conds.map((c) => {
     const old = previous?.find((p) => p.type === c.type);
     const transition = old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now;
@@ -93,11 +136,18 @@ export interface NodeStatusInput {
 export function nodeStatus(input: NodeStatusInput): V1NodeStatus {
   const { deps } = input;
   const pressure = deps.pressureConditions?.() ?? defaultPressureConditions();
-  const conditions = stampConditions([...pressure, readyCondition(deps.readinessErrors())], input.previous?.status?.conditions, input.now);
+  const conditions = stampConditions(
+    [...pressure, readyCondition(deps.readinessErrors())],
+    input.previous?.status?.conditions,
+    input.now,
+  );
   return {
     ...capacityAndAllocatable(deps),
     conditions,
-    addresses: [{ type: 'InternalIP', address: deps.hostIP }, { type: 'Hostname', address: deps.node.name }],
+    addresses: [
+      { type: 'InternalIP', address: deps.hostIP },
+      { type: 'Hostname', address: deps.node.name },
+    ],
     daemonEndpoints: { kubeletEndpoint: { Port: deps.kubeletPort } },
     nodeInfo: {
       machineID: readTrim('/etc/machine-id'),
@@ -119,8 +169,13 @@ export function nodeStatus(input: NodeStatusInput): V1NodeStatus {
 export function initialNode(input: NodeStatusInput): ApiNode {
   const { deps } = input;
   return {
-    apiVersion: 'v1', kind: 'Node',
-    metadata: { name: deps.node.name, labels: { ...deps.node.labels }, annotations: { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' } },
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: deps.node.name,
+      labels: { ...deps.node.labels },
+      annotations: { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' },
+    },
     spec: deps.taints.length > 0 ? { taints: deps.taints } : {},
     status: nodeStatus(input),
   };
@@ -134,12 +189,23 @@ export function statusFingerprint(s: V1NodeStatus | undefined): string {
 }
 
 /** --register-with-taints: key[=value]:Effect, comma separated. */
-export function parseTaints(raw: string): { taints: { key: string; value?: string; effect: string }[]; problems: string[] } {
+export function parseTaints(raw: string): {
+  taints: { key: string; value?: string; effect: string }[];
+  problems: string[];
+} {
   const taints: { key: string; value?: string; effect: string }[] = [];
   const problems: string[] = [];
-  for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const m = /^([A-Za-z0-9][-A-Za-z0-9_./]*)(?:=([-A-Za-z0-9_.]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(part);
-    if (!m) problems.push(`--register-with-taints: "${part}" must look like key[=value]:NoSchedule|PreferNoSchedule|NoExecute`);
+  for (const part of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const m = /^([A-Za-z0-9][-A-Za-z0-9_./]*)(?:=([-A-Za-z0-9_.]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(
+      part,
+    );
+    if (!m)
+      problems.push(
+        `--register-with-taints: "${part}" must look like key[=value]:NoSchedule|PreferNoSchedule|NoExecute`,
+      );
     else taints.push({ key: m[1]!, ...(m[2] !== undefined ? { value: m[2] } : {}), effect: m[3]! });
   }
   return { taints, problems };

@@ -63,7 +63,10 @@ class NodeStatusLoop implements NodeStatusManager {
         await this.updateNodeStatus();
       } catch (err) {
         if (err instanceof ApiError && err.statusCode === 404) {
-          log('nodestatus').warn({ node: this.deps.node.name }, 'Node not found on the API server; registering it again');
+          log('nodestatus').warn(
+            { node: this.deps.node.name },
+            'Node not found on the API server; registering it again',
+          );
           this.isRegistered = false;
           continue;
         }
@@ -71,7 +74,9 @@ class NodeStatusLoop implements NodeStatusManager {
         this.deps.heartbeat.resetConnections();
       }
       const ready = this.lastReady === 'True';
-      const period = ready ? this.deps.updateFrequencyMs * (1 + Math.random() * 0.1) : Math.min(NOT_READY_RECHECK_MS, this.deps.updateFrequencyMs);
+      const period = ready
+        ? this.deps.updateFrequencyMs * (1 + Math.random() * 0.1)
+        : Math.min(NOT_READY_RECHECK_MS, this.deps.updateFrequencyMs);
       await sleep(period, signal);
     }
   }
@@ -95,9 +100,18 @@ class NodeStatusLoop implements NodeStatusManager {
         let existing: ApiNode;
         if (this.deps.registerNode) {
           try {
-            existing = await client.request<ApiNode>({ method: 'POST', path: '/api/v1/nodes', body: initialNode(await this.input(undefined)) });
+            existing = await client.request<ApiNode>({
+              method: 'POST',
+              path: '/api/v1/nodes',
+              body: initialNode(await this.input(undefined)),
+            });
             log('nodestatus').info({ node: node.name }, 'Successfully registered node');
-            this.deps.recorder?.event({ kind: 'Node', name: node.name, uid: node.name }, 'Normal', 'RegisteredNode', `Node ${node.name} event: Registered Node ${node.name} in Controller`);
+            this.deps.recorder?.event(
+              { kind: 'Node', name: node.name, uid: node.name },
+              'Normal',
+              'RegisteredNode',
+              `Node ${node.name} event: Registered Node ${node.name} in Controller`,
+            );
           } catch (err) {
             if (!(err instanceof ApiError && err.statusCode === 409)) throw err;
             existing = await this.reconcileExisting();
@@ -111,7 +125,10 @@ class NodeStatusLoop implements NodeStatusManager {
         this.registeredResolve();
         return;
       } catch (err) {
-        log('nodestatus').warn({ node: node.name, err: errorMessage(err), retryInMs: backoff }, 'Unable to register node with API server');
+        log('nodestatus').warn(
+          { node: node.name, err: errorMessage(err), retryInMs: backoff },
+          'Unable to register node with API server',
+        );
         await sleep(backoff, this.abort.signal);
         backoff = Math.min(backoff * 2, REGISTER_BACKOFF_MAX_MS);
       }
@@ -124,7 +141,12 @@ class NodeStatusLoop implements NodeStatusManager {
     const labels = existing.metadata?.labels ?? {};
     const missing = Object.entries(this.deps.node.labels).filter(([k, v]) => labels[k] !== v);
     if (missing.length === 0) return existing;
-    return this.deps.client.request<ApiNode>({ method: 'PATCH', path: this.path, contentType: 'application/merge-patch+json', body: { metadata: { labels: Object.fromEntries(missing) } } });
+    return this.deps.client.request<ApiNode>({
+      method: 'PATCH',
+      path: this.path,
+      contentType: 'application/merge-patch+json',
+      body: { metadata: { labels: Object.fromEntries(missing) } },
+    });
   }
 
   async updateNodeStatus(): Promise<void> {
@@ -136,13 +158,26 @@ class NodeStatusLoop implements NodeStatusManager {
     const due = this.clock.now() - this.lastReport >= this.deps.reportFrequencyMs;
     const ready = status.conditions?.find((c) => c.type === 'Ready');
     if (fingerprint === this.lastFingerprint && !due) return;
-    await heartbeat.request({ method: 'PATCH', path: `${this.path}/status`, contentType: 'application/strategic-merge-patch+json', body: { status } });
+    await heartbeat.request({
+      method: 'PATCH',
+      path: `${this.path}/status`,
+      contentType: 'application/strategic-merge-patch+json',
+      body: { status },
+    });
     this.lastReport = this.clock.now();
     this.lastFingerprint = fingerprint;
     if (ready && ready.status !== this.lastReady) {
       const reason = ready.status === 'True' ? 'NodeReady' : 'NodeNotReady';
-      this.deps.recorder?.event({ kind: 'Node', name: node.name, uid: node.name }, 'Normal', reason, `Node ${node.name} status is now: ${reason}`);
-      log('nodestatus').info({ node: node.name, ready: ready.status, message: ready.message }, 'Node readiness changed');
+      this.deps.recorder?.event(
+        { kind: 'Node', name: node.name, uid: node.name },
+        'Normal',
+        reason,
+        `Node ${node.name} status is now: ${reason}`,
+      );
+      log('nodestatus').info(
+        { node: node.name, ready: ready.status, message: ready.message },
+        'Node readiness changed',
+      );
     }
     this.lastReady = ready?.status;
   }

@@ -29,7 +29,11 @@ export interface NodeStatusDeps {
   /** Node root dir: ephemeral-storage capacity is its filesystem's size. */
   rootDir: string;
   /** Subtracted from ephemeral-storage allocatable (reserved + nodefs.available threshold). */
-  reserved?: { systemReserved?: Readonly<Record<string, string>>; kubeReserved?: Readonly<Record<string, string>>; evictionHard?: Readonly<Record<string, string>> };
+  reserved?: {
+    systemReserved?: Readonly<Record<string, string>>;
+    kubeReserved?: Readonly<Record<string, string>>;
+    evictionHard?: Readonly<Record<string, string>>;
+  };
   kubeletVersion: string;
   /** e.g. containerd://1.6.20; undefined while the runtime cannot be asked. */
   runtimeVersion(): Promise<string | undefined>;

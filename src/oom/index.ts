@@ -6,6 +6,10 @@ export type * from './types.js';
 export { podOfMemcg } from './watcher.js';
 export { createOomPodEvents, type OomPodEvents, type OomPodView } from './pod-events.js';
 
-export function createOomWatcher(opts: { onEvent(e: OomEvent): void; kmsgPath?: string; createKmsgWatcher: CreateKmsgWatcher }): OomWatcher {
+export function createOomWatcher(opts: {
+  onEvent(e: OomEvent): void;
+  kmsgPath?: string;
+  createKmsgWatcher: CreateKmsgWatcher;
+}): OomWatcher {
   return new KmsgOomWatcher(opts);
 }

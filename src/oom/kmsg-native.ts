@@ -2,7 +2,10 @@
 import { constants } from 'node:os';
 import type { CreateKmsgWatcher, KmsgWatcher, OomKillRecord } from './types.js';
 
-export interface NativeKmsgWatcher { lost(): number; close(): void }
+export interface NativeKmsgWatcher {
+  lost(): number;
+  close(): void;
+}
 export type NativeKmsgWatcherCtor = new (path: string, onKills: (kills: OomKillRecord[]) => void) => NativeKmsgWatcher;
 
 export function nativeKmsgWatcherFactory(Ctor: NativeKmsgWatcherCtor): CreateKmsgWatcher {

@@ -25,12 +25,17 @@ const utf8 = (latin1: string): string => Buffer.from(latin1, 'latin1').toString(
 function listField(list: string, key: string): string {
   let found = '';
   for (const item of list.split(',')) {
-    if (item.length > key.length && item.startsWith(key) && item[key.length] === '=') found = item.slice(key.length + 1);
+    if (item.length > key.length && item.startsWith(key) && item[key.length] === '=')
+      found = item.slice(key.length + 1);
   }
   return found;
 }
 
-export interface KmsgRecordHead { seq: number; tsUs: number; message: string }
+export interface KmsgRecordHead {
+  seq: number;
+  tsUs: number;
+  message: string;
+}
 
 function parseKmsgRecord(rec: string): KmsgRecordHead | undefined {
   const semi = rec.indexOf(';');
@@ -57,8 +62,13 @@ export class OomLineParser {
       if (pid === undefined) return undefined;
       this.lastPid = pid;
       return {
-        seq: rec.seq, tsUs: rec.tsUs, pid, comm: utf8(listField(list, 'task')), constraint: utf8(listField(list, 'constraint')),
-        oomMemcg: utf8(listField(list, 'oom_memcg')), taskMemcg: utf8(listField(list, 'task_memcg')),
+        seq: rec.seq,
+        tsUs: rec.tsUs,
+        pid,
+        comm: utf8(listField(list, 'task')),
+        constraint: utf8(listField(list, 'constraint')),
+        oomMemcg: utf8(listField(list, 'oom_memcg')),
+        taskMemcg: utf8(listField(list, 'task_memcg')),
       };
     }
     const k = m.indexOf('Killed process ');

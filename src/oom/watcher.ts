@@ -59,7 +59,10 @@ export class KmsgOomWatcher implements OomWatcher {
       this.kmsg = this.deps.createKmsgWatcher(path, (kills) => this.onKills(kills));
       log('oom').info({ path }, 'OOM watcher reading the kernel log');
     } catch (err) {
-      log('oom').warn({ path, err: errorMessage(err) }, 'Cannot read the kernel log: OOM kills are seen from cgroup oom_kill counters only');
+      log('oom').warn(
+        { path, err: errorMessage(err) },
+        'Cannot read the kernel log: OOM kills are seen from cgroup oom_kill counters only',
+      );
     }
   }
 
@@ -94,7 +97,13 @@ export class KmsgOomWatcher implements OomWatcher {
       while (extra > 0 && take(this.kmsgAhead, s.containerId)) extra--;
       bump(this.counterAhead, s.containerId, extra);
       for (let i = 0; i < extra; i++) {
-        this.emit({ time: new Date(), source: 'memory.events', memcg: s.memcg, podUid: s.podUid, containerId: s.containerId });
+        this.emit({
+          time: new Date(),
+          source: 'memory.events',
+          memcg: s.memcg,
+          podUid: s.podUid,
+          containerId: s.containerId,
+        });
       }
     }
     for (const id of this.counters.keys()) {

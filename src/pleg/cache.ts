@@ -5,7 +5,11 @@
  */
 import type { CachedPodStatus, PodStatusCache } from './types.js';
 
-interface Waiter { uid: string; minTime: number; resolve: (v: CachedPodStatus) => void }
+interface Waiter {
+  uid: string;
+  minTime: number;
+  resolve: (v: CachedPodStatus) => void;
+}
 
 class PodCache implements PodStatusCache {
   private readonly entries = new Map<string, CachedPodStatus>();
@@ -22,10 +26,14 @@ class PodCache implements PodStatusCache {
     return new Promise((resolve) => {
       const waiter: Waiter = { uid, minTime, resolve };
       this.waiters.push(waiter);
-      signal?.addEventListener('abort', () => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        resolve(this.entryOrEmpty(uid));
-      }, { once: true });
+      signal?.addEventListener(
+        'abort',
+        () => {
+          this.waiters = this.waiters.filter((w) => w !== waiter);
+          resolve(this.entryOrEmpty(uid));
+        },
+        { once: true },
+      );
     });
   }
 
@@ -45,7 +53,9 @@ class PodCache implements PodStatusCache {
 
   private entryOrEmpty(uid: string): CachedPodStatus {
     const e = this.entries.get(uid);
-    return e ? { ...e, modified: Math.max(e.modified, this.globalTime) } : { status: undefined, error: undefined, modified: this.globalTime };
+    return e
+      ? { ...e, modified: Math.max(e.modified, this.globalTime) }
+      : { status: undefined, error: undefined, modified: this.globalTime };
   }
 
   private ifNewer(uid: string, minTime: number): CachedPodStatus | undefined {

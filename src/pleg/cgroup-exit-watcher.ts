@@ -27,14 +27,25 @@ export function findUnifiedRoot(base = '/sys/fs/cgroup'): string | undefined {
  * QoS hierarchy in the driver's naming, or (cgroupfs, pod cgroups off) containerd's default
  * parent k8s.io.
  */
-export function candidateCgroupDirs(podUid: string, containerId: string, cgroupRoot = '/', naming: CgroupNaming = cgroupNaming('cgroupfs')): string[] {
+export function candidateCgroupDirs(
+  podUid: string,
+  containerId: string,
+  cgroupRoot = '/',
+  naming: CgroupNaming = cgroupNaming('cgroupfs'),
+): string[] {
   const pods = [`pod${podUid}`, `pod${podUid.replace(/-/g, '_')}`];
   const qos = Object.values(qosCgroupNames(naming.parse(cgroupRoot)));
-  const parents = [...(naming.driver === 'cgroupfs' ? ['k8s.io'] : []), ...qos.flatMap((q) => pods.map((p) => naming.path([...q, p])))];
+  const parents = [
+    ...(naming.driver === 'cgroupfs' ? ['k8s.io'] : []),
+    ...qos.flatMap((q) => pods.map((p) => naming.path([...q, p]))),
+  ];
   return [...new Set(parents)].flatMap((p) => naming.containerLeaves(containerId).map((leaf) => join(p, leaf)));
 }
 
-interface Tracked { podUid: string; file: string }
+interface Tracked {
+  podUid: string;
+  file: string;
+}
 
 export interface CgroupExitWatcherOptions {
   root: string;

@@ -21,7 +21,6 @@ export type SubscribeContainerEvents = (
   onError: (err: CriError) => void,
 ) => { cancel(): void };
 
-
 const RETRY_BASE_MS = 1000;
 const RETRY_MAX_MS = 30_000;
 
@@ -56,7 +55,10 @@ export class CriEventTrigger {
 
   private connect(): void {
     this.stateValue = 'connecting';
-    this.current = this.subscribe((e) => this.received(e), (err) => this.failed(err));
+    this.current = this.subscribe(
+      (e) => this.received(e),
+      (err) => this.failed(err),
+    );
   }
 
   private received(e: ContainerEvent): void {
@@ -76,12 +78,17 @@ export class CriEventTrigger {
     this.current = undefined;
     if (err.code === 'KTS_ERR_CRI_UNIMPLEMENTED') {
       this.stateValue = 'unsupported';
-      log('pleg').info('Runtime does not offer GetContainerEvents; relying on the periodic relist and cgroup exit events');
+      log('pleg').info(
+        'Runtime does not offer GetContainerEvents; relying on the periodic relist and cgroup exit events',
+      );
       return;
     }
     metrics.eventedPlegConnectionError.inc();
     this.stateValue = 'retrying';
-    log('pleg').warn({ err: err.message, retryInMs: this.retryDelay }, 'CRI container events stream failed; resubscribing');
+    log('pleg').warn(
+      { err: err.message, retryInMs: this.retryDelay },
+      'CRI container events stream failed; resubscribing',
+    );
     this.retryTimer = this.clock.setTimeout(() => {
       if (this.stateValue === 'retrying') this.connect();
     }, this.retryDelay);

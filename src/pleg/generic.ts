@@ -96,7 +96,8 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     this.clock = opts.clock ?? realClock;
     this.period = opts.relistPeriodMs ?? 1000;
     this.exitWatcher = opts.createExitWatcher?.((podUid, cid) => this.onCgroupExit(podUid, cid));
-    if (opts.subscribeContainerEvents) this.criEvents = new CriEventTrigger(opts.subscribeContainerEvents, () => void this.relist(), this.clock);
+    if (opts.subscribeContainerEvents)
+      this.criEvents = new CriEventTrigger(opts.subscribeContainerEvents, () => void this.relist(), this.clock);
   }
 
   start(): void {
@@ -126,7 +127,11 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   healthy(): { ok: boolean; message?: string } {
     if (this.lastRelistDone === undefined) return { ok: false, message: 'pleg has yet to be successful' };
     const age = this.clock.now() - this.lastRelistDone;
-    if (age > RELIST_THRESHOLD_MS) return { ok: false, message: `pleg was last seen active ${Math.round(age / 1000)}s ago; threshold is ${RELIST_THRESHOLD_MS / 1000}s` };
+    if (age > RELIST_THRESHOLD_MS)
+      return {
+        ok: false,
+        message: `pleg was last seen active ${Math.round(age / 1000)}s ago; threshold is ${RELIST_THRESHOLD_MS / 1000}s`,
+      };
     return { ok: true };
   }
 
@@ -170,11 +175,14 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   /** One round of per-container status calls; a relist as soon as the runtime shows an exit. */
   private async confirmExits(): Promise<void> {
     const now = this.clock.now();
-    const ids = [...this.pendingExits].filter(([cid, p]) => {
-      if (now - p.at <= EXIT_CONFIRM_LIMIT_MS) return true;
-      this.pendingExits.delete(cid); // the periodic relist will see it
-      return false;
-    }).slice(0, EXIT_CONFIRM_BATCH).map(([cid]) => cid);
+    const ids = [...this.pendingExits]
+      .filter(([cid, p]) => {
+        if (now - p.at <= EXIT_CONFIRM_LIMIT_MS) return true;
+        this.pendingExits.delete(cid); // the periodic relist will see it
+        return false;
+      })
+      .slice(0, EXIT_CONFIRM_BATCH)
+      .map(([cid]) => cid);
     const exited = await Promise.all(ids.map((cid) => this.opts.source.containerExited!(cid).catch(() => false)));
     if (exited.some(Boolean)) {
       for (const [i, cid] of ids.entries()) if (exited[i]) this.pendingExits.delete(cid);
@@ -196,7 +204,8 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       events = result.events;
       for (const [uid, info] of result.pods) this.podInfo.set(uid, info);
       metrics.runningPods.set(result.counts.runningPods);
-      for (const [state, n] of Object.entries(result.counts.containers)) metrics.runningContainers.set({ container_state: state }, n);
+      for (const [state, n] of Object.entries(result.counts.containers))
+        metrics.runningContainers.set({ container_state: state }, n);
     } catch (err) {
       log('pleg').error({ err: errorMessage(err) }, 'GenericPLEG: unable to retrieve pods');
       return;
@@ -224,7 +233,10 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     } catch (err) {
       this.needsReinspection.add(uid);
       this.opts.cache.set(uid, undefined, err as Error, observed);
-      log('pleg').warn({ pod: `${info.namespace}/${info.name}`, err: errorMessage(err) }, 'PLEG: pod status inspection failed; will retry next relist');
+      log('pleg').warn(
+        { pod: `${info.namespace}/${info.name}`, err: errorMessage(err) },
+        'PLEG: pod status inspection failed; will retry next relist',
+      );
     }
   }
 

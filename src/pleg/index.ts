@@ -1,4 +1,11 @@
-export type { CriEventsState, PodLifecycleEvent, PodLifecycleEventGenerator, PodLifecycleEventType, PodStatusCache, CachedPodStatus } from './types.js';
+export type {
+  CriEventsState,
+  PodLifecycleEvent,
+  PodLifecycleEventGenerator,
+  PodLifecycleEventType,
+  PodStatusCache,
+  CachedPodStatus,
+} from './types.js';
 export { createGenericPLEG, RELIST_THRESHOLD_MS, type GenericPlegOptions, type RawRelistSource } from './generic.js';
 export { createPodStatusCache } from './cache.js';
 export { CgroupExitWatcher, findUnifiedRoot } from './cgroup-exit-watcher.js';

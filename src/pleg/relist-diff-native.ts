@@ -36,7 +36,12 @@ function decodeNativeResult(buf: Buffer): RelistResult {
     pods: new Map(),
     counts: {
       runningPods: buf.readUInt32LE(0),
-      containers: { created: buf.readUInt32LE(4), running: buf.readUInt32LE(8), exited: buf.readUInt32LE(12), unknown: buf.readUInt32LE(16) },
+      containers: {
+        created: buf.readUInt32LE(4),
+        running: buf.readUInt32LE(8),
+        exited: buf.readUInt32LE(12),
+        unknown: buf.readUInt32LE(16),
+      },
     },
   };
   const podIds: string[] = new Array<string>(nPods);

@@ -5,8 +5,27 @@
  * relist-types.ts. The bytes are decoded first (relist-decoder.ts), so a malformed reply leaves
  * the retained state untouched.
  */
-import { closedError, RELIST_EVENT_TYPES, type CreateRelistDiffer, type RelistDiffer, type RelistPodInfo, type RelistResult } from './relist-types.js';
-import { decodeContainers, decodeSandboxes, EXITED, latin1, latin1ToUtf8, NON_EXISTENT, Reader, RUNNING, UNKNOWN, utf8ToLatin1, type Item as DecodedItem } from './relist-decoder.js';
+import {
+  closedError,
+  RELIST_EVENT_TYPES,
+  type CreateRelistDiffer,
+  type RelistDiffer,
+  type RelistPodInfo,
+  type RelistResult,
+} from './relist-types.js';
+import {
+  decodeContainers,
+  decodeSandboxes,
+  EXITED,
+  latin1,
+  latin1ToUtf8,
+  NON_EXISTENT,
+  Reader,
+  RUNNING,
+  UNKNOWN,
+  utf8ToLatin1,
+  type Item as DecodedItem,
+} from './relist-decoder.js';
 
 type Item = DecodedItem<Pod>;
 
@@ -91,7 +110,17 @@ class TsRelistDiffer implements RelistDiffer {
         }
       } else {
         if (!pod) {
-          pod = { uid: it.uid, name: '', ns: '', recs: new Map(), lastSeen: 0, infoGen: 0, infoPrio: 0, readyGen: 0, eventGen: 0 };
+          pod = {
+            uid: it.uid,
+            name: '',
+            ns: '',
+            recs: new Map(),
+            lastSeen: 0,
+            infoGen: 0,
+            infoPrio: 0,
+            readyGen: 0,
+            eventGen: 0,
+          };
           pods.set(it.uid, pod);
         }
         rec = { state: it.state, seen: gen };
@@ -137,7 +166,10 @@ class TsRelistDiffer implements RelistDiffer {
     const result: RelistResult = {
       events: [],
       pods: new Map(),
-      counts: { runningPods, containers: { created: counts[0]!, running: counts[1]!, exited: counts[2]!, unknown: counts[3]! } },
+      counts: {
+        runningPods,
+        containers: { created: counts[0]!, running: counts[1]!, exited: counts[2]!, unknown: counts[3]! },
+      },
     };
     let lastPod: Pod | undefined;
     let podId = '';

@@ -85,7 +85,12 @@ export interface RelistDiffer {
 
 export type CreateRelistDiffer = () => RelistDiffer;
 
-export const RELIST_EVENT_TYPES: readonly RelistEventType[] = ['ContainerStarted', 'ContainerDied', 'ContainerRemoved', 'ContainerChanged'];
+export const RELIST_EVENT_TYPES: readonly RelistEventType[] = [
+  'ContainerStarted',
+  'ContainerDied',
+  'ContainerRemoved',
+  'ContainerChanged',
+];
 
 /** The error both implementations throw for malformed bytes. */
 export function relistDecodeError(message: string): KubeletError {

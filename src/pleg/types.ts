@@ -3,7 +3,8 @@
  */
 import type { PodRuntimeStatus } from '../kuberuntime/types.js';
 
-export type PodLifecycleEventType = 'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged' | 'PodSync';
+export type PodLifecycleEventType =
+  'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged' | 'PodSync';
 
 export interface PodLifecycleEvent {
   /** Pod UID. */

@@ -32,7 +32,10 @@ export const isMirrorPod = (p: Pod): boolean => p.metadata?.annotations?.[Config
 function podKey(p: unknown): string | undefined {
   const uid = (p as Pod | null)?.metadata?.uid;
   if (typeof p === 'object' && p !== null && typeof uid === 'string' && uid !== '') return uid;
-  log('podconfig').warn({ pod: `${(p as Pod | null)?.metadata?.namespace}/${(p as Pod | null)?.metadata?.name}` }, 'pod from the apiserver has no metadata.uid; ignored');
+  log('podconfig').warn(
+    { pod: `${(p as Pod | null)?.metadata?.namespace}/${(p as Pod | null)?.metadata?.name}` },
+    'pod from the apiserver has no metadata.uid; ignored',
+  );
   return undefined;
 }
 
@@ -45,12 +48,20 @@ class ApiserverPodSource implements PodSource {
   start(push: (update: PodUpdate) => void): void {
     const publish = () => {
       const all = [...this.pods.values()];
-      push({ op: 'SET', source: ApiserverSource, pods: all.filter((p) => !isMirrorPod(p)).map((p) => structuredClone(p)) });
+      push({
+        op: 'SET',
+        source: ApiserverSource,
+        pods: all.filter((p) => !isMirrorPod(p)).map((p) => structuredClone(p)),
+      });
       this.opts.onMirrorPods?.(all.filter(isMirrorPod));
     };
     void runReflector<Pod>({
-      client: this.opts.client, path: '/api/v1/pods', query: { fieldSelector: `spec.nodeName=${this.opts.nodeName}` },
-      what: 'pods', signal: this.abort.signal, maxBackoffMs: this.opts.maxBackoffMs,
+      client: this.opts.client,
+      path: '/api/v1/pods',
+      query: { fieldSelector: `spec.nodeName=${this.opts.nodeName}` },
+      what: 'pods',
+      signal: this.abort.signal,
+      maxBackoffMs: this.opts.maxBackoffMs,
       onList: (items) => {
         this.pods.clear();
         for (const p of items) {

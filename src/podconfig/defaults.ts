@@ -59,7 +59,8 @@ export function setPodDefaults(pod: Obj): void {
     // defaultHostNetworkPorts: with the host's network the host port is the container port.
     for (const c of all) {
       for (const p of objects(c.ports)) {
-        if ((p.hostPort === undefined || p.hostPort === 0) && typeof p.containerPort === 'number') p.hostPort = p.containerPort;
+        if ((p.hostPort === undefined || p.hostPort === 0) && typeof p.containerPort === 'number')
+          p.hostPort = p.containerPort;
       }
     }
   }

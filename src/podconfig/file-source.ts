@@ -197,7 +197,9 @@ class FileSourceImpl implements StaticPodFileSource {
    */
   private ensureWatch(st: Stats | undefined): void {
     if (this.stopped) return;
-    const want: WatchTarget = st?.isDirectory() ? { watched: this.path } : { watched: dirname(this.path), only: basename(this.path) };
+    const want: WatchTarget = st?.isDirectory()
+      ? { watched: this.path }
+      : { watched: dirname(this.path), only: basename(this.path) };
     if (this.watcher && this.watchTarget?.watched === want.watched && this.watchTarget.only === want.only) return;
     this.dropWatch();
     let w: FsWatcher | undefined;
@@ -238,7 +240,10 @@ class FileSourceImpl implements StaticPodFileSource {
 
   private onWatchError(w: FsWatcher, err: Error): void {
     if (this.stopped || w !== this.watcher) return;
-    this.logger.warn({ path: this.watchTarget?.watched, err: errorMessage(err) }, 'static pod path watcher failed; watching again');
+    this.logger.warn(
+      { path: this.watchTarget?.watched, err: errorMessage(err) },
+      'static pod path watcher failed; watching again',
+    );
     this.dropWatch();
     this.scheduleSync();
   }
@@ -309,7 +314,9 @@ class FileSourceImpl implements StaticPodFileSource {
           }
         }),
     );
-    for (const d of subdirs) if (!this.loggedSubdirs.has(d)) this.logger.info({ path: d }, 'not recursing into a directory in the static pod path');
+    for (const d of subdirs)
+      if (!this.loggedSubdirs.has(d))
+        this.logger.info({ path: d }, 'not recursing into a directory in the static pod path');
     this.loggedSubdirs = subdirs;
     return out.sort();
   }
@@ -332,7 +339,12 @@ class FileSourceImpl implements StaticPodFileSource {
     if (prev && prev.contentKey === contentKey) return;
 
     if (text.startsWith('\0unreadable:')) {
-      this.bad(file, contentKey, prev, new ManifestError(file, `cannot be read: ${text.slice('\0unreadable:'.length)}`));
+      this.bad(
+        file,
+        contentKey,
+        prev,
+        new ManifestError(file, `cannot be read: ${text.slice('\0unreadable:'.length)}`),
+      );
       return;
     }
     if (text.trim() === '') {
@@ -354,8 +366,15 @@ class FileSourceImpl implements StaticPodFileSource {
     const field = err instanceof ManifestError ? err.field : undefined;
     const kept = prev?.pod;
     this.logger.error(
-      { file, field, err: errorMessage(err), keptPod: kept ? `${kept.metadata?.namespace}/${kept.metadata?.name}` : undefined },
-      kept ? 'invalid static pod manifest; keeping the pod of its last valid version' : 'invalid static pod manifest; ignored',
+      {
+        file,
+        field,
+        err: errorMessage(err),
+        keptPod: kept ? `${kept.metadata?.namespace}/${kept.metadata?.name}` : undefined,
+      },
+      kept
+        ? 'invalid static pod manifest; keeping the pod of its last valid version'
+        : 'invalid static pod manifest; ignored',
     );
     this.entries.set(file, { contentKey, pod: kept, podKey: prev?.podKey, error: errorMessage(err) });
   }
@@ -382,7 +401,10 @@ class FileSourceImpl implements StaticPodFileSource {
         const id = `${file}\n${first}\n${key}`;
         conflicts.add(id);
         if (!this.loggedConflicts.has(id)) {
-          this.logger.error({ file, pod: key, keptFile: first }, 'static pod manifest defines a pod name already defined by another file; ignored');
+          this.logger.error(
+            { file, pod: key, keptFile: first },
+            'static pod manifest defines a pod name already defined by another file; ignored',
+          );
         }
         continue;
       }

@@ -16,13 +16,22 @@ export type { FileSourceOptions, StaticPodFileSource } from './file-source.js';
 export { DefaultFileCheckFrequencyMs, isIgnoredManifestName } from './file-source.js';
 export type { UrlSourceOptions, ManifestUrlSource } from './url-source.js';
 export { DefaultHttpCheckFrequencyMs, DefaultMaxManifestBytes } from './url-source.js';
-export { decodeSinglePod, decodePodOrPodList, decodeStaticPodManifest, decodeUrlManifest, parseManifestText } from './manifest.js';
+export {
+  decodeSinglePod,
+  decodePodOrPodList,
+  decodeStaticPodManifest,
+  decodeUrlManifest,
+  parseManifestText,
+} from './manifest.js';
 export { applyStaticPodIdentity, generatePodName, staticPodUID } from './static-pod.js';
 export { setPodDefaults, defaultImagePullPolicy } from './defaults.js';
 export { validatePod, isDns1123Label, isDns1123Subdomain, type Problem } from './validation.js';
 
 /** Creates PodConfig over `sources` (name → source) and starts them. */
-export function createPodConfig(sources: ReadonlyMap<string, PodSource> = new Map(), opts: PodConfigOptions = {}): PodConfig {
+export function createPodConfig(
+  sources: ReadonlyMap<string, PodSource> = new Map(),
+  opts: PodConfigOptions = {},
+): PodConfig {
   return newPodConfig(sources, opts);
 }
 
@@ -35,4 +44,8 @@ export function createFileSource(opts: FileSourceOptions): StaticPodFileSource {
 export function createUrlSource(opts: UrlSourceOptions): ManifestUrlSource {
   return newSourceURL(opts);
 }
-export { newApiserverSource as createApiserverSource, isMirrorPod, type ApiserverSourceOptions } from './apiserver-source.js';
+export {
+  newApiserverSource as createApiserverSource,
+  isMirrorPod,
+  type ApiserverSourceOptions,
+} from './apiserver-source.js';

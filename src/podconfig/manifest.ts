@@ -40,12 +40,18 @@ function parseYaml(text: string, where: string): unknown {
     throw new ManifestError(where, `not valid YAML: ${firstLine(errorMessage(err))}`, undefined, { cause: err });
   }
   if (!Array.isArray(docs)) docs = [docs];
-  const nonEmpty = docs.filter((d) => d.errors.length > 0 || !(d.contents === null || (isScalar(d.contents) && d.contents.value === null)));
+  const nonEmpty = docs.filter(
+    (d) => d.errors.length > 0 || !(d.contents === null || (isScalar(d.contents) && d.contents.value === null)),
+  );
   for (const d of nonEmpty) {
-    if (d.errors.length > 0) throw new ManifestError(where, `not valid YAML: ${firstLine(d.errors[0]!.message)}`, undefined, { cause: d.errors[0] });
+    if (d.errors.length > 0)
+      throw new ManifestError(where, `not valid YAML: ${firstLine(d.errors[0]!.message)}`, undefined, {
+        cause: d.errors[0],
+      });
   }
   if (nonEmpty.length === 0) throw new ManifestError(where, 'the manifest is empty');
-  if (nonEmpty.length > 1) throw new ManifestError(where, `holds ${nonEmpty.length} YAML documents; a manifest holds exactly one object`);
+  if (nonEmpty.length > 1)
+    throw new ManifestError(where, `holds ${nonEmpty.length} YAML documents; a manifest holds exactly one object`);
   try {
     return nonEmpty[0]!.toJS({ maxAliasCount: 100 });
   } catch (err) {
@@ -58,16 +64,25 @@ function firstLine(s: string): string {
 }
 
 function checkTypeMeta(obj: unknown, where: string, kinds: readonly string[]): Obj {
-  if (!isObj(obj)) throw new ManifestError(where, `the manifest must be an object, got ${Array.isArray(obj) ? 'a list' : JSON.stringify(obj)}`);
+  if (!isObj(obj))
+    throw new ManifestError(
+      where,
+      `the manifest must be an object, got ${Array.isArray(obj) ? 'a list' : JSON.stringify(obj)}`,
+    );
   if (obj.apiVersion === undefined || obj.apiVersion === null || obj.apiVersion === '') {
     throw new ManifestError(where, 'Required value: must be "v1"', 'apiVersion');
   }
-  if (obj.apiVersion !== 'v1') throw new ManifestError(where, `${JSON.stringify(obj.apiVersion)} is not supported; must be "v1"`, 'apiVersion');
+  if (obj.apiVersion !== 'v1')
+    throw new ManifestError(where, `${JSON.stringify(obj.apiVersion)} is not supported; must be "v1"`, 'apiVersion');
   if (obj.kind === undefined || obj.kind === null || obj.kind === '') {
     throw new ManifestError(where, `Required value: must be ${kinds.map((k) => `"${k}"`).join(' or ')}`, 'kind');
   }
   if (typeof obj.kind !== 'string' || !kinds.includes(obj.kind)) {
-    throw new ManifestError(where, `${JSON.stringify(obj.kind)} is not supported; must be ${kinds.map((k) => `"${k}"`).join(' or ')}`, 'kind');
+    throw new ManifestError(
+      where,
+      `${JSON.stringify(obj.kind)} is not supported; must be ${kinds.map((k) => `"${k}"`).join(' or ')}`,
+      'kind',
+    );
   }
   return obj;
 }
@@ -86,7 +101,8 @@ function convertTimestamps(pod: Obj): Problem[] {
     const v = meta[k];
     if (v === undefined || v === null || v instanceof Date) continue;
     const d = typeof v === 'string' ? new Date(v) : undefined;
-    if (!d || Number.isNaN(d.getTime())) problems.push({ field: `metadata.${k}`, message: `${JSON.stringify(v)} is not an RFC 3339 time` });
+    if (!d || Number.isNaN(d.getTime()))
+      problems.push({ field: `metadata.${k}`, message: `${JSON.stringify(v)} is not an RFC 3339 time` });
     else meta[k] = d;
   }
   return problems;
@@ -122,8 +138,15 @@ function decodeEither(text: string, where: string): { list: boolean; pods: Pod[]
   const pods = items.map((item: unknown, i) => {
     if (!isObj(item)) throw new ManifestError(where, `must be an object, got ${JSON.stringify(item)}`, `items[${i}]`);
     // Items of a v1 PodList may omit their own apiVersion/kind.
-    if ((item.apiVersion !== undefined && item.apiVersion !== 'v1') || (item.kind !== undefined && item.kind !== 'Pod')) {
-      throw new ManifestError(where, `${JSON.stringify(`${String(item.apiVersion)}/${String(item.kind)}`)} is not a v1 Pod`, `items[${i}]`);
+    if (
+      (item.apiVersion !== undefined && item.apiVersion !== 'v1') ||
+      (item.kind !== undefined && item.kind !== 'Pod')
+    ) {
+      throw new ManifestError(
+        where,
+        `${JSON.stringify(`${String(item.apiVersion)}/${String(item.kind)}`)} is not a v1 Pod`,
+        `items[${i}]`,
+      );
     }
     return defaultAndValidate(item, where, `items[${i}].`);
   });
@@ -133,7 +156,11 @@ function decodeEither(text: string, where: string): { list: boolean; pods: Pod[]
 function checkGeneratedName(pod: Pod, where: string, field: string): void {
   const name = pod.metadata!.name!;
   if (!isDns1123Subdomain(name)) {
-    throw new ManifestError(where, `${JSON.stringify(name)} (the name with the node name appended) is not a valid DNS-1123 subdomain`, field);
+    throw new ManifestError(
+      where,
+      `${JSON.stringify(name)} (the name with the node name appended) is not a valid DNS-1123 subdomain`,
+      field,
+    );
   }
 }
 

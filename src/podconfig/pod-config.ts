@@ -15,7 +15,11 @@ import type { PodConfig, PodOperation, PodSource, PodUpdate } from './types.js';
 import { summarizeProblems, validatePodIdentity } from './validation.js';
 
 /** Annotations the kubelet itself sets; they never make a pod differ (upstream localAnnotations). */
-const LOCAL_ANNOTATIONS: readonly string[] = [ConfigSourceAnnotationKey, ConfigMirrorAnnotationKey, ConfigSeenAnnotationKey];
+const LOCAL_ANNOTATIONS: readonly string[] = [
+  ConfigSourceAnnotationKey,
+  ConfigMirrorAnnotationKey,
+  ConfigSeenAnnotationKey,
+];
 
 export interface PodConfigOptions {
   /** Time source for the kubernetes.io/config.seen annotation. */
@@ -27,7 +31,9 @@ export interface PodConfigOptions {
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a instanceof Date || b instanceof Date) {
-    return a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : timeOf(a) !== undefined && timeOf(a) === timeOf(b);
+    return a instanceof Date && b instanceof Date
+      ? a.getTime() === b.getTime()
+      : timeOf(a) !== undefined && timeOf(a) === timeOf(b);
   }
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
@@ -59,7 +65,8 @@ function mapEqual(a: Record<string, string> | undefined, b: Record<string, strin
 
 /** isAnnotationMapEqual: compares annotations, ignoring the kubelet's local ones. */
 function annotationsEqual(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
-  const strip = (m: Record<string, string> | undefined) => Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => !LOCAL_ANNOTATIONS.includes(k)));
+  const strip = (m: Record<string, string> | undefined) =>
+    Object.fromEntries(Object.entries(m ?? {}).filter(([k]) => !LOCAL_ANNOTATIONS.includes(k)));
   return deepEqual(strip(a), strip(b));
 }
 
@@ -135,7 +142,13 @@ export class PodStorage {
   merge(source: string, update: Pick<PodUpdate, 'op' | 'pods'>): PodUpdate[] {
     const seenBefore = this.sourcesSeen.has(source);
     let pods = this.pods.get(source) ?? new Map<string, Pod>();
-    const out: Record<'ADD' | 'UPDATE' | 'DELETE' | 'REMOVE' | 'RECONCILE', Pod[]> = { ADD: [], UPDATE: [], DELETE: [], REMOVE: [], RECONCILE: [] };
+    const out: Record<'ADD' | 'UPDATE' | 'DELETE' | 'REMOVE' | 'RECONCILE', Pod[]> = {
+      ADD: [],
+      UPDATE: [],
+      DELETE: [],
+      REMOVE: [],
+      RECONCILE: [],
+    };
 
     const updatePods = (newPods: Pod[], oldPods: Map<string, Pod>, target: Map<string, Pod>) => {
       for (const incoming of this.filterInvalidPods(newPods, source)) {
@@ -162,7 +175,10 @@ export class PodStorage {
       case 'ADD':
       case 'UPDATE':
       case 'DELETE':
-        this.logger.debug({ source, op: update.op, pods: update.pods.map(fullName) }, 'incremental pod update from source');
+        this.logger.debug(
+          { source, op: update.op, pods: update.pods.map(fullName) },
+          'incremental pod update from source',
+        );
         updatePods(update.pods, pods, pods);
         break;
       case 'REMOVE':
@@ -192,7 +208,8 @@ export class PodStorage {
     this.pods.set(source, pods);
 
     const result: PodUpdate[] = [];
-    const emit = (op: PodOperation, list: Pod[]) => result.push({ op, pods: list.map((p) => structuredClone(p)), source });
+    const emit = (op: PodOperation, list: Pod[]) =>
+      result.push({ op, pods: list.map((p) => structuredClone(p)), source });
     if (out.REMOVE.length) emit('REMOVE', out.REMOVE);
     if (out.ADD.length) emit('ADD', out.ADD);
     if (out.UPDATE.length) emit('UPDATE', out.UPDATE);
@@ -222,7 +239,10 @@ export class PodStorage {
       if (names.has(name)) {
         this.logger.warn({ source, pod: name }, 'pod name is duplicated within its source; the later one is ignored');
       } else if (uids.has(uid)) {
-        this.logger.warn({ source, pod: name, uid }, 'pod UID is duplicated within its source; the later one is ignored');
+        this.logger.warn(
+          { source, pod: name, uid },
+          'pod UID is duplicated within its source; the later one is ignored',
+        );
       } else {
         names.add(name);
         uids.add(uid);
@@ -239,7 +259,10 @@ export class PodStorage {
     if (this.refusalsLogged.has(key)) return;
     if (this.refusalsLogged.size >= 1024) this.refusalsLogged.clear();
     this.refusalsLogged.add(key);
-    this.logger.error({ source, pod, field, err: err.message, code: err.code }, 'pod refused: its identity is not valid; it is not run and no path is built from it');
+    this.logger.error(
+      { source, pod, field, err: err.message, code: err.code },
+      'pod refused: its identity is not valid; it is not run and no path is built from it',
+    );
   }
 }
 
@@ -336,7 +359,10 @@ class PodConfigImpl implements PodConfig {
 }
 
 /** Creates PodConfig and starts each source; updates queue until read from updates(). */
-export function newPodConfig(sources: ReadonlyMap<string, PodSource> = new Map(), opts: PodConfigOptions = {}): PodConfig {
+export function newPodConfig(
+  sources: ReadonlyMap<string, PodSource> = new Map(),
+  opts: PodConfigOptions = {},
+): PodConfig {
   const cfg = new PodConfigImpl(opts);
   for (const [name, s] of sources) cfg.addSource(name, s);
   return cfg;

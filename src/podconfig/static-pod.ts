@@ -57,11 +57,17 @@ export function applyStaticPodIdentity(pod: Pod, opts: StaticPodIdentityOptions)
   if (!meta.namespace) meta.namespace = 'default';
   const spec = pod.spec!;
   spec.nodeName = opts.nodeName;
-  meta.annotations = { ...meta.annotations, [ConfigHashAnnotationKey]: meta.uid, [ConfigSourceAnnotationKey]: opts.kind };
+  meta.annotations = {
+    ...meta.annotations,
+    [ConfigHashAnnotationKey]: meta.uid,
+    [ConfigSourceAnnotationKey]: opts.kind,
+  };
   if (opts.kind === FileSource) {
     // Static pods are not evicted for node problems: tolerate every NoExecute taint.
     const tolerations = (spec.tolerations ??= []);
-    const has = tolerations.some((t) => t.operator === 'Exists' && t.effect === 'NoExecute' && !t.key && t.tolerationSeconds === undefined);
+    const has = tolerations.some(
+      (t) => t.operator === 'Exists' && t.effect === 'NoExecute' && !t.key && t.tolerationSeconds === undefined,
+    );
     if (!has) tolerations.push({ operator: 'Exists', effect: 'NoExecute' });
   }
   pod.status = { ...pod.status, phase: 'Pending' };

@@ -55,7 +55,9 @@ class UrlReadError extends KubeletError {
 }
 
 class UrlSourceImpl implements ManifestUrlSource {
-  private readonly opts: Required<Omit<UrlSourceOptions, 'headers' | 'clock' | 'logger'>> & { headers: Readonly<Record<string, readonly string[]>> };
+  private readonly opts: Required<Omit<UrlSourceOptions, 'headers' | 'clock' | 'logger'>> & {
+    headers: Readonly<Record<string, readonly string[]>>;
+  };
   private readonly clock: Clock;
   private readonly logger: Logger;
   private push: ((u: PodUpdate) => void) | undefined;
@@ -148,7 +150,9 @@ class UrlSourceImpl implements ManifestUrlSource {
     const declared = Number(res.headers.get('content-length') ?? NaN);
     if (declared > this.opts.maxBytes) {
       await res.body?.cancel().catch(() => undefined);
-      throw new UrlReadError(`${this.opts.url}: body of ${declared} bytes is larger than the ${this.opts.maxBytes}-byte limit`);
+      throw new UrlReadError(
+        `${this.opts.url}: body of ${declared} bytes is larger than the ${this.opts.maxBytes}-byte limit`,
+      );
     }
     return this.readBounded(res);
   }
@@ -184,7 +188,8 @@ class UrlSourceImpl implements ManifestUrlSource {
   }
 
   private recovered(): void {
-    if (this.failures > 0) this.logger.info({ url: this.opts.url, failures: this.failures }, 'manifest URL readable again');
+    if (this.failures > 0)
+      this.logger.info({ url: this.opts.url, failures: this.failures }, 'manifest URL readable again');
     this.failures = 0;
   }
 }

@@ -4,7 +4,14 @@
  * (`spec.containers[1].name`) and says what is wrong with the value found.
  */
 import type { Pod } from '../api/types.js';
-import { isDns1123Label, isDns1123Subdomain, isPodUID, LABEL_MSG, SUBDOMAIN_MSG, UID_MSG } from '../util/pod-identity.js';
+import {
+  isDns1123Label,
+  isDns1123Subdomain,
+  isPodUID,
+  LABEL_MSG,
+  SUBDOMAIN_MSG,
+  UID_MSG,
+} from '../util/pod-identity.js';
 import { FILE_MODE_MESSAGE, ID_MESSAGE, isValidFileMode, isValidId, octal } from '../api/pod.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import { isObj, type Obj } from './defaults.js';
@@ -34,7 +41,6 @@ function isIanaSvcName(s: string): boolean {
 }
 
 const q = (v: unknown): string => JSON.stringify(v) ?? String(v);
-
 
 class Checker {
   readonly problems: Problem[] = [];
@@ -83,7 +89,8 @@ class Checker {
   /** A volume file mode (defaultMode, items[].mode): 0..0777. */
   fileMode(o: Obj, key: string, path: string): void {
     const v = o[key];
-    if (v !== undefined && v !== null && !isValidFileMode(v)) this.add(path, `Invalid value: ${octal(v)}: ${FILE_MODE_MESSAGE}`);
+    if (v !== undefined && v !== null && !isValidFileMode(v))
+      this.add(path, `Invalid value: ${octal(v)}: ${FILE_MODE_MESSAGE}`);
   }
 
   /** A uid or gid (runAsUser, runAsGroup, fsGroup, supplementalGroups[i]). */
@@ -98,7 +105,8 @@ class Checker {
 
   oneOf(o: Obj, key: string, path: string, allowed: readonly string[]): void {
     const v = this.str(o, key, path);
-    if (v !== undefined && v !== '' && !allowed.includes(v)) this.add(path, `${q(v)} is not supported; supported values: ${allowed.map((a) => q(a)).join(', ')}`);
+    if (v !== undefined && v !== '' && !allowed.includes(v))
+      this.add(path, `${q(v)} is not supported; supported values: ${allowed.map((a) => q(a)).join(', ')}`);
   }
 
   object(o: Obj, key: string, path: string, required = false): Obj | undefined {
@@ -144,7 +152,12 @@ class Checker {
   }
 
   /** A map of strings; `check.key` and `check.value` return a problem or undefined. */
-  stringMap(o: Obj, key: string, path: string, check: { key: (k: string) => string | undefined; value?: (v: string) => string | undefined }): void {
+  stringMap(
+    o: Obj,
+    key: string,
+    path: string,
+    check: { key: (k: string) => string | undefined; value?: (v: string) => string | undefined },
+  ): void {
     const { key: checkKey, value: checkValue } = check;
     const m = this.object(o, key, path);
     if (!m) return;
@@ -164,7 +177,8 @@ class Checker {
 export function summarizeProblems(problems: readonly Problem[], prefix = ''): Problem {
   const [first, ...rest] = problems as [Problem, ...Problem[]];
   let message = first.message;
-  if (rest.length > 0) message += ` (and ${rest.length} more: ${rest.map((p) => `${prefix}${p.field}: ${p.message}`).join('; ')})`;
+  if (rest.length > 0)
+    message += ` (and ${rest.length} more: ${rest.map((p) => `${prefix}${p.field}: ${p.message}`).join('; ')})`;
   return { field: `${prefix}${first.field}`, message };
 }
 
@@ -211,10 +225,16 @@ function validateMetadata(c: Checker, pod: Obj): void {
   const meta = c.object(pod, 'metadata', 'metadata', true);
   if (!meta) return;
   checkIdentity(c, meta, false);
-  const qualified = (k: string) => (isQualifiedName(k) ? undefined : 'is not a valid qualified name ([prefix/]name, name at most 63 alphanumerics, "-", "_" or ".")');
+  const qualified = (k: string) =>
+    isQualifiedName(k)
+      ? undefined
+      : 'is not a valid qualified name ([prefix/]name, name at most 63 alphanumerics, "-", "_" or ".")';
   c.stringMap(meta, 'labels', 'metadata.labels', {
     key: qualified,
-    value: (v) => (v === '' || (v.length <= 63 && QUALIFIED_NAME_PART.test(v)) ? undefined : 'is not a valid label value (at most 63 alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric)'),
+    value: (v) =>
+      v === '' || (v.length <= 63 && QUALIFIED_NAME_PART.test(v))
+        ? undefined
+        : 'is not a valid label value (at most 63 alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric)',
   });
   c.stringMap(meta, 'annotations', 'metadata.annotations', { key: qualified });
 }
@@ -225,10 +245,12 @@ const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'Non
 function validateSpec(c: Checker, spec: Obj): void {
   c.oneOf(spec, 'restartPolicy', 'spec.restartPolicy', RESTART_POLICIES);
   c.oneOf(spec, 'dnsPolicy', 'spec.dnsPolicy', DNS_POLICIES);
-  if (spec.dnsPolicy === 'None' && !isObj(spec.dnsConfig)) c.add('spec.dnsConfig', 'Required value: must provide dnsConfig when dnsPolicy is None');
+  if (spec.dnsPolicy === 'None' && !isObj(spec.dnsConfig))
+    c.add('spec.dnsConfig', 'Required value: must provide dnsConfig when dnsPolicy is None');
   c.int(spec, 'terminationGracePeriodSeconds', 'spec.terminationGracePeriodSeconds', { min: 0 });
   c.int(spec, 'activeDeadlineSeconds', 'spec.activeDeadlineSeconds', { min: 1 });
-  for (const k of ['hostNetwork', 'hostPID', 'hostIPC', 'enableServiceLinks', 'shareProcessNamespace']) c.bool(spec, k, `spec.${k}`);
+  for (const k of ['hostNetwork', 'hostPID', 'hostIPC', 'enableServiceLinks', 'shareProcessNamespace'])
+    c.bool(spec, k, `spec.${k}`);
   c.str(spec, 'nodeName', 'spec.nodeName');
   for (const k of ['hostname', 'subdomain']) c.label(spec, k, `spec.${k}`);
   c.list(spec, 'tolerations', 'spec.tolerations').forEach(([t, path]) => {
@@ -244,8 +266,10 @@ function validateSpec(c: Checker, spec: Obj): void {
     c.add('spec.containers', 'Required value: a pod needs at least one container');
   }
   const names = new Map<string, string>();
-  for (const [ctr, path] of c.list(spec, 'initContainers', 'spec.initContainers')) validateContainer(c, ctr, path, { kind: 'init', spec, volumes, names });
-  for (const [ctr, path] of c.list(spec, 'containers', 'spec.containers')) validateContainer(c, ctr, path, { kind: 'regular', spec, volumes, names });
+  for (const [ctr, path] of c.list(spec, 'initContainers', 'spec.initContainers'))
+    validateContainer(c, ctr, path, { kind: 'init', spec, volumes, names });
+  for (const [ctr, path] of c.list(spec, 'containers', 'spec.containers'))
+    validateContainer(c, ctr, path, { kind: 'regular', spec, volumes, names });
 }
 
 function validateVolumes(c: Checker, spec: Obj): Set<string> {
@@ -286,7 +310,8 @@ function validateVolumeModes(c: Checker, v: Obj, path: string): void {
 function validateSecurityContext(c: Checker, o: Obj, path: string, pod: boolean): void {
   const sc = c.object(o, 'securityContext', path);
   if (!sc) return;
-  for (const k of pod ? ['runAsUser', 'runAsGroup', 'fsGroup'] : ['runAsUser', 'runAsGroup']) c.id(sc[k], `${path}.${k}`);
+  for (const k of pod ? ['runAsUser', 'runAsGroup', 'fsGroup'] : ['runAsUser', 'runAsGroup'])
+    c.id(sc[k], `${path}.${k}`);
   if (!pod) return;
   const groups = sc.supplementalGroups;
   if (groups === undefined || groups === null) return;
@@ -310,7 +335,8 @@ function validateContainer(c: Checker, ctr: Obj, path: string, { kind, spec, vol
     else names.set(name, path);
   }
   const image = c.str(ctr, 'image', `${path}.image`, true);
-  if (image !== undefined && image !== '' && image.trim() !== image) c.add(`${path}.image`, `${q(image)} must not have leading or trailing whitespace`);
+  if (image !== undefined && image !== '' && image.trim() !== image)
+    c.add(`${path}.image`, `${q(image)} must not have leading or trailing whitespace`);
   c.oneOf(ctr, 'imagePullPolicy', `${path}.imagePullPolicy`, ['Always', 'IfNotPresent', 'Never']);
   c.oneOf(ctr, 'terminationMessagePolicy', `${path}.terminationMessagePolicy`, ['File', 'FallbackToLogsOnError']);
   c.str(ctr, 'terminationMessagePath', `${path}.terminationMessagePath`);
@@ -321,10 +347,12 @@ function validateContainer(c: Checker, ctr: Obj, path: string, { kind, spec, vol
 
   if (kind === 'init') {
     const rp = c.str(ctr, 'restartPolicy', `${path}.restartPolicy`);
-    if (rp && rp !== 'Always') c.add(`${path}.restartPolicy`, `${q(rp)} is not supported; an init container may only set "Always" (a sidecar)`);
+    if (rp && rp !== 'Always')
+      c.add(`${path}.restartPolicy`, `${q(rp)} is not supported; an init container may only set "Always" (a sidecar)`);
     if (rp !== 'Always') {
       for (const p of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
-        if (ctr[p] !== undefined && ctr[p] !== null) c.add(`${path}.${p}`, 'Forbidden: may not be set for init containers without restartPolicy Always');
+        if (ctr[p] !== undefined && ctr[p] !== null)
+          c.add(`${path}.${p}`, 'Forbidden: may not be set for init containers without restartPolicy Always');
       }
     }
   } else {
@@ -365,7 +393,11 @@ function validatePorts(c: Checker, ctr: Obj, path: string, hostNetwork: boolean)
   for (const [p, ppath] of c.list(ctr, 'ports', `${path}.ports`)) {
     const name = c.str(p, 'name', `${ppath}.name`);
     if (name) {
-      if (!isIanaSvcName(name)) c.add(`${ppath}.name`, `${q(name)} is not a valid port name (at most 15 lower case alphanumerics or '-', with at least one letter)`);
+      if (!isIanaSvcName(name))
+        c.add(
+          `${ppath}.name`,
+          `${q(name)} is not a valid port name (at most 15 lower case alphanumerics or '-', with at least one letter)`,
+        );
       else if (seen.has(name)) c.add(`${ppath}.name`, `Duplicate value: ${q(name)}`);
       seen.add(name);
     }
@@ -384,13 +416,24 @@ function validatePorts(c: Checker, ctr: Obj, path: string, hostNetwork: boolean)
 function validateEnv(c: Checker, ctr: Obj, path: string): void {
   for (const [e, epath] of c.list(ctr, 'env', `${path}.env`)) {
     const name = c.str(e, 'name', `${epath}.name`, true);
-    if (name && !ENV_VAR_NAME.test(name)) c.add(`${epath}.name`, `${q(name)} is not a valid environment variable name (letters, digits, '_', '-' or '.', not starting with a digit)`);
+    if (name && !ENV_VAR_NAME.test(name))
+      c.add(
+        `${epath}.name`,
+        `${q(name)} is not a valid environment variable name (letters, digits, '_', '-' or '.', not starting with a digit)`,
+      );
     c.str(e, 'value', `${epath}.value`);
     const from = c.object(e, 'valueFrom', `${epath}.valueFrom`);
     if (from) {
-      if (typeof e.value === 'string' && e.value !== '') c.add(`${epath}.valueFrom`, 'Invalid value: may not be specified when `value` is not empty');
-      const kinds = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef', 'fileKeyRef'].filter((k) => from[k] !== undefined && from[k] !== null);
-      if (kinds.length !== 1) c.add(`${epath}.valueFrom`, `must specify exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef; found ${kinds.length}`);
+      if (typeof e.value === 'string' && e.value !== '')
+        c.add(`${epath}.valueFrom`, 'Invalid value: may not be specified when `value` is not empty');
+      const kinds = ['fieldRef', 'resourceFieldRef', 'configMapKeyRef', 'secretKeyRef', 'fileKeyRef'].filter(
+        (k) => from[k] !== undefined && from[k] !== null,
+      );
+      if (kinds.length !== 1)
+        c.add(
+          `${epath}.valueFrom`,
+          `must specify exactly one of fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef; found ${kinds.length}`,
+        );
       const fieldRef = c.object(from, 'fieldRef', `${epath}.valueFrom.fieldRef`);
       if (fieldRef) c.str(fieldRef, 'fieldPath', `${epath}.valueFrom.fieldRef.fieldPath`, true);
     }
@@ -419,7 +462,10 @@ function validateResources(c: Checker, ctr: Obj, path: string): void {
   for (const [name, request] of parsed.requests) {
     const limit = parsed.limits.get(name);
     if (limit !== undefined && request > limit) {
-      c.add(`${path}.resources.requests.${name}`, `${q((res.requests as Obj)[name])} must be less than or equal to the ${name} limit of ${q((res.limits as Obj)[name])}`);
+      c.add(
+        `${path}.resources.requests.${name}`,
+        `${q((res.requests as Obj)[name])} must be less than or equal to the ${name} limit of ${q((res.limits as Obj)[name])}`,
+      );
     }
   }
 }
@@ -429,7 +475,8 @@ function validateProbe(c: Checker, probe: Obj, path: string, successMustBeOne: b
   c.int(probe, 'timeoutSeconds', `${path}.timeoutSeconds`, { min: 1 });
   c.int(probe, 'periodSeconds', `${path}.periodSeconds`, { min: 1 });
   const success = c.int(probe, 'successThreshold', `${path}.successThreshold`, { min: 1 });
-  if (successMustBeOne && success !== undefined && success !== 1) c.add(`${path}.successThreshold`, `${success} must be 1 for liveness and startup probes`);
+  if (successMustBeOne && success !== undefined && success !== 1)
+    c.add(`${path}.successThreshold`, `${success} must be 1 for liveness and startup probes`);
   c.int(probe, 'failureThreshold', `${path}.failureThreshold`, { min: 1 });
   c.int(probe, 'terminationGracePeriodSeconds', `${path}.terminationGracePeriodSeconds`, { min: 1 });
   validateHandler(c, probe, path, ['exec', 'httpGet', 'tcpSocket', 'grpc']);
@@ -438,7 +485,12 @@ function validateProbe(c: Checker, probe: Obj, path: string, successMustBeOne: b
 function validateHandler(c: Checker, h: Obj, path: string, kinds: readonly string[]): void {
   const present = kinds.filter((k) => h[k] !== undefined && h[k] !== null);
   if (present.length !== 1) {
-    c.add(path, present.length === 0 ? `must specify a handler (one of ${kinds.join(', ')})` : `may not specify more than one handler, found ${present.join(', ')}`);
+    c.add(
+      path,
+      present.length === 0
+        ? `must specify a handler (one of ${kinds.join(', ')})`
+        : `may not specify more than one handler, found ${present.join(', ')}`,
+    );
   }
   const exec = c.object(h, 'exec', `${path}.exec`);
   if (exec) {

@@ -11,11 +11,15 @@ import type { PodWorkers } from './types.js';
 
 export type KillPodFunc = (pod: Pod, message: string, gracePeriodSeconds?: number, reason?: string) => Promise<void>;
 
-export function killPodNow(podWorkers: Pick<PodWorkers, 'terminatePodAbnormally'>, clock: Clock = realClock): KillPodFunc {
+export function killPodNow(
+  podWorkers: Pick<PodWorkers, 'terminatePodAbnormally'>,
+  clock: Clock = realClock,
+): KillPodFunc {
   return (pod, message, gracePeriodSeconds, reason = EvictedReason) => {
     const now = clock.now();
     return podWorkers.terminatePodAbnormally(pod, {
-      evict: true, reason,
+      evict: true,
+      reason,
       statusFn: (status) => markTerminatedByKubelet(status, reason, message, now),
       ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
     });

@@ -21,8 +21,24 @@ import { errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { WorkQueue } from './work-queue.js';
-import { HANDLERS, finishesWithoutWork, initialState, isAllowedEdge, type TerminationCause, type WorkDone, type WorkerView } from './states.js';
-import type { KillPodOptions, PodStatusFunc, PodSyncer, PodWorkerState, PodWorkers, UpdatePodOptions, UpdateType } from './types.js';
+import {
+  HANDLERS,
+  finishesWithoutWork,
+  initialState,
+  isAllowedEdge,
+  type TerminationCause,
+  type WorkDone,
+  type WorkerView,
+} from './states.js';
+import type {
+  KillPodOptions,
+  PodStatusFunc,
+  PodSyncer,
+  PodWorkerState,
+  PodWorkers,
+  UpdatePodOptions,
+  UpdateType,
+} from './types.js';
 
 /** Upstream's backOffPeriod after a failed sync. */
 export const WORKER_BACKOFF_MS = 10_000;
@@ -70,7 +86,10 @@ export interface PodWorkersOptions {
 }
 
 function fullName(pod: Pod | undefined, running: RunningPod | undefined): string {
-  return buildPodFullName(pod?.metadata?.name ?? running?.name ?? '?', pod?.metadata?.namespace ?? running?.namespace ?? '?');
+  return buildPodFullName(
+    pod?.metadata?.name ?? running?.name ?? '?',
+    pod?.metadata?.namespace ?? running?.namespace ?? '?',
+  );
 }
 
 /** upstream isPodStatusCacheTerminal: nothing running and no ready sandbox. */
@@ -80,14 +99,23 @@ function cacheShowsNothingRunning(cache: PodStatusCache, uid: string): boolean {
   return !status.containerStatuses.some((c) => c.state === 'running') && !status.sandboxStatuses.some((s) => s.ready);
 }
 
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<{ aborted: true } | { aborted: false; value: T }> {
+function raceAbort<T>(
+  work: Promise<T>,
+  signal: AbortSignal,
+): Promise<{ aborted: true } | { aborted: false; value: T }> {
   if (signal.aborted) return Promise.resolve({ aborted: true });
   return new Promise((resolve, reject) => {
     const onAbort = () => resolve({ aborted: true });
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(
-      (value) => { signal.removeEventListener('abort', onAbort); resolve({ aborted: false, value }); },
-      (err: unknown) => { signal.removeEventListener('abort', onAbort); reject(err); },
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve({ aborted: false, value });
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
     );
   });
 }
@@ -117,7 +145,10 @@ class PodWorkersImpl implements PodWorkers {
     let w = this.workers.get(uid);
     if (!w) {
       if (!update.pod && update.updateType !== 'kill') {
-        log('podworkers').info({ uid, updateType: update.updateType }, 'Pod update is ignored, runtime pods can only be killed');
+        log('podworkers').info(
+          { uid, updateType: update.updateType },
+          'Pod update is ignored, runtime pods can only be killed',
+        );
         return;
       }
       w = this.newWorker(uid, update);
@@ -133,16 +164,25 @@ class PodWorkersImpl implements PodWorkers {
     const decision = HANDLERS[w.state].onUpdate(view, update);
     switch (decision.kind) {
       case 'ignore':
-        log('podworkers').debug({ pod: w.fullname, uid, state: w.state, updateType: update.updateType, why: decision.why }, 'Pod update ignored');
+        log('podworkers').debug(
+          { pod: w.fullname, uid, state: w.state, updateType: update.updateType, why: decision.why },
+          'Pod update ignored',
+        );
         if (w.state === 'terminated' || w.state === 'finished') update.killPodOptions?.onTerminated?.();
         return;
       case 'restart-requested':
-        log('podworkers').info({ pod: w.fullname, uid }, 'Pod is terminating but has been requested to restart with same UID, will start again once terminated');
+        log('podworkers').info(
+          { pod: w.fullname, uid },
+          'Pod is terminating but has been requested to restart with same UID, will start again once terminated',
+        );
         w.restartRequested = true;
         w.restartPod = update.pod ?? w.restartPod;
         return;
       case 'new-incarnation':
-        log('podworkers').info({ pod: w.fullname, uid }, 'Pod with a finished worker created again: starting a new worker');
+        log('podworkers').info(
+          { pod: w.fullname, uid },
+          'Pod with a finished worker created again: starting a new worker',
+        );
         this.forget(w);
         this.updatePod(update);
         return;
@@ -158,7 +198,8 @@ class PodWorkersImpl implements PodWorkers {
       w.restartPod = undefined;
     }
     if (decision.gracePeriod !== undefined) w.gracePeriod = decision.gracePeriod;
-    if (decision.to === 'terminating' || decision.to === 'terminated') this.collectKillOptions(w, update.killPodOptions);
+    if (decision.to === 'terminating' || decision.to === 'terminated')
+      this.collectKillOptions(w, update.killPodOptions);
     else if (update.killPodOptions?.onTerminated) {
       // Kill options mean nothing outside termination (upstream closes CompletedCh at once).
       update.killPodOptions.onTerminated();
@@ -167,7 +208,10 @@ class PodWorkersImpl implements PodWorkers {
       this.move(w, decision.to, decision.cause ?? w.cause);
       w.cause ??= decision.cause;
     } else if (decision.to === 'terminating' && decision.preempt) {
-      log('podworkers').info({ pod: w.fullname, uid, gracePeriod: w.gracePeriod }, 'Grace period shortened: restarting the kill with the shorter grace period');
+      log('podworkers').info(
+        { pod: w.fullname, uid, gracePeriod: w.gracePeriod },
+        'Grace period shortened: restarting the kill with the shorter grace period',
+      );
     }
     // Abort the work in flight before queueing: the loop may start the new work synchronously.
     if (decision.preempt && w.inflight && !w.inflight.abort.signal.aborted) {
@@ -180,10 +224,26 @@ class PodWorkersImpl implements PodWorkers {
   private newWorker(uid: string, u: UpdatePodOptions): Worker {
     const state = initialState(u, cacheShowsNothingRunning(this.opts.cache, uid));
     const w: Worker = {
-      uid, fullname: fullName(u.pod, u.runningPod), state, pod: u.pod, runningPod: u.pod ? undefined : u.runningPod,
-      static: isStaticPod(u.pod), cause: state === 'terminated' ? 'terminal-phase' : undefined, gracePeriod: undefined,
-      statusFns: [], onTerminated: [], restartRequested: false, restartPod: undefined, pending: undefined, working: false,
-      inflight: undefined, started: false, observedRuntime: false, undesired: false, lastSyncTime: 0, retryTimer: undefined,
+      uid,
+      fullname: fullName(u.pod, u.runningPod),
+      state,
+      pod: u.pod,
+      runningPod: u.pod ? undefined : u.runningPod,
+      static: isStaticPod(u.pod),
+      cause: state === 'terminated' ? 'terminal-phase' : undefined,
+      gracePeriod: undefined,
+      statusFns: [],
+      onTerminated: [],
+      restartRequested: false,
+      restartPod: undefined,
+      pending: undefined,
+      working: false,
+      inflight: undefined,
+      started: false,
+      observedRuntime: false,
+      undesired: false,
+      lastSyncTime: 0,
+      retryTimer: undefined,
     };
     this.workers.set(uid, w);
     if (w.static) this.waitingStatic.set(w.fullname, [...(this.waitingStatic.get(w.fullname) ?? []), uid]);
@@ -212,7 +272,10 @@ class PodWorkersImpl implements PodWorkers {
   }
 
   private logTransition(w: Worker, from: PodWorkerState, to: PodWorkerState, cause: string | undefined): void {
-    log('podworkers').info({ pod: w.fullname, uid: w.uid, from, to, cause, gracePeriod: to === 'terminating' ? w.gracePeriod : undefined }, 'Pod worker state changed');
+    log('podworkers').info(
+      { pod: w.fullname, uid: w.uid, from, to, cause, gracePeriod: to === 'terminating' ? w.gracePeriod : undefined },
+      'Pod worker state changed',
+    );
   }
 
   /** Coalesce: a pending create stays a create; the loop reads the state for the kind of work. */
@@ -229,8 +292,12 @@ class PodWorkersImpl implements PodWorkers {
     w.working = true;
     let blocked = false;
     const loop = this.loop(w)
-      .then((b) => { blocked = b; })
-      .catch((err: unknown) => log('podworkers').error({ pod: w.fullname, uid: w.uid, err: errorMessage(err) }, 'Pod worker loop failed'))
+      .then((b) => {
+        blocked = b;
+      })
+      .catch((err: unknown) =>
+        log('podworkers').error({ pod: w.fullname, uid: w.uid, err: errorMessage(err) }, 'Pod worker loop failed'),
+      )
       .finally(() => {
         w.working = false;
         this.outstanding.delete(loop);
@@ -250,7 +317,10 @@ class PodWorkersImpl implements PodWorkers {
         return false;
       }
       if (w.state === 'syncing' && !this.allowStart(w)) {
-        log('podworkers').debug({ pod: w.fullname, uid: w.uid }, 'Static pod waits for the previous instance with the same full name to finish');
+        log('podworkers').debug(
+          { pod: w.fullname, uid: w.uid },
+          'Static pod waits for the previous instance with the same full name to finish',
+        );
         return true; // kicked again when the blocker finishes
       }
       const work = w.pending;
@@ -296,7 +366,12 @@ class PodWorkersImpl implements PodWorkers {
   }
 
   /** The work of one state; undefined when a sync was overtaken before it began. */
-  private async doWork(w: Worker, state: PodWorkerState, updateType: UpdateType, ctx: { signal: AbortSignal }): Promise<WorkDone | undefined> {
+  private async doWork(
+    w: Worker,
+    state: PodWorkerState,
+    updateType: UpdateType,
+    ctx: { signal: AbortSignal },
+  ): Promise<WorkDone | undefined> {
     const syncer = this.opts.syncer;
     switch (state) {
       case 'syncing': {
@@ -305,20 +380,28 @@ class PodWorkersImpl implements PodWorkers {
         if (ctx.signal.aborted || w.state !== 'syncing') return undefined; // a kill arrived: it is pending
         // The PLEG could not read the pod's status: syncing on no status would create a second
         // sandbox beside the live one. Fail and back off until a read succeeds (upstream).
-        if (cached.error) throw new KubeletError('KTS_ERR_CRI', `error determining status: ${errorMessage(cached.error)}`, { cause: cached.error });
+        if (cached.error)
+          throw new KubeletError('KTS_ERR_CRI', `error determining status: ${errorMessage(cached.error)}`, {
+            cause: cached.error,
+          });
         w.started = true;
         const result = await syncer.syncPod(ctx, updateType, w.pod!, cached.status);
         // The next sync acts only on a status observed after this one ended (upstream): a relist
         // that started during this sync may predate the containers it created.
         w.lastSyncTime = this.clock.now();
         if (result.postSync) this.clock.setTimeout(result.postSync, 1);
-        if (!result.isTerminal && w.state === 'syncing') this.queue.enqueue(w.uid, result.requeueAfterMs ?? this.jitter(this.opts.resyncIntervalMs));
+        if (!result.isTerminal && w.state === 'syncing')
+          this.queue.enqueue(w.uid, result.requeueAfterMs ?? this.jitter(this.opts.resyncIntervalMs));
         return { state: 'syncing', isTerminal: result.isTerminal };
       }
       case 'terminating': {
         // No wait for the next relist (upstream waits): the syncer reads a fresh status itself,
         // so the kill starts at once and misses no container.
-        if (w.pod) await syncer.syncTerminatingPod(ctx, w.pod, undefined, { gracePeriodSeconds: w.gracePeriod ?? effectiveDefault(w.pod), statusFn: this.statusFn(w) });
+        if (w.pod)
+          await syncer.syncTerminatingPod(ctx, w.pod, undefined, {
+            gracePeriodSeconds: w.gracePeriod ?? effectiveDefault(w.pod),
+            statusFn: this.statusFn(w),
+          });
         else if (w.runningPod) await syncer.syncTerminatingRuntimePod(ctx, w.runningPod);
         w.lastSyncTime = this.clock.now();
         return { state: 'terminating' };
@@ -326,7 +409,12 @@ class PodWorkersImpl implements PodWorkers {
       case 'terminated': {
         // Only a status observed after the kill ended; otherwise none, and the syncer reads one.
         const cached = this.opts.cache.get(w.uid);
-        if (w.pod) await syncer.syncTerminatedPod(ctx, w.pod, cached && cached.modified > w.lastSyncTime ? cached.status : undefined);
+        if (w.pod)
+          await syncer.syncTerminatedPod(
+            ctx,
+            w.pod,
+            cached && cached.modified > w.lastSyncTime ? cached.status : undefined,
+          );
         return { state: 'terminated' };
       }
       case 'finished':
@@ -337,12 +425,23 @@ class PodWorkersImpl implements PodWorkers {
   private statusFn(w: Worker): PodStatusFunc | undefined {
     if (w.statusFns.length === 0) return undefined;
     const fns = [...w.statusFns];
-    return (status) => { for (const fn of fns) fn(status); };
+    return (status) => {
+      for (const fn of fns) fn(status);
+    };
   }
 
   private abandon(w: Worker, work: Promise<unknown>): void {
-    log('podworkers').info({ pod: w.fullname, uid: w.uid, gracePeriod: w.gracePeriod }, 'Kill superseded by a shorter grace period; not waiting for it');
-    const tail = work.catch((err: unknown) => log('podworkers').debug({ pod: w.fullname, uid: w.uid, err: errorMessage(err) }, 'Superseded kill ended with an error'))
+    log('podworkers').info(
+      { pod: w.fullname, uid: w.uid, gracePeriod: w.gracePeriod },
+      'Kill superseded by a shorter grace period; not waiting for it',
+    );
+    const tail = work
+      .catch((err: unknown) =>
+        log('podworkers').debug(
+          { pod: w.fullname, uid: w.uid, err: errorMessage(err) },
+          'Superseded kill ended with an error',
+        ),
+      )
       .finally(() => this.outstanding.delete(tail));
     this.outstanding.add(tail);
   }
@@ -372,7 +471,10 @@ class PodWorkersImpl implements PodWorkers {
 
   /** Termination requested before the pod ever started: nothing ran, so nothing to stop or clean up. */
   private finishUnstarted(w: Worker): void {
-    log('podworkers').info({ pod: w.fullname, uid: w.uid }, 'Static pod terminated before it started: no kill, no cleanup');
+    log('podworkers').info(
+      { pod: w.fullname, uid: w.uid },
+      'Static pod terminated before it started: no kill, no cleanup',
+    );
     this.move(w, 'finished', w.cause);
     for (const cb of w.onTerminated.splice(0)) cb();
     this.finish(w);
@@ -395,7 +497,10 @@ class PodWorkersImpl implements PodWorkers {
   }
 
   private failed(w: Worker, state: PodWorkerState, updateType: UpdateType, err: unknown): void {
-    log('podworkers').error({ pod: w.fullname, uid: w.uid, state, err: errorMessage(err) }, 'Error syncing pod, skipping');
+    log('podworkers').error(
+      { pod: w.fullname, uid: w.uid, state, err: errorMessage(err) },
+      'Error syncing pod, skipping',
+    );
     if (state === 'syncing') {
       this.queue.enqueue(w.uid, this.jitter(this.opts.backOffMs ?? WORKER_BACKOFF_MS));
       return;
@@ -513,10 +618,27 @@ class PodWorkersImpl implements PodWorkers {
     const grace = opts.gracePeriodSeconds ?? podTerminationGracePeriodSeconds(pod);
     const timeoutMs = Math.max(10, grace + Math.floor(grace / 2)) * 1000;
     return new Promise<void>((resolve, reject) => {
-      const timer = this.clock.setTimeout(() => reject(new KubeletError('KTS_ERR_POD_KILL_TIMEOUT', `timeout waiting to terminate pod ${fullName(pod, undefined)} abnormally: not terminated within ${timeoutMs / 1000} s (its grace period and half again); its pod worker keeps trying`)), timeoutMs);
+      const timer = this.clock.setTimeout(
+        () =>
+          reject(
+            new KubeletError(
+              'KTS_ERR_POD_KILL_TIMEOUT',
+              `timeout waiting to terminate pod ${fullName(pod, undefined)} abnormally: not terminated within ${timeoutMs / 1000} s (its grace period and half again); its pod worker keeps trying`,
+            ),
+          ),
+        timeoutMs,
+      );
       this.updatePod({
-        updateType: 'kill', pod,
-        killPodOptions: { ...opts, onTerminated: () => { timer.cancel(); opts.onTerminated?.(); resolve(); } },
+        updateType: 'kill',
+        pod,
+        killPodOptions: {
+          ...opts,
+          onTerminated: () => {
+            timer.cancel();
+            opts.onTerminated?.();
+            resolve();
+          },
+        },
       });
     });
   }

@@ -65,10 +65,7 @@ export type UpdateDecision<S extends PodWorkerState> =
     };
 
 /** The outcome of a state's work, as the driver reports it back. */
-export type WorkDone =
-  | { state: 'syncing'; isTerminal: boolean }
-  | { state: 'terminating' }
-  | { state: 'terminated' };
+export type WorkDone = { state: 'syncing'; isTerminal: boolean } | { state: 'terminating' } | { state: 'terminated' };
 
 export interface StateHandlers<S extends PodWorkerState> {
   onUpdate(w: WorkerView, u: UpdatePodOptions): UpdateDecision<S>;
@@ -82,7 +79,11 @@ export interface StateHandlers<S extends PodWorkerState> {
  * when there is none yet); without either, the pod's terminationGracePeriodSeconds; never
  * below 1 s. `shortened` is true when an existing value got smaller.
  */
-export function effectiveGracePeriod(current: number | undefined, pod: Pod | undefined, kill: KillPodOptions | undefined): { gracePeriod: number; shortened: boolean } {
+export function effectiveGracePeriod(
+  current: number | undefined,
+  pod: Pod | undefined,
+  kill: KillPodOptions | undefined,
+): { gracePeriod: number; shortened: boolean } {
   let grace = current ?? 0;
   let overridden = false;
   const deletion = pod?.metadata?.deletionGracePeriodSeconds;
@@ -101,7 +102,8 @@ export function effectiveGracePeriod(current: number | undefined, pod: Pod | und
 }
 
 const isRuntimeOnly = (u: UpdatePodOptions): boolean => u.pod === undefined && u.runningPod !== undefined;
-const wantsStop = (u: UpdatePodOptions): boolean => u.updateType === 'kill' || u.pod?.metadata?.deletionTimestamp !== undefined;
+const wantsStop = (u: UpdatePodOptions): boolean =>
+  u.updateType === 'kill' || u.pod?.metadata?.deletionTimestamp !== undefined;
 
 const syncing: StateHandlers<'syncing'> = {
   onUpdate(w, u) {
@@ -115,13 +117,20 @@ const syncing: StateHandlers<'syncing'> = {
     if (!cause) return { kind: 'accept', to: 'syncing', preempt: false, cancelsRestart: false };
     // A runtime-only kill of a pod we have a spec for uses the spec (upstream), with a 1 s grace
     // only when there is nothing else to go by.
-    const kill: KillPodOptions | undefined = cause === 'orphaned' && !pod ? { ...u.killPodOptions, gracePeriodSeconds: u.killPodOptions?.gracePeriodSeconds ?? 1 } : u.killPodOptions;
+    const kill: KillPodOptions | undefined =
+      cause === 'orphaned' && !pod
+        ? { ...u.killPodOptions, gracePeriodSeconds: u.killPodOptions?.gracePeriodSeconds ?? 1 }
+        : u.killPodOptions;
     const { gracePeriod } = effectiveGracePeriod(undefined, pod, kill);
     return { kind: 'accept', to: 'terminating', cause, gracePeriod, preempt: true, cancelsRestart: true };
   },
   onWorkDone(w, done) {
     if (done.state === 'syncing' && done.isTerminal) {
-      return { to: 'terminating', cause: 'completed', gracePeriod: effectiveGracePeriod(undefined, w.pod, undefined).gracePeriod };
+      return {
+        to: 'terminating',
+        cause: 'completed',
+        gracePeriod: effectiveGracePeriod(undefined, w.pod, undefined).gracePeriod,
+      };
     }
     return { to: 'syncing' };
   },
@@ -144,7 +153,8 @@ const terminating: StateHandlers<'terminating'> = {
 
 const terminated: StateHandlers<'terminated'> = {
   onUpdate(_w, u) {
-    if (isRuntimeOnly(u)) return { kind: 'ignore', why: 'pod is terminated and waiting for cleanup, runtime-only update ignored' };
+    if (isRuntimeOnly(u))
+      return { kind: 'ignore', why: 'pod is terminated and waiting for cleanup, runtime-only update ignored' };
     if (u.updateType === 'create') return { kind: 'restart-requested' };
     return { kind: 'accept', to: 'terminated', preempt: false, cancelsRestart: wantsStop(u) };
   },
@@ -163,7 +173,12 @@ const finished: StateHandlers<'finished'> = {
   },
 };
 
-export const HANDLERS: { readonly [S in PodWorkerState]: StateHandlers<S> } = { syncing, terminating, terminated, finished };
+export const HANDLERS: { readonly [S in PodWorkerState]: StateHandlers<S> } = {
+  syncing,
+  terminating,
+  terminated,
+  finished,
+};
 
 /**
  * A static pod terminated before it was allowed to start (it waited behind another instance with
@@ -172,7 +187,11 @@ export const HANDLERS: { readonly [S in PodWorkerState]: StateHandlers<S> } = { 
  * never ran, under the full name (mirror pod) of the instance that does. A pod seen in the
  * runtime is driven through the kill all the same (upstream observedRuntime).
  */
-export function finishesWithoutWork(w: { readonly static: boolean; readonly started: boolean; readonly observedRuntime: boolean }): boolean {
+export function finishesWithoutWork(w: {
+  readonly static: boolean;
+  readonly started: boolean;
+  readonly observedRuntime: boolean;
+}): boolean {
   return w.static && !w.started && !w.observedRuntime;
 }
 

@@ -62,12 +62,22 @@ export interface TerminationOptions {
 
 /** What the pod workers call; implemented by the Kubelet (upstream podSyncer). */
 export interface PodSyncer {
-  syncPod(ctx: SyncContext, updateType: UpdateType, pod: Pod, status: PodRuntimeStatus | undefined): Promise<SyncPodResult>;
+  syncPod(
+    ctx: SyncContext,
+    updateType: UpdateType,
+    pod: Pod,
+    status: PodRuntimeStatus | undefined,
+  ): Promise<SyncPodResult>;
   /**
    * Stop every container with `gracePeriodSeconds`. May be superseded by a call with a shorter
    * grace period while it runs (its context is then aborted and it is no longer awaited).
    */
-  syncTerminatingPod(ctx: SyncContext, pod: Pod, status: PodRuntimeStatus | undefined, termination: TerminationOptions): Promise<void>;
+  syncTerminatingPod(
+    ctx: SyncContext,
+    pod: Pod,
+    status: PodRuntimeStatus | undefined,
+    termination: TerminationOptions,
+  ): Promise<void>;
   syncTerminatingRuntimePod(ctx: SyncContext, running: RunningPod): Promise<void>;
   /** `status` is a runtime status observed after the kill, or undefined when none is cached yet. */
   syncTerminatedPod(ctx: SyncContext, pod: Pod, status: PodRuntimeStatus | undefined): Promise<void>;

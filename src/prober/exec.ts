@@ -17,17 +17,23 @@ export function execProber(runtime: Pick<RuntimeService, 'execSync'>, command: s
       const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<ProbeReply>((resolve) => {
-        timer = setTimeout(() => resolve({ outcome: 'failure', output: `command ${JSON.stringify(command)} timed out` }), timeoutMs + 1000);
+        timer = setTimeout(
+          () => resolve({ outcome: 'failure', output: `command ${JSON.stringify(command)} timed out` }),
+          timeoutMs + 1000,
+        );
       });
       const run = runtime.execSync(t.containerId, command, seconds).then(
         (r): ProbeReply => {
           const out = Buffer.concat([r.stdout, r.stderr]).subarray(0, MAX_OUTPUT).toString('utf8');
-          return r.exitCode === 0 ? { outcome: 'success', output: out } : { outcome: 'failure', output: out || `command exited with ${r.exitCode}` };
+          return r.exitCode === 0
+            ? { outcome: 'success', output: out }
+            : { outcome: 'failure', output: out || `command exited with ${r.exitCode}` };
         },
         (err: unknown): ProbeReply => {
           const msg = errorMessage(err);
           // containerd answers a command that outlived its timeout with an error naming it.
-          if (/timeout|deadline/i.test(msg)) return { outcome: 'failure', output: `command ${JSON.stringify(command)} timed out` };
+          if (/timeout|deadline/i.test(msg))
+            return { outcome: 'failure', output: `command ${JSON.stringify(command)} timed out` };
           return { outcome: 'unknown', output: msg };
         },
       );

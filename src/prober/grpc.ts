@@ -44,7 +44,8 @@ function readVarint(buf: Buffer, pos: number): [number, number] {
   let v = 0;
   let shift = 0;
   for (;;) {
-    if (pos >= buf.length) throw new KubeletError('KTS_ERR_POD_ENDPOINT', `grpc health message: varint truncated at byte ${pos}`);
+    if (pos >= buf.length)
+      throw new KubeletError('KTS_ERR_POD_ENDPOINT', `grpc health message: varint truncated at byte ${pos}`);
     const b = buf[pos++]!;
     v += (b & 0x7f) * 2 ** shift;
     if ((b & 0x80) === 0) return [v, pos];
@@ -100,21 +101,43 @@ export function grpcProber(action: { port: number; service?: string }): Prober {
       const host = t.podIP.includes(':') ? `[${t.podIP}]` : t.podIP;
       const addr = `${host}:${action.port}`;
       const service = action.service ?? '';
-      const client = new HealthClient(addr, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': 64 * 1024 });
+      const client = new HealthClient(addr, grpc.credentials.createInsecure(), {
+        'grpc.max_receive_message_length': 64 * 1024,
+      });
       const deadline = new Date(Date.now() + timeoutMs);
       return new Promise<ProbeReply>((resolve) => {
-        client.makeUnaryRequest('/grpc.health.v1.Health/Check', encodeHealthCheckRequest, (b: Buffer) => decodeHealthCheckResponse(b), service, { deadline }, (err, status?: number) => {
-          client.close();
-          if (err) {
-            if (err.code === grpc.status.UNIMPLEMENTED) resolve({ outcome: 'failure', output: `this server does not implement the grpc health protocol (grpc.health.v1.Health): ${err.details}` });
-            else if (err.code === grpc.status.DEADLINE_EXCEEDED || err.code === grpc.status.UNAVAILABLE) resolve({ outcome: 'failure', output: `timeout: failed to connect service ${JSON.stringify(addr)} within ${timeoutMs / 1000}s: ${err.details}` });
-            else resolve({ outcome: 'failure', output: `rpc error: code = ${grpc.status[err.code]} desc = ${err.details}` });
-            return;
-          }
-          const s = status ?? 0;
-          if (s === 1) resolve({ outcome: 'success', output: '' });
-          else resolve({ outcome: 'failure', output: `service unhealthy (responded with "${SERVING_STATUS[s] ?? s}")` });
-        });
+        client.makeUnaryRequest(
+          '/grpc.health.v1.Health/Check',
+          encodeHealthCheckRequest,
+          (b: Buffer) => decodeHealthCheckResponse(b),
+          service,
+          { deadline },
+          (err, status?: number) => {
+            client.close();
+            if (err) {
+              if (err.code === grpc.status.UNIMPLEMENTED)
+                resolve({
+                  outcome: 'failure',
+                  output: `this server does not implement the grpc health protocol (grpc.health.v1.Health): ${err.details}`,
+                });
+              else if (err.code === grpc.status.DEADLINE_EXCEEDED || err.code === grpc.status.UNAVAILABLE)
+                resolve({
+                  outcome: 'failure',
+                  output: `timeout: failed to connect service ${JSON.stringify(addr)} within ${timeoutMs / 1000}s: ${err.details}`,
+                });
+              else
+                resolve({
+                  outcome: 'failure',
+                  output: `rpc error: code = ${grpc.status[err.code]} desc = ${err.details}`,
+                });
+              return;
+            }
+            const s = status ?? 0;
+            if (s === 1) resolve({ outcome: 'success', output: '' });
+            else
+              resolve({ outcome: 'failure', output: `service unhealthy (responded with "${SERVING_STATUS[s] ?? s}")` });
+          },
+        );
       });
     },
   };

@@ -21,7 +21,8 @@ export function httpProber(action: HttpGetAction, container: Container): Prober 
         const res = await httpGet(req, { timeoutMs });
         const body = res.body.toString('utf8');
         if (res.statusCode >= 200 && res.statusCode < 400) {
-          if (res.nonLocalRedirect) return { outcome: 'warning', output: `Probe terminated redirects, Response body: ${body}` };
+          if (res.nonLocalRedirect)
+            return { outcome: 'warning', output: `Probe terminated redirects, Response body: ${body}` };
           return { outcome: 'success', output: body };
         }
         return { outcome: 'failure', output: `HTTP probe failed with statuscode: ${res.statusCode}` };

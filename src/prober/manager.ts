@@ -28,7 +28,9 @@ interface PodState {
 }
 
 const KINDS: Array<[ProbeType, 'livenessProbe' | 'readinessProbe' | 'startupProbe']> = [
-  ['liveness', 'livenessProbe'], ['readiness', 'readinessProbe'], ['startup', 'startupProbe'],
+  ['liveness', 'livenessProbe'],
+  ['readiness', 'readinessProbe'],
+  ['startup', 'startupProbe'],
 ];
 
 /** The prober for a probe's action; a probe without a usable action is an error reply. */
@@ -36,7 +38,11 @@ function proberFor(probe: Probe, container: Container, runtime: Pick<RuntimeServ
   if (probe.exec?.command?.length) return execProber(runtime, probe.exec.command);
   if (probe.httpGet) return httpProber(probe.httpGet as Parameters<typeof httpProber>[0], container);
   if (probe.tcpSocket) return tcpProber(probe.tcpSocket as Parameters<typeof tcpProber>[0], container);
-  if (probe.grpc) return grpcProber({ port: probe.grpc.port, ...(probe.grpc.service !== undefined ? { service: probe.grpc.service } : {}) });
+  if (probe.grpc)
+    return grpcProber({
+      port: probe.grpc.port,
+      ...(probe.grpc.service !== undefined ? { service: probe.grpc.service } : {}),
+    });
   const reply: ProbeReply = { outcome: 'unknown', output: 'missing probe handler' };
   return { probe: () => Promise.resolve(reply) };
 }
@@ -49,14 +55,19 @@ class Manager implements ProbeManager, WorkerContext {
   private readonly pods = new Map<string, PodState>();
   private readonly workers = new Map<string, ProbeWorker[]>();
   private readonly caches: Record<ProbeType, ResultsCache> = {
-    liveness: new ResultsCache('liveness'), readiness: new ResultsCache('readiness'), startup: new ResultsCache('startup'),
+    liveness: new ResultsCache('liveness'),
+    readiness: new ResultsCache('readiness'),
+    startup: new ResultsCache('startup'),
   };
   private readonly listeners: Array<(uid: string) => void> = [];
   readonly recorder: EventRecorder | undefined;
 
   constructor(private readonly deps: ProbeManagerDeps) {
     this.recorder = deps.recorder;
-    for (const c of Object.values(this.caches)) c.onUpdate((u) => { for (const l of this.listeners) l(u.podUid); });
+    for (const c of Object.values(this.caches))
+      c.onUpdate((u) => {
+        for (const l of this.listeners) l(u.podUid);
+      });
   }
 
   now(): number {
@@ -77,24 +88,42 @@ class Manager implements ProbeManager, WorkerContext {
       this.removePod(uid);
       return;
     }
-    this.pods.set(uid, { pod, containers: [...(status.containerStatuses ?? []), ...(status.initContainerStatuses ?? [])], podIP: status.podIP ?? '' });
+    this.pods.set(uid, {
+      pod,
+      containers: [...(status.containerStatuses ?? []), ...(status.initContainerStatuses ?? [])],
+      podIP: status.podIP ?? '',
+    });
     if (!this.workers.has(uid)) this.addPod(pod);
   }
 
   /** upstream AddPod: regular containers and sidecars (restartable init containers) with probes. */
   private addPod(pod: Pod): void {
     const uid = podUID(pod);
-    const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always')];
+    const containers = [
+      ...(pod.spec?.containers ?? []),
+      ...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
+    ];
     const list: ProbeWorker[] = [];
     for (const c of containers) {
       for (const [kind, field] of KINDS) {
         const spec = c[field];
         if (!spec) continue;
-        list.push(new ProbeWorker(this, { podUid: uid, container: c, probeType: kind, spec }, proberFor(spec, c, this.deps.runtime), this.caches[kind]));
+        list.push(
+          new ProbeWorker(
+            this,
+            { podUid: uid, container: c, probeType: kind, spec },
+            proberFor(spec, c, this.deps.runtime),
+            this.caches[kind],
+          ),
+        );
       }
     }
     this.workers.set(uid, list);
-    if (list.length > 0) log('prober').debug({ pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, workers: list.length }, 'probe workers started');
+    if (list.length > 0)
+      log('prober').debug(
+        { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, workers: list.length },
+        'probe workers started',
+      );
     for (const w of list) w.start();
   }
 
@@ -102,7 +131,10 @@ class Manager implements ProbeManager, WorkerContext {
     const list = this.workers.get(podUid);
     if (!list) return;
     for (const w of list) if (w.probeType !== 'readiness') w.stop();
-    this.workers.set(podUid, list.filter((w) => w.probeType === 'readiness'));
+    this.workers.set(
+      podUid,
+      list.filter((w) => w.probeType === 'readiness'),
+    );
   }
 
   removePod(podUid: string): void {

@@ -26,7 +26,10 @@ function dialTcp(host: string, port: number, timeoutMs: number): Promise<ProbeRe
       sock.destroy();
       resolve(reply);
     };
-    const timer = setTimeout(() => finish({ outcome: 'failure', output: `dial tcp ${host}:${port}: i/o timeout` }), timeoutMs);
+    const timer = setTimeout(
+      () => finish({ outcome: 'failure', output: `dial tcp ${host}:${port}: i/o timeout` }),
+      timeoutMs,
+    );
     sock.once('connect', () => finish({ outcome: 'success', output: '' }));
     sock.once('error', (err) => finish({ outcome: 'failure', output: `dial tcp ${host}:${port}: ${err.message}` }));
   });

@@ -22,7 +22,12 @@ export interface WorkerContext {
 
 const INITIAL: Record<ProbeType, CachedResult> = { liveness: 'success', readiness: 'failure', startup: 'unknown' };
 const LABEL: Record<ProbeType, string> = { liveness: 'Liveness', readiness: 'Readiness', startup: 'Startup' };
-const METRIC_RESULT: Record<ProbeReply['outcome'], string> = { success: 'successful', warning: 'successful', failure: 'failed', unknown: 'unknown' };
+const METRIC_RESULT: Record<ProbeReply['outcome'], string> = {
+  success: 'successful',
+  warning: 'successful',
+  failure: 'failed',
+  unknown: 'unknown',
+};
 
 function stripRuntimePrefix(cid: string | undefined): string {
   if (!cid) return '';
@@ -89,7 +94,10 @@ export class ProbeWorker {
     try {
       keep = await this.doProbe();
     } catch (err) {
-      log('prober').error({ err: errorMessage(err), pod: this.podUid, container: this.container.name, probeType: this.probeType }, 'probe worker iteration failed');
+      log('prober').error(
+        { err: errorMessage(err), pod: this.podUid, container: this.container.name, probeType: this.probeType },
+        'probe worker iteration failed',
+      );
     }
     if (keep) this.schedule(this.periodMs);
     else this.stopped = true;
@@ -149,7 +157,12 @@ export class ProbeWorker {
       reply = { outcome: 'unknown', output: errorMessage(err) };
     }
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-    const labels = { probe_type: LABEL[this.probeType], container: this.container.name, pod: pod.metadata?.name ?? '', namespace: pod.metadata?.namespace ?? '' };
+    const labels = {
+      probe_type: LABEL[this.probeType],
+      container: this.container.name,
+      pod: pod.metadata?.name ?? '',
+      namespace: pod.metadata?.namespace ?? '',
+    };
     probeMetrics.probeTotal.inc({ ...labels, result: METRIC_RESULT[reply.outcome], pod_uid: this.podUid });
     if (reply.outcome !== 'unknown') probeMetrics.probeDuration.observe(labels, seconds);
     this.recordEvent(pod, reply);

@@ -8,12 +8,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Container, Pod } from '../api/types.js';
 import { errorMessage, KubeletError } from '../errors.js';
-import { ContainerLogsError, checkNames, containerLogDir, instanceLogFile, logFilePath, openLogFile } from '../logs/paths.js';
+import {
+  ContainerLogsError,
+  checkNames,
+  containerLogDir,
+  instanceLogFile,
+  logFilePath,
+  openLogFile,
+} from '../logs/paths.js';
 import { readLogs } from '../logs/reader.js';
 import type { ContainerLogsDeps, LogOptions } from '../logs/types.js';
 import { log } from '../util/log.js';
 
-export interface ContainerLogsParams { namespace: string; pod: string; container: string }
+export interface ContainerLogsParams {
+  namespace: string;
+  pod: string;
+  container: string;
+}
 
 function bool(q: URLSearchParams, name: string): boolean {
   const v = q.get(name);
@@ -28,7 +39,11 @@ function int(q: URLSearchParams, name: string, min: number): number | undefined 
   if (v === null) return undefined;
   if (!/^-?\d+$/.test(v)) throw new ContainerLogsError(400, `${name}: invalid integer ${JSON.stringify(v)}`);
   const n = Number(v);
-  if (n < min) throw new ContainerLogsError(400, `${name}: must be ${min === 0 ? 'greater than or equal to 0' : `at least ${min}`}`);
+  if (n < min)
+    throw new ContainerLogsError(
+      400,
+      `${name}: must be ${min === 0 ? 'greater than or equal to 0' : `at least ${min}`}`,
+    );
   return n;
 }
 
@@ -36,10 +51,12 @@ function int(q: URLSearchParams, name: string, min: number): number | undefined 
 export function parseLogOptions(query: URLSearchParams, now = Date.now()): LogOptions {
   const sinceSeconds = int(query, 'sinceSeconds', 1);
   const sinceTimeRaw = query.get('sinceTime');
-  if (sinceSeconds !== undefined && sinceTimeRaw !== null) throw new ContainerLogsError(400, 'at most one of `sinceTime` or `sinceSeconds` may be specified');
+  if (sinceSeconds !== undefined && sinceTimeRaw !== null)
+    throw new ContainerLogsError(400, 'at most one of `sinceTime` or `sinceSeconds` may be specified');
   let sinceTime: Date | undefined;
   if (sinceTimeRaw !== null) {
-    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(sinceTimeRaw)) throw new ContainerLogsError(400, `sinceTime: not an RFC3339 time: ${JSON.stringify(sinceTimeRaw)}`);
+    if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(sinceTimeRaw))
+      throw new ContainerLogsError(400, `sinceTime: not an RFC3339 time: ${JSON.stringify(sinceTimeRaw)}`);
     sinceTime = new Date(sinceTimeRaw);
   } else if (sinceSeconds !== undefined) {
     sinceTime = new Date(now - sinceSeconds * 1000);
@@ -56,22 +73,38 @@ export function parseLogOptions(query: URLSearchParams, now = Date.now()): LogOp
 
 function findContainer(pod: Pod, name: string): Container | undefined {
   const spec = pod.spec;
-  return [...(spec?.containers ?? []), ...(spec?.initContainers ?? []), ...((spec?.ephemeralContainers ?? []) as Container[])].find((c) => c.name === name);
+  return [
+    ...(spec?.containers ?? []),
+    ...(spec?.initContainers ?? []),
+    ...((spec?.ephemeralContainers ?? []) as Container[]),
+  ].find((c) => c.name === name);
 }
 
 /** Writes with back-pressure; rejects (KTS_ERR_HTTP) when the client went away. */
 function writer(res: ServerResponse): (b: Buffer) => Promise<void> {
-  const gone = () => new KubeletError('KTS_ERR_HTTP', 'the client closed the connection while its container log was being sent');
-  return (b) => new Promise<void>((resolve, reject) => {
-    if (res.destroyed) return reject(gone());
-    if (res.write(b)) return resolve();
-    const done = () => { res.off('drain', done); res.off('close', done); if (res.destroyed) reject(gone()); else resolve(); };
-    res.on('drain', done);
-    res.on('close', done);
-  });
+  const gone = () =>
+    new KubeletError('KTS_ERR_HTTP', 'the client closed the connection while its container log was being sent');
+  return (b) =>
+    new Promise<void>((resolve, reject) => {
+      if (res.destroyed) return reject(gone());
+      if (res.write(b)) return resolve();
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        if (res.destroyed) reject(gone());
+        else resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
 }
 
-export async function handleContainerLogs(req: IncomingMessage, res: ServerResponse, params: ContainerLogsParams, deps: ContainerLogsDeps): Promise<void> {
+export async function handleContainerLogs(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: ContainerLogsParams,
+  deps: ContainerLogsDeps,
+): Promise<void> {
   const abort = new AbortController();
   res.on('close', () => abort.abort());
   try {
@@ -81,7 +114,8 @@ export async function handleContainerLogs(req: IncomingMessage, res: ServerRespo
     const opts = parseLogOptions(new URL(req.url ?? '/', 'http://localhost').searchParams);
     const pod = deps.getPod(namespace, podName);
     if (!pod) throw new ContainerLogsError(404, `pod "${podName}" in namespace "${namespace}" not found`);
-    if (!findContainer(pod, container)) throw new ContainerLogsError(404, `container "${container}" not found in pod "${podName}"`);
+    if (!findContainer(pod, container))
+      throw new ContainerLogsError(404, `container "${container}" not found in pod "${podName}"`);
     const dir = containerLogDir(deps.podLogsDir, pod, container);
     const name = await instanceLogFile(dir, opts.previous);
     // Open once before answering 200 so a refused file is a clean error status.

@@ -5,8 +5,21 @@
 import { metrics } from '../metrics/index.js';
 
 const BUCKETS = new Set([
-  'healthz', 'pods', 'metrics', 'stats', 'run', 'exec', 'attach', 'portForward', 'containerLogs',
-  'runningpods', 'configz', 'logs', 'debug', 'spec', 'checkpoint',
+  'healthz',
+  'pods',
+  'metrics',
+  'stats',
+  'run',
+  'exec',
+  'attach',
+  'portForward',
+  'containerLogs',
+  'runningpods',
+  'configz',
+  'logs',
+  'debug',
+  'spec',
+  'checkpoint',
 ]);
 const SUB_BUCKETS = new Set(['metrics/cadvisor', 'metrics/probes', 'metrics/resource', 'stats/summary']);
 

@@ -12,7 +12,17 @@ import { handleContainerLogs } from './container-logs.js';
 import type { MainServerOptions, MainServerProvider } from './types.js';
 
 /** Paths the read-only port and a disabled main port answer with 405 (upstream InstallDebuggingDisabledHandlers). */
-const DEBUG_PATH_PREFIXES = ['/run/', '/exec/', '/attach/', '/portForward/', '/containerLogs/', '/runningpods/', '/debug/', '/logs/', '/configz'];
+const DEBUG_PATH_PREFIXES = [
+  '/run/',
+  '/exec/',
+  '/attach/',
+  '/portForward/',
+  '/containerLogs/',
+  '/runningpods/',
+  '/debug/',
+  '/logs/',
+  '/configz',
+];
 
 export function isDebugPath(path: string): boolean {
   return DEBUG_PATH_PREFIXES.some((p) => path === p || path.startsWith(p) || path === p.replace(/\/$/, ''));
@@ -20,13 +30,18 @@ export function isDebugPath(path: string): boolean {
 
 /** Mounts a read-only Reply route (provider → Reply) on the router. */
 function mountReplyRoute(router: Router, path: string, route: Route, provider: MainServerProvider): void {
-  router.add('GET', path, async (req, res) => sendReply(res, await route(provider, new URL(req.url ?? '/', 'http://localhost').searchParams)));
+  router.add('GET', path, async (req, res) =>
+    sendReply(res, await route(provider, new URL(req.url ?? '/', 'http://localhost').searchParams)),
+  );
 }
 
 function diagnostics(): unknown {
   return {
-    pid: process.pid, uptimeSeconds: process.uptime(), node: process.version,
-    memory: process.memoryUsage(), resourceUsage: process.resourceUsage(),
+    pid: process.pid,
+    uptimeSeconds: process.uptime(),
+    node: process.version,
+    memory: process.memoryUsage(),
+    resourceUsage: process.resourceUsage(),
   };
 }
 
@@ -34,16 +49,32 @@ export function buildMainRouter(opts: MainServerOptions): Router {
   const router = new Router();
   const p = opts.provider;
   for (const [path, route] of Object.entries(READ_ONLY_ROUTES)) mountReplyRoute(router, path, route, p);
-  mountStreamingRoutes(router, { provider: p, idleTimeoutMs: opts.streamingConnectionIdleTimeoutMs, maxStreams: opts.maxStreams ?? 64 });
+  mountStreamingRoutes(router, {
+    provider: p,
+    idleTimeoutMs: opts.streamingConnectionIdleTimeoutMs,
+    maxStreams: opts.maxStreams ?? 64,
+  });
   const debug = { debug: true };
   router
-    .add('GET', '/runningpods/', async (_q, res) => sendJson(res, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: await p.runningPods() }), debug)
+    .add(
+      'GET',
+      '/runningpods/',
+      async (_q, res) =>
+        sendJson(res, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: await p.runningPods() }),
+      debug,
+    )
     .add('GET', '/configz', (_q, res) => sendJson(res, { kubeletconfig: p.configz() }), debug)
     .add('GET', '/logs/{path...}', nodeLogsHandler(opts.nodeLogDir ?? '/var/log'), debug)
     .add('GET', '/debug/pprof/', (_q, res) => sendJson(res, diagnostics()), debug);
   const logs = opts.containerLogs;
   if (logs) {
-    router.add('GET', '/containerLogs/{namespace}/{pod}/{container}', (q, s, prm) => handleContainerLogs(q, s, { namespace: prm.namespace!, pod: prm.pod!, container: prm.container! }, logs), { ...debug, longRunning: true });
+    router.add(
+      'GET',
+      '/containerLogs/{namespace}/{pod}/{container}',
+      (q, s, prm) =>
+        handleContainerLogs(q, s, { namespace: prm.namespace!, pod: prm.pod!, container: prm.container! }, logs),
+      { ...debug, longRunning: true },
+    );
   }
   return router;
 }

@@ -10,7 +10,14 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
-import { AuthenticationFailed, buildAuth, forbiddenMessage, requestAttributes, type Authenticator, type Authorizer } from './auth/index.js';
+import {
+  AuthenticationFailed,
+  buildAuth,
+  forbiddenMessage,
+  requestAttributes,
+  type Authenticator,
+  type Authorizer,
+} from './auth/index.js';
 import { trackRequest } from './http-metrics.js';
 import { sendText } from './respond.js';
 import type { RequestContext, Router } from './router.js';
@@ -44,7 +51,11 @@ async function authorize(gate: Gate, req: IncomingMessage, res: ServerResponse, 
     sendText(res, 401, 'Unauthorized');
     return false;
   }
-  const attrs = requestAttributes(ctx.user, { method: req.method ?? 'GET', path: ctx.url.pathname, upgrade: ctx.upgrade !== undefined }, gate.nodeName);
+  const attrs = requestAttributes(
+    ctx.user,
+    { method: req.method ?? 'GET', path: ctx.url.pathname, upgrade: ctx.upgrade !== undefined },
+    gate.nodeName,
+  );
   // Fine-grained first, then proxy (upstream): the first allowed one lets the request through.
   const reasons: string[] = [];
   for (const a of attrs) {
@@ -59,7 +70,12 @@ async function authorize(gate: Gate, req: IncomingMessage, res: ServerResponse, 
 }
 
 /** Authenticate, authorize, route; errors become 500 without disturbing the agent. */
-async function dispatch({ gate, router }: MainPort, req: IncomingMessage, res: ServerResponse, upgrade?: RequestContext['upgrade']): Promise<void> {
+async function dispatch(
+  { gate, router }: MainPort,
+  req: IncomingMessage,
+  res: ServerResponse,
+  upgrade?: RequestContext['upgrade'],
+): Promise<void> {
   const method = req.method ?? 'GET';
   let url: URL;
   try {
@@ -77,7 +93,10 @@ async function dispatch({ gate, router }: MainPort, req: IncomingMessage, res: S
   try {
     if (!(await authorize(gate, req, res, ctx))) return;
     if (match.kind === 'none') return sendText(res, 404, `404 page not found: ${url.pathname}`);
-    if (match.kind === 'bad-method') return sendText(res, 405, `405 method ${method} not allowed on ${url.pathname}`, { Allow: match.allowed.join(', ') });
+    if (match.kind === 'bad-method')
+      return sendText(res, 405, `405 method ${method} not allowed on ${url.pathname}`, {
+        Allow: match.allowed.join(', '),
+      });
     if (match.kind === 'bad-param') return sendText(res, 400, `bad request: ${match.message}`);
     if (match.route.debug && !gate.enableDebuggingHandlers) return sendText(res, 405, 'Debug endpoints are disabled.');
     await match.route.handler(req, res, match.params, ctx);
@@ -103,21 +122,49 @@ function onUpgrade(port: MainPort, req: IncomingMessage, socket: Duplex, head: B
 export type MainTlsServer = Server & { setServingPair(cert: Buffer, key: Buffer): void };
 
 export function listenMain(opts: MainServerOptions, router: Router): Promise<MainTlsServer> {
-  const pair = servingCert({ certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile, rootDir: opts.rootDir, nodeName: opts.nodeName, ips: opts.nodeIPs });
-  const tlsSettings = { minVersion: opts.tlsMinVersion, cipherSuites: opts.tlsCipherSuites, clientCAFile: opts.authentication.x509.clientCAFile };
+  const pair = servingCert({
+    certFile: opts.tlsCertFile,
+    keyFile: opts.tlsPrivateKeyFile,
+    rootDir: opts.rootDir,
+    nodeName: opts.nodeName,
+    ips: opts.nodeIPs,
+  });
+  const tlsSettings = {
+    minVersion: opts.tlsMinVersion,
+    cipherSuites: opts.tlsCipherSuites,
+    clientCAFile: opts.authentication.x509.clientCAFile,
+  };
   const tls = serverTlsOptions(pair, tlsSettings);
   const { authenticator, authorizer } = buildAuth({
-    authentication: opts.authentication, authorization: opts.authorization, clientCA: !!opts.authentication.x509.clientCAFile, client: opts.reviewClient,
+    authentication: opts.authentication,
+    authorization: opts.authorization,
+    clientCA: !!opts.authentication.x509.clientCAFile,
+    client: opts.reviewClient,
   });
-  const gate: Gate = { authenticator, authorizer, nodeName: opts.nodeName, enableDebuggingHandlers: opts.enableDebuggingHandlers };
+  const gate: Gate = {
+    authenticator,
+    authorizer,
+    nodeName: opts.nodeName,
+    enableDebuggingHandlers: opts.enableDebuggingHandlers,
+  };
   const port: MainPort = { gate, router };
-  const server = createServer({ ...tls, maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 60_000, headersTimeout: 10_000, connectionsCheckingInterval: 2_000 }, (req, res) => {
-    void dispatch(port, req, res).catch(() => res.destroy());
-  });
+  const server = createServer(
+    {
+      ...tls,
+      maxHeaderSize: MAX_HEADER_BYTES,
+      requestTimeout: 60_000,
+      headersTimeout: 10_000,
+      connectionsCheckingInterval: 2_000,
+    },
+    (req, res) => {
+      void dispatch(port, req, res).catch(() => res.destroy());
+    },
+  );
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(port, req, socket, head));
   server.on('tlsClientError', (err) => log('server').debug({ err: errorMessage(err) }, 'TLS handshake failed'));
   // A certificate issued later (serverTLSBootstrap) replaces the pair for new handshakes.
-  (server as MainTlsServer).setServingPair = (cert, key) => server.setSecureContext(serverTlsOptions({ cert, key }, tlsSettings));
+  (server as MainTlsServer).setServingPair = (cert, key) =>
+    server.setSecureContext(serverTlsOptions({ cert, key }, tlsSettings));
   server.keepAliveTimeout = 5_000;
   // Idle plain connections are dropped; upgraded streams set their own idle timeout.
   server.timeout = 120_000;
@@ -126,7 +173,15 @@ export function listenMain(opts: MainServerOptions, router: Router): Promise<Mai
     server.once('error', reject);
     server.listen(opts.port, opts.address, () => {
       server.off('error', reject);
-      log('server').info({ server: 'main', address: opts.address, port: (server.address() as { port: number }).port, authorization: opts.authorization.mode }, 'Serving (TLS)');
+      log('server').info(
+        {
+          server: 'main',
+          address: opts.address,
+          port: (server.address() as { port: number }).port,
+          authorization: opts.authorization.mode,
+        },
+        'Serving (TLS)',
+      );
       resolve(server as MainTlsServer);
     });
   });

@@ -24,7 +24,8 @@ export function confinedRelativePath(raw: string): { rel: string } | { error: st
     return { error: 'malformed escape in log path' };
   }
   if (rel.includes('\0') || rel.includes('\\')) return { error: 'invalid character in log path' };
-  if (rel.split('/').some((s) => s === '..' || s === '.')) return { error: 'log path may not contain "." or ".." segments' };
+  if (rel.split('/').some((s) => s === '..' || s === '.'))
+    return { error: 'log path may not contain "." or ".." segments' };
   return { rel: rel.replace(/^\/+/, '') };
 }
 
@@ -35,7 +36,10 @@ export function nodeLogsHandler(logDir: string) {
     const notFound = () => sendText(res, 404, `404 page not found: /logs/${r.rel}`);
     let fh: FileHandle;
     try {
-      fh = await openBeneath(logDir, r.rel.split('/').filter((c) => c !== ''));
+      fh = await openBeneath(
+        logDir,
+        r.rel.split('/').filter((c) => c !== ''),
+      );
     } catch {
       return notFound(); // missing, a symlink somewhere on the path, unreadable: never say which
     }
@@ -55,12 +59,19 @@ export function nodeLogsHandler(logDir: string) {
 /** The names in the directory `dir` holds open; subdirectories end with "/". */
 async function listing(dir: FileHandle): Promise<string> {
   const entries = await readdir(pathAt(dir), { withFileTypes: true });
-  return entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort().join('\n');
+  return entries
+    .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
+    .sort()
+    .join('\n');
 }
 
 /** Streams the open file; the stream owns (and closes) the FileHandle. */
 async function sendFile(req: IncomingMessage, res: ServerResponse, fh: FileHandle, size: number): Promise<void> {
-  res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': size, 'X-Content-Type-Options': 'nosniff' });
+  res.writeHead(200, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': size,
+    'X-Content-Type-Options': 'nosniff',
+  });
   if (req.method === 'HEAD' || size === 0) {
     await fh.close();
     return void res.end();

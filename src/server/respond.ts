@@ -8,7 +8,12 @@ export function sendText(res: ServerResponse, status: number, body: string, extr
     return;
   }
   const text = body.endsWith('\n') ? body : `${body}\n`;
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Content-Length': Buffer.byteLength(text), ...extra });
+  res.writeHead(status, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Length': Buffer.byteLength(text),
+    ...extra,
+  });
   res.end(res.req?.method === 'HEAD' ? undefined : text);
 }
 

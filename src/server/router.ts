@@ -19,7 +19,12 @@ export interface RequestContext {
   upgrade?: { socket: Duplex; head: Buffer };
 }
 
-export type Handler = (req: IncomingMessage, res: ServerResponse, params: Params, ctx: RequestContext) => Promise<void> | void;
+export type Handler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: Params,
+  ctx: RequestContext,
+) => Promise<void> | void;
 
 export interface RouteOptions {
   /** Streams (exec, attach, port-forward, followed logs): the long_running metric label. */
@@ -46,15 +51,18 @@ export type Match =
 function compile(pattern: string): { regex: RegExp; names: string[]; rest: boolean } {
   const names: string[] = [];
   let rest = false;
-  const body = pattern.replace(/\{(\w+)(\.\.\.)?\}|[.*+?^$()|[\]\\]/g, (m, name: string | undefined, dots: string | undefined) => {
-    if (!name) return `\\${m}`;
-    names.push(name);
-    if (dots) {
-      rest = true;
-      return '(.*)';
-    }
-    return '([^/]+)';
-  });
+  const body = pattern.replace(
+    /\{(\w+)(\.\.\.)?\}|[.*+?^$()|[\]\\]/g,
+    (m, name: string | undefined, dots: string | undefined) => {
+      if (!name) return `\\${m}`;
+      names.push(name);
+      if (dots) {
+        rest = true;
+        return '(.*)';
+      }
+      return '([^/]+)';
+    },
+  );
   return { regex: new RegExp(`^${body}$`), names, rest };
 }
 
@@ -89,8 +97,10 @@ export class Router {
         } catch {
           return { kind: 'bad-param', message: `malformed escape in "${raw}"` };
         }
-        if (!last && value.includes('/')) return { kind: 'bad-param', message: `parameter ${route.names[i]} may not contain "/"` };
-        if (value.includes('\0')) return { kind: 'bad-param', message: `parameter ${route.names[i]} may not contain NUL` };
+        if (!last && value.includes('/'))
+          return { kind: 'bad-param', message: `parameter ${route.names[i]} may not contain "/"` };
+        if (value.includes('\0'))
+          return { kind: 'bad-param', message: `parameter ${route.names[i]} may not contain NUL` };
         params[route.names[i]!] = last ? raw : value;
       }
       return { kind: 'found', route, params };

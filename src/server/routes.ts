@@ -12,7 +12,9 @@ const json = (body: unknown): Reply => ({ status: 200, contentType: 'application
 
 const healthzRoute: Route = (p) => {
   const errs = p.healthErrors();
-  return errs.length === 0 ? text(200, 'ok') : text(500, `${errs.map((e) => `[-]${e}`).join('\n')}\nhealthz check failed\n`);
+  return errs.length === 0
+    ? text(200, 'ok')
+    : text(500, `${errs.map((e) => `[-]${e}`).join('\n')}\nhealthz check failed\n`);
 };
 
 const podsRoute: Route = (p) => json({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: p.podsWithStatus() });

@@ -16,19 +16,27 @@ interface DesiredPods {
 }
 
 /** The read-only provider: desired pods with the status manager's latest status, health, metrics, stats. */
-export function readServerProvider(deps: Omit<ServerProvider, 'podsWithStatus'> & { podManager: DesiredPods; statusManager: PodStatusProvider }): ServerProvider {
+export function readServerProvider(
+  deps: Omit<ServerProvider, 'podsWithStatus'> & { podManager: DesiredPods; statusManager: PodStatusProvider },
+): ServerProvider {
   const { podManager, statusManager, ...rest } = deps;
   return {
     ...rest,
-    podsWithStatus: () => podManager.getPods().map((p): Pod => ({ ...p, status: statusManager.getPodStatus(podUID(p)) ?? p.status ?? {} })),
+    podsWithStatus: () =>
+      podManager.getPods().map((p): Pod => ({ ...p, status: statusManager.getPodStatus(podUID(p)) ?? p.status ?? {} })),
   };
 }
 
 /** /containerLogs: pods by namespace and name among the desired ones, running state from the runtime. */
-export function runtimeContainerLogs(deps: { podLogsDir: string; pods: DesiredPods; runtime: Pick<Runtime, 'getPodStatus'> }): ContainerLogsDeps {
+export function runtimeContainerLogs(deps: {
+  podLogsDir: string;
+  pods: DesiredPods;
+  runtime: Pick<Runtime, 'getPodStatus'>;
+}): ContainerLogsDeps {
   return {
     podLogsDir: deps.podLogsDir,
-    getPod: (ns, name) => deps.pods.getPods().find((p) => p.metadata?.name === name && (p.metadata?.namespace ?? 'default') === ns),
+    getPod: (ns, name) =>
+      deps.pods.getPods().find((p) => p.metadata?.name === name && (p.metadata?.namespace ?? 'default') === ns),
     isContainerRunning: async (pod, container) => {
       const s = await deps.runtime.getPodStatus(podUID(pod), podName(pod), podNamespace(pod));
       return s.containerStatuses.find((c) => c.name === container)?.state === 'running';
@@ -36,7 +44,12 @@ export function runtimeContainerLogs(deps: { podLogsDir: string; pods: DesiredPo
   };
 }
 
-async function findPod(runtime: Runtime, namespace: string, name: string, uid?: string): Promise<RunningPod | undefined> {
+async function findPod(
+  runtime: Runtime,
+  namespace: string,
+  name: string,
+  uid?: string,
+): Promise<RunningPod | undefined> {
   const pods = await runtime.getPods(false);
   return pods.find((p) => p.namespace === namespace && p.name === name && (uid === undefined || p.uid === uid));
 }
@@ -48,7 +61,12 @@ function runningPodToApi(p: RunningPod): Pod {
   } as Pod;
 }
 
-export function mainServerProvider(base: ServerProvider, runtime: Runtime, streaming: StreamingRuntime, configz: () => unknown): MainServerProvider {
+export function mainServerProvider(
+  base: ServerProvider,
+  runtime: Runtime,
+  streaming: StreamingRuntime,
+  configz: () => unknown,
+): MainServerProvider {
   return {
     ...base,
     streaming,

@@ -24,7 +24,11 @@ interface PlainServer {
   serverType?: ServerType;
 }
 
-async function handle({ routes, provider, serverType }: PlainServer, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(
+  { routes, provider, serverType }: PlainServer,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   let reply: Reply;
   const url = new URL(req.url ?? '/', 'http://localhost');
   const path = url.pathname;
@@ -49,15 +53,21 @@ async function handle({ routes, provider, serverType }: PlainServer, req: Incomi
 
 function listen(plain: PlainServer, addr: ServerAddress): Promise<Server> {
   const { name } = plain;
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 }, (req, res) => {
-    void handle(plain, req, res).catch(() => res.destroy());
-  });
+  const server = createServer(
+    { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 30_000, headersTimeout: 10_000 },
+    (req, res) => {
+      void handle(plain, req, res).catch(() => res.destroy());
+    },
+  );
   server.keepAliveTimeout = 5_000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(addr.port, addr.address, () => {
       server.off('error', reject);
-      log('server').info({ server: name, address: addr.address, port: (server.address() as AddressInfo).port }, 'Serving');
+      log('server').info(
+        { server: name, address: addr.address, port: (server.address() as AddressInfo).port },
+        'Serving',
+      );
       resolve(server);
     });
   });
@@ -72,10 +82,19 @@ function close(server: Server | HttpsServer | undefined): Promise<void> {
 }
 
 export async function startServers(opts: ServersOptions): Promise<RunningServers> {
-  const healthz = opts.healthz && opts.healthz.port !== 0 ? await listen({ name: 'healthz', routes: HEALTHZ_ROUTES, provider: opts.provider }, opts.healthz) : undefined;
+  const healthz =
+    opts.healthz && opts.healthz.port !== 0
+      ? await listen({ name: 'healthz', routes: HEALTHZ_ROUTES, provider: opts.provider }, opts.healthz)
+      : undefined;
   let readOnly: Server | undefined;
   try {
-    readOnly = opts.readOnly && opts.readOnly.port !== 0 ? await listen({ name: 'read-only', routes: READ_ONLY_ROUTES, provider: opts.provider, serverType: 'readonly' }, opts.readOnly) : undefined;
+    readOnly =
+      opts.readOnly && opts.readOnly.port !== 0
+        ? await listen(
+            { name: 'read-only', routes: READ_ONLY_ROUTES, provider: opts.provider, serverType: 'readonly' },
+            opts.readOnly,
+          )
+        : undefined;
   } catch (err) {
     await close(healthz);
     throw err;

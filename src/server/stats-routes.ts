@@ -6,7 +6,11 @@
 import type { Reply, Route } from './types.js';
 
 const PROM = 'text/plain; version=0.0.4; charset=utf-8';
-const unavailable: Reply = { status: 503, contentType: 'text/plain; charset=utf-8', body: 'stats are not available on this node\n' };
+const unavailable: Reply = {
+  status: 503,
+  contentType: 'text/plain; charset=utf-8',
+  body: 'stats are not available on this node\n',
+};
 
 const statsSummaryRoute: Route = async (p, query) => {
   if (!p.stats) return unavailable;

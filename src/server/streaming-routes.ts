@@ -26,16 +26,28 @@ async function container(o: StreamingRouteOptions, res: ServerResponse, p: Param
   return found?.containerId;
 }
 
-function needUpgrade(res: ServerResponse, ctx: RequestContext): ctx is RequestContext & { upgrade: NonNullable<RequestContext['upgrade']> } {
+function needUpgrade(
+  res: ServerResponse,
+  ctx: RequestContext,
+): ctx is RequestContext & { upgrade: NonNullable<RequestContext['upgrade']> } {
   if (ctx.upgrade) return true;
-  sendText(res, 400, 'Upgrade request required: use a WebSocket (v4.channel.k8s.io / v5.channel.k8s.io) or SPDY/3.1 client');
+  sendText(
+    res,
+    400,
+    'Upgrade request required: use a WebSocket (v4.channel.k8s.io / v5.channel.k8s.io) or SPDY/3.1 client',
+  );
   return false;
 }
 
 /** upstream streaming options: at least one stream; a TTY merges stderr into stdout. */
 function streamOptions(url: URL): { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean } | string {
   const tty = flag(url, 'tty');
-  const o = { stdin: flag(url, 'stdin', 'input'), stdout: flag(url, 'stdout', 'output'), stderr: flag(url, 'stderr', 'error') && !tty, tty };
+  const o = {
+    stdin: flag(url, 'stdin', 'input'),
+    stdout: flag(url, 'stdout', 'output'),
+    stderr: flag(url, 'stderr', 'error') && !tty,
+    tty,
+  };
   if (!o.stdin && !o.stdout && !o.stderr) return 'you must specify at least 1 of stdin, stdout, stderr';
   return o;
 }
@@ -61,7 +73,11 @@ export function mountStreamingRoutes(router: Router, o: StreamingRouteOptions): 
     const out = await cri(res, 'ExecSync', () => o.provider.streaming.execSync(id, cmd, 0));
     if (!out) return;
     const body = Buffer.concat([out.stdout, out.stderr]);
-    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': body.length, 'X-Exit-Code': String(out.exitCode) });
+    res.writeHead(200, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Content-Length': body.length,
+      'X-Exit-Code': String(out.exitCode),
+    });
     res.end(body);
   };
 
@@ -89,8 +105,12 @@ export function mountStreamingRoutes(router: Router, o: StreamingRouteOptions): 
 
   const portForward = async (req: IncomingMessage, res: ServerResponse, p: Params, ctx: RequestContext) => {
     if (!needUpgrade(res, ctx)) return;
-    const ports = ctx.url.searchParams.getAll('port').flatMap((v) => v.split(',')).map(Number);
-    if (ports.some((n) => !Number.isInteger(n) || n < 1 || n > 65535)) return sendText(res, 400, 'port must be an integer 1-65535');
+    const ports = ctx.url.searchParams
+      .getAll('port')
+      .flatMap((v) => v.split(','))
+      .map(Number);
+    if (ports.some((n) => !Number.isInteger(n) || n < 1 || n > 65535))
+      return sendText(res, 400, 'port must be an integer 1-65535');
     const sandbox = await o.provider.findSandbox(p.namespace!, p.pod!, p.uid);
     if (!sandbox) return sendText(res, 404, `pod ${p.namespace}/${p.pod} has no running sandbox on this node`);
     const target = await cri(res, 'PortForward', () => o.provider.streaming.portForward(sandbox, ports));

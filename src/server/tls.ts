@@ -39,25 +39,49 @@ export function servingCert(o: ServingCertOptions): { cert: Buffer; key: Buffer;
   const dir = join(o.rootDir, 'pki');
   const certFile = join(dir, 'kubelet.crt');
   const keyFile = join(dir, 'kubelet.key');
-  if (!existsSync(certFile) || !existsSync(keyFile)) generateSelfSigned({ dir, certFile, keyFile }, o.nodeName, o.ips ?? []);
+  if (!existsSync(certFile) || !existsSync(keyFile))
+    generateSelfSigned({ dir, certFile, keyFile }, o.nodeName, o.ips ?? []);
   return { ...readPair(certFile, keyFile), certFile };
 }
 
 /** Writes a self-signed pair for `nodeName` and `ips` to `files` (in `files.dir`, created 0700). */
-function generateSelfSigned({ dir, certFile, keyFile }: { dir: string; certFile: string; keyFile: string }, nodeName: string, ips: string[]): void {
+function generateSelfSigned(
+  { dir, certFile, keyFile }: { dir: string; certFile: string; keyFile: string },
+  nodeName: string,
+  ips: string[],
+): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const sans = [`DNS:${nodeName}`, 'DNS:localhost', 'IP:127.0.0.1', ...ips.map((ip) => `IP:${ip}`)];
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '365',
-      '-keyout', keyFile, '-out', certFile,
-      '-subj', `/CN=${nodeName}@${Math.floor(Date.now() / 1000)}`,
-      '-addext', `subjectAltName=${[...new Set(sans)].join(',')}`,
-      '-addext', 'extendedKeyUsage=serverAuth',
-    ], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-sha256',
+        '-days',
+        '365',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-subj',
+        `/CN=${nodeName}@${Math.floor(Date.now() / 1000)}`,
+        '-addext',
+        `subjectAltName=${[...new Set(sans)].join(',')}`,
+        '-addext',
+        'extendedKeyUsage=serverAuth',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 },
+    );
     chmodSync(keyFile, 0o600);
   } catch (err) {
-    throw new ConfigError([`cannot generate a self-signed serving certificate in ${dir} with openssl: ${errorMessage(err)}`]);
+    throw new ConfigError([
+      `cannot generate a self-signed serving certificate in ${dir} with openssl: ${errorMessage(err)}`,
+    ]);
   }
   log('server').info({ certFile }, 'Generated a self-signed serving certificate');
 }
@@ -71,11 +95,18 @@ export function cipherList(suites: readonly string[]): string | undefined {
   return [...new Set([...names, ...TLS13])].join(':');
 }
 
-export interface TlsSettings { minVersion: string; cipherSuites: readonly string[]; clientCAFile: string }
+export interface TlsSettings {
+  minVersion: string;
+  cipherSuites: readonly string[];
+  clientCAFile: string;
+}
 
 /** Server options: client certificates are requested but checked by the authenticator, so a
  * request without one can still be anonymous or carry a bearer token. */
-export function serverTlsOptions(pair: { cert: Buffer; key: Buffer }, s: TlsSettings): TlsOptions & SecureContextOptions {
+export function serverTlsOptions(
+  pair: { cert: Buffer; key: Buffer },
+  s: TlsSettings,
+): TlsOptions & SecureContextOptions {
   const opts: TlsOptions = { cert: pair.cert, key: pair.key, handshakeTimeout: 10_000 };
   if (s.minVersion) opts.minVersion = TLS_VERSIONS[s.minVersion];
   const ciphers = cipherList(s.cipherSuites);

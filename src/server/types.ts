@@ -4,7 +4,11 @@ import type { KubeletAuthentication, KubeletAuthorization } from '../config/type
 import type { ReviewClient } from './auth/types.js';
 
 /** A response as route handlers return it; the server code writes it. */
-export interface Reply { status: number; contentType: string; body: string }
+export interface Reply {
+  status: number;
+  contentType: string;
+  body: string;
+}
 
 /** A GET/HEAD route of the read-only, healthz and main ports. */
 export type Route = (provider: ServerProvider, query?: URLSearchParams) => Promise<Reply> | Reply;
@@ -26,20 +30,45 @@ export interface ServerProvider {
   };
 }
 
-export interface ServerAddress { address: string; port: number }
+export interface ServerAddress {
+  address: string;
+  port: number;
+}
 
 /** The CRI calls behind /run, /exec, /attach and /portForward (upstream's streaming runtime). */
 export interface StreamingRuntime {
-  execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
-  exec(req: { containerId: string; cmd: string[]; tty?: boolean; stdin?: boolean; stdout?: boolean; stderr?: boolean }): Promise<string>;
-  attach(req: { containerId: string; stdin?: boolean; tty?: boolean; stdout?: boolean; stderr?: boolean }): Promise<string>;
+  execSync(
+    containerId: string,
+    cmd: string[],
+    timeoutSeconds: number,
+  ): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }>;
+  exec(req: {
+    containerId: string;
+    cmd: string[];
+    tty?: boolean;
+    stdin?: boolean;
+    stdout?: boolean;
+    stderr?: boolean;
+  }): Promise<string>;
+  attach(req: {
+    containerId: string;
+    stdin?: boolean;
+    tty?: boolean;
+    stdout?: boolean;
+    stderr?: boolean;
+  }): Promise<string>;
   portForward(podSandboxId: string, ports: number[]): Promise<string>;
 }
 
 /** What the main (authenticated) port reads and drives, beyond the read-only provider. */
 export interface MainServerProvider extends ServerProvider {
   /** The running container of namespace/pod (and pod UID when given), or undefined. */
-  findContainer(namespace: string, pod: string, container: string, uid?: string): Promise<{ containerId: string; podSandboxId: string } | undefined>;
+  findContainer(
+    namespace: string,
+    pod: string,
+    container: string,
+    uid?: string,
+  ): Promise<{ containerId: string; podSandboxId: string } | undefined>;
   /** The ready sandbox of namespace/pod, or undefined. */
   findSandbox(namespace: string, pod: string, uid?: string): Promise<string | undefined>;
   /** Pods as the runtime sees them (upstream /runningpods/). */

@@ -14,7 +14,17 @@ import { sendText } from './respond.js';
 /** Request headers the stream protocols need; credentials are never forwarded to the runtime. */
 /** How long the runtime's streaming server has to answer the upgrade request. */
 const UPSTREAM_TIMEOUT_MS = 30_000;
-const FORWARDED = ['connection', 'upgrade', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions', 'x-stream-protocol-version', 'user-agent', 'origin'];
+const FORWARDED = [
+  'connection',
+  'upgrade',
+  'sec-websocket-key',
+  'sec-websocket-version',
+  'sec-websocket-protocol',
+  'sec-websocket-extensions',
+  'x-stream-protocol-version',
+  'user-agent',
+  'origin',
+];
 
 export class StreamLimiter {
   active = 0;
@@ -70,7 +80,12 @@ export interface IncomingUpgrade {
  * Sends req (already authorized) to `target`, adding `query` when the target has none
  * (port-forward ports travel there). A non-upgrade answer is relayed as it is.
  */
-export function proxyUpgrade({ req, res, client }: IncomingUpgrade, target: string, query: string, opts: ProxyOptions): void {
+export function proxyUpgrade(
+  { req, res, client }: IncomingUpgrade,
+  target: string,
+  query: string,
+  opts: ProxyOptions,
+): void {
   const release = opts.limiter.tryAcquire();
   if (!release) {
     sendText(res, 429, `too many concurrent streams (at most ${opts.limiter.max})`, { 'Retry-After': '1' });
@@ -83,7 +98,14 @@ export function proxyUpgrade({ req, res, client }: IncomingUpgrade, target: stri
     const v = req.headers[h];
     if (v !== undefined) headers[h] = v;
   }
-  const upstream = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: req.method, headers, timeout: UPSTREAM_TIMEOUT_MS });
+  const upstream = request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname + url.search,
+    method: req.method,
+    headers,
+    timeout: UPSTREAM_TIMEOUT_MS,
+  });
   upstream.on('upgrade', (ures: IncomingMessage, usocket: Duplex, uhead: Buffer) => {
     upstream.setTimeout(0);
     res.detachSocket(client.socket as never);
@@ -97,10 +119,21 @@ export function proxyUpgrade({ req, res, client }: IncomingUpgrade, target: stri
     ures.on('data', (c: Buffer) => chunks.push(c));
     ures.on('end', () => {
       release();
-      sendText(res, ures.statusCode ?? 502, Buffer.concat(chunks).toString('utf8').slice(0, 4096) || `runtime answered ${ures.statusCode}`);
+      sendText(
+        res,
+        ures.statusCode ?? 502,
+        Buffer.concat(chunks).toString('utf8').slice(0, 4096) || `runtime answered ${ures.statusCode}`,
+      );
     });
   });
-  upstream.on('timeout', () => upstream.destroy(new KubeletError('KTS_ERR_CRI_TIMEOUT', `the runtime streaming server did not answer within ${UPSTREAM_TIMEOUT_MS / 1000} s`)));
+  upstream.on('timeout', () =>
+    upstream.destroy(
+      new KubeletError(
+        'KTS_ERR_CRI_TIMEOUT',
+        `the runtime streaming server did not answer within ${UPSTREAM_TIMEOUT_MS / 1000} s`,
+      ),
+    ),
+  );
   upstream.on('error', (err) => {
     release();
     log('server').warn({ err: err.message, target: url.pathname }, 'Stream proxy failed');

@@ -7,7 +7,14 @@ import { Exposition, nsToSeconds, type Labels } from './exposition.js';
 import type { CgroupSample, StatsSnapshot } from './types.js';
 
 /** OOM kills per container (pod UID + container name), as the OOM watcher counted them. */
-export interface OomCount { podUid: string; namespace: string; pod: string; container: string; id: string; count: number }
+export interface OomCount {
+  podUid: string;
+  namespace: string;
+  pod: string;
+  container: string;
+  id: string;
+  count: number;
+}
 
 const FAMILIES: Array<[name: string, type: 'counter' | 'gauge', help: string]> = [
   ['container_cpu_usage_seconds_total', 'counter', 'Cumulative cpu time consumed in seconds.'],
@@ -16,7 +23,11 @@ const FAMILIES: Array<[name: string, type: 'counter' | 'gauge', help: string]> =
   ['container_cpu_cfs_periods_total', 'counter', 'Number of elapsed enforcement period intervals.'],
   ['container_cpu_cfs_throttled_periods_total', 'counter', 'Number of throttled period intervals.'],
   ['container_cpu_cfs_throttled_seconds_total', 'counter', 'Total time duration the container has been throttled.'],
-  ['container_memory_usage_bytes', 'gauge', 'Current memory usage in bytes, including all memory regardless of when it was accessed'],
+  [
+    'container_memory_usage_bytes',
+    'gauge',
+    'Current memory usage in bytes, including all memory regardless of when it was accessed',
+  ],
   ['container_memory_working_set_bytes', 'gauge', 'Current working set in bytes.'],
   ['container_memory_rss', 'gauge', 'Size of RSS in bytes.'],
   ['container_memory_cache', 'gauge', 'Number of bytes of page cache memory.'],
@@ -88,7 +99,14 @@ export function cadvisorMetrics(s: StatsSnapshot, oom: readonly OomCount[], memo
   for (const o of oom) {
     const key = `${o.podUid}/${o.container}`;
     counted.add(key);
-    const l = live.get(key) ?? { container: o.container, id: o.id, image: '', name: o.id.slice(o.id.lastIndexOf('/') + 1), namespace: o.namespace, pod: o.pod };
+    const l = live.get(key) ?? {
+      container: o.container,
+      id: o.id,
+      image: '',
+      name: o.id.slice(o.id.lastIndexOf('/') + 1),
+      namespace: o.namespace,
+      pod: o.pod,
+    };
     e.sample('container_oom_events_total', l, o.count, ts);
   }
   for (const [key, l] of live) if (!counted.has(key)) e.sample('container_oom_events_total', l, 0, ts);

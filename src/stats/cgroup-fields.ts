@@ -7,10 +7,31 @@
 export const MISSING = 0xffff_ffff_ffff_ffffn;
 
 export const F = {
-  cpuUsageNs: 0, cpuUserNs: 1, cpuSystemNs: 2, memUsage: 3, memLimit: 4, memInactiveFile: 5, memRss: 6,
-  memPgfault: 7, memPgmajfault: 8, oomKill: 9, oom: 10, memFailcnt: 11, pids: 12, ioRead: 13, ioWrite: 14, memCache: 15,
-  psiCpuSome: 16, psiCpuFull: 17, psiMemSome: 18, psiMemFull: 19, psiIoSome: 20, psiIoFull: 21,
-  cpuPeriods: 22, cpuThrottled: 23, cpuThrottledNs: 24,
+  cpuUsageNs: 0,
+  cpuUserNs: 1,
+  cpuSystemNs: 2,
+  memUsage: 3,
+  memLimit: 4,
+  memInactiveFile: 5,
+  memRss: 6,
+  memPgfault: 7,
+  memPgmajfault: 8,
+  oomKill: 9,
+  oom: 10,
+  memFailcnt: 11,
+  pids: 12,
+  ioRead: 13,
+  ioWrite: 14,
+  memCache: 15,
+  psiCpuSome: 16,
+  psiCpuFull: 17,
+  psiMemSome: 18,
+  psiMemFull: 19,
+  psiIoSome: 20,
+  psiIoFull: 21,
+  cpuPeriods: 22,
+  cpuThrottled: 23,
+  cpuThrottledNs: 24,
 } as const;
 export const FIELD_COUNT = 25;
 
@@ -19,7 +40,13 @@ export const K = {
   single: 0,
   /** cgroup v1 memory.limit_in_bytes: ≥ 2^62 means unlimited (missing). */
   limitV1: 1,
-  cpuStatV2: 2, memStatV2: 3, memEventsV2: 4, memStatV1: 5, oomControlV1: 6, ioStatV2: 7, blkioV1: 8,
+  cpuStatV2: 2,
+  memStatV2: 3,
+  memEventsV2: 4,
+  memStatV1: 5,
+  oomControlV1: 6,
+  ioStatV2: 7,
+  blkioV1: 8,
   /** PSI file: "some … total=N" into `slot`, "full … total=N" into slot + 1. */
   psi: 9,
   cpuStatV1: 10,
@@ -53,19 +80,34 @@ export const wanted = (spec: CgroupFileSpec, mask: number): boolean => !spec.nee
 type KeyMap = Record<string, readonly [slot: number, scale: bigint]>;
 const KEYED: Partial<Record<number, KeyMap>> = {
   [K.cpuStatV2]: {
-    usage_usec: [F.cpuUsageNs, 1000n], user_usec: [F.cpuUserNs, 1000n], system_usec: [F.cpuSystemNs, 1000n],
-    nr_periods: [F.cpuPeriods, 1n], nr_throttled: [F.cpuThrottled, 1n], throttled_usec: [F.cpuThrottledNs, 1000n],
+    usage_usec: [F.cpuUsageNs, 1000n],
+    user_usec: [F.cpuUserNs, 1000n],
+    system_usec: [F.cpuSystemNs, 1000n],
+    nr_periods: [F.cpuPeriods, 1n],
+    nr_throttled: [F.cpuThrottled, 1n],
+    throttled_usec: [F.cpuThrottledNs, 1000n],
   },
   [K.memStatV2]: {
-    inactive_file: [F.memInactiveFile, 1n], anon: [F.memRss, 1n], pgfault: [F.memPgfault, 1n], pgmajfault: [F.memPgmajfault, 1n], file: [F.memCache, 1n],
+    inactive_file: [F.memInactiveFile, 1n],
+    anon: [F.memRss, 1n],
+    pgfault: [F.memPgfault, 1n],
+    pgmajfault: [F.memPgmajfault, 1n],
+    file: [F.memCache, 1n],
   },
   [K.memEventsV2]: { oom: [F.oom, 1n], oom_kill: [F.oomKill, 1n], max: [F.memFailcnt, 1n] },
   [K.memStatV1]: {
-    total_inactive_file: [F.memInactiveFile, 1n], total_rss: [F.memRss, 1n], total_pgfault: [F.memPgfault, 1n],
-    total_pgmajfault: [F.memPgmajfault, 1n], total_cache: [F.memCache, 1n],
+    total_inactive_file: [F.memInactiveFile, 1n],
+    total_rss: [F.memRss, 1n],
+    total_pgfault: [F.memPgfault, 1n],
+    total_pgmajfault: [F.memPgmajfault, 1n],
+    total_cache: [F.memCache, 1n],
   },
   [K.oomControlV1]: { oom_kill: [F.oomKill, 1n] },
-  [K.cpuStatV1]: { nr_periods: [F.cpuPeriods, 1n], nr_throttled: [F.cpuThrottled, 1n], throttled_time: [F.cpuThrottledNs, 1n] },
+  [K.cpuStatV1]: {
+    nr_periods: [F.cpuPeriods, 1n],
+    nr_throttled: [F.cpuThrottled, 1n],
+    throttled_time: [F.cpuThrottledNs, 1n],
+  },
 };
 
 const U64_MAX = MISSING;
@@ -82,7 +124,10 @@ function parseU64(s: string): bigint | undefined {
 function lines(text: string): string[][] {
   const out: string[][] = [];
   for (const line of text.split('\n')) {
-    const tok = line.split(' ').filter((t) => t !== '').slice(0, 8);
+    const tok = line
+      .split(' ')
+      .filter((t) => t !== '')
+      .slice(0, 8);
     if (tok.length > 0) out.push(tok);
   }
   return out;

@@ -32,24 +32,42 @@ export interface CgroupLayout {
 type FileRow = readonly [file: string, kind: FileKind, slot: number, need?: number];
 
 const V1: Record<string, readonly FileRow[]> = {
-  cpuacct: [['cpuacct.usage', K.single, F.cpuUsageNs], ['cpuacct.usage_user', K.single, F.cpuUserNs], ['cpuacct.usage_sys', K.single, F.cpuSystemNs]],
+  cpuacct: [
+    ['cpuacct.usage', K.single, F.cpuUsageNs],
+    ['cpuacct.usage_user', K.single, F.cpuUserNs],
+    ['cpuacct.usage_sys', K.single, F.cpuSystemNs],
+  ],
   cpu: [['cpu.stat', K.cpuStatV1, 0]],
   memory: [
-    ['memory.usage_in_bytes', K.single, F.memUsage], ['memory.limit_in_bytes', K.limitV1, F.memLimit, NEED.limits], ['memory.stat', K.memStatV1, 0],
-    ['memory.failcnt', K.single, F.memFailcnt], ['memory.oom_control', K.oomControlV1, 0],
+    ['memory.usage_in_bytes', K.single, F.memUsage],
+    ['memory.limit_in_bytes', K.limitV1, F.memLimit, NEED.limits],
+    ['memory.stat', K.memStatV1, 0],
+    ['memory.failcnt', K.single, F.memFailcnt],
+    ['memory.oom_control', K.oomControlV1, 0],
   ],
   pids: [['pids.current', K.single, F.pids]],
   blkio: [['blkio.throttle.io_service_bytes', K.blkioV1, 0, NEED.io]],
 };
 const V2: readonly FileRow[] = [
-  ['cpu.stat', K.cpuStatV2, 0], ['memory.current', K.single, F.memUsage], ['memory.max', K.single, F.memLimit, NEED.limits],
-  ['memory.stat', K.memStatV2, 0], ['memory.events', K.memEventsV2, 0], ['pids.current', K.single, F.pids], ['io.stat', K.ioStatV2, 0, NEED.io],
+  ['cpu.stat', K.cpuStatV2, 0],
+  ['memory.current', K.single, F.memUsage],
+  ['memory.max', K.single, F.memLimit, NEED.limits],
+  ['memory.stat', K.memStatV2, 0],
+  ['memory.events', K.memEventsV2, 0],
+  ['pids.current', K.single, F.pids],
+  ['io.stat', K.ioStatV2, 0, NEED.io],
 ];
 const PSI: readonly FileRow[] = [
-  ['cpu.pressure', K.psi, F.psiCpuSome, NEED.psi], ['memory.pressure', K.psi, F.psiMemSome, NEED.psi], ['io.pressure', K.psi, F.psiIoSome, NEED.psi],
+  ['cpu.pressure', K.psi, F.psiCpuSome, NEED.psi],
+  ['memory.pressure', K.psi, F.psiMemSome, NEED.psi],
+  ['io.pressure', K.psi, F.psiIoSome, NEED.psi],
 ];
 
-export function createCgroupLayout(mounts: CgroupMounts, psi = false, naming: CgroupNaming = cgroupNaming('cgroupfs')): CgroupLayout {
+export function createCgroupLayout(
+  mounts: CgroupMounts,
+  psi = false,
+  naming: CgroupNaming = cgroupNaming('cgroupfs'),
+): CgroupLayout {
   const v1Roots = new Map<string, string>();
   for (const [mount, controllers] of mounts.v1) for (const c of controllers) if (c in V1) v1Roots.set(c, mount);
   const mode = v1Roots.has('memory') || v1Roots.has('cpuacct') ? 'v1' : 'v2';
@@ -62,7 +80,8 @@ export function createCgroupLayout(mounts: CgroupMounts, psi = false, naming: Cg
     files(name: string, group: number, byController?: ReadonlyMap<string, string>): CgroupFileSpec[] {
       const out: CgroupFileSpec[] = [];
       const add = (root: string, rows: readonly FileRow[], path = name) => {
-        for (const [file, kind, slot, need = NEED.usage] of rows) out.push({ path: join(root, path, file), kind, group, slot, need });
+        for (const [file, kind, slot, need = NEED.usage] of rows)
+          out.push({ path: join(root, path, file), kind, group, slot, need });
       };
       if (mode === 'v1') for (const [c, root] of v1Roots) add(root, V1[c]!, byController?.get(c));
       else if (unified) add(unified, V2);
@@ -91,7 +110,8 @@ export function createCgroupLayout(mounts: CgroupMounts, psi = false, naming: Cg
     containerCgroup(podCgroup: string, containerId: string): string {
       const leaves = naming.containerLeaves(containerId);
       // One spelling under cgroupfs; under systemd the runtime's scope name, found once per pass.
-      const found = leaves.length > 1 && memoryRoot ? leaves.find((l) => existsSync(join(memoryRoot, podCgroup, l))) : undefined;
+      const found =
+        leaves.length > 1 && memoryRoot ? leaves.find((l) => existsSync(join(memoryRoot, podCgroup, l))) : undefined;
       return `${podCgroup}/${found ?? leaves[0]}`;
     },
   };

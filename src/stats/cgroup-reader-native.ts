@@ -22,7 +22,10 @@ export function nativeCgroupReaderFactory(Ctor: NativeCgroupReaderCtor): CreateC
           meta[i * 4 + 2] = s.slot;
           meta[i * 4 + 3] = s.need ?? 0;
         });
-        inner.setFiles(specs.map((s) => s.path), meta);
+        inner.setFiles(
+          specs.map((s) => s.path),
+          meta,
+        );
       },
       read: (out, mask = NEED_ALL) => inner.read(out, mask),
       close: () => inner.close(),

@@ -6,7 +6,10 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { FIELD_COUNT, MISSING, NEED_ALL, parseCgroupFile, wanted, type CgroupFileSpec } from './cgroup-fields.js';
 import type { CgroupReader } from './types.js';
 
-interface Entry { spec: CgroupFileSpec; fd: number }
+interface Entry {
+  spec: CgroupFileSpec;
+  fd: number;
+}
 
 class TsCgroupReader implements CgroupReader {
   private entries: Entry[] = [];

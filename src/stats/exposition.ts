@@ -37,7 +37,9 @@ export class Exposition {
   sample(name: string, labels: Labels, value: SampleValue | string, timestampMs?: number): void {
     const fam = this.families.get(name);
     if (!fam) throw new Error(`metric family ${name} not declared`);
-    const ls = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',');
+    const ls = Object.entries(labels)
+      .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+      .join(',');
     const v = typeof value === 'string' ? value : formatValue(value);
     fam.lines.push(`${name}${ls ? `{${ls}}` : ''} ${v}${timestampMs !== undefined ? ` ${timestampMs}` : ''}`);
   }

@@ -10,8 +10,13 @@ export function statfsStats(path: string, time: Date): FsStats | undefined {
     const capacityBytes = s.blocks * s.bsize;
     const availableBytes = s.bavail * s.bsize;
     return {
-      time, availableBytes, capacityBytes, usedBytes: (s.blocks - s.bfree) * s.bsize,
-      inodesFree: s.ffree, inodes: s.files, inodesUsed: s.files - s.ffree,
+      time,
+      availableBytes,
+      capacityBytes,
+      usedBytes: (s.blocks - s.bfree) * s.bsize,
+      inodesFree: s.ffree,
+      inodes: s.files,
+      inodesUsed: s.files - s.ffree,
     };
   } catch {
     return undefined;

@@ -15,8 +15,16 @@ export { createCgroupLayout, type CgroupLayout } from './cgroup-layout.js';
 export { F, FIELD_COUNT, K, MISSING, parseCgroupFile, type CgroupFileSpec } from './cgroup-fields.js';
 
 export function createStatsProvider(
-  deps: Omit<StatsProviderDeps, 'layout' | 'reader'> & { mounts?: CgroupMounts; createCgroupReader: CreateCgroupReader; cgroupDriver?: CgroupDriver },
+  deps: Omit<StatsProviderDeps, 'layout' | 'reader'> & {
+    mounts?: CgroupMounts;
+    createCgroupReader: CreateCgroupReader;
+    cgroupDriver?: CgroupDriver;
+  },
 ): StatsProvider {
-  const layout = createCgroupLayout(deps.mounts ?? detectCgroupMounts(), false, cgroupNaming(deps.cgroupDriver ?? 'cgroupfs'));
+  const layout = createCgroupLayout(
+    deps.mounts ?? detectCgroupMounts(),
+    false,
+    cgroupNaming(deps.cgroupDriver ?? 'cgroupfs'),
+  );
   return new CgroupStatsProvider({ ...deps, layout, reader: deps.createCgroupReader() });
 }

@@ -23,7 +23,13 @@ export function parseNetDevInterfaces(text: string): Iface[] {
     if (!m || IGNORED_PREFIXES.some((p) => m[1]!.startsWith(p))) continue;
     const n = m[2]!.trim().split(/\s+/);
     if (n.length < 16) continue;
-    out.push({ name: m[1]!, rxBytes: BigInt(n[0]!), rxErrors: BigInt(n[2]!), txBytes: BigInt(n[8]!), txErrors: BigInt(n[10]!) });
+    out.push({
+      name: m[1]!,
+      rxBytes: BigInt(n[0]!),
+      rxErrors: BigInt(n[2]!),
+      txBytes: BigInt(n[8]!),
+      txErrors: BigInt(n[10]!),
+    });
   }
   return out;
 }
@@ -36,7 +42,10 @@ export function parseNetDevInterfaces(text: string): Iface[] {
 export function parseNetDev(text: string, time: Date, preferred?: string): NetworkStats | undefined {
   const interfaces = parseNetDevInterfaces(text);
   if (interfaces.length === 0) return undefined;
-  const def = interfaces.find((i) => i.name === preferred) ?? interfaces.find((i) => i.name === DEFAULT_INTERFACE) ?? interfaces[0]!;
+  const def =
+    interfaces.find((i) => i.name === preferred) ??
+    interfaces.find((i) => i.name === DEFAULT_INTERFACE) ??
+    interfaces[0]!;
   return { time, ...def, interfaces };
 }
 

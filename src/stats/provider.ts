@@ -16,8 +16,18 @@ import { nodeNetwork, parseNetDev } from './net-dev.js';
 import { RuntimeProcessFinder, systemContainers } from './system-containers.js';
 import { podVolumeStats, type MeasuredVolume } from './volume-stats.js';
 import type {
-  CgroupReader, CgroupSample, ContainerSample, FsStats, NetworkStats, NodeSample, PodSample, StatsPodInfo, StatsProvider, StatsSnapshot,
-  SystemContainerSample, VolumeStats,
+  CgroupReader,
+  CgroupSample,
+  ContainerSample,
+  FsStats,
+  NetworkStats,
+  NodeSample,
+  PodSample,
+  StatsPodInfo,
+  StatsProvider,
+  StatsSnapshot,
+  SystemContainerSample,
+  VolumeStats,
 } from './types.js';
 
 export interface StatsProviderDeps {
@@ -42,9 +52,15 @@ export interface StatsProviderDeps {
   runtimeEndpoint?: string;
 }
 
-export interface ContainerFsUsage { usedBytes?: bigint; inodesUsed?: bigint }
+export interface ContainerFsUsage {
+  usedBytes?: bigint;
+  inodesUsed?: bigint;
+}
 
-interface Prev { usage: bigint; at: bigint }
+interface Prev {
+  usage: bigint;
+  at: bigint;
+}
 
 const NS_PER_S = 1_000_000_000n;
 /** Limits change only on a resize: re-read them every this many passes (and on a new file set). */
@@ -109,7 +125,9 @@ export class CgroupStatsProvider implements StatsProvider {
 
   /** One pass; concurrent callers share it. */
   collect(): Promise<StatsSnapshot> {
-    this.running ??= this.pass().finally(() => { this.running = undefined; });
+    this.running ??= this.pass().finally(() => {
+      this.running = undefined;
+    });
     return this.running;
   }
 
@@ -129,9 +147,15 @@ export class CgroupStatsProvider implements StatsProvider {
     });
     const podCgroups = this.deps.layout.podCgroups(this.deps.cgroupRoot);
     const system = systemContainers({
-      mode: this.deps.layout.mode, memoryRoot: this.deps.layout.memoryRoot, kubepods: this.deps.layout.kubepods(this.deps.cgroupRoot), runtime: this.runtimeProcess,
+      mode: this.deps.layout.mode,
+      memoryRoot: this.deps.layout.memoryRoot,
+      kubepods: this.deps.layout.kubepods(this.deps.cgroupRoot),
+      runtime: this.runtimeProcess,
     });
-    const names: Array<string | { name: string; byController?: ReadonlyMap<string, string> }> = ['/', ...system.map((c) => ({ name: c.cgroup, byController: c.byController }))];
+    const names: Array<string | { name: string; byController?: ReadonlyMap<string, string> }> = [
+      '/',
+      ...system.map((c) => ({ name: c.cgroup, byController: c.byController })),
+    ];
     const podGroup = new Map<string, number>();
     const containerCgroups = new Map<string, string[]>();
     for (const p of pods) {
@@ -153,7 +177,11 @@ export class CgroupStatsProvider implements StatsProvider {
     };
     const node = this.nodeSample(sample('/', 0), time, imageFsPath);
     // Keyed apart from pods: the agent may share a cgroup with something else (even the root).
-    const systemSamples = system.map((c, i): SystemContainerSample => ({ ...sample(`system:${c.name}:${c.cgroup}`, 1 + i), name: c.name, startTime: c.startTime }));
+    const systemSamples = system.map((c, i): SystemContainerSample => ({
+      ...sample(`system:${c.name}:${c.cgroup}`, 1 + i),
+      name: c.name,
+      startTime: c.startTime,
+    }));
     if (systemSamples.length > 0) node.systemContainers = systemSamples;
     const imageFs = node.imageFs;
     const podSamples: PodSample[] = [];
@@ -163,15 +191,30 @@ export class CgroupStatsProvider implements StatsProvider {
       const logsDir = this.podLogsDir(p);
       const cgroups = containerCgroups.get(p.uid)!;
       const containers: ContainerSample[] = p.containers.map((c, i) => ({
-        ...sample(cgroups[i]!, g + 1 + i), id: c.id, name: c.name, image: c.image, startTime: c.createdAt, cgroup: cgroups[i]!,
-        ...dropUndefined({ rootfs: rootfsStats(writable?.get(c.id), imageFs, time), logs: logsDir ? dirFsStats(join(logsDir, c.name), time) : undefined }),
+        ...sample(cgroups[i]!, g + 1 + i),
+        id: c.id,
+        name: c.name,
+        image: c.image,
+        startTime: c.createdAt,
+        cgroup: cgroups[i]!,
+        ...dropUndefined({
+          rootfs: rootfsStats(writable?.get(c.id), imageFs, time),
+          logs: logsDir ? dirFsStats(join(logsDir, c.name), time) : undefined,
+        }),
       }));
       const startTime = p.containers.reduce((t, c) => (c.createdAt < t ? c.createdAt : t), time);
       const volumes = this.volumes(p, time);
       podSamples.push({
-        ...sample(p.cgroup, g), uid: p.uid, name: p.name, namespace: p.namespace, startTime, cgroup: p.cgroup, containers,
+        ...sample(p.cgroup, g),
+        uid: p.uid,
+        name: p.name,
+        namespace: p.namespace,
+        startTime,
+        cgroup: p.cgroup,
+        containers,
         ...dropUndefined({
-          network: this.network(p, time), ephemeralStorage: this.ephemeral(containers, logsDir, volumes, time),
+          network: this.network(p, time),
+          ephemeralStorage: this.ephemeral(containers, logsDir, volumes, time),
           volumes: volumes.length > 0 ? volumes.map(({ ephemeral: _, ...v }): VolumeStats => v) : undefined,
         }),
       });
@@ -195,10 +238,16 @@ export class CgroupStatsProvider implements StatsProvider {
    * over in between: same file set, same rows); io only while a consumer wants it.
    */
   private readAll(names: ReadonlyArray<string | { name: string; byController?: ReadonlyMap<string, string> }>): void {
-    const key = names.map((n) => (typeof n === 'string' ? n : `${n.name}|${[...(n.byController ?? [])].join(',')}`)).join('\n');
+    const key = names
+      .map((n) => (typeof n === 'string' ? n : `${n.name}|${[...(n.byController ?? [])].join(',')}`))
+      .join('\n');
     const changed = key !== this.filesKey;
     if (changed) {
-      this.deps.reader.setFiles(names.flatMap((n, g) => (typeof n === 'string' ? this.deps.layout.files(n, g) : this.deps.layout.files(n.name, g, n.byController))));
+      this.deps.reader.setFiles(
+        names.flatMap((n, g) =>
+          typeof n === 'string' ? this.deps.layout.files(n, g) : this.deps.layout.files(n.name, g, n.byController),
+        ),
+      );
       this.filesKey = key;
     }
     if (this.out.length !== names.length * FIELD_COUNT) this.out = new BigUint64Array(names.length * FIELD_COUNT);
@@ -207,7 +256,10 @@ export class CgroupStatsProvider implements StatsProvider {
     const io = Date.now() < this.ioWantedUntil;
     const kept = limits ? undefined : this.column(F.memLimit);
     this.deps.reader.read(this.out, NEED.usage | NEED.psi | (limits ? NEED.limits : 0) | (io ? NEED.io : 0));
-    if (kept) kept.forEach((v, g) => { this.out[g * FIELD_COUNT + F.memLimit] = v; });
+    if (kept)
+      kept.forEach((v, g) => {
+        this.out[g * FIELD_COUNT + F.memLimit] = v;
+      });
     this.lastHadIo = io;
   }
 
@@ -223,7 +275,8 @@ export class CgroupStatsProvider implements StatsProvider {
     let usageNanoCores: bigint | undefined;
     const prev = this.prev.get(name);
     if (usage !== undefined) {
-      if (prev && at > prev.at && usage >= prev.usage) usageNanoCores = ((usage - prev.usage) * NS_PER_S) / (at - prev.at);
+      if (prev && at > prev.at && usage >= prev.usage)
+        usageNanoCores = ((usage - prev.usage) * NS_PER_S) / (at - prev.at);
       this.prev.set(name, { usage, at });
     }
     const memUsage = v(F.memUsage);
@@ -231,14 +284,31 @@ export class CgroupStatsProvider implements StatsProvider {
     const workingSet = memUsage === undefined ? undefined : memUsage > inactive ? memUsage - inactive : 0n;
     const limit = v(F.memLimit);
     return {
-      cpu: { time, ...(usageNanoCores !== undefined ? { usageNanoCores } : {}), ...(usage !== undefined ? { usageCoreNanoSeconds: usage } : {}) },
+      cpu: {
+        time,
+        ...(usageNanoCores !== undefined ? { usageNanoCores } : {}),
+        ...(usage !== undefined ? { usageCoreNanoSeconds: usage } : {}),
+      },
       memory: dropUndefined({
-        time, usageBytes: memUsage, workingSetBytes: workingSet, rssBytes: v(F.memRss), pageFaults: v(F.memPgfault), majorPageFaults: v(F.memPgmajfault),
-        availableBytes: limit !== undefined && workingSet !== undefined ? (limit > workingSet ? limit - workingSet : 0n) : undefined,
+        time,
+        usageBytes: memUsage,
+        workingSetBytes: workingSet,
+        rssBytes: v(F.memRss),
+        pageFaults: v(F.memPgfault),
+        majorPageFaults: v(F.memPgmajfault),
+        availableBytes:
+          limit !== undefined && workingSet !== undefined ? (limit > workingSet ? limit - workingSet : 0n) : undefined,
       }),
       ...dropUndefined({
-        memoryLimit: limit, cpuUserNs: v(F.cpuUserNs), cpuSystemNs: v(F.cpuSystemNs), memoryCache: v(F.memCache), memoryFailcnt: v(F.memFailcnt),
-        oomKills: v(F.oomKill), pids: v(F.pids), ioReadBytes: v(F.ioRead), ioWriteBytes: v(F.ioWrite),
+        memoryLimit: limit,
+        cpuUserNs: v(F.cpuUserNs),
+        cpuSystemNs: v(F.cpuSystemNs),
+        memoryCache: v(F.memCache),
+        memoryFailcnt: v(F.memFailcnt),
+        oomKills: v(F.oomKill),
+        pids: v(F.pids),
+        ioReadBytes: v(F.ioRead),
+        ioWriteBytes: v(F.ioWrite),
       }),
     };
   }
@@ -247,12 +317,16 @@ export class CgroupStatsProvider implements StatsProvider {
     const cap = this.deps.memoryCapacity;
     const memory = { ...root.memory };
     if (memory.workingSetBytes === undefined) Object.assign(memory, meminfoMemory(time));
-    if (memory.workingSetBytes !== undefined) memory.availableBytes = cap > memory.workingSetBytes ? cap - memory.workingSetBytes : 0n;
+    if (memory.workingSetBytes !== undefined)
+      memory.availableBytes = cap > memory.workingSetBytes ? cap - memory.workingSetBytes : 0n;
     const fs = statfsStats(this.deps.rootDir, time);
     const imageFs = imageFsPath ? statfsStats(imageFsPath, time) : undefined;
     const { maxPid, curProc } = pidStats();
     return {
-      ...root, memory, nodeName: this.deps.nodeName, startTime: this.boot,
+      ...root,
+      memory,
+      nodeName: this.deps.nodeName,
+      startTime: this.boot,
       ...dropUndefined({ fs, imageFs, maxPid, curProc, network: nodeNetwork(time) }),
     };
   }
@@ -266,7 +340,10 @@ export class CgroupStatsProvider implements StatsProvider {
     if (!root) return undefined;
     for (const id of [...(p.sandboxIds ?? []), ...p.containers.map((c) => c.id)]) {
       try {
-        const pid = readFileSync(join(root, this.deps.layout.containerCgroup(p.cgroup, id), 'cgroup.procs'), 'latin1').split('\n')[0];
+        const pid = readFileSync(
+          join(root, this.deps.layout.containerCgroup(p.cgroup, id), 'cgroup.procs'),
+          'latin1',
+        ).split('\n')[0];
         if (pid) return parseNetDev(readFileSync(`/proc/${pid}/net/dev`, 'latin1'), time);
       } catch {
         // sandbox or container gone between list and read: try the next one
@@ -297,7 +374,12 @@ export class CgroupStatsProvider implements StatsProvider {
    * disk-backed local volumes (emptyDir, configMap, downwardAPI), and the pod's log directory
    * beyond its containers' (nothing else lives there today).
    */
-  private ephemeral(containers: readonly ContainerSample[], logsDir: string | undefined, volumes: readonly MeasuredVolume[], time: Date): FsStats | undefined {
+  private ephemeral(
+    containers: readonly ContainerSample[],
+    logsDir: string | undefined,
+    volumes: readonly MeasuredVolume[],
+    time: Date,
+  ): FsStats | undefined {
     let bytes = 0n;
     let inodes = 0n;
     let any = false;
@@ -312,15 +394,22 @@ export class CgroupStatsProvider implements StatsProvider {
     const logs = logsDir ? dirUsage(logsDir) : undefined;
     addUsage(logs && { usedBytes: logs.bytes, inodesUsed: logs.inodes });
     for (const v of volumes) if (v.ephemeral) addUsage(v);
-    return any ? usageOn({ usedBytes: bytes, inodesUsed: inodes }, statfsStats(this.deps.rootDir, time), time) : undefined;
+    return any
+      ? usageOn({ usedBytes: bytes, inodesUsed: inodes }, statfsStats(this.deps.rootDir, time), time)
+      : undefined;
   }
 }
 
 /** Usage of one thing with the capacity numbers of the filesystem holding it (upstream's FsStats). */
 function usageOn(used: ContainerFsUsage, fs: FsStats | undefined, time: Date): FsStats {
   return dropUndefined({
-    time, usedBytes: used.usedBytes, inodesUsed: used.inodesUsed,
-    availableBytes: fs?.availableBytes, capacityBytes: fs?.capacityBytes, inodesFree: fs?.inodesFree, inodes: fs?.inodes,
+    time,
+    usedBytes: used.usedBytes,
+    inodesUsed: used.inodesUsed,
+    availableBytes: fs?.availableBytes,
+    capacityBytes: fs?.capacityBytes,
+    inodesFree: fs?.inodesFree,
+    inodes: fs?.inodes,
   }) as FsStats;
 }
 
@@ -331,7 +420,11 @@ function dirFsStats(dir: string, time: Date): FsStats | undefined {
 }
 
 /** upstream: a container's rootfs is its writable layer's usage, on the image filesystem's numbers. */
-function rootfsStats(layer: ContainerFsUsage | undefined, imageFs: FsStats | undefined, time: Date): FsStats | undefined {
+function rootfsStats(
+  layer: ContainerFsUsage | undefined,
+  imageFs: FsStats | undefined,
+  time: Date,
+): FsStats | undefined {
   return layer && usageOn(layer, imageFs, time);
 }
 
@@ -344,7 +437,8 @@ function dropUndefined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], 
 /** Node memory from /proc/meminfo where the root cgroup has no memory files (cgroup v2). */
 function meminfoMemory(time: Date): { usageBytes?: bigint; workingSetBytes?: bigint; time: Date } {
   try {
-    const kb = (k: string) => BigInt(new RegExp(`^${k}:\\s+(\\d+) kB$`, 'm').exec(readFileSync('/proc/meminfo', 'latin1'))?.[1] ?? '0') * 1024n;
+    const kb = (k: string) =>
+      BigInt(new RegExp(`^${k}:\\s+(\\d+) kB$`, 'm').exec(readFileSync('/proc/meminfo', 'latin1'))?.[1] ?? '0') * 1024n;
     const usage = kb('MemTotal') - kb('MemFree');
     const inactive = kb('Inactive\\(file\\)');
     return { time, usageBytes: usage, workingSetBytes: usage > inactive ? usage - inactive : 0n };

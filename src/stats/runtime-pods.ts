@@ -13,19 +13,37 @@ import { buildSummary, stringifyExact } from './summary.js';
 import type { StatsPodInfo, StatsProvider } from './types.js';
 
 /** listPods for createStatsProvider: running containers of the runtime's pods. */
-export function runtimeStatsPods(runtime: Pick<Runtime, 'getPods'>, specOf: (podUid: string) => PodSpec | undefined): () => Promise<StatsPodInfo[]> {
-  return async () => (await runtime.getPods(false)).map((p) => {
-    const spec = specOf(p.uid);
-    const image = (name: string) => [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].find((c) => c.name === name)?.image;
-    return {
-      uid: p.uid, name: p.name, namespace: p.namespace, cgroup: '', sandboxIds: p.sandboxes.filter((s) => s.ready).map((s) => s.id),
-      containers: p.containers.filter((c) => c.state === 'running').map((c) => ({ id: c.id, name: c.name, image: image(c.name) ?? c.image, createdAt: new Date(Number(c.createdAt / 1_000_000n)) })),
-    };
-  });
+export function runtimeStatsPods(
+  runtime: Pick<Runtime, 'getPods'>,
+  specOf: (podUid: string) => PodSpec | undefined,
+): () => Promise<StatsPodInfo[]> {
+  return async () =>
+    (await runtime.getPods(false)).map((p) => {
+      const spec = specOf(p.uid);
+      const image = (name: string) =>
+        [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].find((c) => c.name === name)?.image;
+      return {
+        uid: p.uid,
+        name: p.name,
+        namespace: p.namespace,
+        cgroup: '',
+        sandboxIds: p.sandboxes.filter((s) => s.ready).map((s) => s.id),
+        containers: p.containers
+          .filter((c) => c.state === 'running')
+          .map((c) => ({
+            id: c.id,
+            name: c.name,
+            image: image(c.name) ?? c.image,
+            createdAt: new Date(Number(c.createdAt / 1_000_000n)),
+          })),
+      };
+    });
 }
 
 /** Writable layer usage by container ID, from one CRI ListContainerStats (upstream's rootfs). */
-export function criContainerFs(runtime: { listContainerStats(): Promise<ContainerStats[]> }): () => Promise<ReadonlyMap<string, ContainerFsUsage>> {
+export function criContainerFs(runtime: {
+  listContainerStats(): Promise<ContainerStats[]>;
+}): () => Promise<ReadonlyMap<string, ContainerFsUsage>> {
   return async () => {
     const out = new Map<string, ContainerFsUsage>();
     for (const s of await runtime.listContainerStats()) {

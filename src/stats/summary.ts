@@ -2,7 +2,17 @@
  * The Summary API (stats/v1alpha1, GET /stats/summary) from a StatsSnapshot: upstream key names,
  * unset fields omitted, uint64 counters written as exact JSON integers.
  */
-import type { ContainerSample, CpuStats, FsStats, MemoryStats, NetworkStats, PodSample, StatsSnapshot, SystemContainerSample, VolumeStats } from './types.js';
+import type {
+  ContainerSample,
+  CpuStats,
+  FsStats,
+  MemoryStats,
+  NetworkStats,
+  PodSample,
+  StatsSnapshot,
+  SystemContainerSample,
+  VolumeStats,
+} from './types.js';
 
 /** metav1.Time: RFC 3339 in UTC, whole seconds. */
 export const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -24,29 +34,64 @@ export function stringifyExact(value: unknown): string {
   return text.replace(/"\\u0000(\d+)\\u0000"/g, (_, i: string) => marks[Number(i)]!);
 }
 
-const cpu = (c: CpuStats): Json => ({ time: c.time, usageNanoCores: c.usageNanoCores, usageCoreNanoSeconds: c.usageCoreNanoSeconds });
-const memory = (m: MemoryStats): Json => ({
-  time: m.time, availableBytes: m.availableBytes, usageBytes: m.usageBytes, workingSetBytes: m.workingSetBytes,
-  rssBytes: m.rssBytes, pageFaults: m.pageFaults, majorPageFaults: m.majorPageFaults,
+const cpu = (c: CpuStats): Json => ({
+  time: c.time,
+  usageNanoCores: c.usageNanoCores,
+  usageCoreNanoSeconds: c.usageCoreNanoSeconds,
 });
-const fs = (f: FsStats | undefined): Json | undefined => f && {
-  time: f.time, availableBytes: f.availableBytes, capacityBytes: f.capacityBytes, usedBytes: f.usedBytes,
-  inodesFree: f.inodesFree, inodes: f.inodes, inodesUsed: f.inodesUsed,
-};
-const network = (n: NetworkStats | undefined): Json | undefined => n && {
-  time: n.time, name: n.name, rxBytes: n.rxBytes, rxErrors: n.rxErrors, txBytes: n.txBytes, txErrors: n.txErrors,
-  interfaces: n.interfaces?.map((i) => ({ name: i.name, rxBytes: i.rxBytes, rxErrors: i.rxErrors, txBytes: i.txBytes, txErrors: i.txErrors })),
-};
+const memory = (m: MemoryStats): Json => ({
+  time: m.time,
+  availableBytes: m.availableBytes,
+  usageBytes: m.usageBytes,
+  workingSetBytes: m.workingSetBytes,
+  rssBytes: m.rssBytes,
+  pageFaults: m.pageFaults,
+  majorPageFaults: m.majorPageFaults,
+});
+const fs = (f: FsStats | undefined): Json | undefined =>
+  f && {
+    time: f.time,
+    availableBytes: f.availableBytes,
+    capacityBytes: f.capacityBytes,
+    usedBytes: f.usedBytes,
+    inodesFree: f.inodesFree,
+    inodes: f.inodes,
+    inodesUsed: f.inodesUsed,
+  };
+const network = (n: NetworkStats | undefined): Json | undefined =>
+  n && {
+    time: n.time,
+    name: n.name,
+    rxBytes: n.rxBytes,
+    rxErrors: n.rxErrors,
+    txBytes: n.txBytes,
+    txErrors: n.txErrors,
+    interfaces: n.interfaces?.map((i) => ({
+      name: i.name,
+      rxBytes: i.rxBytes,
+      rxErrors: i.rxErrors,
+      txBytes: i.txBytes,
+      txErrors: i.txErrors,
+    })),
+  };
 
 const volume = (v: VolumeStats): Json => ({ ...(fs(v) as Record<string, Json>), name: v.name });
 
 /** rootfs and logs are left out of ?only_cpu_and_memory=true, as upstream. */
 const container = (c: ContainerSample, onlyCpuMem: boolean): Json => ({
-  name: c.name, startTime: c.startTime, cpu: cpu(c.cpu), memory: memory(c.memory),
+  name: c.name,
+  startTime: c.startTime,
+  cpu: cpu(c.cpu),
+  memory: memory(c.memory),
   ...(onlyCpuMem ? {} : { rootfs: fs(c.rootfs), logs: fs(c.logs) }),
 });
 
-const systemContainer = (c: SystemContainerSample): Json => ({ name: c.name, startTime: c.startTime, cpu: cpu(c.cpu), memory: memory(c.memory) });
+const systemContainer = (c: SystemContainerSample): Json => ({
+  name: c.name,
+  startTime: c.startTime,
+  cpu: cpu(c.cpu),
+  memory: memory(c.memory),
+});
 
 function pod(p: PodSample, onlyCpuMem: boolean): Json {
   const base: Record<string, Json | undefined> = {
@@ -58,7 +103,10 @@ function pod(p: PodSample, onlyCpuMem: boolean): Json {
   };
   if (onlyCpuMem) return base;
   return {
-    ...base, network: network(p.network), volume: p.volumes?.map(volume), 'ephemeral-storage': fs(p.ephemeralStorage),
+    ...base,
+    network: network(p.network),
+    volume: p.volumes?.map(volume),
+    'ephemeral-storage': fs(p.ephemeralStorage),
     ...(p.pids !== undefined ? { process_stats: { process_count: p.pids } } : {}),
   };
 }
@@ -67,7 +115,11 @@ function pod(p: PodSample, onlyCpuMem: boolean): Json {
 export function buildSummary(s: StatsSnapshot, onlyCpuAndMemory = false): Json {
   const n = s.node;
   const node: Record<string, Json | undefined> = {
-    nodeName: n.nodeName, systemContainers: n.systemContainers?.map(systemContainer), startTime: n.startTime, cpu: cpu(n.cpu), memory: memory(n.memory),
+    nodeName: n.nodeName,
+    systemContainers: n.systemContainers?.map(systemContainer),
+    startTime: n.startTime,
+    cpu: cpu(n.cpu),
+    memory: memory(n.memory),
   };
   if (!onlyCpuAndMemory) {
     node['network'] = network(n.network);

@@ -85,7 +85,10 @@ export class RuntimeProcessFinder {
   private pid: number | undefined;
   /** When the last walk found nothing: the next one waits a minute (a runtime we cannot see stays unseen). */
   private missedAt = -Infinity;
-  constructor(private readonly endpoint: string, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly endpoint: string,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   find(): number | undefined {
     if (this.pid !== undefined && alive(this.pid)) return this.pid;
@@ -97,7 +100,9 @@ export class RuntimeProcessFinder {
 
   private walk(): void {
     try {
-      this.pid = pidHoldingSocket(listeningSocketInodes(readFileSync('/proc/net/unix', 'latin1'), socketPath(this.endpoint)));
+      this.pid = pidHoldingSocket(
+        listeningSocketInodes(readFileSync('/proc/net/unix', 'latin1'), socketPath(this.endpoint)),
+      );
     } catch {
       this.pid = undefined;
     }
@@ -137,7 +142,8 @@ export function systemContainers(opts: {
       const cgroup = cgroupOfProcess(byController, opts.mode);
       const startTime = processStartTime(pid);
       // Only a cgroup the stats layout can read (not one of another cgroup namespace's view).
-      if (cgroup && startTime && opts.memoryRoot && existsSync(join(opts.memoryRoot, cgroup))) out.push({ name, cgroup, byController, startTime });
+      if (cgroup && startTime && opts.memoryRoot && existsSync(join(opts.memoryRoot, cgroup)))
+        out.push({ name, cgroup, byController, startTime });
     } catch {
       // process gone or unreadable: that system container is left out
     }

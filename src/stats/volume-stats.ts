@@ -41,8 +41,18 @@ export function podVolumeStats(volumesDir: string, time: Date): MeasuredVolume[]
       // A tmpfs of its own (Memory emptyDir, secret) is not the node's disk.
       const onTmpfs = fs !== undefined && isTmpfs(dir);
       out.push({
-        time, name, usedBytes: used.bytes, inodesUsed: used.inodes,
-        ...(fs ? { capacityBytes: fs.capacityBytes, availableBytes: fs.availableBytes, inodes: fs.inodes, inodesFree: fs.inodesFree } : {}),
+        time,
+        name,
+        usedBytes: used.bytes,
+        inodesUsed: used.inodes,
+        ...(fs
+          ? {
+              capacityBytes: fs.capacityBytes,
+              availableBytes: fs.availableBytes,
+              inodes: fs.inodes,
+              inodesFree: fs.inodesFree,
+            }
+          : {}),
         ephemeral: ephemeral && !onTmpfs,
       });
     }

@@ -38,7 +38,6 @@ interface Entry {
   deleted?: boolean;
 }
 
-
 class ApiStatusManager implements StatusManager {
   private readonly entries = new Map<string, Entry>();
   private readonly dirty = new Set<string>();
@@ -106,7 +105,10 @@ class ApiStatusManager implements StatusManager {
         if (!(await this.syncPod(entry))) this.dirty.add(uid);
       } catch (err) {
         this.dirty.add(uid);
-        log('status').warn({ pod: `${entry.pod.metadata?.namespace}/${entry.pod.metadata?.name}`, err: errorMessage(err) }, 'Failed to update status for pod; will retry');
+        log('status').warn(
+          { pod: `${entry.pod.metadata?.namespace}/${entry.pod.metadata?.name}`, err: errorMessage(err) },
+          'Failed to update status for pod; will retry',
+        );
         if (err instanceof ApiError && err.statusCode === 0) return; // server away: wait for the next tick
       }
     }
@@ -127,10 +129,18 @@ class ApiStatusManager implements StatusManager {
     const json = JSON.stringify(status);
     if (json !== entry.sent || uid !== entry.sentUid) {
       try {
-        await this.deps.client.request({ method: 'PATCH', path: `${path}/status`, contentType: 'application/strategic-merge-patch+json', body: { metadata: { uid }, status } });
+        await this.deps.client.request({
+          method: 'PATCH',
+          path: `${path}/status`,
+          contentType: 'application/strategic-merge-patch+json',
+          body: { metadata: { uid }, status },
+        });
       } catch (err) {
         if (err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 409)) {
-          log('status').info({ pod: `${meta.namespace}/${meta.name}`, reason: err.reason }, 'Pod is gone or was replaced on the API server; status not written');
+          log('status').info(
+            { pod: `${meta.namespace}/${meta.name}`, reason: err.reason },
+            'Pod is gone or was replaced on the API server; status not written',
+          );
           return true;
         }
         throw err;
@@ -139,12 +149,26 @@ class ApiStatusManager implements StatusManager {
       entry.sentUid = uid;
       log('status').debug({ pod: `${meta.namespace}/${meta.name}`, phase: status.phase }, 'Patched pod status');
     }
-    if (!isStatic && meta.deletionTimestamp && isTerminal(status.phase) && !(status.containerStatuses ?? []).some((c) => c.state?.running)) {
-      await this.deps.client.request({ method: 'DELETE', path, body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, preconditions: { uid } } }).catch((err: unknown) => {
-        if (!(err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 409))) throw err;
-      });
+    if (
+      !isStatic &&
+      meta.deletionTimestamp &&
+      isTerminal(status.phase) &&
+      !(status.containerStatuses ?? []).some((c) => c.state?.running)
+    ) {
+      await this.deps.client
+        .request({
+          method: 'DELETE',
+          path,
+          body: { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 0, preconditions: { uid } },
+        })
+        .catch((err: unknown) => {
+          if (!(err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 409))) throw err;
+        });
       entry.deleted = true;
-      log('status').info({ pod: `${meta.namespace}/${meta.name}` }, 'Pod fully terminated and removed from the API server');
+      log('status').info(
+        { pod: `${meta.namespace}/${meta.name}` },
+        'Pod fully terminated and removed from the API server',
+      );
     }
     return true;
   }

@@ -27,11 +27,22 @@ const ContainersNotInitialized = 'ContainersNotInitialized';
 const ReadinessGatesNotReady = 'ReadinessGatesNotReady';
 
 /** Condition types the kubelet owns and regenerates on every status (upstream PodConditionsByKubelet). */
-export const KUBELET_CONDITIONS: readonly string[] = ['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers'];
+export const KUBELET_CONDITIONS: readonly string[] = [
+  'PodScheduled',
+  'Ready',
+  'Initialized',
+  'ContainersReady',
+  'PodReadyToStartContainers',
+];
 /** Set by the kubelet on eviction and kept from then on (upstream PodConditionSharedByKubelet). */
 export const DisruptionTarget = 'DisruptionTarget';
 
-interface Cond { type: string; status: 'True' | 'False'; reason?: string; message?: string }
+interface Cond {
+  type: string;
+  status: 'True' | 'False';
+  reason?: string;
+  message?: string;
+}
 
 /** Go's %s of a []string: "[a b]". */
 const goList = (names: string[]): string => `[${names.join(' ')}]`;
@@ -60,7 +71,9 @@ export function podReadyToStartContainersCondition(pod: Pod, runtime: PodRuntime
 /** upstream HasAnyRegularContainerStarted (API statuses: running or terminated). */
 function anyRegularContainerStarted(pod: Pod, statuses: readonly ApiContainerStatus[]): boolean {
   const names = new Set((pod.spec?.containers ?? []).map((c) => c.name));
-  return statuses.some((s) => names.has(s.name) && (s.state?.running !== undefined || s.state?.terminated !== undefined));
+  return statuses.some(
+    (s) => names.has(s.name) && (s.state?.running !== undefined || s.state?.terminated !== undefined),
+  );
 }
 
 export function podInitializedCondition(pod: Pod, statuses: readonly ApiContainerStatus[], phase: PodPhase): Cond {
@@ -68,16 +81,21 @@ export function podInitializedCondition(pod: Pod, statuses: readonly ApiContaine
   const incomplete: string[] = [];
   for (const c of pod.spec?.initContainers ?? []) {
     const s = find(statuses, c.name);
-    if (!s) { unknown.push(c.name); continue; }
+    if (!s) {
+      unknown.push(c.name);
+      continue;
+    }
     const done = c.restartPolicy === 'Always' ? s.started === true : s.ready;
     if (!done) incomplete.push(c.name);
   }
-  if (phase === 'Succeeded' && unknown.length === 0) return { type: 'Initialized', status: 'True', reason: PodCompleted };
+  if (phase === 'Succeeded' && unknown.length === 0)
+    return { type: 'Initialized', status: 'True', reason: PodCompleted };
   if (anyRegularContainerStarted(pod, statuses)) return { type: 'Initialized', status: 'True' };
   const msgs: string[] = [];
   if (unknown.length > 0) msgs.push(`containers with unknown status: ${goList(unknown)}`);
   if (incomplete.length > 0) msgs.push(`containers with incomplete status: ${goList(incomplete)}`);
-  if (msgs.length > 0) return { type: 'Initialized', status: 'False', reason: ContainersNotInitialized, message: msgs.join(', ') };
+  if (msgs.length > 0)
+    return { type: 'Initialized', status: 'False', reason: ContainersNotInitialized, message: msgs.join(', ') };
   return { type: 'Initialized', status: 'True' };
 }
 
@@ -90,25 +108,34 @@ export function containersReadyCondition(pod: Pod, statuses: readonly ApiContain
     if (!s) unknown.push(c.name);
     else if (!s.ready) unready.push(c.name);
   }
-  if (phase === 'Succeeded' && unknown.length === 0) return { type: 'ContainersReady', status: 'False', reason: PodCompleted };
+  if (phase === 'Succeeded' && unknown.length === 0)
+    return { type: 'ContainersReady', status: 'False', reason: PodCompleted };
   if (phase === 'Failed') return { type: 'ContainersReady', status: 'False', reason: PodFailedReason };
   const msgs: string[] = [];
   if (unknown.length > 0) msgs.push(`containers with unknown status: ${goList(unknown)}`);
   if (unready.length > 0) msgs.push(`containers with unready status: ${goList(unready)}`);
-  if (msgs.length > 0) return { type: 'ContainersReady', status: 'False', reason: ContainersNotReady, message: msgs.join(', ') };
+  if (msgs.length > 0)
+    return { type: 'ContainersReady', status: 'False', reason: ContainersNotReady, message: msgs.join(', ') };
   return { type: 'ContainersReady', status: 'True' };
 }
 
-export function podReadyCondition(pod: Pod, conditions: readonly PodCondition[], statuses: readonly ApiContainerStatus[], phase: PodPhase): Cond {
+export function podReadyCondition(
+  pod: Pod,
+  conditions: readonly PodCondition[],
+  statuses: readonly ApiContainerStatus[],
+  phase: PodPhase,
+): Cond {
   const cr = containersReadyCondition(pod, statuses, phase);
   if (cr.status !== 'True') return { ...cr, type: 'Ready' };
   const msgs: string[] = [];
   for (const gate of pod.spec?.readinessGates ?? []) {
     const c = conditions.find((x) => x.type === gate.conditionType);
     if (!c) msgs.push(`corresponding condition of pod readiness gate "${gate.conditionType}" does not exist.`);
-    else if (c.status !== 'True') msgs.push(`the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`);
+    else if (c.status !== 'True')
+      msgs.push(`the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`);
   }
-  if (msgs.length > 0) return { type: 'Ready', status: 'False', reason: ReadinessGatesNotReady, message: msgs.join(', ') };
+  if (msgs.length > 0)
+    return { type: 'Ready', status: 'False', reason: ReadinessGatesNotReady, message: msgs.join(', ') };
   return { type: 'Ready', status: 'True' };
 }
 
@@ -116,8 +143,14 @@ export function podReadyCondition(pod: Pod, conditions: readonly PodCondition[],
 export function withTimes(c: Cond, previous: ApiPodStatus | undefined, now: Date): PodCondition {
   const old = previous?.conditions?.find((x) => x.type === c.type);
   // A status read back from the API carries RFC 3339 strings, not Dates.
-  const lastTransitionTime = old && old.status === c.status && old.lastTransitionTime ? apiTime(new Date(old.lastTransitionTime)) : now;
-  const out: PodCondition = { type: c.type, status: c.status, lastProbeTime: null as unknown as Date, lastTransitionTime };
+  const lastTransitionTime =
+    old && old.status === c.status && old.lastTransitionTime ? apiTime(new Date(old.lastTransitionTime)) : now;
+  const out: PodCondition = {
+    type: c.type,
+    status: c.status,
+    lastProbeTime: null as unknown as Date,
+    lastTransitionTime,
+  };
   if (c.reason) out.reason = c.reason;
   if (c.message) out.message = c.message;
   return out;
@@ -132,6 +165,11 @@ export function needToReconcilePodReadiness(pod: Pod): boolean {
   const conditions = pod.status?.conditions ?? [];
   const current = conditions.find((c) => c.type === 'Ready');
   if (!current) return false;
-  const wanted = podReadyCondition(pod, conditions, pod.status?.containerStatuses ?? [], (pod.status?.phase ?? 'Pending') as PodPhase);
+  const wanted = podReadyCondition(
+    pod,
+    conditions,
+    pod.status?.containerStatuses ?? [],
+    (pod.status?.phase ?? 'Pending') as PodPhase,
+  );
   return current.status !== wanted.status || (current.message ?? '') !== (wanted.message ?? '');
 }

@@ -32,7 +32,8 @@ export interface ProbeResults {
 const ContainerCreating = 'ContainerCreating';
 const PodInitializing = 'PodInitializing';
 const ContainerStatusUnknown = 'ContainerStatusUnknown';
-const InitStatusLost = 'Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally';
+const InitStatusLost =
+  'Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally';
 
 const RUNTIME_PREFIX = 'containerd://';
 
@@ -54,12 +55,16 @@ function byNameNewestFirst(statuses: readonly ContainerRuntimeStatus[]): Map<str
     list.push(s);
     m.set(s.name, list);
   }
-  for (const list of m.values()) list.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.restartCount - a.restartCount);
+  for (const list of m.values())
+    list.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.restartCount - a.restartCount);
   return m;
 }
 
 /** The state of one runtime instance (upstream convertContainerStatus). */
-function runtimeState(cs: ContainerRuntimeStatus, old: ApiContainerStatus | undefined): { state: ApiContainerState; restartBump: boolean } {
+function runtimeState(
+  cs: ContainerRuntimeStatus,
+  old: ApiContainerStatus | undefined,
+): { state: ApiContainerState; restartBump: boolean } {
   const cid = containerIDString(cs.id);
   switch (cs.state) {
     case 'running':
@@ -84,7 +89,15 @@ function runtimeState(cs: ContainerRuntimeStatus, old: ApiContainerStatus | unde
     default:
       if (old?.state?.running) {
         return {
-          state: { terminated: { exitCode: 137, reason: ContainerStatusUnknown, message: 'The container could not be located when the pod was terminated', startedAt: null as unknown as Date, finishedAt: null as unknown as Date } },
+          state: {
+            terminated: {
+              exitCode: 137,
+              reason: ContainerStatusUnknown,
+              message: 'The container could not be located when the pod was terminated',
+              startedAt: null as unknown as Date,
+              finishedAt: null as unknown as Date,
+            },
+          },
           restartBump: true,
         };
       }
@@ -93,7 +106,12 @@ function runtimeState(cs: ContainerRuntimeStatus, old: ApiContainerStatus | unde
 }
 
 /** upstream ShouldContainerBeRestarted (sidecars always restart while the pod lives). */
-function shouldContainerBeRestarted(c: Container, pod: Pod, newest: ContainerRuntimeStatus | undefined, isInit: boolean): boolean {
+function shouldContainerBeRestarted(
+  c: Container,
+  pod: Pod,
+  newest: ContainerRuntimeStatus | undefined,
+  isInit: boolean,
+): boolean {
   if (pod.metadata?.deletionTimestamp) return false;
   if (!newest) return true;
   if (newest.state === 'running') return false;
@@ -107,7 +125,15 @@ function shouldContainerBeRestarted(c: Container, pod: Pod, newest: ContainerRun
 
 function ordered(s: ApiContainerStatus): ApiContainerStatus {
   // Upstream field order, so the JSON reads like the apiserver's.
-  const out: ApiContainerStatus = { name: s.name, state: s.state ?? {}, lastState: s.lastState ?? {}, ready: s.ready, restartCount: s.restartCount, image: s.image, imageID: s.imageID };
+  const out: ApiContainerStatus = {
+    name: s.name,
+    state: s.state ?? {},
+    lastState: s.lastState ?? {},
+    ready: s.ready,
+    restartCount: s.restartCount,
+    image: s.image,
+    imageID: s.imageID,
+  };
   if (s.containerID) out.containerID = s.containerID;
   if (s.started !== undefined) out.started = s.started;
   return out;
@@ -137,8 +163,13 @@ export function convertToAPIContainerStatuses(input: ConvertInput): ApiContainer
       continue;
     }
     statuses.set(c.name, {
-      name: c.name, image: c.image ?? '', imageID: '', ready: false, restartCount: o?.restartCount ?? 0,
-      state: { waiting: { reason: defaultReason } }, lastState: o?.lastState ?? {},
+      name: c.name,
+      image: c.image ?? '',
+      imageID: '',
+      ready: false,
+      restartCount: o?.restartCount ?? 0,
+      state: { waiting: { reason: defaultReason } },
+      lastState: o?.lastState ?? {},
     });
   }
 
@@ -150,8 +181,17 @@ export function convertToAPIContainerStatuses(input: ConvertInput): ApiContainer
     // so the pod does not fall back to Pending.
     const o = old.get(c.name);
     const s = statuses.get(c.name)!;
-    if (!o?.state?.running || !s.state?.waiting || s.state.waiting.reason !== defaultReason || s.lastState?.terminated) continue;
-    s.lastState = { terminated: { exitCode: 137, reason: ContainerStatusUnknown, message: 'The container could not be located when the pod was deleted.  The container used to be Running', startedAt: null as unknown as Date, finishedAt: null as unknown as Date } };
+    if (!o?.state?.running || !s.state?.waiting || s.state.waiting.reason !== defaultReason || s.lastState?.terminated)
+      continue;
+    s.lastState = {
+      terminated: {
+        exitCode: 137,
+        reason: ContainerStatusUnknown,
+        message: 'The container could not be located when the pod was deleted.  The container used to be Running',
+        startedAt: null as unknown as Date,
+        finishedAt: null as unknown as Date,
+      },
+    };
     if (!pod.metadata?.deletionTimestamp) s.restartCount += 1;
   }
 
@@ -162,9 +202,14 @@ export function convertToAPIContainerStatuses(input: ConvertInput): ApiContainer
     const [cur, prev] = list;
     const { state, restartBump } = runtimeState(cur!, o);
     const s: ApiContainerStatus = {
-      name: c.name, state, lastState: {}, ready: false,
+      name: c.name,
+      state,
+      lastState: {},
+      ready: false,
       restartCount: restartBump ? (o?.restartCount ?? 0) + 1 : cur!.restartCount,
-      image: cur!.image || c.image || '', imageID: cur!.imageRef, containerID: containerIDString(cur!.id),
+      image: cur!.image || c.image || '',
+      imageID: cur!.imageRef,
+      containerID: containerIDString(cur!.id),
     };
     if (prev) s.lastState = runtimeState(prev, undefined).state;
     statuses.set(c.name, s);
@@ -178,7 +223,15 @@ export function convertToAPIContainerStatuses(input: ConvertInput): ApiContainer
     // upstream: a regular init container whose record is gone (garbage-collected, or a static pod
     // after a restart) ran to completion if a regular container was created after it.
     if (isInit && c.restartPolicy !== 'Always' && !newest && regularCreated && s.state?.waiting) {
-      s.state = { terminated: { exitCode: 0, reason: 'Completed', message: InitStatusLost, startedAt: null as unknown as Date, finishedAt: null as unknown as Date } };
+      s.state = {
+        terminated: {
+          exitCode: 0,
+          reason: 'Completed',
+          message: InitStatusLost,
+          startedAt: null as unknown as Date,
+          finishedAt: null as unknown as Date,
+        },
+      };
       continue;
     }
     if (!shouldContainerBeRestarted(c, pod, newest, isInit)) continue;
@@ -213,7 +266,12 @@ function isReady(c: Container | undefined, s: ApiContainerStatus, probes: ProbeR
 }
 
 /** upstream prober manager UpdatePodStatus: sets started and ready on every status. */
-export function applyProbeResults(pod: Pod, statuses: ApiContainerStatus[], initStatuses: ApiContainerStatus[], probes: ProbeResults | undefined): void {
+export function applyProbeResults(
+  pod: Pod,
+  statuses: ApiContainerStatus[],
+  initStatuses: ApiContainerStatus[],
+  probes: ProbeResults | undefined,
+): void {
   for (const s of statuses) {
     const c = pod.spec?.containers?.find((x) => x.name === s.name);
     s.started = isStarted(c, s, probes);
@@ -235,7 +293,9 @@ export function applyProbeResults(pod: Pod, statuses: ApiContainerStatus[], init
 /** upstream kuberuntime.HasAnyRegularContainerCreated: the runtime has created a regular container. */
 function hasAnyRegularContainerCreated(pod: Pod, runtime: PodRuntimeStatus): boolean {
   const names = new Set((pod.spec?.containers ?? []).map((c) => c.name));
-  return runtime.containerStatuses.some((c) => names.has(c.name) && (c.state === 'created' || c.state === 'running' || c.state === 'exited'));
+  return runtime.containerStatuses.some(
+    (c) => names.has(c.name) && (c.state === 'created' || c.state === 'running' || c.state === 'exited'),
+  );
 }
 
 /** upstream HasAnyActiveRegularContainerStarted: a regular container exists in the newest sandbox. */

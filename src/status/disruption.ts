@@ -17,6 +17,13 @@ export function markTerminatedByKubelet(status: ApiPodStatus, reason: string, me
   status.reason = reason;
   status.message = message;
   const conditions = (status.conditions ?? []).filter((c) => c.type !== DisruptionTarget);
-  conditions.unshift({ type: DisruptionTarget, status: 'True', lastProbeTime: null as unknown as Date, lastTransitionTime: apiTime(nowMs), reason: TerminationByKubelet, message });
+  conditions.unshift({
+    type: DisruptionTarget,
+    status: 'True',
+    lastProbeTime: null as unknown as Date,
+    lastTransitionTime: apiTime(nowMs),
+    reason: TerminationByKubelet,
+    message,
+  });
   status.conditions = conditions;
 }

@@ -26,8 +26,21 @@ import type { PodSyncHandler, ShouldEvictResponse } from './types.js';
 import { podQOSClass } from '../util/pod-resources.js';
 import { markOomKilled } from './oom-killed.js';
 import { getPhase, type PodPhase } from './phase.js';
-import { applyProbeResults, convertToAPIContainerStatuses, hasAnyActiveRegularContainerStarted, type ProbeResults } from './container-statuses.js';
-import { DisruptionTarget, KUBELET_CONDITIONS, containersReadyCondition, podInitializedCondition, podReadyCondition, podReadyToStartContainersCondition, withTimes } from './conditions.js';
+import {
+  applyProbeResults,
+  convertToAPIContainerStatuses,
+  hasAnyActiveRegularContainerStarted,
+  type ProbeResults,
+} from './container-statuses.js';
+import {
+  DisruptionTarget,
+  KUBELET_CONDITIONS,
+  containersReadyCondition,
+  podInitializedCondition,
+  podReadyCondition,
+  podReadyToStartContainersCondition,
+  withTimes,
+} from './conditions.js';
 import { apiTime } from '../util/time.js';
 import { isTerminalPhase as isTerminal } from '../api/pod.js';
 
@@ -103,7 +116,8 @@ function firstEviction(pod: Pod, handlers: readonly PodSyncHandler[] | undefined
  */
 function firstStartTime(input: GenerateInput, now: Date): Date {
   const fromApi = input.pod.status?.startTime;
-  if (fromApi !== undefined && fromApi !== null && !Number.isNaN(new Date(fromApi).getTime())) return apiTime(new Date(fromApi));
+  if (fromApi !== undefined && fromApi !== null && !Number.isNaN(new Date(fromApi).getTime()))
+    return apiTime(new Date(fromApi));
   const created = input.runtime.sandboxStatuses.filter((s) => s.ready && s.createdAt > 0n).map((s) => s.createdAt);
   if (created.length === 0) return now;
   const oldest = created.reduce((a, b) => (b < a ? b : a));
@@ -118,10 +132,29 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   const now = apiTime(input.now);
   const apiStatus = pod.status;
 
-  const containerStatuses = convertToAPIContainerStatuses({ pod, runtime, previous: previous?.containerStatuses, containers: pod.spec?.containers ?? [], isInit: false, waiting });
-  const initContainerStatuses = convertToAPIContainerStatuses({ pod, runtime, previous: previous?.initContainerStatuses, containers: pod.spec?.initContainers ?? [], isInit: true, waiting });
+  const containerStatuses = convertToAPIContainerStatuses({
+    pod,
+    runtime,
+    previous: previous?.containerStatuses,
+    containers: pod.spec?.containers ?? [],
+    isInit: false,
+    waiting,
+  });
+  const initContainerStatuses = convertToAPIContainerStatuses({
+    pod,
+    runtime,
+    previous: previous?.initContainerStatuses,
+    containers: pod.spec?.initContainers ?? [],
+    isInit: true,
+    waiting,
+  });
 
-  let phase: PodPhase = getPhase(pod, [...containerStatuses, ...initContainerStatuses], input.podIsTerminal === true, hasAnyActiveRegularContainerStarted(pod, runtime));
+  let phase: PodPhase = getPhase(
+    pod,
+    [...containerStatuses, ...initContainerStatuses],
+    input.podIsTerminal === true,
+    hasAnyActiveRegularContainerStarted(pod, runtime),
+  );
   // A terminal phase already reported stays, even against another terminal phase (upstream keeps
   // the old one): an evicted pod whose containers then exit 0 still reads Failed/Evicted.
   if (isTerminal(previous?.phase)) phase = previous!.phase as PodPhase;
@@ -148,7 +181,9 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
 
   applyProbeResults(pod, containerStatuses, initContainerStatuses, input.probes);
 
-  const conditions: PodCondition[] = (apiStatus?.conditions ?? []).filter((c) => !KUBELET_CONDITIONS.includes(c.type) && c.type !== DisruptionTarget);
+  const conditions: PodCondition[] = (apiStatus?.conditions ?? []).filter(
+    (c) => !KUBELET_CONDITIONS.includes(c.type) && c.type !== DisruptionTarget,
+  );
   const disruption = previous?.conditions?.find((c) => c.type === DisruptionTarget);
   if (disruption) conditions.push(disruption);
   const all: ApiContainerStatus[] = [...initContainerStatuses, ...containerStatuses];
@@ -186,5 +221,11 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
  * status manager adds it, a start time. No container ever ran.
  */
 export function rejectedPodStatus(pod: Pod, reason: string, message: string, now: Date): ApiPodStatus {
-  return { phase: 'Failed', message: `Pod was rejected: ${message}`, reason, startTime: apiTime(now), qosClass: podQOSClass(pod) };
+  return {
+    phase: 'Failed',
+    message: `Pod was rejected: ${message}`,
+    reason,
+    startTime: apiTime(now),
+    qosClass: podQOSClass(pod),
+  };
 }

@@ -24,46 +24,73 @@ function find(statuses: readonly ApiContainerStatus[], name: string): ApiContain
   return statuses.find((s) => s.name === name);
 }
 
-export function getPhase(pod: Pod, statuses: readonly ApiContainerStatus[], podIsTerminal: boolean, podHasInitialized: boolean): PodPhase {
+export function getPhase(
+  pod: Pod,
+  statuses: readonly ApiContainerStatus[],
+  podIsTerminal: boolean,
+  podHasInitialized: boolean,
+): PodPhase {
   const spec = pod.spec;
   let pendingRegularInit = 0;
   let pendingRestartableInit = 0;
   let failedInit = 0;
-  let unknown = 0, running = 0, waiting = 0, stopped = 0, succeeded = 0;
+  let unknown = 0,
+    running = 0,
+    waiting = 0,
+    stopped = 0,
+    succeeded = 0;
 
   for (const c of spec?.initContainers ?? []) {
     const s = find(statuses, c.name);
     if (c.restartPolicy === 'Always') {
-      if (!s) { unknown++; continue; }
+      if (!s) {
+        unknown++;
+        continue;
+      }
       if (s.state?.running) {
         if (s.started !== true) pendingRestartableInit++;
         running++;
       } else if (s.state?.terminated) {
         // A stopped sidecar does not count toward the phase.
       } else if (s.state?.waiting) {
-        if (!s.lastState?.terminated) { pendingRestartableInit++; waiting++; }
+        if (!s.lastState?.terminated) {
+          pendingRestartableInit++;
+          waiting++;
+        }
       } else {
         pendingRestartableInit++;
         unknown++;
       }
       continue;
     }
-    if (!s) { pendingRegularInit++; continue; }
+    if (!s) {
+      pendingRegularInit++;
+      continue;
+    }
     if (s.state?.running) pendingRegularInit++;
-    else if (s.state?.terminated) { if (s.state.terminated.exitCode !== 0) failedInit++; }
-    else if (s.state?.waiting) {
-      if (s.lastState?.terminated) { if (s.lastState.terminated.exitCode !== 0) failedInit++; }
-      else pendingRegularInit++;
+    else if (s.state?.terminated) {
+      if (s.state.terminated.exitCode !== 0) failedInit++;
+    } else if (s.state?.waiting) {
+      if (s.lastState?.terminated) {
+        if (s.lastState.terminated.exitCode !== 0) failedInit++;
+      } else pendingRegularInit++;
     } else pendingRegularInit++;
   }
 
   for (const c of spec?.containers ?? []) {
     const s = find(statuses, c.name);
-    if (!s) { unknown++; continue; }
+    if (!s) {
+      unknown++;
+      continue;
+    }
     if (s.state?.running) running++;
-    else if (s.state?.terminated) { stopped++; if (s.state.terminated.exitCode === 0) succeeded++; }
-    else if (s.state?.waiting) { if (s.lastState?.terminated) stopped++; else waiting++; }
-    else unknown++;
+    else if (s.state?.terminated) {
+      stopped++;
+      if (s.state.terminated.exitCode === 0) succeeded++;
+    } else if (s.state?.waiting) {
+      if (s.lastState?.terminated) stopped++;
+      else waiting++;
+    } else unknown++;
   }
 
   const restartPolicy = spec?.restartPolicy ?? 'Always';

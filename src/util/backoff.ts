@@ -27,7 +27,8 @@ export interface BackOffSettings {
 export function backOffSettings(s: Partial<BackOffSettings> | undefined): BackOffSettings {
   const initialMs = s?.initialMs ?? DEFAULT_BACKOFF_INITIAL_MS;
   const maxMs = s?.maxMs ?? DEFAULT_BACKOFF_MAX_MS;
-  if (!(initialMs > 0) || !(maxMs >= initialMs)) throw new RangeError(`back-off needs 0 < initialMs <= maxMs, got ${initialMs} / ${maxMs}`);
+  if (!(initialMs > 0) || !(maxMs >= initialMs))
+    throw new RangeError(`back-off needs 0 < initialMs <= maxMs, got ${initialMs} / ${maxMs}`);
   return { initialMs, maxMs };
 }
 

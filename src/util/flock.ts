@@ -30,9 +30,14 @@ export interface HeldLock {
 const LOCKED = 'kubelet-ts-locked';
 
 /** Takes an exclusive flock on `path`, waiting (as upstream) while another process holds it. */
-export function acquireLockFile(path: string, opts: { onWaiting?: () => void; waitingAfterMs?: number } = {}): Promise<HeldLock> {
+export function acquireLockFile(
+  path: string,
+  opts: { onWaiting?: () => void; waitingAfterMs?: number } = {},
+): Promise<HeldLock> {
   return new Promise((resolve, reject) => {
-    const child = spawn('flock', ['--exclusive', path, 'sh', '-c', `echo ${LOCKED}; exec cat >/dev/null`], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('flock', ['--exclusive', path, 'sh', '-c', `echo ${LOCKED}; exec cat >/dev/null`], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let released = false;
     let held = false;
     let stderr = '';
@@ -56,7 +61,12 @@ export function acquireLockFile(path: string, opts: { onWaiting?: () => void; wa
     });
     child.on('error', (err) => {
       clearTimeout(waiting);
-      reject(new KubeletError('KTS_ERR_LOCK_FILE', `--lock-file ${path}: cannot run flock(1) from util-linux: ${err.message}`));
+      reject(
+        new KubeletError(
+          'KTS_ERR_LOCK_FILE',
+          `--lock-file ${path}: cannot run flock(1) from util-linux: ${err.message}`,
+        ),
+      );
     });
     child.on('exit', (code, signal) => {
       clearTimeout(waiting);
@@ -77,7 +87,9 @@ export interface ContentionWatch {
 export function watchLockContention(path: string): Promise<ContentionWatch> {
   return new Promise((resolve, reject) => {
     // setpriv --pdeathsig: the watcher dies with the agent (even on SIGKILL) instead of lingering.
-    const child = spawn('setpriv', ['--pdeathsig', 'SIGTERM', 'inotifywait', '-e', 'open', '--format', '%e', path], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('setpriv', ['--pdeathsig', 'SIGTERM', 'inotifywait', '-e', 'open', '--format', '%e', path], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let closed = false;
     let ready = false;
     let stderr = '';
@@ -97,12 +109,29 @@ export function watchLockContention(path: string): Promise<ContentionWatch> {
         resolve(watch);
       }
     });
-    child.on('error', (err) => reject(new KubeletError('KTS_ERR_LOCK_FILE', `--exit-on-lock-contention: cannot run inotifywait (inotify-tools): ${err.message}`)));
+    child.on('error', (err) =>
+      reject(
+        new KubeletError(
+          'KTS_ERR_LOCK_FILE',
+          `--exit-on-lock-contention: cannot run inotifywait (inotify-tools): ${err.message}`,
+        ),
+      ),
+    );
     child.on('exit', (code) => {
-      if (!ready) reject(new KubeletError('KTS_ERR_LOCK_FILE', `--exit-on-lock-contention: inotifywait failed: ${stderr.trim() || `code ${code}`}`));
+      if (!ready)
+        reject(
+          new KubeletError(
+            'KTS_ERR_LOCK_FILE',
+            `--exit-on-lock-contention: inotifywait failed: ${stderr.trim() || `code ${code}`}`,
+          ),
+        );
       else if (closed) return;
       else if (code === 0) onOpen();
-      else log('flock').error({ path, code, stderr: stderr.trim() }, 'lock file contention watch failed; contention will not be noticed');
+      else
+        log('flock').error(
+          { path, code, stderr: stderr.trim() },
+          'lock file contention watch failed; contention will not be noticed',
+        );
     });
   });
 }

@@ -79,7 +79,10 @@ export interface HttpGetResult {
  * upstream probe.ResolveContainerPort: a number is the port; a name is looked up among the
  * container's ports, and failing that parsed as a number. Must be 1..65535.
  */
-export function resolveContainerPort(port: number | string | undefined, container: Pick<Container, 'name' | 'ports'>): number {
+export function resolveContainerPort(
+  port: number | string | undefined,
+  container: Pick<Container, 'name' | 'ports'>,
+): number {
   let n: number;
   if (typeof port === 'number') {
     n = port;
@@ -100,9 +103,15 @@ function hostForUrl(host: string): string {
 }
 
 /** upstream NewRequestForHTTPGetAction. purpose: 'lifecycle' or 'probe' (User-Agent kube-<purpose>). */
-export function newRequestForHTTPGetAction(action: HttpGetAction, container: Pick<Container, 'name' | 'ports'>, podIP: string, purpose: string): HttpGetRequest {
+export function newRequestForHTTPGetAction(
+  action: HttpGetAction,
+  container: Pick<Container, 'name' | 'ports'>,
+  podIP: string,
+  purpose: string,
+): HttpGetRequest {
   const scheme = (action.scheme ?? '').toLowerCase() || 'http';
-  if (scheme !== 'http' && scheme !== 'https') throw new HttpGetError(`unsupported scheme ${JSON.stringify(action.scheme)}`);
+  if (scheme !== 'http' && scheme !== 'https')
+    throw new HttpGetError(`unsupported scheme ${JSON.stringify(action.scheme)}`);
   const host = action.host || podIP;
   if (!host) throw new HttpGetError('no host: the action names none and the pod has no IP');
   const port = resolveContainerPort(action.port, container);
@@ -118,7 +127,10 @@ export function newRequestForHTTPGetAction(action: HttpGetAction, container: Pic
   if (!has('user-agent')) headers.push(['User-Agent', `kube-${purpose}/${USER_AGENT_VERSION}`]);
   if (!has('accept')) headers.push(['Accept', '*/*']);
   const accept = headers.filter(([k]) => k.toLowerCase() === 'accept');
-  const kept = accept.length > 0 && accept.every(([, v]) => v === '') ? headers.filter(([k]) => k.toLowerCase() !== 'accept') : headers;
+  const kept =
+    accept.length > 0 && accept.every(([, v]) => v === '')
+      ? headers.filter(([k]) => k.toLowerCase() !== 'accept')
+      : headers;
   const hostHeader = kept.find(([k]) => k.toLowerCase() === 'host')?.[1] ?? '';
   return { url, headers: kept.filter(([k]) => k.toLowerCase() !== 'host'), hostHeader };
 }
@@ -148,7 +160,12 @@ interface OneResponse {
   truncated: boolean;
 }
 
-function getOnce(url: URL, headers: http.OutgoingHttpHeaders, opts: HttpGetOptions, deadline: number): Promise<OneResponse> {
+function getOnce(
+  url: URL,
+  headers: http.OutgoingHttpHeaders,
+  opts: HttpGetOptions,
+  deadline: number,
+): Promise<OneResponse> {
   const maxBody = opts.maxBodyBytes ?? MAX_RESP_BODY_BYTES;
   return new Promise((resolve, reject) => {
     const remaining = deadline - Date.now();
@@ -165,7 +182,10 @@ function getOnce(url: URL, headers: http.OutgoingHttpHeaders, opts: HttpGetOptio
       ...(isHttps ? { rejectUnauthorized: false } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    const timer = setTimeout(() => req.destroy(new HttpGetError(`GET ${url.href}: timeout after ${opts.timeoutMs} ms`)), remaining);
+    const timer = setTimeout(
+      () => req.destroy(new HttpGetError(`GET ${url.href}: timeout after ${opts.timeoutMs} ms`)),
+      remaining,
+    );
     let settled = false;
     const done = (fn: () => void) => {
       if (settled) return;
@@ -191,7 +211,10 @@ function getOnce(url: URL, headers: http.OutgoingHttpHeaders, opts: HttpGetOptio
         chunks.push(take);
         size += take.length;
       });
-      const finish = () => done(() => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated }));
+      const finish = () =>
+        done(() =>
+          resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), truncated }),
+        );
       res.on('end', finish);
       res.on('close', finish);
       res.on('error', (err) => done(() => reject(err)));
@@ -222,7 +245,8 @@ export async function httpGet(req: HttpGetRequest, opts: HttpGetOptions): Promis
       throw new HttpGetError(`GET ${url.href}: ${(err as Error).message}`, { cause: err });
     }
     const location = res.headers.location;
-    const isRedirect = [301, 302, 303, 307, 308].includes(res.statusCode) && typeof location === 'string' && location !== '';
+    const isRedirect =
+      [301, 302, 303, 307, 308].includes(res.statusCode) && typeof location === 'string' && location !== '';
     const result = (nonLocalRedirect: boolean): HttpGetResult => ({
       statusCode: res.statusCode,
       headers: res.headers,
@@ -241,7 +265,8 @@ export async function httpGet(req: HttpGetRequest, opts: HttpGetOptions): Promis
       return result(false);
     }
     if (!opts.followNonLocalRedirects && next.hostname !== firstHost) return result(true);
-    if (redirects >= MAX_REDIRECTS) throw new HttpGetError(`GET ${req.url.href}: stopped after ${MAX_REDIRECTS} redirects`);
+    if (redirects >= MAX_REDIRECTS)
+      throw new HttpGetError(`GET ${req.url.href}: stopped after ${MAX_REDIRECTS} redirects`);
     redirects++;
     url = next;
   }

@@ -28,7 +28,11 @@ export interface LogRecord {
 /** JSON.stringify that never throws (cycles, BigInt): what klog/zap print instead of failing. */
 function safeJson(value: unknown): string {
   try {
-    return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v instanceof Error ? v.message : v)) ?? 'null';
+    return (
+      JSON.stringify(value, (_k, v: unknown) =>
+        typeof v === 'bigint' ? v.toString() : v instanceof Error ? v.message : v,
+      ) ?? 'null'
+    );
   } catch (err) {
     return JSON.stringify(`<internal error: ${(err as Error).message}>`);
   }
@@ -52,7 +56,10 @@ const GO_ESCAPES: Record<string, string> = { '0007': '\\a', '000b': '\\v', '007f
 export function goQuote(s: string): string {
   return JSON.stringify(s)
     .replace(/\x7f/g, '\\u007f')
-    .replace(/\\u(00[0-7][0-9a-f])/gi, (_m, hex: string) => GO_ESCAPES[hex.toLowerCase()] ?? `\\x${hex.slice(2).toLowerCase()}`);
+    .replace(
+      /\\u(00[0-7][0-9a-f])/gi,
+      (_m, hex: string) => GO_ESCAPES[hex.toLowerCase()] ?? `\\x${hex.slice(2).toLowerCase()}`,
+    );
 }
 
 /** klog's writeStringValue: quoted on one line, or a `<` … ` >` block with tab-indented lines. */

@@ -86,8 +86,10 @@ function shortPath(path: string): string {
 }
 
 function resolveCaller(file: string, line: number, col: number): string {
-  const entry = sourceMapOf(file)?.findEntry(line - 1, col - 1) as { originalSource?: string; originalLine?: number } | undefined;
-  if (entry?.originalSource !== undefined && entry.originalLine !== undefined) return `${shortPath(entry.originalSource)}:${entry.originalLine + 1}`;
+  const entry = sourceMapOf(file)?.findEntry(line - 1, col - 1) as
+    { originalSource?: string; originalLine?: number } | undefined;
+  if (entry?.originalSource !== undefined && entry.originalLine !== undefined)
+    return `${shortPath(entry.originalSource)}:${entry.originalLine + 1}`;
   return `${shortPath(file)}:${line}`;
 }
 
@@ -137,10 +139,14 @@ export function nowMs(): number {
 
 // --- records --------------------------------------------------------------------------------
 
-const errText = (e: unknown): string => (e instanceof Error ? e.message : typeof e === 'string' ? e : JSON.stringify(e) ?? String(e));
+const errText = (e: unknown): string =>
+  e instanceof Error ? e.message : typeof e === 'string' ? e : (JSON.stringify(e) ?? String(e));
 
 /** A pino call's arguments — (obj, msg, …args), (err, msg), (msg, …args) — as a record's parts. */
-export function recordFromCall(args: unknown[], bindings: Record<string, unknown>): Pick<LogRecord, 'msg' | 'kv' | 'err' | 'logger'> {
+export function recordFromCall(
+  args: unknown[],
+  bindings: Record<string, unknown>,
+): Pick<LogRecord, 'msg' | 'kv' | 'err' | 'logger'> {
   const { component, ...bound } = bindings;
   const kv: Array<[string, unknown]> = Object.entries(bound);
   let err: string | undefined;
@@ -156,7 +162,12 @@ export function recordFromCall(args: unknown[], bindings: Record<string, unknown
     }
     rest = args.slice(1);
   }
-  const msg = rest.length === 0 ? '' : typeof rest[0] === 'string' ? format(...(rest as [string, ...unknown[]])) : errText(rest[0]);
+  const msg =
+    rest.length === 0
+      ? ''
+      : typeof rest[0] === 'string'
+        ? format(...(rest as [string, ...unknown[]]))
+        : errText(rest[0]);
   return { msg, kv, err, logger: typeof component === 'string' ? component : undefined };
 }
 
@@ -172,18 +183,21 @@ function build(format: LogFormat, verbosity: number): Logger {
   const level = process.env['KUBELET_TS_LOG_LEVEL'] || levelForVerbosity(verbosity);
   const dest = destination({ fd: 2, sync: false });
   const formatLine = format === 'json' ? formatJson : formatText;
-  return pino({
-    level,
-    base: undefined,
-    hooks: {
-      // Replaces pino's serialization: the line is written here and pino's own record never built.
-      logMethod(args, _method, num) {
-        const lvl = LEVELS[num] ?? LEVELS[30]!;
-        const parts = recordFromCall(args, bindingsOf(this));
-        dest.write(formatLine({ timeMs: nowMs(), severity: lvl.severity, v: lvl.v, caller: callerOf(), ...parts }));
+  return pino(
+    {
+      level,
+      base: undefined,
+      hooks: {
+        // Replaces pino's serialization: the line is written here and pino's own record never built.
+        logMethod(args, _method, num) {
+          const lvl = LEVELS[num] ?? LEVELS[30]!;
+          const parts = recordFromCall(args, bindingsOf(this));
+          dest.write(formatLine({ timeMs: nowMs(), severity: lvl.severity, v: lvl.v, caller: callerOf(), ...parts }));
+        },
       },
     },
-  }, dest);
+    dest,
+  );
 }
 
 let root: Logger = build('text', 0);

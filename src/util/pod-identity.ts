@@ -16,9 +16,12 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 const RFC4122_UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const STATIC_POD_UID = /^[0-9a-fA-F]{32}$/;
 
-export const LABEL_MSG = "is not a valid DNS-1123 label (lower case alphanumerics or '-', starting and ending with an alphanumeric, at most 63 characters)";
-export const SUBDOMAIN_MSG = "is not a valid DNS-1123 subdomain (lower case alphanumerics, '-' or '.', starting and ending with an alphanumeric, at most 253 characters)";
-export const UID_MSG = 'is not a valid pod UID (an RFC 4122 UUID as the apiserver assigns, or the 32 hex digits of a static pod)';
+export const LABEL_MSG =
+  "is not a valid DNS-1123 label (lower case alphanumerics or '-', starting and ending with an alphanumeric, at most 63 characters)";
+export const SUBDOMAIN_MSG =
+  "is not a valid DNS-1123 subdomain (lower case alphanumerics, '-' or '.', starting and ending with an alphanumeric, at most 253 characters)";
+export const UID_MSG =
+  'is not a valid pod UID (an RFC 4122 UUID as the apiserver assigns, or the 32 hex digits of a static pod)';
 
 /** Namespaces, container names, volume names: at most 63 characters. */
 export function isDns1123Label(s: string): boolean {

@@ -66,7 +66,9 @@ export class QuantityError extends kubeletErrorClass('KTS_ERR_MANIFEST') {}
 export function parseQuantity(s: string | number): number {
   const v = tryParseQuantity(s);
   if (v === undefined) {
-    throw new QuantityError(`${JSON.stringify(s)} is not a valid quantity (examples: "100m", "0.5", "64Mi", "1G", "1e3")`);
+    throw new QuantityError(
+      `${JSON.stringify(s)} is not a valid quantity (examples: "100m", "0.5", "64Mi", "1G", "1e3")`,
+    );
   }
   return v;
 }

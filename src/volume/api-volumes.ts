@@ -18,12 +18,22 @@ import { podNamespace } from '../api/pod.js';
 import type { Pod } from '../api/types.js';
 import type { V1KeyToPath, V1VolumeProjection } from '@kubernetes/client-node';
 import {
-  EnvError, fieldRefValue, isSubscriptedFieldPath, resourceFieldRefValue,
-  type FieldPathContext, type NodeAllocatable, type ResourceFieldSelector,
+  EnvError,
+  fieldRefValue,
+  isSubscriptedFieldPath,
+  resourceFieldRefValue,
+  type FieldPathContext,
+  type NodeAllocatable,
+  type ResourceFieldSelector,
 } from '../fieldpath/index.js';
 import type { PodObjectSource } from './types.js';
 import {
-  DEFAULT_FILE_MODE, fileMode, payloadPathProblem, tokenFile, type PayloadFile, type VolumeOwnership,
+  DEFAULT_FILE_MODE,
+  fileMode,
+  payloadPathProblem,
+  tokenFile,
+  type PayloadFile,
+  type VolumeOwnership,
 } from './volume-payload.js';
 
 /** What the payloads read besides the pod: the downward API's context and the API objects. */
@@ -71,7 +81,11 @@ interface KeySource {
 }
 
 /** Key/value data of a configMap or secret (secret values and binaryData decoded to bytes); undefined = absent and optional. */
-function sourceData(pc: ObjectPayloadContext, kind: 'configMap' | 'secret', src: KeySource): Record<string, string | Buffer> | undefined {
+function sourceData(
+  pc: ObjectPayloadContext,
+  kind: 'configMap' | 'secret',
+  src: KeySource,
+): Record<string, string | Buffer> | undefined {
   const { name } = src;
   if (!pc.objects) throw new EnvError(`${kind} "${name}": ${kind} volumes need API server mode (--kubeconfig)`);
   const ns = podNamespace(pc.pod);
@@ -81,13 +95,19 @@ function sourceData(pc: ObjectPayloadContext, kind: 'configMap' | 'secret', src:
     if (src.optional) return undefined;
     throw new EnvError(`${kind} "${name}" not found`);
   }
-  const bytes = (m: Record<string, string> | undefined) => Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const);
+  const bytes = (m: Record<string, string> | undefined) =>
+    Object.entries(m ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const);
   if (kind === 'secret') return Object.fromEntries(bytes(obj.data));
   const cm = obj as { data?: Record<string, string>; binaryData?: Record<string, string> };
   return { ...cm.data, ...Object.fromEntries(bytes(cm.binaryData)) };
 }
 
-function keyPayload(kind: string, src: KeySource, data: Record<string, string | Buffer>, { mode, field }: ItemDefaults): Map<string, PayloadFile> {
+function keyPayload(
+  kind: string,
+  src: KeySource,
+  data: Record<string, string | Buffer>,
+  { mode, field }: ItemDefaults,
+): Map<string, PayloadFile> {
   const out = new Map<string, PayloadFile>();
   if (!src.items || src.items.length === 0) {
     for (const [k, v] of Object.entries(data)) out.set(k, { data: v, mode });
@@ -106,40 +126,72 @@ function keyPayload(kind: string, src: KeySource, data: Record<string, string | 
   return out;
 }
 
-function objectPayload(pc: ObjectPayloadContext, kind: 'configMap' | 'secret', src: KeySource, items: ItemDefaults): Map<string, PayloadFile> {
+function objectPayload(
+  pc: ObjectPayloadContext,
+  kind: 'configMap' | 'secret',
+  src: KeySource,
+  items: ItemDefaults,
+): Map<string, PayloadFile> {
   const data = sourceData(pc, kind, src);
   return data ? keyPayload(kind, src, data, items) : new Map();
 }
 
 type ConfigMapSource = { name?: string; items?: V1KeyToPath[]; optional?: boolean; defaultMode?: number };
-type SecretSource = { secretName?: string; name?: string; items?: V1KeyToPath[]; optional?: boolean; defaultMode?: number };
+type SecretSource = {
+  secretName?: string;
+  name?: string;
+  items?: V1KeyToPath[];
+  optional?: boolean;
+  defaultMode?: number;
+};
 
 /** The volume's own defaults: its defaultMode (0644 without), its `items`. */
-const volumeItems = (src: { defaultMode?: number }): ItemDefaults => ({ mode: fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode'), field: 'items' });
+const volumeItems = (src: { defaultMode?: number }): ItemDefaults => ({
+  mode: fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode'),
+  field: 'items',
+});
 
 /** `items`: a projected volume's mode and field; a configMap volume's own without. */
-export function configMapPayload(pc: ObjectPayloadContext, src: ConfigMapSource, items = volumeItems(src)): Map<string, PayloadFile> {
+export function configMapPayload(
+  pc: ObjectPayloadContext,
+  src: ConfigMapSource,
+  items = volumeItems(src),
+): Map<string, PayloadFile> {
   return objectPayload(pc, 'configMap', { ...src, name: src.name ?? '' }, items);
 }
 
 /** `items`: a projected volume's mode and field; a secret volume's own without. */
-export function secretPayload(pc: ObjectPayloadContext, src: SecretSource, items = volumeItems(src)): Map<string, PayloadFile> {
+export function secretPayload(
+  pc: ObjectPayloadContext,
+  src: SecretSource,
+  items = volumeItems(src),
+): Map<string, PayloadFile> {
   return objectPayload(pc, 'secret', { ...src, name: src.secretName ?? src.name ?? '' }, items);
 }
 
 /** `pc.own`: the pod's fsUser / fsGroup, which decide the token's mode and owner. */
-export function projectedPayload(pc: PayloadContext, src: { sources?: V1VolumeProjection[]; defaultMode?: number }): Map<string, PayloadFile> {
+export function projectedPayload(
+  pc: PayloadContext,
+  src: { sources?: V1VolumeProjection[]; defaultMode?: number },
+): Map<string, PayloadFile> {
   const mode = fileMode(src.defaultMode, DEFAULT_FILE_MODE, 'defaultMode');
   const out = new Map<string, PayloadFile>();
-  const add = (m: Map<string, PayloadFile>) => { for (const [k, v] of m) out.set(k, v); };
+  const add = (m: Map<string, PayloadFile>) => {
+    for (const [k, v] of m) out.set(k, v);
+  };
   for (const [i, s] of (src.sources ?? []).entries()) {
     if (s.configMap) add(configMapPayload(pc, s.configMap, { mode, field: `sources[${i}].configMap.items` }));
     else if (s.secret) add(secretPayload(pc, s.secret, { mode, field: `sources[${i}].secret.items` }));
-    else if (s.downwardAPI) add(downwardAPIPayload(pc, { ...(s.downwardAPI as DownwardAPIVolumeSource), defaultMode: mode }));
+    else if (s.downwardAPI)
+      add(downwardAPIPayload(pc, { ...(s.downwardAPI as DownwardAPIVolumeSource), defaultMode: mode }));
     else if (s.serviceAccountToken) {
       checkPath(s.serviceAccountToken.path, `sources[${i}].serviceAccountToken.path`);
       if (!pc.objects) throw new EnvError('serviceAccountToken projections need API server mode (--kubeconfig)');
-      const token = pc.objects.serviceAccountToken(pc.pod, s.serviceAccountToken.audience, s.serviceAccountToken.expirationSeconds ?? DEFAULT_TOKEN_SECONDS);
+      const token = pc.objects.serviceAccountToken(
+        pc.pod,
+        s.serviceAccountToken.audience,
+        s.serviceAccountToken.expirationSeconds ?? DEFAULT_TOKEN_SECONDS,
+      );
       if (token === undefined) throw new EnvError('service account token is not issued yet');
       out.set(s.serviceAccountToken.path, tokenFile(token, mode, pc.own ?? {}));
     } else {
@@ -150,7 +202,13 @@ export function projectedPayload(pc: PayloadContext, src: { sources?: V1VolumePr
 }
 
 /** Field paths a downwardAPI volume may read (upstream validation of DownwardAPIVolumeFile). */
-const VOLUME_FIELD_PATHS = new Set(['metadata.name', 'metadata.namespace', 'metadata.uid', 'metadata.labels', 'metadata.annotations']);
+const VOLUME_FIELD_PATHS = new Set([
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.uid',
+  'metadata.labels',
+  'metadata.annotations',
+]);
 
 export interface DownwardAPIVolumeItem {
   path: string;
@@ -176,7 +234,8 @@ export function downwardAPIPayload(pc: PayloadContext, source: DownwardAPIVolume
     let data: string;
     if (item.fieldRef) {
       const fp = item.fieldRef.fieldPath;
-      if (!VOLUME_FIELD_PATHS.has(fp) && !isSubscriptedFieldPath(fp)) throw new EnvError(`downwardAPI item ${path}: fieldRef ${fp} is not supported in volumes`);
+      if (!VOLUME_FIELD_PATHS.has(fp) && !isSubscriptedFieldPath(fp))
+        throw new EnvError(`downwardAPI item ${path}: fieldRef ${fp} is not supported in volumes`);
       data = fieldRefValue(pod, fp, item.fieldRef.apiVersion, pc);
     } else if (item.resourceFieldRef) {
       data = resourceFieldRefValue(pod, undefined, item.resourceFieldRef, pc.allocatable);

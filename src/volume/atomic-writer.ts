@@ -3,7 +3,20 @@
  * downwardAPI and projected volumes: the payload goes to a timestamped directory behind a
  * `..data` symlink that is swapped by rename, so readers never see a half-written set.
  */
-import { chmod, chown, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import { VolumeError } from '../errors.js';
 import { payloadPathProblem, VOLUME_DIR_MODE, type PayloadFile } from './volume-payload.js';
@@ -52,10 +65,13 @@ async function makeParents(base: string, rel: string, dirs: DirOwnership): Promi
   let p = base;
   for (const part of rel.split('/').slice(0, -1)) {
     p = join(p, part);
-    const created = await mkdir(p).then(() => true, (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-      return false;
-    });
+    const created = await mkdir(p).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err;
+        return false;
+      },
+    );
     if (created) await own(p, dirs.mode, undefined, dirs.gid);
   }
 }
@@ -74,7 +90,11 @@ export function checkPayloadPaths(payload: ReadonlyMap<string, PayloadFile>): vo
  * included) `dirs`. Nothing is written when the payload is unchanged. Paths that would leave
  * the directory or collide with the writer's own `..` entries are a VolumeError.
  */
-export async function writeAtomic(dir: string, payload: Map<string, PayloadFile>, dirs: DirOwnership = { mode: VOLUME_DIR_MODE }): Promise<void> {
+export async function writeAtomic(
+  dir: string,
+  payload: Map<string, PayloadFile>,
+  dirs: DirOwnership = { mode: VOLUME_DIR_MODE },
+): Promise<void> {
   checkPayloadPaths(payload);
   await mkdir(dir, { recursive: true, mode: dirs.mode });
   const old = await readlink(join(dir, DATA_LINK)).catch(() => undefined);
@@ -111,4 +131,3 @@ export async function writeAtomic(dir: string, payload: Map<string, PayloadFile>
   if (old !== undefined && old !== versioned) await rm(join(dir, old), { recursive: true, force: true });
   await own(dir, dirs.mode, undefined, dirs.gid);
 }
-

@@ -12,7 +12,16 @@ import type { BindSubPath } from './subpath/subpath-types.js';
 import type { PodObjectSource, VolumeManager, VolumePlugin } from './types.js';
 import { LocalVolumeManager } from './volume-manager.js';
 
-export type { MountedVolume, PodObjectSource, PodVolumes, RuntimeVolumes, Volume, VolumeHost, VolumeManager, VolumePlugin } from './types.js';
+export type {
+  MountedVolume,
+  PodObjectSource,
+  PodVolumes,
+  RuntimeVolumes,
+  Volume,
+  VolumeHost,
+  VolumeManager,
+  VolumePlugin,
+} from './types.js';
 export type { Mounter, TmpfsOptions } from './mount.js';
 export type { SubPathMount } from './subpath/subpath.js';
 export type { BindSubPath } from './subpath/subpath-types.js';
@@ -41,7 +50,11 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
   const host = {
     rootDir: opts.rootDir,
     mounter: opts.mounter ?? hostMounter,
-    allocatable: opts.allocatable ?? { cpu: Math.max(1, cpus().length) * 1000, memory: totalmem(), ephemeralStorage: 0 },
+    allocatable: opts.allocatable ?? {
+      cpu: Math.max(1, cpus().length) * 1000,
+      memory: totalmem(),
+      ephemeralStorage: 0,
+    },
     objects: opts.objects,
     nodeName: opts.nodeName ?? '',
     hostIP: opts.hostIP ?? '',

@@ -55,7 +55,12 @@ export function parseMountInfo(text: string): MountInfo[] {
     if (sep < 0) continue;
     const left = line.slice(0, sep).split(' ');
     const right = line.slice(sep + 3).split(' ');
-    out.push({ mountPoint: unescapeMount(left[4] ?? ''), fsType: right[0] ?? '', source: unescapeMount(right[1] ?? ''), superOptions: right[2] ?? '' });
+    out.push({
+      mountPoint: unescapeMount(left[4] ?? ''),
+      fsType: right[0] ?? '',
+      source: unescapeMount(right[1] ?? ''),
+      superOptions: right[2] ?? '',
+    });
   }
   return out;
 }
@@ -95,7 +100,9 @@ async function run(cmd: string, args: string[]): Promise<void> {
     await execFileAsync(cmd, args, { timeout: TIMEOUT_MS });
   } catch (err) {
     const e = err as { stderr?: string; message?: string };
-    throw new KubeletError('KTS_ERR_VOLUME', `${cmd} ${args.join(' ')}: ${(e.stderr ?? '').trim() || e.message}`, { cause: err });
+    throw new KubeletError('KTS_ERR_VOLUME', `${cmd} ${args.join(' ')}: ${(e.stderr ?? '').trim() || e.message}`, {
+      cause: err,
+    });
   }
 }
 

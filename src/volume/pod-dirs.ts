@@ -35,7 +35,10 @@ export function podVolumeDir(rootDir: string, uid: string, plugin: string, name:
 async function narrow(path: string, st: Stats): Promise<void> {
   if ((st.mode & 0o7777 & ~DATA_DIR_MODE) === 0) return;
   await chmod(path, st.mode & DATA_DIR_MODE);
-  log('volume').info({ path, from: (st.mode & 0o7777).toString(8), to: (st.mode & DATA_DIR_MODE).toString(8) }, 'narrowed directory mode');
+  log('volume').info(
+    { path, from: (st.mode & 0o7777).toString(8), to: (st.mode & DATA_DIR_MODE).toString(8) },
+    'narrowed directory mode',
+  );
 }
 
 /** One level (the parent exists): created 0750, or an existing directory narrowed to it. */
@@ -71,7 +74,11 @@ export interface PodVolumeDirRef {
  * The directory of one volume: every level above it 0750 (pods/<uid>, volumes, the plugin
  * directory), the volume directory itself created with `mode` (the caller sets its final mode).
  */
-export async function makeVolumeDir(rootDir: string, { uid, plugin, name }: PodVolumeDirRef, mode: number): Promise<string> {
+export async function makeVolumeDir(
+  rootDir: string,
+  { uid, plugin, name }: PodVolumeDirRef,
+  mode: number,
+): Promise<string> {
   await podsDir(rootDir);
   await dataDir(podDir(rootDir, uid));
   await dataDir(podVolumesDir(rootDir, uid));
@@ -102,7 +109,10 @@ async function setUpRootDir(rootDir: string): Promise<void> {
   const st = await stat(rootDir);
   if (!st.isDirectory()) throw new ConfigError([`--root-dir ${rootDir} is not a directory`]);
   if (resolve(rootDir) === '/' || (st.mode & STICKY) !== 0) {
-    log('volume').warn({ rootDir, mode: (st.mode & 0o7777).toString(8) }, 'root directory looks shared (sticky or /): its mode is left alone; pods/ below it is 0750');
+    log('volume').warn(
+      { rootDir, mode: (st.mode & 0o7777).toString(8) },
+      'root directory looks shared (sticky or /): its mode is left alone; pods/ below it is 0750',
+    );
     return;
   }
   await narrow(rootDir, st);
@@ -118,6 +128,8 @@ export async function setupDataDirs(rootDir: string): Promise<void> {
     throw new ConfigError([`--root-dir ${rootDir}: ${errorMessage(err)}`]);
   }
   for (const uid of await readdir(join(rootDir, 'pods')).catch(() => [] as string[])) {
-    await narrowPodDirs(rootDir, uid).catch((err: unknown) => log('volume').warn({ uid, err: errorMessage(err) }, 'cannot narrow pod directory modes'));
+    await narrowPodDirs(rootDir, uid).catch((err: unknown) =>
+      log('volume').warn({ uid, err: errorMessage(err) }, 'cannot narrow pod directory modes'),
+    );
   }
 }

@@ -34,7 +34,11 @@ export function positiveQuantity(v: string | number | undefined): number | undef
  * upstream calculateEmptyDirMemorySize: node allocatable memory, lowered to the pod's memory limit
  * and then to the volume's sizeLimit when those are smaller.
  */
-export function emptyDirMemorySize(pod: Pod, sizeLimit: string | number | undefined, allocatableMemory: number): number {
+export function emptyDirMemorySize(
+  pod: Pod,
+  sizeLimit: string | number | undefined,
+  allocatableMemory: number,
+): number {
   let size = allocatableMemory;
   const podLimit = podResourceConfig(pod).memory;
   if (podLimit !== undefined && podLimit > 0 && podLimit <= size) size = podLimit;
@@ -58,7 +62,10 @@ export function atomicVolumeTmpfsSize(pod: Pod, allocatableMemory: number): numb
 const legacyWarned = new Set<string>();
 
 async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(() => true, () => false);
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -75,7 +82,10 @@ export async function ensureTmpfs(mounter: Mounter, dir: string, name: string, o
     if (!legacyWarned.has(dir)) {
       if (legacyWarned.size >= 1000) legacyWarned.clear();
       legacyWarned.add(dir);
-      log('volume').warn({ dir }, 'volume was written on disk by an earlier version; it stays there until the pod is recreated');
+      log('volume').warn(
+        { dir },
+        'volume was written on disk by an earlier version; it stays there until the pod is recreated',
+      );
     }
     return;
   }

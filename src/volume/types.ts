@@ -19,7 +19,10 @@ export type Volume = V1Volume;
  * `null` = does not exist.
  */
 export interface PodObjectSource {
-  configMap(namespace: string, name: string): { data?: Record<string, string>; binaryData?: Record<string, string> } | null | undefined;
+  configMap(
+    namespace: string,
+    name: string,
+  ): { data?: Record<string, string>; binaryData?: Record<string, string> } | null | undefined;
   /** data values are base64, as on the API. */
   secret(namespace: string, name: string): { data?: Record<string, string> } | null | undefined;
   serviceAccountToken(pod: Pod, audience: string | undefined, expirationSeconds: number): string | undefined;

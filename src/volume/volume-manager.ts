@@ -38,7 +38,10 @@ function desiredVolumes(pod: Pod): Volume[] {
 
 /** The first key of the volume source, for "type X is not supported". */
 function volumeType(volume: Volume): string {
-  return Object.keys(volume).find((k) => k !== 'name' && (volume as unknown as Record<string, unknown>)[k] !== undefined) ?? 'unknown';
+  return (
+    Object.keys(volume).find((k) => k !== 'name' && (volume as unknown as Record<string, unknown>)[k] !== undefined) ??
+    'unknown'
+  );
 }
 
 interface PodState {
@@ -75,10 +78,16 @@ export class LocalVolumeManager implements VolumeManager {
       state.mounted.set(volume.name, await plugin.setUp(pod, volume, this.host));
       state.errors.delete(volume.name);
     } catch (err) {
-      const error = err instanceof VolumeError ? err : new VolumeError(`volume ${volume.name}: ${errorMessage(err)}`, { cause: err });
+      const error =
+        err instanceof VolumeError
+          ? err
+          : new VolumeError(`volume ${volume.name}: ${errorMessage(err)}`, { cause: err });
       state.errors.set(volume.name, error);
       const level = mounted ? 'warn' : 'debug';
-      log('volume')[level]({ pod: formatPod(pod), volume: volume.name, err: error.message }, mounted ? 'cannot refresh volume' : 'cannot set up volume');
+      log('volume')[level](
+        { pod: formatPod(pod), volume: volume.name, err: error.message },
+        mounted ? 'cannot refresh volume' : 'cannot set up volume',
+      );
     }
   }
 
@@ -99,7 +108,8 @@ export class LocalVolumeManager implements VolumeManager {
       const plugin = this.plugins.find((p) => p.name === pluginName);
       if (!plugin) continue;
       const pluginDir = join(volumes, pluginName);
-      for (const name of await readdir(pluginDir).catch(() => [] as string[])) await plugin.tearDown(join(pluginDir, name), this.host);
+      for (const name of await readdir(pluginDir).catch(() => [] as string[]))
+        await plugin.tearDown(join(pluginDir, name), this.host);
       await rmdir(pluginDir).catch(() => undefined);
     }
     // rmdir only removes empty directories: anything another subsystem keeps there survives.

@@ -93,19 +93,29 @@ export function fsGroupMode(mode: number, isDir: boolean, readOnly: boolean): nu
 /** The projected serviceAccountToken file (projected.go collectData). */
 export function tokenFile(data: string, defaultMode: number, own: VolumeOwnership): PayloadFile {
   const owned = own.fsUser !== undefined || own.fsGroup !== undefined;
-  return { data, mode: owned ? TOKEN_OWNED_MODE : defaultMode, ...(own.fsUser !== undefined ? { uid: own.fsUser } : {}) };
+  return {
+    data,
+    mode: owned ? TOKEN_OWNED_MODE : defaultMode,
+    ...(own.fsUser !== undefined ? { uid: own.fsUser } : {}),
+  };
 }
 
 /** The payload as written: with an fsGroup, every file group-owned by it and group-readable. */
-export function ownedPayload(payload: ReadonlyMap<string, PayloadFile>, own: VolumeOwnership): Map<string, PayloadFile> {
+export function ownedPayload(
+  payload: ReadonlyMap<string, PayloadFile>,
+  own: VolumeOwnership,
+): Map<string, PayloadFile> {
   const out = new Map<string, PayloadFile>();
-  for (const [path, f] of payload) out.set(path, own.fsGroup === undefined ? f : { ...f, mode: fsGroupMode(f.mode, false, true), gid: own.fsGroup });
+  for (const [path, f] of payload)
+    out.set(path, own.fsGroup === undefined ? f : { ...f, mode: fsGroupMode(f.mode, false, true), gid: own.fsGroup });
   return out;
 }
 
 /** Mode and group of the volume root and the writer's directories (read-only volumes). */
 export function volumeDirOwnership(own: VolumeOwnership): { mode: number; gid?: number } {
-  return own.fsGroup === undefined ? { mode: VOLUME_DIR_MODE } : { mode: fsGroupMode(VOLUME_DIR_MODE, true, true), gid: own.fsGroup };
+  return own.fsGroup === undefined
+    ? { mode: VOLUME_DIR_MODE }
+    : { mode: fsGroupMode(VOLUME_DIR_MODE, true, true), gid: own.fsGroup };
 }
 
 const MAX_PATH = 4096;

@@ -31,12 +31,19 @@ describe('pod identity', () => {
     for (const missing of [undefined, '']) {
       it(`a ${JSON.stringify(missing)} metadata.${field} is a PodIdentityError naming the field`, () => {
         const broken: Pod = { metadata: { ...pod.metadata, [field]: missing } };
-        assert.throws(() => podNames(broken), (e: unknown) => e instanceof PodIdentityError && e.code === 'KTS_ERR_POD_IDENTITY' && e.field === `metadata.${field}`);
+        assert.throws(
+          () => podNames(broken),
+          (e: unknown) =>
+            e instanceof PodIdentityError && e.code === 'KTS_ERR_POD_IDENTITY' && e.field === `metadata.${field}`,
+        );
       });
     }
   }
   it('a pod without metadata at all', () => {
-    assert.throws(() => podUID({}), (e: unknown) => e instanceof PodIdentityError && /pod \?\/\?: metadata\.uid/.test(e.message));
+    assert.throws(
+      () => podUID({}),
+      (e: unknown) => e instanceof PodIdentityError && /pod \?\/\?: metadata\.uid/.test(e.message),
+    );
   });
 });
 

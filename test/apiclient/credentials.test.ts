@@ -39,20 +39,26 @@ function plugin(ttl: number): { command: string; runs: () => number } {
   const count = join(dir, `runs-${ttl}`);
   writeFileSync(count, '');
   const command = join(dir, `plugin-${ttl}.sh`);
-  writeFileSync(command, `#!/bin/sh
+  writeFileSync(
+    command,
+    `#!/bin/sh
 echo x >> ${count}
 n=$(wc -l < ${count})
 exp=$(date -u -d "@$(( $(date +%s) + ${ttl} ))" +%Y-%m-%dT%H:%M:%SZ)
 case "$KUBERNETES_EXEC_INFO" in *ExecCredential*) ;; *) exit 3 ;; esac
 printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s-%s","expirationTimestamp":"%s"}}' "$PREFIX" "$n" "$exp"
-`);
+`,
+  );
   chmodSync(command, 0o755);
   return { command, runs: () => readFileSync(count, 'utf8').split('\n').filter(Boolean).length };
 }
 
 test('exec plugin: run once, re-run when expirationTimestamp passes and after a 401; env passed', async () => {
   const p = plugin(600);
-  const c = userCredentials({ exec: { command: p.command, env: [{ name: 'PREFIX', value: 'tok' }], apiVersion: V1 } }, clock)!;
+  const c = userCredentials(
+    { exec: { command: p.command, env: [{ name: 'PREFIX', value: 'tok' }], apiVersion: V1 } },
+    clock,
+  )!;
   const [a, b] = await Promise.all([c.authorization(), c.authorization()]);
   assert.equal(a, 'Bearer tok-1');
   assert.equal(b, 'Bearer tok-1', 'concurrent callers share one run');
@@ -70,18 +76,34 @@ test('exec plugin failures are clear API errors', async () => {
   const bad = join(dir, 'bad.sh');
   writeFileSync(bad, '#!/bin/sh\necho not-json\n');
   chmodSync(bad, 0o755);
-  await assert.rejects(userCredentials({ exec: { command: bad, apiVersion: V1 } }, clock)!.authorization(), (e: unknown) => e instanceof ApiError && /printed no ExecCredential JSON/.test(e.message));
+  await assert.rejects(
+    userCredentials({ exec: { command: bad, apiVersion: V1 } }, clock)!.authorization(),
+    (e: unknown) => e instanceof ApiError && /printed no ExecCredential JSON/.test(e.message),
+  );
 });
 
 test('exec plugin answering in another apiVersion than configured is refused (as client-go)', async () => {
   const p = plugin(600);
-  const c = userCredentials({ exec: { command: p.command, apiVersion: 'client.authentication.k8s.io/v1beta1' } }, clock)!;
-  await assert.rejects(c.authorization(), (e: unknown) => e instanceof ApiError && /answered apiVersion "client.authentication.k8s.io\/v1", configured client.authentication.k8s.io\/v1beta1/.test(e.message));
+  const c = userCredentials(
+    { exec: { command: p.command, apiVersion: 'client.authentication.k8s.io/v1beta1' } },
+    clock,
+  )!;
+  await assert.rejects(
+    c.authorization(),
+    (e: unknown) =>
+      e instanceof ApiError &&
+      /answered apiVersion "client.authentication.k8s.io\/v1", configured client.authentication.k8s.io\/v1beta1/.test(
+        e.message,
+      ),
+  );
 });
 
 test('static token, basic auth, and none', async () => {
   assert.equal(await userCredentials({ token: ' abc \n' })!.authorization(), 'Bearer abc');
-  assert.equal(await userCredentials({ username: 'admin', password: 'p:w' })!.authorization(), `Basic ${Buffer.from('admin:p:w').toString('base64')}`);
+  assert.equal(
+    await userCredentials({ username: 'admin', password: 'p:w' })!.authorization(),
+    `Basic ${Buffer.from('admin:p:w').toString('base64')}`,
+  );
   assert.equal(userCredentials({}), undefined, 'no credentials: TLS client certificate only');
 });
 
@@ -97,7 +119,10 @@ test('the client re-reads a rotated token file on the 401 its old token gets', a
   writeFileSync(kcPath, JSON.stringify(kc));
   const clients = await createApiClients(kcPath);
   try {
-    await assert.rejects(clients.main.request({ method: 'GET', path: '/api/v1/nodes' }), (e: unknown) => e instanceof ApiError && e.statusCode === 401);
+    await assert.rejects(
+      clients.main.request({ method: 'GET', path: '/api/v1/nodes' }),
+      (e: unknown) => e instanceof ApiError && e.statusCode === 401,
+    );
     writeFileSync(tokenFile, api.token);
     const list = await clients.main.request<{ items: unknown[] }>({ method: 'GET', path: '/api/v1/nodes' });
     assert.ok(Array.isArray(list.items), 'the rotated token was used without waiting a minute');

@@ -44,7 +44,10 @@ test('valid kubeconfigs: what each field turns into', () => {
   const cases: { name: string; text: string; check: (kc: ReturnType<typeof parseKubeconfig>) => void }[] = [
     {
       name: 'files relative to the kubeconfig directory',
-      text: kubeconfig('{server: "https://10.0.0.1:6443", certificate-authority: pki/ca.crt}', '{client-certificate: pki/client.crt, client-key: pki/client.key}'),
+      text: kubeconfig(
+        '{server: "https://10.0.0.1:6443", certificate-authority: pki/ca.crt}',
+        '{client-certificate: pki/client.crt, client-key: pki/client.key}',
+      ),
       check: (kc) => {
         assert.equal(kc.cluster.ca?.toString(), 'CA-FILE');
         assert.equal(kc.user.cert?.toString(), 'CERT-FILE');
@@ -54,7 +57,10 @@ test('valid kubeconfigs: what each field turns into', () => {
     },
     {
       name: 'inline data wins over files (clientcmd)',
-      text: kubeconfig(`{server: "https://h:6443", certificate-authority: nope, certificate-authority-data: ${b64('CA-DATA')}}`, `{client-certificate-data: ${b64('C')}, client-key-data: ${b64('K')}}`),
+      text: kubeconfig(
+        `{server: "https://h:6443", certificate-authority: nope, certificate-authority-data: ${b64('CA-DATA')}}`,
+        `{client-certificate-data: ${b64('C')}, client-key-data: ${b64('K')}}`,
+      ),
       check: (kc) => {
         assert.equal(kc.cluster.ca?.toString(), 'CA-DATA');
         assert.equal(kc.user.cert?.toString(), 'C');
@@ -63,7 +69,9 @@ test('valid kubeconfigs: what each field turns into', () => {
     },
     {
       name: 'insecure, server name, proxy',
-      text: kubeconfig('{server: "https://10.0.0.1:6443", insecure-skip-tls-verify: true, tls-server-name: api.example, proxy-url: "http://u:p@proxy:3128"}'),
+      text: kubeconfig(
+        '{server: "https://10.0.0.1:6443", insecure-skip-tls-verify: true, tls-server-name: api.example, proxy-url: "http://u:p@proxy:3128"}',
+      ),
       check: (kc) => {
         assert.equal(kc.cluster.insecureSkipTlsVerify, true);
         assert.equal(kc.cluster.tlsServerName, 'api.example');
@@ -82,8 +90,17 @@ test('valid kubeconfigs: what each field turns into', () => {
     },
     {
       name: 'exec v1beta1 with args and env; a path with a slash is relative, a bare name stays for PATH',
-      text: kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: ./bin/plugin, args: [get-token, --x], env: [{name: A, value: "1"}], interactiveMode: Never}}'),
-      check: (kc) => assert.deepEqual(kc.user.exec, { command: join(dir, 'bin/plugin'), args: ['get-token', '--x'], env: [{ name: 'A', value: '1' }], apiVersion: 'client.authentication.k8s.io/v1beta1' }),
+      text: kubeconfig(
+        SERVER,
+        '{exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: ./bin/plugin, args: [get-token, --x], env: [{name: A, value: "1"}], interactiveMode: Never}}',
+      ),
+      check: (kc) =>
+        assert.deepEqual(kc.user.exec, {
+          command: join(dir, 'bin/plugin'),
+          args: ['get-token', '--x'],
+          env: [{ name: 'A', value: '1' }],
+          apiVersion: 'client.authentication.k8s.io/v1beta1',
+        }),
     },
     {
       name: 'exec v1, bare command',
@@ -92,7 +109,11 @@ test('valid kubeconfigs: what each field turns into', () => {
     },
     {
       name: 'JSON kubeconfig, context without a user (anonymous)',
-      text: JSON.stringify({ 'current-context': 'c', contexts: [{ name: 'c', context: { cluster: 'k' } }], clusters: [{ name: 'k', cluster: { server: 'http://127.0.0.1:8080' } }] }),
+      text: JSON.stringify({
+        'current-context': 'c',
+        contexts: [{ name: 'c', context: { cluster: 'k' } }],
+        clusters: [{ name: 'k', cluster: { server: 'http://127.0.0.1:8080' } }],
+      }),
       check: (kc) => {
         assert.equal(kc.cluster.server.href, 'http://127.0.0.1:8080/');
         assert.deepEqual(kc.user, {});
@@ -113,49 +134,111 @@ test('malformed kubeconfigs: a KubeconfigError naming the field', () => {
     ['no current-context', 'clusters: []', /current-context is not set/],
     ['context missing', 'current-context: x\ncontexts: []', /contexts has no entry named "x"/],
     ['contexts not a list', 'current-context: x\ncontexts: {x: 1}', /contexts is not a list/],
-    ['context without cluster', 'current-context: c\ncontexts: [{name: c, context: {user: u}}]', /context "c" names no cluster/],
+    [
+      'context without cluster',
+      'current-context: c\ncontexts: [{name: c, context: {user: u}}]',
+      /context "c" names no cluster/,
+    ],
     ['cluster missing', kubeconfig(SERVER).replace('name: k', 'name: other'), /clusters has no entry named "k"/],
     ['user missing', kubeconfig(SERVER).replace('name: u', 'name: other'), /users has no entry named "u"/],
     ['no server', kubeconfig('{insecure-skip-tls-verify: true}'), /clusters\[k\]\.cluster\.server is not set/],
-    ['server not a URL', kubeconfig('{server: "10.0.0.1:6443"}'), /server "10.0.0.1:6443": scheme must be https or http|server "10.0.0.1:6443" is not a URL/],
+    [
+      'server not a URL',
+      kubeconfig('{server: "10.0.0.1:6443"}'),
+      /server "10.0.0.1:6443": scheme must be https or http|server "10.0.0.1:6443" is not a URL/,
+    ],
     ['server not a string', kubeconfig('{server: 6443}'), /server is not a string/],
-    ['insecure not a bool', kubeconfig('{server: "https://h", insecure-skip-tls-verify: "yes"}'), /insecure-skip-tls-verify is not true or false/],
-    ['CA file missing', kubeconfig('{server: "https://h", certificate-authority: missing.crt}'), /certificate-authority .*missing\.crt: ENOENT/],
-    ['CA data not base64', kubeconfig('{server: "https://h", certificate-authority-data: "-----BEGIN"}'), /certificate-authority-data is not base64/],
-    ['socks proxy', kubeconfig('{server: "https://h", proxy-url: "socks5://p:1080"}'), /proxy-url "socks5:\/\/p:1080": scheme must be http or https/],
-    ['cert without key', kubeconfig(SERVER, '{client-certificate: pki/client.crt}'), /client-certificate and client-key must be given together/],
+    [
+      'insecure not a bool',
+      kubeconfig('{server: "https://h", insecure-skip-tls-verify: "yes"}'),
+      /insecure-skip-tls-verify is not true or false/,
+    ],
+    [
+      'CA file missing',
+      kubeconfig('{server: "https://h", certificate-authority: missing.crt}'),
+      /certificate-authority .*missing\.crt: ENOENT/,
+    ],
+    [
+      'CA data not base64',
+      kubeconfig('{server: "https://h", certificate-authority-data: "-----BEGIN"}'),
+      /certificate-authority-data is not base64/,
+    ],
+    [
+      'socks proxy',
+      kubeconfig('{server: "https://h", proxy-url: "socks5://p:1080"}'),
+      /proxy-url "socks5:\/\/p:1080": scheme must be http or https/,
+    ],
+    [
+      'cert without key',
+      kubeconfig(SERVER, '{client-certificate: pki/client.crt}'),
+      /client-certificate and client-key must be given together/,
+    ],
     ['password without username', kubeconfig(SERVER, '{password: x}'), /password without username/],
-    ['exec without command', kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1}}'), /exec\.command is not set/],
-    ['exec v1alpha1', kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: p}}'), /exec\.apiVersion "client.authentication.k8s.io\/v1alpha1" is not one of/],
+    [
+      'exec without command',
+      kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1}}'),
+      /exec\.command is not set/,
+    ],
+    [
+      'exec v1alpha1',
+      kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: p}}'),
+      /exec\.apiVersion "client.authentication.k8s.io\/v1alpha1" is not one of/,
+    ],
     ['exec without apiVersion', kubeconfig(SERVER, '{exec: {command: p}}'), /exec\.apiVersion "" is not one of/],
-    ['exec interactive', kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1, command: p, interactiveMode: Always}}'), /interactiveMode Always needs a terminal/],
-    ['exec args not strings', kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1, command: p, args: [1]}}'), /exec\.args is not a list of strings/],
-    ['exec env malformed', kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1, command: p, env: [{name: A}]}}'), /exec\.env is not a list of \{name, value\} strings/],
+    [
+      'exec interactive',
+      kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1, command: p, interactiveMode: Always}}'),
+      /interactiveMode Always needs a terminal/,
+    ],
+    [
+      'exec args not strings',
+      kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1, command: p, args: [1]}}'),
+      /exec\.args is not a list of strings/,
+    ],
+    [
+      'exec env malformed',
+      kubeconfig(SERVER, '{exec: {apiVersion: client.authentication.k8s.io/v1, command: p, env: [{name: A}]}}'),
+      /exec\.env is not a list of \{name, value\} strings/,
+    ],
   ];
   for (const [name, text, want] of cases) {
-    assert.throws(() => parseKubeconfig(text, KC), (e: unknown) => {
-      assert.ok(e instanceof KubeconfigError, `${name}: ${String(e)}`);
-      assert.equal(e.code, 'KTS_ERR_KUBECONFIG', name);
-      assert.match(e.message, /^--kubeconfig \S+kubeconfig: /, name);
-      assert.match(e.message, want, name);
-      return true;
-    }, name);
+    assert.throws(
+      () => parseKubeconfig(text, KC),
+      (e: unknown) => {
+        assert.ok(e instanceof KubeconfigError, `${name}: ${String(e)}`);
+        assert.equal(e.code, 'KTS_ERR_KUBECONFIG', name);
+        assert.match(e.message, /^--kubeconfig \S+kubeconfig: /, name);
+        assert.match(e.message, want, name);
+        return true;
+      },
+      name,
+    );
   }
-  assert.throws(() => loadKubeconfig(join(dir, 'absent')), (e: unknown) => e instanceof KubeconfigError && /absent: ENOENT/.test(e.message));
+  assert.throws(
+    () => loadKubeconfig(join(dir, 'absent')),
+    (e: unknown) => e instanceof KubeconfigError && /absent: ENOENT/.test(e.message),
+  );
 });
 
 const api = await startTestApiserver();
 after(() => api.stop());
 
 /** A kubeconfig for the test apiserver with `cluster` fields added and `user` as the user. */
-function liveKubeconfig(name: string, cluster: Record<string, unknown>, user: Record<string, unknown> = { token: api.token }): string {
+function liveKubeconfig(
+  name: string,
+  cluster: Record<string, unknown>,
+  user: Record<string, unknown> = { token: api.token },
+): string {
   const path = join(dir, name);
-  writeFileSync(path, JSON.stringify({
-    'current-context': 'c',
-    contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }],
-    clusters: [{ name: 'k', cluster: { server: api.url, 'certificate-authority': api.certs.caFile, ...cluster } }],
-    users: [{ name: 'u', user }],
-  }));
+  writeFileSync(
+    path,
+    JSON.stringify({
+      'current-context': 'c',
+      contexts: [{ name: 'c', context: { cluster: 'k', user: 'u' } }],
+      clusters: [{ name: 'k', cluster: { server: api.url, 'certificate-authority': api.certs.caFile, ...cluster } }],
+      users: [{ name: 'u', user }],
+    }),
+  );
   return path;
 }
 
@@ -171,8 +254,17 @@ async function listNodes(kcPath: string): Promise<unknown> {
 test('tls-server-name: the certificate is checked against it, not the URL host', async () => {
   // The serving certificate names 127.0.0.1 and localhost.
   await listNodes(liveKubeconfig('sni-ok', { 'tls-server-name': 'localhost' }));
-  await assert.rejects(listNodes(liveKubeconfig('sni-bad', { 'tls-server-name': 'api.example' })), (e: unknown) => e instanceof ApiError && /api\.example/.test(e.message));
-  await listNodes(liveKubeconfig('insecure', { 'certificate-authority': undefined, 'insecure-skip-tls-verify': true, 'tls-server-name': 'api.example' }));
+  await assert.rejects(
+    listNodes(liveKubeconfig('sni-bad', { 'tls-server-name': 'api.example' })),
+    (e: unknown) => e instanceof ApiError && /api\.example/.test(e.message),
+  );
+  await listNodes(
+    liveKubeconfig('insecure', {
+      'certificate-authority': undefined,
+      'insecure-skip-tls-verify': true,
+      'tls-server-name': 'api.example',
+    }),
+  );
 });
 
 test('proxy-url: requests tunnel through the proxy with CONNECT', async () => {
@@ -201,7 +293,10 @@ test('proxy-url: requests tunnel through the proxy with CONNECT', async () => {
   await new Promise<void>((r) => refusing.listen(0, '127.0.0.1', r));
   try {
     const port = (refusing.address() as AddressInfo).port;
-    await assert.rejects(listNodes(liveKubeconfig('refused', { 'proxy-url': `http://127.0.0.1:${port}` })), (e: unknown) => e instanceof ApiError && /proxy 127\.0\.0\.1:\d+: CONNECT .* answered 403/.test(e.message));
+    await assert.rejects(
+      listNodes(liveKubeconfig('refused', { 'proxy-url': `http://127.0.0.1:${port}` })),
+      (e: unknown) => e instanceof ApiError && /proxy 127\.0\.0\.1:\d+: CONNECT .* answered 403/.test(e.message),
+    );
   } finally {
     refusing.close();
   }
@@ -209,13 +304,18 @@ test('proxy-url: requests tunnel through the proxy with CONNECT', async () => {
 
 test('exec plugin (v1beta1) from a YAML kubeconfig authenticates the client', async () => {
   const plugin = join(dir, 'plugin.sh');
-  writeFileSync(plugin, `#!/bin/sh
+  writeFileSync(
+    plugin,
+    `#!/bin/sh
 case "$KUBERNETES_EXEC_INFO" in *v1beta1*) ;; *) exit 3 ;; esac
 printf '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"%s"}}' "$TOKEN"
-`);
+`,
+  );
   chmodSync(plugin, 0o755);
   const path = join(dir, 'exec.yaml');
-  writeFileSync(path, `current-context: c
+  writeFileSync(
+    path,
+    `current-context: c
 contexts: [{name: c, context: {cluster: k, user: u}}]
 clusters: [{name: k, cluster: {server: "${api.url}", certificate-authority: ${api.certs.caFile}}}]
 users:
@@ -225,7 +325,8 @@ users:
       apiVersion: client.authentication.k8s.io/v1beta1
       command: ./plugin.sh
       env: [{name: TOKEN, value: "${api.token}"}]
-`);
-  const list = await listNodes(path) as { items: unknown[] };
+`,
+  );
+  const list = (await listNodes(path)) as { items: unknown[] };
   assert.ok(Array.isArray(list.items));
 });

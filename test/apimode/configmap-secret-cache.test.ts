@@ -15,7 +15,10 @@ import { testTempDir } from '../support/temp-dir.js';
 const api = await startTestApiserver({ bookmarkMs: 200 });
 const clients = await createApiClients(api.kubeconfig(testTempDir('kts-cache-')));
 const changes: string[] = [];
-const cache = new ObjectCache({ client: clients.main, onChange: (kind, ns, name) => changes.push(`${kind}/${ns}/${name}`) });
+const cache = new ObjectCache({
+  client: clients.main,
+  onChange: (kind, ns, name) => changes.push(`${kind}/${ns}/${name}`),
+});
 after(async () => {
   cache.stop();
   clients.close();
@@ -39,7 +42,12 @@ test('configMaps: not synced, then data; edits and deletion arrive through the w
 
 test('past its watch cap the cache polls: GET with a TTL, changes reported, no extra watch', async () => {
   const polled: string[] = [];
-  const capped = new ObjectCache({ client: clients.main, maxWatches: 1, ttlMs: 300, onChange: (kind, ns, name) => polled.push(`${kind}/${ns}/${name}`) });
+  const capped = new ObjectCache({
+    client: clients.main,
+    maxWatches: 1,
+    ttlMs: 300,
+    onChange: (kind, ns, name) => polled.push(`${kind}/${ns}/${name}`),
+  });
   try {
     await api.call('POST', '/api/v1/namespaces/p/configmaps', { metadata: { name: 'w' }, data: { a: '1' } });
     await api.call('POST', '/api/v1/namespaces/p/configmaps', { metadata: { name: 'g' }, data: { a: '1' } });
@@ -50,26 +58,44 @@ test('past its watch cap the cache polls: GET with a TTL, changes reported, no e
     const gets = () => api.requests.filter((r) => r.path === '/api/v1/namespaces/p/configmaps/g').length;
     assert.equal(gets(), 1, 'within the TTL the copy is served');
     await api.call('PATCH', '/api/v1/namespaces/p/configmaps/g', { data: { a: '2' } }, 'application/merge-patch+json');
-    await waitFor('edit seen after the TTL', 5000, () => (capped.configMap('p', 'g')?.data?.a === '2' ? true : undefined), 50);
+    await waitFor(
+      'edit seen after the TTL',
+      5000,
+      () => (capped.configMap('p', 'g')?.data?.a === '2' ? true : undefined),
+      50,
+    );
     assert.ok(polled.filter((c) => c === 'configmaps/p/g').length >= 2, 'onChange for the first copy and the edit');
-    assert.ok(!api.requests.some((r) => r.path === '/api/v1/namespaces/p/configmaps' && r.query.get('fieldSelector') === 'metadata.name=g'), 'never watched');
+    assert.ok(
+      !api.requests.some(
+        (r) => r.path === '/api/v1/namespaces/p/configmaps' && r.query.get('fieldSelector') === 'metadata.name=g',
+      ),
+      'never watched',
+    );
   } finally {
     capped.stop();
   }
 });
 
 test('service account tokens are issued, then refreshed after 80 % of their lifetime', async () => {
-  const pod = { metadata: { name: 'p', namespace: 'c', uid: 'u-1' }, spec: { serviceAccountName: 'sa', containers: [] } } as unknown as Pod;
+  const pod = {
+    metadata: { name: 'p', namespace: 'c', uid: 'u-1' },
+    spec: { serviceAccountName: 'sa', containers: [] },
+  } as unknown as Pod;
   assert.equal(cache.serviceAccountToken(pod, 'aud', 2), undefined);
   const first = await waitFor('token', 5000, () => cache.serviceAccountToken(pod, 'aud', 2), 20);
   assert.match(first, /^kts-test-token\.c\.sa\./);
   const req = api.requests.find((r) => r.path === '/api/v1/namespaces/c/serviceaccounts/sa/token');
   assert.ok(req, 'TokenRequest posted');
   await new Promise((r) => setTimeout(r, 1700));
-  const second = await waitFor('refreshed token', 5000, () => {
-    const t = cache.serviceAccountToken(pod, 'aud', 2);
-    return t !== first ? t : undefined;
-  }, 50);
+  const second = await waitFor(
+    'refreshed token',
+    5000,
+    () => {
+      const t = cache.serviceAccountToken(pod, 'aud', 2);
+      return t !== first ? t : undefined;
+    },
+    50,
+  );
   assert.notEqual(second, first);
   assert.ok(changes.includes('token/c/u-1'));
 });
@@ -77,8 +103,18 @@ test('service account tokens are issued, then refreshed after 80 % of their life
 test('podObjectRefs finds volumes, projections, env and envFrom references', () => {
   const refs = podObjectRefs({
     spec: {
-      volumes: [{ name: 'a', configMap: { name: 'cm1' } }, { name: 'b', secret: { secretName: 's1' } }, { name: 'c', projected: { sources: [{ configMap: { name: 'cm2' } }, { serviceAccountToken: { path: 't' } }] } }],
-      containers: [{ name: 'x', env: [{ name: 'E', valueFrom: { secretKeyRef: { name: 's2', key: 'k' } } }], envFrom: [{ configMapRef: { name: 'cm3' } }] }],
+      volumes: [
+        { name: 'a', configMap: { name: 'cm1' } },
+        { name: 'b', secret: { secretName: 's1' } },
+        { name: 'c', projected: { sources: [{ configMap: { name: 'cm2' } }, { serviceAccountToken: { path: 't' } }] } },
+      ],
+      containers: [
+        {
+          name: 'x',
+          env: [{ name: 'E', valueFrom: { secretKeyRef: { name: 's2', key: 'k' } } }],
+          envFrom: [{ configMapRef: { name: 'cm3' } }],
+        },
+      ],
     },
   } as Pod);
   assert.deepEqual([...refs.configMaps].sort(), ['cm1', 'cm2', 'cm3']);

@@ -19,19 +19,35 @@ after(async () => {
 });
 
 const staticPod = (hash: string): Pod => ({
-  metadata: { name: 'web-n1', namespace: 'm', uid: hash, annotations: { 'kubernetes.io/config.hash': hash, 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.seen': 'x' } },
+  metadata: {
+    name: 'web-n1',
+    namespace: 'm',
+    uid: hash,
+    annotations: {
+      'kubernetes.io/config.hash': hash,
+      'kubernetes.io/config.source': 'file',
+      'kubernetes.io/config.seen': 'x',
+    },
+  },
   spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
 });
 const mirrors = () => api.store.list('pods', 'm') as Pod[];
 
 test('create, replace when stale, delete orphans', async () => {
   let statics = [staticPod('h1')];
-  const m = new MirrorPods({ client: clients.main, nodeName: 'n1', nodeUID: () => 'node-uid', staticPods: () => statics });
+  const m = new MirrorPods({
+    client: clients.main,
+    nodeName: 'n1',
+    nodeUID: () => 'node-uid',
+    staticPods: () => statics,
+  });
   await m.reconcile();
   let [mirror] = mirrors();
   assert.equal(mirror!.metadata!.annotations!['kubernetes.io/config.mirror'], 'h1');
   assert.equal(mirror!.metadata!.annotations!['kubernetes.io/config.seen'], undefined);
-  assert.deepEqual(mirror!.metadata!.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'node-uid', controller: true }]);
+  assert.deepEqual(mirror!.metadata!.ownerReferences, [
+    { apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'node-uid', controller: true },
+  ]);
   m.setMirrorPods(mirrors());
   assert.equal(m.mirrorPodUID(statics[0]!), mirror!.metadata!.uid);
   // The manifest changed: new hash → the old mirror pod is replaced.

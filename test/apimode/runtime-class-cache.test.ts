@@ -9,7 +9,11 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/api/types.js';
 import { createApiClients } from '../../src/apiclient/index.js';
-import { RUNTIME_CLASSES_PATH, RuntimeClassCache, withRuntimeClassOverhead } from '../../src/apimode/runtime-class-cache.js';
+import {
+  RUNTIME_CLASSES_PATH,
+  RuntimeClassCache,
+  withRuntimeClassOverhead,
+} from '../../src/apimode/runtime-class-cache.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 import { waitFor } from '../support/kubelet-process.js';
@@ -26,7 +30,11 @@ after(async () => {
 
 const podOf = (runtimeClassName?: string, overhead?: Record<string, string>): Pod => ({
   metadata: { name: 'p', namespace: 'd', uid: 'u' },
-  spec: { containers: [{ name: 'c', image: 'busybox' }], ...(runtimeClassName ? { runtimeClassName } : {}), ...(overhead ? { overhead } : {}) },
+  spec: {
+    containers: [{ name: 'c', image: 'busybox' }],
+    ...(runtimeClassName ? { runtimeClassName } : {}),
+    ...(overhead ? { overhead } : {}),
+  },
 });
 
 const lookupOrError = (name: string, from: RuntimeClassCache = cache) => {
@@ -38,7 +46,11 @@ const lookupOrError = (name: string, from: RuntimeClassCache = cache) => {
 };
 
 test('before the first list a lookup fails as not synced; after it, classes resolve', async () => {
-  await api.call('POST', RUNTIME_CLASSES_PATH, { metadata: { name: 'kata' }, handler: 'kata-qemu', overhead: { podFixed: { cpu: '250m', memory: '120Mi' } } });
+  await api.call('POST', RUNTIME_CLASSES_PATH, {
+    metadata: { name: 'kata' },
+    handler: 'kata-qemu',
+    overhead: { podFixed: { cpu: '250m', memory: '120Mi' } },
+  });
   assert.match(String(lookupOrError('kata')), /not synced yet/);
   cache.start();
   await cache.synced();
@@ -58,7 +70,12 @@ test('new, edited and deleted classes arrive through the watch', async () => {
   await api.call('POST', RUNTIME_CLASSES_PATH, { metadata: { name: 'alt' }, handler: 'alt' });
   await waitFor('alt known', 5000, () => (typeof lookupOrError('alt') === 'object' ? true : undefined), 20);
   assert.deepEqual(cache.lookup('alt'), { handler: 'alt' });
-  await api.call('PATCH', `${RUNTIME_CLASSES_PATH}/alt`, { overhead: { podFixed: { memory: '10Mi' } } }, 'application/merge-patch+json');
+  await api.call(
+    'PATCH',
+    `${RUNTIME_CLASSES_PATH}/alt`,
+    { overhead: { podFixed: { memory: '10Mi' } } },
+    'application/merge-patch+json',
+  );
   await waitFor('alt overhead', 5000, () => cache.lookup('alt').overhead, 20);
   await api.call('DELETE', `${RUNTIME_CLASSES_PATH}/alt`);
   await waitFor('alt gone', 5000, () => (typeof lookupOrError('alt') === 'string' ? true : undefined), 20);
@@ -67,55 +84,111 @@ test('new, edited and deleted classes arrive through the watch', async () => {
 
 test("pods get their class's overhead unless they have one; pods without a class are left alone", () => {
   assert.deepEqual(cache.withOverhead(podOf('kata')).spec!.overhead, { cpu: '250m', memory: '120Mi' });
-  assert.deepEqual(cache.withOverhead(podOf('kata', { cpu: '1' })).spec!.overhead, { cpu: '1' }, 'the pod\'s own overhead wins');
+  assert.deepEqual(
+    cache.withOverhead(podOf('kata', { cpu: '1' })).spec!.overhead,
+    { cpu: '1' },
+    "the pod's own overhead wins",
+  );
   const plain = podOf();
   assert.equal(cache.withOverhead(plain), plain);
-  assert.equal(cache.withOverhead(podOf('gone')).spec!.overhead, undefined, 'an unknown class adds nothing (the sandbox fails later)');
+  assert.equal(
+    cache.withOverhead(podOf('gone')).spec!.overhead,
+    undefined,
+    'an unknown class adds nothing (the sandbox fails later)',
+  );
 });
 
 test('withRuntimeClassOverhead fills every update its source pushes', () => {
   const pushed: PodUpdate[] = [];
   let stopped = false;
   let push: ((u: PodUpdate) => void) | undefined;
-  const source = withRuntimeClassOverhead({ start: (p) => { push = p; }, stop: () => { stopped = true; } }, cache);
+  const source = withRuntimeClassOverhead(
+    {
+      start: (p) => {
+        push = p;
+      },
+      stop: () => {
+        stopped = true;
+      },
+    },
+    cache,
+  );
   source.start((u) => pushed.push(u));
   push!({ op: 'SET', source: 'api', pods: [podOf('kata'), podOf()] });
-  assert.deepEqual(pushed[0]!.pods.map((p) => p.spec!.overhead), [{ cpu: '250m', memory: '120Mi' }, undefined]);
+  assert.deepEqual(
+    pushed[0]!.pods.map((p) => p.spec!.overhead),
+    [{ cpu: '250m', memory: '120Mi' }, undefined],
+  );
   source.stop();
   assert.ok(stopped);
 });
 
-test("a pod keeps the overhead it was first given when its class changes later (upstream: set once at admission)", async () => {
-  await api.call('POST', RUNTIME_CLASSES_PATH, { metadata: { name: 'grow' }, handler: 'alt', overhead: { podFixed: { memory: '10Mi' } } });
+test('a pod keeps the overhead it was first given when its class changes later (upstream: set once at admission)', async () => {
+  await api.call('POST', RUNTIME_CLASSES_PATH, {
+    metadata: { name: 'grow' },
+    handler: 'alt',
+    overhead: { podFixed: { memory: '10Mi' } },
+  });
   await waitFor('grow known', 5000, () => (cache.has('grow') ? true : undefined), 20);
   const pushed: PodUpdate[] = [];
   let push: ((u: PodUpdate) => void) | undefined;
-  withRuntimeClassOverhead({ start: (p) => { push = p; }, stop: () => undefined }, cache).start((u) => pushed.push(u));
+  withRuntimeClassOverhead(
+    {
+      start: (p) => {
+        push = p;
+      },
+      stop: () => undefined,
+    },
+    cache,
+  ).start((u) => pushed.push(u));
   const pod = { ...podOf('grow'), metadata: { name: 'g', namespace: 'default', uid: 'uid-grow' } };
   push!({ op: 'ADD', source: 'api', pods: [pod] });
-  await api.call('PATCH', `${RUNTIME_CLASSES_PATH}/grow`, { overhead: { podFixed: { memory: '99Mi' } } }, 'application/merge-patch+json');
+  await api.call(
+    'PATCH',
+    `${RUNTIME_CLASSES_PATH}/grow`,
+    { overhead: { podFixed: { memory: '99Mi' } } },
+    'application/merge-patch+json',
+  );
   await waitFor('grow changed', 5000, () => (cache.lookup('grow').overhead?.memory === '99Mi' ? true : undefined), 20);
   push!({ op: 'UPDATE', source: 'api', pods: [pod] });
-  assert.deepEqual(pushed.map((u) => u.pods[0]!.spec!.overhead), [{ memory: '10Mi' }, { memory: '10Mi' }], 'the running pod is not resized');
+  assert.deepEqual(
+    pushed.map((u) => u.pods[0]!.spec!.overhead),
+    [{ memory: '10Mi' }, { memory: '10Mi' }],
+    'the running pod is not resized',
+  );
   push!({ op: 'REMOVE', source: 'api', pods: [pod] });
   push!({ op: 'ADD', source: 'api', pods: [pod] });
-  assert.deepEqual(pushed[3]!.pods[0]!.spec!.overhead, { memory: '99Mi' }, 'a pod seen anew gets the class as it is now');
+  assert.deepEqual(
+    pushed[3]!.pods[0]!.spec!.overhead,
+    { memory: '99Mi' },
+    'a pod seen anew gets the class as it is now',
+  );
 });
 
 // upstream pkg/kubelet/runtimeclass/runtimeclass_manager_test.go TestLookupRuntimeHandler
 // (nil / empty name → the default handler, a known class → its handler, an unknown one → NotFound).
 test('upstream TestLookupRuntimeHandler table', async () => {
   const { runtimeHandlerFor } = await import('../../src/kuberuntime/runtime-class.js');
-  await api.call('POST', RUNTIME_CLASSES_PATH, { metadata: { name: 'example-runtimeclass' }, handler: 'example-handler' });
+  await api.call('POST', RUNTIME_CLASSES_PATH, {
+    metadata: { name: 'example-runtimeclass' },
+    handler: 'example-handler',
+  });
   await waitFor('example known', 5000, () => (cache.has('example-runtimeclass') ? true : undefined), 20);
   const cases: { name: string; runtimeClassName?: string; expected?: string; expectError?: RegExp }[] = [
     { name: 'nil runtime class', expected: '' },
     { name: 'empty runtime class', runtimeClassName: '', expected: '' },
     { name: 'existing runtime class', runtimeClassName: 'example-runtimeclass', expected: 'example-handler' },
-    { name: 'non-existent runtime class', runtimeClassName: 'foo', expectError: /runtimeclasses.node.k8s.io "foo" not found/ },
+    {
+      name: 'non-existent runtime class',
+      runtimeClassName: 'foo',
+      expectError: /runtimeclasses.node.k8s.io "foo" not found/,
+    },
   ];
   for (const c of cases) {
-    const pod: Pod = { metadata: { name: 'p', uid: 'u' }, spec: { containers: [], ...(c.runtimeClassName !== undefined ? { runtimeClassName: c.runtimeClassName } : {}) } };
+    const pod: Pod = {
+      metadata: { name: 'p', uid: 'u' },
+      spec: { containers: [], ...(c.runtimeClassName !== undefined ? { runtimeClassName: c.runtimeClassName } : {}) },
+    };
     if (c.expectError) assert.throws(() => runtimeHandlerFor(pod, cache), c.expectError, c.name);
     else assert.equal(runtimeHandlerFor(pod, cache), c.expected, c.name);
   }

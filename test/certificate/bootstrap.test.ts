@@ -29,7 +29,14 @@ function nodeDirs(node: string) {
 }
 
 const bootstrapOf = (d: ReturnType<typeof nodeDirs>, nodeName: string, extra: { waitMs?: number } = {}) =>
-  loadClientCert({ kubeconfigPath: d.kubeconfig, bootstrapKubeconfigPath: d.bootstrap, certDir: d.certDir, nodeName, connect: (p) => createApiClients(p), ...extra });
+  loadClientCert({
+    kubeconfigPath: d.kubeconfig,
+    bootstrapKubeconfigPath: d.bootstrap,
+    certDir: d.certDir,
+    nodeName,
+    connect: (p) => createApiClients(p),
+    ...extra,
+  });
 
 test('a node bootstraps its client certificate and then talks as system:node:<name>', async () => {
   const signer = new CsrSigner(api.store, api.certs);
@@ -37,7 +44,9 @@ test('a node bootstraps its client certificate and then talks as system:node:<na
     const d = nodeDirs('n1');
     assert.equal(await bootstrapOf(d, 'n1'), 'bootstrapped');
 
-    const csr = api.store.list('certificatesigningrequests').find((c) => (c.spec as { username?: string }).username === 'system:bootstrap:abcdef');
+    const csr = api.store
+      .list('certificatesigningrequests')
+      .find((c) => (c.spec as { username?: string }).username === 'system:bootstrap:abcdef');
     assert.ok(csr, 'the CSR was filed with the bootstrap token');
     const spec = csr.spec as { signerName: string; usages: string[] };
     assert.equal(spec.signerName, CLIENT_SIGNER);
@@ -96,7 +105,11 @@ test('an expired client certificate is bootstrapped again with the same key', as
     assert.equal(await bootstrapOf(d, 'n2'), 'bootstrapped');
     const second = readFileSync(join(d.certDir, 'kubelet-client-current.pem'), 'utf8');
     assert.notEqual(new X509Certificate(second).serialNumber, new X509Certificate(first).serialNumber);
-    assert.equal(second.slice(second.indexOf('-----BEGIN EC')), first.slice(first.indexOf('-----BEGIN EC')), 'same key');
+    assert.equal(
+      second.slice(second.indexOf('-----BEGIN EC')),
+      first.slice(first.indexOf('-----BEGIN EC')),
+      'same key',
+    );
   } finally {
     signer.close();
   }
@@ -110,11 +123,23 @@ test('a denied CSR is a clear error, and the key is kept for the next try', asyn
     let name: string | undefined;
     for (let i = 0; i < 100 && !name; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      name = api.store.list('certificatesigningrequests').find((c) => (c.spec as { username?: string }).username === 'system:bootstrap:abcdef' && !(c.status as { conditions?: unknown[] } | undefined)?.conditions)?.metadata?.name as string | undefined;
+      name = api.store
+        .list('certificatesigningrequests')
+        .find(
+          (c) =>
+            (c.spec as { username?: string }).username === 'system:bootstrap:abcdef' &&
+            !(c.status as { conditions?: unknown[] } | undefined)?.conditions,
+        )?.metadata?.name as string | undefined;
     }
     assert.ok(name, 'a pending CSR');
     signer.deny(name);
-    await assert.rejects(run, (err: unknown) => err instanceof CertificateError && err.code === 'KTS_ERR_CERTIFICATE' && /is denied, reason: KubectlDeny/.test(err.message));
+    await assert.rejects(
+      run,
+      (err: unknown) =>
+        err instanceof CertificateError &&
+        err.code === 'KTS_ERR_CERTIFICATE' &&
+        /is denied, reason: KubectlDeny/.test(err.message),
+    );
     assert.ok(existsSync(join(d.certDir, 'kubelet-client.key.tmp')), 'the key is kept');
     assert.equal(existsSync(d.kubeconfig), false, 'no kubeconfig without a certificate');
   } finally {
@@ -126,8 +151,15 @@ test('a failed CSR and an unanswered one are clear errors', async () => {
   const signer = new CsrSigner(api.store, api.certs, { approveClient: false });
   try {
     const d = nodeDirs('n4');
-    await assert.rejects(bootstrapOf(d, 'n4', { waitMs: 300 }), /timed out waiting 0 s for certificate signing request node-csr-/);
-    const name = String(api.store.list('certificatesigningrequests').find((c) => !(c.status as { conditions?: unknown[] } | undefined)?.conditions)?.metadata?.name);
+    await assert.rejects(
+      bootstrapOf(d, 'n4', { waitMs: 300 }),
+      /timed out waiting 0 s for certificate signing request node-csr-/,
+    );
+    const name = String(
+      api.store
+        .list('certificatesigningrequests')
+        .find((c) => !(c.status as { conditions?: unknown[] } | undefined)?.conditions)?.metadata?.name,
+    );
     const run = bootstrapOf(d, 'n4', { waitMs: 20_000 }); // the same key and name: finds its own CSR
     await new Promise((r) => setTimeout(r, 300));
     signer.fail(name);
@@ -139,6 +171,14 @@ test('a failed CSR and an unanswered one are clear errors', async () => {
 
 test('a missing or malformed bootstrap kubeconfig is a clear error', async () => {
   const d = nodeDirs('n5');
-  await assert.rejects(loadClientCert({ kubeconfigPath: d.kubeconfig, bootstrapKubeconfigPath: join(d.dir, 'nope.conf'), certDir: d.certDir, nodeName: 'n5', connect: (p) => createApiClients(p) }),
-    /unable to load bootstrap kubeconfig .*nope\.conf/);
+  await assert.rejects(
+    loadClientCert({
+      kubeconfigPath: d.kubeconfig,
+      bootstrapKubeconfigPath: join(d.dir, 'nope.conf'),
+      certDir: d.certDir,
+      nodeName: 'n5',
+      connect: (p) => createApiClients(p),
+    }),
+    /unable to load bootstrap kubeconfig .*nope\.conf/,
+  );
 });

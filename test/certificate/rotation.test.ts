@@ -26,7 +26,15 @@ test('upstream nextRotationDeadline: 70 % to 90 % of the lifetime after notBefor
   const from = new Date('2026-01-01T00:00:00Z');
   const to = new Date('2026-01-11T00:00:00Z'); // 10 days
   const day = 86_400_000;
-  for (const [r, days] of [[0, 7], [0.5, 8], [1, 9]] as const) assert.equal(rotationDeadline(from, to, () => r), from.getTime() + days * day);
+  for (const [r, days] of [
+    [0, 7],
+    [0.5, 8],
+    [1, 9],
+  ] as const)
+    assert.equal(
+      rotationDeadline(from, to, () => r),
+      from.getTime() + days * day,
+    );
 });
 
 async function bootstrappedNode(node: string, onRenewError?: () => void) {
@@ -34,13 +42,26 @@ async function bootstrappedNode(node: string, onRenewError?: () => void) {
   const bootstrap = writeKubeconfig(join(dir, 'bootstrap.conf'), api.url, api.certs.caFile, TOKEN);
   const kubeconfig = join(dir, 'kubelet.conf');
   const certDir = join(dir, 'pki');
-  await loadClientCert({ kubeconfigPath: kubeconfig, bootstrapKubeconfigPath: bootstrap, certDir, nodeName: node, connect: (p) => createApiClients(p) });
+  await loadClientCert({
+    kubeconfigPath: kubeconfig,
+    bootstrapKubeconfigPath: bootstrap,
+    certDir,
+    nodeName: node,
+    connect: (p) => createApiClients(p),
+  });
   const clients = await createApiClients(kubeconfig);
   const store = new CertFileStore(certDir, 'kubelet-client');
   const rotation = new CertificateRotation({
-    store, client: () => clients.main, signerName: CLIENT_SIGNER, kind: 'client',
-    subject: { commonName: `system:node:${node}`, organizations: ['system:nodes'] }, usages: clientUsages,
-    onRotated: () => clients.reloadTls(), backoffMs: [500, 1000], random: () => 0.5, onRenewError,
+    store,
+    client: () => clients.main,
+    signerName: CLIENT_SIGNER,
+    kind: 'client',
+    subject: { commonName: `system:node:${node}`, organizations: ['system:nodes'] },
+    usages: clientUsages,
+    onRotated: () => clients.reloadTls(),
+    backoffMs: [500, 1000],
+    random: () => 0.5,
+    onRenewError,
   });
   return { clients, store, rotation, certDir };
 }
@@ -63,7 +84,9 @@ test('the client certificate is renewed before it expires and the clients switch
     const u = api.users.at(-1)!;
     assert.equal(u.name, 'system:node:r1');
     assert.equal(u.certSerial?.toUpperCase(), second.toUpperCase(), 'the request used the new certificate');
-    const csr = api.store.list('certificatesigningrequests').find((c) => (c.spec as { username?: string }).username === 'system:node:r1');
+    const csr = api.store
+      .list('certificatesigningrequests')
+      .find((c) => (c.spec as { username?: string }).username === 'system:node:r1');
     assert.ok(csr, 'the renewal CSR was filed by the node itself');
     assert.notEqual(store.current()!.keyPem, undefined);
   } finally {

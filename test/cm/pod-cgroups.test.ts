@@ -24,12 +24,25 @@ import { testTempDir } from '../support/temp-dir.js';
 
 const MiB = 2 ** 20;
 
-function ctr(name: string, requests?: Record<string, string>, limits?: Record<string, string>, extra: Partial<Container> = {}): Container {
-  return { name, image: 'busybox', resources: { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) }, ...extra };
+function ctr(
+  name: string,
+  requests?: Record<string, string>,
+  limits?: Record<string, string>,
+  extra: Partial<Container> = {},
+): Container {
+  return {
+    name,
+    image: 'busybox',
+    resources: { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) },
+    ...extra,
+  };
 }
 
 function pod(containers: Container[], initContainers?: Container[], uid = 'u1'): Pod {
-  return { metadata: { name: 'p', namespace: 'default', uid }, spec: { containers, ...(initContainers ? { initContainers } : {}) } };
+  return {
+    metadata: { name: 'p', namespace: 'default', uid },
+    spec: { containers, ...(initContainers ? { initContainers } : {}) },
+  };
 }
 
 describe('parseCgroupMounts', () => {
@@ -44,15 +57,20 @@ describe('parseCgroupMounts', () => {
     ].join('\n');
     const m = parseCgroupMounts(text);
     assert.equal(m.unified, '/sys/fs/cgroup/unified');
-    assert.deepEqual([...m.v1], [
-      ['/sys/fs/cgroup/systemd', ['name=systemd']],
-      ['/sys/fs/cgroup/cpu,cpuacct', ['cpu', 'cpuacct']],
-      ['/sys/fs/cgroup/memory', ['memory']],
-      ['/sys/fs/cgroup/cpuset', ['cpuset']],
-    ]);
+    assert.deepEqual(
+      [...m.v1],
+      [
+        ['/sys/fs/cgroup/systemd', ['name=systemd']],
+        ['/sys/fs/cgroup/cpu,cpuacct', ['cpu', 'cpuacct']],
+        ['/sys/fs/cgroup/memory', ['memory']],
+        ['/sys/fs/cgroup/cpuset', ['cpuset']],
+      ],
+    );
   });
   it('a pure cgroup v2 host', () => {
-    const m = parseCgroupMounts('35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot');
+    const m = parseCgroupMounts(
+      '35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot',
+    );
     assert.equal(m.unified, '/sys/fs/cgroup');
     assert.equal(m.v1.size, 0);
   });
@@ -60,23 +78,41 @@ describe('parseCgroupMounts', () => {
 
 describe('pod resources (upstream PodRequests / PodLimits / ResourceConfigForPod)', () => {
   it('init containers run alone, sidecars add up', () => {
-    const p = pod([ctr('app', { cpu: '100m', memory: '100Mi' })], [
-      ctr('big-init', { cpu: '1', memory: '50Mi' }),
-      ctr('side', { cpu: '200m', memory: '200Mi' }, undefined, { restartPolicy: 'Always' }),
-      ctr('late-init', { cpu: '150m', memory: '10Mi' }),
-    ]);
+    const p = pod(
+      [ctr('app', { cpu: '100m', memory: '100Mi' })],
+      [
+        ctr('big-init', { cpu: '1', memory: '50Mi' }),
+        ctr('side', { cpu: '200m', memory: '200Mi' }, undefined, { restartPolicy: 'Always' }),
+        ctr('late-init', { cpu: '150m', memory: '10Mi' }),
+      ],
+    );
     // sum: app + side = 300m / 300Mi; init peaks: big-init 1 cpu alone, late-init 150m + side 200m.
     assert.deepEqual(podRequests(p), { cpu: 1000, memory: 300 * MiB });
   });
   it('Guaranteed: shares, quota and memory from the containers', () => {
-    const p = pod([ctr('a', undefined, { cpu: '500m', memory: '64Mi' }), ctr('b', undefined, { cpu: '250m', memory: '32Mi' })]);
+    const p = pod([
+      ctr('a', undefined, { cpu: '500m', memory: '64Mi' }),
+      ctr('b', undefined, { cpu: '250m', memory: '32Mi' }),
+    ]);
     assert.deepEqual(podResourceConfig(p), { cpuShares: 768, cpuQuota: 75000, cpuPeriod: 100000, memory: 96 * MiB });
     assert.deepEqual(podLimits(p), { cpu: 750, memory: 96 * MiB });
   });
   it('Burstable: quota and memory only when every container declares them', () => {
-    assert.deepEqual(podResourceConfig(pod([ctr('a', { cpu: '100m' }, { cpu: '200m', memory: '64Mi' })])), { cpuShares: 102, cpuQuota: 20000, cpuPeriod: 100000, memory: 64 * MiB });
-    assert.deepEqual(podResourceConfig(pod([ctr('a', { cpu: '100m' }, { cpu: '200m' }), ctr('b')])), { cpuShares: 102 });
-    assert.deepEqual(podResourceConfig(pod([ctr('a', { memory: '10Mi' }, { memory: '20Mi' }), ctr('b', undefined, { memory: '30Mi' })])), { cpuShares: 2, memory: 50 * MiB });
+    assert.deepEqual(podResourceConfig(pod([ctr('a', { cpu: '100m' }, { cpu: '200m', memory: '64Mi' })])), {
+      cpuShares: 102,
+      cpuQuota: 20000,
+      cpuPeriod: 100000,
+      memory: 64 * MiB,
+    });
+    assert.deepEqual(podResourceConfig(pod([ctr('a', { cpu: '100m' }, { cpu: '200m' }), ctr('b')])), {
+      cpuShares: 102,
+    });
+    assert.deepEqual(
+      podResourceConfig(
+        pod([ctr('a', { memory: '10Mi' }, { memory: '20Mi' }), ctr('b', undefined, { memory: '30Mi' })]),
+      ),
+      { cpuShares: 2, memory: 50 * MiB },
+    );
   });
   // upstream component-helpers resource.PodRequests / PodLimits with spec.overhead (KEP 688).
   it('pod overhead: added to requests, and to limits only where the pod has a limit', () => {
@@ -86,7 +122,12 @@ describe('pod resources (upstream PodRequests / PodLimits / ResourceConfigForPod
     assert.deepEqual(podRequests(guaranteed), { cpu: 750, memory: 184 * MiB });
     assert.deepEqual(podRequests(guaranteed, { excludeOverhead: true }), { cpu: 500, memory: 64 * MiB });
     assert.deepEqual(podLimits(guaranteed), { cpu: 750, memory: 184 * MiB });
-    assert.deepEqual(podResourceConfig(guaranteed), { cpuShares: 768, cpuQuota: 75000, cpuPeriod: 100000, memory: 184 * MiB });
+    assert.deepEqual(podResourceConfig(guaranteed), {
+      cpuShares: 768,
+      cpuQuota: 75000,
+      cpuPeriod: 100000,
+      memory: 184 * MiB,
+    });
 
     // Only memory is limited: the cpu limit stays absent (an unlimited pod stays unlimited).
     const memOnly = pod([ctr('a', { cpu: '100m', memory: '32Mi' }, { memory: '64Mi' })]);
@@ -123,7 +164,11 @@ describe('Cgroupfs and the pod container manager on plain directories', () => {
     await writeFile(join(root, 'unified', 'cgroup.controllers'), 'cpu memory pids hugetlb\n');
     await writeFile(join(root, 'unified', 'cgroup.subtree_control'), '');
     mounts = {
-      v1: new Map([[join(root, 'cpu,cpuacct'), ['cpu', 'cpuacct']], [join(root, 'memory'), ['memory']], [join(root, 'cpuset'), ['cpuset']]]),
+      v1: new Map([
+        [join(root, 'cpu,cpuacct'), ['cpu', 'cpuacct']],
+        [join(root, 'memory'), ['memory']],
+        [join(root, 'cpuset'), ['cpuset']],
+      ]),
       unified: join(root, 'unified'),
     };
     fs = new Cgroupfs(mounts, { rmdir: rmdirRecursive });
@@ -141,7 +186,11 @@ describe('Cgroupfs and the pod container manager on plain directories', () => {
     await fs.create('/a/b');
     for (const h of ['cpu,cpuacct', 'memory', 'cpuset', 'unified']) assert.ok(existsSync(join(root, h, 'a', 'b')), h);
     assert.equal(await read('cpuset', 'a', 'cpuset.cpus'), '0-3');
-    assert.equal(await read('unified', 'cgroup.subtree_control'), '+cpu +memory +pids', 'hugetlb is not ours to enable');
+    assert.equal(
+      await read('unified', 'cgroup.subtree_control'),
+      '+cpu +memory +pids',
+      'hugetlb is not ours to enable',
+    );
     assert.equal(await fs.exists('/a/b'), true);
     assert.equal(await fs.exists('/a/c'), false);
   });
@@ -164,7 +213,11 @@ describe('Cgroupfs and the pod container manager on plain directories', () => {
   });
 
   it('the QoS hierarchy, pod cgroups by QoS, their limits, listing and removal', async () => {
-    const pcm = new PodContainerManagerImpl({ cgroups: new CgroupfsCgroupManager(fs), cgroupRoot: '/test-root', allocatableMilliCPU: 2000 });
+    const pcm = new PodContainerManagerImpl({
+      cgroups: new CgroupfsCgroupManager(fs),
+      cgroupRoot: '/test-root',
+      allocatableMilliCPU: 2000,
+    });
     const guaranteed = pod([ctr('a', undefined, { cpu: '1', memory: '128Mi' })], undefined, 'g1');
     const burstable = pod([ctr('a', { cpu: '250m' })], undefined, 'b1');
     const burstable2 = pod([ctr('a', { cpu: '500m' })], undefined, 'b2');
@@ -180,12 +233,16 @@ describe('Cgroupfs and the pod container manager on plain directories', () => {
     const cpu = (...p: string[]) => read('cpu,cpuacct', 'test-root', 'kubepods', ...p);
     assert.equal(await cpu('cpu.shares'), '2048', 'node allocatable');
     assert.equal(await cpu('besteffort', 'cpu.shares'), '2');
-    assert.equal(await cpu('burstable', 'cpu.shares'), '768', 'the sum of the burstable pods\' requests');
+    assert.equal(await cpu('burstable', 'cpu.shares'), '768', "the sum of the burstable pods' requests");
     assert.equal(await cpu('podg1', 'cpu.shares'), '1024');
     assert.equal(await cpu('podg1', 'cpu.cfs_quota_us'), '100000');
     assert.equal(await read('memory', 'test-root', 'kubepods', 'podg1', 'memory.limit_in_bytes'), String(128 * MiB));
     assert.equal(await cpu('burstable', 'podb1', 'cpu.shares'), '256');
-    assert.equal(existsSync(join(root, 'cpu,cpuacct', 'test-root', 'kubepods', 'burstable', 'podb1', 'cpu.cfs_quota_us')), false, 'no quota without cpu limits');
+    assert.equal(
+      existsSync(join(root, 'cpu,cpuacct', 'test-root', 'kubepods', 'burstable', 'podb1', 'cpu.cfs_quota_us')),
+      false,
+      'no quota without cpu limits',
+    );
     assert.deepEqual([...(await pcm.getAllPodsFromCgroups())].sort(), [
       ['b1', '/test-root/kubepods/burstable/podb1'],
       ['b2', '/test-root/kubepods/burstable/podb2'],
@@ -194,7 +251,8 @@ describe('Cgroupfs and the pod container manager on plain directories', () => {
     ]);
     await pcm.destroy('/test-root/kubepods/burstable/podb2');
     assert.equal(await pcm.exists(burstable2), false);
-    for (const h of ['cpu,cpuacct', 'memory', 'cpuset', 'unified']) assert.equal(existsSync(join(root, h, 'test-root', 'kubepods', 'burstable', 'podb2')), false, h);
+    for (const h of ['cpu,cpuacct', 'memory', 'cpuset', 'unified'])
+      assert.equal(existsSync(join(root, h, 'test-root', 'kubepods', 'burstable', 'podb2')), false, h);
     assert.equal(await cpu('burstable', 'cpu.shares'), '256', 'burstable shares follow the pods that remain');
   });
 

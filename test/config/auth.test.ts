@@ -34,24 +34,46 @@ function problems(argv: string[], file: string): string {
 test('main port defaults: 10250, closed (anonymous off, Webhook), upstream cache TTLs', () => {
   const k = load([]);
   assert.equal(k.port, 10250);
-  assert.deepEqual(k.authentication, { x509: { clientCAFile: '' }, webhook: { enabled: true, cacheTTLMs: 120_000 }, anonymous: { enabled: false } });
-  assert.deepEqual(k.authorization, { mode: 'Webhook', webhook: { cacheAuthorizedTTLMs: 300_000, cacheUnauthorizedTTLMs: 30_000 } });
+  assert.deepEqual(k.authentication, {
+    x509: { clientCAFile: '' },
+    webhook: { enabled: true, cacheTTLMs: 120_000 },
+    anonymous: { enabled: false },
+  });
+  assert.deepEqual(k.authorization, {
+    mode: 'Webhook',
+    webhook: { cacheAuthorizedTTLMs: 300_000, cacheUnauthorizedTTLMs: 30_000 },
+  });
   assert.equal(k.streamingConnectionIdleTimeoutMs, 4 * 3600_000);
 });
 
 test('file objects merge over defaults; flags override single members', () => {
-  const k = load(['--anonymous-auth=true', '--authorization-mode=AlwaysAllow', '--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256'],
-    'authentication:\n  x509:\n    clientCAFile: /etc/ca.crt\n  webhook:\n    cacheTTL: 30s\nauthorization:\n  mode: Webhook\n  webhook:\n    cacheAuthorizedTTL: 1m\ntlsMinVersion: VersionTLS13\n');
-  assert.deepEqual(k.authentication, { x509: { clientCAFile: '/etc/ca.crt' }, webhook: { enabled: true, cacheTTLMs: 30_000 }, anonymous: { enabled: true } });
-  assert.deepEqual(k.authorization, { mode: 'AlwaysAllow', webhook: { cacheAuthorizedTTLMs: 60_000, cacheUnauthorizedTTLMs: 30_000 } });
+  const k = load(
+    [
+      '--anonymous-auth=true',
+      '--authorization-mode=AlwaysAllow',
+      '--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
+    ],
+    'authentication:\n  x509:\n    clientCAFile: /etc/ca.crt\n  webhook:\n    cacheTTL: 30s\nauthorization:\n  mode: Webhook\n  webhook:\n    cacheAuthorizedTTL: 1m\ntlsMinVersion: VersionTLS13\n',
+  );
+  assert.deepEqual(k.authentication, {
+    x509: { clientCAFile: '/etc/ca.crt' },
+    webhook: { enabled: true, cacheTTLMs: 30_000 },
+    anonymous: { enabled: true },
+  });
+  assert.deepEqual(k.authorization, {
+    mode: 'AlwaysAllow',
+    webhook: { cacheAuthorizedTTLMs: 60_000, cacheUnauthorizedTTLMs: 30_000 },
+  });
   assert.equal(k.tlsMinVersion, 'VersionTLS13');
   assert.deepEqual(k.tlsCipherSuites, ['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256']);
   assert.equal(load(['--client-ca-file=/x.pem']).authentication.x509.clientCAFile, '/x.pem');
 });
 
 test('bad auth and TLS settings are named', () => {
-  const all = problems(['--authorization-mode=RBAC', '--anonymous-auth=maybe'],
-    'authentication:\n  x509: {clientCAFile: 3}\n  bogus: 1\nauthorization:\n  webhook: {cacheAuthorizedTTL: soon}\ntlsMinVersion: TLS1.2\ntlsCipherSuites: [TLS_FOO]\n');
+  const all = problems(
+    ['--authorization-mode=RBAC', '--anonymous-auth=maybe'],
+    'authentication:\n  x509: {clientCAFile: 3}\n  bogus: 1\nauthorization:\n  webhook: {cacheAuthorizedTTL: soon}\ntlsMinVersion: TLS1.2\ntlsCipherSuites: [TLS_FOO]\n',
+  );
   assert.match(all, /authentication\.x509\.clientCAFile: must be a string/);
   assert.match(all, /authentication: unknown field "bogus"/);
   assert.match(all, /authorization\.webhook\.cacheAuthorizedTTL: must be a duration/);
@@ -62,8 +84,15 @@ test('bad auth and TLS settings are named', () => {
 });
 
 test('configz redacts credentials: staticPodURLHeader values and staticPodURL user information', () => {
-  const kc = load(['--manifest-url=https://bob:s3cret@pods.example:8443/pods?x=1', '--manifest-url-header=Authorization:Bearer tok-123,X-Token:a,X-Token:b']);
-  assert.deepEqual(kc.staticPodURLHeader, { Authorization: ['Bearer tok-123'], 'X-Token': ['a', 'b'] }, 'the agent itself still sends them');
+  const kc = load([
+    '--manifest-url=https://bob:s3cret@pods.example:8443/pods?x=1',
+    '--manifest-url-header=Authorization:Bearer tok-123,X-Token:a,X-Token:b',
+  ]);
+  assert.deepEqual(
+    kc.staticPodURLHeader,
+    { Authorization: ['Bearer tok-123'], 'X-Token': ['a', 'b'] },
+    'the agent itself still sends them',
+  );
   const z = renderConfigz(kc);
   assert.deepEqual(z.staticPodURLHeader, { Authorization: ['<redacted>'], 'X-Token': ['<redacted>', '<redacted>'] });
   assert.equal(z.staticPodURL, 'https://<redacted>@pods.example:8443/pods?x=1');
@@ -77,6 +106,8 @@ test('configz renders upstream names and Go durations; cipher names map to OpenS
   assert.equal(z.syncFrequency, '1m0s'); // metav1.Duration marshals with Go's Duration.String()
   assert.deepEqual((z.authentication as { webhook: unknown }).webhook, { enabled: true, cacheTTL: '2m0s' });
   assert.equal(formatDuration(90_500), '1m30.5s'); // Go's time.Duration.String()
-  assert.equal(cipherList(['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_RSA_WITH_AES_128_CBC_SHA']),
-    'ECDHE-RSA-AES128-GCM-SHA256:AES128-SHA:TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256');
+  assert.equal(
+    cipherList(['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_RSA_WITH_AES_128_CBC_SHA']),
+    'ECDHE-RSA-AES128-GCM-SHA256:AES128-SHA:TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256',
+  );
 });

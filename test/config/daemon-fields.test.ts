@@ -24,7 +24,10 @@ test('--manifest-url-header is repeatable and adds values in order; the file tak
   assert.deepEqual(c.kubelet.staticPodURLHeader, { a: ['1', '3'], b: ['2'] });
   const dir = testTempDir('kts-config-');
   const file = join(dir, 'c.yaml');
-  writeFileSync(file, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodURL: https://h/m\nstaticPodURLHeader:\n  X-A: [one, two]\nshutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n');
+  writeFileSync(
+    file,
+    'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodURL: https://h/m\nstaticPodURLHeader:\n  X-A: [one, two]\nshutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n',
+  );
   const f = run([`--config=${file}`, '--runonce', '--lock-file=/tmp/l', '--exit-on-lock-contention']);
   assert.deepEqual(f.kubelet.staticPodURLHeader, { 'X-A': ['one', 'two'] });
   assert.equal(f.kubelet.shutdownGracePeriodMs, 30_000);
@@ -33,10 +36,28 @@ test('--manifest-url-header is repeatable and adds values in order; the file tak
 });
 
 test('invalid daemon settings are named', () => {
-  const p = problems(['--manifest-url=ftp://x', '--manifest-url-header=nocolon', '--image-gc-high-threshold=50', '--image-gc-low-threshold=60', '--exit-on-lock-contention']);
-  assert.ok(p.some((m) => /--manifest-url-header: "nocolon" must look like key:value/.test(m)), p.join('\n'));
-  assert.ok(p.some((m) => /staticPodURL \(--manifest-url\): "ftp:\/\/x" must be an http/.test(m)), p.join('\n'));
-  assert.ok(p.some((m) => /imageGCLowThresholdPercent \(60\) must be less than imageGCHighThresholdPercent \(50\)/.test(m)), p.join('\n'));
-  assert.ok(p.some((m) => /--exit-on-lock-contention needs --lock-file/.test(m)), p.join('\n'));
+  const p = problems([
+    '--manifest-url=ftp://x',
+    '--manifest-url-header=nocolon',
+    '--image-gc-high-threshold=50',
+    '--image-gc-low-threshold=60',
+    '--exit-on-lock-contention',
+  ]);
+  assert.ok(
+    p.some((m) => /--manifest-url-header: "nocolon" must look like key:value/.test(m)),
+    p.join('\n'),
+  );
+  assert.ok(
+    p.some((m) => /staticPodURL \(--manifest-url\): "ftp:\/\/x" must be an http/.test(m)),
+    p.join('\n'),
+  );
+  assert.ok(
+    p.some((m) => /imageGCLowThresholdPercent \(60\) must be less than imageGCHighThresholdPercent \(50\)/.test(m)),
+    p.join('\n'),
+  );
+  assert.ok(
+    p.some((m) => /--exit-on-lock-contention needs --lock-file/.test(m)),
+    p.join('\n'),
+  );
   assert.ok(problems(['--image-gc-high-threshold=101']).some((m) => /0-100/.test(m)));
 });

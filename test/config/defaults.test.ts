@@ -22,14 +22,28 @@ function load(body: string, flags: string[] = []): KubeletConfiguration {
 const CASES: { name: string; file: string; flags?: string[]; want: Partial<KubeletConfiguration> }[] = [
   {
     name: 'zero non-pointer fields take their defaults',
-    file: 'syncFrequency: 0s\nfileCheckFrequency: 0s\nhttpCheckFrequency: 0s\nport: 0\naddress: ""\nhealthzBindAddress: ""\nmaxPods: 0\n'
-      + 'runtimeRequestTimeout: 0s\nimageMinimumGCAge: 0s\nstreamingConnectionIdleTimeout: 0s\nevictionPressureTransitionPeriod: 0s\n'
-      + 'kubeAPIBurst: 0\neventBurst: 0\nnodeLeaseDurationSeconds: 0\ncontainerLogMaxSize: ""\npodLogsDir: ""\ncontainerRuntimeEndpoint: ""\n',
+    file:
+      'syncFrequency: 0s\nfileCheckFrequency: 0s\nhttpCheckFrequency: 0s\nport: 0\naddress: ""\nhealthzBindAddress: ""\nmaxPods: 0\n' +
+      'runtimeRequestTimeout: 0s\nimageMinimumGCAge: 0s\nstreamingConnectionIdleTimeout: 0s\nevictionPressureTransitionPeriod: 0s\n' +
+      'kubeAPIBurst: 0\neventBurst: 0\nnodeLeaseDurationSeconds: 0\ncontainerLogMaxSize: ""\npodLogsDir: ""\ncontainerRuntimeEndpoint: ""\n',
     want: {
-      syncFrequencyMs: 60_000, fileCheckFrequencyMs: 20_000, httpCheckFrequencyMs: 20_000, port: 10250, address: '0.0.0.0',
-      healthzBindAddress: '127.0.0.1', maxPods: 110, runtimeRequestTimeoutMs: 120_000, imageMinimumGCAgeMs: 120_000,
-      streamingConnectionIdleTimeoutMs: 14_400_000, evictionPressureTransitionPeriodMs: 300_000, kubeAPIBurst: 100, eventBurst: 100,
-      nodeLeaseDurationSeconds: 40, containerLogMaxSize: '10Mi', podLogsDir: '/var/log/pods', containerRuntimeEndpoint: 'unix:///run/containerd/containerd.sock',
+      syncFrequencyMs: 60_000,
+      fileCheckFrequencyMs: 20_000,
+      httpCheckFrequencyMs: 20_000,
+      port: 10250,
+      address: '0.0.0.0',
+      healthzBindAddress: '127.0.0.1',
+      maxPods: 110,
+      runtimeRequestTimeoutMs: 120_000,
+      imageMinimumGCAgeMs: 120_000,
+      streamingConnectionIdleTimeoutMs: 14_400_000,
+      evictionPressureTransitionPeriodMs: 300_000,
+      kubeAPIBurst: 100,
+      eventBurst: 100,
+      nodeLeaseDurationSeconds: 40,
+      containerLogMaxSize: '10Mi',
+      podLogsDir: '/var/log/pods',
+      containerRuntimeEndpoint: 'unix:///run/containerd/containerd.sock',
     },
   },
   {
@@ -98,7 +112,9 @@ for (const c of CASES) {
 }
 
 test('defaulting: zero cache TTLs of authentication/authorization take the defaults', () => {
-  const kc = load('authentication: {webhook: {cacheTTL: 0s}}\nauthorization: {webhook: {cacheAuthorizedTTL: 0s, cacheUnauthorizedTTL: "0"}}\n');
+  const kc = load(
+    'authentication: {webhook: {cacheTTL: 0s}}\nauthorization: {webhook: {cacheAuthorizedTTL: 0s, cacheUnauthorizedTTL: "0"}}\n',
+  );
   assert.equal(kc.authentication.webhook.cacheTTLMs, 120_000);
   assert.equal(kc.authorization.webhook.cacheAuthorizedTTLMs, 300_000);
   assert.equal(kc.authorization.webhook.cacheUnauthorizedTTLMs, 30_000);
@@ -109,14 +125,23 @@ test('defaulting: flags are not re-defaulted (an explicit --max-pods=0 is still 
 });
 
 test('defaulting: an explicit serializeImagePulls true is kept, so maxParallelImagePulls 3 with it is an error (as upstream validation)', () => {
-  assert.throws(() => load('maxParallelImagePulls: 3\nserializeImagePulls: true\n'), /maxParallelImagePulls must be 0 or 1 when serializeImagePulls is true/);
-  assert.throws(() => load('maxParallelImagePulls: 3\n', ['--serialize-image-pulls=true']), /maxParallelImagePulls must be 0 or 1/);
+  assert.throws(
+    () => load('maxParallelImagePulls: 3\nserializeImagePulls: true\n'),
+    /maxParallelImagePulls must be 0 or 1 when serializeImagePulls is true/,
+  );
+  assert.throws(
+    () => load('maxParallelImagePulls: 3\n', ['--serialize-image-pulls=true']),
+    /maxParallelImagePulls must be 0 or 1/,
+  );
 });
 
 // upstream validation.go: "containerLogMonitorInterval must be a positive time duration greater
 // than or equal to 3s" (TestValidateKubeletConfiguration), after zero took the default.
 test('validation: containerLogMonitorInterval below 3s is refused, 3s is accepted', () => {
-  assert.throws(() => load('containerLogMonitorInterval: 2s\n'), /config field containerLogMonitorInterval: must be at least 3s \(got "2s"\)/);
+  assert.throws(
+    () => load('containerLogMonitorInterval: 2s\n'),
+    /config field containerLogMonitorInterval: must be at least 3s \(got "2s"\)/,
+  );
   assert.throws(() => load('containerLogMonitorInterval: 500ms\n'), /must be at least 3s/);
   assert.equal(load('containerLogMonitorInterval: 3s\n').containerLogMonitorIntervalMs, 3_000);
 });

@@ -10,8 +10,21 @@ import { REPO_ROOT } from '../support/kubelet-process.js';
 // upstream Go time.Duration.String() (src/time/time_test.go durationTests), in milliseconds
 describe('Go-style durations', () => {
   const cases: Array<[number, string]> = [
-    [0, '0s'], [1, '1ms'], [500, '500ms'], [1000, '1s'], [1500, '1.5s'], [10_000, '10s'], [60_000, '1m0s'], [90_000, '1m30s'],
-    [90_500, '1m30.5s'], [120_000, '2m0s'], [3_600_000, '1h0m0s'], [14_400_000, '4h0m0s'], [3_661_000, '1h1m1s'], [-1500, '-1.5s'], [0.5, '0.5ms'],
+    [0, '0s'],
+    [1, '1ms'],
+    [500, '500ms'],
+    [1000, '1s'],
+    [1500, '1.5s'],
+    [10_000, '10s'],
+    [60_000, '1m0s'],
+    [90_000, '1m30s'],
+    [90_500, '1m30.5s'],
+    [120_000, '2m0s'],
+    [3_600_000, '1h0m0s'],
+    [14_400_000, '4h0m0s'],
+    [3_661_000, '1h1m1s'],
+    [-1500, '-1.5s'],
+    [0.5, '0.5ms'],
   ];
   for (const [ms, want] of cases) it(`${ms} ms → ${want}`, () => assert.equal(formatDuration(ms), want));
 });
@@ -24,7 +37,8 @@ describe('--help', () => {
     assert.match(text, /--sync-frequency duration +.*default 1m0s\)/);
     assert.match(text, /--streaming-connection-idle-timeout duration +.*default 4h0m0s\)/);
     assert.match(text, /--file-check-frequency duration +.*default 20s\)/);
-    for (const l of flagLines.filter((x) => / duration /.test(x))) assert.doesNotMatch(l, /default \d+\)/, `a bare number is not a duration: ${l}`);
+    for (const l of flagLines.filter((x) => / duration /.test(x)))
+      assert.doesNotMatch(l, /default \d+\)/, `a bare number is not a duration: ${l}`);
   });
 
   it('descriptions start in one column', () => {
@@ -45,7 +59,8 @@ describe('--help', () => {
       for (const e of readdirSync(dir, { withFileTypes: true })) {
         const p = join(dir, e.name);
         if (e.isDirectory()) walk(p);
-        else if (p.endsWith('.ts')) for (const m of readFileSync(p, 'utf8').matchAll(/\benv(?:\.|\[')([A-Z][A-Z0-9_]+)/g)) read.add(m[1]!);
+        else if (p.endsWith('.ts'))
+          for (const m of readFileSync(p, 'utf8').matchAll(/\benv(?:\.|\[')([A-Z][A-Z0-9_]+)/g)) read.add(m[1]!);
       }
     };
     walk(join(REPO_ROOT, 'src'));
@@ -56,4 +71,3 @@ describe('--help', () => {
     for (const name of listed) assert.match(text, new RegExp(`\\n {2}${name} +\\S`));
   });
 });
-

@@ -27,7 +27,9 @@ test('upstream defaults', () => {
 });
 
 test('flags override the config file', () => {
-  const p = configFile('apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /etc/a\nreadOnlyPort: 10255\nfileCheckFrequency: 5s\n');
+  const p = configFile(
+    'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPath: /etc/a\nreadOnlyPort: 10255\nfileCheckFrequency: 5s\n',
+  );
   const c = run([`--config=${p}`, '--pod-manifest-path', '/etc/b', '--hostname-override=N1']);
   assert.equal(c.kubelet.staticPodPath, '/etc/b');
   assert.equal(c.kubelet.readOnlyPort, 10255);
@@ -36,7 +38,9 @@ test('flags override the config file', () => {
 });
 
 test('every problem is reported at once, naming the field or flag', () => {
-  const p = configFile('apiVersion: v1\nkind: KubeletConfiguration\nreadOnlyPort: 99999\nbogusField: 1\nfileCheckFrequency: soon\n');
+  const p = configFile(
+    'apiVersion: v1\nkind: KubeletConfiguration\nreadOnlyPort: 99999\nbogusField: 1\nfileCheckFrequency: soon\n',
+  );
   const errs = problems([`--config=${p}`, '--no-such-flag=1', '--healthz-port=abc']);
   const all = errs.join('\n');
   assert.match(all, /apiVersion must be kubelet\.config\.k8s\.io\/v1beta1/);
@@ -83,8 +87,14 @@ test('-v, --logging-format, --help, --version', () => {
 
 test('endpoint and bool validation', () => {
   assert.match(problems(['--container-runtime-endpoint=tcp://x', '--hostname-override=x'])[0]!, /unix:\/\//);
-  assert.equal(run(['--container-runtime-endpoint=unix:///run/x.sock', '--hostname-override=x']).kubelet.containerRuntimeEndpoint, 'unix:///run/x.sock');
-  assert.equal(run(['--enable-debugging-handlers=false', '--hostname-override=x']).kubelet.enableDebuggingHandlers, false);
+  assert.equal(
+    run(['--container-runtime-endpoint=unix:///run/x.sock', '--hostname-override=x']).kubelet.containerRuntimeEndpoint,
+    'unix:///run/x.sock',
+  );
+  assert.equal(
+    run(['--enable-debugging-handlers=false', '--hostname-override=x']).kubelet.enableDebuggingHandlers,
+    false,
+  );
 });
 
 test('parseDuration follows Go duration syntax', () => {
@@ -101,23 +111,48 @@ test('systemReserved, kubeReserved, evictionHard: upstream defaults, file maps a
   const d = run(['--hostname-override=x']);
   assert.deepEqual(d.kubelet.systemReserved, {});
   assert.deepEqual(d.kubelet.kubeReserved, {});
-  assert.deepEqual(d.kubelet.evictionHard, { 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%', 'imagefs.inodesFree': '5%' });
+  assert.deepEqual(d.kubelet.evictionHard, {
+    'memory.available': '100Mi',
+    'nodefs.available': '10%',
+    'nodefs.inodesFree': '5%',
+    'imagefs.available': '15%',
+    'imagefs.inodesFree': '5%',
+  });
   assert.deepEqual(d.flags.nodeLabels, {});
   assert.equal(d.kubelet.cgroupsPerQOS, true);
   assert.equal(d.kubelet.cgroupRoot, '');
   const cg = run(['--hostname-override=x', '--cgroups-per-qos=false', '--cgroup-root=/kts']);
   assert.equal(cg.kubelet.cgroupsPerQOS, false);
   assert.equal(cg.kubelet.cgroupRoot, '/kts');
-  const p = configFile([
-    'apiVersion: kubelet.config.k8s.io/v1beta1', 'kind: KubeletConfiguration',
-    'systemReserved: {cpu: 200m, memory: 500Mi}', 'kubeReserved:', '  cpu: "0.1"', '  memory: 256Mi', '  pid: 1000',
-    'evictionHard:', '  memory.available: 200Mi', '',
-  ].join('\n'));
+  const p = configFile(
+    [
+      'apiVersion: kubelet.config.k8s.io/v1beta1',
+      'kind: KubeletConfiguration',
+      'systemReserved: {cpu: 200m, memory: 500Mi}',
+      'kubeReserved:',
+      '  cpu: "0.1"',
+      '  memory: 256Mi',
+      '  pid: 1000',
+      'evictionHard:',
+      '  memory.available: 200Mi',
+      '',
+    ].join('\n'),
+  );
   const c = run([`--config=${p}`, '--hostname-override=x']);
   assert.deepEqual(c.kubelet.systemReserved, { cpu: '200m', memory: '500Mi' });
   assert.deepEqual(c.kubelet.kubeReserved, { cpu: '0.1', memory: '256Mi', pid: '1000' });
-  assert.deepEqual(c.kubelet.evictionHard, { 'memory.available': '200Mi' }, 'a given map replaces the defaults, as upstream');
-  const f = run([`--config=${p}`, '--hostname-override=x', '--system-reserved=cpu=1,memory=1Gi', '--eviction-hard=memory.available<5%,nodefs.available<1Gi', '--node-labels=disk=ssd,example.com/zone=a']);
+  assert.deepEqual(
+    c.kubelet.evictionHard,
+    { 'memory.available': '200Mi' },
+    'a given map replaces the defaults, as upstream',
+  );
+  const f = run([
+    `--config=${p}`,
+    '--hostname-override=x',
+    '--system-reserved=cpu=1,memory=1Gi',
+    '--eviction-hard=memory.available<5%,nodefs.available<1Gi',
+    '--node-labels=disk=ssd,example.com/zone=a',
+  ]);
   assert.deepEqual(f.kubelet.systemReserved, { cpu: '1', memory: '1Gi' });
   assert.deepEqual(f.kubelet.evictionHard, { 'memory.available': '5%', 'nodefs.available': '1Gi' });
   assert.deepEqual(f.flags.nodeLabels, { disk: 'ssd', 'example.com/zone': 'a' });
@@ -125,14 +160,28 @@ test('systemReserved, kubeReserved, evictionHard: upstream defaults, file maps a
 });
 
 test('reserved and eviction maps are validated entry by entry', () => {
-  const p = configFile([
-    'apiVersion: kubelet.config.k8s.io/v1beta1', 'kind: KubeletConfiguration',
-    'systemReserved: {cpu: lots, gpu: 1}', 'kubeReserved: [cpu]', 'evictionHard: {memory.available: 150%, disk.free: 1Gi}', '',
-  ].join('\n'));
-  const all = problems([`--config=${p}`, '--hostname-override=x', '--kube-reserved=cpu', '--node-labels=bad label']).join('\n');
+  const p = configFile(
+    [
+      'apiVersion: kubelet.config.k8s.io/v1beta1',
+      'kind: KubeletConfiguration',
+      'systemReserved: {cpu: lots, gpu: 1}',
+      'kubeReserved: [cpu]',
+      'evictionHard: {memory.available: 150%, disk.free: 1Gi}',
+      '',
+    ].join('\n'),
+  );
+  const all = problems([
+    `--config=${p}`,
+    '--hostname-override=x',
+    '--kube-reserved=cpu',
+    '--node-labels=bad label',
+  ]).join('\n');
   assert.match(all, /config field systemReserved: "lots" is not a non-negative quantity; unknown resource "gpu"/);
   assert.match(all, /config field kubeReserved: must be a map of resource to quantity/);
-  assert.match(all, /config field evictionHard: threshold "150%" must be a quantity \(100Mi\) or a percentage \(10%\); unknown eviction signal "disk.free"/);
+  assert.match(
+    all,
+    /config field evictionHard: threshold "150%" must be a quantity \(100Mi\) or a percentage \(10%\); unknown eviction signal "disk.free"/,
+  );
   assert.match(all, /--kube-reserved: "cpu" must look like key=value/);
   assert.match(all, /--node-labels: "bad label" is not a valid key=value label/);
 });

@@ -15,7 +15,12 @@ before(async () => {
   // Calls that never answer, as a runtime that hangs.
   server.handlers.RunPodSandbox = () => new Promise(() => {});
   server.handlers.PullImage = () => new Promise(() => {});
-  server.handlers.Version = () => ({ version: '0.1.0', runtimeName: 'fake', runtimeVersion: '1', runtimeApiVersion: 'v1' });
+  server.handlers.Version = () => ({
+    version: '0.1.0',
+    runtimeName: 'fake',
+    runtimeVersion: '1',
+    runtimeApiVersion: 'v1',
+  });
 });
 after(async () => {
   cri.runtime.close();
@@ -30,7 +35,10 @@ test('a hanging call is cancelled within milliseconds of the abort, as a CriErro
   const started = Date.now();
   const call = cri.runtime.withSignal!(ac.signal).runPodSandbox(config);
   setTimeout(() => ac.abort(), 50);
-  await assert.rejects(call, (err: unknown) => err instanceof CriError && /cancelled/.test(err.message) && err.grpcCode === 1);
+  await assert.rejects(
+    call,
+    (err: unknown) => err instanceof CriError && /cancelled/.test(err.message) && err.grpcCode === 1,
+  );
   assert.ok(Date.now() - started < 2000, `cancelled after ${Date.now() - started} ms, not at the 30 s deadline`);
 });
 

@@ -33,7 +33,10 @@ const sandboxConfig: PodSandboxConfig = {
   portMappings: [{ protocol: 'UDP', containerPort: 53, hostPort: 5353, hostIp: '127.0.0.1' }],
   labels: { app: 'x' },
   annotations: { note: 'y' },
-  linux: { cgroupParent: '/kubepods/pod-u1', securityContext: { namespaceOptions: { network: 'NODE', pid: 'CONTAINER', ipc: 'POD' }, privileged: true } },
+  linux: {
+    cgroupParent: '/kubepods/pod-u1',
+    securityContext: { namespaceOptions: { network: 'NODE', pid: 'CONTAINER', ipc: 'POD' }, privileged: true },
+  },
 };
 
 async function rejectsWith(p: Promise<unknown>, code: string, re?: RegExp): Promise<CriError> {
@@ -49,8 +52,18 @@ async function rejectsWith(p: Promise<unknown>, code: string, re?: RegExp): Prom
 }
 
 test('Version sends the kubelet API version and validates the reply', async () => {
-  server.handlers.Version = () => ({ version: '0.1.0', runtimeName: 'fake', runtimeVersion: '1.0', runtimeApiVersion: 'v1' });
-  assert.deepEqual(await cri.runtime.version(), { version: '0.1.0', runtimeName: 'fake', runtimeVersion: '1.0', runtimeApiVersion: 'v1' });
+  server.handlers.Version = () => ({
+    version: '0.1.0',
+    runtimeName: 'fake',
+    runtimeVersion: '1.0',
+    runtimeApiVersion: 'v1',
+  });
+  assert.deepEqual(await cri.runtime.version(), {
+    version: '0.1.0',
+    runtimeName: 'fake',
+    runtimeVersion: '1.0',
+    runtimeApiVersion: 'v1',
+  });
   assert.equal(server.requests[0]!.request.version, '0.1.0');
   server.handlers.Version = () => ({ version: '0.1.0', runtimeName: 'fake' });
   await rejectsWith(cri.runtime.version(), 'KTS_ERR_CRI_REPLY', /not all fields are set/);
@@ -66,7 +79,9 @@ test('RunPodSandbox encodes the config (enums, maps, nested) and requires pod_sa
   assert.equal(req.config.linux.securityContext.namespaceOptions.pid, 'CONTAINER');
   assert.equal(req.config.linux.securityContext.privileged, true);
   assert.equal(req.config.linux.cgroupParent, '/kubepods/pod-u1');
-  assert.deepEqual(req.config.portMappings, [{ protocol: 'UDP', containerPort: 53, hostPort: 5353, hostIp: '127.0.0.1' }]);
+  assert.deepEqual(req.config.portMappings, [
+    { protocol: 'UDP', containerPort: 53, hostPort: 5353, hostIp: '127.0.0.1' },
+  ]);
   assert.deepEqual(req.config.labels, { app: 'x' });
   assert.deepEqual(req.config.dnsConfig.options, ['ndots:5']);
 
@@ -90,7 +105,10 @@ test('CreateContainer requires container_id; int64 resources go out as numbers',
         labels: {},
         annotations: {},
         logPath: 'c/0.log',
-        linux: { resources: { cpuPeriod: 100000, cpuQuota: 50000, memoryLimitInBytes: 2 ** 40, oomScoreAdj: -997 }, securityContext: { runAsUser: { value: 65534 } } },
+        linux: {
+          resources: { cpuPeriod: 100000, cpuQuota: 50000, memoryLimitInBytes: 2 ** 40, oomScoreAdj: -997 },
+          securityContext: { runAsUser: { value: 65534 } },
+        },
       },
       sandboxConfig,
     ),
@@ -123,7 +141,11 @@ test('ListContainers: filter encoding, int64 → bigint, enum names; raw path de
     ],
   };
   server.handlers.ListContainers = () => reply;
-  const list = await cri.runtime.listContainers({ podSandboxId: 'sb', state: 'CONTAINER_RUNNING', labelSelector: { k: 'v' } });
+  const list = await cri.runtime.listContainers({
+    podSandboxId: 'sb',
+    state: 'CONTAINER_RUNNING',
+    labelSelector: { k: 'v' },
+  });
   assert.equal(list.length, 1);
   assert.equal(list[0]!.createdAt, 1795322123582696886n);
   assert.equal(list[0]!.state, 'CONTAINER_EXITED');
@@ -144,7 +166,17 @@ test('ListContainers: filter encoding, int64 → bigint, enum names; raw path de
 
 test('ListPodSandbox and PodSandboxStatus', async () => {
   server.handlers.ListPodSandbox = () => ({
-    items: [{ id: 'sb', metadata: { name: 'p', uid: 'u', namespace: 'n', attempt: 0 }, state: 'SANDBOX_NOTREADY', createdAt: '5', labels: {}, annotations: {}, runtimeHandler: '' }],
+    items: [
+      {
+        id: 'sb',
+        metadata: { name: 'p', uid: 'u', namespace: 'n', attempt: 0 },
+        state: 'SANDBOX_NOTREADY',
+        createdAt: '5',
+        labels: {},
+        annotations: {},
+        runtimeHandler: '',
+      },
+    ],
   });
   const items = await cri.runtime.listPodSandbox({ state: 'SANDBOX_READY' });
   assert.equal(items[0]!.state, 'SANDBOX_NOTREADY');
@@ -165,7 +197,9 @@ test('ListPodSandbox and PodSandboxStatus', async () => {
   assert.equal(st.networkNamespaceMode, 'NODE');
   assert.equal(st.network.ip, '10.89.0.5');
 
-  server.handlers.PodSandboxStatus = () => ({ status: { id: 'sb', metadata: { name: 'p', uid: '', namespace: 'n' }, createdAt: '7' } });
+  server.handlers.PodSandboxStatus = () => ({
+    status: { id: 'sb', metadata: { name: 'p', uid: '', namespace: 'n' }, createdAt: '7' },
+  });
   await rejectsWith(cri.runtime.podSandboxStatus('sb'), 'KTS_ERR_CRI_REPLY', /metadata/);
   server.handlers.PodSandboxStatus = () => ({});
   await rejectsWith(cri.runtime.podSandboxStatus('sb'), 'KTS_ERR_CRI_REPLY', /status is not set/);
@@ -186,7 +220,12 @@ test('ContainerStatus reply checks follow upstream verifyContainerStatus', async
   assert.equal(st.state, 'CONTAINER_RUNNING');
   assert.equal(st.startedAt, 2n);
   assert.equal(st.finishedAt, 0n);
-  for (const bad of [{ ...good, imageRef: '' }, { ...good, createdAt: '0' }, { ...good, metadata: null }, { ...good, id: '' }]) {
+  for (const bad of [
+    { ...good, imageRef: '' },
+    { ...good, createdAt: '0' },
+    { ...good, metadata: null },
+    { ...good, id: '' },
+  ]) {
     server.handlers.ContainerStatus = () => ({ status: bad });
     await rejectsWith(cri.runtime.containerStatus('c'), 'KTS_ERR_CRI_REPLY');
   }
@@ -236,7 +275,11 @@ test('deadlines: the call deadline → KTS_ERR_CRI_TIMEOUT; StopContainer is ext
 });
 
 test('ExecSync returns bytes and the exit code; its deadline covers the command timeout', async () => {
-  server.handlers.ExecSync = (req) => ({ stdout: Buffer.from(`ran ${req.cmd.join(' ')}`), stderr: Buffer.from([0xff, 0x00]), exitCode: 3 });
+  server.handlers.ExecSync = (req) => ({
+    stdout: Buffer.from(`ran ${req.cmd.join(' ')}`),
+    stderr: Buffer.from([0xff, 0x00]),
+    exitCode: 3,
+  });
   const r = await cri.runtime.execSync('c', ['echo', 'hi'], 2);
   assert.equal(r.stdout.toString(), 'ran echo hi');
   assert.deepEqual([...r.stderr], [0xff, 0x00]);
@@ -264,7 +307,9 @@ test('a closed client fails with KTS_ERR_CRI', async () => {
 
 test('ImageService: status of a missing image is undefined; uint64 size; pull requires image_ref', async () => {
   server.handlers.ImageStatus = (req) =>
-    req.image.image === 'present' ? { image: { id: 'sha256:i', repoTags: ['present:latest'], size: '9007199254740993', uid: { value: '0' } } } : {};
+    req.image.image === 'present'
+      ? { image: { id: 'sha256:i', repoTags: ['present:latest'], size: '9007199254740993', uid: { value: '0' } } }
+      : {};
   assert.equal(await cri.images.imageStatus('absent'), undefined);
   const img = await cri.images.imageStatus('present');
   assert.equal(img?.size, 9007199254740993n);
@@ -282,9 +327,13 @@ test('ImageService: status of a missing image is undefined; uint64 size; pull re
   await rejectsWith(cri.images.pullImage('x'), 'KTS_ERR_CRI_NOT_FOUND', /PullImage/);
 
   server.handlers.ImageFsInfo = () => ({
-    imageFilesystems: [{ timestamp: '11', fsId: { mountpoint: '/var/lib/x' }, usedBytes: { value: '100' }, inodesUsed: { value: '7' } }],
+    imageFilesystems: [
+      { timestamp: '11', fsId: { mountpoint: '/var/lib/x' }, usedBytes: { value: '100' }, inodesUsed: { value: '7' } },
+    ],
   });
-  assert.deepEqual(await cri.images.imageFsInfo(), [{ timestamp: 11n, mountpoint: '/var/lib/x', usedBytes: 100n, inodesUsed: 7n }]);
+  assert.deepEqual(await cri.images.imageFsInfo(), [
+    { timestamp: 11n, mountpoint: '/var/lib/x', usedBytes: 100n, inodesUsed: 7n },
+  ]);
 });
 
 test('ContainerStats: wrapped uint64 values → bigint, unset → absent', async () => {
@@ -325,5 +374,9 @@ test('RuntimeConfig through the client: each driver, no Linux part, and a runtim
   server.handlers.RuntimeConfig = () => ({});
   assert.deepEqual(await cri.runtime.runtimeConfig(), {});
   delete server.handlers.RuntimeConfig;
-  await assert.rejects(cri.runtime.runtimeConfig(), (err: unknown) => err instanceof CriError && err.code === 'KTS_ERR_CRI_UNIMPLEMENTED' && err.method === 'RuntimeConfig');
+  await assert.rejects(
+    cri.runtime.runtimeConfig(),
+    (err: unknown) =>
+      err instanceof CriError && err.code === 'KTS_ERR_CRI_UNIMPLEMENTED' && err.method === 'RuntimeConfig',
+  );
 });

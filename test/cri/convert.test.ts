@@ -104,16 +104,38 @@ test('Container and ContainerStatus flatten ImageSpec and convert timestamps', (
     labels: {},
     annotations: {},
     logPath: '/l/app/0.log',
-    resources: { linux: { cpuPeriod: '100000', cpuQuota: '50000', cpuShares: '512', memoryLimitInBytes: '67108864', oomScoreAdj: '1000' } },
+    resources: {
+      linux: {
+        cpuPeriod: '100000',
+        cpuQuota: '50000',
+        cpuShares: '512',
+        memoryLimitInBytes: '67108864',
+        oomScoreAdj: '1000',
+      },
+    },
   });
   assert.deepEqual([st.createdAt, st.startedAt, st.finishedAt], [1n, 2n, 3n]);
   assert.equal(st.exitCode, 137);
   assert.equal(st.reason, 'OOMKilled');
-  assert.deepEqual(st.resources, { cpuPeriod: 100000, cpuQuota: 50000, cpuShares: 512, memoryLimitInBytes: 67108864, oomScoreAdj: 1000 });
+  assert.deepEqual(st.resources, {
+    cpuPeriod: 100000,
+    cpuQuota: 50000,
+    cpuShares: 512,
+    memoryLimitInBytes: 67108864,
+    oomScoreAdj: 1000,
+  });
 });
 
 test('Image: uint64 size, optional uid/username', () => {
-  const img = imageFromWire({ id: 'sha256:x', repoTags: ['a:b'], repoDigests: [], size: '18446744073709551615', uid: { value: '65534' }, username: '', pinned: true });
+  const img = imageFromWire({
+    id: 'sha256:x',
+    repoTags: ['a:b'],
+    repoDigests: [],
+    size: '18446744073709551615',
+    uid: { value: '65534' },
+    username: '',
+    pinned: true,
+  });
   assert.equal(img.size, 18446744073709551615n);
   assert.equal(img.uid, 65534n);
   assert.equal(img.pinned, true);

@@ -9,7 +9,14 @@ test('gRPC status codes map to kubelet-ts error codes', () => {
   assert.equal(errorCodeForGrpc(status.DEADLINE_EXCEEDED), 'KTS_ERR_CRI_TIMEOUT');
   assert.equal(errorCodeForGrpc(status.NOT_FOUND), 'KTS_ERR_CRI_NOT_FOUND');
   assert.equal(errorCodeForGrpc(status.UNIMPLEMENTED), 'KTS_ERR_CRI_UNIMPLEMENTED');
-  for (const c of [status.UNKNOWN, status.INTERNAL, status.INVALID_ARGUMENT, status.ALREADY_EXISTS, status.RESOURCE_EXHAUSTED, status.CANCELLED]) {
+  for (const c of [
+    status.UNKNOWN,
+    status.INTERNAL,
+    status.INVALID_ARGUMENT,
+    status.ALREADY_EXISTS,
+    status.RESOURCE_EXHAUSTED,
+    status.CANCELLED,
+  ]) {
     assert.equal(errorCodeForGrpc(c), 'KTS_ERR_CRI', `code ${c}`);
   }
   assert.equal(errorCodeForGrpc(undefined), 'KTS_ERR_CRI');
@@ -22,7 +29,10 @@ test('grpcCodeName gives the upper-case status name', () => {
 });
 
 test('criErrorFrom keeps method, grpc code, runtime details and cause', () => {
-  const cause = Object.assign(new Error('5 NOT_FOUND: container "x" not found'), { code: status.NOT_FOUND, details: 'container "x" not found' });
+  const cause = Object.assign(new Error('5 NOT_FOUND: container "x" not found'), {
+    code: status.NOT_FOUND,
+    details: 'container "x" not found',
+  });
   const e = criErrorFrom('ContainerStatus', cause);
   assert.ok(e instanceof CriError);
   assert.equal(e.code, 'KTS_ERR_CRI_NOT_FOUND');

@@ -56,14 +56,21 @@ export async function startFakeCriServer(): Promise<FakeCriServer> {
           .then(() => h(call.request))
           .then(
             (reply) => cb(null, reply ?? {}),
-            (err) => cb(err instanceof GrpcStatusError ? { code: err.code, details: err.details } : { code: grpc.status.UNKNOWN, details: String(err) }),
+            (err) =>
+              cb(
+                err instanceof GrpcStatusError
+                  ? { code: err.code, details: err.details }
+                  : { code: grpc.status.UNKNOWN, details: String(err) },
+              ),
           );
       };
     }
     server.addService(svc, impl);
   }
   await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
   );
   return {
     endpoint: `unix://${socketPath}`,

@@ -20,20 +20,30 @@ export const DASHBOARD = join(DEPLOY, 'grafana', 'kubelet-ts-dashboard.json');
  */
 export const CERTIFICATE_MANAGER_NAMES: string[] = [];
 
-interface Panel { title: string; type: string; targets?: Array<{ expr: string }>; panels?: Panel[] }
+interface Panel {
+  title: string;
+  type: string;
+  targets?: Array<{ expr: string }>;
+  panels?: Panel[];
+}
 
 /** Every query of the dashboard with its panel title; `$instance` → all, `$__rate_interval` → rateWindow. */
 export function dashboardQueries(rateWindow = '1m'): Array<{ panel: string; expr: string }> {
   const dash = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: Panel[] };
   const panels = dash.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
-  return panels.flatMap((p) => (p.targets ?? []).map((t) => ({
-    panel: p.title, expr: t.expr.replaceAll('$instance', '.*').replaceAll('$__rate_interval', rateWindow),
-  })));
+  return panels.flatMap((p) =>
+    (p.targets ?? []).map((t) => ({
+      panel: p.title,
+      expr: t.expr.replaceAll('$instance', '.*').replaceAll('$__rate_interval', rateWindow),
+    })),
+  );
 }
 
 /** The metric names a PromQL text selects (every name written before a `{` label matcher). */
 export function selectedMetricNames(promql: string): string[] {
-  return [...promql.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\{/g)].map((m) => m[1]!).filter((n) => !['by', 'without', 'on', 'ignoring'].includes(n));
+  return [...promql.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\{/g)]
+    .map((m) => m[1]!)
+    .filter((n) => !['by', 'without', 'on', 'ignoring'].includes(n));
 }
 
 /** The alert rules' expressions. */
@@ -43,9 +53,16 @@ export function alertExpressions(): string[] {
 }
 
 /** deploy/prometheus/prometheus.yml pointed at one agent: its address, CA, client pair; a fast interval. */
-export function concreteScrapeConfig(o: { target: string; caFile: string; certFile: string; keyFile: string; intervalS: number }): string {
+export function concreteScrapeConfig(o: {
+  target: string;
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  intervalS: number;
+}): string {
   const cfg = parse(readFileSync(SCRAPE_CONFIG, 'utf8')) as {
-    global: Record<string, string>; rule_files: string[];
+    global: Record<string, string>;
+    rule_files: string[];
     scrape_configs: Array<{ tls_config: Record<string, string>; static_configs: Array<{ targets: string[] }> }>;
   };
   cfg.global.scrape_interval = `${o.intervalS}s`;
@@ -54,7 +71,13 @@ export function concreteScrapeConfig(o: { target: string; caFile: string; certFi
   // Each job gets its own copies: the file shares them through YAML anchors.
   cfg.scrape_configs = cfg.scrape_configs.map((j) => ({
     ...j,
-    tls_config: { ...j.tls_config, ca_file: o.caFile, cert_file: o.certFile, key_file: o.keyFile, server_name: 'localhost' },
+    tls_config: {
+      ...j.tls_config,
+      ca_file: o.caFile,
+      cert_file: o.certFile,
+      key_file: o.keyFile,
+      server_name: 'localhost',
+    },
     static_configs: [{ targets: [o.target] }],
   }));
   return stringify(cfg, { aliasDuplicateObjects: false });

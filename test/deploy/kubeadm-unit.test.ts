@@ -14,15 +14,26 @@ import { run } from '../config/helpers.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 const unit = (name: string) => readFileSync(join(REPO_ROOT, 'deploy', 'kubeadm', name), 'utf8');
-const settings = (text: string, key: string) => text.split('\n').filter((l) => l.startsWith(`${key}=`)).map((l) => l.slice(key.length + 1));
+const settings = (text: string, key: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith(`${key}=`))
+    .map((l) => l.slice(key.length + 1));
 
 test('kubelet.service restarts for ever and runs the bin as an executable', () => {
   const u = unit('kubelet.service');
   assert.deepEqual(settings(u, 'Restart'), ['always']);
   assert.deepEqual(settings(u, 'StartLimitIntervalSec'), ['0']);
   assert.deepEqual(settings(u, 'KillMode'), ['process']);
-  assert.match(settings(u, 'ExecStart')[0]!, /^\/opt\/kubelet-ts\/bin\/kubelet-ts\.js\b/, 'not `node bin/…`: the shebang gives the V8 flags');
-  assert.match(readFileSync(join(REPO_ROOT, 'bin', 'kubelet-ts.js'), 'utf8').split('\n')[0]!, /--max-semi-space-size=2/);
+  assert.match(
+    settings(u, 'ExecStart')[0]!,
+    /^\/opt\/kubelet-ts\/bin\/kubelet-ts\.js\b/,
+    'not `node bin/…`: the shebang gives the V8 flags',
+  );
+  assert.match(
+    readFileSync(join(REPO_ROOT, 'bin', 'kubelet-ts.js'), 'utf8').split('\n')[0]!,
+    /--max-semi-space-size=2/,
+  );
 });
 
 test("the drop-in's command line with kubeadm's files is one the agent loads", () => {
@@ -31,7 +42,10 @@ test("the drop-in's command line with kubeadm's files is one the agent loads", (
   assert.ok(settings(d, 'EnvironmentFile').includes('-/etc/default/kubelet'));
   const exec = settings(d, 'ExecStart').filter(Boolean);
   assert.equal(exec.length, 1);
-  assert.match(exec[0]!, /\$KUBELET_KUBECONFIG_ARGS \$KUBELET_CONFIG_ARGS \$KUBELET_KUBEADM_ARGS \$KUBELET_EXTRA_ARGS$/);
+  assert.match(
+    exec[0]!,
+    /\$KUBELET_KUBECONFIG_ARGS \$KUBELET_CONFIG_ARGS \$KUBELET_KUBEADM_ARGS \$KUBELET_EXTRA_ARGS$/,
+  );
 
   // systemd's expansion: Environment= values, the EnvironmentFiles, then unquoted $VAR split on whitespace.
   const dir = testTempDir('kts-kubeadm-unit-');
@@ -45,7 +59,10 @@ test("the drop-in's command line with kubeadm's files is one the agent loads", (
   env.KUBELET_CONFIG_ARGS = `--config=${config}`; // the test's copy of /var/lib/kubelet/config.yaml
   env.KUBELET_KUBEADM_ARGS = KUBEADM_FLAGS_ENV.join(' ');
   env.KUBELET_EXTRA_ARGS = '--node-labels=example.com/pool=blue --hostname-override=node-1';
-  const argv = exec[0]!.split(/\s+/).slice(1).flatMap((w) => (w.startsWith('$') ? (env[w.slice(1)] ?? '').split(/\s+/).filter(Boolean) : [w]));
+  const argv = exec[0]!
+    .split(/\s+/)
+    .slice(1)
+    .flatMap((w) => (w.startsWith('$') ? (env[w.slice(1)] ?? '').split(/\s+/).filter(Boolean) : [w]));
   const c = run(argv);
   assert.equal(c.flags.bootstrapKubeconfig, '/etc/kubernetes/bootstrap-kubelet.conf');
   assert.equal(c.flags.kubeconfig, '/etc/kubernetes/kubelet.conf');

@@ -15,7 +15,15 @@ import { createTsCgroupReader } from '../../src/stats/cgroup-reader-ts.js';
 import { resourceMetrics } from '../../src/stats/resource-metrics.js';
 import { cadvisorMetrics } from '../../src/stats/cadvisor-metrics.js';
 import { makeCgroupTree } from '../../bench/fixtures/cgroup-tree.js';
-import { ALERT_RULES, ALERT_TESTS, CERTIFICATE_MANAGER_NAMES, alertExpressions, concreteScrapeConfig, dashboardQueries, selectedMetricNames } from './kit.js';
+import {
+  ALERT_RULES,
+  ALERT_TESTS,
+  CERTIFICATE_MANAGER_NAMES,
+  alertExpressions,
+  concreteScrapeConfig,
+  dashboardQueries,
+  selectedMetricNames,
+} from './kit.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 const promtool = spawnSync('promtool', ['--version']).status === 0;
@@ -27,25 +35,42 @@ function run(args: string[], cwd?: string): { status: number | null; out: string
 }
 
 let dir: string;
-before(() => { dir = testTempDir('kts-kit-'); });
+before(() => {
+  dir = testTempDir('kts-kit-');
+});
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Every family name the agent can export, from its four endpoints' renderings. */
 async function exportedNames(): Promise<Set<string>> {
   const names = new Set<string>();
-  const add = (text: string) => { for (const m of text.matchAll(/^# TYPE (\S+) /gm)) names.add(m[1]!); };
+  const add = (text: string) => {
+    for (const m of text.matchAll(/^# TYPE (\S+) /gm)) names.add(m[1]!);
+  };
   add(await registry.metrics());
   add(await probeRegistry.metrics());
   const root = mkdtempSync(join(dir, 'tree-'));
   const tree = makeCgroupTree(root, { mode: 'v2', pods: 1, containersPerPod: 1 });
   const p = new CgroupStatsProvider({
-    nodeName: 'n', layout: createCgroupLayout(tree.mounts), reader: createTsCgroupReader(), listPods: async () => structuredClone(tree.pods),
-    cgroupRoot: '/', rootDir: root, podLogsDir: join(root, 'logs'), memoryCapacity: 1n << 30n, housekeepingIntervalMs: 10_000,
+    nodeName: 'n',
+    layout: createCgroupLayout(tree.mounts),
+    reader: createTsCgroupReader(),
+    listPods: async () => structuredClone(tree.pods),
+    cgroupRoot: '/',
+    rootDir: root,
+    podLogsDir: join(root, 'logs'),
+    memoryCapacity: 1n << 30n,
+    housekeepingIntervalMs: 10_000,
   });
   try {
     const snap = await p.collect();
     add(resourceMetrics(snap));
-    add(cadvisorMetrics(snap, [{ podUid: snap.pods[0]!.uid, namespace: 'n', pod: 'p', container: 'c', id: '/x', count: 1 }], 1n << 30n));
+    add(
+      cadvisorMetrics(
+        snap,
+        [{ podUid: snap.pods[0]!.uid, namespace: 'n', pod: 'p', container: 'c', id: '/x', count: 1 }],
+        1n << 30n,
+      ),
+    );
   } finally {
     p.stop();
   }
@@ -60,7 +85,16 @@ describe('monitoring kit (deploy/)', { skip }, () => {
     const files = ['ca.crt', 'client.crt', 'client.key'].map((f) => join(dir, f));
     for (const f of files) writeFileSync(f, '');
     const cfg = join(dir, 'prometheus.yml');
-    writeFileSync(cfg, concreteScrapeConfig({ target: '127.0.0.1:10250', caFile: files[0]!, certFile: files[1]!, keyFile: files[2]!, intervalS: 30 }));
+    writeFileSync(
+      cfg,
+      concreteScrapeConfig({
+        target: '127.0.0.1:10250',
+        caFile: files[0]!,
+        certFile: files[1]!,
+        keyFile: files[2]!,
+        intervalS: 30,
+      }),
+    );
     const r = run(['check', 'config', cfg]);
     assert.equal(r.status, 0, r.out);
   });

@@ -16,9 +16,16 @@ const README = join(ROOT, 'README.md');
 const DOCS = join(ROOT, 'docs');
 const README_MAX_LINES = 250;
 
-const docsPages = (): string[] => readdirSync(DOCS).filter((f) => f.endsWith('.md')).sort();
+const docsPages = (): string[] =>
+  readdirSync(DOCS)
+    .filter((f) => f.endsWith('.md'))
+    .sort();
 /** Every Markdown file the links are checked in. */
-const markdownFiles = (): string[] => [README, join(ROOT, 'native', 'README.md'), ...docsPages().map((f) => join(DOCS, f))];
+const markdownFiles = (): string[] => [
+  README,
+  join(ROOT, 'native', 'README.md'),
+  ...docsPages().map((f) => join(DOCS, f)),
+];
 
 /** The text outside fenced code blocks and inline code spans, where links and headings are. */
 function prose(text: string): string[] {
@@ -75,7 +82,10 @@ function relativeLinks(file: string): Array<[number, string]> {
 }
 
 test('the generated references of docs/ match the code (node scripts/gen-docs.mjs --check)', () => {
-  const run = spawnSync(process.execPath, [join(ROOT, 'scripts', 'gen-docs.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [join(ROOT, 'scripts', 'gen-docs.mjs'), '--check'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   assert.equal(run.status, 0, `${run.stderr}${run.stdout}`);
 });
 
@@ -98,15 +108,18 @@ test('every relative link in README.md, native/README.md and docs/ names a file 
       const dest = path === '' ? file : resolve(dirname(file), decodeURIComponent(path));
       const where = `${relative(ROOT, file)}:${line}: ${target}`;
       if (!existsSync(dest)) broken.push(`${where} (no such file)`);
-      else if (anchor && statSync(dest).isFile() && dest.endsWith('.md') && !anchors(dest).has(anchor)) broken.push(`${where} (no such heading)`);
+      else if (anchor && statSync(dest).isFile() && dest.endsWith('.md') && !anchors(dest).has(anchor))
+        broken.push(`${where} (no such heading)`);
     }
   }
   assert.deepEqual(broken, []);
 });
 
-test('docs/operating.md\'s flags table names every flag of kubelet-ts --help', () => {
+test("docs/operating.md's flags table names every flag of kubelet-ts --help", () => {
   const help = spawnSync(process.execPath, [join(ROOT, 'dist', 'src', 'cmd', 'cli.js'), '--help'], {
-    cwd: ROOT, encoding: 'utf8', env: { ...process.env, KUBELET_TS_RELAUNCHED: '1' },
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, KUBELET_TS_RELAUNCHED: '1' },
   });
   assert.equal(help.status, 0, help.stderr);
   const section = help.stdout.slice(help.stdout.indexOf('Flags ('));
@@ -130,6 +143,9 @@ test('every KTS_ERR_ code the docs name is a code of ERROR_CODES', () => {
 
 test('slug follows GitHub: punctuation dropped, each space a hyphen', () => {
   assert.equal(slug('Exit → event on each runtime'), 'exit--event-on-each-runtime');
-  assert.equal(slug("Under 80 MiB: the node binary's pages (issue 18, 2026-11-25)"), 'under-80-mib-the-node-binarys-pages-issue-18-2026-11-25');
+  assert.equal(
+    slug("Under 80 MiB: the node binary's pages (issue 18, 2026-11-25)"),
+    'under-80-mib-the-node-binarys-pages-issue-18-2026-11-25',
+  );
   assert.equal(slug('Options (`RuntimeManagerDeps`)'), 'options-runtimemanagerdeps');
 });

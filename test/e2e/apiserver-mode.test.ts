@@ -16,7 +16,14 @@ import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
 import { kernelSupportsNoswap, mountAt, mountsUnder } from '../../src/volume/mount.js';
 import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
-import { makeKubeletDirs, startKubelet, stopKubelet, unmountUnder, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import {
+  makeKubeletDirs,
+  startKubelet,
+  stopKubelet,
+  unmountUnder,
+  waitFor,
+  type KubeletProcess,
+} from '../support/kubelet-process.js';
 import { startTestApiserver, type TestApiserver } from '../support/test-apiserver.js';
 
 const NS = `api-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
@@ -39,14 +46,25 @@ after(async () => {
   runtime.close();
 });
 
-const sleeper = (name: string, extra: Record<string, unknown> = {}): Pod => ({
-  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, labels: { app: name } },
-  spec: {
-    nodeName: NODE, terminationGracePeriodSeconds: 20,
-    containers: [{ name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"] }],
-    ...extra,
-  },
-} as Pod);
+const sleeper = (name: string, extra: Record<string, unknown> = {}): Pod =>
+  ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS, labels: { app: name } },
+    spec: {
+      nodeName: NODE,
+      terminationGracePeriodSeconds: 20,
+      containers: [
+        {
+          name: 'main',
+          image: IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
+        },
+      ],
+      ...extra,
+    },
+  }) as Pod;
 
 const getPod = (name: string) => api.store.get('pods', NS, name) as Pod | undefined;
 /** The fields of the stored Node this file reads (plain JSON, as the store keeps it). */
@@ -65,7 +83,11 @@ interface StoredNode {
 const node = () => api.store.get('nodes', undefined, NODE) as unknown as StoredNode | undefined;
 const ready = (n: ReturnType<typeof node>) => n?.status?.conditions?.find((c) => c.type === 'Ready');
 
-const podEvents = (name: string) => api.store.list('events', NS).filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name).map((e) => e.reason as string);
+const podEvents = (name: string) =>
+  api.store
+    .list('events', NS)
+    .filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name)
+    .map((e) => e.reason as string);
 
 async function createPod(pod: Pod): Promise<void> {
   const r = await api.call('POST', `/api/v1/namespaces/${NS}/pods`, pod);
@@ -75,18 +97,40 @@ async function createPod(pod: Pod): Promise<void> {
 function runningPod(name: string): () => Pod | undefined {
   return () => {
     const p = getPod(name);
-    return p?.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.state?.running && p.status.podIP ? p : undefined;
+    return p?.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.state?.running && p.status.podIP
+      ? p
+      : undefined;
   };
 }
 
 test('the node registers with labels, taints, capacity, nodeInfo and turns Ready', async () => {
-  writeFileSync(join(manifests, 'static.json'), JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'static', namespace: NS }, spec: sleeper('static').spec }));
+  writeFileSync(
+    join(manifests, 'static.json'),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'static', namespace: NS },
+      spec: sleeper('static').spec,
+    }),
+  );
   kubelet = startKubelet({
-    dir, manifests, endpoint,
-    extraArgs: [`--kubeconfig=${kubeconfig}`, '--node-status-update-frequency=2s', '--register-with-taints=example.com/dedicated=e2e:PreferNoSchedule', '--node-labels=kts.example/role=e2e'],
+    dir,
+    manifests,
+    endpoint,
+    extraArgs: [
+      `--kubeconfig=${kubeconfig}`,
+      '--node-status-update-frequency=2s',
+      '--register-with-taints=example.com/dedicated=e2e:PreferNoSchedule',
+      '--node-labels=kts.example/role=e2e',
+    ],
     extraConfig: ['nodeLeaseDurationSeconds: 8', 'nodeStatusReportFrequency: 4s'],
   });
-  const n = await waitFor('node Ready on the API', 60_000, () => (ready(node())?.status === 'True' ? node() : undefined), 250);
+  const n = await waitFor(
+    'node Ready on the API',
+    60_000,
+    () => (ready(node())?.status === 'True' ? node() : undefined),
+    250,
+  );
   assert.equal(n!.metadata.labels['kubernetes.io/hostname'], NODE);
   assert.equal(n!.metadata.labels['kts.example/role'], 'e2e');
   assert.equal(n!.metadata.labels['kubernetes.io/os'], 'linux');
@@ -95,7 +139,10 @@ test('the node registers with labels, taints, capacity, nodeInfo and turns Ready
     assert.ok(n!.status.capacity[r], `capacity.${r}`);
     assert.ok(n!.status.allocatable[r], `allocatable.${r}`);
   }
-  assert.deepEqual(n!.status.conditions.map((c: { type: string }) => c.type), ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready']);
+  assert.deepEqual(
+    n!.status.conditions.map((c: { type: string }) => c.type),
+    ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready'],
+  );
   assert.equal(n!.status.daemonEndpoints.kubeletEndpoint.Port, kubelet!.port, 'the configured main port');
   assert.ok(n!.status.addresses.some((a: { type: string }) => a.type === 'InternalIP'));
   assert.match(n!.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\//);
@@ -103,25 +150,46 @@ test('the node registers with labels, taints, capacity, nodeInfo and turns Ready
 });
 
 test('the node lease is held by the node, owned by it, and renewed', async () => {
-  const lease = () => api.store.get('leases', 'kube-node-lease', NODE) as { spec: { holderIdentity: string; renewTime: string; leaseDurationSeconds: number }; metadata: { ownerReferences?: { uid: string }[] } } | undefined;
+  const lease = () =>
+    api.store.get('leases', 'kube-node-lease', NODE) as
+      | {
+          spec: { holderIdentity: string; renewTime: string; leaseDurationSeconds: number };
+          metadata: { ownerReferences?: { uid: string }[] };
+        }
+      | undefined;
   const first = await waitFor('lease', 20_000, () => lease());
   assert.equal(first.spec.holderIdentity, NODE);
   assert.equal(first.spec.leaseDurationSeconds, 8);
-  const renewed = await waitFor('lease renewal', 15_000, () => (lease()!.spec.renewTime !== first.spec.renewTime ? lease() : undefined), 250);
+  const renewed = await waitFor(
+    'lease renewal',
+    15_000,
+    () => (lease()!.spec.renewTime !== first.spec.renewTime ? lease() : undefined),
+    250,
+  );
   assert.equal(renewed!.metadata.ownerReferences?.[0]?.uid, node()!.metadata.uid);
 });
 
 test('a pod created through the API runs and its status appears on the API', async () => {
   await createPod(sleeper('web'));
   const p = await waitFor('web Running on the API', 60_000, runningPod('web'), 250);
-  const types = (p.status!.conditions ?? []).filter((c) => c.status === 'True').map((c) => c.type).sort();
-  for (const t of ['ContainersReady', 'Initialized', 'PodScheduled', 'Ready']) assert.ok(types.includes(t), `condition ${t} True (got ${types.join(',')})`);
+  const types = (p.status!.conditions ?? [])
+    .filter((c) => c.status === 'True')
+    .map((c) => c.type)
+    .sort();
+  for (const t of ['ContainersReady', 'Initialized', 'PodScheduled', 'Ready'])
+    assert.ok(types.includes(t), `condition ${t} True (got ${types.join(',')})`);
   assert.ok(p.status!.podIPs?.length, 'podIPs');
   assert.ok(p.status!.hostIP, 'hostIP');
   assert.equal(p.status!.containerStatuses![0]!.ready, true);
-  const nodeEvents = () => api.store.list('events', 'default').filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === NODE).map((e) => e.reason);
+  const nodeEvents = () =>
+    api.store
+      .list('events', 'default')
+      .filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === NODE)
+      .map((e) => e.reason);
   await waitFor('NodeReady event on the API', 10_000, () => (nodeEvents().includes('NodeReady') ? true : undefined));
-  await waitFor('Pulled/Created/Started events of web', 10_000, () => (['Pulled', 'Created', 'Started'].every((r) => podEvents('web').includes(r)) ? true : undefined));
+  await waitFor('Pulled/Created/Started events of web', 10_000, () =>
+    ['Pulled', 'Created', 'Started'].every((r) => podEvents('web').includes(r)) ? true : undefined,
+  );
 });
 
 test('a static pod shows up as a mirror pod owned by the node, with its status', async () => {
@@ -131,10 +199,15 @@ test('a static pod shows up as a mirror pod owned by the node, with its status',
   assert.equal(m.metadata!.ownerReferences?.[0]?.kind, 'Node');
   // Deleting the mirror pod recreates it.
   await api.call('DELETE', `/api/v1/namespaces/${NS}/pods/${name}`, { gracePeriodSeconds: 0 });
-  await waitFor('mirror pod recreated, with the static pod status', 20_000, () => {
-    const again = getPod(name);
-    return again && again.metadata!.uid !== m.metadata!.uid && again.status?.phase === 'Running' ? again : undefined;
-  }, 250);
+  await waitFor(
+    'mirror pod recreated, with the static pod status',
+    20_000,
+    () => {
+      const again = getPod(name);
+      return again && again.metadata!.uid !== m.metadata!.uid && again.status?.phase === 'Running' ? again : undefined;
+    },
+    250,
+  );
 });
 
 test('a graceful delete stops the pod and then removes it from the API', async () => {
@@ -145,57 +218,162 @@ test('a graceful delete stops the pod and then removes it from the API', async (
   await waitFor('web removed after termination', 30_000, () => (getPod('web') ? undefined : true), 250);
   await waitFor('Killing event of web', 10_000, () => (podEvents('web').includes('Killing') ? true : undefined));
   const sandboxes = await runtime.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': before.metadata!.uid! } });
-  assert.ok(sandboxes.every((s) => s.state !== 'SANDBOX_READY'), 'sandbox stopped');
+  assert.ok(
+    sandboxes.every((s) => s.state !== 'SANDBOX_READY'),
+    'sandbox stopped',
+  );
 });
 
 test('configMap, secret and projected volumes and env; a configMap edit reaches the mounted file', async () => {
-  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'cfg' }, data: { greeting: 'hello', other: 'x' } })).status, 201);
-  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: 'sec' }, data: { password: Buffer.from('s3cret').toString('base64') } })).status, 201);
-  const script = 'echo "$GREETING/$SEC_password" > /out/env; while true; do cat /etc/cfg/greeting > /out/seen.tmp; mv /out/seen.tmp /out/seen; sleep 0.5; done';
-  await createPod(sleeper('cfgpod', {
-    volumes: [
-      { name: 'cfg', configMap: { name: 'cfg', items: [{ key: 'greeting', path: 'greeting' }] } },
-      { name: 'proj', projected: { sources: [{ secret: { name: 'sec' } }, { serviceAccountToken: { path: 'token', audience: 'e2e' } }, { downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }] } },
-      { name: 'missing', configMap: { name: 'does-not-exist', optional: true } },
-      { name: 'out', emptyDir: {} },
-    ],
-    containers: [{
-      name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', script],
-      env: [{ name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } }],
-      envFrom: [{ secretRef: { name: 'sec' }, prefix: 'SEC_' }],
-      volumeMounts: [{ name: 'cfg', mountPath: '/etc/cfg' }, { name: 'proj', mountPath: '/etc/proj' }, { name: 'missing', mountPath: '/etc/missing' }, { name: 'out', mountPath: '/out' }],
-    }],
-  }));
+  assert.equal(
+    (
+      await api.call('POST', `/api/v1/namespaces/${NS}/configmaps`, {
+        metadata: { name: 'cfg' },
+        data: { greeting: 'hello', other: 'x' },
+      })
+    ).status,
+    201,
+  );
+  assert.equal(
+    (
+      await api.call('POST', `/api/v1/namespaces/${NS}/secrets`, {
+        metadata: { name: 'sec' },
+        data: { password: Buffer.from('s3cret').toString('base64') },
+      })
+    ).status,
+    201,
+  );
+  const script =
+    'echo "$GREETING/$SEC_password" > /out/env; while true; do cat /etc/cfg/greeting > /out/seen.tmp; mv /out/seen.tmp /out/seen; sleep 0.5; done';
+  await createPod(
+    sleeper('cfgpod', {
+      volumes: [
+        { name: 'cfg', configMap: { name: 'cfg', items: [{ key: 'greeting', path: 'greeting' }] } },
+        {
+          name: 'proj',
+          projected: {
+            sources: [
+              { secret: { name: 'sec' } },
+              { serviceAccountToken: { path: 'token', audience: 'e2e' } },
+              { downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+            ],
+          },
+        },
+        { name: 'missing', configMap: { name: 'does-not-exist', optional: true } },
+        { name: 'out', emptyDir: {} },
+      ],
+      containers: [
+        {
+          name: 'main',
+          image: IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', script],
+          env: [{ name: 'GREETING', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'greeting' } } }],
+          envFrom: [{ secretRef: { name: 'sec' }, prefix: 'SEC_' }],
+          volumeMounts: [
+            { name: 'cfg', mountPath: '/etc/cfg' },
+            { name: 'proj', mountPath: '/etc/proj' },
+            { name: 'missing', mountPath: '/etc/missing' },
+            { name: 'out', mountPath: '/out' },
+          ],
+        },
+      ],
+    }),
+  );
   const p = await waitFor('cfgpod Running', 60_000, runningPod('cfgpod'), 250);
-  const vol = (plugin: string, name: string, file: string) => join(dir, 'root', 'pods', p.metadata!.uid!, 'volumes', plugin, name, file);
-  const read = (path: string) => { try { return readFileSync(path, 'utf8').trim(); } catch { return undefined; } };
-  await waitFor('env from configMap and secret', 20_000, () => (read(vol('kubernetes.io~empty-dir', 'out', 'env')) === 'hello/s3cret' ? true : undefined), 250);
+  const vol = (plugin: string, name: string, file: string) =>
+    join(dir, 'root', 'pods', p.metadata!.uid!, 'volumes', plugin, name, file);
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  };
+  await waitFor(
+    'env from configMap and secret',
+    20_000,
+    () => (read(vol('kubernetes.io~empty-dir', 'out', 'env')) === 'hello/s3cret' ? true : undefined),
+    250,
+  );
   assert.equal(read(vol('kubernetes.io~projected', 'proj', 'password')), 's3cret');
   assert.equal(read(vol('kubernetes.io~projected', 'proj', 'name')), 'cfgpod');
   assert.match(read(vol('kubernetes.io~projected', 'proj', 'token')) ?? '', /^kts-test-token\./);
-  await waitFor('the configMap file seen inside the container', 10_000, () => (read(vol('kubernetes.io~empty-dir', 'out', 'seen')) === 'hello' ? true : undefined), 250);
-  const edit = await api.call('PATCH', `/api/v1/namespaces/${NS}/configmaps/cfg`, { data: { greeting: 'bonjour' } }, 'application/merge-patch+json');
+  await waitFor(
+    'the configMap file seen inside the container',
+    10_000,
+    () => (read(vol('kubernetes.io~empty-dir', 'out', 'seen')) === 'hello' ? true : undefined),
+    250,
+  );
+  const edit = await api.call(
+    'PATCH',
+    `/api/v1/namespaces/${NS}/configmaps/cfg`,
+    { data: { greeting: 'bonjour' } },
+    'application/merge-patch+json',
+  );
   assert.equal(edit.status, 200);
   const t0 = Date.now();
-  await waitFor('the edit seen inside the container', 30_000, () => (read(vol('kubernetes.io~empty-dir', 'out', 'seen')) === 'bonjour' ? true : undefined), 250);
+  await waitFor(
+    'the edit seen inside the container',
+    30_000,
+    () => (read(vol('kubernetes.io~empty-dir', 'out', 'seen')) === 'bonjour' ? true : undefined),
+    250,
+  );
   console.log(`# configMap edit reached the container in ${Date.now() - t0} ms`);
 });
 
 test('secret and projected volumes are tmpfs with upstream modes and fsGroup, dirs 0750; all gone after the delete', async () => {
-  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name: 'tls' }, data: { 'tls.key': Buffer.from('k3y').toString('base64'), 'tls.crt': Buffer.from('crt').toString('base64') } })).status, 201);
-  assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/configmaps`, { metadata: { name: 'settings' }, data: { 'app.conf': 'x=1' } })).status, 201);
-  await createPod(sleeper('vault', {
-    securityContext: { runAsUser: 1000, fsGroup: 2000 },
-    volumes: [
-      { name: 'sec', secret: { secretName: 'tls', defaultMode: 0o400, items: [{ key: 'tls.key', path: 'tls.key' }, { key: 'tls.crt', path: 'tls.crt', mode: 0o444 }] } },
-      { name: 'cfg', configMap: { name: 'settings' } },
-      { name: 'tok', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] } },
-    ],
-    containers: [{
-      name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
-      volumeMounts: [{ name: 'sec', mountPath: '/etc/sec' }, { name: 'cfg', mountPath: '/etc/cfg' }, { name: 'tok', mountPath: '/var/run/secrets/tokens' }],
-    }],
-  }));
+  assert.equal(
+    (
+      await api.call('POST', `/api/v1/namespaces/${NS}/secrets`, {
+        metadata: { name: 'tls' },
+        data: { 'tls.key': Buffer.from('k3y').toString('base64'), 'tls.crt': Buffer.from('crt').toString('base64') },
+      })
+    ).status,
+    201,
+  );
+  assert.equal(
+    (
+      await api.call('POST', `/api/v1/namespaces/${NS}/configmaps`, {
+        metadata: { name: 'settings' },
+        data: { 'app.conf': 'x=1' },
+      })
+    ).status,
+    201,
+  );
+  await createPod(
+    sleeper('vault', {
+      securityContext: { runAsUser: 1000, fsGroup: 2000 },
+      volumes: [
+        {
+          name: 'sec',
+          secret: {
+            secretName: 'tls',
+            defaultMode: 0o400,
+            items: [
+              { key: 'tls.key', path: 'tls.key' },
+              { key: 'tls.crt', path: 'tls.crt', mode: 0o444 },
+            ],
+          },
+        },
+        { name: 'cfg', configMap: { name: 'settings' } },
+        { name: 'tok', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] } },
+      ],
+      containers: [
+        {
+          name: 'main',
+          image: IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
+          volumeMounts: [
+            { name: 'sec', mountPath: '/etc/sec' },
+            { name: 'cfg', mountPath: '/etc/cfg' },
+            { name: 'tok', mountPath: '/var/run/secrets/tokens' },
+          ],
+        },
+      ],
+    }),
+  );
   const p = await waitFor('vault Running', 60_000, runningPod('vault'), 250);
   const uid = p.metadata!.uid!;
   const root = join(dir, 'root');
@@ -206,7 +384,15 @@ test('secret and projected volumes are tmpfs with upstream modes and fsGroup, di
 
   // Host side: 0750 from the root dir down to the plugin dirs; tmpfs for secret and projected.
   const mode = (path: string) => (statSync(path).mode & 0o7777).toString(8);
-  for (const d of [root, join(root, 'pods'), join(root, 'pods', uid), volumes, join(volumes, 'kubernetes.io~secret'), join(volumes, 'kubernetes.io~projected'), join(volumes, 'kubernetes.io~configmap')]) {
+  for (const d of [
+    root,
+    join(root, 'pods'),
+    join(root, 'pods', uid),
+    volumes,
+    join(volumes, 'kubernetes.io~secret'),
+    join(volumes, 'kubernetes.io~projected'),
+    join(volumes, 'kubernetes.io~configmap'),
+  ]) {
     assert.equal(mode(d), '750', d);
   }
   for (const d of [secDir, tokDir]) {
@@ -218,7 +404,11 @@ test('secret and projected volumes are tmpfs with upstream modes and fsGroup, di
     assert.equal(statSync(d).gid, 2000);
   }
   assert.equal(await mountAt(cfgDir), undefined, 'configMap volumes stay on disk (upstream)');
-  assert.match(readlinkSync(join(secDir, '..data')), /^\.\.\d{4}_\d\d_\d\d_/, '..data points at a timestamped directory');
+  assert.match(
+    readlinkSync(join(secDir, '..data')),
+    /^\.\.\d{4}_\d\d_\d\d_/,
+    '..data points at a timestamped directory',
+  );
   assert.ok(lstatSync(join(secDir, 'tls.key')).isSymbolicLink(), 'user-visible names are symlinks');
   assert.equal(readlinkSync(join(secDir, 'tls.key')), '..data/tls.key');
 
@@ -229,9 +419,17 @@ test('secret and projected volumes are tmpfs with upstream modes and fsGroup, di
     assert.equal(r.exitCode, 0, `${script}: ${r.stderr.toString()}`);
     return r.stdout.toString().trim();
   };
-  assert.equal(await exec('stat -L -c "%n %a %u %g" /etc/sec/tls.key /etc/sec/tls.crt /etc/cfg/app.conf /var/run/secrets/tokens/token'), [
-    '/etc/sec/tls.key 440 0 2000', '/etc/sec/tls.crt 444 0 2000', '/etc/cfg/app.conf 644 0 2000', '/var/run/secrets/tokens/token 640 1000 2000',
-  ].join('\n'));
+  assert.equal(
+    await exec(
+      'stat -L -c "%n %a %u %g" /etc/sec/tls.key /etc/sec/tls.crt /etc/cfg/app.conf /var/run/secrets/tokens/token',
+    ),
+    [
+      '/etc/sec/tls.key 440 0 2000',
+      '/etc/sec/tls.crt 444 0 2000',
+      '/etc/cfg/app.conf 644 0 2000',
+      '/var/run/secrets/tokens/token 640 1000 2000',
+    ].join('\n'),
+  );
   assert.equal(await exec('stat -c "%a" /etc/sec /etc/sec/..data/'), '2755\n2755');
   assert.equal(await exec('id -u; cat /etc/sec/tls.key; echo; cat /etc/cfg/app.conf'), '1000\nk3y\nx=1');
   assert.match(await exec('cat /var/run/secrets/tokens/token'), /^kts-test-token\./);
@@ -241,10 +439,23 @@ test('secret and projected volumes are tmpfs with upstream modes and fsGroup, di
   assert.match(procMounts, /^\S+ \/etc\/cfg (?!tmpfs)\S+ ro[, ]/m);
 
   // Deleted: the tmpfs are unmounted and the volume directories removed once the pod terminates.
-  assert.equal((await api.call('DELETE', `/api/v1/namespaces/${NS}/pods/vault`, { gracePeriodSeconds: 1 })).status, 200);
+  assert.equal(
+    (await api.call('DELETE', `/api/v1/namespaces/${NS}/pods/vault`, { gracePeriodSeconds: 1 })).status,
+    200,
+  );
   await waitFor('vault removed from the API', 30_000, () => (getPod('vault') ? undefined : true), 250);
-  await waitFor('volumes unmounted and removed', 20_000, async () => ((await mountsUnder(join(root, 'pods', uid))).length === 0 && !existsSync(volumes) ? true : undefined), 250);
-  await waitFor('the pod directory removed', 20_000, () => (existsSync(join(root, 'pods', uid)) ? undefined : true), 250);
+  await waitFor(
+    'volumes unmounted and removed',
+    20_000,
+    async () => ((await mountsUnder(join(root, 'pods', uid))).length === 0 && !existsSync(volumes) ? true : undefined),
+    250,
+  );
+  await waitFor(
+    'the pod directory removed',
+    20_000,
+    () => (existsSync(join(root, 'pods', uid)) ? undefined : true),
+    250,
+  );
 });
 
 test(`an apiserver outage (${OUTAGE_MS / 1000} s) loses no pod and the agent catches up`, async () => {
@@ -252,7 +463,12 @@ test(`an apiserver outage (${OUTAGE_MS / 1000} s) loses no pod and the agent cat
   const steady = await waitFor('steady Running', 60_000, runningPod('steady'), 250);
   const containerID = steady.status!.containerStatuses![0]!.containerID;
   // A pod that finishes while the apiserver is away: its final status must arrive afterwards.
-  await createPod(sleeper('short', { restartPolicy: 'Never', containers: [{ name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'sleep 3'] }] }));
+  await createPod(
+    sleeper('short', {
+      restartPolicy: 'Never',
+      containers: [{ name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'sleep 3'] }],
+    }),
+  );
   await waitFor('short Running', 60_000, runningPod('short'), 250);
   const { port, store, certs, token } = api;
   await api.stop();
@@ -265,20 +481,35 @@ test(`an apiserver outage (${OUTAGE_MS / 1000} s) loses no pod and the agent cat
   const heartbeatBefore = Date.now();
   await createPod(sleeper('after'));
   await waitFor('a pod created after the outage runs', 60_000, runningPod('after'), 250);
-  await waitFor('short Succeeded on the API after the outage', 20_000, () => (getPod('short')?.status?.phase === 'Succeeded' ? true : undefined), 250);
+  await waitFor(
+    'short Succeeded on the API after the outage',
+    20_000,
+    () => (getPod('short')?.status?.phase === 'Succeeded' ? true : undefined),
+    250,
+  );
   const s = getPod('steady')!;
   assert.equal(s.status!.phase, 'Running');
   assert.equal(s.status!.containerStatuses![0]!.containerID, containerID, 'steady was not restarted');
   assert.equal(s.status!.containerStatuses![0]!.restartCount, 0);
-  await waitFor('node heartbeat after the outage', 20_000, () => {
-    const hb = Date.parse(ready(node())?.lastHeartbeatTime ?? '');
-    return hb >= Math.floor(heartbeatBefore / 1000) * 1000 ? true : undefined;
-  }, 250);
+  await waitFor(
+    'node heartbeat after the outage',
+    20_000,
+    () => {
+      const hb = Date.parse(ready(node())?.lastHeartbeatTime ?? '');
+      return hb >= Math.floor(heartbeatBefore / 1000) * 1000 ? true : undefined;
+    },
+    250,
+  );
   // The lease retries back off to at most 7 s (upstream), so the renewal comes within ~10 s.
-  await waitFor('lease renewed after the outage', 15_000, () => {
-    const lease = api.store.get('leases', 'kube-node-lease', NODE) as { spec: { renewTime: string } };
-    return Date.parse(lease.spec.renewTime) >= heartbeatBefore ? true : undefined;
-  }, 250);
+  await waitFor(
+    'lease renewed after the outage',
+    15_000,
+    () => {
+      const lease = api.store.get('leases', 'kube-node-lease', NODE) as { spec: { renewTime: string } };
+      return Date.parse(lease.spec.renewTime) >= heartbeatBefore ? true : undefined;
+    },
+    250,
+  );
 });
 
 test('kubectl get/describe work against the test apiserver', async (t) => {
@@ -290,7 +521,9 @@ test('kubectl get/describe work against the test apiserver', async (t) => {
     return;
   }
   // Async: the test apiserver lives in this process and must keep answering while kubectl runs.
-  const run = async (...args: string[]) => (await promisify(execFile)(kubectl, [`--kubeconfig=${kubeconfig}`, ...args], { encoding: 'utf8', timeout: 30_000 })).stdout;
+  const run = async (...args: string[]) =>
+    (await promisify(execFile)(kubectl, [`--kubeconfig=${kubeconfig}`, ...args], { encoding: 'utf8', timeout: 30_000 }))
+      .stdout;
   assert.match(await run('get', 'nodes'), new RegExp(NODE));
   assert.match(await run('describe', 'node', NODE), /Ready\s+True/);
   assert.match(await run('get', 'pods', '-n', NS), /steady/);

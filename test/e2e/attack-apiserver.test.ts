@@ -38,29 +38,81 @@ const logSince = (from: number) => readFileSync(kubelet!.logFile, 'utf8').slice(
 async function podKept(): Promise<void> {
   assert.equal(kubelet!.child.exitCode, null, 'the agent is still running');
   const running = await runtime.listContainers({ state: 'CONTAINER_RUNNING' });
-  assert.ok(running.some((c) => c.labels['io.kubernetes.pod.name'] === 'web' && c.labels['io.kubernetes.pod.namespace'] === NS), 'web still running in containerd');
-  assert.ok((await getPods(kubelet!)).some((p) => p.metadata?.name === 'web' && p.metadata.namespace === NS), 'web still in /pods');
+  assert.ok(
+    running.some((c) => c.labels['io.kubernetes.pod.name'] === 'web' && c.labels['io.kubernetes.pod.namespace'] === NS),
+    'web still running in containerd',
+  );
+  assert.ok(
+    (await getPods(kubelet!)).some((p) => p.metadata?.name === 'web' && p.metadata.namespace === NS),
+    'web still in /pods',
+  );
 }
 
-const leaseRenewals = (since: number) => api.requests.filter((r) => r.at >= since && r.path === `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}` && r.method === 'PUT').length;
+const leaseRenewals = (since: number) =>
+  api.requests.filter(
+    (r) =>
+      r.at >= since &&
+      r.path === `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}` &&
+      r.method === 'PUT',
+  ).length;
 
 test('a pod created through the API runs', async () => {
-  kubelet = startKubelet({ dir, manifests, endpoint, extraArgs: [`--kubeconfig=${kubeconfig}`, '--node-status-update-frequency=2s'], extraConfig: ['nodeLeaseDurationSeconds: 8'] });
+  kubelet = startKubelet({
+    dir,
+    manifests,
+    endpoint,
+    extraArgs: [`--kubeconfig=${kubeconfig}`, '--node-status-update-frequency=2s'],
+    extraConfig: ['nodeLeaseDurationSeconds: 8'],
+  });
   const pod: Pod = {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: NS },
-    spec: { nodeName: NODE, terminationGracePeriodSeconds: 5, containers: [{ name: 'main', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"] }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: NS },
+    spec: {
+      nodeName: NODE,
+      terminationGracePeriodSeconds: 5,
+      containers: [
+        {
+          name: 'main',
+          image: IMAGE,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
+        },
+      ],
+    },
   } as Pod;
   const r = await api.call('POST', `/api/v1/namespaces/${NS}/pods`, pod);
   assert.equal(r.status, 201, JSON.stringify(r.body));
-  await waitFor('web Running on the API', 90_000, () => ((api.store.get('pods', NS, 'web') as Pod | undefined)?.status?.phase === 'Running' ? true : undefined), 250);
+  await waitFor(
+    'web Running on the API',
+    90_000,
+    () => ((api.store.get('pods', NS, 'web') as Pod | undefined)?.status?.phase === 'Running' ? true : undefined),
+    250,
+  );
   await podKept();
 });
 
 const attacks: { mode: HostileMode; logged: RegExp; what: string }[] = [
-  { mode: 'huge-list', what: 'a 200 MB LIST is cut at 64 MiB', logged: /apiserver response for \/api\/v1\/pods exceeded 64 MiB \(response body limit\); refused/ },
-  { mode: 'endless-line', what: 'an endless watch line is cut at 16 MiB', logged: /apiserver watch event for \/api\/v1\/pods exceeded 16 MiB \(watch event line limit\); refused/ },
-  { mode: 'slow-drip', what: 'a LIST dripped 1 byte / 100 ms hits the 30 s request deadline', logged: /apiserver response for \/api\/v1\/pods exceeded 30 s \(request deadline\); refused/ },
-  { mode: 'garbage', what: 'a garbage watch event is a clear error and the watch restarts', logged: /watch \/api\/v1\/pods: event is not JSON/ },
+  {
+    mode: 'huge-list',
+    what: 'a 200 MB LIST is cut at 64 MiB',
+    logged: /apiserver response for \/api\/v1\/pods exceeded 64 MiB \(response body limit\); refused/,
+  },
+  {
+    mode: 'endless-line',
+    what: 'an endless watch line is cut at 16 MiB',
+    logged: /apiserver watch event for \/api\/v1\/pods exceeded 16 MiB \(watch event line limit\); refused/,
+  },
+  {
+    mode: 'slow-drip',
+    what: 'a LIST dripped 1 byte / 100 ms hits the 30 s request deadline',
+    logged: /apiserver response for \/api\/v1\/pods exceeded 30 s \(request deadline\); refused/,
+  },
+  {
+    mode: 'garbage',
+    what: 'a garbage watch event is a clear error and the watch restarts',
+    logged: /watch \/api\/v1\/pods: event is not JSON/,
+  },
 ];
 
 for (const a of attacks) {
@@ -70,7 +122,12 @@ for (const a of attacks) {
     api.mode = a.mode;
     api.dropWatches();
     try {
-      await waitFor(`the ${a.mode} error in the agent's log`, 120_000, () => (a.logged.test(logSince(mark)) ? true : undefined), 500);
+      await waitFor(
+        `the ${a.mode} error in the agent's log`,
+        120_000,
+        () => (a.logged.test(logSince(mark)) ? true : undefined),
+        500,
+      );
       assert.ok(api.hostileRequests > before, 'the hostile answers were requested');
       assert.match(logSince(mark), /KTS_ERR_API(_LIMIT)?/);
       const hwm = vmHwmKiB(kubelet!.pid);
@@ -90,7 +147,12 @@ test('silent-watch: a watch that never sends an event blocks nothing: heartbeat 
   try {
     await waitFor('a silent watch', 60_000, () => (api.hostileRequests > before ? true : undefined), 200);
     const since = Date.now();
-    await waitFor('lease renewals during the silent watch', 30_000, () => (leaseRenewals(since) >= 2 ? true : undefined), 250);
+    await waitFor(
+      'lease renewals during the silent watch',
+      30_000,
+      () => (leaseRenewals(since) >= 2 ? true : undefined),
+      250,
+    );
     assert.ok(vmHwmKiB(kubelet!.pid) < RSS_CEILING_KIB);
     await podKept();
   } finally {
@@ -101,9 +163,22 @@ test('silent-watch: a watch that never sends an event blocks nothing: heartbeat 
 
 test('back to an honest server: the pod source recovers and the pod is still there', async () => {
   // A pod added now reaches the agent only through a working LIST/watch.
-  const r = await api.call('PATCH', `/api/v1/namespaces/${NS}/pods/web`, { metadata: { labels: { recovered: 'yes' } } }, 'application/merge-patch+json');
+  const r = await api.call(
+    'PATCH',
+    `/api/v1/namespaces/${NS}/pods/web`,
+    { metadata: { labels: { recovered: 'yes' } } },
+    'application/merge-patch+json',
+  );
   assert.equal(r.status, 200);
-  await waitFor('the label through the recovered watch', 90_000, async () => ((await getPods(kubelet!)).find((p) => p.metadata?.name === 'web')?.metadata?.labels?.recovered === 'yes' ? true : undefined), 500);
+  await waitFor(
+    'the label through the recovered watch',
+    90_000,
+    async () =>
+      (await getPods(kubelet!)).find((p) => p.metadata?.name === 'web')?.metadata?.labels?.recovered === 'yes'
+        ? true
+        : undefined,
+    500,
+  );
   await podKept();
   assert.equal(kubelet!.child.exitCode, null);
 });

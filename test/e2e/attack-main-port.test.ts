@@ -16,7 +16,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { TEST_IMAGES } from '../support/containerd.js';
-import { agentTestContext, getPods, randomPort, startKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import {
+  agentTestContext,
+  getPods,
+  randomPort,
+  startKubelet,
+  waitFor,
+  type KubeletProcess,
+} from '../support/kubelet-process.js';
 import { mainPortClient } from '../support/main-port.js';
 import { issue, makeCA } from '../support/pki.js';
 import { startSymlinkSwap } from '../support/symlink-swap.js';
@@ -42,10 +49,19 @@ const ca = makeCA('attack-ca');
 const reader = issue(ca, 'reader', { cn: 'reader' });
 const operator = issue(ca, 'operator', { cn: 'operator' });
 const prober = issue(ca, 'prober', { cn: 'prober' });
-const GRANTS = new Set(['reader:get:proxy', 'reader:get:log', 'operator:get:proxy', 'operator:create:proxy', 'prober:get:proxy']);
+const GRANTS = new Set([
+  'reader:get:proxy',
+  'reader:get:log',
+  'operator:get:proxy',
+  'operator:create:proxy',
+  'prober:get:proxy',
+]);
 const hook = createReviewWebhook({
   tokens: {},
-  authorize: (spec) => (GRANTS.has(`${spec.user}:${spec.resourceAttributes?.verb}:${spec.resourceAttributes?.subresource}`) ? { allowed: true } : { allowed: false, reason: 'not granted' }),
+  authorize: (spec) =>
+    GRANTS.has(`${spec.user}:${spec.resourceAttributes?.verb}:${spec.resourceAttributes?.subresource}`)
+      ? { allowed: true }
+      : { allowed: false, reason: 'not granted' },
 });
 let review: ReviewServer;
 let servingCA: Buffer;
@@ -65,19 +81,47 @@ before(async () => {
   await new Promise<void>((r) => manifestServer.listen(0, '127.0.0.1', r));
   const manifestUrl = `http://kubelet:${URL_PASSWORD}@127.0.0.1:${(manifestServer.address() as AddressInfo).port}/pods`;
   review = await startReviewServer(hook, ca);
-  writeFileSync(join(ctx.manifests, 'target.json'), JSON.stringify({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'target', namespace: NS },
-    spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"] }] },
-  }));
+  writeFileSync(
+    join(ctx.manifests, 'target.json'),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'target', namespace: NS },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'c',
+            image: TEST_IMAGES.busybox,
+            imagePullPolicy: 'IfNotPresent',
+            command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
+          },
+        ],
+      },
+    }),
+  );
   kubelet = startKubelet({
-    dir: ctx.dir, manifests: ctx.manifests, endpoint: ctx.endpoint, port: PORT,
-    extraArgs: [`--client-ca-file=${ca.cert}`, '--authorization-mode=Webhook', `--kubeconfig=${review.kubeconfig}`,
-      `--manifest-url=${manifestUrl}`, `--manifest-url-header=Authorization:${SECRET_HEADER}`],
+    dir: ctx.dir,
+    manifests: ctx.manifests,
+    endpoint: ctx.endpoint,
+    port: PORT,
+    extraArgs: [
+      `--client-ca-file=${ca.cert}`,
+      '--authorization-mode=Webhook',
+      `--kubeconfig=${review.kubeconfig}`,
+      `--manifest-url=${manifestUrl}`,
+      `--manifest-url-header=Authorization:${SECRET_HEADER}`,
+    ],
   });
-  await waitFor('the target pod running', 90_000, async () => {
-    const p = (await getPods(kubelet!)).find((x) => x.metadata?.name === POD);
-    return p?.status?.containerStatuses?.[0]?.state?.running ? true : undefined;
-  }, 250);
+  await waitFor(
+    'the target pod running',
+    90_000,
+    async () => {
+      const p = (await getPods(kubelet!)).find((x) => x.metadata?.name === POD);
+      return p?.status?.containerStatuses?.[0]?.state?.running ? true : undefined;
+    },
+    250,
+  );
   servingCA = readFileSync(join(ctx.dir, 'root', 'pki', 'kubelet.crt'));
 });
 
@@ -95,13 +139,19 @@ test('get nodes/proxy (read) cannot exec, attach or port-forward, over WebSocket
   for (const path of [execPath, `/attach/${NS}/${POD}/c?stdout=1`, `/portForward/${NS}/${POD}?port=80`]) {
     await assert.rejects(client.channelSession(path, reader), (err: Error & { status?: number; body?: string }) => {
       assert.equal(err.status, 403, path);
-      assert.match(err.body ?? '', /Forbidden \(user=reader, verb=create, resource=nodes, subresource\(s\)=\[proxy\]\)/);
+      assert.match(
+        err.body ?? '',
+        /Forbidden \(user=reader, verb=create, resource=nodes, subresource\(s\)=\[proxy\]\)/,
+      );
       return true;
     });
-    for (const method of ['GET', 'POST']) assert.equal((await client.upgrade(path, reader, { method })).status, 403, `SPDY ${method} ${path}`);
+    for (const method of ['GET', 'POST'])
+      assert.equal((await client.upgrade(path, reader, { method })).status, 403, `SPDY ${method} ${path}`);
   }
   assert.equal((await client.post(`/run/${NS}/${POD}/c?cmd=id`, reader)).status, 403, '/run is a POST: create');
-  const asked = new Set(hook.accessReviews.map((r) => `${r.user} ${r.resourceAttributes?.verb} nodes/${r.resourceAttributes?.subresource}`));
+  const asked = new Set(
+    hook.accessReviews.map((r) => `${r.user} ${r.resourceAttributes?.verb} nodes/${r.resourceAttributes?.subresource}`),
+  );
   assert.deepEqual([...asked], ['reader create nodes/proxy'], 'each one was asked as create');
   // What it may do: read through the proxy fallback.
   assert.equal((await client.get('/pods', reader)).status, 200);
@@ -117,7 +167,10 @@ test('create nodes/proxy can exec over WebSocket', async () => {
 test('fine-grained subresources are asked first, proxy after them; others have no fallback', async () => {
   hook.accessReviews.length = 0;
   assert.equal((await client.get('/healthz', prober)).status, 200);
-  assert.deepEqual(hook.accessReviews.map((r) => r.resourceAttributes?.subresource), ['healthz', 'proxy']);
+  assert.deepEqual(
+    hook.accessReviews.map((r) => r.resourceAttributes?.subresource),
+    ['healthz', 'proxy'],
+  );
   const stats = await client.get('/stats/summary', prober);
   assert.equal(stats.status, 403);
   assert.match(stats.body, /Forbidden \(user=prober, verb=get, resource=nodes, subresource\(s\)=\[stats\]\)/);
@@ -129,14 +182,23 @@ test('/configz shows no header value and no URL credential', async () => {
   const z = JSON.parse(r.body).kubeletconfig;
   assert.deepEqual(z.staticPodURLHeader, { Authorization: ['<redacted>'] });
   assert.match(z.staticPodURL, /^http:\/\/<redacted>@127\.0\.0\.1:\d+\/pods$/);
-  for (const secret of [SECRET_HEADER, URL_PASSWORD, 'header-secret']) assert.ok(!r.body.includes(secret), `${secret} leaked`);
+  for (const secret of [SECRET_HEADER, URL_PASSWORD, 'header-secret'])
+    assert.ok(!r.body.includes(secret), `${secret} leaked`);
 });
 
 test('/logs/ follows no symlink and refuses traversal', async () => {
   const base = `/logs/${plant.slice('/var/log/'.length)}`;
   assert.equal((await client.get(`${base}/sub/x.log`, reader)).body, 'inside\n');
-  for (const path of [`${base}/dirlink/x.log`, `${base}/filelink`, `${base}/dirlink/`, `${base}/../../etc/passwd`, `${base}/%2e%2e/%2e%2e/etc/passwd`,
-    `${base}/sub%2f..%2f..%2f..%2fetc%2fpasswd`, '/logs/../etc/passwd', '/logs/..%2fetc%2fpasswd']) {
+  for (const path of [
+    `${base}/dirlink/x.log`,
+    `${base}/filelink`,
+    `${base}/dirlink/`,
+    `${base}/../../etc/passwd`,
+    `${base}/%2e%2e/%2e%2e/etc/passwd`,
+    `${base}/sub%2f..%2f..%2f..%2fetc%2fpasswd`,
+    '/logs/../etc/passwd',
+    '/logs/..%2fetc%2fpasswd',
+  ]) {
     const r = await client.get(path, reader);
     assert.ok(r.status === 400 || r.status === 404, `${path} → ${r.status}`);
     assert.doesNotMatch(r.body, new RegExp(`${MARKER}|root:x:0:0`), `${path} leaked`);
@@ -156,7 +218,10 @@ test('/logs/: a directory swapped for a symlink while requests run never leaks',
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
       }
     }
-    assert.equal([...statuses.values()].reduce((a, b) => a + b, 0), 200);
+    assert.equal(
+      [...statuses.values()].reduce((a, b) => a + b, 0),
+      200,
+    );
   } finally {
     await swap.stop();
   }

@@ -115,9 +115,16 @@ test('pod-network sandbox + busybox container: run, list, status, exec, logs, st
   assert.equal(sbStatus.annotations['kubelet-ts.test/annotation'], 'kept');
   assert.ok(sbStatus.createdAt > 1_600_000_000_000_000_000n, 'createdAt is nanoseconds');
   const listed = await cri.runtime.listPodSandbox({ labelSelector: { ...LABELS, pod: 'podnet' } });
-  assert.deepEqual(listed.map((s) => s.id), [sb]);
+  assert.deepEqual(
+    listed.map((s) => s.id),
+    [sb],
+  );
 
-  const cid = await cri.runtime.createContainer(sb, containerConfig('app', 'echo "$GREETING"; exec sleep 1000'), sbConfig);
+  const cid = await cri.runtime.createContainer(
+    sb,
+    containerConfig('app', 'echo "$GREETING"; exec sleep 1000'),
+    sbConfig,
+  );
   let st = await cri.runtime.containerStatus(cid);
   assert.equal(st.state, 'CONTAINER_CREATED');
   await cri.runtime.startContainer(cid);
@@ -129,7 +136,10 @@ test('pod-network sandbox + busybox container: run, list, status, exec, logs, st
   assert.equal(st.logPath, join(sbConfig.logDirectory, 'app/0.log'));
 
   const running = await cri.runtime.listContainers({ podSandboxId: sb, state: 'CONTAINER_RUNNING' });
-  assert.deepEqual(running.map((c) => c.id), [cid]);
+  assert.deepEqual(
+    running.map((c) => c.id),
+    [cid],
+  );
   assert.equal(running[0]!.metadata.name, 'app');
   assert.equal(running[0]!.labels.container, 'app');
   const raw = await cri.runtime.listContainersRaw({ podSandboxId: sb });
@@ -186,7 +196,10 @@ test('host-network sandbox reports NODE and no pod IP; its container sees the ho
   await cri.runtime.startContainer(cid);
   const links = await cri.runtime.execSync(cid, ['cat', '/proc/net/dev'], 10);
   assert.equal(links.exitCode, 0);
-  assert.ok(/\blo:/.test(links.stdout.toString()) && links.stdout.toString().split('\n').length > 4, links.stdout.toString());
+  assert.ok(
+    /\blo:/.test(links.stdout.toString()) && links.stdout.toString().split('\n').length > 4,
+    links.stdout.toString(),
+  );
 
   await cri.runtime.stopContainer(cid, 0);
   await cri.runtime.stopPodSandbox(sb);
@@ -196,7 +209,11 @@ test('host-network sandbox reports NODE and no pod IP; its container sees the ho
 
 test('unknown ids are KTS_ERR_CRI_NOT_FOUND', async () => {
   await expectCode(cri.runtime.containerStatus('0123456789abcdef-unknown'), 'KTS_ERR_CRI_NOT_FOUND', 'ContainerStatus');
-  await expectCode(cri.runtime.podSandboxStatus('0123456789abcdef-unknown'), 'KTS_ERR_CRI_NOT_FOUND', 'PodSandboxStatus');
+  await expectCode(
+    cri.runtime.podSandboxStatus('0123456789abcdef-unknown'),
+    'KTS_ERR_CRI_NOT_FOUND',
+    'PodSandboxStatus',
+  );
   await expectCode(cri.runtime.startContainer('0123456789abcdef-unknown'), 'KTS_ERR_CRI_NOT_FOUND', 'StartContainer');
 });
 
@@ -206,14 +223,17 @@ async function hasContainerEvents(): Promise<boolean> {
   return !!m && (Number(m[1]) > 1 || Number(m[2]) >= 7);
 }
 
-test('GetContainerEvents: UNIMPLEMENTED on containerd 1.6; on 1.7 and 2.x a stream of the runtime\'s container events', async () => {
+test("GetContainerEvents: UNIMPLEMENTED on containerd 1.6; on 1.7 and 2.x a stream of the runtime's container events", async () => {
   if (!(await hasContainerEvents())) {
     const err = await new Promise<CriError>((resolve) => cri.runtime.getContainerEvents(() => {}, resolve));
     assert.equal(err.code, 'KTS_ERR_CRI_UNIMPLEMENTED');
     return;
   }
   const seen: string[] = [];
-  const sub = cri.runtime.getContainerEvents((e) => seen.push(`${e.containerId}:${e.type}`), (err) => seen.push(`error:${err.message}`));
+  const sub = cri.runtime.getContainerEvents(
+    (e) => seen.push(`${e.containerId}:${e.type}`),
+    (err) => seen.push(`error:${err.message}`),
+  );
   try {
     await new Promise((r) => setTimeout(r, 200)); // subscribed before the events happen
     const sbConfig = sandboxConfig('events', 'NODE');
@@ -221,17 +241,26 @@ test('GetContainerEvents: UNIMPLEMENTED on containerd 1.6; on 1.7 and 2.x a stre
     const cid = await cri.runtime.createContainer(sb, containerConfig('ev', 'exit 0'), sbConfig);
     await cri.runtime.startContainer(cid);
     const end = Date.now() + 10_000;
-    while (!seen.some((s) => s.startsWith(`${cid}:`) && /STOPPED/.test(s)) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    while (!seen.some((s) => s.startsWith(`${cid}:`) && /STOPPED/.test(s)) && Date.now() < end)
+      await new Promise((r) => setTimeout(r, 20));
     const mine = seen.filter((s) => s.startsWith(`${cid}:`)).map((s) => s.split(':')[1]);
-    assert.ok(mine.includes('CONTAINER_CREATED_EVENT') && mine.includes('CONTAINER_STARTED_EVENT') && mine.includes('CONTAINER_STOPPED_EVENT'), `events of ${cid}: ${JSON.stringify(seen)}`);
+    assert.ok(
+      mine.includes('CONTAINER_CREATED_EVENT') &&
+        mine.includes('CONTAINER_STARTED_EVENT') &&
+        mine.includes('CONTAINER_STOPPED_EVENT'),
+      `events of ${cid}: ${JSON.stringify(seen)}`,
+    );
   } finally {
     sub.cancel();
   }
 });
 
-test('the PLEG\'s CRI events trigger: active on containerd 1.7 and 2.x, off for good on 1.6 (Unimplemented)', async () => {
+test("the PLEG's CRI events trigger: active on containerd 1.7 and 2.x, off for good on 1.6 (Unimplemented)", async () => {
   const expected = (await hasContainerEvents()) ? 'active' : 'unsupported';
-  const trigger = new CriEventTrigger((onEvent, onError) => cri.runtime.getContainerEvents(onEvent, onError), () => {});
+  const trigger = new CriEventTrigger(
+    (onEvent, onError) => cri.runtime.getContainerEvents(onEvent, onError),
+    () => {},
+  );
   trigger.start();
   if (expected === 'active') {
     // The first event proves the stream (there is no "subscribed" message): make one.

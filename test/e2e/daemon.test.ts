@@ -7,7 +7,16 @@ import assert from 'node:assert/strict';
 import { writeFileSync, unlinkSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
-import { agentTestContext, getPods, httpGet, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import {
+  agentTestContext,
+  getPods,
+  httpGet,
+  randomPort,
+  startKubelet,
+  stopKubelet,
+  waitFor,
+  type KubeletProcess,
+} from '../support/kubelet-process.js';
 
 const NS = `e2e-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
@@ -37,8 +46,26 @@ spec:
 const pairManifest = manifest('pair', {
   terminationGracePeriodSeconds: 3,
   containers: [
-    { name: 'server', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; mkdir -p /www; echo pong > /www/ping; httpd -f -p 8080 -h /www & wait"] },
-    { name: 'client', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; while true; do wget -q -O - http://127.0.0.1:8080/ping; sleep 1 & wait; done"] },
+    {
+      name: 'server',
+      image: IMAGE,
+      imagePullPolicy: 'IfNotPresent',
+      command: [
+        'sh',
+        '-c',
+        "trap 'exit 0' TERM; mkdir -p /www; echo pong > /www/ping; httpd -f -p 8080 -h /www & wait",
+      ],
+    },
+    {
+      name: 'client',
+      image: IMAGE,
+      imagePullPolicy: 'IfNotPresent',
+      command: [
+        'sh',
+        '-c',
+        "trap 'exit 0' TERM; while true; do wget -q -O - http://127.0.0.1:8080/ping; sleep 1 & wait; done",
+      ],
+    },
   ],
 });
 
@@ -55,10 +82,17 @@ const { endpoint, runtime, dir, manifests } = await agentTestContext(NS, () => k
 const byName = (pods: Pod[], name: string) => pods.find((p) => p.metadata?.name === `${name}-e2e-node`);
 
 async function running(name: string, timeoutMs = 60_000): Promise<Pod> {
-  return waitFor(`${name} Running`, timeoutMs, async () => {
-    const p = byName(await getPods(kubelet!), name);
-    return p?.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => c.state?.running) ? p : undefined;
-  }, 200);
+  return waitFor(
+    `${name} Running`,
+    timeoutMs,
+    async () => {
+      const p = byName(await getPods(kubelet!), name);
+      return p?.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => c.state?.running)
+        ? p
+        : undefined;
+    },
+    200,
+  );
 }
 
 async function sandboxesOf(namespace: string, name: string) {
@@ -77,7 +111,10 @@ test('static pods from a directory reach Running: hostNetwork and pod network', 
   const body = await waitFor('web serves', 10_000, async () => (await httpGet(WEB_PORT, '/')).body || undefined);
   assert.match(body, /hello/);
   const pair = await running('pair');
-  assert.ok(pair.status?.podIP && pair.status.podIP !== pair.status.hostIP, `pod network IP, got ${pair.status?.podIP}`);
+  assert.ok(
+    pair.status?.podIP && pair.status.podIP !== pair.status.hostIP,
+    `pod network IP, got ${pair.status?.podIP}`,
+  );
   assert.equal(pair.status?.containerStatuses?.length, 2);
   for (const c of pair.status!.containerStatuses!) assert.match(c.containerID ?? '', /^containerd:\/\//);
   assert.equal((await httpGet(kubelet.healthzPort, '/healthz')).body, 'ok');
@@ -86,15 +123,23 @@ test('static pods from a directory reach Running: hostNetwork and pod network', 
 
 test('a malformed manifest logs a clear error and changes nothing else', async () => {
   const before = await getPods(kubelet!);
-  writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken\nspec:\n  containers:\n    - name: Bad_Name\n      image: x\n');
-  await waitFor('the error in the log', 10_000, () => (/broken\.yaml.*containers\[0\]\.name/.test(readFileSync(kubelet!.logFile, 'utf8')) ? true : undefined));
+  writeFileSync(
+    join(manifests, 'broken.yaml'),
+    'apiVersion: v1\nkind: Pod\nmetadata:\n  name: broken\nspec:\n  containers:\n    - name: Bad_Name\n      image: x\n',
+  );
+  await waitFor('the error in the log', 10_000, () =>
+    /broken\.yaml.*containers\[0\]\.name/.test(readFileSync(kubelet!.logFile, 'utf8')) ? true : undefined,
+  );
   await new Promise((r) => setTimeout(r, 1500));
   const afterPods = await getPods(kubelet!);
   assert.equal(afterPods.length, before.length);
   for (const p of before) {
     const q = afterPods.find((x) => x.metadata?.uid === p.metadata?.uid);
     assert.ok(q, `${p.metadata?.name} still there`);
-    assert.deepEqual(q.status?.containerStatuses?.map((c) => c.containerID), p.status?.containerStatuses?.map((c) => c.containerID));
+    assert.deepEqual(
+      q.status?.containerStatuses?.map((c) => c.containerID),
+      p.status?.containerStatuses?.map((c) => c.containerID),
+    );
   }
   unlinkSync(join(manifests, 'broken.yaml'));
 });
@@ -110,7 +155,9 @@ test('editing a manifest replaces its pod', async () => {
   assert.notEqual(fresh.metadata?.uid, old.metadata?.uid, 'an edit gives a new UID');
   await running('web');
   const replacedMs = Date.now() - t0;
-  await waitFor('edited content served', 10_000, async () => ((await httpGet(WEB_PORT, '/')).body.includes('edited') ? true : undefined));
+  await waitFor('edited content served', 10_000, async () =>
+    (await httpGet(WEB_PORT, '/')).body.includes('edited') ? true : undefined,
+  );
   const sbs = await sandboxesOf(NS, 'web-e2e-node');
   assert.equal(sbs.filter((s) => s.state === 'SANDBOX_READY').length, 1, 'only the new sandbox is ready');
   // Generous bound: the goal (< 1 s plus the old pod's grace) is measured by the bench, not here.
@@ -119,11 +166,16 @@ test('editing a manifest replaces its pod', async () => {
 
 test('a container that exits under restartPolicy Always is restarted and restartCount rises', async () => {
   writeFileSync(join(manifests, 'crasher.json'), crasherManifest);
-  const p = await waitFor('crasher restarted', 60_000, async () => {
-    const pod = byName(await getPods(kubelet!), 'crasher');
-    const c = pod?.status?.containerStatuses?.[0];
-    return c && (c.restartCount ?? 0) >= 1 ? pod : undefined;
-  }, 250);
+  const p = await waitFor(
+    'crasher restarted',
+    60_000,
+    async () => {
+      const pod = byName(await getPods(kubelet!), 'crasher');
+      const c = pod?.status?.containerStatuses?.[0];
+      return c && (c.restartCount ?? 0) >= 1 ? pod : undefined;
+    },
+    250,
+  );
   const c = p.status!.containerStatuses![0]!;
   assert.equal(c.lastState?.terminated?.exitCode ?? c.state?.terminated?.exitCode, 3);
   assert.equal(p.status?.phase, 'Running');
@@ -135,7 +187,13 @@ test('kill -9 of the agent and a restart adopts every pod without duplicates', a
   const pair = await running('pair');
   const idsBefore = [web, pair].flatMap((p) => p.status!.containerStatuses!.map((c) => c.containerID)).sort();
   await stopKubelet(kubelet!, true);
-  kubelet = startKubelet({ dir, manifests, endpoint, readOnlyPort: kubelet!.readOnlyPort, healthzPort: kubelet!.healthzPort });
+  kubelet = startKubelet({
+    dir,
+    manifests,
+    endpoint,
+    readOnlyPort: kubelet!.readOnlyPort,
+    healthzPort: kubelet!.healthzPort,
+  });
   const web2 = await running('web');
   await running('pair');
   assert.equal(web2.metadata?.uid, web.metadata?.uid, 'same UID: same manifest');
@@ -148,7 +206,9 @@ test('kill -9 of the agent and a restart adopts every pod without duplicates', a
     const ready = (await sandboxesOf(NS, name)).filter((s) => s.state === 'SANDBOX_READY');
     assert.equal(ready.length, 1, `${name}: exactly one ready sandbox`);
   }
-  const containers = (await runtime.listContainers({ state: 'CONTAINER_RUNNING' })).filter((c) => c.labels['io.kubernetes.pod.namespace'] === NS);
+  const containers = (await runtime.listContainers({ state: 'CONTAINER_RUNNING' })).filter(
+    (c) => c.labels['io.kubernetes.pod.namespace'] === NS,
+  );
   const names = containers.map((c) => `${c.labels['io.kubernetes.pod.name']}/${c.metadata.name}`).sort();
   assert.deepEqual(names, [...new Set(names)], 'no duplicate running container');
 });
@@ -157,9 +217,13 @@ test('deleting a manifest removes its containers within the grace period', async
   await running('pair');
   const t0 = Date.now();
   unlinkSync(join(manifests, 'pair.json'));
-  await waitFor('pair gone from /pods', 15_000, async () => (byName(await getPods(kubelet!), 'pair') ? undefined : true));
+  await waitFor('pair gone from /pods', 15_000, async () =>
+    byName(await getPods(kubelet!), 'pair') ? undefined : true,
+  );
   await waitFor('pair containers stopped', 15_000, async () => {
-    const live = (await runtime.listContainers({ state: 'CONTAINER_RUNNING' })).filter((c) => c.labels['io.kubernetes.pod.namespace'] === NS && c.labels['io.kubernetes.pod.name'] === 'pair-e2e-node');
+    const live = (await runtime.listContainers({ state: 'CONTAINER_RUNNING' })).filter(
+      (c) => c.labels['io.kubernetes.pod.namespace'] === NS && c.labels['io.kubernetes.pod.name'] === 'pair-e2e-node',
+    );
     return live.length === 0 ? true : undefined;
   });
   const ms = Date.now() - t0;

@@ -24,7 +24,8 @@ const name = (v: string) => `localhost/kubelet-ts/gc-${RUN}:${v}`;
 
 after(async () => {
   await removeTestPods(runtime, { labels: { 'kubelet-ts.test/owner': RUN } });
-  for (const v of ['old1', 'old2', 'used', 'young', 'stale', 'recent']) await images.removeImage(name(v)).catch(() => undefined);
+  for (const v of ['old1', 'old2', 'used', 'young', 'stale', 'recent'])
+    await images.removeImage(name(v)).catch(() => undefined);
   rmSync(work, { recursive: true, force: true });
   runtime.close();
   images.close();
@@ -35,38 +36,65 @@ const idOf = async (v: string) => (await images.imageStatus(name(v)))?.id;
 async function containerUsing(image: string, tag: string): Promise<string> {
   const sb: PodSandboxConfig = {
     metadata: { name: `${RUN}-${tag}`, uid: `${RUN}-${tag}`, namespace: 'kts-e2e', attempt: 0 },
-    hostname: '', logDirectory: join(work, tag), portMappings: [], labels: { 'kubelet-ts.test/owner': RUN }, annotations: {},
+    hostname: '',
+    logDirectory: join(work, tag),
+    portMappings: [],
+    labels: { 'kubelet-ts.test/owner': RUN },
+    annotations: {},
     linux: { securityContext: { namespaceOptions: { network: 'NODE', pid: 'CONTAINER', ipc: 'POD' } } },
   };
   const id = await runtime.runPodSandbox(sb);
   const c: ContainerConfig = {
-    metadata: { name: 'c', attempt: 0 }, image: { image }, command: ['sleep', '1'], args: [], workingDir: '/', envs: [], mounts: [],
-    labels: { 'kubelet-ts.test/owner': RUN }, annotations: {}, logPath: 'c.log',
+    metadata: { name: 'c', attempt: 0 },
+    image: { image },
+    command: ['sleep', '1'],
+    args: [],
+    workingDir: '/',
+    envs: [],
+    mounts: [],
+    labels: { 'kubelet-ts.test/owner': RUN },
+    annotations: {},
+    logPath: 'c.log',
   };
   await runtime.createContainer(id, c, sb);
   return id;
 }
 
 test('image GC removes unused images least recently used first, never in-use, pinned or young ones', async () => {
-  for (const v of ['old1', 'old2', 'used']) await importImage(endpoint, await makeVariantImage(name(v), `${RUN}-${v}`, work));
+  for (const v of ['old1', 'old2', 'used'])
+    await importImage(endpoint, await makeVariantImage(name(v), `${RUN}-${v}`, work));
   const ids = { old1: await idOf('old1'), old2: await idOf('old2'), used: await idOf('used') };
   assert.ok(ids.old1 && ids.old2 && ids.used && new Set(Object.values(ids)).size === 3, 'three distinct images');
 
   let now = 1_000_000;
   const events: string[] = [];
-  const recorder: EventRecorder = { event: (ref, type, reason, message) => events.push(`${ref.kind}/${ref.name} ${type} ${reason}: ${message}`) };
+  const recorder: EventRecorder = {
+    event: (ref, type, reason, message) => events.push(`${ref.kind}/${ref.name} ${type} ${reason}: ${message}`),
+  };
   const base = {
-    images, listContainers: () => runtime.listContainers(), recorder, node: { kind: 'Node' as const, name: 'e2e-node' },
+    images,
+    listContainers: () => runtime.listContainers(),
+    recorder,
+    node: { kind: 'Node' as const, name: 'e2e-node' },
     // busybox and pause are shared with every other e2e test: pinned here, as the sandbox image is in the agent.
     pinnedImages: [TEST_IMAGES.busybox, TEST_IMAGES.pause],
-    clock: { now: () => now, setTimeout: (fn: () => void, ms: number) => { const t = setTimeout(fn, ms); return { cancel: () => clearTimeout(t) }; } },
+    clock: {
+      now: () => now,
+      setTimeout: (fn: () => void, ms: number) => {
+        const t = setTimeout(fn, ms);
+        return { cancel: () => clearTimeout(t) };
+      },
+    },
   };
 
   // old2 was used by a container at t0 (then removed); old1 never: old1 is the least recently used.
   const sbOld2 = await containerUsing(name('old2'), 'old2');
-  const gcA = createImageGCManager({ ...base, policy: { highThresholdPercent: 41, lowThresholdPercent: 40, minAgeMs: 60_000 },
+  const gcA = createImageGCManager({
+    ...base,
+    policy: { highThresholdPercent: 41, lowThresholdPercent: 40, minAgeMs: 60_000 },
     // 41 % used and 1 byte short of the low threshold: exactly one image goes.
-    fsCapacity: async () => ({ capacityBytes: 100e9, availableBytes: 60e9 - 1 }) });
+    fsCapacity: async () => ({ capacityBytes: 100e9, availableBytes: 60e9 - 1 }),
+  });
   await gcA.detectImages(now);
   await runtime.stopPodSandbox(sbOld2);
   await removeTestPods(runtime, { labels: { 'kubelet-ts.test/owner': RUN } });
@@ -79,7 +107,10 @@ test('image GC removes unused images least recently used first, never in-use, pi
   assert.equal(await idOf('old1'), undefined);
 
   // Now the real image filesystem (statfs) with high 1 % / low 0 %: GC must free more than it can.
-  const gcB = createImageGCManager({ ...base, policy: { highThresholdPercent: 1, lowThresholdPercent: 0, minAgeMs: 60_000 } });
+  const gcB = createImageGCManager({
+    ...base,
+    policy: { highThresholdPercent: 1, lowThresholdPercent: 0, minAgeMs: 60_000 },
+  });
   await gcB.detectImages(now - 120_000); // everything present now was seen two minutes ago …
   await importImage(endpoint, await makeVariantImage(name('young'), `${RUN}-young`, work)); // … this one is new
   const before = new Set((await images.listImages()).map((i) => i.id));
@@ -90,12 +121,19 @@ test('image GC removes unused images least recently used first, never in-use, pi
   assert.ok(await idOf('young'), 'an image younger than imageMinimumGCAge is kept');
   assert.ok(await images.imageStatus(TEST_IMAGES.busybox), 'pinned busybox kept');
   assert.ok(await images.imageStatus(TEST_IMAGES.pause), 'pinned pause kept');
-  assert.ok(events.some((e) => /^Node\/e2e-node Warning FreeDiskSpaceFailed: Failed to garbage collect/.test(e)), events.join('\n'));
+  assert.ok(
+    events.some((e) => /^Node\/e2e-node Warning FreeDiskSpaceFailed: Failed to garbage collect/.test(e)),
+    events.join('\n'),
+  );
   // The periodic loop (upstream StartGarbageCollection): ImageGCFailed only when passes fail twice in a row.
   const loopClock = new ManualClock();
   const loops = createGarbageCollection({
-    runtime: { garbageCollect: async () => undefined }, pods: { allSourcesReady: () => false, shouldPodContentBeRemoved: () => false },
-    imageGC: gcB, recorder, node: base.node, clock: loopClock,
+    runtime: { garbageCollect: async () => undefined },
+    pods: { allSourcesReady: () => false, shouldPodContentBeRemoved: () => false },
+    imageGC: gcB,
+    recorder,
+    node: base.node,
+    clock: loopClock,
   });
   loops.start();
   // Two timers: the container loop's (a no-op here) and, once its first pass has ended, the image loop's.
@@ -104,17 +142,23 @@ test('image GC removes unused images least recently used first, never in-use, pi
   assert.ok(!events.some((e) => / ImageGCFailed: /.test(e)), 'not on the first failure of the loop');
   await loopClock.advance(ImageGCPeriodMs);
   await loopClock.waitForTimers(2, 60_000); // the second pass, 5 minutes later
-  assert.ok(events.some((e) => /^Node\/e2e-node Warning ImageGCFailed: Failed to garbage collect/.test(e)), events.join('\n'));
+  assert.ok(
+    events.some((e) => /^Node\/e2e-node Warning ImageGCFailed: Failed to garbage collect/.test(e)),
+    events.join('\n'),
+  );
   await loops.stop();
 });
 
 test('imageMaximumGCAge removes images unused for longer than it, with no disk pressure and thresholds off', async () => {
-  for (const v of ['stale', 'recent']) await importImage(endpoint, await makeVariantImage(name(v), `${RUN}-${v}`, work));
+  for (const v of ['stale', 'recent'])
+    await importImage(endpoint, await makeVariantImage(name(v), `${RUN}-${v}`, work));
   const ids = { stale: await idOf('stale'), recent: await idOf('recent') };
   assert.ok(ids.stale && ids.recent && ids.stale !== ids.recent, 'two distinct images');
   let now = 5_000_000;
   const gc = createImageGCManager({
-    images, listContainers: () => runtime.listContainers(), pinnedImages: Object.values(TEST_IMAGES),
+    images,
+    listContainers: () => runtime.listContainers(),
+    pinnedImages: Object.values(TEST_IMAGES),
     // High threshold 100: only the max-age rule can remove anything.
     policy: { highThresholdPercent: 100, lowThresholdPercent: 80, minAgeMs: 0, maxAgeMs: 60_000 },
     clock: { now: () => now, setTimeout: () => ({ cancel() {} }) },

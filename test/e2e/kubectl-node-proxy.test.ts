@@ -12,13 +12,24 @@ import { promisify } from 'node:util';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
 import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
-import { makeKubeletDirs, randomPort, startKubelet, stopKubelet, unmountUnder, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import {
+  makeKubeletDirs,
+  randomPort,
+  startKubelet,
+  stopKubelet,
+  unmountUnder,
+  waitFor,
+  type KubeletProcess,
+} from '../support/kubelet-process.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 
 const NS = `kubectl-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const NODE = 'e2e-node';
 const KUBECTL = process.env.KUBECTL ?? 'kubectl';
-const skip = (await promisify(execFile)(KUBECTL, ['version', '--client'], { timeout: 10_000 }).then(() => false, () => 'kubectl is not installed'));
+const skip = await promisify(execFile)(KUBECTL, ['version', '--client'], { timeout: 10_000 }).then(
+  () => false,
+  () => 'kubectl is not installed',
+);
 
 const endpoint = await runtimeEndpoint();
 const { runtime } = connectRuntime(endpoint);
@@ -35,52 +46,84 @@ after(async () => {
   runtime.close();
 });
 
-const kubectl = (args: string[], input?: string) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-  const child = spawn(KUBECTL, [`--kubeconfig=${kubeconfig}`, '-n', NS, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  child.on('close', (code) => {
-    clearTimeout(timer);
-    resolve({ code, stdout, stderr });
+const kubectl = (args: string[], input?: string) =>
+  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(KUBECTL, [`--kubeconfig=${kubeconfig}`, '-n', NS, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(input ?? '');
   });
-  child.stdin.end(input ?? '');
-});
 
 test('kubectl logs, exec and port-forward reach the agent through the apiserver', { skip }, async () => {
   kubelet = startKubelet({
-    dir, manifests, endpoint,
+    dir,
+    manifests,
+    endpoint,
     extraArgs: [`--kubeconfig=${kubeconfig}`, `--hostname-override=${NODE}`, '--node-ip=127.0.0.1'],
     // The apiserver authenticates to the kubelet with its client certificate (kubeadm's layout).
-    extraConfig: [`authentication:\n  x509:\n    clientCAFile: ${api.certs.caFile}\n  webhook:\n    enabled: false`, 'authorization:\n  mode: AlwaysAllow'],
+    extraConfig: [
+      `authentication:\n  x509:\n    clientCAFile: ${api.certs.caFile}\n  webhook:\n    enabled: false`,
+      'authorization:\n  mode: AlwaysAllow',
+    ],
   });
   await waitFor('node registered', 60_000, () => api.store.get('nodes', undefined, NODE), 250);
   const pod: Pod = {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: NS },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: NS },
     spec: {
-      nodeName: NODE, terminationGracePeriodSeconds: 1,
-      containers: [{
-        name: 'main', image: 'localhost/kubelet-ts/busybox:latest', imagePullPolicy: 'IfNotPresent',
-        command: ['sh', '-c', 'echo hello-from-the-log; mkdir -p /www; echo served-by-httpd > /www/index.html; exec httpd -f -p 8080 -h /www'],
-      }],
+      nodeName: NODE,
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'main',
+          image: 'localhost/kubelet-ts/busybox:latest',
+          imagePullPolicy: 'IfNotPresent',
+          command: [
+            'sh',
+            '-c',
+            'echo hello-from-the-log; mkdir -p /www; echo served-by-httpd > /www/index.html; exec httpd -f -p 8080 -h /www',
+          ],
+        },
+      ],
     },
   } as Pod;
   assert.equal((await api.call('POST', `/api/v1/namespaces/${NS}/pods`, pod)).status, 201);
-  await waitFor('web Running', 90_000, () => ((api.store.get('pods', NS, 'web') as Pod | undefined)?.status?.containerStatuses?.[0]?.state?.running ? true : undefined), 250);
+  await waitFor(
+    'web Running',
+    90_000,
+    () =>
+      (api.store.get('pods', NS, 'web') as Pod | undefined)?.status?.containerStatuses?.[0]?.state?.running
+        ? true
+        : undefined,
+    250,
+  );
 
   const logs = await kubectl(['logs', 'web']);
   assert.equal(logs.code, 0, logs.stderr);
   assert.match(logs.stdout, /hello-from-the-log/);
 
-  const exec = await kubectl(['exec', '-i', 'web', '--', 'sh', '-c', 'read line; echo "got:$line"; echo oops >&2; exit 3'], 'ping\n');
+  const exec = await kubectl(
+    ['exec', '-i', 'web', '--', 'sh', '-c', 'read line; echo "got:$line"; echo oops >&2; exit 3'],
+    'ping\n',
+  );
   assert.equal(exec.code, 3, `exit code passed through (stderr: ${exec.stderr})`);
   assert.match(exec.stdout, /got:ping/);
   assert.match(exec.stderr, /oops/);
 
   const localPort = randomPort();
-  const pf = spawn(KUBECTL, [`--kubeconfig=${kubeconfig}`, '-n', NS, 'port-forward', 'pod/web', `${localPort}:8080`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const pf = spawn(KUBECTL, [`--kubeconfig=${kubeconfig}`, '-n', NS, 'port-forward', 'pod/web', `${localPort}:8080`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let pfOut = '';
   pf.stdout.on('data', (d) => (pfOut += d));
   pf.stderr.on('data', (d) => (pfOut += d));

@@ -9,7 +9,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectRuntime } from '../../src/cri/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
-import { getPods, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import {
+  getPods,
+  makeKubeletDirs,
+  randomPort,
+  startKubelet,
+  stopKubelet,
+  waitFor,
+  type KubeletProcess,
+} from '../support/kubelet-process.js';
 import { issue, makeCA } from '../support/pki.js';
 import { mainPortClient } from '../support/main-port.js';
 import { createReviewWebhook, startReviewServer } from '../support/review-webhook.js';
@@ -29,22 +37,53 @@ let kubelet: KubeletProcess | undefined;
 let servingCA: Buffer;
 
 before(async () => {
-  writeFileSync(join(manifests, 'api.json'), JSON.stringify({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'api', namespace: NS },
-    spec: {
-      terminationGracePeriodSeconds: 1,
-      containers: [
-        { name: 'web', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; mkdir -p /www; echo hello-pf > /www/index.html; httpd -f -p 8080 -h /www & wait"] },
-        { name: 'reader', image: IMAGE, imagePullPolicy: 'IfNotPresent', stdin: true, command: ['sh', '-c', 'while read l; do echo "got:$l"; done'] },
-      ],
+  writeFileSync(
+    join(manifests, 'api.json'),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'api', namespace: NS },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'web',
+            image: IMAGE,
+            imagePullPolicy: 'IfNotPresent',
+            command: [
+              'sh',
+              '-c',
+              "trap 'exit 0' TERM; mkdir -p /www; echo hello-pf > /www/index.html; httpd -f -p 8080 -h /www & wait",
+            ],
+          },
+          {
+            name: 'reader',
+            image: IMAGE,
+            imagePullPolicy: 'IfNotPresent',
+            stdin: true,
+            command: ['sh', '-c', 'while read l; do echo "got:$l"; done'],
+          },
+        ],
+      },
+    }),
+  );
+  kubelet = startKubelet({
+    dir,
+    manifests,
+    endpoint,
+    port: PORT,
+    extraArgs: [`--client-ca-file=${ca.cert}`, '--authorization-mode=AlwaysAllow'],
+  });
+  await waitFor(
+    'both containers running',
+    90_000,
+    async () => {
+      const pod = (await getPods(kubelet!)).find((p) => p.metadata?.name === POD);
+      const st = pod?.status?.containerStatuses ?? [];
+      return st.length === 2 && st.every((c) => c.state?.running) ? true : undefined;
     },
-  }));
-  kubelet = startKubelet({ dir, manifests, endpoint, port: PORT, extraArgs: [`--client-ca-file=${ca.cert}`, '--authorization-mode=AlwaysAllow'] });
-  await waitFor('both containers running', 90_000, async () => {
-    const pod = (await getPods(kubelet!)).find((p) => p.metadata?.name === POD);
-    const st = pod?.status?.containerStatuses ?? [];
-    return st.length === 2 && st.every((c) => c.state?.running) ? true : undefined;
-  }, 250);
+    250,
+  );
   servingCA = readFileSync(join(dir, 'root', 'pki', 'kubelet.crt'));
 });
 
@@ -69,7 +108,9 @@ test('/run returns the command output', async () => {
 });
 
 test('exec over WebSocket returns output and exit status', async () => {
-  const cmd = ['sh', '-c', 'echo hello-exec; echo oops >&2; exit 3'].map((c) => `command=${encodeURIComponent(c)}`).join('&');
+  const cmd = ['sh', '-c', 'echo hello-exec; echo oops >&2; exit 3']
+    .map((c) => `command=${encodeURIComponent(c)}`)
+    .join('&');
   const s = await channelSession(`/exec/${NS}/${POD}/web?${cmd}&stdout=1&stderr=1`);
   await s.closed;
   assert.equal(s.out.get(1)?.toString(), 'hello-exec\n');
@@ -93,7 +134,7 @@ test('attach to a container reading stdin', async () => {
 test('port-forward reaches a port served by the pod', async () => {
   const s = await channelSession(`/portForward/${NS}/${POD}?port=8080`);
   // Each port has a data (0) and an error (1) channel; both open with the port number (uint16 LE).
-  await waitFor('port headers', 10_000, () => (s.out.get(0)?.length ?? 0) >= 2 ? true : undefined, 20);
+  await waitFor('port headers', 10_000, () => ((s.out.get(0)?.length ?? 0) >= 2 ? true : undefined), 20);
   assert.equal(s.out.get(0)!.readUInt16LE(0), 8080);
   s.out.set(0, Buffer.alloc(0));
   s.ws.send(Buffer.concat([Buffer.from([0]), Buffer.from('GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n')]));
@@ -105,15 +146,23 @@ test('port-forward reaches a port served by the pod', async () => {
 
 test('a SPDY/3.1 upgrade is passed through to the runtime (101 with the negotiated protocol)', async () => {
   const reply = await client.upgrade(`/exec/${NS}/${POD}/web?command=true&stdout=1`, alice);
-  assert.deepEqual([reply.status, reply.headers?.upgrade, reply.headers?.['x-stream-protocol-version']], [101, 'SPDY/3.1', 'v4.channel.k8s.io']);
+  assert.deepEqual(
+    [reply.status, reply.headers?.upgrade, reply.headers?.['x-stream-protocol-version']],
+    [101, 'SPDY/3.1', 'v4.channel.k8s.io'],
+  );
 });
 
-test('/containerLogs is served on the main port, confined to the pod\'s log directory', async () => {
+test("/containerLogs is served on the main port, confined to the pod's log directory", async () => {
   assert.equal((await get(`/containerLogs/${NS}/${POD}/reader`)).status, 401, 'authentication first');
-  const logs = await waitFor('reader log has the attached line', 20_000, async () => {
-    const r = await get(`/containerLogs/${NS}/${POD}/reader?tailLines=5`, alice);
-    return r.status === 200 && /got:/.test(r.body) ? r : undefined;
-  }, 250);
+  const logs = await waitFor(
+    'reader log has the attached line',
+    20_000,
+    async () => {
+      const r = await get(`/containerLogs/${NS}/${POD}/reader?tailLines=5`, alice);
+      return r.status === 200 && /got:/.test(r.body) ? r : undefined;
+    },
+    250,
+  );
   assert.match(logs.body, /got:/);
   for (const bad of [`/containerLogs/${NS}/..%2f..%2f..%2fetc/reader`, `/containerLogs/${NS}/${POD}/..`]) {
     const r = await get(bad, alice);
@@ -125,19 +174,39 @@ test('/containerLogs is served on the main port, confined to the pod\'s log dire
 test('Webhook mode through --kubeconfig: the review server denies → 403 with the attributes, allows → 200', async () => {
   const hook = createReviewWebhook({
     tokens: {},
-    authorize: (spec) => (spec.resourceAttributes?.subresource === 'proxy' ? { allowed: true } : { allowed: false, reason: 'only proxy' }),
+    authorize: (spec) =>
+      spec.resourceAttributes?.subresource === 'proxy' ? { allowed: true } : { allowed: false, reason: 'only proxy' },
   });
   const review = await startReviewServer(hook, ca);
   try {
     await stopKubelet(kubelet!);
-    kubelet = startKubelet({ dir, manifests, endpoint, port: PORT, extraArgs: [`--client-ca-file=${ca.cert}`, '--authorization-mode=Webhook', `--kubeconfig=${review.kubeconfig}`] });
-    const run = await waitFor('main port back', 30_000, () => post(`/run/${NS}/${POD}/web?cmd=echo%20via-webhook`, alice), 200);
+    kubelet = startKubelet({
+      dir,
+      manifests,
+      endpoint,
+      port: PORT,
+      extraArgs: [`--client-ca-file=${ca.cert}`, '--authorization-mode=Webhook', `--kubeconfig=${review.kubeconfig}`],
+    });
+    const run = await waitFor(
+      'main port back',
+      30_000,
+      () => post(`/run/${NS}/${POD}/web?cmd=echo%20via-webhook`, alice),
+      200,
+    );
     assert.equal(run.status, 200);
     assert.equal(run.body, 'via-webhook\n');
     const stats = await get(`/stats/summary`, alice);
     assert.equal(stats.status, 403);
     assert.match(stats.body, /Forbidden \(user=alice, verb=get, resource=nodes, subresource\(s\)=\[stats\]\)/);
-    assert.deepEqual(hook.accessReviews.at(-1)!.resourceAttributes, { namespace: '', verb: 'get', group: '', version: 'v1', resource: 'nodes', subresource: 'stats', name: 'e2e-node' });
+    assert.deepEqual(hook.accessReviews.at(-1)!.resourceAttributes, {
+      namespace: '',
+      verb: 'get',
+      group: '',
+      version: 'v1',
+      resource: 'nodes',
+      subresource: 'stats',
+      name: 'e2e-node',
+    });
   } finally {
     await review.close();
   }

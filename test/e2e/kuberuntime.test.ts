@@ -36,8 +36,12 @@ function scoped(runtime: RuntimeService): RuntimeService {
   const ours = (labels: Record<string, string>) => labels['io.kubernetes.pod.namespace'] === NS;
   return new Proxy(runtime, {
     get(target, prop, receiver) {
-      if (prop === 'listPodSandbox') return async (f?: Parameters<RuntimeService['listPodSandbox']>[0]) => (await target.listPodSandbox(f)).filter((s) => ours(s.labels));
-      if (prop === 'listContainers') return async (f?: Parameters<RuntimeService['listContainers']>[0]) => (await target.listContainers(f)).filter((c) => ours(c.labels));
+      if (prop === 'listPodSandbox')
+        return async (f?: Parameters<RuntimeService['listPodSandbox']>[0]) =>
+          (await target.listPodSandbox(f)).filter((s) => ours(s.labels));
+      if (prop === 'listContainers')
+        return async (f?: Parameters<RuntimeService['listContainers']>[0]) =>
+          (await target.listContainers(f)).filter((c) => ours(c.labels));
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },
@@ -49,7 +53,8 @@ function manager(): Runtime {
     runtime: scopedRuntime,
     imageManager: createImageManager({ images: conn.images }),
     podLogsDir: join(dir, 'logs'),
-    rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
+    rootDir: join(dir, 'root'),
+    volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
     nodeName: 'e2e-node',
     hostIP: '127.0.0.1',
   });
@@ -120,7 +125,10 @@ describe('kuberuntime against containerd', () => {
   const netPod = makePod('pair', [
     busybox('a', SLEEPER),
     busybox('b', `echo "hello $(WHO) from $POD_IP"; ${SLEEPER}`, {
-      env: [{ name: 'WHO', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+      env: [
+        { name: 'WHO', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+      ],
     }),
   ]);
 
@@ -171,7 +179,10 @@ describe('kuberuntime against containerd', () => {
     await waitFor('second exit', async () => (newest(await status(pod), 'c')?.state === 'exited' ? true : undefined));
     const again = await sync(pod);
     assert.equal(again.waiting.get('c')?.reason, 'CrashLoopBackOff');
-    assert.match(again.waiting.get('c')!.message, new RegExp(`^back-off 10s restarting failed container=c pod=crasher_${NS}\\(`));
+    assert.match(
+      again.waiting.get('c')!.message,
+      new RegExp(`^back-off 10s restarting failed container=c pod=crasher_${NS}\\(`),
+    );
   });
 
   it('a spec change restarts the container', TIMEOUT, async () => {
@@ -207,7 +218,14 @@ describe('kuberuntime against containerd', () => {
 
   it('killPod stops everything within the grace period', TIMEOUT, async () => {
     // One container leaves on SIGTERM, one (sleep as PID 1) ignores it and needs the SIGKILL.
-    const pod = makePod('stubborn', [busybox('polite', SLEEPER), { name: 'deaf', image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }], { terminationGracePeriodSeconds: 3 });
+    const pod = makePod(
+      'stubborn',
+      [
+        busybox('polite', SLEEPER),
+        { name: 'deaf', image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] },
+      ],
+      { terminationGracePeriodSeconds: 3 },
+    );
     await sync(pod);
     await waitFor('stubborn running', () => allRunning(pod));
     const running = (await rt.getPods(false)).find((p) => p.uid === pod.metadata!.uid)!;
@@ -232,12 +250,29 @@ describe('kuberuntime against containerd', () => {
     active.add(crasher.uid);
     await rt.garbageCollect(active);
     const all = await rt.getPods(true);
-    assert.equal(all.find((p) => p.uid === uids[0]), undefined, 'killed host pod removed');
-    assert.equal(all.find((p) => p.name === 'stubborn'), undefined, 'killed pod removed');
+    assert.equal(
+      all.find((p) => p.uid === uids[0]),
+      undefined,
+      'killed host pod removed',
+    );
+    assert.equal(
+      all.find((p) => p.name === 'stubborn'),
+      undefined,
+      'killed pod removed',
+    );
     const pair = all.find((p) => p.uid === netPod.metadata!.uid)!;
-    assert.deepEqual(pair.containers.filter((c) => c.state === 'running').map((c) => c.name).sort(), ['a', 'b']);
+    assert.deepEqual(
+      pair.containers
+        .filter((c) => c.state === 'running')
+        .map((c) => c.name)
+        .sort(),
+      ['a', 'b'],
+    );
     assert.equal(pair.containers.filter((c) => c.state === 'exited').length, 1, 'one dead instance kept for logs');
-    assert.ok(all.find((p) => p.uid === crasher.uid), 'active crashing pod kept');
+    assert.ok(
+      all.find((p) => p.uid === crasher.uid),
+      'active crashing pod kept',
+    );
     assert.equal(existsSync(join(dir, 'logs', `${NS}_host_${uids[0]}`)), false, 'log dir of the removed pod is gone');
     // Finally everything goes once no pod is active and all are stopped.
     for (const p of await rt.getPods(false)) await rt.killPod(undefined, p, 0);

@@ -19,7 +19,16 @@ import { createPodStatusCache } from '../../src/pleg/index.js';
 import { createStatusManager } from '../../src/status/index.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
 import { runtimeEndpoint } from '../support/containerd.js';
-import { getPods, httpGet, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import {
+  getPods,
+  httpGet,
+  makeKubeletDirs,
+  randomPort,
+  startKubelet,
+  stopKubelet,
+  waitFor,
+  type KubeletProcess,
+} from '../support/kubelet-process.js';
 import { FakePLEG } from '../kubelet/fake-pleg.js';
 import { STAGES, diffStage, type Stage } from '../status/lifecycle-table.js';
 import { testTempDir } from '../support/temp-dir.js';
@@ -62,21 +71,30 @@ async function podNamed(name: string): Promise<Pod | undefined> {
 }
 
 async function runningContainers(podName: string) {
-  return (await cri.listContainers({ state: 'CONTAINER_RUNNING' })).filter((c) => c.labels['io.kubernetes.pod.namespace'] === NS && c.labels['io.kubernetes.pod.name'] === podName);
+  return (await cri.listContainers({ state: 'CONTAINER_RUNNING' })).filter(
+    (c) => c.labels['io.kubernetes.pod.namespace'] === NS && c.labels['io.kubernetes.pod.name'] === podName,
+  );
 }
 
 async function sandboxesOf(name: string) {
-  return (await cri.listPodSandbox()).filter((s) => s.metadata.namespace === NS && s.metadata.name === `${name}-${NODE}`);
+  return (await cri.listPodSandbox()).filter(
+    (s) => s.metadata.namespace === NS && s.metadata.name === `${name}-${NODE}`,
+  );
 }
 
 class Updates implements AsyncIterable<PodUpdate> {
   private queue: PodUpdate[] = [];
   private wake: (() => void) | undefined;
-  push(u: PodUpdate) { this.queue.push(u); this.wake?.(); }
+  push(u: PodUpdate) {
+    this.queue.push(u);
+    this.wake?.();
+  }
   async *[Symbol.asyncIterator]() {
     for (;;) {
       while (this.queue.length) yield this.queue.shift()!;
-      await new Promise<void>((r) => { this.wake = r; });
+      await new Promise<void>((r) => {
+        this.wake = r;
+      });
     }
   }
 }
@@ -87,26 +105,58 @@ test('a shorter deletion grace period restarts a running kill: the container die
   // In-process kubelet on the real runtime, fed deletion requests as an apiserver would send them.
   const root = testTempDir('kts-e2e-grace-');
   const volumeManager = createVolumeManager({ rootDir: root });
-  const runtime = createRuntimeManager({ runtime: cri, imageManager: createImageManager({ images }), podLogsDir: join(root, 'logs'), rootDir: root, volumes: volumeManager, nodeName: NODE, hostIP: '127.0.0.1' });
+  const runtime = createRuntimeManager({
+    runtime: cri,
+    imageManager: createImageManager({ images }),
+    podLogsDir: join(root, 'logs'),
+    rootDir: root,
+    volumes: volumeManager,
+    nodeName: NODE,
+    hostIP: '127.0.0.1',
+  });
   const cache = createPodStatusCache();
   const pleg = new FakePLEG(runtime, cache, 300, (p) => p.namespace === NS);
   const statusManager = createStatusManager();
   const k = new Kubelet({
-    nodeName: NODE, hostIP: '127.0.0.1', rootDir: root, maxPods: 110, syncFrequencyMs: 60_000, runtime, volumeManager, pleg, cache, statusManager,
+    nodeName: NODE,
+    hostIP: '127.0.0.1',
+    rootDir: root,
+    maxPods: 110,
+    syncFrequencyMs: 60_000,
+    runtime,
+    volumeManager,
+    pleg,
+    cache,
+    statusManager,
     // A source that never reports keeps housekeeping off: this kubelet must not treat the other
     // tests' pods in the shared containerd as orphans.
     sources: new Set(['api', 'never']),
   });
   const updates = new Updates();
   const loop = k.run(updates);
-  cleanups.push(async () => { k.stop(); await loop; });
+  cleanups.push(async () => {
+    k.stop();
+    await loop;
+  });
   const uid = `grace-${Math.random().toString(36).slice(2, 10)}`;
-  const base = (): Pod => ({
-    metadata: { name: 'grace', namespace: NS, uid, annotations: { 'kubernetes.io/config.source': 'api' } },
-    spec: { nodeName: NODE, restartPolicy: 'Always', terminationGracePeriodSeconds: 60, dnsPolicy: 'Default', containers: [{ name: 'c', ...sh("trap '' TERM; while true; do sleep 1; done") }] },
-  } as Pod);
+  const base = (): Pod =>
+    ({
+      metadata: { name: 'grace', namespace: NS, uid, annotations: { 'kubernetes.io/config.source': 'api' } },
+      spec: {
+        nodeName: NODE,
+        restartPolicy: 'Always',
+        terminationGracePeriodSeconds: 60,
+        dnsPolicy: 'Default',
+        containers: [{ name: 'c', ...sh("trap '' TERM; while true; do sleep 1; done") }],
+      },
+    }) as Pod;
   updates.push({ op: 'ADD', pods: [base()], source: 'api' });
-  await waitFor('grace Running', 60_000, () => (statusManager.getPodStatus(uid)?.phase === 'Running' ? true : undefined), 200);
+  await waitFor(
+    'grace Running',
+    60_000,
+    () => (statusManager.getPodStatus(uid)?.phase === 'Running' ? true : undefined),
+    200,
+  );
   const deleting = (graceSeconds: number): Pod => {
     const p = base();
     p.metadata!.deletionTimestamp = new Date();
@@ -118,7 +168,12 @@ test('a shorter deletion grace period restarts a running kill: the container die
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal((await runningContainers('grace')).length, 1, 'still running inside its 30 s grace');
   updates.push({ op: 'DELETE', pods: [deleting(2)], source: 'api' });
-  await waitFor('grace container stopped', 20_000, async () => ((await runningContainers('grace')).length === 0 ? true : undefined), 100);
+  await waitFor(
+    'grace container stopped',
+    20_000,
+    async () => ((await runningContainers('grace')).length === 0 ? true : undefined),
+    100,
+  );
   const ms = Date.now() - t0;
   assert.ok(ms >= 1500 + 1500, `the shorter grace was honoured too (${ms} ms)`);
   assert.ok(ms < 1500 + 2000 + 5000, `killed by the 2 s deadline, not the 30 s one (${ms} ms)`);
@@ -131,15 +186,26 @@ test('a shorter deletion grace period restarts a running kill: the container die
 
 test('a pod too large for the node is rejected with OutOfmemory and never started', async () => {
   agent();
-  writeFileSync(join(manifests, 'huge.json'), manifest('huge', {
-    containers: [{ name: 'c', ...sh('sleep 3600'), resources: { requests: { memory: '64Ti' } } }],
-  }));
-  const p = await waitFor('huge rejected', 60_000, async () => {
-    const pod = await podNamed('huge');
-    return pod?.status?.phase === 'Failed' ? pod : undefined;
-  }, 200);
+  writeFileSync(
+    join(manifests, 'huge.json'),
+    manifest('huge', {
+      containers: [{ name: 'c', ...sh('sleep 3600'), resources: { requests: { memory: '64Ti' } } }],
+    }),
+  );
+  const p = await waitFor(
+    'huge rejected',
+    60_000,
+    async () => {
+      const pod = await podNamed('huge');
+      return pod?.status?.phase === 'Failed' ? pod : undefined;
+    },
+    200,
+  );
   assert.equal(p.status?.reason, 'OutOfmemory');
-  assert.match(p.status?.message ?? '', /^Pod was rejected: Node didn't have enough resource: memory, requested: 70368744177664, used: \d+, capacity: \d+$/);
+  assert.match(
+    p.status?.message ?? '',
+    /^Pod was rejected: Node didn't have enough resource: memory, requested: 70368744177664, used: \d+, capacity: \d+$/,
+  );
   assert.equal(p.status?.qosClass, 'Burstable');
   assert.equal(p.status?.containerStatuses, undefined, 'no container ever ran');
   await new Promise((r) => setTimeout(r, 3000)); // a few sync and housekeeping rounds
@@ -150,19 +216,39 @@ test('a pod too large for the node is rejected with OutOfmemory and never starte
 
 test('a host port already held by an active pod is rejected with NodePorts', async () => {
   const port = randomPort();
-  const withPort = (name: string) => manifest(name, {
-    terminationGracePeriodSeconds: 1,
-    containers: [{ name: 'c', ...sh("trap 'exit 0' TERM; sleep 3600 & wait"), ports: [{ containerPort: 8080, hostPort: port, protocol: 'TCP' }] }],
-  });
+  const withPort = (name: string) =>
+    manifest(name, {
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'c',
+          ...sh("trap 'exit 0' TERM; sleep 3600 & wait"),
+          ports: [{ containerPort: 8080, hostPort: port, protocol: 'TCP' }],
+        },
+      ],
+    });
   writeFileSync(join(manifests, 'port-a.json'), withPort('port-a'));
-  await waitFor('port-a Running', 60_000, async () => ((await podNamed('port-a'))?.status?.phase === 'Running' ? true : undefined), 200);
+  await waitFor(
+    'port-a Running',
+    60_000,
+    async () => ((await podNamed('port-a'))?.status?.phase === 'Running' ? true : undefined),
+    200,
+  );
   writeFileSync(join(manifests, 'port-b.json'), withPort('port-b'));
-  const b = await waitFor('port-b rejected', 30_000, async () => {
-    const pod = await podNamed('port-b');
-    return pod?.status?.phase === 'Failed' ? pod : undefined;
-  }, 200);
+  const b = await waitFor(
+    'port-b rejected',
+    30_000,
+    async () => {
+      const pod = await podNamed('port-b');
+      return pod?.status?.phase === 'Failed' ? pod : undefined;
+    },
+    200,
+  );
   assert.equal(b.status?.reason, 'NodePorts');
-  assert.equal(b.status?.message, "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports");
+  assert.equal(
+    b.status?.message,
+    "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+  );
   await new Promise((r) => setTimeout(r, 2000));
   assert.deepEqual(await sandboxesOf('port-b'), [], 'the rejected pod never got a sandbox');
   unlinkSync(join(manifests, 'port-b.json'));
@@ -171,16 +257,27 @@ test('a host port already held by an active pod is rejected with NodePorts', asy
 });
 
 test('the grace period is honoured: a container ignoring SIGTERM is killed when it runs out', async () => {
-  writeFileSync(join(manifests, 'stubborn.json'), manifest('stubborn', {
-    terminationGracePeriodSeconds: 4,
-    containers: [{ name: 'c', ...sh("trap '' TERM; while true; do sleep 1; done") }],
-  }));
-  writeFileSync(join(manifests, 'polite.json'), manifest('polite', {
-    terminationGracePeriodSeconds: 20,
-    containers: [{ name: 'c', ...sh("trap 'exit 0' TERM; while true; do sleep 1 & wait; done") }],
-  }));
+  writeFileSync(
+    join(manifests, 'stubborn.json'),
+    manifest('stubborn', {
+      terminationGracePeriodSeconds: 4,
+      containers: [{ name: 'c', ...sh("trap '' TERM; while true; do sleep 1; done") }],
+    }),
+  );
+  writeFileSync(
+    join(manifests, 'polite.json'),
+    manifest('polite', {
+      terminationGracePeriodSeconds: 20,
+      containers: [{ name: 'c', ...sh("trap 'exit 0' TERM; while true; do sleep 1 & wait; done") }],
+    }),
+  );
   for (const name of ['stubborn', 'polite']) {
-    await waitFor(`${name} Running`, 60_000, async () => ((await podNamed(name))?.status?.phase === 'Running' ? true : undefined), 200);
+    await waitFor(
+      `${name} Running`,
+      60_000,
+      async () => ((await podNamed(name))?.status?.phase === 'Running' ? true : undefined),
+      200,
+    );
   }
   const [stubbornCtr] = await runningContainers(`stubborn-${NODE}`);
   assert.ok(stubbornCtr, 'stubborn container running');
@@ -188,8 +285,18 @@ test('the grace period is honoured: a container ignoring SIGTERM is killed when 
   unlinkSync(join(manifests, 'stubborn.json'));
   unlinkSync(join(manifests, 'polite.json'));
   let politeMs = 0;
-  const politeGone = waitFor('polite stopped', 30_000, async () => ((await runningContainers(`polite-${NODE}`)).length === 0 ? (politeMs = Date.now() - t0) : undefined), 100);
-  await waitFor('stubborn stopped', 30_000, async () => ((await runningContainers(`stubborn-${NODE}`)).length === 0 ? true : undefined), 100);
+  const politeGone = waitFor(
+    'polite stopped',
+    30_000,
+    async () => ((await runningContainers(`polite-${NODE}`)).length === 0 ? (politeMs = Date.now() - t0) : undefined),
+    100,
+  );
+  await waitFor(
+    'stubborn stopped',
+    30_000,
+    async () => ((await runningContainers(`stubborn-${NODE}`)).length === 0 ? true : undefined),
+    100,
+  );
   const stubbornMs = Date.now() - t0;
   await politeGone;
   assert.ok(stubbornMs >= 3500, `SIGKILL came only after the 4 s grace (${stubbornMs} ms)`);
@@ -206,7 +313,14 @@ function stageOf(s: ApiPodStatus | undefined): Stage | undefined {
   if (!s) return undefined;
   const init = s.initContainerStatuses?.[0];
   const app = s.containerStatuses?.[0];
-  const kind = (c: typeof app) => (c?.state?.running ? 'running' : c?.state?.terminated ? 'terminated' : c?.state?.waiting ? `waiting:${c.state.waiting.reason ?? ''}` : 'none');
+  const kind = (c: typeof app) =>
+    c?.state?.running
+      ? 'running'
+      : c?.state?.terminated
+        ? 'terminated'
+        : c?.state?.waiting
+          ? `waiting:${c.state.waiting.reason ?? ''}`
+          : 'none';
   const key = `${s.phase}/${kind(init)}/${kind(app)}/${app?.restartCount ?? 0}`;
   const settled = s.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.status === 'False';
   if (key === 'Pending/waiting:PodInitializing/waiting:PodInitializing/0') return STAGES.pending;
@@ -220,56 +334,92 @@ function stageOf(s: ApiPodStatus | undefined): Stage | undefined {
 }
 
 test('the status JSON of pods through their life matches the upstream table, field by field', async () => {
-  const lifecycle = (name: string, restartPolicy: string, app: string) => manifest(name, {
-    restartPolicy, terminationGracePeriodSeconds: 1,
-    initContainers: [{ name: 'init', ...sh('sleep 2') }],
-    containers: [{ name: 'app', ...sh(app) }],
-  });
+  const lifecycle = (name: string, restartPolicy: string, app: string) =>
+    manifest(name, {
+      restartPolicy,
+      terminationGracePeriodSeconds: 1,
+      initContainers: [{ name: 'init', ...sh('sleep 2') }],
+      containers: [{ name: 'app', ...sh(app) }],
+    });
   const pods = {
-    'life-ok': { restartPolicy: 'Never', app: 'sleep 3; exit 0', want: ['initRunning', 'running', 'succeeded'], final: 'succeeded' },
-    'life-fail': { restartPolicy: 'Never', app: 'sleep 3; exit 1', want: ['initRunning', 'running', 'failed'], final: 'failed' },
-    'life-crash': { restartPolicy: 'Always', app: 'sleep 2; exit 1', want: ['initRunning', 'running', 'crashLooping'], final: 'crashLooping' },
+    'life-ok': {
+      restartPolicy: 'Never',
+      app: 'sleep 3; exit 0',
+      want: ['initRunning', 'running', 'succeeded'],
+      final: 'succeeded',
+    },
+    'life-fail': {
+      restartPolicy: 'Never',
+      app: 'sleep 3; exit 1',
+      want: ['initRunning', 'running', 'failed'],
+      final: 'failed',
+    },
+    'life-crash': {
+      restartPolicy: 'Always',
+      app: 'sleep 2; exit 1',
+      want: ['initRunning', 'running', 'crashLooping'],
+      final: 'crashLooping',
+    },
   } as const;
-  for (const [name, p] of Object.entries(pods)) writeFileSync(join(manifests, `${name}.json`), lifecycle(name, p.restartPolicy, p.app));
+  for (const [name, p] of Object.entries(pods))
+    writeFileSync(join(manifests, `${name}.json`), lifecycle(name, p.restartPolicy, p.app));
 
   const seen = new Map<string, Set<string>>(Object.keys(pods).map((n) => [n, new Set<string>()]));
   const mismatches: string[] = [];
   const stageName = (st: Stage) => Object.entries(STAGES).find(([, v]) => v === st)![0];
   let rawChecked = false;
   const last = new Map<string, ApiPodStatus | undefined>();
-  await waitFor('every pod through its life', 90_000, async () => {
-    const body = (await httpGet(agent().readOnlyPort, '/pods')).body;
-    if (!rawChecked && body.includes('life-')) {
-      // Timestamps are RFC 3339 in whole seconds, as the apiserver writes them.
-      const times = [...body.matchAll(/"(?:startTime|lastTransitionTime|startedAt|finishedAt)":"([^"]+)"/g)].map((m) => m[1]!);
-      for (const t of times) assert.match(t, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-      rawChecked = times.length > 0;
-    }
-    const items = (JSON.parse(body).items as Pod[]).filter((p) => p.metadata?.namespace === NS);
-    for (const name of Object.keys(pods)) {
-      const pod = items.find((p) => p.metadata?.name === `${name}-${NODE}`);
-      last.set(name, pod?.status);
-      const st = stageOf(pod?.status);
-      if (!st) continue;
-      const diff = diffStage(pod!.status, st);
-      if (diff.length > 0) mismatches.push(`${name} in stage ${stageName(st)}: ${diff.join('; ')}`);
-      else seen.get(name)!.add(stageName(st));
-    }
-    const done = Object.entries(pods).every(([name, p]) => p.want.every((w) => seen.get(name)!.has(w)));
-    return done || mismatches.length > 0 ? true : undefined;
-  }, 150).catch((err: unknown) => {
-    const report = [...seen].map(([n, st]) => `${n}: saw [${[...st].join(', ')}], last ${JSON.stringify(last.get(n))}`).join('\n');
+  await waitFor(
+    'every pod through its life',
+    90_000,
+    async () => {
+      const body = (await httpGet(agent().readOnlyPort, '/pods')).body;
+      if (!rawChecked && body.includes('life-')) {
+        // Timestamps are RFC 3339 in whole seconds, as the apiserver writes them.
+        const times = [...body.matchAll(/"(?:startTime|lastTransitionTime|startedAt|finishedAt)":"([^"]+)"/g)].map(
+          (m) => m[1]!,
+        );
+        for (const t of times) assert.match(t, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+        rawChecked = times.length > 0;
+      }
+      const items = (JSON.parse(body).items as Pod[]).filter((p) => p.metadata?.namespace === NS);
+      for (const name of Object.keys(pods)) {
+        const pod = items.find((p) => p.metadata?.name === `${name}-${NODE}`);
+        last.set(name, pod?.status);
+        const st = stageOf(pod?.status);
+        if (!st) continue;
+        const diff = diffStage(pod!.status, st);
+        if (diff.length > 0) mismatches.push(`${name} in stage ${stageName(st)}: ${diff.join('; ')}`);
+        else seen.get(name)!.add(stageName(st));
+      }
+      const done = Object.entries(pods).every(([name, p]) => p.want.every((w) => seen.get(name)!.has(w)));
+      return done || mismatches.length > 0 ? true : undefined;
+    },
+    150,
+  ).catch((err: unknown) => {
+    const report = [...seen]
+      .map(([n, st]) => `${n}: saw [${[...st].join(', ')}], last ${JSON.stringify(last.get(n))}`)
+      .join('\n');
     throw new Error(`${String(err)}\n${report}`);
   });
   assert.deepEqual(mismatches, []);
-  for (const [name, p] of Object.entries(pods)) assert.deepEqual([...p.want].filter((w) => !seen.get(name)!.has(w)), [], `${name}: stages not observed`);
+  for (const [name, p] of Object.entries(pods))
+    assert.deepEqual(
+      [...p.want].filter((w) => !seen.get(name)!.has(w)),
+      [],
+      `${name}: stages not observed`,
+    );
   assert.ok(rawChecked, 'timestamps checked');
 
   // The settled pods keep their final status, containers stopped and the sandbox not ready.
   for (const name of ['life-ok', 'life-fail'] as const) {
     const pod = await podNamed(name);
     assert.deepEqual(diffStage(pod?.status, STAGES[pods[name].final]!), [], `${name} final`);
-    assert.deepEqual((await sandboxesOf(name)).filter((s) => s.state === 'SANDBOX_READY'), [], `${name}: sandbox stopped once terminal`);
+    assert.deepEqual(
+      (await sandboxesOf(name)).filter((s) => s.state === 'SANDBOX_READY'),
+      [],
+      `${name}: sandbox stopped once terminal`,
+    );
     assert.ok(pod?.status?.podIP, `${name}: keeps its pod IP`);
   }
   for (const name of Object.keys(pods)) unlinkSync(join(manifests, `${name}.json`));

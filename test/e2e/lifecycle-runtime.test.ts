@@ -49,8 +49,12 @@ function scoped(target: RuntimeService): RuntimeService {
   const ours = (labels: Record<string, string>) => labels['io.kubernetes.pod.namespace'] === NS;
   return new Proxy(target, {
     get(t, prop, receiver) {
-      if (prop === 'listPodSandbox') return async (f?: Parameters<RuntimeService['listPodSandbox']>[0]) => (await t.listPodSandbox(f)).filter((s) => ours(s.labels));
-      if (prop === 'listContainers') return async (f?: Parameters<RuntimeService['listContainers']>[0]) => (await t.listContainers(f)).filter((c) => ours(c.labels));
+      if (prop === 'listPodSandbox')
+        return async (f?: Parameters<RuntimeService['listPodSandbox']>[0]) =>
+          (await t.listPodSandbox(f)).filter((s) => ours(s.labels));
+      if (prop === 'listContainers')
+        return async (f?: Parameters<RuntimeService['listContainers']>[0]) =>
+          (await t.listContainers(f)).filter((c) => ours(c.labels));
       if (prop === 'stopContainer') {
         return (id: string, timeout: number) => {
           stops.push({ id, timeout, at: Date.now() });
@@ -67,7 +71,12 @@ function scoped(target: RuntimeService): RuntimeService {
 let volumes: VolumeManager | undefined;
 
 function manager(extra: Partial<RuntimeManagerDeps> = {}): Runtime {
-  volumes ??= createVolumeManager({ rootDir: join(dir, 'root'), nodeName: 'e2e-node', hostIP: '127.0.0.1', allocatable: { cpu: 3000, memory: 4 * GiB } });
+  volumes ??= createVolumeManager({
+    rootDir: join(dir, 'root'),
+    nodeName: 'e2e-node',
+    hostIP: '127.0.0.1',
+    allocatable: { cpu: 3000, memory: 4 * GiB },
+  });
   return createRuntimeManager({
     runtime,
     imageManager: createImageManager({ images: conn.images, pullBackOff: { initialMs: 1000, maxMs: 60_000 } }),
@@ -93,7 +102,13 @@ const SLEEPER = "trap 'exit 0' TERM; while true; do sleep 1 & wait; done";
 
 function makePod(name: string, containers: Container[], spec: Partial<NonNullable<Pod['spec']>> = {}): Pod {
   return {
-    metadata: { name, namespace: NS, uid: randomUUID(), labels: { app: name, tier: 'e2e' }, annotations: { note: 'lifecycle' } },
+    metadata: {
+      name,
+      namespace: NS,
+      uid: randomUUID(),
+      labels: { app: name, tier: 'e2e' },
+      annotations: { note: 'lifecycle' },
+    },
     spec: { containers, restartPolicy: 'Always', terminationGracePeriodSeconds: 5, ...spec },
   };
 }
@@ -119,7 +134,12 @@ async function sleep(ms: number): Promise<void> {
 }
 
 /** Polls until check returns a value (not undefined) or the deadline passes. */
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 150): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  everyMs = 150,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -130,12 +150,21 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined>, tim
 }
 
 /** Syncs the pod repeatedly (as the pod worker would) until check passes. */
-async function syncUntil<T>(what: string, pod: Pod, check: (st: PodRuntimeStatus, last: PodSyncResult) => T | undefined, timeoutMs = 30_000): Promise<T> {
-  return waitFor(what, async () => {
-    const result = await syncOnce(pod, rt);
-    assert.equal(result.error, undefined, `sync error: ${result.error?.message}`);
-    return check(await status(pod, rt), result);
-  }, timeoutMs);
+async function syncUntil<T>(
+  what: string,
+  pod: Pod,
+  check: (st: PodRuntimeStatus, last: PodSyncResult) => T | undefined,
+  timeoutMs = 30_000,
+): Promise<T> {
+  return waitFor(
+    what,
+    async () => {
+      const result = await syncOnce(pod, rt);
+      assert.equal(result.error, undefined, `sync error: ${result.error?.message}`);
+      return check(await status(pod, rt), result);
+    },
+    timeoutMs,
+  );
 }
 
 function newest(st: PodRuntimeStatus, name: string) {
@@ -187,42 +216,59 @@ after(async () => {
 });
 
 describe('lifecycle hooks', () => {
-  it('postStart exec runs right after start; postStart httpGet sends path, headers and follows a same-host redirect', T, async () => {
-    const hits: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
-    const server = http.createServer((req, res) => {
-      hits.push({ url: req.url ?? '', headers: req.headers });
-      if (req.url?.startsWith('/hook')) {
-        res.writeHead(302, { Location: '/final' });
-        res.end();
-      } else {
-        res.end('x'.repeat(100_000));
+  it(
+    'postStart exec runs right after start; postStart httpGet sends path, headers and follows a same-host redirect',
+    T,
+    async () => {
+      const hits: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
+      const server = http.createServer((req, res) => {
+        hits.push({ url: req.url ?? '', headers: req.headers });
+        if (req.url?.startsWith('/hook')) {
+          res.writeHead(302, { Location: '/final' });
+          res.end();
+        } else {
+          res.end('x'.repeat(100_000));
+        }
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const port = (server.address() as AddressInfo).port;
+      try {
+        const pod = makePod('poststart', [
+          busybox('exec', SLEEPER, {
+            lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo started > /tmp/poststart'] } } },
+          }),
+          busybox('http', SLEEPER, {
+            lifecycle: {
+              postStart: {
+                httpGet: { host: '127.0.0.1', port, path: '/hook?x=1', httpHeaders: [{ name: 'X-Test', value: 'v' }] },
+              },
+            },
+          }),
+        ]);
+        const result = await sync(pod);
+        assert.deepEqual([...result.waiting], []);
+        const st = await waitFor('poststart running', async () => running(pod)(await status(pod)));
+        assert.equal((await exec(newest(st, 'exec')!.id, 'cat /tmp/poststart')).trim(), 'started');
+        assert.deepEqual(
+          hits.map((h) => h.url),
+          ['/hook?x=1', '/final'],
+        );
+        assert.equal(hits[0]!.headers['x-test'], 'v');
+        assert.match(hits[0]!.headers['user-agent'] ?? '', /^kube-lifecycle\//);
+        assert.equal(hits[0]!.headers.accept, '*/*');
+        await killAndCollect(pod);
+      } finally {
+        server.close();
       }
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
-    try {
-      const pod = makePod('poststart', [
-        busybox('exec', SLEEPER, { lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo started > /tmp/poststart'] } } } }),
-        busybox('http', SLEEPER, {
-          lifecycle: { postStart: { httpGet: { host: '127.0.0.1', port, path: '/hook?x=1', httpHeaders: [{ name: 'X-Test', value: 'v' }] } } },
-        }),
-      ]);
-      const result = await sync(pod);
-      assert.deepEqual([...result.waiting], []);
-      const st = await waitFor('poststart running', async () => running(pod)(await status(pod)));
-      assert.equal((await exec(newest(st, 'exec')!.id, 'cat /tmp/poststart')).trim(), 'started');
-      assert.deepEqual(hits.map((h) => h.url), ['/hook?x=1', '/final']);
-      assert.equal(hits[0]!.headers['x-test'], 'v');
-      assert.match(hits[0]!.headers['user-agent'] ?? '', /^kube-lifecycle\//);
-      assert.equal(hits[0]!.headers.accept, '*/*');
-      await killAndCollect(pod);
-    } finally {
-      server.close();
-    }
-  });
+    },
+  );
 
   it('a failed postStart kills the container (PostStartHookError) and it is restarted per policy', T, async () => {
-    const pod = makePod('poststart-fail', [busybox('main', SLEEPER, { lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo nope >&2; exit 7'] } } } })]);
+    const pod = makePod('poststart-fail', [
+      busybox('main', SLEEPER, {
+        lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo nope >&2; exit 7'] } } },
+      }),
+    ]);
     const result = await sync(pod);
     const waiting = result.waiting.get('main');
     assert.equal(waiting?.reason, 'PostStartHookError');
@@ -239,10 +285,12 @@ describe('lifecycle hooks', () => {
   it('preStop exec runs before SIGTERM; StopContainer gets the grace period left after the hook', T, async () => {
     const pod = makePod(
       'prestop',
-      [busybox('main', "trap 'echo term >> /data/events; exit 0' TERM; while true; do sleep 1 & wait; done", {
-        volumeMounts: dataMount,
-        lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo prestop >> /data/events; sleep 2'] } } },
-      })],
+      [
+        busybox('main', "trap 'echo term >> /data/events; exit 0' TERM; while true; do sleep 1 & wait; done", {
+          volumeMounts: dataMount,
+          lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo prestop >> /data/events; sleep 2'] } } },
+        }),
+      ],
       { terminationGracePeriodSeconds: 6, ...dataVolume() },
     );
     await sync(pod);
@@ -257,36 +305,63 @@ describe('lifecycle hooks', () => {
     assert.equal(await readFile(join(emptyDirOnHost(pod, 'data'), 'events'), 'utf8'), 'prestop\nterm\n');
   });
 
-  it('a preStop hook that outlasts the grace period is cut off; the container then gets 2 s, then SIGKILL', T, async () => {
-    const pod = makePod('prestop-slow', [{
-      name: 'deaf', image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'],
-      lifecycle: { preStop: { exec: { command: ['sleep', '30'] } } },
-    }], { terminationGracePeriodSeconds: 3 });
-    await sync(pod);
-    const st = await waitFor('deaf running', async () => running(pod)(await status(pod)));
-    const t0 = Date.now();
-    await rt.killPod(pod, runningPodFromStatus(st));
-    const elapsed = Date.now() - t0;
-    const stop = stops.filter((s) => s.id === newest(st, 'deaf')!.id).pop()!;
-    assert.equal(stop.timeout, 2, 'the minimum grace after the hook used it all');
-    assert.ok(elapsed >= 4500 && elapsed < 9000, `3 s of hook + 2 s before SIGKILL, took ${elapsed} ms`);
-    const after = newest(await status(pod), 'deaf')!;
-    assert.equal(after.state, 'exited');
-    assert.equal(after.exitCode, 137, 'killed by SIGKILL');
-  });
+  it(
+    'a preStop hook that outlasts the grace period is cut off; the container then gets 2 s, then SIGKILL',
+    T,
+    async () => {
+      const pod = makePod(
+        'prestop-slow',
+        [
+          {
+            name: 'deaf',
+            image: TEST_IMAGES.busybox,
+            imagePullPolicy: 'IfNotPresent',
+            command: ['sleep', '3600'],
+            lifecycle: { preStop: { exec: { command: ['sleep', '30'] } } },
+          },
+        ],
+        { terminationGracePeriodSeconds: 3 },
+      );
+      await sync(pod);
+      const st = await waitFor('deaf running', async () => running(pod)(await status(pod)));
+      const t0 = Date.now();
+      await rt.killPod(pod, runningPodFromStatus(st));
+      const elapsed = Date.now() - t0;
+      const stop = stops.filter((s) => s.id === newest(st, 'deaf')!.id).pop()!;
+      assert.equal(stop.timeout, 2, 'the minimum grace after the hook used it all');
+      assert.ok(elapsed >= 4500 && elapsed < 9000, `3 s of hook + 2 s before SIGKILL, took ${elapsed} ms`);
+      const after = newest(await status(pod), 'deaf')!;
+      assert.equal(after.state, 'exited');
+      assert.equal(after.exitCode, 137, 'killed by SIGKILL');
+    },
+  );
 
   it('preStop httpGet goes to the pod IP on a named port', T, async () => {
     const cgi = '#!/bin/sh\\necho prestop-http >> /data/events\\necho "Content-Type: text/plain"\\necho\\necho ok\\n';
-    const pod = makePod('prestop-http', [busybox(
-      'web',
-      `mkdir -p /www/cgi-bin && printf '${cgi}' > /www/cgi-bin/stop && chmod +x /www/cgi-bin/stop && httpd -p 8080 -h /www && touch /data/ready; trap 'echo term >> /data/events; exit 0' TERM; while true; do sleep 1 & wait; done`,
-      { ports: [{ name: 'web', containerPort: 8080 }], volumeMounts: dataMount, lifecycle: { preStop: { httpGet: { port: 'web', path: '/cgi-bin/stop' } } } },
-    )], dataVolume());
+    const pod = makePod(
+      'prestop-http',
+      [
+        busybox(
+          'web',
+          `mkdir -p /www/cgi-bin && printf '${cgi}' > /www/cgi-bin/stop && chmod +x /www/cgi-bin/stop && httpd -p 8080 -h /www && touch /data/ready; trap 'echo term >> /data/events; exit 0' TERM; while true; do sleep 1 & wait; done`,
+          {
+            ports: [{ name: 'web', containerPort: 8080 }],
+            volumeMounts: dataMount,
+            lifecycle: { preStop: { httpGet: { port: 'web', path: '/cgi-bin/stop' } } },
+          },
+        ),
+      ],
+      dataVolume(),
+    );
     await sync(pod);
     const st = await waitFor('web running', async () => running(pod)(await status(pod)));
     assert.equal(st.ips.length, 1);
     // httpd listens once it has returned (it binds before going to the background).
-    await waitFor('httpd listening', async () => (existsSync(join(emptyDirOnHost(pod, 'data'), 'ready')) ? true : undefined), 10_000);
+    await waitFor(
+      'httpd listening',
+      async () => (existsSync(join(emptyDirOnHost(pod, 'data'), 'ready')) ? true : undefined),
+      10_000,
+    );
     await rt.killPod(pod, runningPodFromStatus(st));
     assert.equal(await readFile(join(emptyDirOnHost(pod, 'data'), 'events'), 'utf8'), 'prestop-http\nterm\n');
   });
@@ -299,24 +374,30 @@ describe('back-off', () => {
     const finishes: number[] = [];
     const messages = new Set<string>();
     const seen = new Set<string>();
-    await syncUntil('four restarts', pod, (st, result) => {
-      const w = result.waiting.get('c');
-      if (w?.reason === 'CrashLoopBackOff') messages.add(w.message.split(' ')[1]!);
-      for (const c of [...st.containerStatuses].reverse()) {
-        if (c.name !== 'c' || seen.has(c.id) || c.state !== 'exited') continue;
-        seen.add(c.id);
-        starts.push(c.startedAt!.getTime());
-        finishes.push(c.finishedAt!.getTime());
-      }
-      return seen.size >= 5 ? true : undefined;
-    }, 30_000);
+    await syncUntil(
+      'four restarts',
+      pod,
+      (st, result) => {
+        const w = result.waiting.get('c');
+        if (w?.reason === 'CrashLoopBackOff') messages.add(w.message.split(' ')[1]!);
+        for (const c of [...st.containerStatuses].reverse()) {
+          if (c.name !== 'c' || seen.has(c.id) || c.state !== 'exited') continue;
+          seen.add(c.id);
+          starts.push(c.startedAt!.getTime());
+          finishes.push(c.finishedAt!.getTime());
+        }
+        return seen.size >= 5 ? true : undefined;
+      },
+      30_000,
+    );
     const delays = starts.slice(1).map((s, i) => s - finishes[i]!);
     const [d0, d1, d2, d3] = delays as [number, number, number, number];
     assert.ok(d0 < 1000, `first restart immediate: ${d0} ms`);
     assert.ok(d1 >= 1000 && d1 < 2500, `second after 1 s: ${d1} ms`);
     assert.ok(d2 >= 2000 && d2 < 3500, `third after 2 s: ${d2} ms`);
     assert.ok(d3 >= 4000 && d3 < 5500, `fourth after 4 s: ${d3} ms`);
-    for (const m of ['1s', '2s', '4s']) assert.ok(messages.has(m), `waiting message "back-off ${m}" seen (${[...messages]})`);
+    for (const m of ['1s', '2s', '4s'])
+      assert.ok(messages.has(m), `waiting message "back-off ${m}" seen (${[...messages]})`);
     // GC keeps one dead instance per container of an active pod.
     await rt.garbageCollect(new Set([pod.metadata!.uid!]));
     assert.ok((await status(pod)).containerStatuses.filter((c) => c.state === 'exited').length <= 1);
@@ -329,7 +410,11 @@ describe('back-off', () => {
     await sync(pod, real);
     await waitFor('first exit', async () => (newest(await status(pod), 'c')?.state === 'exited' ? true : undefined));
     await sync(pod, real);
-    await waitFor('second exit', async () => (newest(await status(pod), 'c')?.restartCount === 1 && newest(await status(pod), 'c')?.state === 'exited' ? true : undefined));
+    await waitFor('second exit', async () =>
+      newest(await status(pod), 'c')?.restartCount === 1 && newest(await status(pod), 'c')?.state === 'exited'
+        ? true
+        : undefined,
+    );
     const r = await sync(pod, real);
     assert.equal(r.waiting.get('c')?.reason, 'CrashLoopBackOff');
     assert.match(r.waiting.get('c')!.message, /^back-off 10s restarting failed container=c /);
@@ -337,7 +422,9 @@ describe('back-off', () => {
   });
 
   it('ErrImagePull then ImagePullBackOff with the same doubling back-off', T, async () => {
-    const pod = makePod('imagepull', [{ name: 'ghost', image: '127.0.0.1:1/kubelet-ts/missing:latest', imagePullPolicy: 'Always', command: ['true'] }]);
+    const pod = makePod('imagepull', [
+      { name: 'ghost', image: '127.0.0.1:1/kubelet-ts/missing:latest', imagePullPolicy: 'Always', command: ['true'] },
+    ]);
     const reason = async () => (await sync(pod)).waiting.get('ghost')?.reason;
     assert.equal(await reason(), 'ErrImagePull');
     assert.equal(await reason(), 'ImagePullBackOff');
@@ -373,8 +460,13 @@ describe('init containers', () => {
   });
 
   it('a failed init container under restartPolicy Never fails the pod: killed, the app never created', T, async () => {
-    const pod = makePod('init-never', [busybox('app', SLEEPER)], { restartPolicy: 'Never', initContainers: [busybox('init', 'exit 3')] });
-    const st = await syncUntil('pod killed', pod, (s) => (newest(s, 'init')?.state === 'exited' && s.sandboxStatuses.every((x) => !x.ready) ? s : undefined));
+    const pod = makePod('init-never', [busybox('app', SLEEPER)], {
+      restartPolicy: 'Never',
+      initContainers: [busybox('init', 'exit 3')],
+    });
+    const st = await syncUntil('pod killed', pod, (s) =>
+      newest(s, 'init')?.state === 'exited' && s.sandboxStatuses.every((x) => !x.ready) ? s : undefined,
+    );
     assert.equal(newest(st, 'init')!.exitCode, 3);
     assert.equal(newest(st, 'init')!.restartCount, 0, 'not retried');
     assert.equal(newest(st, 'app'), undefined);
@@ -396,31 +488,53 @@ describe('init containers', () => {
     await killAndCollect(pod);
   });
 
-  it('a sidecar starts before the next init container, runs beside the app, restarts, and stops after the app', T, async () => {
-    const pod = makePod('sidecar', [
-      busybox('app', "trap 'sleep 1; echo app >> /data/events; exit 0' TERM; while true; do sleep 1 & wait; done", { volumeMounts: dataMount }),
-    ], {
-      terminationGracePeriodSeconds: 10,
-      initContainers: [
-        busybox('sidecar', "touch /data/up; trap 'echo sidecar >> /data/events; exit 0' TERM; while true; do sleep 1 & wait; done", { restartPolicy: 'Always', volumeMounts: dataMount }),
-        busybox('wait-sidecar', 'for i in $(seq 50); do test -f /data/up && exit 0; sleep 0.1; done; exit 1', { volumeMounts: dataMount }),
-      ],
-      ...dataVolume(),
-    });
-    const st = await syncUntil('app running', pod, running(pod));
-    assert.equal(newest(st, 'sidecar')!.state, 'running', 'the sidecar runs beside the app');
-    assert.equal(newest(st, 'wait-sidecar')!.exitCode, 0, 'the next init container found the sidecar started');
-    assert.ok(newest(st, 'wait-sidecar')!.startedAt!.getTime() >= newest(st, 'sidecar')!.startedAt!.getTime());
-    // The sidecar dies: it is restarted while the app keeps running.
-    await conn.runtime.stopContainer(newest(st, 'sidecar')!.id, 0);
-    const st2 = await syncUntil('sidecar restarted', pod, (s) => (newest(s, 'sidecar')?.restartCount === 1 && newest(s, 'sidecar')?.state === 'running' ? s : undefined));
-    assert.equal(newest(st2, 'app')!.id, newest(st, 'app')!.id, 'the app was not touched');
-    await writeFile(join(emptyDirOnHost(pod, 'data'), 'events'), '');
-    await rt.killPod(pod, runningPodFromStatus(st2));
-    assert.equal(await readFile(join(emptyDirOnHost(pod, 'data'), 'events'), 'utf8'), 'app\nsidecar\n', 'regular containers first, then the sidecar');
-    const end = await status(pod);
-    assert.ok(newest(end, 'sidecar')!.finishedAt!.getTime() >= newest(end, 'app')!.finishedAt!.getTime());
-  });
+  it(
+    'a sidecar starts before the next init container, runs beside the app, restarts, and stops after the app',
+    T,
+    async () => {
+      const pod = makePod(
+        'sidecar',
+        [
+          busybox('app', "trap 'sleep 1; echo app >> /data/events; exit 0' TERM; while true; do sleep 1 & wait; done", {
+            volumeMounts: dataMount,
+          }),
+        ],
+        {
+          terminationGracePeriodSeconds: 10,
+          initContainers: [
+            busybox(
+              'sidecar',
+              "touch /data/up; trap 'echo sidecar >> /data/events; exit 0' TERM; while true; do sleep 1 & wait; done",
+              { restartPolicy: 'Always', volumeMounts: dataMount },
+            ),
+            busybox('wait-sidecar', 'for i in $(seq 50); do test -f /data/up && exit 0; sleep 0.1; done; exit 1', {
+              volumeMounts: dataMount,
+            }),
+          ],
+          ...dataVolume(),
+        },
+      );
+      const st = await syncUntil('app running', pod, running(pod));
+      assert.equal(newest(st, 'sidecar')!.state, 'running', 'the sidecar runs beside the app');
+      assert.equal(newest(st, 'wait-sidecar')!.exitCode, 0, 'the next init container found the sidecar started');
+      assert.ok(newest(st, 'wait-sidecar')!.startedAt!.getTime() >= newest(st, 'sidecar')!.startedAt!.getTime());
+      // The sidecar dies: it is restarted while the app keeps running.
+      await conn.runtime.stopContainer(newest(st, 'sidecar')!.id, 0);
+      const st2 = await syncUntil('sidecar restarted', pod, (s) =>
+        newest(s, 'sidecar')?.restartCount === 1 && newest(s, 'sidecar')?.state === 'running' ? s : undefined,
+      );
+      assert.equal(newest(st2, 'app')!.id, newest(st, 'app')!.id, 'the app was not touched');
+      await writeFile(join(emptyDirOnHost(pod, 'data'), 'events'), '');
+      await rt.killPod(pod, runningPodFromStatus(st2));
+      assert.equal(
+        await readFile(join(emptyDirOnHost(pod, 'data'), 'events'), 'utf8'),
+        'app\nsidecar\n',
+        'regular containers first, then the sidecar',
+      );
+      const end = await status(pod);
+      assert.ok(newest(end, 'sidecar')!.finishedAt!.getTime() >= newest(end, 'app')!.finishedAt!.getTime());
+    },
+  );
 });
 
 /** The container's cgroup path (v1) for a controller, from /proc/1/cgroup inside it. */
@@ -439,54 +553,92 @@ function v1File(controller: string, cgroup: string, file: string): Promise<strin
 }
 
 describe('resources, QoS and pod cgroups', () => {
-  const hasV1 = [...mounts.v1.values()].some((c) => c.includes('cpu')) && [...mounts.v1.values()].some((c) => c.includes('memory'));
+  const hasV1 =
+    [...mounts.v1.values()].some((c) => c.includes('cpu')) && [...mounts.v1.values()].some((c) => c.includes('memory'));
 
-  it('oom_score_adj, cpu shares/quota/period and memory limit reach each container; pods sit in kubepods/<qos>/pod<uid>', { ...T, skip: hasV1 ? false : 'no cgroup v1 cpu/memory hierarchy' }, async () => {
-    const guaranteed = makePod('qos-guaranteed', [busybox('main', SLEEPER, { resources: { limits: { cpu: '200m', memory: '64Mi' } } })]);
-    const burstable = makePod('qos-burstable', [busybox('main', SLEEPER, { resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } } })]);
-    const besteffort = makePod('qos-besteffort', [busybox('main', SLEEPER)]);
-    const want = {
-      guaranteed: { parent: `${CGROUP_ROOT}/kubepods/pod${guaranteed.metadata!.uid}`, oom: -997, shares: '204', quota: '20000', memory: String(64 * MiB) },
-      burstable: { parent: `${CGROUP_ROOT}/kubepods/burstable/pod${burstable.metadata!.uid}`, oom: 1000 - Math.trunc((1000 * 256 * MiB) / (4 * GiB)), shares: '256', quota: '50000', memory: String(512 * MiB) },
-      besteffort: { parent: `${CGROUP_ROOT}/kubepods/besteffort/pod${besteffort.metadata!.uid}`, oom: 1000, shares: '2', quota: '-1', memory: undefined },
-    };
-    const pods = { guaranteed, burstable, besteffort };
-    for (const pod of Object.values(pods)) await sync(pod);
-    for (const [qos, pod] of Object.entries(pods) as Array<[keyof typeof want, Pod]>) {
-      const st = await waitFor(`${qos} running`, async () => running(pod)(await status(pod)));
-      const id = newest(st, 'main')!.id;
-      const w = want[qos];
-      const oom = Number((await exec(id, 'cat /proc/1/oom_score_adj')).trim());
-      assert.equal(oom, Math.max(w.oom, daemonOomScoreAdj), `${qos} oom_score_adj (containerd restricts it to ≥ ${daemonOomScoreAdj})`);
-      const cpuCg = await cgroupOf(id, 'cpu');
-      const memCg = await cgroupOf(id, 'memory');
-      assert.ok(cpuCg.startsWith(`${w.parent}/`), `${qos} container cgroup ${cpuCg} under ${w.parent}`);
-      assert.ok(memCg.startsWith(`${w.parent}/`), `${qos} memory cgroup ${memCg}`);
-      assert.equal(await v1File('cpu', cpuCg, 'cpu.shares'), w.shares, `${qos} cpu.shares`);
-      assert.equal(await v1File('cpu', cpuCg, 'cpu.cfs_quota_us'), w.quota, `${qos} cfs quota`);
-      assert.equal(await v1File('cpu', cpuCg, 'cpu.cfs_period_us'), '100000', `${qos} cfs period`);
-      const limit = await v1File('memory', memCg, 'memory.limit_in_bytes');
-      if (w.memory) assert.equal(limit, w.memory, `${qos} memory limit`);
-      else assert.ok(Number(limit) > 2 ** 60, `${qos} unlimited memory (${limit})`);
-      // The pod cgroup carries the pod-level values.
-      assert.equal(await v1File('cpu', w.parent, 'cpu.shares'), w.shares, `${qos} pod cgroup cpu.shares`);
-      if (qos !== 'besteffort') {
-        assert.equal(await v1File('cpu', w.parent, 'cpu.cfs_quota_us'), w.quota, `${qos} pod cgroup quota`);
-        assert.equal(await v1File('memory', w.parent, 'memory.limit_in_bytes'), w.memory, `${qos} pod cgroup memory limit`);
+  it(
+    'oom_score_adj, cpu shares/quota/period and memory limit reach each container; pods sit in kubepods/<qos>/pod<uid>',
+    { ...T, skip: hasV1 ? false : 'no cgroup v1 cpu/memory hierarchy' },
+    async () => {
+      const guaranteed = makePod('qos-guaranteed', [
+        busybox('main', SLEEPER, { resources: { limits: { cpu: '200m', memory: '64Mi' } } }),
+      ]);
+      const burstable = makePod('qos-burstable', [
+        busybox('main', SLEEPER, {
+          resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
+        }),
+      ]);
+      const besteffort = makePod('qos-besteffort', [busybox('main', SLEEPER)]);
+      const want = {
+        guaranteed: {
+          parent: `${CGROUP_ROOT}/kubepods/pod${guaranteed.metadata!.uid}`,
+          oom: -997,
+          shares: '204',
+          quota: '20000',
+          memory: String(64 * MiB),
+        },
+        burstable: {
+          parent: `${CGROUP_ROOT}/kubepods/burstable/pod${burstable.metadata!.uid}`,
+          oom: 1000 - Math.trunc((1000 * 256 * MiB) / (4 * GiB)),
+          shares: '256',
+          quota: '50000',
+          memory: String(512 * MiB),
+        },
+        besteffort: {
+          parent: `${CGROUP_ROOT}/kubepods/besteffort/pod${besteffort.metadata!.uid}`,
+          oom: 1000,
+          shares: '2',
+          quota: '-1',
+          memory: undefined,
+        },
+      };
+      const pods = { guaranteed, burstable, besteffort };
+      for (const pod of Object.values(pods)) await sync(pod);
+      for (const [qos, pod] of Object.entries(pods) as Array<[keyof typeof want, Pod]>) {
+        const st = await waitFor(`${qos} running`, async () => running(pod)(await status(pod)));
+        const id = newest(st, 'main')!.id;
+        const w = want[qos];
+        const oom = Number((await exec(id, 'cat /proc/1/oom_score_adj')).trim());
+        assert.equal(
+          oom,
+          Math.max(w.oom, daemonOomScoreAdj),
+          `${qos} oom_score_adj (containerd restricts it to ≥ ${daemonOomScoreAdj})`,
+        );
+        const cpuCg = await cgroupOf(id, 'cpu');
+        const memCg = await cgroupOf(id, 'memory');
+        assert.ok(cpuCg.startsWith(`${w.parent}/`), `${qos} container cgroup ${cpuCg} under ${w.parent}`);
+        assert.ok(memCg.startsWith(`${w.parent}/`), `${qos} memory cgroup ${memCg}`);
+        assert.equal(await v1File('cpu', cpuCg, 'cpu.shares'), w.shares, `${qos} cpu.shares`);
+        assert.equal(await v1File('cpu', cpuCg, 'cpu.cfs_quota_us'), w.quota, `${qos} cfs quota`);
+        assert.equal(await v1File('cpu', cpuCg, 'cpu.cfs_period_us'), '100000', `${qos} cfs period`);
+        const limit = await v1File('memory', memCg, 'memory.limit_in_bytes');
+        if (w.memory) assert.equal(limit, w.memory, `${qos} memory limit`);
+        else assert.ok(Number(limit) > 2 ** 60, `${qos} unlimited memory (${limit})`);
+        // The pod cgroup carries the pod-level values.
+        assert.equal(await v1File('cpu', w.parent, 'cpu.shares'), w.shares, `${qos} pod cgroup cpu.shares`);
+        if (qos !== 'besteffort') {
+          assert.equal(await v1File('cpu', w.parent, 'cpu.cfs_quota_us'), w.quota, `${qos} pod cgroup quota`);
+          assert.equal(
+            await v1File('memory', w.parent, 'memory.limit_in_bytes'),
+            w.memory,
+            `${qos} pod cgroup memory limit`,
+          );
+        }
+        if (mounts.unified)
+          assert.ok(existsSync(join(mounts.unified, w.parent)), `${qos} pod cgroup in the unified tree too`);
       }
-      if (mounts.unified) assert.ok(existsSync(join(mounts.unified, w.parent)), `${qos} pod cgroup in the unified tree too`);
-    }
-    // QoS cgroups: BestEffort gets the minimum shares, Burstable the sum of its pods' requests.
-    assert.equal(await v1File('cpu', `${CGROUP_ROOT}/kubepods/besteffort`, 'cpu.shares'), '2');
-    assert.equal(await v1File('cpu', `${CGROUP_ROOT}/kubepods/burstable`, 'cpu.shares'), '256');
-    assert.equal(await v1File('cpu', `${CGROUP_ROOT}/kubepods`, 'cpu.shares'), '3072', 'node allocatable 3 CPUs');
-    // Gone pods lose their cgroups (after their containers) at the next collection.
-    for (const pod of Object.values(pods)) await killAndCollect(pod);
-    await rt.garbageCollect(new Set());
-    for (const w of Object.values(want)) {
-      for (const p of cgroupfs.paths(w.parent)) assert.equal(existsSync(p), false, `${p} removed`);
-    }
-  });
+      // QoS cgroups: BestEffort gets the minimum shares, Burstable the sum of its pods' requests.
+      assert.equal(await v1File('cpu', `${CGROUP_ROOT}/kubepods/besteffort`, 'cpu.shares'), '2');
+      assert.equal(await v1File('cpu', `${CGROUP_ROOT}/kubepods/burstable`, 'cpu.shares'), '256');
+      assert.equal(await v1File('cpu', `${CGROUP_ROOT}/kubepods`, 'cpu.shares'), '3072', 'node allocatable 3 CPUs');
+      // Gone pods lose their cgroups (after their containers) at the next collection.
+      for (const pod of Object.values(pods)) await killAndCollect(pod);
+      await rt.garbageCollect(new Set());
+      for (const w of Object.values(want)) {
+        for (const p of cgroupfs.paths(w.parent)) assert.equal(existsSync(p), false, `${p} removed`);
+      }
+    },
+  );
 
   it('cgroupsPerQOS false leaves the cgroups to the runtime', T, async () => {
     const flat = manager({ cgroupsPerQOS: false });
@@ -499,135 +651,190 @@ describe('resources, QoS and pod cgroups', () => {
 });
 
 describe('volumes', () => {
-  it('memory emptyDir is a tmpfs of sizeLimit (or the pod memory limit); hostPath types are checked; all cleaned up', T, async () => {
-    const hostDir = join(dir, 'host-data');
-    await mkdir(hostDir, { recursive: true });
-    await writeFile(join(hostDir, 'hello'), 'from host\n');
-    const pod = makePod('volumes', [busybox('main', SLEEPER, {
-      resources: { limits: { cpu: '300m', memory: '32Mi' } },
-      volumeMounts: [
-        { name: 'mem-sized', mountPath: '/mem1' },
-        { name: 'mem', mountPath: '/mem2' },
-        { name: 'disk', mountPath: '/disk' },
-        { name: 'host', mountPath: '/host', readOnly: true },
-        { name: 'created', mountPath: '/created' },
-      ],
-    })], {
-      volumes: [
-        { name: 'mem-sized', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } },
-        { name: 'mem', emptyDir: { medium: 'Memory' } },
-        { name: 'disk', emptyDir: {} },
-        { name: 'host', hostPath: { path: hostDir, type: 'Directory' } },
-        { name: 'created', hostPath: { path: join(dir, 'made-by-kubelet'), type: 'DirectoryOrCreate' } },
-      ],
-    });
-    const result = await sync(pod);
-    assert.deepEqual([...result.waiting], []);
-    const st = await waitFor('volumes running', async () => running(pod)(await status(pod)));
-    const id = newest(st, 'main')!.id;
-    const procMounts = await exec(id, 'cat /proc/mounts');
-    assert.match(procMounts, /^tmpfs \/mem1 tmpfs [^ ]*size=16384k/m);
-    assert.match(procMounts, /^tmpfs \/mem2 tmpfs [^ ]*size=32768k/m, 'the pod memory limit bounds a memory emptyDir without sizeLimit');
-    const df = await exec(id, 'df -k /mem1 | tail -1');
-    assert.equal(df.trim().split(/\s+/)[1], '16384');
-    assert.equal(await exec(id, 'cat /host/hello'), 'from host\n');
-    await exec(id, 'echo x > /disk/f && echo y > /mem1/f && echo z > /created/f');
-    assert.equal(await readFile(join(emptyDirOnHost(pod, 'disk'), 'f'), 'utf8'), 'x\n');
-    assert.equal(await readFile(join(dir, 'made-by-kubelet', 'f'), 'utf8'), 'z\n');
-    // A hostPath that does not match its type keeps the container from being created.
-    const bad = makePod('volumes-bad', [busybox('main', SLEEPER, { volumeMounts: [{ name: 'f', mountPath: '/f' }] })], {
-      volumes: [{ name: 'f', hostPath: { path: join(dir, 'no-such-file'), type: 'File' } }],
-    });
-    const badResult = await sync(bad);
-    assert.equal(badResult.waiting.get('main')?.reason, 'CreateContainerConfigError');
-    assert.match(badResult.waiting.get('main')!.message, /is not a File/);
-    // Gone: tmpfs unmounted and the pod directory removed.
-    const podDir = join(dir, 'root', 'pods', pod.metadata!.uid!);
-    assert.equal((await mountsUnder(podDir)).length, 2);
-    await killAndCollect(pod);
-    await killAndCollect(bad);
-    await rt.garbageCollect(new Set());
-    assert.deepEqual(await mountsUnder(podDir), []);
-    assert.equal(existsSync(podDir), false);
-    assert.equal(existsSync(join(hostDir, 'hello')), true, 'hostPath data is left alone');
-  });
-
-  it('downwardAPI volume files and env (fieldRef, resourceFieldRef with divisor, allocatable defaults)', T, async () => {
-    const pod = makePod('downward', [
-      busybox('main', SLEEPER, {
-        resources: { limits: { cpu: '300m', memory: '32Mi' } },
-        volumeMounts: [{ name: 'podinfo', mountPath: '/etc/podinfo' }],
-        env: [
-          { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-          { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
-          { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-          { name: 'SA', valueFrom: { fieldRef: { fieldPath: 'spec.serviceAccountName' } } },
-          { name: 'CPU_REQ', valueFrom: { resourceFieldRef: { resource: 'requests.cpu', divisor: '1m' } } },
-          { name: 'MEM_LIMIT', valueFrom: { resourceFieldRef: { resource: 'limits.memory' } } },
+  it(
+    'memory emptyDir is a tmpfs of sizeLimit (or the pod memory limit); hostPath types are checked; all cleaned up',
+    T,
+    async () => {
+      const hostDir = join(dir, 'host-data');
+      await mkdir(hostDir, { recursive: true });
+      await writeFile(join(hostDir, 'hello'), 'from host\n');
+      const pod = makePod(
+        'volumes',
+        [
+          busybox('main', SLEEPER, {
+            resources: { limits: { cpu: '300m', memory: '32Mi' } },
+            volumeMounts: [
+              { name: 'mem-sized', mountPath: '/mem1' },
+              { name: 'mem', mountPath: '/mem2' },
+              { name: 'disk', mountPath: '/disk' },
+              { name: 'host', mountPath: '/host', readOnly: true },
+              { name: 'created', mountPath: '/created' },
+            ],
+          }),
         ],
-      }),
-      busybox('side', SLEEPER, {
-        env: [
-          { name: 'CPU_LIMIT', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } },
-          { name: 'MEM_LIMIT_MI', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
-          { name: 'MAIN_CPU', valueFrom: { resourceFieldRef: { containerName: 'main', resource: 'limits.cpu', divisor: '1m' } } },
-        ],
-      }),
-    ], {
-      serviceAccountName: 'builder',
-      volumes: [{
-        name: 'podinfo',
-        downwardAPI: {
-          items: [
-            { path: 'name', fieldRef: { fieldPath: 'metadata.name' } },
-            { path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } },
-            { path: 'uid', fieldRef: { fieldPath: 'metadata.uid' } },
-            { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } },
-            { path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } },
-            { path: 'limits/cpu', resourceFieldRef: { containerName: 'main', resource: 'limits.cpu', divisor: '1m' } },
-            { path: 'limits/memory', resourceFieldRef: { containerName: 'main', resource: 'limits.memory', divisor: '1Mi' } },
+        {
+          volumes: [
+            { name: 'mem-sized', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } },
+            { name: 'mem', emptyDir: { medium: 'Memory' } },
+            { name: 'disk', emptyDir: {} },
+            { name: 'host', hostPath: { path: hostDir, type: 'Directory' } },
+            { name: 'created', hostPath: { path: join(dir, 'made-by-kubelet'), type: 'DirectoryOrCreate' } },
           ],
         },
-      }],
-    });
-    await sync(pod);
-    const st = await waitFor('downward running', async () => running(pod)(await status(pod)));
-    const main = newest(st, 'main')!.id;
-    const files = await exec(main, 'cd /etc/podinfo && for f in name namespace uid labels annotations limits/cpu limits/memory; do echo "$f=$(cat $f)"; done');
-    assert.equal(files, [
-      'name=downward',
-      `namespace=${NS}`,
-      `uid=${pod.metadata!.uid}`,
-      'labels=app="downward"',
-      'tier="e2e"',
-      'annotations=note="lifecycle"',
-      'limits/cpu=300',
-      'limits/memory=32',
-      '',
-    ].join('\n'));
-    assert.match(await exec(main, 'grep " /etc/podinfo " /proc/mounts'), / ro[, ]/, 'mounted read-only');
-    const env = await exec(main, 'echo "$POD_IP|$HOST_IP|$NODE|$SA|$CPU_REQ|$MEM_LIMIT"');
-    assert.equal(env.trim(), `${st.ips[0]}|127.0.0.1|e2e-node|builder|300|${32 * MiB}`);
-    const sideEnv = await exec(newest(st, 'side')!.id, 'echo "$CPU_LIMIT|$MEM_LIMIT_MI|$MAIN_CPU"');
-    assert.equal(sideEnv.trim(), `3|${4 * 1024}|300`, 'missing limits are the node allocatable (3 CPUs, 4 GiB)');
-    // A label change reaches the file at the next sync.
-    pod.metadata!.labels = { app: 'downward', tier: 'changed' };
-    await sync(pod);
-    assert.equal(await exec(main, 'cat /etc/podinfo/labels'), 'app="downward"\ntier="changed"');
-    await killAndCollect(pod);
-  });
+      );
+      const result = await sync(pod);
+      assert.deepEqual([...result.waiting], []);
+      const st = await waitFor('volumes running', async () => running(pod)(await status(pod)));
+      const id = newest(st, 'main')!.id;
+      const procMounts = await exec(id, 'cat /proc/mounts');
+      assert.match(procMounts, /^tmpfs \/mem1 tmpfs [^ ]*size=16384k/m);
+      assert.match(
+        procMounts,
+        /^tmpfs \/mem2 tmpfs [^ ]*size=32768k/m,
+        'the pod memory limit bounds a memory emptyDir without sizeLimit',
+      );
+      const df = await exec(id, 'df -k /mem1 | tail -1');
+      assert.equal(df.trim().split(/\s+/)[1], '16384');
+      assert.equal(await exec(id, 'cat /host/hello'), 'from host\n');
+      await exec(id, 'echo x > /disk/f && echo y > /mem1/f && echo z > /created/f');
+      assert.equal(await readFile(join(emptyDirOnHost(pod, 'disk'), 'f'), 'utf8'), 'x\n');
+      assert.equal(await readFile(join(dir, 'made-by-kubelet', 'f'), 'utf8'), 'z\n');
+      // A hostPath that does not match its type keeps the container from being created.
+      const bad = makePod(
+        'volumes-bad',
+        [busybox('main', SLEEPER, { volumeMounts: [{ name: 'f', mountPath: '/f' }] })],
+        {
+          volumes: [{ name: 'f', hostPath: { path: join(dir, 'no-such-file'), type: 'File' } }],
+        },
+      );
+      const badResult = await sync(bad);
+      assert.equal(badResult.waiting.get('main')?.reason, 'CreateContainerConfigError');
+      assert.match(badResult.waiting.get('main')!.message, /is not a File/);
+      // Gone: tmpfs unmounted and the pod directory removed.
+      const podDir = join(dir, 'root', 'pods', pod.metadata!.uid!);
+      assert.equal((await mountsUnder(podDir)).length, 2);
+      await killAndCollect(pod);
+      await killAndCollect(bad);
+      await rt.garbageCollect(new Set());
+      assert.deepEqual(await mountsUnder(podDir), []);
+      assert.equal(existsSync(podDir), false);
+      assert.equal(existsSync(join(hostDir, 'hello')), true, 'hostPath data is left alone');
+    },
+  );
+
+  it(
+    'downwardAPI volume files and env (fieldRef, resourceFieldRef with divisor, allocatable defaults)',
+    T,
+    async () => {
+      const pod = makePod(
+        'downward',
+        [
+          busybox('main', SLEEPER, {
+            resources: { limits: { cpu: '300m', memory: '32Mi' } },
+            volumeMounts: [{ name: 'podinfo', mountPath: '/etc/podinfo' }],
+            env: [
+              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+              { name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } },
+              { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+              { name: 'SA', valueFrom: { fieldRef: { fieldPath: 'spec.serviceAccountName' } } },
+              { name: 'CPU_REQ', valueFrom: { resourceFieldRef: { resource: 'requests.cpu', divisor: '1m' } } },
+              { name: 'MEM_LIMIT', valueFrom: { resourceFieldRef: { resource: 'limits.memory' } } },
+            ],
+          }),
+          busybox('side', SLEEPER, {
+            env: [
+              { name: 'CPU_LIMIT', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } },
+              { name: 'MEM_LIMIT_MI', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
+              {
+                name: 'MAIN_CPU',
+                valueFrom: { resourceFieldRef: { containerName: 'main', resource: 'limits.cpu', divisor: '1m' } },
+              },
+            ],
+          }),
+        ],
+        {
+          serviceAccountName: 'builder',
+          volumes: [
+            {
+              name: 'podinfo',
+              downwardAPI: {
+                items: [
+                  { path: 'name', fieldRef: { fieldPath: 'metadata.name' } },
+                  { path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } },
+                  { path: 'uid', fieldRef: { fieldPath: 'metadata.uid' } },
+                  { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } },
+                  { path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } },
+                  {
+                    path: 'limits/cpu',
+                    resourceFieldRef: { containerName: 'main', resource: 'limits.cpu', divisor: '1m' },
+                  },
+                  {
+                    path: 'limits/memory',
+                    resourceFieldRef: { containerName: 'main', resource: 'limits.memory', divisor: '1Mi' },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      );
+      await sync(pod);
+      const st = await waitFor('downward running', async () => running(pod)(await status(pod)));
+      const main = newest(st, 'main')!.id;
+      const files = await exec(
+        main,
+        'cd /etc/podinfo && for f in name namespace uid labels annotations limits/cpu limits/memory; do echo "$f=$(cat $f)"; done',
+      );
+      assert.equal(
+        files,
+        [
+          'name=downward',
+          `namespace=${NS}`,
+          `uid=${pod.metadata!.uid}`,
+          'labels=app="downward"',
+          'tier="e2e"',
+          'annotations=note="lifecycle"',
+          'limits/cpu=300',
+          'limits/memory=32',
+          '',
+        ].join('\n'),
+      );
+      assert.match(await exec(main, 'grep " /etc/podinfo " /proc/mounts'), / ro[, ]/, 'mounted read-only');
+      const env = await exec(main, 'echo "$POD_IP|$HOST_IP|$NODE|$SA|$CPU_REQ|$MEM_LIMIT"');
+      assert.equal(env.trim(), `${st.ips[0]}|127.0.0.1|e2e-node|builder|300|${32 * MiB}`);
+      const sideEnv = await exec(newest(st, 'side')!.id, 'echo "$CPU_LIMIT|$MEM_LIMIT_MI|$MAIN_CPU"');
+      assert.equal(sideEnv.trim(), `3|${4 * 1024}|300`, 'missing limits are the node allocatable (3 CPUs, 4 GiB)');
+      // A label change reaches the file at the next sync.
+      pod.metadata!.labels = { app: 'downward', tier: 'changed' };
+      await sync(pod);
+      assert.equal(await exec(main, 'cat /etc/podinfo/labels'), 'app="downward"\ntier="changed"');
+      await killAndCollect(pod);
+    },
+  );
 });
 
 describe('garbage collection and orphans', () => {
   it('minimum age protects young dead containers; maxContainers evicts the oldest first', T, async () => {
-    const pod = makePod('gc-policy', [busybox('a', 'exit 0'), busybox('b', 'exit 0'), busybox('c', 'exit 0')], { restartPolicy: 'Never' });
+    const pod = makePod('gc-policy', [busybox('a', 'exit 0'), busybox('b', 'exit 0'), busybox('c', 'exit 0')], {
+      restartPolicy: 'Never',
+    });
     await sync(pod);
-    await waitFor('all exited', async () => ((await status(pod)).containerStatuses.filter((c) => c.state === 'exited').length === 3 ? true : undefined));
+    await waitFor('all exited', async () =>
+      (await status(pod)).containerStatuses.filter((c) => c.state === 'exited').length === 3 ? true : undefined,
+    );
     await manager({ gcPolicy: { minAgeMs: 10 * 60_000 } }).garbageCollect(new Set());
-    assert.equal((await status(pod)).containerStatuses.length, 3, 'younger than the minimum age: kept even though the pod is gone');
+    assert.equal(
+      (await status(pod)).containerStatuses.length,
+      3,
+      'younger than the minimum age: kept even though the pod is gone',
+    );
     await manager({ gcPolicy: { maxContainers: 1 } }).garbageCollect(new Set([pod.metadata!.uid!]));
     const left = (await status(pod)).containerStatuses;
-    assert.deepEqual(left.map((c) => c.name), ['c'], 'only the newest dead container is left');
+    assert.deepEqual(
+      left.map((c) => c.name),
+      ['c'],
+      'only the newest dead container is left',
+    );
     await killAndCollect(pod);
     await rt.garbageCollect(new Set());
     assert.equal((await status(pod)).containerStatuses.length, 0);
@@ -635,7 +842,11 @@ describe('garbage collection and orphans', () => {
 
   it('an orphan made directly through the CRI is killed with grace 1 s and removed', T, async () => {
     const uid = randomUUID();
-    const labels = { 'io.kubernetes.pod.name': 'orphan', 'io.kubernetes.pod.namespace': NS, 'io.kubernetes.pod.uid': uid };
+    const labels = {
+      'io.kubernetes.pod.name': 'orphan',
+      'io.kubernetes.pod.namespace': NS,
+      'io.kubernetes.pod.uid': uid,
+    };
     const sandboxConfig: PodSandboxConfig = {
       metadata: { name: 'orphan', uid, namespace: NS, attempt: 0 },
       hostname: '',
@@ -668,6 +879,10 @@ describe('garbage collection and orphans', () => {
     assert.equal(stops.filter((s) => s.id === id).pop()?.timeout, 1);
     assert.ok(Date.now() - t0 < 5000);
     await rt.garbageCollect(new Set());
-    assert.equal((await rt.getPods(true)).find((p) => p.uid === uid), undefined, 'container and sandbox removed');
+    assert.equal(
+      (await rt.getPods(true)).find((p) => p.uid === uid),
+      undefined,
+      'container and sandbox removed',
+    );
   });
 });

@@ -14,9 +14,22 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { connectRuntime } from '../../src/cri/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
-import { getPods, makeKubeletDirs, randomPort, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import {
+  getPods,
+  makeKubeletDirs,
+  randomPort,
+  startKubelet,
+  stopKubelet,
+  waitFor,
+  type KubeletProcess,
+} from '../support/kubelet-process.js';
 import { issue, makeCA } from '../support/pki.js';
-import { CERTIFICATE_MANAGER_NAMES, concreteScrapeConfig, dashboardQueries, selectedMetricNames } from '../deploy/kit.js';
+import {
+  CERTIFICATE_MANAGER_NAMES,
+  concreteScrapeConfig,
+  dashboardQueries,
+  selectedMetricNames,
+} from '../deploy/kit.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 const PROMETHEUS = '/usr/bin/prometheus';
@@ -41,33 +54,64 @@ let prometheus: ChildProcess | undefined;
 
 before(async () => {
   if (!available) return;
-  writeFileSync(join(manifests, 'probed.json'), JSON.stringify({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probed', namespace: NS },
-    spec: {
-      terminationGracePeriodSeconds: 1,
-      containers: [{
-        name: 'c', image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
-        // A probe, so /metrics/probes has samples for the dashboard's probe panel.
-        readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
-      }],
-    },
-  }));
+  writeFileSync(
+    join(manifests, 'probed.json'),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'probed', namespace: NS },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: 'c',
+            image: TEST_IMAGES.busybox,
+            imagePullPolicy: 'IfNotPresent',
+            command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
+            // A probe, so /metrics/probes has samples for the dashboard's probe panel.
+            readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
+          },
+        ],
+      },
+    }),
+  );
   kubelet = startKubelet({
-    dir, manifests, endpoint, port: PORT,
+    dir,
+    manifests,
+    endpoint,
+    port: PORT,
     extraArgs: [`--client-ca-file=${ca.cert}`, '--authorization-mode=AlwaysAllow', '--housekeeping-interval=1s'],
   });
-  await waitFor('the probed pod ready', 90_000, async () => {
-    const pod = (await getPods(kubelet!)).find((p) => p.metadata?.name === POD);
-    return pod?.status?.containerStatuses?.[0]?.ready ? true : undefined;
-  }, 250);
+  await waitFor(
+    'the probed pod ready',
+    90_000,
+    async () => {
+      const pod = (await getPods(kubelet!)).find((p) => p.metadata?.name === POD);
+      return pod?.status?.containerStatuses?.[0]?.ready ? true : undefined;
+    },
+    250,
+  );
   const config = join(promDir, 'prometheus.yml');
-  writeFileSync(config, concreteScrapeConfig({
-    target: `127.0.0.1:${PORT}`, caFile: join(dir, 'root', 'pki', 'kubelet.crt'), certFile: scraper.cert, keyFile: scraper.key, intervalS: 1,
-  }));
+  writeFileSync(
+    config,
+    concreteScrapeConfig({
+      target: `127.0.0.1:${PORT}`,
+      caFile: join(dir, 'root', 'pki', 'kubelet.crt'),
+      certFile: scraper.cert,
+      keyFile: scraper.key,
+      intervalS: 1,
+    }),
+  );
   const log = createWriteStream(join(promDir, 'prometheus.log'));
-  prometheus = spawn(PROMETHEUS, [
-    `--config.file=${config}`, `--storage.tsdb.path=${join(promDir, 'data')}`, `--web.listen-address=127.0.0.1:${PROM_PORT}`,
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  prometheus = spawn(
+    PROMETHEUS,
+    [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${join(promDir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${PROM_PORT}`,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   prometheus.stdout!.pipe(log);
   prometheus.stderr!.pipe(log);
 });
@@ -89,7 +133,9 @@ function api(path: string): Promise<Json> {
     const req = request({ host: '127.0.0.1', port: PROM_PORT, path, timeout: 5000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (c: string) => { body += c; });
+      res.on('data', (c: string) => {
+        body += c;
+      });
       res.on('end', () => {
         try {
           resolve(JSON.parse(body));
@@ -107,15 +153,27 @@ function api(path: string): Promise<Json> {
 const skip = !available && `${PROMETHEUS} not installed (scripts/install-deps.sh installs Debian prometheus)`;
 
 test('every target of the scrape config is up over the authenticated port', { skip }, async () => {
-  const targets = await waitFor('4 targets up', 60_000, async () => {
+  const targets = await waitFor(
+    '4 targets up',
+    60_000,
+    async () => {
+      const r = await api('/api/v1/targets').catch(() => undefined);
+      const active: Json[] = r?.data?.activeTargets ?? [];
+      return active.length === 4 && active.every((t) => t.health === 'up') ? active : undefined;
+    },
+    500,
+  ).catch(async (err) => {
     const r = await api('/api/v1/targets').catch(() => undefined);
-    const active: Json[] = r?.data?.activeTargets ?? [];
-    return active.length === 4 && active.every((t) => t.health === 'up') ? active : undefined;
-  }, 500).catch(async (err) => {
-    const r = await api('/api/v1/targets').catch(() => undefined);
-    throw new Error(`${err.message}: ${JSON.stringify(r?.data?.activeTargets?.map((t: Json) => [t.scrapeUrl, t.health, t.lastError]))}`);
+    throw new Error(
+      `${err.message}: ${JSON.stringify(r?.data?.activeTargets?.map((t: Json) => [t.scrapeUrl, t.health, t.lastError]))}`,
+    );
   });
-  assert.deepEqual(targets.map((t: Json) => t.labels.metrics_path).sort(), ['/metrics', '/metrics/cadvisor', '/metrics/probes', '/metrics/resource']);
+  assert.deepEqual(targets.map((t: Json) => t.labels.metrics_path).sort(), [
+    '/metrics',
+    '/metrics/cadvisor',
+    '/metrics/probes',
+    '/metrics/resource',
+  ]);
   assert.ok(targets.every((t: Json) => t.labels.job === 'kubelet' && t.scrapeUrl.startsWith('https://')));
 });
 
@@ -124,21 +182,31 @@ test('the alert rules load and none of them is firing on a healthy agent', { ski
   const rules = groups.flatMap((g) => g.rules);
   assert.equal(rules.length, 8);
   for (const r of rules) assert.equal(r.health, 'ok', `${r.name}: ${r.lastError ?? ''}`);
-  assert.deepEqual(rules.filter((r) => r.state === 'firing').map((r) => r.name), []);
+  assert.deepEqual(
+    rules.filter((r) => r.state === 'firing').map((r) => r.name),
+    [],
+  );
 });
 
 test('every query of the Grafana dashboard returns series', { skip }, async () => {
-  const queries = dashboardQueries('30s').filter((q) => !selectedMetricNames(q.expr).some((n) => CERTIFICATE_MANAGER_NAMES.includes(n)));
+  const queries = dashboardQueries('30s').filter(
+    (q) => !selectedMetricNames(q.expr).some((n) => CERTIFICATE_MANAGER_NAMES.includes(n)),
+  );
   const pending = new Map(queries.map((q) => [q.expr, q.panel]));
   // Rates need two samples in the window and some counters move only as the agent works: poll.
-  await waitFor('every dashboard query answered with series', 90_000, async () => {
-    for (const expr of [...pending.keys()]) {
-      const r = await api(`/api/v1/query?query=${encodeURIComponent(expr)}`);
-      assert.equal(r.status, 'success', `${expr}: ${r.error ?? ''}`);
-      if (r.data.result.length > 0) pending.delete(expr);
-    }
-    return pending.size === 0 ? true : undefined;
-  }, 1000).catch((err) => {
+  await waitFor(
+    'every dashboard query answered with series',
+    90_000,
+    async () => {
+      for (const expr of [...pending.keys()]) {
+        const r = await api(`/api/v1/query?query=${encodeURIComponent(expr)}`);
+        assert.equal(r.status, 'success', `${expr}: ${r.error ?? ''}`);
+        if (r.data.result.length > 0) pending.delete(expr);
+      }
+      return pending.size === 0 ? true : undefined;
+    },
+    1000,
+  ).catch((err) => {
     throw new Error(`${err.message}; still empty: ${[...pending].map(([e, p]) => `${p}: ${e}`).join(' | ')}`);
   });
 });

@@ -14,7 +14,13 @@ import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import { createVolumeManager } from '../../src/volume/index.js';
-import { createGenericPLEG, createPodStatusCache, criRawSource, CgroupExitWatcher, findUnifiedRoot } from '../../src/pleg/index.js';
+import {
+  createGenericPLEG,
+  createPodStatusCache,
+  criRawSource,
+  CgroupExitWatcher,
+  findUnifiedRoot,
+} from '../../src/pleg/index.js';
 import { hotPaths } from '../../src/cmd/hot-paths.js';
 import { ENDPOINT_ENV, removeTestPods, runtimeEndpoint, TEST_IMAGES, uniqueName } from '../support/containerd.js';
 import { testTempDir } from '../support/temp-dir.js';
@@ -41,29 +47,53 @@ after(async () => {
 
 test('ContainerDied only when the runtime reports the exit, with the cache agreeing', { skip }, async () => {
   const { runtime, images } = cri!;
-  const manager = createRuntimeManager({ runtime, imageManager: createImageManager({ images }), podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }), nodeName: 'e2e', hostIP: '127.0.0.1' });
+  const manager = createRuntimeManager({
+    runtime,
+    imageManager: createImageManager({ images }),
+    podLogsDir: join(dir, 'logs'),
+    rootDir: join(dir, 'root'),
+    volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
+    nodeName: 'e2e',
+    hostIP: '127.0.0.1',
+  });
   const root = findUnifiedRoot();
   const cache = createPodStatusCache();
   const pleg = createGenericPLEG({
-    runtime: manager, cache, source: criRawSource(runtime), differ: hotPaths().pleg.createRelistDiffer(),
-    createExitWatcher: root ? (onExit) => new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit }) : undefined,
+    runtime: manager,
+    cache,
+    source: criRawSource(runtime),
+    differ: hotPaths().pleg.createRelistDiffer(),
+    createExitWatcher: root
+      ? (onExit) => new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit })
+      : undefined,
     subscribeContainerEvents: (onEvent, onError) => runtime.getContainerEvents(onEvent, onError),
   });
   const checks: Promise<string | undefined>[] = [];
   const containers = Array.from({ length: 6 }, (_, i) => ({
-    name: `c${i}`, image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', `sleep ${(1 + i * 0.37).toFixed(2)}`],
+    name: `c${i}`,
+    image: TEST_IMAGES.busybox,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['sh', '-c', `sleep ${(1 + i * 0.37).toFixed(2)}`],
   }));
-  const pod = { metadata: { name: 'agree', namespace: NS, uid: `${NS}-uid` }, spec: { hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers } } as Pod;
+  const pod = {
+    metadata: { name: 'agree', namespace: NS, uid: `${NS}-uid` },
+    spec: { hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers },
+  } as Pod;
   pleg.watch((e) => {
     // The PLEG relists the whole runtime: containers other tests left behind are not ours to count.
     if (e.type !== 'ContainerDied' || e.id !== pod.metadata!.uid) return;
     // Taken synchronously at delivery: what the kubelet would act on.
     const cached = cache.get(e.id)?.status?.containerStatuses.find((c) => c.id === e.data)?.state;
-    checks.push(runtime.containerStatus(e.data).then((s) => {
-      if (cached !== 'exited') return `${e.data}: cache says ${cached} at ContainerDied`;
-      if (s.state !== 'CONTAINER_EXITED') return `${e.data}: runtime says ${s.state} after ContainerDied`;
-      return undefined;
-    }, (err: Error) => `${e.data}: ContainerStatus after ContainerDied failed: ${err.message}`));
+    checks.push(
+      runtime.containerStatus(e.data).then(
+        (s) => {
+          if (cached !== 'exited') return `${e.data}: cache says ${cached} at ContainerDied`;
+          if (s.state !== 'CONTAINER_EXITED') return `${e.data}: runtime says ${s.state} after ContainerDied`;
+          return undefined;
+        },
+        (err: Error) => `${e.data}: ContainerStatus after ContainerDied failed: ${err.message}`,
+      ),
+    );
   });
   pleg.start();
   try {

@@ -14,7 +14,14 @@ import type { ContainerConfig, PodSandboxConfig } from '../../src/cri/types.js';
 import { implementations } from '../../src/cmd/hot-paths.js';
 import type { RelistDiffer, RelistResult } from '../../src/pleg/relist-types.js';
 import { createConventionalDiffer } from '../../bench/fixtures/relist-conventional.js';
-import { ENDPOINT_ENV, removeTestPods, runtimeEndpoint, TEST_IMAGES, TEST_LABEL, uniqueName } from '../support/containerd.js';
+import {
+  ENDPOINT_ENV,
+  removeTestPods,
+  runtimeEndpoint,
+  TEST_IMAGES,
+  TEST_LABEL,
+  uniqueName,
+} from '../support/containerd.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 const skip = process.env[ENDPOINT_ENV] ? false : `${ENDPOINT_ENV} not set`;
@@ -45,7 +52,11 @@ function plain(r: RelistResult) {
 
 test('raw relists decoded by the skim decoders match the decoded client', { skip }, async () => {
   const runtime = cri!.runtime;
-  const kubeletLabels = { 'io.kubernetes.pod.uid': UID, 'io.kubernetes.pod.name': 'web', 'io.kubernetes.pod.namespace': 'kts-e2e' };
+  const kubeletLabels = {
+    'io.kubernetes.pod.uid': UID,
+    'io.kubernetes.pod.name': 'web',
+    'io.kubernetes.pod.namespace': 'kts-e2e',
+  };
   const sbConfig: PodSandboxConfig = {
     metadata: { name: 'web', uid: UID, namespace: 'kts-e2e', attempt: 0 },
     hostname: '',
@@ -70,7 +81,9 @@ test('raw relists decoded by the skim decoders match the decoded client', { skip
 
   // Only our pod: other tests may share the daemon.
   const filter = { labelSelector: LABELS };
-  const differs = [...implementations('pleg').map((i) => ({ name: i.name, d: i.createRelistDiffer() as RelistDiffer }))];
+  const differs = [
+    ...implementations('pleg').map((i) => ({ name: i.name, d: i.createRelistDiffer() as RelistDiffer })),
+  ];
   const reference = createConventionalDiffer();
   const relist = async (what: string) => {
     const [sbRaw, ctRaw] = await Promise.all([runtime.listPodSandboxRaw(filter), runtime.listContainersRaw(filter)]);
@@ -92,7 +105,10 @@ test('raw relists decoded by the skim decoders match the decoded client', { skip
   const long = await runtime.createContainer(sb, container('long', 'exec sleep 1000'), sbConfig);
   const short = await runtime.createContainer(sb, container('short', 'exit 3'), sbConfig);
   r = await relist('created');
-  assert.deepEqual(r.events.map((e) => e.type), ['ContainerChanged', 'ContainerChanged']);
+  assert.deepEqual(
+    r.events.map((e) => e.type),
+    ['ContainerChanged', 'ContainerChanged'],
+  );
   assert.equal(r.counts.containers.created, 2);
 
   await runtime.startContainer(long);

@@ -58,7 +58,10 @@ after(async () => {
 const SANDBOX = { metadata: { name: 'x', uid: 'x', namespace: 'x', attempt: 0 } } as PodSandboxConfig;
 
 function pod(secretNames: string[] = []): Pod {
-  return { metadata: { name: RUN, namespace: 'kts-e2e', uid: uniqueName('uid') }, spec: { containers: [], imagePullSecrets: secretNames.map((name) => ({ name })) } };
+  return {
+    metadata: { name: RUN, namespace: 'kts-e2e', uid: uniqueName('uid') },
+    spec: { containers: [], imagePullSecrets: secretNames.map((name) => ({ name })) },
+  };
 }
 const container = (image: string, imagePullPolicy: string): Container => ({ name: 'c', image, imagePullPolicy });
 
@@ -77,7 +80,10 @@ test('pull policies against the loopback registry: IfNotPresent pulls once, Alwa
   const image = `${open.host}/kts/busybox:${RUN}`;
   pulled.push(image);
   const p = pod();
-  assert.equal(await reason(puller.ensureImageExists(p, container(image + '-absent', 'Never'), [], SANDBOX)).then((r) => r.reason), 'ErrImageNeverPull');
+  assert.equal(
+    await reason(puller.ensureImageExists(p, container(image + '-absent', 'Never'), [], SANDBOX)).then((r) => r.reason),
+    'ErrImageNeverPull',
+  );
   const n0 = pulls;
   const ref = await puller.ensureImageExists(p, container(image, 'IfNotPresent'), [], SANDBOX);
   assert.match(ref, /^sha256:/);
@@ -105,8 +111,14 @@ test('a missing image: ErrImagePull with the registry message, then ImagePullBac
 test('a registry with auth: refused without credentials, pulled with imagePullSecrets', async () => {
   const image = `${secured.host}/kts/private:${RUN}`;
   pulled.push(image);
-  const dockerconfig = { auths: { [`http://${secured.host}`]: { auth: Buffer.from('kts:secret-pw').toString('base64') } } };
-  const secret: PullSecret = { metadata: { name: 'regcred' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify(dockerconfig)).toString('base64') } };
+  const dockerconfig = {
+    auths: { [`http://${secured.host}`]: { auth: Buffer.from('kts:secret-pw').toString('base64') } },
+  };
+  const secret: PullSecret = {
+    metadata: { name: 'regcred' },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': Buffer.from(JSON.stringify(dockerconfig)).toString('base64') },
+  };
   const puller = createImageManager({ images, pullBackOff: { initialMs: 1, maxMs: 10 } });
   const denied = await reason(puller.ensureImageExists(pod(), container(image, 'Always'), [], SANDBOX));
   assert.equal(denied.reason, 'ErrImagePull');
@@ -119,19 +131,41 @@ test('through the agent: a pod with a missing tag shows ErrImagePull with the re
   const dirs = makeKubeletDirs();
   const ns = `reg-${RUN}`.slice(0, 60).toLowerCase();
   const image = `${open.host}/kts/busybox:missing-${RUN}`;
-  writeFileSync(join(dirs.manifests, 'p.json'), JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'pull', namespace: ns }, spec: { hostNetwork: true, containers: [{ name: 'c', image, imagePullPolicy: 'IfNotPresent' }] } }));
+  writeFileSync(
+    join(dirs.manifests, 'p.json'),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pull', namespace: ns },
+      spec: { hostNetwork: true, containers: [{ name: 'c', image, imagePullPolicy: 'IfNotPresent' }] },
+    }),
+  );
   const k = startKubelet({ ...dirs, endpoint });
   try {
     // ErrImagePull shows for about one sync (1 s) before the back-off: every state seen is kept.
     const seen = new Map<string, string>();
-    const later = await waitFor('ImagePullBackOff', 30_000, async () => {
-      const w = (await getPods(k)).find((p) => p.metadata?.namespace === ns)?.status?.containerStatuses?.[0]?.state?.waiting;
-      if (w?.reason) seen.set(w.reason, w.message ?? '');
-      return w?.reason === 'ImagePullBackOff' ? w : undefined;
-    }, 100);
+    const later = await waitFor(
+      'ImagePullBackOff',
+      30_000,
+      async () => {
+        const w = (await getPods(k)).find((p) => p.metadata?.namespace === ns)?.status?.containerStatuses?.[0]?.state
+          ?.waiting;
+        if (w?.reason) seen.set(w.reason, w.message ?? '');
+        return w?.reason === 'ImagePullBackOff' ? w : undefined;
+      },
+      100,
+    );
     assert.match(later.message ?? '', /Back-off pulling image/);
     const log = readFileSync(k.logFile, 'utf8');
-    assert.match(log, /"reason":"ErrImagePull","err":"Failed to pull image [^\n]*not found/i, log.split('\n').filter((l) => l.includes('ErrImagePull')).join('\n').slice(0, 1500));
+    assert.match(
+      log,
+      /"reason":"ErrImagePull","err":"Failed to pull image [^\n]*not found/i,
+      log
+        .split('\n')
+        .filter((l) => l.includes('ErrImagePull'))
+        .join('\n')
+        .slice(0, 1500),
+    );
     if (seen.has('ErrImagePull')) assert.match(seen.get('ErrImagePull')!, /not found/i);
   } finally {
     await stopKubelet(k);

@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { connectRuntime } from '../../src/cri/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
-import { getPods, makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import {
+  getPods,
+  makeKubeletDirs,
+  startKubelet,
+  stopKubelet,
+  waitFor,
+  type KubeletProcess,
+} from '../support/kubelet-process.js';
 
 const NS = `once-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const endpoint = await runtimeEndpoint();
@@ -24,8 +31,21 @@ after(async () => {
 
 function manifest(name: string, image: string): string {
   return JSON.stringify({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS },
-    spec: { hostNetwork: true, terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"] }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS },
+    spec: {
+      hostNetwork: true,
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'c',
+          image,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
+        },
+      ],
+    },
   });
 }
 
@@ -50,7 +70,9 @@ test('--runonce exits 0 when every pod runs, printing one line per pod', async (
   assert.match(out, new RegExp(`^ok ${NS}/good-a-e2e-node: running$`, 'm'));
   assert.match(out, new RegExp(`^ok ${NS}/good-b-e2e-node: running$`, 'm'));
   assert.match(out, /runonce: 2 pod\(s\) running/);
-  const live = (await runtime.listContainers({ state: 'CONTAINER_RUNNING' })).filter((c) => c.labels['io.kubernetes.pod.namespace'] === NS);
+  const live = (await runtime.listContainers({ state: 'CONTAINER_RUNNING' })).filter(
+    (c) => c.labels['io.kubernetes.pod.namespace'] === NS,
+  );
   assert.equal(live.length, 2, 'run-once leaves its pods running');
   await removeTestPods(runtime, { namespace: NS });
 });
@@ -73,11 +95,21 @@ test('a second agent on the same lock file makes the first (with contention-exit
   const lockFile = join(dirs.dir, 'kubelet.lock');
   writeFileSync(join(dirs.manifests, 'p.json'), manifest('locked', TEST_IMAGES.busybox));
   const first = start(dirs, [`--lock-file=${lockFile}`, '--exit-on-lock-contention']);
-  await waitFor('first agent runs the pod', 60_000, async () => ((await getPods(first)).some((p) => p.status?.phase === 'Running') ? true : undefined), 200);
+  await waitFor(
+    'first agent runs the pod',
+    60_000,
+    async () => ((await getPods(first)).some((p) => p.status?.phase === 'Running') ? true : undefined),
+    200,
+  );
   const second = start(dirs, [`--lock-file=${lockFile}`]);
   assert.equal(await exitOf(first.child), 0, 'the first agent exits cleanly');
   assert.match(readFileSync(first.logFile, 'utf8'), /lock file contention/);
-  await waitFor('second agent has the lock and serves the pod', 60_000, async () => ((await getPods(second)).some((p) => p.status?.phase === 'Running') ? true : undefined), 200);
+  await waitFor(
+    'second agent has the lock and serves the pod',
+    60_000,
+    async () => ((await getPods(second)).some((p) => p.status?.phase === 'Running') ? true : undefined),
+    200,
+  );
   const log2 = readFileSync(second.logFile, 'utf8');
   assert.match(log2, /Acquired the lock file/);
   await stopKubelet(second);

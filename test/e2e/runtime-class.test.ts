@@ -19,7 +19,14 @@ import { dirname, join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { parseCgroupMounts } from '../../src/cm/index.js';
 import { removeTestPods, TEST_IMAGES } from '../support/containerd.js';
-import { agentTestContext, getPods, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import {
+  agentTestContext,
+  getPods,
+  startKubelet,
+  stopKubelet,
+  waitFor,
+  type KubeletProcess,
+} from '../support/kubelet-process.js';
 import { startTestApiserver, type TestApiserver } from '../support/test-apiserver.js';
 
 const NS = `e2e-rtclass-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
@@ -32,11 +39,21 @@ const STATE_DIR = dirname(endpoint.replace(/^unix:\/\//, ''));
 
 function podObject(name: string, runtimeClassName?: string, extra: Record<string, unknown> = {}): Pod {
   return {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS },
     spec: {
       ...(runtimeClassName ? { runtimeClassName } : {}),
       terminationGracePeriodSeconds: 1,
-      containers: [{ name: 'c', image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"], ...extra }],
+      containers: [
+        {
+          name: 'c',
+          image: TEST_IMAGES.busybox,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
+          ...extra,
+        },
+      ],
     },
   } as Pod;
 }
@@ -45,14 +62,23 @@ function manifest(name: string, runtimeClassName?: string): void {
   writeFileSync(join(manifests, `${name}.json`), JSON.stringify(podObject(name, runtimeClassName)));
 }
 
-const podNamed = async (name: string): Promise<Pod | undefined> => (await getPods(kubelet!)).find((p) => p.metadata?.name === `${name}-e2e-node`);
+const podNamed = async (name: string): Promise<Pod | undefined> =>
+  (await getPods(kubelet!)).find((p) => p.metadata?.name === `${name}-e2e-node`);
 
 /** The running container's ID (without the containerd:// prefix). */
-const waitRunningContainer = (name: string) => waitFor(`${name} running`, 60_000, async () => {
-  const p = await podNamed(name);
-  const id = p?.status?.containerStatuses?.[0]?.state?.running ? p.status.containerStatuses[0]!.containerID : undefined;
-  return id?.replace(/^\w+:\/\//, '');
-}, 200);
+const waitRunningContainer = (name: string) =>
+  waitFor(
+    `${name} running`,
+    60_000,
+    async () => {
+      const p = await podNamed(name);
+      const id = p?.status?.containerStatuses?.[0]?.state?.running
+        ? p.status.containerStatuses[0]!.containerID
+        : undefined;
+      return id?.replace(/^\w+:\/\//, '');
+    },
+    200,
+  );
 
 /** The container IDs runc itself knows under one state root (namespace k8s.io). */
 function runcList(root: string): string[] {
@@ -61,7 +87,9 @@ function runcList(root: string): string[] {
 }
 
 const ourSandboxes = async (podName: string) =>
-  (await runtime.listPodSandbox()).filter((s) => s.labels['io.kubernetes.pod.namespace'] === NS && s.labels['io.kubernetes.pod.name'] === podName);
+  (await runtime.listPodSandbox()).filter(
+    (s) => s.labels['io.kubernetes.pod.namespace'] === NS && s.labels['io.kubernetes.pod.name'] === podName,
+  );
 
 /** Where each handler's runc keeps its state (containerd.sh's Root options). */
 const ALT_ROOT = join(STATE_DIR, 'runc-alt');
@@ -69,12 +97,24 @@ const DEFAULT_ROOT = join(STATE_DIR, 'runc');
 
 /** The memory limit of the pod cgroup holding a container (runc's pid → its cgroup → the parent). */
 function podCgroupMemoryLimit(root: string, containerId: string): string {
-  const { pid } = JSON.parse(execFileSync('runc', ['--root', join(root, 'k8s.io'), 'state', containerId], { encoding: 'utf8' })) as { pid: number };
+  const { pid } = JSON.parse(
+    execFileSync('runc', ['--root', join(root, 'k8s.io'), 'state', containerId], { encoding: 'utf8' }),
+  ) as { pid: number };
   const mounts = parseCgroupMounts(readFileSync('/proc/self/mountinfo', 'utf8'));
-  const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n').map((l) => l.split(':'));
+  const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(':'));
   const v1 = [...mounts.v1].find(([, c]) => c.includes('memory'));
-  if (v1) return readFileSync(join(v1[0], dirname(lines.find((l) => l[1]!.split(',').includes('memory'))![2]!), 'memory.limit_in_bytes'), 'utf8').trim();
-  return readFileSync(join(mounts.unified!, dirname(lines.find((l) => l[0] === '0')![2]!), 'memory.max'), 'utf8').trim();
+  if (v1)
+    return readFileSync(
+      join(v1[0], dirname(lines.find((l) => l[1]!.split(',').includes('memory'))![2]!), 'memory.limit_in_bytes'),
+      'utf8',
+    ).trim();
+  return readFileSync(
+    join(mounts.unified!, dirname(lines.find((l) => l[0] === '0')![2]!), 'memory.max'),
+    'utf8',
+  ).trim();
 }
 
 test('a pod with runtimeClassName: alt runs under the alt handler beside a default pod', async () => {
@@ -99,8 +139,15 @@ test('a pod with runtimeClassName: alt runs under the alt handler beside a defau
 test('a pod whose runtime class is unknown runs nothing and reports FailedCreatePodSandBox', async () => {
   manifest('nope', 'no-such-handler');
   kubelet ??= startKubelet({ dir, manifests, endpoint });
-  const line = await waitFor('FailedCreatePodSandBox event', 60_000, () =>
-    readFileSync(kubelet!.logFile, 'utf8').split('\n').find((l) => l.includes('"reason":"FailedCreatePodSandBox"') && l.includes(`Pod/${NS}/nope-e2e-node`)), 200);
+  const line = await waitFor(
+    'FailedCreatePodSandBox event',
+    60_000,
+    () =>
+      readFileSync(kubelet!.logFile, 'utf8')
+        .split('\n')
+        .find((l) => l.includes('"reason":"FailedCreatePodSandBox"') && l.includes(`Pod/${NS}/nope-e2e-node`)),
+    200,
+  );
   assert.match(line, /Failed to create pod sandbox: .*no-such-handler/);
   const p = await podNamed('nope');
   assert.equal(p?.status?.phase, 'Pending');
@@ -119,7 +166,11 @@ test('API server mode: a RuntimeClass maps to the alt handler and its overhead r
   if (kubelet) await stopKubelet(kubelet);
   await removeTestPods(runtime, { namespace: NS });
   api = await startTestApiserver({ bookmarkMs: 1000 });
-  const created = await api.call('POST', '/apis/node.k8s.io/v1/runtimeclasses', { metadata: { name: 'fast' }, handler: 'alt', overhead: { podFixed: { cpu: '100m', memory: '32Mi' } } });
+  const created = await api.call('POST', '/apis/node.k8s.io/v1/runtimeclasses', {
+    metadata: { name: 'fast' },
+    handler: 'alt',
+    overhead: { podFixed: { cpu: '100m', memory: '32Mi' } },
+  });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   kubelet = startKubelet({ dir, manifests, endpoint, extraArgs: [`--kubeconfig=${api.kubeconfig(dir)}`] });
   const post = async (pod: Pod) => {
@@ -131,19 +182,40 @@ test('API server mode: a RuntimeClass maps to the alt handler and its overhead r
   await post(podObject('api-fast', 'fast', { resources: { limits: { cpu: '200m', memory: '64Mi' } } }));
   await post(podObject('api-plain'));
   await post(podObject('api-nope', 'missing'));
-  const runningId = (name: string) => waitFor(`${name} running on the API`, 60_000, () => {
-    const p = api!.store.get('pods', NS, name) as Pod | undefined;
-    const st = p?.status?.containerStatuses?.[0];
-    return st?.state?.running ? st.containerID?.replace(/^\w+:\/\//, '') : undefined;
-  }, 250);
+  const runningId = (name: string) =>
+    waitFor(
+      `${name} running on the API`,
+      60_000,
+      () => {
+        const p = api!.store.get('pods', NS, name) as Pod | undefined;
+        const st = p?.status?.containerStatuses?.[0];
+        return st?.state?.running ? st.containerID?.replace(/^\w+:\/\//, '') : undefined;
+      },
+      250,
+    );
   const fastId = await runningId('api-fast');
   const plainId = await runningId('api-plain');
-  assert.ok(runcList(ALT_ROOT).includes(fastId), 'the class\'s handler (alt) ran the pod');
-  assert.ok(!runcList(ALT_ROOT).includes(plainId) && runcList(DEFAULT_ROOT).includes(plainId), 'the default pod ran under the default handler');
-  assert.equal(podCgroupMemoryLimit(ALT_ROOT, fastId), String(96 * 2 ** 20), 'pod cgroup memory limit = 64Mi + 32Mi overhead');
+  assert.ok(runcList(ALT_ROOT).includes(fastId), "the class's handler (alt) ran the pod");
+  assert.ok(
+    !runcList(ALT_ROOT).includes(plainId) && runcList(DEFAULT_ROOT).includes(plainId),
+    'the default pod ran under the default handler',
+  );
+  assert.equal(
+    podCgroupMemoryLimit(ALT_ROOT, fastId),
+    String(96 * 2 ** 20),
+    'pod cgroup memory limit = 64Mi + 32Mi overhead',
+  );
 
-  const events = () => api!.store.list('events', NS).filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === 'api-nope');
-  const ev = await waitFor('FailedCreatePodSandBox on the API', 60_000, () => events().find((e) => e.reason === 'FailedCreatePodSandBox'), 250);
+  const events = () =>
+    api!.store
+      .list('events', NS)
+      .filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === 'api-nope');
+  const ev = await waitFor(
+    'FailedCreatePodSandBox on the API',
+    60_000,
+    () => events().find((e) => e.reason === 'FailedCreatePodSandBox'),
+    250,
+  );
   assert.equal(ev.message, 'Failed to create pod sandbox: runtimeclasses.node.k8s.io "missing" not found');
   assert.deepEqual(await ourSandboxes('api-nope'), [], 'no sandbox in the runtime');
   assert.equal((api.store.get('pods', NS, 'api-nope') as Pod | undefined)?.status?.phase, 'Pending');

@@ -12,7 +12,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectRuntime } from '../../src/cri/index.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
-import { getPods, httpGet, makeKubeletDirs, startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import {
+  getPods,
+  httpGet,
+  makeKubeletDirs,
+  startKubelet,
+  stopKubelet,
+  waitFor,
+  type KubeletProcess,
+} from '../support/kubelet-process.js';
 
 const NS = `summary-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const endpoint = await runtimeEndpoint();
@@ -27,24 +35,42 @@ let kubelet: KubeletProcess | undefined;
 type Json = any;
 
 before(async () => {
-  writeFileSync(join(manifests, 'stats.json'), JSON.stringify({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'stats', namespace: NS },
-    spec: {
-      terminationGracePeriodSeconds: 1,
-      volumes: [{ name: 'cache', emptyDir: {} }],
-      containers: [{
-        name: 'writer', image: TEST_IMAGES.busybox, imagePullPolicy: 'IfNotPresent',
-        volumeMounts: [{ name: 'cache', mountPath: '/cache' }],
-        // 2 MiB into the emptyDir, 1 MiB into the writable layer, some log lines; then wait.
-        command: ['sh', '-c', "trap 'exit 0' TERM; dd if=/dev/zero of=/cache/blob bs=1024 count=2048; dd if=/dev/zero of=/layer-blob bs=1024 count=1024; for i in 1 2 3 4 5; do echo log-line-$i; done; sleep 3600 & wait"],
-      }],
-    },
-  }));
+  writeFileSync(
+    join(manifests, 'stats.json'),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'stats', namespace: NS },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        volumes: [{ name: 'cache', emptyDir: {} }],
+        containers: [
+          {
+            name: 'writer',
+            image: TEST_IMAGES.busybox,
+            imagePullPolicy: 'IfNotPresent',
+            volumeMounts: [{ name: 'cache', mountPath: '/cache' }],
+            // 2 MiB into the emptyDir, 1 MiB into the writable layer, some log lines; then wait.
+            command: [
+              'sh',
+              '-c',
+              "trap 'exit 0' TERM; dd if=/dev/zero of=/cache/blob bs=1024 count=2048; dd if=/dev/zero of=/layer-blob bs=1024 count=1024; for i in 1 2 3 4 5; do echo log-line-$i; done; sleep 3600 & wait",
+            ],
+          },
+        ],
+      },
+    }),
+  );
   kubelet = startKubelet({ dir, manifests, endpoint, extraArgs: ['--housekeeping-interval=1s'] });
-  await waitFor('the writer running', 90_000, async () => {
-    const pod = (await getPods(kubelet!)).find((p) => p.metadata?.name === POD);
-    return pod?.status?.containerStatuses?.[0]?.state?.running ? true : undefined;
-  }, 250);
+  await waitFor(
+    'the writer running',
+    90_000,
+    async () => {
+      const pod = (await getPods(kubelet!)).find((p) => p.metadata?.name === POD);
+      return pod?.status?.containerStatuses?.[0]?.state?.running ? true : undefined;
+    },
+    250,
+  );
 });
 
 after(async () => {
@@ -61,27 +87,39 @@ async function summary(): Promise<Json> {
 
 /** The pod once a stats pass has seen the files written (they are written right after start). */
 async function podStats(): Promise<Json> {
-  return waitFor('pod stats with volume, rootfs and logs', 60_000, async () => {
-    const p = (await summary()).pods.find((x: Json) => x.podRef.name === POD && x.podRef.namespace === NS);
-    const c = p?.containers?.find((x: Json) => x.name === 'writer');
-    const vol = p?.volume?.find((v: Json) => v.name === 'cache');
-    return vol?.usedBytes >= 2 * MiB && c?.rootfs?.usedBytes >= MiB && c?.logs?.usedBytes > 0 ? p : undefined;
-  }, 500);
+  return waitFor(
+    'pod stats with volume, rootfs and logs',
+    60_000,
+    async () => {
+      const p = (await summary()).pods.find((x: Json) => x.podRef.name === POD && x.podRef.namespace === NS);
+      const c = p?.containers?.find((x: Json) => x.name === 'writer');
+      const vol = p?.volume?.find((v: Json) => v.name === 'cache');
+      return vol?.usedBytes >= 2 * MiB && c?.rootfs?.usedBytes >= MiB && c?.logs?.usedBytes > 0 ? p : undefined;
+    },
+    500,
+  );
 }
 
 test('node: systemContainers kubelet and runtime with cpu and memory; network with interfaces', async () => {
   const node = (await summary()).node;
   const names = (node.systemContainers ?? []).map((c: Json) => c.name);
   assert.ok(names.includes('kubelet'), `systemContainers: ${JSON.stringify(names)}`);
-  assert.ok(names.includes('runtime'), `systemContainers (containerd listens on ${endpoint}): ${JSON.stringify(names)}`);
+  assert.ok(
+    names.includes('runtime'),
+    `systemContainers (containerd listens on ${endpoint}): ${JSON.stringify(names)}`,
+  );
   const self = node.systemContainers.find((c: Json) => c.name === 'kubelet');
-  assert.ok(self.cpu.usageCoreNanoSeconds > 0 && self.memory.workingSetBytes > 0, `kubelet system container ${JSON.stringify(self)}`);
+  assert.ok(
+    self.cpu.usageCoreNanoSeconds > 0 && self.memory.workingSetBytes > 0,
+    `kubelet system container ${JSON.stringify(self)}`,
+  );
   for (const c of node.systemContainers) {
     assert.ok(c.startTime && c.memory?.time, `${c.name}: startTime and memory`);
     assert.ok(c.memory.usageBytes > 0 || c.memory.workingSetBytes >= 0, `${c.name}: memory numbers`);
   }
   assert.ok(node.network?.interfaces?.length > 0, 'node.network.interfaces');
-  for (const i of node.network.interfaces) assert.ok(!i.name.startsWith('veth') && i.name !== 'lo', `interface ${i.name} listed`);
+  for (const i of node.network.interfaces)
+    assert.ok(!i.name.startsWith('veth') && i.name !== 'lo', `interface ${i.name} listed`);
 });
 
 test('pod: network from its namespace, volume, container rootfs and logs, ephemeral-storage', async () => {
@@ -92,7 +130,10 @@ test('pod: network from its namespace, volume, container rootfs and logs, epheme
   const vol = p.volume.find((v: Json) => v.name === 'cache');
   assert.ok(vol.usedBytes >= 2 * MiB && vol.capacityBytes > 0 && vol.inodesUsed >= 2, `volume ${JSON.stringify(vol)}`);
   const eph = p['ephemeral-storage'];
-  assert.ok(eph.usedBytes >= c.rootfs.usedBytes + vol.usedBytes, `ephemeral-storage ${JSON.stringify(eph)} counts rootfs, logs and the emptyDir`);
+  assert.ok(
+    eph.usedBytes >= c.rootfs.usedBytes + vol.usedBytes,
+    `ephemeral-storage ${JSON.stringify(eph)} counts rootfs, logs and the emptyDir`,
+  );
   // The pod's own namespace: its eth0 (CNI), not the node's interfaces.
   assert.equal(p.network?.name, 'eth0', `pod network ${JSON.stringify(p.network)}`);
   const nodeNames = new Set(((await summary()).node.network?.interfaces ?? []).map((i: Json) => i.name));
@@ -110,15 +151,36 @@ test('only_cpu_and_memory leaves the storage and network sections out', async ()
 
 test('/metrics counts the CRI operations, started pods and containers, and names the node', async () => {
   // desired/active pods are set by housekeeping (every 2 s, as upstream's HandlePodCleanups): wait for one.
-  const text = await waitFor('housekeeping set kubelet_desired_pods', 30_000, async () => {
-    const t = (await httpGet(kubelet!.readOnlyPort!, '/metrics')).body;
-    return Number(/^kubelet_desired_pods\{static="true"\} (\S+)$/m.exec(t)?.[1] ?? 0) >= 1 ? t : undefined;
-  }, 250);
+  const text = await waitFor(
+    'housekeeping set kubelet_desired_pods',
+    30_000,
+    async () => {
+      const t = (await httpGet(kubelet!.readOnlyPort!, '/metrics')).body;
+      return Number(/^kubelet_desired_pods\{static="true"\} (\S+)$/m.exec(t)?.[1] ?? 0) >= 1 ? t : undefined;
+    },
+    250,
+  );
   const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
   assert.equal(value(/^kubelet_node_name\{node="e2e-node"\} (\S+)$/m), 1);
-  for (const op of ['list_podsandbox', 'list_containers', 'run_podsandbox', 'create_container', 'start_container', 'version', 'status']) {
-    assert.ok(value(new RegExp(`^kubelet_runtime_operations_total\\{operation_type="${op}"\\} (\\S+)$`, 'm')) >= 1, `runtime operation ${op}`);
-    assert.ok(value(new RegExp(`^kubelet_runtime_operations_duration_seconds_count\\{operation_type="${op}"\\} (\\S+)$`, 'm')) >= 1, `duration of ${op}`);
+  for (const op of [
+    'list_podsandbox',
+    'list_containers',
+    'run_podsandbox',
+    'create_container',
+    'start_container',
+    'version',
+    'status',
+  ]) {
+    assert.ok(
+      value(new RegExp(`^kubelet_runtime_operations_total\\{operation_type="${op}"\\} (\\S+)$`, 'm')) >= 1,
+      `runtime operation ${op}`,
+    );
+    assert.ok(
+      value(
+        new RegExp(`^kubelet_runtime_operations_duration_seconds_count\\{operation_type="${op}"\\} (\\S+)$`, 'm'),
+      ) >= 1,
+      `duration of ${op}`,
+    );
   }
   assert.ok(value(/^kubelet_started_pods_total (\S+)$/m) >= 1);
   assert.ok(value(/^kubelet_started_containers_total\{container_type="container"\} (\S+)$/m) >= 1);

@@ -26,10 +26,16 @@ describe('event references (upstream ref.GetReference, GenerateContainerRef)', (
     assert.equal(containerEventRef(pod, 'setup').fieldPath, 'spec.initContainers{setup}');
     assert.equal(containerEventRef(pod, 'proxy').fieldPath, 'spec.initContainers{proxy}');
     assert.equal(containerEventRef(pod, 'debug').fieldPath, 'spec.ephemeralContainers{debug}');
-    assert.deepEqual({ ...containerEventRef(pod, 'app'), fieldPath: undefined }, { ...podEventRef(pod), fieldPath: undefined });
+    assert.deepEqual(
+      { ...containerEventRef(pod, 'app'), fieldPath: undefined },
+      { ...podEventRef(pod), fieldPath: undefined },
+    );
   });
   it('a pod without a UID is a bug, named', () => {
     const noUid: Pod = { metadata: { name: 'web', namespace: 'ns' } };
-    assert.throws(() => podEventRef(noUid), (e: unknown) => e instanceof PodIdentityError && e.field === 'metadata.uid' && /ns\/web/.test(e.message));
+    assert.throws(
+      () => podEventRef(noUid),
+      (e: unknown) => e instanceof PodIdentityError && e.field === 'metadata.uid' && /ns\/web/.test(e.message),
+    );
   });
 });

@@ -8,16 +8,34 @@ export class FakeProber implements ProbeManager {
   readonly removed: string[] = [];
   private listeners: Array<(uid: string) => void> = [];
 
-  updatePod(pod: Pod, status: ApiPodStatus, terminal: boolean): void { this.updates.push({ uid: pod.metadata!.uid!, status, terminal }); }
+  updatePod(pod: Pod, status: ApiPodStatus, terminal: boolean): void {
+    this.updates.push({ uid: pod.metadata!.uid!, status, terminal });
+  }
   stopLivenessAndStartup(): void {}
-  removePod(uid: string): void { this.removed.push(uid); }
-  cleanupPods(desired: ReadonlySet<string>): void { for (const u of this.updates) if (!desired.has(u.uid) && !this.removed.includes(u.uid)) this.removed.push(u.uid); }
-  onResultChange(l: (uid: string) => void): void { this.listeners.push(l); }
-  readiness(id: string): boolean | undefined { return this.ready.get(id); }
-  startup(): boolean | undefined { return true; }
-  probeFailure(): undefined { return undefined; }
-  startupProbeSucceeded(): boolean | undefined { return true; }
+  removePod(uid: string): void {
+    this.removed.push(uid);
+  }
+  cleanupPods(desired: ReadonlySet<string>): void {
+    for (const u of this.updates) if (!desired.has(u.uid) && !this.removed.includes(u.uid)) this.removed.push(u.uid);
+  }
+  onResultChange(l: (uid: string) => void): void {
+    this.listeners.push(l);
+  }
+  readiness(id: string): boolean | undefined {
+    return this.ready.get(id);
+  }
+  startup(): boolean | undefined {
+    return true;
+  }
+  probeFailure(): undefined {
+    return undefined;
+  }
+  startupProbeSucceeded(): boolean | undefined {
+    return true;
+  }
   stop(): void {}
   /** A result changed for this pod (as a results manager would announce it). */
-  fire(uid: string): void { for (const l of this.listeners) l(uid); }
+  fire(uid: string): void {
+    for (const l of this.listeners) l(uid);
+  }
 }

@@ -112,7 +112,9 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
   }
 
   containersNamed(name: string): FakeContainer[] {
-    return [...this.containers.values()].filter((c) => c.config.metadata.name === name).sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
+    return [...this.containers.values()]
+      .filter((c) => c.config.metadata.name === name)
+      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1));
   }
 
   // --- RuntimeService ---
@@ -124,14 +126,26 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
 
   async status(): Promise<RuntimeStatus> {
     this.call('status');
-    return { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, { type: 'NetworkReady', status: true, reason: '', message: '' }] };
+    return {
+      conditions: [
+        { type: 'RuntimeReady', status: true, reason: '', message: '' },
+        { type: 'NetworkReady', status: true, reason: '', message: '' },
+      ],
+    };
   }
 
   async runPodSandbox(config: PodSandboxConfig, runtimeHandler = ''): Promise<string> {
     this.call('runPodSandbox');
     const id = this.id('sb');
     const hostNetwork = config.linux.securityContext.namespaceOptions.network === 'NODE';
-    this.sandboxes.set(id, { id, config, state: 'SANDBOX_READY', createdAt: this.tick(), ip: hostNetwork ? '' : `10.0.0.${this.nextIp++}`, runtimeHandler });
+    this.sandboxes.set(id, {
+      id,
+      config,
+      state: 'SANDBOX_READY',
+      createdAt: this.tick(),
+      ip: hostNetwork ? '' : `10.0.0.${this.nextIp++}`,
+      runtimeHandler,
+    });
     return id;
   }
 
@@ -170,15 +184,42 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
   async listPodSandbox(filter?: PodSandboxFilter): Promise<PodSandbox[]> {
     this.call('listPodSandbox');
     return [...this.sandboxes.values()]
-      .filter((s) => (!filter?.id || s.id === filter.id) && (!filter?.state || s.state === filter.state) && matches(s.config.labels, filter?.labelSelector))
-      .map((s) => ({ id: s.id, metadata: s.config.metadata, state: s.state, createdAt: s.createdAt, labels: s.config.labels, annotations: s.config.annotations, runtimeHandler: s.runtimeHandler }));
+      .filter(
+        (s) =>
+          (!filter?.id || s.id === filter.id) &&
+          (!filter?.state || s.state === filter.state) &&
+          matches(s.config.labels, filter?.labelSelector),
+      )
+      .map((s) => ({
+        id: s.id,
+        metadata: s.config.metadata,
+        state: s.state,
+        createdAt: s.createdAt,
+        labels: s.config.labels,
+        annotations: s.config.annotations,
+        runtimeHandler: s.runtimeHandler,
+      }));
   }
 
-  async createContainer(podSandboxId: string, config: ContainerConfig, _sandboxConfig: PodSandboxConfig): Promise<string> {
+  async createContainer(
+    podSandboxId: string,
+    config: ContainerConfig,
+    _sandboxConfig: PodSandboxConfig,
+  ): Promise<string> {
     this.call('createContainer');
     if (!this.sandboxes.has(podSandboxId)) throw notFound('CreateContainer', `sandbox ${podSandboxId}`);
     const id = this.id('ctr');
-    this.containers.set(id, { id, podSandboxId, config, state: 'CONTAINER_CREATED', createdAt: this.tick(), startedAt: 0n, finishedAt: 0n, exitCode: 0, reason: '' });
+    this.containers.set(id, {
+      id,
+      podSandboxId,
+      config,
+      state: 'CONTAINER_CREATED',
+      createdAt: this.tick(),
+      startedAt: 0n,
+      finishedAt: 0n,
+      exitCode: 0,
+      reason: '',
+    });
     return id;
   }
 
@@ -206,13 +247,29 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
 
   private toContainer(c: FakeContainer): Container {
     const image = c.config.image.image;
-    return { id: c.id, podSandboxId: c.podSandboxId, metadata: c.config.metadata, image, imageRef: image, state: c.state, createdAt: c.createdAt, labels: c.config.labels, annotations: c.config.annotations };
+    return {
+      id: c.id,
+      podSandboxId: c.podSandboxId,
+      metadata: c.config.metadata,
+      image,
+      imageRef: image,
+      state: c.state,
+      createdAt: c.createdAt,
+      labels: c.config.labels,
+      annotations: c.config.annotations,
+    };
   }
 
   async listContainers(filter?: ContainerFilter): Promise<Container[]> {
     this.call('listContainers');
     return [...this.containers.values()]
-      .filter((c) => (!filter?.id || c.id === filter.id) && (!filter?.state || c.state === filter.state) && (!filter?.podSandboxId || c.podSandboxId === filter.podSandboxId) && matches(c.config.labels, filter?.labelSelector))
+      .filter(
+        (c) =>
+          (!filter?.id || c.id === filter.id) &&
+          (!filter?.state || c.state === filter.state) &&
+          (!filter?.podSandboxId || c.podSandboxId === filter.podSandboxId) &&
+          matches(c.config.labels, filter?.labelSelector),
+      )
       .map((c) => this.toContainer(c));
   }
 

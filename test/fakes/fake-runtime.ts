@@ -1,9 +1,22 @@
 /** A tiny in-memory Runtime for unit tests of PLEG and the kubelet (no CRI, no containers). */
 import type { Pod } from '../../src/api/types.js';
-import type { PodRuntimeStatus, PodSyncResult, Runtime, RunningPod, RuntimeContainerState } from '../../src/kuberuntime/types.js';
+import type {
+  PodRuntimeStatus,
+  PodSyncResult,
+  Runtime,
+  RunningPod,
+  RuntimeContainerState,
+} from '../../src/kuberuntime/types.js';
 import type { RawRelistSource } from '../../src/pleg/index.js';
 import { createTsRelistDiffer } from '../../src/pleg/relist-differ-ts.js';
-import { encodeContainers, encodeSandboxes, POD_UID, POD_NAME, POD_NAMESPACE, CONTAINER_NAME } from '../../bench/fixtures/relist-model.js';
+import {
+  encodeContainers,
+  encodeSandboxes,
+  POD_UID,
+  POD_NAME,
+  POD_NAMESPACE,
+  CONTAINER_NAME,
+} from '../../bench/fixtures/relist-model.js';
 
 const STATE_NUM: Record<RuntimeContainerState, number> = { created: 0, running: 1, exited: 2, unknown: 3 };
 
@@ -20,21 +33,56 @@ export class FakeRuntime implements Runtime, RawRelistSource {
       this.pods.push(pod);
     }
     pod.containers = pod.containers.filter((c) => c.id !== cid);
-    if (state) pod.containers.push({ id: cid, name, image: 'img', imageRef: 'sha256:x', hash: 'h', state, createdAt: 1n, podSandboxId: 's' });
+    if (state)
+      pod.containers.push({
+        id: cid,
+        name,
+        image: 'img',
+        imageRef: 'sha256:x',
+        hash: 'h',
+        state,
+        createdAt: 1n,
+        podSandboxId: 's',
+      });
   }
 
   /** The PLEG's raw list calls, encoded like containerd's replies. */
   async listRaw(): Promise<{ sandboxes: Buffer; containers: Buffer }> {
-    const podLabels = (p: RunningPod): [string, string][] => [[POD_UID, p.uid], [POD_NAME, p.name], [POD_NAMESPACE, p.namespace]];
+    const podLabels = (p: RunningPod): [string, string][] => [
+      [POD_UID, p.uid],
+      [POD_NAME, p.name],
+      [POD_NAMESPACE, p.namespace],
+    ];
     return {
-      sandboxes: encodeSandboxes(this.pods.flatMap((p) => p.sandboxes.map((s) => ({
-        id: s.id, metadata: { name: p.name, uid: p.uid, namespace: p.namespace, attempt: s.attempt }, state: s.ready ? 0 : 1,
-        createdAt: s.createdAt, labels: podLabels(p), annotations: [], runtimeHandler: '',
-      })))),
-      containers: encodeContainers(this.pods.flatMap((p) => p.containers.map((c) => ({
-        id: c.id, sandboxId: c.podSandboxId, name: c.name, attempt: 0, image: c.image, imageRef: c.imageRef, state: STATE_NUM[c.state],
-        createdAt: c.createdAt, labels: [...podLabels(p), [CONTAINER_NAME, c.name] as [string, string]], annotations: [],
-      })))),
+      sandboxes: encodeSandboxes(
+        this.pods.flatMap((p) =>
+          p.sandboxes.map((s) => ({
+            id: s.id,
+            metadata: { name: p.name, uid: p.uid, namespace: p.namespace, attempt: s.attempt },
+            state: s.ready ? 0 : 1,
+            createdAt: s.createdAt,
+            labels: podLabels(p),
+            annotations: [],
+            runtimeHandler: '',
+          })),
+        ),
+      ),
+      containers: encodeContainers(
+        this.pods.flatMap((p) =>
+          p.containers.map((c) => ({
+            id: c.id,
+            sandboxId: c.podSandboxId,
+            name: c.name,
+            attempt: 0,
+            image: c.image,
+            imageRef: c.imageRef,
+            state: STATE_NUM[c.state],
+            createdAt: c.createdAt,
+            labels: [...podLabels(p), [CONTAINER_NAME, c.name] as [string, string]],
+            annotations: [],
+          })),
+        ),
+      ),
     };
   }
 
@@ -43,26 +91,54 @@ export class FakeRuntime implements Runtime, RawRelistSource {
     return { runtime: this, source: this, differ: createTsRelistDiffer() };
   }
 
-  async version() { return { runtimeName: 'fake', runtimeVersion: '0', runtimeApiVersion: 'v1' }; }
-  async ready() { return { ready: true }; }
-  async getPods(): Promise<RunningPod[]> { return structuredClone(this.pods); }
+  async version() {
+    return { runtimeName: 'fake', runtimeVersion: '0', runtimeApiVersion: 'v1' };
+  }
+  async ready() {
+    return { ready: true };
+  }
+  async getPods(): Promise<RunningPod[]> {
+    return structuredClone(this.pods);
+  }
   async getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus> {
     if (this.failStatus.has(uid)) throw new Error(`status of ${uid} failed`);
     const pod = this.pods.find((p) => p.uid === uid);
     return {
-      uid, name, namespace, ips: [], sandboxStatuses: [], timestamp: new Date(),
+      uid,
+      name,
+      namespace,
+      ips: [],
+      sandboxStatuses: [],
+      timestamp: new Date(),
       containerStatuses: (pod?.containers ?? []).map((c) => ({
-        id: c.id, name: c.name, state: c.state, createdAt: new Date(0), exitCode: 0, image: c.image, imageRef: c.imageRef,
-        restartCount: 0, reason: '', message: '', hash: c.hash, podSandboxId: c.podSandboxId,
+        id: c.id,
+        name: c.name,
+        state: c.state,
+        createdAt: new Date(0),
+        exitCode: 0,
+        image: c.image,
+        imageRef: c.imageRef,
+        restartCount: 0,
+        reason: '',
+        message: '',
+        hash: c.hash,
+        podSandboxId: c.podSandboxId,
       })),
     };
   }
-  async syncPod(pod: Pod): Promise<PodSyncResult> { this.synced.push(pod.metadata!.uid!); return { waiting: new Map() }; }
-  async killPod(pod: Pod | undefined, running: RunningPod, grace?: number): Promise<void> { this.killed.push({ uid: running.uid, grace }); }
+  async syncPod(pod: Pod): Promise<PodSyncResult> {
+    this.synced.push(pod.metadata!.uid!);
+    return { waiting: new Map() };
+  }
+  async killPod(pod: Pod | undefined, running: RunningPod, grace?: number): Promise<void> {
+    this.killed.push({ uid: running.uid, grace });
+  }
   async garbageCollect(): Promise<void> {}
   /** The podContainerDeletor requests: [exited container ID, removeAll]. */
   deletions: Array<[string, boolean]> = [];
-  deleteContainersInPod(exitedContainerId: string, _status: PodRuntimeStatus, removeAll: boolean): void { this.deletions.push([exitedContainerId, removeAll]); }
+  deleteContainersInPod(exitedContainerId: string, _status: PodRuntimeStatus, removeAll: boolean): void {
+    this.deletions.push([exitedContainerId, removeAll]);
+  }
 
   /** A sandbox of the pod (created if absent), ready or not. */
   setSandbox(uid: string, sid: string, ready: boolean | undefined, attempt = 0): void {

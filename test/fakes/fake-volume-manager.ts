@@ -11,7 +11,9 @@ export class FakeVolumeManager implements VolumeManager {
   async mountPodVolumes(pod: Pod): Promise<PodVolumes> {
     const uid = pod.metadata!.uid!;
     this.calls.push(`mount ${uid}`);
-    const mounted = new Map<string, MountedVolume>((pod.spec?.volumes ?? []).map((v) => [v.name, { hostPath: `/fake/${uid}/${v.name}`, readOnly: false }]));
+    const mounted = new Map<string, MountedVolume>(
+      (pod.spec?.volumes ?? []).map((v) => [v.name, { hostPath: `/fake/${uid}/${v.name}`, readOnly: false }]),
+    );
     const volumes = { mounted, errors: new Map() };
     this.pods.set(uid, volumes);
     return volumes;

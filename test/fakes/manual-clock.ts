@@ -23,7 +23,11 @@ export class ManualClock implements Clock {
   setTimeout(fn: () => void, ms: number): { cancel(): void } {
     const timer = { at: this.t + ms, seq: this.seq++, fn };
     this.timers.push(timer);
-    return { cancel: () => { this.timers = this.timers.filter((x) => x !== timer); } };
+    return {
+      cancel: () => {
+        this.timers = this.timers.filter((x) => x !== timer);
+      },
+    };
   }
 
   /** Timers waiting to fire. */
@@ -35,7 +39,8 @@ export class ManualClock implements Clock {
   async waitForTimers(count = 1, boundMs = 10_000): Promise<void> {
     const end = Date.now() + boundMs;
     while (this.timers.length < count) {
-      if (Date.now() > end) throw new Error(`ManualClock: ${this.timers.length} timer(s) after ${boundMs} ms, waiting for ${count}`);
+      if (Date.now() > end)
+        throw new Error(`ManualClock: ${this.timers.length} timer(s) after ${boundMs} ms, waiting for ${count}`);
       await new Promise((r) => setTimeout(r, 5));
     }
   }

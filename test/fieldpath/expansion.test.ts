@@ -4,7 +4,13 @@ import { describe, it } from 'node:test';
 import { expand, mappingFor } from '../../src/fieldpath/index.js';
 
 describe('expand (upstream expansion semantics)', () => {
-  const m = mappingFor(new Map([['VAR_A', 'A'], ['VAR_B', 'B'], ['EMPTY', '']]));
+  const m = mappingFor(
+    new Map([
+      ['VAR_A', 'A'],
+      ['VAR_B', 'B'],
+      ['EMPTY', ''],
+    ]),
+  );
   const table: [string, string][] = [
     ['$(VAR_A)', 'A'],
     ['___$(VAR_B)___', '___B___'],
@@ -21,5 +27,6 @@ describe('expand (upstream expansion semantics)', () => {
     ['no vars', 'no vars'],
     ['$(VAR_A)$(VAR_A)', 'AA'],
   ];
-  for (const [input, want] of table) it(`${JSON.stringify(input)} → ${JSON.stringify(want)}`, () => assert.equal(expand(input, m), want));
+  for (const [input, want] of table)
+    it(`${JSON.stringify(input)} → ${JSON.stringify(want)}`, () => assert.equal(expand(input, m), want));
 });

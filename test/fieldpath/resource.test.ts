@@ -34,7 +34,10 @@ describe('resourceFieldRef (upstream ExtractContainerResourceValue, limits defau
   }
   it('unknown resources and containers are EnvErrors', () => {
     assert.throws(() => containerResourceValue({ resource: 'limits.gpu' }, c, alloc), EnvError);
-    assert.throws(() => resourceFieldRefValue(makePod(), undefined, { resource: 'limits.cpu', containerName: 'nope' }, alloc), /not found/);
+    assert.throws(
+      () => resourceFieldRefValue(makePod(), undefined, { resource: 'limits.cpu', containerName: 'nope' }, alloc),
+      /not found/,
+    );
   });
   it('env valueFrom.resourceFieldRef, own container or a named one', () => {
     const pod = makePod({ containers: [limited({ cpu: '2', memory: '1Gi' }), container('side')] });
@@ -44,6 +47,9 @@ describe('resourceFieldRef (upstream ExtractContainerResourceValue, limits defau
       { name: 'MAIN', valueFrom: { resourceFieldRef: { containerName: 'main', resource: 'limits.cpu' } } },
     ];
     const ctx = downwardContext(pod, { nodeName: 'n', hostIP: '', podIP: '', podIPs: [] }, alloc);
-    assert.deepEqual(makeEnvironmentVariables(pod, side, ctx), [{ key: 'OWN', value: '8192' }, { key: 'MAIN', value: '2' }]);
+    assert.deepEqual(makeEnvironmentVariables(pod, side, ctx), [
+      { key: 'OWN', value: '8192' },
+      { key: 'MAIN', value: '2' },
+    ]);
   });
 });

@@ -36,7 +36,10 @@ function fake() {
   }
   const batches: FsEvent[][] = [];
   const errors: Error[] = [];
-  const w = nativeFsWatcherFactory(Fake)((b) => batches.push(b), (e) => errors.push(e));
+  const w = nativeFsWatcherFactory(Fake)(
+    (b) => batches.push(b),
+    (e) => errors.push(e),
+  );
   return { w, calls, state, batches, errors, emit: (...r: Buffer[]) => state.emit!(Buffer.concat(r)) };
 }
 
@@ -46,12 +49,14 @@ it('decodes records into events of the watched path', () => {
   f.w.add('/f');
   assert.deepEqual(f.calls, ['add /d 1', 'add /f 2']);
   f.emit(rec(1, 1, 'a'), rec(2, 2), rec(3, 1, 'ünï'), rec(4, 1, 'x'), rec(2, 99, 'unknown id'));
-  assert.deepEqual(f.batches, [[
-    { watched: '/d', name: 'a', type: 'create' },
-    { watched: '/f', name: '', type: 'modify' },
-    { watched: '/d', name: 'ünï', type: 'delete' },
-    { watched: '/d', name: 'x', type: 'rename' },
-  ]]);
+  assert.deepEqual(f.batches, [
+    [
+      { watched: '/d', name: 'a', type: 'create' },
+      { watched: '/f', name: '', type: 'modify' },
+      { watched: '/d', name: 'ünï', type: 'delete' },
+      { watched: '/d', name: 'x', type: 'rename' },
+    ],
+  ]);
 });
 
 it('reports overflow with watched and name empty', () => {

@@ -120,7 +120,10 @@ for (const impl of impls) {
       r.watcher.add(file);
       writeFileSync(file, 'populated 1\n');
       await r.waitFor(() => r.has(file, '', 'modify'), 'modify of the watched file');
-      assert.ok(r.events.every((e) => e.watched === file && e.name === ''), JSON.stringify(r.events));
+      assert.ok(
+        r.events.every((e) => e.watched === file && e.name === ''),
+        JSON.stringify(r.events),
+      );
     });
 
     it('reports a watched file deleted, and can watch it again once recreated', async () => {
@@ -134,7 +137,10 @@ for (const impl of impls) {
       r.watcher.add(file);
       const before = r.events.length;
       appendFileSync(file, 'more');
-      await r.waitFor((evs) => evs.slice(before).some((e) => e.watched === file && e.type === 'modify'), 'modify after re-add');
+      await r.waitFor(
+        (evs) => evs.slice(before).some((e) => e.watched === file && e.type === 'modify'),
+        'modify after re-add',
+      );
     });
 
     it('reports the watched directory itself deleted', async () => {
@@ -203,13 +209,16 @@ for (const impl of impls) {
 
     it('throws a clear error when adding a missing path', () => {
       const missing = join(dir, 'nope');
-      assert.throws(() => r.watcher.add(missing), (err: NodeJS.ErrnoException) => {
-        assert.equal(err.code, 'ENOENT');
-        assert.equal(err.syscall, 'watch');
-        assert.equal(err.path, missing);
-        assert.match(err.message, /^ENOENT: no such file or directory, watch '.*nope'$/);
-        return true;
-      });
+      assert.throws(
+        () => r.watcher.add(missing),
+        (err: NodeJS.ErrnoException) => {
+          assert.equal(err.code, 'ENOENT');
+          assert.equal(err.syscall, 'watch');
+          assert.equal(err.path, missing);
+          assert.match(err.message, /^ENOENT: no such file or directory, watch '.*nope'$/);
+          return true;
+        },
+      );
       // The watcher still works.
       r.watcher.add(dir);
     });
@@ -304,7 +313,10 @@ for (const impl of impls) {
         const w = impl.createFsWatcher(() => {});
         w.add(${JSON.stringify(dir)});
         console.log('watching');`;
-      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        encoding: 'utf8',
+        timeout: 10_000,
+      });
       assert.equal(child.error, undefined, 'child exited by itself');
       assert.equal(child.status, 0, child.stderr);
       assert.equal(child.stdout.trim(), 'watching');

@@ -15,7 +15,17 @@ function image(id: string, size = 100): Image {
 }
 
 function container(img: string): Container {
-  return { id: `c-${img}`, podSandboxId: 's', metadata: { name: img, attempt: 0 }, image: img, imageRef: img, state: 'CONTAINER_RUNNING', createdAt: 0n, labels: {}, annotations: {} } as unknown as Container;
+  return {
+    id: `c-${img}`,
+    podSandboxId: 's',
+    metadata: { name: img, attempt: 0 },
+    image: img,
+    imageRef: img,
+    state: 'CONTAINER_RUNNING',
+    createdAt: 0n,
+    labels: {},
+    annotations: {},
+  } as unknown as Container;
 }
 
 /** A runtime of `images` used by `containers`, a disk at 10 % usage (no pressure), a settable clock. */
@@ -36,7 +46,14 @@ function setup(maxAgeMs: number, highThresholdPercent = 85) {
     fsCapacity: async () => ({ capacityBytes: 1000, availableBytes: 900 }),
     clock,
   });
-  return { gc, removed, containers, advance: (ms: number) => { now += ms; } };
+  return {
+    gc,
+    removed,
+    containers,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 test('images unused for longer than imageMaximumGCAge are removed without disk pressure', async () => {

@@ -8,7 +8,12 @@ const Mi = 2 ** 20;
 const Gi = 2 ** 30;
 
 function node(): NodeInfo {
-  return computeNodeInfo({ nodeName: 'node-a', maxPods: 110, capacity: { milliCPU: 4000, memory: 8 * Gi }, nodeLabels: { disk: 'ssd', zone: '3' } });
+  return computeNodeInfo({
+    nodeName: 'node-a',
+    maxPods: 110,
+    capacity: { milliCPU: 4000, memory: 8 * Gi },
+    nodeLabels: { disk: 'ssd', zone: '3' },
+  });
 }
 
 function ctr(name: string, cpu?: string, memory?: string, extra: Partial<Container> = {}): Container {
@@ -18,20 +23,42 @@ function ctr(name: string, cpu?: string, memory?: string, extra: Partial<Contain
   return { name, image: 'x', resources: { requests }, ...extra };
 }
 
-function pod(uid: string, containers: Container[], spec: Partial<NonNullable<Pod['spec']>> = {}, labels?: Record<string, string>): Pod {
-  return { metadata: { name: uid, namespace: 'ns', uid, ...(labels ? { labels } : {}) }, spec: { containers, ...spec } } as Pod;
+function pod(
+  uid: string,
+  containers: Container[],
+  spec: Partial<NonNullable<Pod['spec']>> = {},
+  labels?: Record<string, string>,
+): Pod {
+  return {
+    metadata: { name: uid, namespace: 'ns', uid, ...(labels ? { labels } : {}) },
+    spec: { containers, ...spec },
+  } as Pod;
 }
 
 test('allocatable = capacity − systemReserved − kubeReserved − hard eviction threshold', () => {
   const n = computeNodeInfo({
-    nodeName: 'n', maxPods: 10, capacity: { milliCPU: 4000, memory: 8 * Gi },
-    systemReserved: { cpu: '500m', memory: '1Gi' }, kubeReserved: { cpu: '0.25', memory: '512Mi' }, evictionHard: { 'memory.available': '100Mi' },
+    nodeName: 'n',
+    maxPods: 10,
+    capacity: { milliCPU: 4000, memory: 8 * Gi },
+    systemReserved: { cpu: '500m', memory: '1Gi' },
+    kubeReserved: { cpu: '0.25', memory: '512Mi' },
+    evictionHard: { 'memory.available': '100Mi' },
   });
   assert.deepEqual(n.capacity, { milliCPU: 4000, memory: 8 * Gi, pods: 10 });
   assert.deepEqual(n.allocatable, { milliCPU: 3250, memory: 8 * Gi - Gi - 512 * Mi - 100 * Mi, pods: 10 });
-  const pct = computeNodeInfo({ nodeName: 'n', maxPods: 10, capacity: { milliCPU: 1000, memory: 10 * Gi }, evictionHard: { 'memory.available': '10%' } });
+  const pct = computeNodeInfo({
+    nodeName: 'n',
+    maxPods: 10,
+    capacity: { milliCPU: 1000, memory: 10 * Gi },
+    evictionHard: { 'memory.available': '10%' },
+  });
   assert.equal(pct.allocatable.memory, 9 * Gi);
-  const over = computeNodeInfo({ nodeName: 'n', maxPods: 10, capacity: { milliCPU: 1000, memory: Gi }, systemReserved: { cpu: '2', memory: '2Gi' } });
+  const over = computeNodeInfo({
+    nodeName: 'n',
+    maxPods: 10,
+    capacity: { milliCPU: 1000, memory: Gi },
+    systemReserved: { cpu: '2', memory: '2Gi' },
+  });
   assert.deepEqual(over.allocatable, { milliCPU: 0, memory: 0, pods: 10 }, 'never negative');
   assert.equal(thresholdBytes(undefined, 100), 0);
   const host = computeNodeInfo({ nodeName: 'n', maxPods: 5 });
@@ -52,7 +79,11 @@ test('node labels: hostname, os, arch (stable and beta) and --node-labels', () =
 test('OutOfpods: the pod count comes first', () => {
   const n = computeNodeInfo({ nodeName: 'n', maxPods: 2, capacity: { milliCPU: 1000, memory: Gi } });
   const r = canAdmitPod(pod('c', [ctr('a', '5')]), [pod('a', []), pod('b', [])], n);
-  assert.deepEqual(r, { admit: false, reason: 'OutOfpods', message: "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2" });
+  assert.deepEqual(r, {
+    admit: false,
+    reason: 'OutOfpods',
+    message: "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2",
+  });
 });
 
 test('OutOfcpu and OutOfmemory: requests against allocatable minus the active pods', () => {
@@ -60,56 +91,118 @@ test('OutOfcpu and OutOfmemory: requests against allocatable minus the active po
   const active = [pod('x', [ctr('a', '3', '6Gi')])];
   assert.deepEqual(canAdmitPod(pod('y', [ctr('a', '1', '1Gi')]), active, n), { admit: true });
   assert.deepEqual(canAdmitPod(pod('y', [ctr('a', '1500m')]), active, n), {
-    admit: false, reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 1500, used: 3000, capacity: 4000",
+    admit: false,
+    reason: 'OutOfcpu',
+    message: "Node didn't have enough resource: cpu, requested: 1500, used: 3000, capacity: 4000",
   });
   const big = canAdmitPod(pod('y', [ctr('a', undefined, '64Ti')]), [], n);
   assert.equal(big.reason, 'OutOfmemory');
-  assert.match(big.message!, /^Node didn't have enough resource: memory, requested: 70368744177664, used: 0, capacity: \d+$/);
-  assert.deepEqual(canAdmitPod(pod('y', [ctr('a')]), [pod('x', [ctr('a', '4', '8Gi')])], n), { admit: true }, 'a pod without requests always fits');
+  assert.match(
+    big.message!,
+    /^Node didn't have enough resource: memory, requested: 70368744177664, used: 0, capacity: \d+$/,
+  );
+  assert.deepEqual(
+    canAdmitPod(pod('y', [ctr('a')]), [pod('x', [ctr('a', '4', '8Gi')])], n),
+    { admit: true },
+    'a pod without requests always fits',
+  );
 });
 
 test('NodePorts: the same hostPort, protocol and host IP (0.0.0.0 matches every IP) conflict', () => {
   const n = node();
   const withPort = (uid: string, hostPort: number, protocol?: string, hostIP?: string) =>
-    pod(uid, [{ name: 'a', image: 'x', ports: [{ containerPort: 80, hostPort, ...(protocol ? { protocol } : {}), ...(hostIP ? { hostIP } : {}) }] }]);
+    pod(uid, [
+      {
+        name: 'a',
+        image: 'x',
+        ports: [{ containerPort: 80, hostPort, ...(protocol ? { protocol } : {}), ...(hostIP ? { hostIP } : {}) }],
+      },
+    ]);
   const active = [withPort('x', 8080)];
   const r = canAdmitPod(withPort('y', 8080), active, n);
-  assert.deepEqual(r, { admit: false, reason: 'NodePorts', message: "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports" });
+  assert.deepEqual(r, {
+    admit: false,
+    reason: 'NodePorts',
+    message: "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+  });
   assert.equal(canAdmitPod(withPort('y', 8080, 'UDP'), active, n).admit, true, 'other protocol');
   assert.equal(canAdmitPod(withPort('y', 8081), active, n).admit, true, 'other port');
   assert.equal(canAdmitPod(withPort('y', 8080, 'TCP', '10.0.0.1'), active, n).admit, false, '0.0.0.0 holds every IP');
-  assert.equal(canAdmitPod(withPort('y', 9090, 'TCP', '10.0.0.1'), [withPort('x', 9090, 'TCP', '10.0.0.2')], n).admit, true, 'different IPs');
-  assert.equal(canAdmitPod(withPort('y', 9090, 'TCP', '10.0.0.2'), [withPort('x', 9090, 'TCP', '10.0.0.2')], n).admit, false);
+  assert.equal(
+    canAdmitPod(withPort('y', 9090, 'TCP', '10.0.0.1'), [withPort('x', 9090, 'TCP', '10.0.0.2')], n).admit,
+    true,
+    'different IPs',
+  );
+  assert.equal(
+    canAdmitPod(withPort('y', 9090, 'TCP', '10.0.0.2'), [withPort('x', 9090, 'TCP', '10.0.0.2')], n).admit,
+    false,
+  );
 });
 
 test('NodeName and NodeAffinity (nodeSelector, required node affinity)', () => {
   const n = node();
   assert.deepEqual(canAdmitPod(pod('a', [ctr('a')], { nodeName: 'other' }), [], n), {
-    admit: false, reason: 'NodeName', message: "Predicate NodeName failed: node(s) didn't match the requested node name",
+    admit: false,
+    reason: 'NodeName',
+    message: "Predicate NodeName failed: node(s) didn't match the requested node name",
   });
   assert.equal(canAdmitPod(pod('a', [ctr('a')], { nodeName: 'node-a' }), [], n).admit, true);
   assert.deepEqual(canAdmitPod(pod('a', [ctr('a')], { nodeSelector: { disk: 'hdd' } }), [], n), {
-    admit: false, reason: 'NodeAffinity', message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    admit: false,
+    reason: 'NodeAffinity',
+    message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
   });
-  assert.equal(canAdmitPod(pod('a', [ctr('a')], { nodeSelector: { disk: 'ssd', 'kubernetes.io/hostname': 'node-a' } }), [], n).admit, true);
-  const affinity = (terms: object[]) => pod('a', [ctr('a')], { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } } } as never);
+  assert.equal(
+    canAdmitPod(pod('a', [ctr('a')], { nodeSelector: { disk: 'ssd', 'kubernetes.io/hostname': 'node-a' } }), [], n)
+      .admit,
+    true,
+  );
+  const affinity = (terms: object[]) =>
+    pod('a', [ctr('a')], {
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } },
+    } as never);
   const m = (terms: object[]) => matchesNodeAffinity(affinity(terms), n);
   assert.equal(m([{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd', 'nvme'] }] }]), true);
   assert.equal(m([{ matchExpressions: [{ key: 'disk', operator: 'NotIn', values: ['ssd'] }] }]), false);
   assert.equal(m([{ matchExpressions: [{ key: 'gpu', operator: 'DoesNotExist' }] }]), true);
-  assert.equal(m([{ matchExpressions: [{ key: 'zone', operator: 'Gt', values: ['2'] }, { key: 'zone', operator: 'Lt', values: ['4'] }] }]), true);
-  assert.equal(m([{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }, { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-a'] }] }]), true, 'terms are ORed');
+  assert.equal(
+    m([
+      {
+        matchExpressions: [
+          { key: 'zone', operator: 'Gt', values: ['2'] },
+          { key: 'zone', operator: 'Lt', values: ['4'] },
+        ],
+      },
+    ]),
+    true,
+  );
+  assert.equal(
+    m([
+      { matchExpressions: [{ key: 'gpu', operator: 'Exists' }] },
+      { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['node-a'] }] },
+    ]),
+    true,
+    'terms are ORed',
+  );
   assert.equal(m([{}]), false, 'an empty term matches nothing');
-  assert.equal(canAdmitPod(affinity([{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }]), [], n).reason, 'NodeAffinity');
+  assert.equal(
+    canAdmitPod(affinity([{ matchExpressions: [{ key: 'gpu', operator: 'Exists' }] }]), [], n).reason,
+    'NodeAffinity',
+  );
 });
 
 test('OS: spec.os.name must be linux; the kubernetes.io/os pod label must match the node', () => {
   const n = node();
   assert.deepEqual(canAdmitPod(pod('a', [ctr('a')], { os: { name: 'windows' } }), [], n), {
-    admit: false, reason: 'PodOSNotSupported', message: "Failed to admit pod as the OS field doesn't match node OS",
+    admit: false,
+    reason: 'PodOSNotSupported',
+    message: "Failed to admit pod as the OS field doesn't match node OS",
   });
   assert.equal(canAdmitPod(pod('a', [ctr('a')], { os: { name: 'linux' } }), [], n).admit, true);
-  assert.equal(canAdmitPod(pod('a', [ctr('a')], {}, { 'kubernetes.io/os': 'windows' }), [], n).reason, 'PodOSSelectorNodeLabelDoesNotMatch');
+  assert.equal(
+    canAdmitPod(pod('a', [ctr('a')], {}, { 'kubernetes.io/os': 'windows' }), [], n).reason,
+    'PodOSSelectorNodeLabelDoesNotMatch',
+  );
 });
 
 test('the first failing check decides, in upstream order', () => {

@@ -11,7 +11,12 @@ export class FakePLEG implements PodLifecycleEventGenerator {
   private timer: NodeJS.Timeout | undefined;
   private last = new Map<string, string>();
 
-  constructor(private readonly runtime: Runtime, private readonly cache: PodStatusCache, private readonly periodMs = 20, private readonly filter: (p: RunningPod) => boolean = () => true) {}
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly cache: PodStatusCache,
+    private readonly periodMs = 20,
+    private readonly filter: (p: RunningPod) => boolean = () => true,
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => void this.relist(), this.periodMs);

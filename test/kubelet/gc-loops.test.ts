@@ -11,7 +11,12 @@ import type { EventRecorder } from '../../src/events/types.js';
 import { createImageManager, ImageGCPeriodMs } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import { createVolumeManager } from '../../src/volume/index.js';
-import { ContainerGCPeriodMs, createGarbageCollection, type GarbageCollectionDeps, type PodStateProvider } from '../../src/kubelet/gc-loops.js';
+import {
+  ContainerGCPeriodMs,
+  createGarbageCollection,
+  type GarbageCollectionDeps,
+  type PodStateProvider,
+} from '../../src/kubelet/gc-loops.js';
 import { ManualClock, settle } from '../fakes/manual-clock.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { container, makePod } from '../kuberuntime/helpers.js';
@@ -23,7 +28,10 @@ const node = { kind: 'Node' as const, name: 'n1', uid: 'n1' };
 class Passes {
   calls = 0;
   private pending: { resolve: () => void; reject: (e: Error) => void }[] = [];
-  constructor(private readonly slow = false, public fail: Error | undefined = undefined) {}
+  constructor(
+    private readonly slow = false,
+    public fail: Error | undefined = undefined,
+  ) {}
   run = (): Promise<void> => {
     this.calls++;
     if (!this.slow) return this.fail ? Promise.reject(this.fail) : Promise.resolve();
@@ -39,15 +47,31 @@ class Passes {
 function setup(opts: { container?: Passes; image?: Passes; imageEnabled?: boolean; pods?: PodStateProvider } = {}) {
   const clock = new ManualClock();
   const events: string[] = [];
-  const recorder: EventRecorder = { event: (ref, type, reason, message) => events.push(`${ref.kind}/${ref.name} ${type} ${reason}: ${message}`) };
+  const recorder: EventRecorder = {
+    event: (ref, type, reason, message) => events.push(`${ref.kind}/${ref.name} ${type} ${reason}: ${message}`),
+  };
   const containerPasses = opts.container ?? new Passes();
   const imagePasses = opts.image ?? new Passes();
   const kept: Pick<ReadonlySet<string>, 'has'>[] = [];
   const deps: GarbageCollectionDeps = {
-    runtime: { garbageCollect: (k) => { kept.push(k); return containerPasses.run(); } },
+    runtime: {
+      garbageCollect: (k) => {
+        kept.push(k);
+        return containerPasses.run();
+      },
+    },
     pods: opts.pods ?? { allSourcesReady: () => true, shouldPodContentBeRemoved: () => true },
-    imageGC: { enabled: opts.imageEnabled ?? true, detectImages: async () => ({ images: [], inUse: new Set() }), garbageCollect: async () => { await imagePasses.run(); return { usagePercent: 0, bytesToFree: 0, freedBytes: 0, removed: [] }; } },
-    recorder, node, clock,
+    imageGC: {
+      enabled: opts.imageEnabled ?? true,
+      detectImages: async () => ({ images: [], inUse: new Set() }),
+      garbageCollect: async () => {
+        await imagePasses.run();
+        return { usagePercent: 0, bytesToFree: 0, freedBytes: 0, removed: [] };
+      },
+    },
+    recorder,
+    node,
+    clock,
   };
   const gc = createGarbageCollection(deps);
   return { gc, clock, events, kept, containerPasses, imagePasses };
@@ -87,11 +111,16 @@ test('a slow pass is never overlapped: the next one starts a period after it end
 });
 
 test('every failed container pass records ContainerGCFailed on the Node; the loop goes on', async () => {
-  const { gc, clock, events, containerPasses } = setup({ container: new Passes(false, new Error('CRI ListContainers: down')) });
+  const { gc, clock, events, containerPasses } = setup({
+    container: new Passes(false, new Error('CRI ListContainers: down')),
+  });
   gc.start();
   await settle();
   await clock.advance(ContainerGCPeriodMs);
-  assert.deepEqual(events, ['Node/n1 Warning ContainerGCFailed: CRI ListContainers: down', 'Node/n1 Warning ContainerGCFailed: CRI ListContainers: down']);
+  assert.deepEqual(events, [
+    'Node/n1 Warning ContainerGCFailed: CRI ListContainers: down',
+    'Node/n1 Warning ContainerGCFailed: CRI ListContainers: down',
+  ]);
   containerPasses.fail = undefined;
   await clock.advance(ContainerGCPeriodMs);
   assert.equal(containerPasses.calls, 3);
@@ -107,7 +136,9 @@ test('image GC records ImageGCFailed only from the second failed pass in a row (
   await settle();
   assert.deepEqual(imageEvents(), [], 'first failure: logged only');
   await clock.advance(ImageGCPeriodMs);
-  assert.deepEqual(imageEvents(), ['Node/n1 Warning ImageGCFailed: Failed to garbage collect required amount of images']);
+  assert.deepEqual(imageEvents(), [
+    'Node/n1 Warning ImageGCFailed: Failed to garbage collect required amount of images',
+  ]);
   await clock.advance(ImageGCPeriodMs);
   assert.equal(imageEvents().length, 2, 'and on every failure after that');
   image.fail = undefined;
@@ -133,7 +164,9 @@ test('stop: no pass after it; it waits for the pass in progress, whose failure i
   gc.start();
   await settle();
   let stopped = false;
-  const stopping = gc.stop().then(() => { stopped = true; });
+  const stopping = gc.stop().then(() => {
+    stopped = true;
+  });
   await settle();
   assert.equal(stopped, false, 'waits for the pass in progress');
   slow.finish(new Error('connection closed'));
@@ -147,14 +180,24 @@ test('stop: no pass after it; it waits for the pass in progress, whose failure i
 test('container GC runs before the sources are ready, but keeps every pod until they are; then asks the Kubelet per pod', async () => {
   let ready = false;
   const removed = new Set(['gone']);
-  const { gc, clock, kept } = setup({ pods: { allSourcesReady: () => ready, shouldPodContentBeRemoved: (uid) => removed.has(uid) }, imageEnabled: false });
+  const { gc, clock, kept } = setup({
+    pods: { allSourcesReady: () => ready, shouldPodContentBeRemoved: (uid) => removed.has(uid) },
+    imageEnabled: false,
+  });
   gc.start();
   await settle();
   assert.equal(kept.length, 1, 'not gated on the sources');
-  assert.deepEqual(['gone', 'desired'].map((u) => kept[0]!.has(u)), [true, true], 'sources not ready: no pod counts as deleted');
+  assert.deepEqual(
+    ['gone', 'desired'].map((u) => kept[0]!.has(u)),
+    [true, true],
+    'sources not ready: no pod counts as deleted',
+  );
   ready = true;
   await clock.advance(ContainerGCPeriodMs);
-  assert.deepEqual(['gone', 'desired'].map((u) => kept[1]!.has(u)), [false, true]);
+  assert.deepEqual(
+    ['gone', 'desired'].map((u) => kept[1]!.has(u)),
+    [false, true],
+  );
   removed.delete('gone');
   assert.equal(kept[1]!.has('gone'), true, 'asked at the moment of the question: a pod added meanwhile is kept');
   await gc.stop();
@@ -169,8 +212,17 @@ test('the dead containers of a deleted pod stay while the sources are not ready 
     fake.addImage('busybox:1.36');
     const clock = new ManualClock(1_700_000_000_000);
     const rt = createRuntimeManager({
-      runtime: fake, imageManager: createImageManager({ images: fake, clock }), clock, podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }), nodeName: 'n1',
-      hostIP: '192.0.2.1', resolvConf: '', memoryCapacity: 2 ** 30, cgroupsPerQOS: false,
+      runtime: fake,
+      imageManager: createImageManager({ images: fake, clock }),
+      clock,
+      podLogsDir: join(dir, 'logs'),
+      rootDir: join(dir, 'root'),
+      volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
+      nodeName: 'n1',
+      hostIP: '192.0.2.1',
+      resolvConf: '',
+      memoryCapacity: 2 ** 30,
+      cgroupsPerQOS: false,
     });
     const pod = makePod({ containers: [container('a')] });
     await rt.syncPod(pod, await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace!));
@@ -178,7 +230,11 @@ test('the dead containers of a deleted pod stay while the sources are not ready 
     await rt.killPod(pod, running!);
     assert.equal(fake.containers.size, 1, 'one dead container');
     let ready = false;
-    const gc = createGarbageCollection({ runtime: rt, pods: { allSourcesReady: () => ready, shouldPodContentBeRemoved: () => true }, clock });
+    const gc = createGarbageCollection({
+      runtime: rt,
+      pods: { allSourcesReady: () => ready, shouldPodContentBeRemoved: () => true },
+      clock,
+    });
     gc.start();
     await clock.waitForTimers(1); // the first pass ended
     assert.equal(fake.containers.size, 1, 'sources not ready: kept');

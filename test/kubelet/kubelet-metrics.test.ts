@@ -39,9 +39,13 @@ class StalledPLEG implements PodLifecycleEventGenerator {
   stop(): void {}
   watch(l: (e: PodLifecycleEvent) => void): () => void {
     this.listener = l;
-    return () => { this.listener = undefined; };
+    return () => {
+      this.listener = undefined;
+    };
   }
-  healthy() { return { ok: false, message: 'stalled for the test' }; }
+  healthy() {
+    return { ok: false, message: 'stalled for the test' };
+  }
   async relist(): Promise<void> {}
 }
 
@@ -53,9 +57,19 @@ class NoUpdates implements AsyncIterable<PodUpdate> {
 
 function kubeletWith(pleg: PodLifecycleEventGenerator, runtime = new FakeRuntime(), cache = createPodStatusCache()) {
   return new Kubelet({
-    nodeName: 'n', hostIP: '192.0.2.1', ...volumeRoot(testTempDir('kts-kmetrics-')), maxPods: 110, syncFrequencyMs: 60_000,
+    nodeName: 'n',
+    hostIP: '192.0.2.1',
+    ...volumeRoot(testTempDir('kts-kmetrics-')),
+    maxPods: 110,
+    syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods: 110, capacity: { milliCPU: 2000, memory: 2 ** 32 } }),
-    runtime, pleg, cache, statusManager: createStatusManager(), sources: new Set(['file']), housekeepingPeriodMs: 30, syncPeriodMs: 20,
+    runtime,
+    pleg,
+    cache,
+    statusManager: createStatusManager(),
+    sources: new Set(['file']),
+    housekeepingPeriodMs: 30,
+    syncPeriodMs: 20,
   });
 }
 
@@ -73,7 +87,8 @@ test('PLEG events beyond the channel capacity (upstream plegChannelCapacity 1000
   const done = kubelet.run(new NoUpdates());
   await until('watching', () => pleg.listener !== undefined);
   const before = await value('kubelet_pleg_discard_events');
-  for (let i = 0; i < PLEG_CHANNEL_CAPACITY + 5; i++) pleg.listener!({ id: `uid-${i}`, type: 'ContainerStarted', data: 'c' });
+  for (let i = 0; i < PLEG_CHANNEL_CAPACITY + 5; i++)
+    pleg.listener!({ id: `uid-${i}`, type: 'ContainerStarted', data: 'c' });
   assert.equal(await value('kubelet_pleg_discard_events'), before + 5);
   kubelet.stop();
   await done;
@@ -90,7 +105,9 @@ test('housekeeping counts an orphaned runtime pod once and sets desired/active p
     async *[Symbol.asyncIterator]() {
       for (;;) {
         while (updates.length) yield updates.shift()!;
-        await new Promise<void>((r) => { wake = r; });
+        await new Promise<void>((r) => {
+          wake = r;
+        });
       }
     },
   };
@@ -98,7 +115,12 @@ test('housekeeping counts an orphaned runtime pod once and sets desired/active p
   const done = kubelet.run(source);
   try {
     const pod = {
-      metadata: { name: 'p', namespace: 'default', uid: 'static-1', annotations: { 'kubernetes.io/config.source': 'file' } },
+      metadata: {
+        name: 'p',
+        namespace: 'default',
+        uid: 'static-1',
+        annotations: { 'kubernetes.io/config.source': 'file' },
+      },
       spec: { containers: [{ name: 'a', image: 'x' }] },
     } as Pod;
     updates.push({ op: 'ADD', pods: [pod], source: 'file' });

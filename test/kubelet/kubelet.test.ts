@@ -37,11 +37,16 @@ function pod(uid: string, spec: Partial<NonNullable<Pod['spec']>> = {}): Pod {
 class Updates implements AsyncIterable<PodUpdate> {
   private queue: PodUpdate[] = [];
   private wake: (() => void) | undefined;
-  push(u: PodUpdate) { this.queue.push(u); this.wake?.(); }
+  push(u: PodUpdate) {
+    this.queue.push(u);
+    this.wake?.();
+  }
   async *[Symbol.asyncIterator]() {
     for (;;) {
       while (this.queue.length) yield this.queue.shift()!;
-      await new Promise<void>((r) => { this.wake = r; });
+      await new Promise<void>((r) => {
+        this.wake = r;
+      });
     }
   }
 }
@@ -54,22 +59,50 @@ async function until(what: string, fn: () => boolean, ms = 5000) {
   }
 }
 
-function setup(opts: { maxPods?: number; memory?: number; prober?: FakeProber; runtime?: StoppingRuntime; recorder?: EventRecorder } = {}) {
+function setup(
+  opts: {
+    maxPods?: number;
+    memory?: number;
+    prober?: FakeProber;
+    runtime?: StoppingRuntime;
+    recorder?: EventRecorder;
+  } = {},
+) {
   const runtime = opts.runtime ?? new StoppingRuntime();
   const cache = createPodStatusCache();
   const pleg = new FakePLEG(runtime, cache);
   const statusManager = createStatusManager();
   const maxPods = opts.maxPods ?? 110;
   const kubelet = new Kubelet({
-    nodeName: 'n', hostIP: '192.0.2.1', ...volumeRoot(testTempDir('kts-kubelet-')), maxPods, syncFrequencyMs: 60_000,
+    nodeName: 'n',
+    hostIP: '192.0.2.1',
+    ...volumeRoot(testTempDir('kts-kubelet-')),
+    maxPods,
+    syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods, capacity: { milliCPU: 2000, memory: opts.memory ?? 4 * Gi } }),
-    runtime, pleg, cache, statusManager, sources: new Set(['file']), housekeepingPeriodMs: 30, syncPeriodMs: 20,
+    runtime,
+    pleg,
+    cache,
+    statusManager,
+    sources: new Set(['file']),
+    housekeepingPeriodMs: 30,
+    syncPeriodMs: 20,
     ...(opts.prober ? { prober: opts.prober, probes: opts.prober } : {}),
     ...(opts.recorder ? { recorder: opts.recorder } : {}),
   });
   const updates = new Updates();
   const done = kubelet.run(updates);
-  return { runtime, kubelet, updates, statusManager, stop: async () => { kubelet.stop(); await done; await kubelet.podWorkers.idle(); } };
+  return {
+    runtime,
+    kubelet,
+    updates,
+    statusManager,
+    stop: async () => {
+      kubelet.stop();
+      await done;
+      await kubelet.podWorkers.idle();
+    },
+  };
 }
 
 test('ADD syncs the pod, REMOVE kills it with its grace period', async () => {
@@ -115,7 +148,9 @@ test('housekeeping kills orphans only once every source has been seen', async ()
 test('container GC is not housekeeping: the Kubelet only answers the GC loop (sources ready; content of a pod gone and stopped)', async () => {
   const { runtime, kubelet, updates, stop } = setup();
   let collections = 0;
-  runtime.garbageCollect = async () => { collections++; };
+  runtime.garbageCollect = async () => {
+    collections++;
+  };
   assert.equal(kubelet.allSourcesReady(), false);
   assert.equal(kubelet.shouldPodContentBeRemoved('a'), true, 'a pod nobody knows');
   updates.push({ op: 'ADD', pods: [pod('a')], source: 'file' });
@@ -138,7 +173,10 @@ test('admission rejects pods beyond maxPods with OutOfpods; the rejected pod nev
   await until('second rejected', () => statusManager.getPodStatus('y')?.reason === 'OutOfpods');
   const s = statusManager.getPodStatus('y')!;
   assert.equal(s.phase, 'Failed');
-  assert.equal(s.message, "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1");
+  assert.equal(
+    s.message,
+    "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1",
+  );
   await new Promise((r) => setTimeout(r, 100));
   assert.ok(!runtime.synced.includes('y'));
   await stop();
@@ -146,10 +184,17 @@ test('admission rejects pods beyond maxPods with OutOfpods; the rejected pod nev
 
 test('admission: a pod too large for the node is rejected with OutOfmemory', async () => {
   const { runtime, updates, statusManager, stop } = setup({ memory: 4 * Gi });
-  updates.push({ op: 'ADD', pods: [pod('big', { containers: [{ name: 'a', image: 'x', resources: { requests: { memory: '8Gi' } } }] })], source: 'file' });
+  updates.push({
+    op: 'ADD',
+    pods: [pod('big', { containers: [{ name: 'a', image: 'x', resources: { requests: { memory: '8Gi' } } }] })],
+    source: 'file',
+  });
   await until('rejected', () => statusManager.getPodStatus('big')?.reason === 'OutOfmemory');
   assert.equal(statusManager.getPodStatus('big')!.phase, 'Failed');
-  assert.match(statusManager.getPodStatus('big')!.message!, /^Pod was rejected: Node didn't have enough resource: memory, requested: 8589934592, used: 0, capacity: \d+$/);
+  assert.match(
+    statusManager.getPodStatus('big')!.message!,
+    /^Pod was rejected: Node didn't have enough resource: memory, requested: 8589934592, used: 0, capacity: \d+$/,
+  );
   await new Promise((r) => setTimeout(r, 100));
   assert.ok(!runtime.synced.includes('big'), 'never started');
   await stop();
@@ -170,8 +215,14 @@ test('a pod that completed no longer counts against maxPods', async () => {
   const { runtime, kubelet, updates, statusManager, stop } = setup({ maxPods: 1 });
   runtime.setContainer('done', 'c1', 'exited', 'a');
   updates.push({ op: 'ADD', pods: [pod('done', { restartPolicy: 'Never' })], source: 'file' });
-  await until('completed', () => statusManager.getPodStatus('done')?.phase === 'Succeeded' && kubelet.podWorkers.isPodKnownTerminated('done'));
-  assert.deepEqual(kubelet.activePods().map((p) => p.metadata?.uid), []);
+  await until(
+    'completed',
+    () => statusManager.getPodStatus('done')?.phase === 'Succeeded' && kubelet.podWorkers.isPodKnownTerminated('done'),
+  );
+  assert.deepEqual(
+    kubelet.activePods().map((p) => p.metadata?.uid),
+    [],
+  );
   updates.push({ op: 'ADD', pods: [pod('next')], source: 'file' });
   await until('next synced', () => runtime.synced.includes('next'));
   assert.notEqual(statusManager.getPodStatus('next')?.reason, 'OutOfpods');
@@ -191,7 +242,10 @@ test('killPodNow (the eviction hook): grace override, Failed/Evicted with a Disr
   assert.equal(s.reason, 'Evicted');
   assert.equal(s.message, 'The node was low on resource: memory.');
   const dt = s.conditions!.find((c) => c.type === 'DisruptionTarget')!;
-  assert.deepEqual([dt.status, dt.reason, dt.message], ['True', 'TerminationByKubelet', 'The node was low on resource: memory.']);
+  assert.deepEqual(
+    [dt.status, dt.reason, dt.message],
+    ['True', 'TerminationByKubelet', 'The node was low on resource: memory.'],
+  );
   assert.equal(s.conditions!.find((c) => c.type === 'Ready')!.status, 'False');
   await stop();
 });
@@ -225,11 +279,18 @@ test('a pod rejected once is admitted when added again with room, starting from 
 test('probe results reach the syncLoop: a result change syncs the pod and readiness sets ready', async () => {
   const prober = new FakeProber();
   const { runtime, updates, statusManager, stop } = setup({ prober });
-  updates.push({ op: 'ADD', pods: [pod('r', { containers: [{ name: 'a', image: 'x', readinessProbe: { exec: { command: ['true'] } } }] })], source: 'file' });
+  updates.push({
+    op: 'ADD',
+    pods: [pod('r', { containers: [{ name: 'a', image: 'x', readinessProbe: { exec: { command: ['true'] } } }] })],
+    source: 'file',
+  });
   await until('synced', () => runtime.synced.includes('r'));
   runtime.setContainer('r', 'c1', 'running', 'a');
   await until('Running', () => statusManager.getPodStatus('r')?.phase === 'Running');
-  assert.ok(prober.updates.some((u) => u.uid === 'r' && !u.terminal), 'the prober is told the pod status');
+  assert.ok(
+    prober.updates.some((u) => u.uid === 'r' && !u.terminal),
+    'the prober is told the pod status',
+  );
   assert.equal(statusManager.getPodStatus('r')?.containerStatuses?.[0]?.ready, false);
   const before = runtime.synced.filter((u) => u === 'r').length;
   prober.ready.set('c1', true);
@@ -250,7 +311,8 @@ class SandboxRuntime extends StoppingRuntime {
   }
 }
 
-const deadlineEvents = (r: Recorder, uid: string) => r.recent().filter((e) => e.reason === 'DeadlineExceeded' && e.involvedObject.uid === uid);
+const deadlineEvents = (r: Recorder, uid: string) =>
+  r.recent().filter((e) => e.reason === 'DeadlineExceeded' && e.involvedObject.uid === uid);
 
 test('activeDeadlineSeconds: once passed, the sync tick fails the pod (DeadlineExceeded, one event) and kills it with its grace period', async () => {
   const recorder = new Recorder();
@@ -260,9 +322,16 @@ test('activeDeadlineSeconds: once passed, the sync tick fails the pod (DeadlineE
   runtime.setContainer('dl', 'c1', 'running', 'a');
   await until('Running', () => statusManager.getPodStatus('dl')?.phase === 'Running');
   assert.equal(runtime.killed.length, 0);
-  await until('killed', () => runtime.killed.some((k) => k.uid === 'dl') && kubelet.podWorkers.isPodKnownTerminated('dl'), 10_000);
+  await until(
+    'killed',
+    () => runtime.killed.some((k) => k.uid === 'dl') && kubelet.podWorkers.isPodKnownTerminated('dl'),
+    10_000,
+  );
   const s = statusManager.getPodStatus('dl')!;
-  assert.deepEqual([s.phase, s.reason, s.message], ['Failed', 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline']);
+  assert.deepEqual(
+    [s.phase, s.reason, s.message],
+    ['Failed', 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline'],
+  );
   assert.equal(runtime.killed.find((k) => k.uid === 'dl')?.grace, 2);
   assert.ok(Date.now() - s.startTime!.getTime() >= 1000, 'not before the deadline');
   await new Promise((r) => setTimeout(r, 100));
@@ -278,7 +347,11 @@ test('activeDeadlineSeconds after a restart of the agent: a pod running since be
   runtime.setContainer('old', 'c1', 'running', 'a');
   runtime.pods[0]!.sandboxes.push({ id: 's1', ready: true, attempt: 0, createdAt: BigInt(hourAgo) * 1_000_000n });
   const { updates, statusManager, stop } = setup({ runtime, recorder });
-  updates.push({ op: 'ADD', pods: [pod('old', { activeDeadlineSeconds: 600 }), pod('young', { activeDeadlineSeconds: 600 })], source: 'file' });
+  updates.push({
+    op: 'ADD',
+    pods: [pod('old', { activeDeadlineSeconds: 600 }), pod('young', { activeDeadlineSeconds: 600 })],
+    source: 'file',
+  });
   await until('old killed', () => runtime.killed.some((k) => k.uid === 'old'));
   const s = statusManager.getPodStatus('old')!;
   assert.deepEqual([s.phase, s.reason], ['Failed', 'DeadlineExceeded']);
@@ -293,7 +366,8 @@ test('activeDeadlineSeconds after a restart of the agent: a pod running since be
 test('HandlePodAdditions order: oldest creationTimestamp first, Dates and RFC 3339 strings alike, none first', () => {
   // Issue 18: this compared String() of the timestamps with localeCompare, so manifest pods (a
   // Date: "Wed Nov 25 …") sorted by weekday name, and the ICU collator stayed resident.
-  const at = (name: string, ts?: Date | string) => ({ metadata: { name, ...(ts === undefined ? {} : { creationTimestamp: ts }) } }) as unknown as Pod;
+  const at = (name: string, ts?: Date | string) =>
+    ({ metadata: { name, ...(ts === undefined ? {} : { creationTimestamp: ts }) } }) as unknown as Pod;
   const pods = [
     at('wed', new Date('2026-11-25T10:00:00Z')),
     at('mon', new Date('2026-11-23T10:00:00Z')),
@@ -301,7 +375,10 @@ test('HandlePodAdditions order: oldest creationTimestamp first, Dates and RFC 33
     at('none'),
     at('plus2', '2026-11-25T11:00:00+02:00'), // 09:00Z: before 'wed'
   ];
-  assert.deepEqual(byCreationTime(pods).map((p) => p.metadata?.name), ['none', 'mon', 'str', 'plus2', 'wed']);
+  assert.deepEqual(
+    byCreationTime(pods).map((p) => p.metadata?.name),
+    ['none', 'mon', 'str', 'plus2', 'wed'],
+  );
   assert.equal(pods[0]!.metadata?.name, 'wed', 'the input is not reordered');
 });
 
@@ -309,7 +386,10 @@ test('a pod removed before it ran does not lend its first-seen time to a later p
   const { runtime, updates, statusManager, stop } = setup();
   const startDuration = async () => {
     const m = await registry.getSingleMetric('kubelet_pod_start_duration_seconds')!.get();
-    return m.values.find((v) => (v as { metricName?: string }).metricName === 'kubelet_pod_start_duration_seconds_sum')?.value ?? 0;
+    return (
+      m.values.find((v) => (v as { metricName?: string }).metricName === 'kubelet_pod_start_duration_seconds_sum')
+        ?.value ?? 0
+    );
   };
   updates.push({ op: 'ADD', pods: [pod('again')], source: 'file' });
   await until('synced', () => runtime.synced.includes('again'));
@@ -322,6 +402,9 @@ test('a pod removed before it ran does not lend its first-seen time to a later p
   runtime.setContainer('again', 'c1', 'running', 'a');
   await until('Running', () => statusManager.getPodStatus('again')?.phase === 'Running');
   const took = (await startDuration()) - before;
-  assert.ok(took < 0.9, `start duration ${took.toFixed(3)} s: measured from the second ADD, not the first (>1 s earlier)`);
+  assert.ok(
+    took < 0.9,
+    `start duration ${took.toFixed(3)} s: measured from the second ADD, not the first (>1 s earlier)`,
+  );
   await stop();
 });

@@ -20,30 +20,58 @@ function setup() {
   const runtime = new FakeRuntime();
   const cache = createPodStatusCache();
   const kubelet = new Kubelet({
-    nodeName: 'n', hostIP: '192.0.2.1', ...volumeRoot(testTempDir('kts-reconcile-')), maxPods: 110, syncFrequencyMs: 60_000,
+    nodeName: 'n',
+    hostIP: '192.0.2.1',
+    ...volumeRoot(testTempDir('kts-reconcile-')),
+    maxPods: 110,
+    syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods: 110, capacity: { milliCPU: 2000, memory: 4 * 2 ** 30 } }),
-    runtime, pleg: new FakePLEG(runtime, cache), cache, statusManager: createStatusManager(), sources: new Set(['api']),
+    runtime,
+    pleg: new FakePLEG(runtime, cache),
+    cache,
+    statusManager: createStatusManager(),
+    sources: new Set(['api']),
   });
   const dispatched: string[] = [];
-  kubelet.podWorkers.updatePod = (o: UpdatePodOptions) => { dispatched.push(`${o.updateType}:${o.pod?.metadata?.uid}`); };
+  kubelet.podWorkers.updatePod = (o: UpdatePodOptions) => {
+    dispatched.push(`${o.updateType}:${o.pod?.metadata?.uid}`);
+  };
   return { runtime, cache, kubelet, dispatched };
 }
 
-const status = (uid: string) => ({ uid, name: uid, namespace: 'ns', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: new Date() });
+const status = (uid: string) => ({
+  uid,
+  name: uid,
+  namespace: 'ns',
+  ips: [],
+  sandboxStatuses: [],
+  containerStatuses: [],
+  timestamp: new Date(),
+});
 
-function pod(uid: string, extra: { gates?: boolean; ready?: 'True' | 'False'; message?: string; evicted?: boolean } = {}): Pod {
+function pod(
+  uid: string,
+  extra: { gates?: boolean; ready?: 'True' | 'False'; message?: string; evicted?: boolean } = {},
+): Pod {
   return {
     metadata: { name: uid, namespace: 'ns', uid },
-    spec: { containers: [{ name: 'a', image: 'x' }], ...(extra.gates ? { readinessGates: [{ conditionType: 'example.com/gate' }] } : {}) },
+    spec: {
+      containers: [{ name: 'a', image: 'x' }],
+      ...(extra.gates ? { readinessGates: [{ conditionType: 'example.com/gate' }] } : {}),
+    },
     status: {
       phase: extra.evicted ? 'Failed' : 'Running',
       ...(extra.evicted ? { reason: 'Evicted' } : {}),
       conditions: [
-        ...(extra.ready ? [{ type: 'Ready', status: extra.ready, ...(extra.message ? { message: extra.message } : {}) }] : []),
+        ...(extra.ready
+          ? [{ type: 'Ready', status: extra.ready, ...(extra.message ? { message: extra.message } : {}) }]
+          : []),
         { type: 'ContainersReady', status: 'True' },
         { type: 'example.com/gate', status: 'False' },
       ],
-      containerStatuses: [{ name: 'a', ready: true, restartCount: 0, image: 'x', imageID: 'x', state: { running: {} } }],
+      containerStatuses: [
+        { name: 'a', ready: true, restartCount: 0, image: 'x', imageID: 'x', state: { running: {} } },
+      ],
     },
   } as unknown as Pod;
 }
@@ -52,7 +80,16 @@ function pod(uid: string, extra: { gates?: boolean; ready?: 'True' | 'False'; me
 const ROWS: Array<[string, Pod, boolean, boolean]> = [
   ['no readiness gates: nothing to reconcile', pod('a', { ready: 'True' }), false, false],
   ['a gate not True but Ready reported True: synced', pod('b', { gates: true, ready: 'True' }), true, false],
-  ['Ready already False with the gate\'s message: not synced', pod('c', { gates: true, ready: 'False', message: 'the status of pod readiness gate "example.com/gate" is not "True", but False' }), false, false],
+  [
+    "Ready already False with the gate's message: not synced",
+    pod('c', {
+      gates: true,
+      ready: 'False',
+      message: 'the status of pod readiness gate "example.com/gate" is not "True", but False',
+    }),
+    false,
+    false,
+  ],
   ['no Ready condition yet: not synced', pod('d', { gates: true }), false, false],
   ['evicted: every dead container goes', pod('e', { evicted: true }), false, true],
 ];

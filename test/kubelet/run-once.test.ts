@@ -7,26 +7,42 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
-import { formatRunOnce, RunOnce, runOnceManifestDelayMs, runOnceMaxRetries, type RunOnceResult } from '../../src/kubelet/run-once.js';
+import {
+  formatRunOnce,
+  RunOnce,
+  runOnceManifestDelayMs,
+  runOnceMaxRetries,
+  type RunOnceResult,
+} from '../../src/kubelet/run-once.js';
 import { ManualClock, settle } from '../fakes/manual-clock.js';
 
 function pod(name: string, containers = ['bar'], init: string[] = []): Pod {
   return {
     metadata: { name, namespace: 'new', uid: `uid-${name}` },
-    spec: { containers: containers.map((c) => ({ name: c, image: 'busybox' })), initContainers: init.map((c) => ({ name: c, image: 'busybox' })) },
+    spec: {
+      containers: containers.map((c) => ({ name: c, image: 'busybox' })),
+      initContainers: init.map((c) => ({ name: c, image: 'busybox' })),
+    },
   } as Pod;
 }
 
-const running = (...names: string[]): ApiPodStatus => ({ phase: 'Running', containerStatuses: names.map((name) => ({ name, state: { running: {} } })) }) as ApiPodStatus;
+const running = (...names: string[]): ApiPodStatus =>
+  ({ phase: 'Running', containerStatuses: names.map((name) => ({ name, state: { running: {} } })) }) as ApiPodStatus;
 const waiting = (name: string, reason: string, message = ''): ApiPodStatus =>
-  ({ phase: 'Pending', containerStatuses: [{ name, state: { waiting: { reason, ...(message ? { message } : {}) } } }] }) as ApiPodStatus;
+  ({
+    phase: 'Pending',
+    containerStatuses: [{ name, state: { waiting: { reason, ...(message ? { message } : {}) } } }],
+  }) as ApiPodStatus;
 
 /** Pushes updates to the tap by hand. */
 function source() {
   const queue: PodUpdate[] = [];
   let wake: (() => void) | undefined;
   return {
-    push(u: PodUpdate) { queue.push(u); wake?.(); },
+    push(u: PodUpdate) {
+      queue.push(u);
+      wake?.();
+    },
     async *updates(): AsyncGenerator<PodUpdate> {
       for (;;) {
         while (queue.length) yield queue.shift()!;
@@ -53,7 +69,9 @@ async function runOnce(pods: Pod[], statusAt: (uid: string, check: number) => Ap
   });
   const src = source();
   const forwarded: PodUpdate[] = [];
-  void (async () => { for await (const u of once.tap(src.updates())) forwarded.push(u); })();
+  void (async () => {
+    for await (const u of once.tap(src.updates())) forwarded.push(u);
+  })();
   src.push({ op: 'ADD', pods, source: 'file' });
   let results: RunOnceResult[] | undefined;
   void once.run().then((r) => (results = r));
@@ -65,30 +83,135 @@ async function runOnce(pods: Pod[], statusAt: (uid: string, check: number) => Ap
 // upstream pkg/kubelet/runonce_test.go TestRunOnce: one pod "foo" whose container "bar" runs is started
 // (results[0].Err nil, results[0].Pod.Name foo); the other rows are the outcomes upstream's runOnce and
 // runPod produce (runonce.go), read here from the status the Kubelet reports.
-const cases: { name: string; pod: Pod; status: (check: number) => ApiPodStatus | undefined; ok: boolean; rejected?: boolean; message: RegExp | string; checks: number }[] = [
-  { name: 'TestRunOnce: every container runs', pod: pod('foo'), status: () => running('bar'), ok: true, message: 'running', checks: 1 },
-  { name: 'not synced yet, then running on the third check', pod: pod('foo'), status: (n) => (n < 2 ? undefined : running('bar')), ok: true, message: 'running', checks: 3 },
-  { name: 'one container of two runs: not started yet', pod: pod('two', ['a', 'b']), status: (n) => (n < 1 ? running('a') : running('a', 'b')), ok: true, message: 'running', checks: 2 },
+const cases: {
+  name: string;
+  pod: Pod;
+  status: (check: number) => ApiPodStatus | undefined;
+  ok: boolean;
+  rejected?: boolean;
+  message: RegExp | string;
+  checks: number;
+}[] = [
   {
-    name: 'rejected at admission: reported, not a failure (RunPodResult{pod, nil})', pod: pod('big'),
-    status: () => ({ phase: 'Failed', reason: 'OutOfcpu', message: 'Pod was rejected: Node didn\'t have enough resource: cpu' }) as ApiPodStatus,
-    ok: true, rejected: true, message: "OutOfcpu: Node didn't have enough resource: cpu", checks: 1,
+    name: 'TestRunOnce: every container runs',
+    pod: pod('foo'),
+    status: () => running('bar'),
+    ok: true,
+    message: 'running',
+    checks: 1,
   },
-  { name: 'sync error ErrImagePull: fails at once', pod: pod('img'), status: () => waiting('bar', 'ErrImagePull', 'not found'), ok: false, message: 'container bar: ErrImagePull: not found', checks: 1 },
-  { name: 'ImagePullBackOff follows an ErrImagePull: fails', pod: pod('img'), status: () => waiting('bar', 'ImagePullBackOff'), ok: false, message: 'container bar: ImagePullBackOff', checks: 1 },
-  { name: 'CreateContainerConfigError: fails', pod: pod('cfg'), status: () => waiting('bar', 'CreateContainerConfigError', 'secret "s" not found'), ok: false, message: /CreateContainerConfigError/, checks: 1 },
-  { name: 'CrashLoopBackOff is no sync error: keeps waiting', pod: pod('crash'), status: (n) => (n < 4 ? waiting('bar', 'CrashLoopBackOff') : running('bar')), ok: true, message: 'running', checks: 5 },
   {
-    name: 'init containers still running: keeps waiting', pod: pod('init', ['bar'], ['setup']),
-    status: (n) => (n < 2 ? ({ phase: 'Pending', initContainerStatuses: [{ name: 'setup', state: { running: {} } }], containerStatuses: [{ name: 'bar', state: { waiting: { reason: 'PodInitializing' } } }] }) as ApiPodStatus : running('bar')),
-    ok: true, message: 'running', checks: 3,
+    name: 'not synced yet, then running on the third check',
+    pod: pod('foo'),
+    status: (n) => (n < 2 ? undefined : running('bar')),
+    ok: true,
+    message: 'running',
+    checks: 3,
   },
-  { name: 'a failing init container: fails', pod: pod('init', ['bar'], ['setup']), status: () => ({ phase: 'Pending', initContainerStatuses: [{ name: 'setup', state: { waiting: { reason: 'RunContainerError' } } }] }) as ApiPodStatus, ok: false, message: 'container setup: RunContainerError', checks: 1 },
-  { name: 'terminal Succeeded: started', pod: pod('job'), status: () => ({ phase: 'Succeeded' }) as ApiPodStatus, ok: true, message: 'succeeded', checks: 1 },
-  { name: 'terminal Failed: fails', pod: pod('job'), status: () => ({ phase: 'Failed', reason: 'Error' }) as ApiPodStatus, ok: false, message: 'failed: Error', checks: 1 },
   {
-    name: 'never running: timeout error after runOnceMaxRetries', pod: pod('slow'), status: () => waiting('bar', 'ContainerCreating'),
-    ok: false, message: 'timeout error: containers not running after 10 retries (container bar: ContainerCreating)', checks: runOnceMaxRetries + 1,
+    name: 'one container of two runs: not started yet',
+    pod: pod('two', ['a', 'b']),
+    status: (n) => (n < 1 ? running('a') : running('a', 'b')),
+    ok: true,
+    message: 'running',
+    checks: 2,
+  },
+  {
+    name: 'rejected at admission: reported, not a failure (RunPodResult{pod, nil})',
+    pod: pod('big'),
+    status: () =>
+      ({
+        phase: 'Failed',
+        reason: 'OutOfcpu',
+        message: "Pod was rejected: Node didn't have enough resource: cpu",
+      }) as ApiPodStatus,
+    ok: true,
+    rejected: true,
+    message: "OutOfcpu: Node didn't have enough resource: cpu",
+    checks: 1,
+  },
+  {
+    name: 'sync error ErrImagePull: fails at once',
+    pod: pod('img'),
+    status: () => waiting('bar', 'ErrImagePull', 'not found'),
+    ok: false,
+    message: 'container bar: ErrImagePull: not found',
+    checks: 1,
+  },
+  {
+    name: 'ImagePullBackOff follows an ErrImagePull: fails',
+    pod: pod('img'),
+    status: () => waiting('bar', 'ImagePullBackOff'),
+    ok: false,
+    message: 'container bar: ImagePullBackOff',
+    checks: 1,
+  },
+  {
+    name: 'CreateContainerConfigError: fails',
+    pod: pod('cfg'),
+    status: () => waiting('bar', 'CreateContainerConfigError', 'secret "s" not found'),
+    ok: false,
+    message: /CreateContainerConfigError/,
+    checks: 1,
+  },
+  {
+    name: 'CrashLoopBackOff is no sync error: keeps waiting',
+    pod: pod('crash'),
+    status: (n) => (n < 4 ? waiting('bar', 'CrashLoopBackOff') : running('bar')),
+    ok: true,
+    message: 'running',
+    checks: 5,
+  },
+  {
+    name: 'init containers still running: keeps waiting',
+    pod: pod('init', ['bar'], ['setup']),
+    status: (n) =>
+      n < 2
+        ? ({
+            phase: 'Pending',
+            initContainerStatuses: [{ name: 'setup', state: { running: {} } }],
+            containerStatuses: [{ name: 'bar', state: { waiting: { reason: 'PodInitializing' } } }],
+          } as ApiPodStatus)
+        : running('bar'),
+    ok: true,
+    message: 'running',
+    checks: 3,
+  },
+  {
+    name: 'a failing init container: fails',
+    pod: pod('init', ['bar'], ['setup']),
+    status: () =>
+      ({
+        phase: 'Pending',
+        initContainerStatuses: [{ name: 'setup', state: { waiting: { reason: 'RunContainerError' } } }],
+      }) as ApiPodStatus,
+    ok: false,
+    message: 'container setup: RunContainerError',
+    checks: 1,
+  },
+  {
+    name: 'terminal Succeeded: started',
+    pod: pod('job'),
+    status: () => ({ phase: 'Succeeded' }) as ApiPodStatus,
+    ok: true,
+    message: 'succeeded',
+    checks: 1,
+  },
+  {
+    name: 'terminal Failed: fails',
+    pod: pod('job'),
+    status: () => ({ phase: 'Failed', reason: 'Error' }) as ApiPodStatus,
+    ok: false,
+    message: 'failed: Error',
+    checks: 1,
+  },
+  {
+    name: 'never running: timeout error after runOnceMaxRetries',
+    pod: pod('slow'),
+    status: () => waiting('bar', 'ContainerCreating'),
+    ok: false,
+    message: 'timeout error: containers not running after 10 retries (container bar: ContainerCreating)',
+    checks: runOnceMaxRetries + 1,
   },
 ];
 
@@ -109,12 +232,24 @@ for (const c of cases) {
 test('retry schedule: checks at once, then after 1 s, 2 s, 4 s, … doubling (runOnceRetryDelay, runOnceRetryDelayBackoff); the 11th check is the last', async () => {
   const { checks } = await runOnce([pod('slow')], () => undefined);
   const times = checks.get('uid-slow')!;
-  assert.deepEqual(times, [0, 1, 3, 7, 15, 31, 63, 127, 255, 511, 1023].map((s) => s * 1000));
+  assert.deepEqual(
+    times,
+    [0, 1, 3, 7, 15, 31, 63, 127, 255, 511, 1023].map((s) => s * 1000),
+  );
 });
 
 test('several pods are waited for side by side; results in name order', async () => {
-  const { results, checks } = await runOnce([pod('b'), pod('a'), pod('c')], (uid, n) => (uid === 'uid-c' ? waiting('bar', 'ErrImagePull') : n < 3 ? undefined : running('bar')));
-  assert.deepEqual(results.map((r) => [r.pod, r.ok]), [['new/a', true], ['new/b', true], ['new/c', false]]);
+  const { results, checks } = await runOnce([pod('b'), pod('a'), pod('c')], (uid, n) =>
+    uid === 'uid-c' ? waiting('bar', 'ErrImagePull') : n < 3 ? undefined : running('bar'),
+  );
+  assert.deepEqual(
+    results.map((r) => [r.pod, r.ok]),
+    [
+      ['new/a', true],
+      ['new/b', true],
+      ['new/c', false],
+    ],
+  );
   assert.deepEqual(checks.get('uid-a'), [0, 1000, 3000, 7000]);
 });
 
@@ -123,7 +258,9 @@ test('only the first update counts (upstream reads one update); every update sti
   const once = new RunOnce({ clock, status: () => running('bar') });
   const src = source();
   const forwarded: PodUpdate[] = [];
-  void (async () => { for await (const u of once.tap(src.updates())) forwarded.push(u); })();
+  void (async () => {
+    for await (const u of once.tap(src.updates())) forwarded.push(u);
+  })();
   const first: PodUpdate = { op: 'ADD', pods: [pod('first')], source: 'file' };
   const second: PodUpdate = { op: 'ADD', pods: [pod('second')], source: 'http' };
   src.push(first);
@@ -131,14 +268,19 @@ test('only the first update counts (upstream reads one update); every update sti
   await settle();
   assert.deepEqual(forwarded, [first, second], 'forwarded unchanged, in order');
   const results = await once.run();
-  assert.deepEqual(results.map((r) => r.pod), ['new/first']);
+  assert.deepEqual(
+    results.map((r) => r.pod),
+    ['new/first'],
+  );
 });
 
 test('the first update may hold no pods (a source with none): nothing to run, no failure', async () => {
   const clock = new ManualClock(0);
   const once = new RunOnce({ clock, status: () => undefined });
   const src = source();
-  void (async () => { for await (const _ of once.tap(src.updates())); })();
+  void (async () => {
+    for await (const _ of once.tap(src.updates()));
+  })();
   src.push({ op: 'ADD', pods: [], source: 'file' });
   const results = await once.run();
   assert.deepEqual(results, []);
@@ -163,9 +305,11 @@ test('formatRunOnce: one line per pod, a summary; exit 1 only when an admitted p
   const good: RunOnceResult = { pod: 'd/web', ok: true, message: 'running' };
   const bad: RunOnceResult = { pod: 'd/bad', ok: false, message: 'container c: ErrImagePull: nope' };
   assert.deepEqual(formatRunOnce([good, rejected]), {
-    text: 'ok d/web: running\nrejected d/big: OutOfcpu: no room\nrunonce: 1 pod(s) running; 1 rejected at admission: d/big\n', code: 0,
+    text: 'ok d/web: running\nrejected d/big: OutOfcpu: no room\nrunonce: 1 pod(s) running; 1 rejected at admission: d/big\n',
+    code: 0,
   });
   assert.deepEqual(formatRunOnce([bad, good]), {
-    text: 'FAILED d/bad: container c: ErrImagePull: nope\nok d/web: running\nrunonce: 1 of 2 pod(s) failed: d/bad\n', code: 1,
+    text: 'FAILED d/bad: container c: ErrImagePull: nope\nok d/web: running\nrunonce: 1 of 2 pod(s) failed: d/bad\n',
+    code: 1,
   });
 });

@@ -14,12 +14,28 @@ function state(pleg: { ok: boolean; message?: string }, ready = true) {
   return new RuntimeState(rt, fakePleg);
 }
 
-const ROWS: Array<[name: string, pleg: { ok: boolean; message?: string }, ready: boolean, error: RegExp | undefined]> = [
-  ['runtime ready, PLEG healthy: no error', { ok: true }, true, undefined],
-  ['PLEG before its first relist', { ok: false, message: 'pleg has yet to be successful' }, true, /^PLEG is not healthy: pleg has yet to be successful$/],
-  ['PLEG stale', { ok: false, message: 'pleg was last seen active 200s ago; threshold is 180s' }, true, /^PLEG is not healthy: pleg was last seen active/],
-  ['runtime not ready comes first', { ok: false, message: 'x' }, false, /container runtime is not ready: NetworkReady=false/],
-];
+const ROWS: Array<[name: string, pleg: { ok: boolean; message?: string }, ready: boolean, error: RegExp | undefined]> =
+  [
+    ['runtime ready, PLEG healthy: no error', { ok: true }, true, undefined],
+    [
+      'PLEG before its first relist',
+      { ok: false, message: 'pleg has yet to be successful' },
+      true,
+      /^PLEG is not healthy: pleg has yet to be successful$/,
+    ],
+    [
+      'PLEG stale',
+      { ok: false, message: 'pleg was last seen active 200s ago; threshold is 180s' },
+      true,
+      /^PLEG is not healthy: pleg was last seen active/,
+    ],
+    [
+      'runtime not ready comes first',
+      { ok: false, message: 'x' },
+      false,
+      /container runtime is not ready: NetworkReady=false/,
+    ],
+  ];
 
 for (const [name, pleg, ready, error] of ROWS) {
   it(name, async () => {

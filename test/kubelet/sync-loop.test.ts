@@ -15,21 +15,38 @@ class FakeHandler implements SyncHandler {
   private record(kind: string, pods: Pod[]): void {
     this.calls.push(`${kind}:${pods.map((p) => p.metadata!.uid).join(',')}`);
   }
-  handlePodAdditions(pods: Pod[]) { this.record('add', pods); }
-  handlePodUpdates(pods: Pod[]) { this.record('update', pods); }
-  handlePodRemoves(pods: Pod[]) { this.record('remove', pods); }
-  handlePodReconcile(pods: Pod[]) { this.record('reconcile', pods); }
-  handlePodSyncs(pods: Pod[]) { this.record('sync', pods); }
-  async handlePodCleanups() { this.calls.push('cleanup'); }
+  handlePodAdditions(pods: Pod[]) {
+    this.record('add', pods);
+  }
+  handlePodUpdates(pods: Pod[]) {
+    this.record('update', pods);
+  }
+  handlePodRemoves(pods: Pod[]) {
+    this.record('remove', pods);
+  }
+  handlePodReconcile(pods: Pod[]) {
+    this.record('reconcile', pods);
+  }
+  handlePodSyncs(pods: Pod[]) {
+    this.record('sync', pods);
+  }
+  async handlePodCleanups() {
+    this.calls.push('cleanup');
+  }
 }
 
 const cleanups: string[] = [];
 const view: SyncLoopView = {
   getPodByUID: (uid) => (uid === 'gone' ? undefined : pod(uid)),
   podsDueForSync: () => ['a', 'gone', 'b'],
-  cleanUpContainersInPod: (uid, cid) => { cleanups.push(`cleanup-containers:${uid}/${cid}`); },
+  cleanUpContainersInPod: (uid, cid) => {
+    cleanups.push(`cleanup-containers:${uid}/${cid}`);
+  },
 };
-const config = (op: 'ADD' | 'UPDATE' | 'DELETE' | 'REMOVE' | 'RECONCILE' | 'SET'): SyncLoopInput => ({ kind: 'config', update: { op, pods: [pod('p')], source: 'file' } });
+const config = (op: 'ADD' | 'UPDATE' | 'DELETE' | 'REMOVE' | 'RECONCILE' | 'SET'): SyncLoopInput => ({
+  kind: 'config',
+  update: { op, pods: [pod('p')], source: 'file' },
+});
 
 const CASES: Array<[name: string, input: SyncLoopInput, calls: string[]]> = [
   ['ADD → HandlePodAdditions', config('ADD'), ['add:p']],
@@ -38,10 +55,26 @@ const CASES: Array<[name: string, input: SyncLoopInput, calls: string[]]> = [
   ['REMOVE → HandlePodRemoves', config('REMOVE'), ['remove:p']],
   ['RECONCILE → HandlePodReconcile', config('RECONCILE'), ['reconcile:p']],
   ['SET → nothing (PodConfig turns it into the above)', config('SET'), []],
-  ['ContainerStarted of a desired pod → HandlePodSyncs', { kind: 'pleg', event: { id: 'x', type: 'ContainerStarted', data: 'c' } }, ['sync:x']],
-  ['ContainerDied of a desired pod → HandlePodSyncs, then cleanUpContainersInPod', { kind: 'pleg', event: { id: 'x', type: 'ContainerDied', data: 'c' } }, ['sync:x', 'cleanup-containers:x/c']],
-  ['ContainerRemoved → nothing (not sync-worthy, upstream isSyncPodWorthy)', { kind: 'pleg', event: { id: 'x', type: 'ContainerRemoved', data: 'c' } }, []],
-  ['ContainerDied of a pod no longer desired → no sync (housekeeping handles it), dead containers still cleaned up', { kind: 'pleg', event: { id: 'gone', type: 'ContainerDied', data: 'c' } }, ['cleanup-containers:gone/c']],
+  [
+    'ContainerStarted of a desired pod → HandlePodSyncs',
+    { kind: 'pleg', event: { id: 'x', type: 'ContainerStarted', data: 'c' } },
+    ['sync:x'],
+  ],
+  [
+    'ContainerDied of a desired pod → HandlePodSyncs, then cleanUpContainersInPod',
+    { kind: 'pleg', event: { id: 'x', type: 'ContainerDied', data: 'c' } },
+    ['sync:x', 'cleanup-containers:x/c'],
+  ],
+  [
+    'ContainerRemoved → nothing (not sync-worthy, upstream isSyncPodWorthy)',
+    { kind: 'pleg', event: { id: 'x', type: 'ContainerRemoved', data: 'c' } },
+    [],
+  ],
+  [
+    'ContainerDied of a pod no longer desired → no sync (housekeeping handles it), dead containers still cleaned up',
+    { kind: 'pleg', event: { id: 'gone', type: 'ContainerDied', data: 'c' } },
+    ['cleanup-containers:gone/c'],
+  ],
   ['probe result change → HandlePodSyncs', { kind: 'probe', podUid: 'y' }, ['sync:y']],
   ['sync tick → HandlePodSyncs of the due pods still desired', { kind: 'sync' }, ['sync:a,b']],
   ['housekeeping tick → HandlePodCleanups', { kind: 'housekeeping' }, ['cleanup']],

@@ -25,11 +25,25 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function setup(extra: Partial<RuntimeManagerDeps>, pullBackOff?: BackOffSettings): { fake: FakeRuntimeService; clock: FakeClock; rt: Runtime } {
+function setup(
+  extra: Partial<RuntimeManagerDeps>,
+  pullBackOff?: BackOffSettings,
+): { fake: FakeRuntimeService; clock: FakeClock; rt: Runtime } {
   const fake = new FakeRuntimeService();
   fake.addImage('busybox:1.36');
   const clock = new FakeClock(Number(fake.nowNs / 1_000_000n));
-  const rt = createRuntimeManager({ runtime: fake, imageManager: createImageManager({ images: fake, clock, pullBackOff }), clock, podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }), nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, ...extra });
+  const rt = createRuntimeManager({
+    runtime: fake,
+    imageManager: createImageManager({ images: fake, clock, pullBackOff }),
+    clock,
+    podLogsDir: join(dir, 'logs'),
+    rootDir: join(dir, 'root'),
+    volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
+    nodeName: 'n',
+    resolvConf: '',
+    cgroupsPerQOS: false,
+    ...extra,
+  });
   return { fake, clock, rt };
 }
 

@@ -8,12 +8,34 @@ import type { ContainerRuntimeStatus, PodRuntimeStatus, RuntimeContainerState } 
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const c = (id: string, name: string, ageS: number, state: RuntimeContainerState): ContainerRuntimeStatus => ({
-  id, name, state, createdAt: new Date(T0 + ageS * 1000), exitCode: 0, image: 'i', imageRef: 'r', restartCount: 0, reason: '', message: '', hash: 'h', podSandboxId: 's',
+  id,
+  name,
+  state,
+  createdAt: new Date(T0 + ageS * 1000),
+  exitCode: 0,
+  image: 'i',
+  imageRef: 'r',
+  restartCount: 0,
+  reason: '',
+  message: '',
+  hash: 'h',
+  podSandboxId: 's',
 });
 // upstream's pod: 1 foo exited; 2, 3, 4 bar exited (older to newer); 5 bar running.
 const POD: PodRuntimeStatus = {
-  uid: 'u', name: 'p', namespace: 'ns', ips: [], sandboxStatuses: [], timestamp: new Date(T0),
-  containerStatuses: [c('1', 'foo', 0, 'exited'), c('2', 'bar', 1, 'exited'), c('3', 'bar', 2, 'exited'), c('4', 'bar', 3, 'exited'), c('5', 'bar', 4, 'running')],
+  uid: 'u',
+  name: 'p',
+  namespace: 'ns',
+  ips: [],
+  sandboxStatuses: [],
+  timestamp: new Date(T0),
+  containerStatuses: [
+    c('1', 'foo', 0, 'exited'),
+    c('2', 'bar', 1, 'exited'),
+    c('3', 'bar', 2, 'exited'),
+    c('4', 'bar', 3, 'exited'),
+    c('5', 'bar', 4, 'running'),
+  ],
 };
 
 const ROWS: Array<[upstream: string, filter: string, keep: number, expected: string[]]> = [
@@ -29,7 +51,10 @@ const ROWS: Array<[upstream: string, filter: string, keep: number, expected: str
 describe('containersToDeleteInPod (upstream getContainersToDeleteInPod)', () => {
   for (const [upstream, filter, keep, expected] of ROWS) {
     it(`${upstream}: filter ${JSON.stringify(filter)}, keep ${keep} → ${JSON.stringify(expected)}`, () => {
-      assert.deepEqual(containersToDeleteInPod(filter, POD, keep).map((x) => x.id), expected);
+      assert.deepEqual(
+        containersToDeleteInPod(filter, POD, keep).map((x) => x.id),
+        expected,
+      );
     });
   }
 });
@@ -41,7 +66,7 @@ describe('PodContainerDeletor', () => {
     await new Promise((r) => setTimeout(r, 20));
   };
 
-  it('removes one at a time, keeping containersToKeep of the dead container\'s name', async () => {
+  it("removes one at a time, keeping containersToKeep of the dead container's name", async () => {
     const removed: string[] = [];
     let inFlight = 0;
     let maxInFlight = 0;

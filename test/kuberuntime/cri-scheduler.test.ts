@@ -3,7 +3,11 @@
 // Calls are fakes that finish when the test says so; no timing.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createCriStartScheduler, type CriStartScheduler, type StartClass } from '../../src/kuberuntime/cri-scheduler.js';
+import {
+  createCriStartScheduler,
+  type CriStartScheduler,
+  type StartClass,
+} from '../../src/kuberuntime/cri-scheduler.js';
 
 /** A call that records when it starts and finishes when finish() is called. */
 class Calls {
@@ -13,10 +17,16 @@ class Calls {
   constructor(private readonly s: CriStartScheduler) {}
 
   run(pod: string, cls: StartClass, name: string, signal?: AbortSignal): Promise<string> {
-    return this.s.run(pod, cls, () => new Promise<string>((resolve, reject) => {
-      this.started.push(name);
-      this.pending.set(name, { resolve: () => resolve(name), reject });
-    }), signal);
+    return this.s.run(
+      pod,
+      cls,
+      () =>
+        new Promise<string>((resolve, reject) => {
+          this.started.push(name);
+          this.pending.set(name, { resolve: () => resolve(name), reject });
+        }),
+      signal,
+    );
   }
 
   finish(name: string): void {

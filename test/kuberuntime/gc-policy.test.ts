@@ -22,7 +22,8 @@ function manager(gcPolicy: Partial<GCPolicy> = {}): Runtime {
     imageManager: createImageManager({ images: fake, clock }),
     clock,
     podLogsDir: join(dir, 'logs'),
-    rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
+    rootDir: join(dir, 'root'),
+    volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
     nodeName: 'node-1',
     resolvConf: '',
     cgroupsPerQOS: false,
@@ -46,7 +47,8 @@ beforeEach(() => {
 /** A pod whose containers a, b, c each have `dead` exited instances and one running. */
 async function podWithDead(rt: Runtime, dead: number): Promise<Pod> {
   const pod = makePod({ containers: [container('a'), container('b'), container('c')] });
-  const sync = async () => rt.syncPod(pod, await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace!));
+  const sync = async () =>
+    rt.syncPod(pod, await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace!));
   await sync();
   for (let i = 0; i < dead; i++) {
     for (const n of ['a', 'b', 'c']) fake.exitContainer(fake.containersNamed(n).at(-1)!.id, 1);
@@ -58,7 +60,9 @@ async function podWithDead(rt: Runtime, dead: number): Promise<Pod> {
 }
 
 function dead(name?: string) {
-  return [...fake.containers.values()].filter((c) => c.state === 'CONTAINER_EXITED' && (!name || c.config.metadata.name === name));
+  return [...fake.containers.values()].filter(
+    (c) => c.state === 'CONTAINER_EXITED' && (!name || c.config.metadata.name === name),
+  );
 }
 
 describe('garbageCollect policy', () => {
@@ -67,8 +71,15 @@ describe('garbageCollect policy', () => {
     const pod = await podWithDead(rt, 3);
     assert.equal(dead().length, 9);
     await rt.garbageCollect(new Set([pod.metadata!.uid!]));
-    assert.deepEqual(['a', 'b', 'c'].map((n) => dead(n).length), [1, 1, 1]);
-    assert.equal(dead('a')[0]!.config.annotations['io.kubernetes.container.restartCount'], '2', 'the newest dead instance is kept');
+    assert.deepEqual(
+      ['a', 'b', 'c'].map((n) => dead(n).length),
+      [1, 1, 1],
+    );
+    assert.equal(
+      dead('a')[0]!.config.annotations['io.kubernetes.container.restartCount'],
+      '2',
+      'the newest dead instance is kept',
+    );
   });
 
   it('maxPerPodContainer 2 keeps two; a negative value keeps all', async () => {
@@ -77,16 +88,31 @@ describe('garbageCollect policy', () => {
     await manager({ maxPerPodContainer: -1 }).garbageCollect(new Set([pod.metadata!.uid!]));
     assert.equal(dead().length, 9);
     await rt.garbageCollect(new Set([pod.metadata!.uid!]));
-    assert.deepEqual(['a', 'b', 'c'].map((n) => dead(n).length), [2, 2, 2]);
+    assert.deepEqual(
+      ['a', 'b', 'c'].map((n) => dead(n).length),
+      [2, 2, 2],
+    );
   });
 
   it('maxContainers: an equal share per container (at least one), then the oldest first', async () => {
     const rt = manager({ maxContainers: 2, maxPerPodContainer: -1 });
     const pod = await podWithDead(rt, 2);
-    const newestTwo = dead().sort((x, y) => (x.createdAt > y.createdAt ? -1 : 1)).slice(0, 2).map((c) => c.id);
+    const newestTwo = dead()
+      .sort((x, y) => (x.createdAt > y.createdAt ? -1 : 1))
+      .slice(0, 2)
+      .map((c) => c.id);
     await rt.garbageCollect(new Set([pod.metadata!.uid!]));
-    assert.deepEqual(dead().map((c) => c.id).sort(), newestTwo.sort());
-    assert.equal([...fake.containers.values()].filter((c) => c.state === 'CONTAINER_RUNNING').length, 3, 'running containers are never collected');
+    assert.deepEqual(
+      dead()
+        .map((c) => c.id)
+        .sort(),
+      newestTwo.sort(),
+    );
+    assert.equal(
+      [...fake.containers.values()].filter((c) => c.state === 'CONTAINER_RUNNING').length,
+      3,
+      'running containers are never collected',
+    );
   });
 
   it('minAge: dead containers younger than it stay, even of a pod that is gone', async () => {

@@ -1,7 +1,12 @@
 /** Builders for pods and runtime statuses shared by the kuberuntime unit tests. */
 import type { Container, Pod } from '../../src/api/types.js';
 import { hashContainer } from '../../src/kuberuntime/hash.js';
-import type { ContainerRuntimeStatus, PodRuntimeStatus, RuntimeContainerState, SandboxRuntimeStatus } from '../../src/kuberuntime/types.js';
+import type {
+  ContainerRuntimeStatus,
+  PodRuntimeStatus,
+  RuntimeContainerState,
+  SandboxRuntimeStatus,
+} from '../../src/kuberuntime/types.js';
 import type { Clock } from '../../src/util/clock.js';
 
 export const UID = 'uid-1234';
@@ -10,14 +15,16 @@ export function container(name: string, extra: Partial<Container> = {}): Contain
   return { name, image: 'busybox:1.36', imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'], ...extra };
 }
 
-export function makePod(opts: {
-  containers?: Container[];
-  initContainers?: Container[];
-  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
-  hostNetwork?: boolean;
-  deleting?: boolean;
-  name?: string;
-} = {}): Pod {
+export function makePod(
+  opts: {
+    containers?: Container[];
+    initContainers?: Container[];
+    restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+    hostNetwork?: boolean;
+    deleting?: boolean;
+    name?: string;
+  } = {},
+): Pod {
   return {
     metadata: {
       name: opts.name ?? 'web',
@@ -46,7 +53,15 @@ let seq = 0;
 export function cstatus(
   name: string,
   state: RuntimeContainerState,
-  opts: { spec?: Container; exitCode?: number; hash?: string; id?: string; restartCount?: number; finishedAt?: number; reason?: string } = {},
+  opts: {
+    spec?: Container;
+    exitCode?: number;
+    hash?: string;
+    id?: string;
+    restartCount?: number;
+    finishedAt?: number;
+    reason?: string;
+  } = {},
 ): ContainerRuntimeStatus {
   const s: ContainerRuntimeStatus = {
     id: opts.id ?? `c${++seq}`,

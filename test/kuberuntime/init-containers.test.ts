@@ -42,8 +42,19 @@ const cases: Case[] = [
   },
   {
     name: 'a sidecar with a startup probe waits for it before the next init container',
-    pod: makePod({ initContainers: [container('side', { restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] } } }), init], containers: [app] }),
-    status: podStatus(ready, [cstatus('side', 'running', { id: 'side-1', spec: container('side', { restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] } } }) })]),
+    pod: makePod({
+      initContainers: [
+        container('side', { restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] } } }),
+        init,
+      ],
+      containers: [app],
+    }),
+    status: podStatus(ready, [
+      cstatus('side', 'running', {
+        id: 'side-1',
+        spec: container('side', { restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] } } }),
+      }),
+    ]),
     probes: { started: {} },
     want: { toStart: [], initialized: false },
   },
@@ -62,7 +73,10 @@ const cases: Case[] = [
   {
     name: 'after initialization an exited sidecar is restarted, the regular init container is not',
     pod: makePod({ initContainers: [side, init], containers: [app] }),
-    status: podStatus(ready, [cstatus('app', 'running', { spec: app }), cstatus('side', 'exited', { spec: side, exitCode: 1 })]),
+    status: podStatus(ready, [
+      cstatus('app', 'running', { spec: app }),
+      cstatus('side', 'exited', { spec: side, exitCode: 1 }),
+    ]),
     want: { toStart: [0], initialized: true },
   },
   {
@@ -79,21 +93,36 @@ const cases: Case[] = [
   },
   {
     name: 'a sidecar failing its liveness probe is killed and restarted',
-    pod: makePod({ initContainers: [container('side', { restartPolicy: 'Always', livenessProbe: { exec: { command: ['x'] } } })], containers: [app] }),
-    status: podStatus(ready, [cstatus('app', 'running', { spec: app }), cstatus('side', 'running', { id: 'side-9', spec: container('side', { restartPolicy: 'Always', livenessProbe: { exec: { command: ['x'] } } }) })]),
+    pod: makePod({
+      initContainers: [container('side', { restartPolicy: 'Always', livenessProbe: { exec: { command: ['x'] } } })],
+      containers: [app],
+    }),
+    status: podStatus(ready, [
+      cstatus('app', 'running', { spec: app }),
+      cstatus('side', 'running', {
+        id: 'side-9',
+        spec: container('side', { restartPolicy: 'Always', livenessProbe: { exec: { command: ['x'] } } }),
+      }),
+    ]),
     probes: { failure: { 'side-9': 'LivenessProbe' } },
     want: { toStart: [0], initialized: true, kill: ['side:LivenessProbe'] },
   },
   {
     name: 'a failed regular init container under Never kills the pod; sidecars are not restarted',
     pod: { ...makePod({ initContainers: [side, init], containers: [app], restartPolicy: 'Never' }) },
-    status: podStatus(ready, [cstatus('init', 'exited', { spec: init, exitCode: 2 }), cstatus('side', 'running', { spec: side })]),
+    status: podStatus(ready, [
+      cstatus('init', 'exited', { spec: init, exitCode: 2 }),
+      cstatus('side', 'running', { spec: side }),
+    ]),
     want: { toStart: [], initialized: false, killPod: true },
   },
   {
     name: 'a failed regular init container under OnFailure is retried',
     pod: makePod({ initContainers: [side, init], containers: [app], restartPolicy: 'OnFailure' }),
-    status: podStatus(ready, [cstatus('init', 'exited', { spec: init, exitCode: 2 }), cstatus('side', 'running', { spec: side })]),
+    status: podStatus(ready, [
+      cstatus('init', 'exited', { spec: init, exitCode: 2 }),
+      cstatus('side', 'running', { spec: side }),
+    ]),
     want: { toStart: [1], initialized: false },
   },
   {
@@ -114,7 +143,11 @@ describe('computeInitContainerActions (upstream, SidecarContainers)', () => {
       assert.deepEqual(got.toStart, c.want.toStart, 'toStart');
       assert.equal(got.initialized, c.want.initialized, 'initialized');
       assert.equal(got.killPod, c.want.killPod ?? false, 'killPod');
-      assert.deepEqual(got.toKill.map((k) => `${k.container.name}:${k.reason}`), c.want.kill ?? [], 'toKill');
+      assert.deepEqual(
+        got.toKill.map((k) => `${k.container.name}:${k.reason}`),
+        c.want.kill ?? [],
+        'toKill',
+      );
     });
   }
 });
@@ -122,7 +155,10 @@ describe('computeInitContainerActions (upstream, SidecarContainers)', () => {
 describe('computePodActions with sidecars', () => {
   it('sidecar restart and app start in one sync once initialized', () => {
     const pod = makePod({ initContainers: [side, init], containers: [app, container('b')] });
-    const a = computePodActions(pod, podStatus(ready, [cstatus('app', 'running', { spec: app }), cstatus('side', 'exited', { spec: side })]));
+    const a = computePodActions(
+      pod,
+      podStatus(ready, [cstatus('app', 'running', { spec: app }), cstatus('side', 'exited', { spec: side })]),
+    );
     assert.deepEqual(a.initContainersToStart, [0]);
     assert.deepEqual(a.containersToStart, [1]);
     assert.ok(a.backOff.has('side'), 'the sidecar restart is subject to crash-loop back-off');
@@ -130,14 +166,20 @@ describe('computePodActions with sidecars', () => {
 
   it('when every regular container is done (Never), the pod is killed and sidecars stay down', () => {
     const pod = makePod({ initContainers: [side], containers: [app], restartPolicy: 'Never' });
-    const a = computePodActions(pod, podStatus(ready, [cstatus('app', 'exited', { spec: app }), cstatus('side', 'running', { spec: side })]));
+    const a = computePodActions(
+      pod,
+      podStatus(ready, [cstatus('app', 'exited', { spec: app }), cstatus('side', 'running', { spec: side })]),
+    );
     assert.equal(a.killPod, true);
     assert.deepEqual(a.initContainersToStart, []);
   });
 
   it('a new sandbox starts over at the first init container', () => {
     const pod = makePod({ initContainers: [side, init], containers: [app] });
-    const a = computePodActions(pod, podStatus([sandbox('sb1', { ready: false })], [cstatus('app', 'exited', { spec: app, exitCode: 1 })]));
+    const a = computePodActions(
+      pod,
+      podStatus([sandbox('sb1', { ready: false })], [cstatus('app', 'exited', { spec: app, exitCode: 1 })]),
+    );
     assert.equal(a.createSandbox, true);
     assert.deepEqual(a.initContainersToStart, [0]);
   });

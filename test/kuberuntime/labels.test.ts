@@ -19,14 +19,27 @@ import { container, makePod } from './helpers.js';
 describe('labels', () => {
   const pod = makePod();
   pod.spec!.terminationGracePeriodSeconds = 17;
-  const c = container('a', { ports: [{ containerPort: 80, name: 'http', protocol: 'TCP' }], terminationMessagePath: '/dev/termination-log' });
+  const c = container('a', {
+    ports: [{ containerPort: 80, name: 'http', protocol: 'TCP' }],
+    terminationMessagePath: '/dev/termination-log',
+  });
   pod.spec!.containers[0] = c;
 
   it('sandbox labels: pod labels plus identity; annotations are the pod annotations', () => {
     const labels = newPodLabels(pod);
-    assert.deepEqual(labels, { app: 'web', 'io.kubernetes.pod.name': 'web', 'io.kubernetes.pod.namespace': 'default', 'io.kubernetes.pod.uid': 'uid-1234' });
+    assert.deepEqual(labels, {
+      app: 'web',
+      'io.kubernetes.pod.name': 'web',
+      'io.kubernetes.pod.namespace': 'default',
+      'io.kubernetes.pod.uid': 'uid-1234',
+    });
     assert.deepEqual(newPodAnnotations(pod), { note: 'x' });
-    assert.deepEqual(getPodSandboxInfoFromLabels(labels), { podName: 'web', podNamespace: 'default', podUid: 'uid-1234', labels: { app: 'web' } });
+    assert.deepEqual(getPodSandboxInfoFromLabels(labels), {
+      podName: 'web',
+      podNamespace: 'default',
+      podUid: 'uid-1234',
+      labels: { app: 'web' },
+    });
   });
 
   it('a pod label cannot spoof the identity labels', () => {
@@ -37,7 +50,12 @@ describe('labels', () => {
 
   it('container labels and annotations round-trip', () => {
     const labels = newContainerLabels(c, pod);
-    assert.deepEqual(getContainerInfoFromLabels(labels), { podName: 'web', podNamespace: 'default', podUid: 'uid-1234', containerName: 'a' });
+    assert.deepEqual(getContainerInfoFromLabels(labels), {
+      podName: 'web',
+      podNamespace: 'default',
+      podUid: 'uid-1234',
+      containerName: 'a',
+    });
     const ann = newContainerAnnotations(c, pod, 3);
     assert.equal(ann[ContainerHashAnnotation], hashContainer(c));
     assert.equal(ann[ContainerRestartCountAnnotation], '3');

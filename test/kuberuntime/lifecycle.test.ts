@@ -36,7 +36,8 @@ beforeEach(() => {
     runtime: fake,
     imageManager: createImageManager({ images: fake }),
     podLogsDir: join(dir, 'logs'),
-    rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
+    rootDir: join(dir, 'root'),
+    volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
     nodeName: 'node-1',
     hostIP: '192.168.1.10',
     resolvConf: '',
@@ -59,11 +60,21 @@ describe('runHandler', () => {
   it('exec: success, and a failure with upstream message and output', async () => {
     await sync(makePod({ containers: [container('a')] }));
     const id = fake.containersNamed('a')[0]!.id;
-    await runHandler({ exec: { command: ['true'] } }, { runtime: fake, pod, container: container('a'), containerId: id, podIPs: async () => [], timeoutMs: 5000 });
+    await runHandler(
+      { exec: { command: ['true'] } },
+      { runtime: fake, pod, container: container('a'), containerId: id, podIPs: async () => [], timeoutMs: 5000 },
+    );
     fake.execHandler = async () => ({ stdout: Buffer.from('out'), stderr: Buffer.from('err'), exitCode: 3 });
     await assert.rejects(
-      runHandler({ exec: { command: ['sh', '-c', 'exit 3'] } }, { runtime: fake, pod, container: container('a'), containerId: id, podIPs: async () => [], timeoutMs: 5000 }),
-      (e: unknown) => e instanceof HookError && /^Exec lifecycle hook \(\["sh","-c","exit 3"\]\) for Container "a" in Pod "web_default\(uid-1234\)" failed - error: .*exited with 3.*message: "outerr"$/.test((e as Error).message),
+      runHandler(
+        { exec: { command: ['sh', '-c', 'exit 3'] } },
+        { runtime: fake, pod, container: container('a'), containerId: id, podIPs: async () => [], timeoutMs: 5000 },
+      ),
+      (e: unknown) =>
+        e instanceof HookError &&
+        /^Exec lifecycle hook \(\["sh","-c","exit 3"\]\) for Container "a" in Pod "web_default\(uid-1234\)" failed - error: .*exited with 3.*message: "outerr"$/.test(
+          (e as Error).message,
+        ),
     );
   });
 
@@ -80,20 +91,33 @@ describe('runHandler', () => {
       const ctx = { runtime: fake, pod, container: container('a'), containerId: 'x', timeoutMs: 5000 };
       await runHandler({ httpGet: { port, path: '/stop' } }, { ...ctx, podIPs: async () => ['127.0.0.1', '::1'] });
       assert.deepEqual(hits, ['/stop'], 'an HTTP 500 still counts as the hook having run');
-      await assert.rejects(runHandler({ httpGet: { port, path: '/stop' } }, { ...ctx, podIPs: async () => [] }), /HTTP lifecycle hook \(\/stop\) .* failed - error: failed to find networking container/);
+      await assert.rejects(
+        runHandler({ httpGet: { port, path: '/stop' } }, { ...ctx, podIPs: async () => [] }),
+        /HTTP lifecycle hook \(\/stop\) .* failed - error: failed to find networking container/,
+      );
     } finally {
       server.close();
     }
   });
 
   it('sleep waits; an abort cuts it short; tcpSocket is not a lifecycle handler', async () => {
-    const ctx = { runtime: fake, pod, container: container('a'), containerId: 'x', podIPs: async () => [], timeoutMs: 5000 };
+    const ctx = {
+      runtime: fake,
+      pod,
+      container: container('a'),
+      containerId: 'x',
+      podIPs: async () => [],
+      timeoutMs: 5000,
+    };
     const t0 = Date.now();
     await runHandler({ sleep: { seconds: 0.2 } }, ctx);
     assert.ok(Date.now() - t0 >= 190);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 50);
-    await assert.rejects(runHandler({ sleep: { seconds: 10 } }, { ...ctx, signal: ac.signal }), /terminated before sleep hook finished/);
+    await assert.rejects(
+      runHandler({ sleep: { seconds: 10 } }, { ...ctx, signal: ac.signal }),
+      /terminated before sleep hook finished/,
+    );
     await assert.rejects(runHandler({ tcpSocket: { port: 80 } }, ctx), /invalid handler/);
   });
 });
@@ -108,8 +132,14 @@ describe('preStop and the grace period', () => {
       return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 0 };
     };
     await rt.killPod(pod, await running(pod));
-    assert.deepEqual(fake.execs.map((e) => e.cmd), [['drain']]);
-    assert.deepEqual(fake.stopped.map((s) => s.grace), [4]);
+    assert.deepEqual(
+      fake.execs.map((e) => e.cmd),
+      [['drain']],
+    );
+    assert.deepEqual(
+      fake.stopped.map((s) => s.grace),
+      [4],
+    );
     assert.ok(fake.calls.indexOf('execSync') < fake.calls.indexOf('stopContainer'));
   });
 
@@ -117,33 +147,56 @@ describe('preStop and the grace period', () => {
     const pod = makePod({ containers: [container('a', { lifecycle: { preStop: { exec: { command: ['hang'] } } } })] });
     pod.spec!.terminationGracePeriodSeconds = 1;
     await sync(pod);
-    fake.execHandler = () => new Promise((resolve) => setTimeout(() => resolve({ stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 0 }), 3000).unref());
+    fake.execHandler = () =>
+      new Promise((resolve) =>
+        setTimeout(() => resolve({ stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 0 }), 3000).unref(),
+      );
     const t0 = Date.now();
     await rt.killPod(pod, await running(pod));
     const took = Date.now() - t0;
     assert.ok(took >= 950 && took < 2000, `bounded by the 1 s grace: ${took} ms`);
-    assert.deepEqual(fake.stopped.map((s) => s.grace), [2]);
+    assert.deepEqual(
+      fake.stopped.map((s) => s.grace),
+      [2],
+    );
   });
 
   it('a failing hook does not stop the kill; an override of 0 skips the hook', async () => {
-    const pod = makePod({ containers: [container('a', { lifecycle: { preStop: { exec: { command: ['fail'] } } } }), container('b', { lifecycle: { preStop: { exec: { command: ['x'] } } } })] });
+    const pod = makePod({
+      containers: [
+        container('a', { lifecycle: { preStop: { exec: { command: ['fail'] } } } }),
+        container('b', { lifecycle: { preStop: { exec: { command: ['x'] } } } }),
+      ],
+    });
     await sync(pod);
     fake.execHandler = async () => ({ stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 1 });
     const r = await running(pod);
     await rt.killPod(pod, { ...r, containers: r.containers.filter((c) => c.name === 'a') });
     assert.equal(fake.stopped.length, 1);
     await rt.killPod(pod, { ...r, containers: r.containers.filter((c) => c.name === 'b') }, 0);
-    assert.deepEqual(fake.execs.map((e) => e.cmd[0]), ['fail'], 'no hook with a zero grace period');
+    assert.deepEqual(
+      fake.execs.map((e) => e.cmd[0]),
+      ['fail'],
+      'no hook with a zero grace period',
+    );
     assert.equal(fake.stopped[1]!.grace, 0);
   });
 
   it('without the pod, the grace period and the preStop hook come from the annotations', async () => {
-    const pod = makePod({ containers: [container('a', { lifecycle: { preStop: { exec: { command: ['from-annotation'] } } } })] });
+    const pod = makePod({
+      containers: [container('a', { lifecycle: { preStop: { exec: { command: ['from-annotation'] } } } })],
+    });
     pod.spec!.terminationGracePeriodSeconds = 7;
     await sync(pod);
     await rt.killPod(undefined, await running(pod));
-    assert.deepEqual(fake.execs.map((e) => e.cmd), [['from-annotation']]);
-    assert.deepEqual(fake.stopped.map((s) => s.grace), [7]);
+    assert.deepEqual(
+      fake.execs.map((e) => e.cmd),
+      [['from-annotation']],
+    );
+    assert.deepEqual(
+      fake.stopped.map((s) => s.grace),
+      [7],
+    );
   });
 });
 
@@ -151,23 +204,34 @@ describe('sidecar termination order', () => {
   it('regular containers stop first, then the sidecars in reverse order', async () => {
     const pod = makePod({
       containers: [container('app', { lifecycle: { preStop: { exec: { command: ['slow'] } } } })],
-      initContainers: [container('log-shipper', { restartPolicy: 'Always' }), container('proxy', { restartPolicy: 'Always' })],
+      initContainers: [
+        container('log-shipper', { restartPolicy: 'Always' }),
+        container('proxy', { restartPolicy: 'Always' }),
+      ],
     });
     pod.spec!.terminationGracePeriodSeconds = 10;
     for (let i = 0; i < 3; i++) await sync(pod);
-    assert.deepEqual([...fake.containers.values()].map((c) => c.config.metadata.name), ['log-shipper', 'proxy', 'app']);
+    assert.deepEqual(
+      [...fake.containers.values()].map((c) => c.config.metadata.name),
+      ['log-shipper', 'proxy', 'app'],
+    );
     fake.execHandler = async () => {
       await sleep(300);
       return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exitCode: 0 };
     };
     await rt.killPod(pod, await running(pod));
-    assert.deepEqual(fake.stopped.map((s) => s.name), ['app', 'proxy', 'log-shipper']);
+    assert.deepEqual(
+      fake.stopped.map((s) => s.name),
+      ['app', 'proxy', 'log-shipper'],
+    );
   });
 });
 
 describe('postStart', () => {
   it('a failed hook kills the container (PostStartHookError); the next sync restarts it', async () => {
-    const pod = makePod({ containers: [container('a', { lifecycle: { postStart: { exec: { command: ['warmup'] } } } })] });
+    const pod = makePod({
+      containers: [container('a', { lifecycle: { postStart: { exec: { command: ['warmup'] } } } })],
+    });
     pod.spec!.terminationGracePeriodSeconds = 3;
     fake.execHandler = async () => ({ stdout: Buffer.from('no'), stderr: Buffer.alloc(0), exitCode: 2 });
     const r = await sync(pod);

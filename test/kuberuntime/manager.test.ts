@@ -71,29 +71,57 @@ describe('syncPod', () => {
     const result = await sync(makePod());
     assert.equal(result.error, undefined);
     assert.deepEqual([...result.waiting], []);
-    const order = fake.calls.filter((c) => ['runPodSandbox', 'podSandboxStatus', 'createContainer', 'startContainer'].includes(c));
-    assert.deepEqual(order, ['runPodSandbox', 'podSandboxStatus', 'createContainer', 'startContainer', 'createContainer', 'startContainer']);
+    const order = fake.calls.filter((c) =>
+      ['runPodSandbox', 'podSandboxStatus', 'createContainer', 'startContainer'].includes(c),
+    );
+    assert.deepEqual(order, [
+      'runPodSandbox',
+      'podSandboxStatus',
+      'createContainer',
+      'startContainer',
+      'createContainer',
+      'startContainer',
+    ]);
     const status = await rt.getPodStatus('uid-1234', 'web', 'default');
     assert.deepEqual(status.ips, ['10.0.0.2']);
-    assert.deepEqual(status.containerStatuses.map((c) => [c.name, c.state, c.restartCount]).sort(), [['a', 'running', 0], ['b', 'running', 0]]);
+    assert.deepEqual(status.containerStatuses.map((c) => [c.name, c.state, c.restartCount]).sort(), [
+      ['a', 'running', 0],
+      ['b', 'running', 0],
+    ]);
     assert.ok(existsSync(join(dir, 'logs', 'default_web_uid-1234', 'a')), 'container log directory created');
   });
 
   it('passes the container config: env expansion, downward API, log path, resources, labels', async () => {
     const c = container('a', {
       command: ['sh', '-c', 'echo $(GREETING)'],
-      env: [{ name: 'NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }, { name: 'GREETING', value: 'hi $(NAME) on $(NODE)' }, { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }, { name: 'IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+      env: [
+        { name: 'NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'GREETING', value: 'hi $(NAME) on $(NODE)' },
+        { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+        { name: 'IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+      ],
       resources: { limits: { cpu: '250m', memory: '64Mi' } },
       workingDir: '/tmp',
     });
     await sync(makePod({ containers: [c] }));
     const cfg = fake.containersNamed('a')[0]!.config;
     assert.deepEqual(cfg.command, ['sh', '-c', 'echo hi web on $(NODE)']);
-    assert.deepEqual(cfg.envs, [{ key: 'NAME', value: 'web' }, { key: 'GREETING', value: 'hi web on $(NODE)' }, { key: 'NODE', value: 'node-1' }, { key: 'IP', value: '10.0.0.2' }]);
+    assert.deepEqual(cfg.envs, [
+      { key: 'NAME', value: 'web' },
+      { key: 'GREETING', value: 'hi web on $(NODE)' },
+      { key: 'NODE', value: 'node-1' },
+      { key: 'IP', value: '10.0.0.2' },
+    ]);
     assert.equal(cfg.logPath, 'a/0.log');
     assert.equal(cfg.workingDir, '/tmp');
     assert.equal(cfg.metadata.attempt, 0);
-    assert.deepEqual(cfg.linux?.resources, { cpuShares: 256, cpuPeriod: 100000, cpuQuota: 25000, memoryLimitInBytes: 67108864, oomScoreAdj: -997 });
+    assert.deepEqual(cfg.linux?.resources, {
+      cpuShares: 256,
+      cpuPeriod: 100000,
+      cpuQuota: 25000,
+      memoryLimitInBytes: 67108864,
+      oomScoreAdj: -997,
+    });
     assert.equal(cfg.labels['io.kubernetes.container.name'], 'a');
     assert.equal(cfg.image.image, fake.images.get('busybox:1.36')!.id, 'created from the resolved image ID');
   });
@@ -113,7 +141,10 @@ describe('syncPod', () => {
     fake.exitContainer(second.id, 1);
     clock.advance(1000);
     r = await sync(pod);
-    assert.deepEqual(r.waiting.get('a'), { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting failed container=a pod=web_default(uid-1234)' });
+    assert.deepEqual(r.waiting.get('a'), {
+      reason: 'CrashLoopBackOff',
+      message: 'back-off 10s restarting failed container=a pod=web_default(uid-1234)',
+    });
     assert.equal(fake.containersNamed('a').length, 2);
     // Once the delay since the exit has passed, it restarts and the next delay doubles.
     clock.advance(10_000);
@@ -151,7 +182,10 @@ describe('syncPod', () => {
       ],
     });
     const r = await sync(pod);
-    assert.deepEqual(r.waiting.get('never'), { reason: 'ErrImageNeverPull', message: 'Container image "absent:1" is not present with pull policy of Never' });
+    assert.deepEqual(r.waiting.get('never'), {
+      reason: 'ErrImageNeverPull',
+      message: 'Container image "absent:1" is not present with pull policy of Never',
+    });
     assert.equal(r.waiting.size, 1, 'the other containers still start');
     assert.equal(fake.calls.filter((c) => c === 'pullImage').length, 2);
     assert.equal(fake.containersNamed('present')[0]!.state, 'CONTAINER_RUNNING');
@@ -159,13 +193,22 @@ describe('syncPod', () => {
 
   it('pull failure: ErrImagePull, then ImagePullBackOff within the back-off, then a retry', async () => {
     const pod = makePod({ containers: [container('a', { image: 'registry.invalid/x:1' })] });
-    fake.alwaysFail.set('pullImage', new CriError('KTS_ERR_CRI', 'PullImage', 'failed to resolve reference "registry.invalid/x:1"', { grpcCode: 2 }));
+    fake.alwaysFail.set(
+      'pullImage',
+      new CriError('KTS_ERR_CRI', 'PullImage', 'failed to resolve reference "registry.invalid/x:1"', { grpcCode: 2 }),
+    );
     let r = await sync(pod);
     assert.equal(r.waiting.get('a')!.reason, 'ErrImagePull');
-    assert.equal(r.waiting.get('a')!.message, 'Failed to pull image "registry.invalid/x:1": failed to resolve reference "registry.invalid/x:1"');
+    assert.equal(
+      r.waiting.get('a')!.message,
+      'Failed to pull image "registry.invalid/x:1": failed to resolve reference "registry.invalid/x:1"',
+    );
     clock.advance(5_000);
     r = await sync(pod);
-    assert.deepEqual(r.waiting.get('a'), { reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.invalid/x:1"' });
+    assert.deepEqual(r.waiting.get('a'), {
+      reason: 'ImagePullBackOff',
+      message: 'Back-off pulling image "registry.invalid/x:1"',
+    });
     assert.equal(fake.calls.filter((c) => c === 'pullImage').length, 1);
     clock.advance(5_000);
     fake.alwaysFail.delete('pullImage');
@@ -183,7 +226,10 @@ describe('syncPod', () => {
       ],
     });
     fake.failNext('createContainer', new CriError('KTS_ERR_CRI', 'CreateContainer', 'no space left', { grpcCode: 13 }));
-    fake.failNext('startContainer', new CriError('KTS_ERR_CRI', 'StartContainer', 'exec: "nope": not found', { grpcCode: 2 }));
+    fake.failNext(
+      'startContainer',
+      new CriError('KTS_ERR_CRI', 'StartContainer', 'exec: "nope": not found', { grpcCode: 2 }),
+    );
     const r = await sync(pod);
     assert.equal(r.waiting.get('cfg')!.reason, 'CreateContainerConfigError');
     assert.match(r.waiting.get('cfg')!.message, /secret references need API server mode/);
@@ -199,9 +245,15 @@ describe('syncPod', () => {
   });
 
   it('init containers run one per sync, in order, before the regular containers', async () => {
-    const pod = makePod({ containers: [container('a')], initContainers: [container('i1', { command: ['true'] }), container('i2', { command: ['true'] })] });
+    const pod = makePod({
+      containers: [container('a')],
+      initContainers: [container('i1', { command: ['true'] }), container('i2', { command: ['true'] })],
+    });
     await sync(pod);
-    assert.deepEqual([...fake.containers.values()].map((c) => c.config.metadata.name), ['i1']);
+    assert.deepEqual(
+      [...fake.containers.values()].map((c) => c.config.metadata.name),
+      ['i1'],
+    );
     fake.exitContainer(fake.containersNamed('i1')[0]!.id, 0);
     await sync(pod);
     assert.deepEqual(fake.containersNamed('i2').length, 1);
@@ -227,12 +279,16 @@ describe('syncPod', () => {
   });
 
   it('emptyDir volumes are created and bind-mounted', async () => {
-    const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] })] });
+    const pod = makePod({
+      containers: [container('a', { volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] })],
+    });
     pod.spec!.volumes = [{ name: 'scratch', emptyDir: {} }];
     const r = await sync(pod);
     assert.deepEqual([...r.waiting], []);
     const hostPath = join(dir, 'root', 'pods', 'uid-1234', 'volumes', 'kubernetes.io~empty-dir', 'scratch');
-    assert.deepEqual(fake.containersNamed('a')[0]!.config.mounts, [{ containerPath: '/scratch', hostPath, readonly: false }]);
+    assert.deepEqual(fake.containersNamed('a')[0]!.config.mounts, [
+      { containerPath: '/scratch', hostPath, readonly: false },
+    ]);
     assert.ok(existsSync(hostPath));
   });
 });
@@ -242,7 +298,7 @@ describe('killPod', () => {
     const pod = makePod();
     pod.spec!.terminationGracePeriodSeconds = 1;
     await sync(pod);
-    const [running] = (await rt.getPods(false));
+    const [running] = await rt.getPods(false);
     await rt.killPod(pod, running!);
     for (const c of fake.containers.values()) {
       assert.equal(c.state, 'CONTAINER_EXITED');
@@ -259,13 +315,22 @@ describe('killPod', () => {
     let [running] = await rt.getPods(false);
     assert.equal(running!.containers[0]!.terminationGracePeriodSeconds, 45);
     await rt.killPod(undefined, running!);
-    assert.deepEqual([...fake.containers.values()].map((c) => c.stoppedWithGrace), [45, 45]);
+    assert.deepEqual(
+      [...fake.containers.values()].map((c) => c.stoppedWithGrace),
+      [45, 45],
+    );
     const pod2 = makePod({ name: 'other' });
     pod2.metadata!.uid = 'uid-2';
     await sync(pod2);
     [running] = (await rt.getPods(false)).filter((p) => p.uid === 'uid-2');
     await rt.killPod(pod2, running!, 0);
-    assert.deepEqual(fake.containersNamed('a').filter((c) => c.config.labels['io.kubernetes.pod.uid'] === 'uid-2').map((c) => c.stoppedWithGrace), [0]);
+    assert.deepEqual(
+      fake
+        .containersNamed('a')
+        .filter((c) => c.config.labels['io.kubernetes.pod.uid'] === 'uid-2')
+        .map((c) => c.stoppedWithGrace),
+      [0],
+    );
   });
 
   it('containers and sandboxes already gone are not errors; other failures are reported together', async () => {
@@ -289,12 +354,38 @@ describe('getPods / getPodStatus', () => {
   it('a fresh manager adopts the pods by their labels; foreign objects are ignored', async () => {
     await sync(makePod());
     // A foreign sandbox and container (no labels of ours).
-    const sb = await fake.runPodSandbox({ metadata: { name: 'x', namespace: 'y', uid: 'z', attempt: 0 }, hostname: '', logDirectory: '', portMappings: [], labels: {}, annotations: {}, linux: { securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } } } });
-    await fake.createContainer(sb, { metadata: { name: 'foreign', attempt: 0 }, image: { image: 'i' }, command: [], args: [], workingDir: '', envs: [], mounts: [], labels: { other: '1' }, annotations: {}, logPath: '' }, {} as never);
+    const sb = await fake.runPodSandbox({
+      metadata: { name: 'x', namespace: 'y', uid: 'z', attempt: 0 },
+      hostname: '',
+      logDirectory: '',
+      portMappings: [],
+      labels: {},
+      annotations: {},
+      linux: { securityContext: { namespaceOptions: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } } },
+    });
+    await fake.createContainer(
+      sb,
+      {
+        metadata: { name: 'foreign', attempt: 0 },
+        image: { image: 'i' },
+        command: [],
+        args: [],
+        workingDir: '',
+        envs: [],
+        mounts: [],
+        labels: { other: '1' },
+        annotations: {},
+        logPath: '',
+      },
+      {} as never,
+    );
     const fresh = manager();
     const pods = await fresh.getPods(true);
     assert.equal(pods.length, 1);
-    assert.deepEqual({ uid: pods[0]!.uid, name: pods[0]!.name, namespace: pods[0]!.namespace }, { uid: 'uid-1234', name: 'web', namespace: 'default' });
+    assert.deepEqual(
+      { uid: pods[0]!.uid, name: pods[0]!.name, namespace: pods[0]!.namespace },
+      { uid: 'uid-1234', name: 'web', namespace: 'default' },
+    );
     assert.deepEqual(pods[0]!.containers.map((c) => c.name).sort(), ['a', 'b']);
     assert.equal(pods[0]!.containers[0]!.hash.length, 16);
     // Nothing to do for the same spec after adoption.
@@ -325,7 +416,13 @@ describe('getPods / getPodStatus', () => {
     fake.exitContainer(fake.containersNamed('a')[0]!.id, 3);
     await sync(pod);
     const st = await rt.getPodStatus('uid-1234', 'web', 'default');
-    assert.deepEqual(st.containerStatuses.map((c) => [c.state, c.restartCount, c.exitCode]), [['running', 1, 0], ['exited', 0, 3]]);
+    assert.deepEqual(
+      st.containerStatuses.map((c) => [c.state, c.restartCount, c.exitCode]),
+      [
+        ['running', 1, 0],
+        ['exited', 0, 3],
+      ],
+    );
     assert.equal(st.containerStatuses[1]!.reason, 'Error');
     assert.ok(st.containerStatuses[1]!.finishedAt instanceof Date);
   });
@@ -343,7 +440,10 @@ describe('garbageCollect', () => {
     assert.equal(fake.containersNamed('a').length, 4);
     await rt.garbageCollect(new Set(['uid-1234']));
     const left = fake.containersNamed('a');
-    assert.deepEqual(left.map((c) => c.state), ['CONTAINER_EXITED', 'CONTAINER_RUNNING']);
+    assert.deepEqual(
+      left.map((c) => c.state),
+      ['CONTAINER_EXITED', 'CONTAINER_RUNNING'],
+    );
     assert.equal(left[0]!.config.annotations['io.kubernetes.container.restartCount'], '2');
   });
 
@@ -378,21 +478,27 @@ describe('garbageCollect', () => {
     assert.equal(fake.sandboxes.size, 1);
   });
 
-  it('a failed step does not stop the others: one CRI error names every failed step, the runtime\'s errors its cause (upstream aggregate)', async () => {
+  it("a failed step does not stop the others: one CRI error names every failed step, the runtime's errors its cause (upstream aggregate)", async () => {
     const down = new CriError('KTS_ERR_CRI_UNAVAILABLE', 'ListContainers', 'down');
     fake.alwaysFail.set('listContainers', down);
     const calls = () => fake.calls.filter((c) => c === 'listContainers' || c === 'listPodSandbox').length;
     const before = calls();
-    const err = await rt.garbageCollect(new Set()).then(() => undefined, (e: unknown) => e);
+    const err = await rt.garbageCollect(new Set()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof KubeletError, String(err));
     assert.equal(err.code, 'KTS_ERR_CRI');
     assert.ok(err.cause instanceof AggregateError);
     assert.deepEqual(err.cause.errors, [down, down, down]);
-    assert.equal(err.message, [
-      'garbage collection of containers failed: CRI ListContainers: down',
-      'garbage collection of sandboxes failed: CRI ListContainers: down',
-      'garbage collection of pod directories and cgroups failed: CRI ListContainers: down',
-    ].join('; '));
+    assert.equal(
+      err.message,
+      [
+        'garbage collection of containers failed: CRI ListContainers: down',
+        'garbage collection of sandboxes failed: CRI ListContainers: down',
+        'garbage collection of pod directories and cgroups failed: CRI ListContainers: down',
+      ].join('; '),
+    );
     assert.ok(calls() - before >= 3, 'each step asked the runtime');
   });
 
@@ -406,16 +512,24 @@ describe('garbageCollect', () => {
 
 describe('container events', () => {
   it('Pulled, Created, Started on start; FailedMount for a volume; Killing on kill', async () => {
-    const pod = makePod({ containers: [container('a'), container('m', { volumeMounts: [{ name: 'nope', mountPath: '/x' }] })] });
+    const pod = makePod({
+      containers: [container('a'), container('m', { volumeMounts: [{ name: 'nope', mountPath: '/x' }] })],
+    });
     await sync(pod);
-    const reasons = (c: string) => recorder.recent().filter((e) => e.involvedObject.fieldPath === `spec.containers{${c}}`).map((e) => e.reason);
+    const reasons = (c: string) =>
+      recorder
+        .recent()
+        .filter((e) => e.involvedObject.fieldPath === `spec.containers{${c}}`)
+        .map((e) => e.reason);
     assert.deepEqual(reasons('a'), ['Pulled', 'Created', 'Started']);
     assert.ok(reasons('m').includes('FailedMount'), reasons('m').join(','));
     const running = (await rt.getPods(false)).find((p) => p.uid === pod.metadata!.uid)!;
     await rt.killPod(pod, running, 0);
     assert.ok(reasons('a').includes('Killing'));
     // upstream killContainer: the message once, not "Stopping container a: Stopping container a"
-    const killing = recorder.recent().find((e) => e.reason === 'Killing' && e.involvedObject.fieldPath === 'spec.containers{a}');
+    const killing = recorder
+      .recent()
+      .find((e) => e.reason === 'Killing' && e.involvedObject.fieldPath === 'spec.containers{a}');
     assert.equal(killing?.message, 'Stopping container a');
   });
 });

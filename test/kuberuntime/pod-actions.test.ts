@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { Backoff } from '../../src/util/backoff.js';
-import { computePodActions, restartBackOffKey, type PodActionsOptions, type ProbeFailure } from '../../src/kuberuntime/pod-actions.js';
+import {
+  computePodActions,
+  restartBackOffKey,
+  type PodActionsOptions,
+  type ProbeFailure,
+} from '../../src/kuberuntime/pod-actions.js';
 import type { PodRuntimeStatus } from '../../src/kuberuntime/types.js';
 import { FakeClock, container, cstatus, makePod, podStatus, sandbox } from './helpers.js';
 
@@ -53,13 +58,25 @@ const cases: Case[] = [
   {
     name: 'attempt follows the newest sandbox, not the highest attempt seen (upstream PodSandboxChanged)',
     pod: makePod(),
-    status: podStatus([sandbox('sb-new', { ready: false, attempt: 1, createdAt: 9n }), sandbox('sb-old', { ready: false, attempt: 4, createdAt: 1n })], running),
+    status: podStatus(
+      [
+        sandbox('sb-new', { ready: false, attempt: 1, createdAt: 9n }),
+        sandbox('sb-old', { ready: false, attempt: 4, createdAt: 1n }),
+      ],
+      running,
+    ),
     want: { killPod: true, createSandbox: true, attempt: 2, sandboxId: 'sb-new', start: [0, 1] },
   },
   {
     name: 'an unchanged sandbox reports its own attempt',
     pod: makePod(),
-    status: podStatus([sandbox('sb-new', { attempt: 1, createdAt: 9n }), sandbox('sb-old', { ready: false, attempt: 4, createdAt: 1n })], running),
+    status: podStatus(
+      [
+        sandbox('sb-new', { attempt: 1, createdAt: 9n }),
+        sandbox('sb-old', { ready: false, attempt: 4, createdAt: 1n }),
+      ],
+      running,
+    ),
     want: { killPod: false, createSandbox: false, attempt: 1, sandboxId: 'sb-new', start: [] },
   },
   {
@@ -187,7 +204,10 @@ const cases: Case[] = [
   {
     name: 'dead sandbox, Never, containers already ran: no new sandbox, just clean up',
     pod: makePod({ restartPolicy: 'Never' }),
-    status: podStatus([sandbox('sb1', { ready: false })], [cstatus('a', 'exited', { exitCode: 0 }), cstatus('b', 'exited', { exitCode: 0 })]),
+    status: podStatus(
+      [sandbox('sb1', { ready: false })],
+      [cstatus('a', 'exited', { exitCode: 0 }), cstatus('b', 'exited', { exitCode: 0 })],
+    ),
     want: { killPod: true, createSandbox: false, start: [] },
   },
   {
@@ -199,7 +219,10 @@ const cases: Case[] = [
   {
     name: 'dead sandbox, OnFailure: only the failed container starts again',
     pod: makePod({ restartPolicy: 'OnFailure' }),
-    status: podStatus([sandbox('sb1', { ready: false })], [cstatus('a', 'exited', { exitCode: 0 }), cstatus('b', 'exited', { exitCode: 3 })]),
+    status: podStatus(
+      [sandbox('sb1', { ready: false })],
+      [cstatus('a', 'exited', { exitCode: 0 }), cstatus('b', 'exited', { exitCode: 3 })],
+    ),
     want: { killPod: true, createSandbox: true, attempt: 1, start: [1] },
   },
   {
@@ -239,13 +262,19 @@ const initCases: Case[] = [
   {
     name: 'init: init2 running → wait',
     pod: makePod({ initContainers: inits }),
-    status: podStatus(ready, [cstatus('init2', 'running', { spec: inits[1] }), cstatus('init1', 'exited', { spec: inits[0] })]),
+    status: podStatus(ready, [
+      cstatus('init2', 'running', { spec: inits[1] }),
+      cstatus('init1', 'exited', { spec: inits[0] }),
+    ]),
     want: { killPod: false, createSandbox: false, start: [] },
   },
   {
     name: 'init: all succeeded → regular containers',
     pod: makePod({ initContainers: inits }),
-    status: podStatus(ready, [cstatus('init2', 'exited', { spec: inits[1] }), cstatus('init1', 'exited', { spec: inits[0] })]),
+    status: podStatus(ready, [
+      cstatus('init2', 'exited', { spec: inits[1] }),
+      cstatus('init1', 'exited', { spec: inits[0] }),
+    ]),
     want: { killPod: false, createSandbox: false, start: [0, 1] },
   },
   {
@@ -257,13 +286,19 @@ const initCases: Case[] = [
   {
     name: 'init: init2 failed under Never → kill the pod',
     pod: makePod({ initContainers: inits, restartPolicy: 'Never' }),
-    status: podStatus(ready, [cstatus('init2', 'exited', { exitCode: 1, spec: inits[1] }), cstatus('init1', 'exited', { spec: inits[0] })]),
+    status: podStatus(ready, [
+      cstatus('init2', 'exited', { exitCode: 1, spec: inits[1] }),
+      cstatus('init1', 'exited', { spec: inits[0] }),
+    ]),
     want: { killPod: true, createSandbox: false, start: [] },
   },
   {
     name: 'init: sandbox recreated → initialization starts over at init1',
     pod: makePod({ initContainers: inits }),
-    status: podStatus([sandbox('sb1', { ready: false })], [cstatus('a', 'exited', { exitCode: 1 }), cstatus('init2', 'exited', { spec: inits[1] })]),
+    status: podStatus(
+      [sandbox('sb1', { ready: false })],
+      [cstatus('a', 'exited', { exitCode: 1 }), cstatus('init2', 'exited', { spec: inits[1] })],
+    ),
     want: { killPod: true, createSandbox: true, attempt: 1, start: [], nextInit: 0 },
   },
 ];
@@ -276,14 +311,22 @@ function check(c: Case): void {
   if (c.want.sandboxId !== undefined) assert.equal(got.sandboxId, c.want.sandboxId, 'sandboxId');
   if (c.want.start !== undefined) assert.deepEqual(got.containersToStart, c.want.start, 'containersToStart');
   assert.equal(got.initContainersToStart[0], c.want.nextInit, 'initContainersToStart[0]');
-  if (c.want.kill !== undefined) assert.deepEqual(got.containersToKill.map((k) => `${k.name}:${k.reason}`).sort(), [...c.want.kill].sort(), 'containersToKill');
+  if (c.want.kill !== undefined)
+    assert.deepEqual(
+      got.containersToKill.map((k) => `${k.name}:${k.reason}`).sort(),
+      [...c.want.kill].sort(),
+      'containersToKill',
+    );
 }
 
 describe('computePodActions', () => {
   for (const c of [...cases, ...initCases]) it(c.name, () => check(c));
 
   it('messages say why a container is killed', () => {
-    const got = computePodActions(makePod({ containers: [container('a', { args: ['x'] }), b] }), podStatus(ready, running));
+    const got = computePodActions(
+      makePod({ containers: [container('a', { args: ['x'] }), b] }),
+      podStatus(ready, running),
+    );
     assert.equal(got.containersToKill[0]!.message, 'Container a definition changed, will be restarted');
     assert.equal(got.containersToKill[0]!.id, 'ca');
   });

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container } from '../../src/api/types.js';
-import { containerOOMScoreAdjust, linuxContainerResources, milliCPUToQuota, milliCPUToShares } from '../../src/kuberuntime/resources.js';
+import {
+  containerOOMScoreAdjust,
+  linuxContainerResources,
+  milliCPUToQuota,
+  milliCPUToShares,
+} from '../../src/kuberuntime/resources.js';
 import { podQOSClass, ResourceError } from '../../src/util/pod-resources.js';
 import { container, makePod } from './helpers.js';
 
@@ -11,21 +16,50 @@ const withRes = (requests?: Record<string, string>, limits?: Record<string, stri
 const podOf = (...cs: Container[]) => makePod({ containers: cs });
 
 describe('cpu conversions', () => {
-  const shares: [number, number][] = [[0, 2], [1, 2], [2, 2], [100, 102], [250, 256], [1000, 1024], [1500, 1536], [1_000_000, 262144]];
+  const shares: [number, number][] = [
+    [0, 2],
+    [1, 2],
+    [2, 2],
+    [100, 102],
+    [250, 256],
+    [1000, 1024],
+    [1500, 1536],
+    [1_000_000, 262144],
+  ];
   for (const [m, want] of shares) it(`milliCPUToShares(${m}) = ${want}`, () => assert.equal(milliCPUToShares(m), want));
-  const quotas: [number, number][] = [[0, 0], [1, 1000], [5, 1000], [10, 1000], [250, 25000], [1000, 100000], [2500, 250000]];
-  for (const [m, want] of quotas) it(`milliCPUToQuota(${m}, 100000) = ${want}`, () => assert.equal(milliCPUToQuota(m, 100000), want));
+  const quotas: [number, number][] = [
+    [0, 0],
+    [1, 1000],
+    [5, 1000],
+    [10, 1000],
+    [250, 25000],
+    [1000, 100000],
+    [2500, 250000],
+  ];
+  for (const [m, want] of quotas)
+    it(`milliCPUToQuota(${m}, 100000) = ${want}`, () => assert.equal(milliCPUToQuota(m, 100000), want));
 });
 
 describe('linuxContainerResources', () => {
   it('BestEffort: minimal shares, no quota, no memory limit, oom 1000', () => {
     const c = container('a');
-    assert.deepEqual(linuxContainerResources(podOf(c), c, 8 * GiB), { cpuShares: 2, cpuPeriod: 100000, cpuQuota: 0, oomScoreAdj: 1000 });
+    assert.deepEqual(linuxContainerResources(podOf(c), c, 8 * GiB), {
+      cpuShares: 2,
+      cpuPeriod: 100000,
+      cpuQuota: 0,
+      oomScoreAdj: 1000,
+    });
   });
 
   it('Guaranteed: shares from the request, quota from the limit, memory limit, oom -997', () => {
     const c = withRes({ cpu: '500m', memory: '128Mi' }, { cpu: '500m', memory: '128Mi' });
-    assert.deepEqual(linuxContainerResources(podOf(c), c, 8 * GiB), { cpuShares: 512, cpuPeriod: 100000, cpuQuota: 50000, memoryLimitInBytes: 134217728, oomScoreAdj: -997 });
+    assert.deepEqual(linuxContainerResources(podOf(c), c, 8 * GiB), {
+      cpuShares: 512,
+      cpuPeriod: 100000,
+      cpuQuota: 50000,
+      memoryLimitInBytes: 134217728,
+      oomScoreAdj: -997,
+    });
   });
 
   it('limit only: shares follow the limit (the request defaults to it)', () => {
@@ -46,7 +80,10 @@ describe('linuxContainerResources', () => {
 
   it('a malformed quantity is a ResourceError naming the field', () => {
     const c = withRes({ cpu: 'lots' });
-    assert.throws(() => linuxContainerResources(podOf(c), c, GiB), (e: unknown) => e instanceof ResourceError && /resources\.requests\.cpu/.test(e.message));
+    assert.throws(
+      () => linuxContainerResources(podOf(c), c, GiB),
+      (e: unknown) => e instanceof ResourceError && /resources\.requests\.cpu/.test(e.message),
+    );
   });
 });
 
@@ -56,15 +93,26 @@ describe('QoS and OOM score', () => {
     assert.equal(podQOSClass(podOf(withRes({ cpu: '1' }))), 'Burstable');
     assert.equal(podQOSClass(podOf(withRes({ cpu: '1', memory: '1Gi' }, { cpu: '1', memory: '1Gi' }))), 'Guaranteed');
     assert.equal(podQOSClass(podOf(withRes({ cpu: '500m', memory: '1Gi' }, { cpu: '1', memory: '1Gi' }))), 'Burstable');
-    assert.equal(podQOSClass(podOf(withRes({ cpu: '1', memory: '1Gi' }, { cpu: '1', memory: '1Gi' }), container('b'))), 'Burstable');
-    assert.equal(podQOSClass(podOf(withRes({ cpu: '1000m', memory: '1024Mi' }, { cpu: '1', memory: '1Gi' }))), 'Guaranteed', 'equal quantities in other units');
+    assert.equal(
+      podQOSClass(podOf(withRes({ cpu: '1', memory: '1Gi' }, { cpu: '1', memory: '1Gi' }), container('b'))),
+      'Burstable',
+    );
+    assert.equal(
+      podQOSClass(podOf(withRes({ cpu: '1000m', memory: '1024Mi' }, { cpu: '1', memory: '1Gi' }))),
+      'Guaranteed',
+      'equal quantities in other units',
+    );
   });
 
   it('Burstable score stays between Guaranteed and BestEffort', () => {
     const big = withRes({ memory: '8Gi' });
     assert.equal(containerOOMScoreAdjust(podOf(big), big, 4 * GiB), 3, 'request above capacity clamps to 1000-997');
     const tiny = withRes({ cpu: '100m' });
-    assert.equal(containerOOMScoreAdjust(podOf(tiny), tiny, 4 * GiB), 999, 'no memory request is 999, not BestEffort 1000');
+    assert.equal(
+      containerOOMScoreAdjust(podOf(tiny), tiny, 4 * GiB),
+      999,
+      'no memory request is 999, not BestEffort 1000',
+    );
   });
 });
 
@@ -87,9 +135,17 @@ describe('OOM score: node-critical pods and sidecars (upstream GetContainerOOMSc
     assert.equal(containerOOMScoreAdjust(pod, bigSidecar, 4 * GiB), 751);
     const smallSidecar = container('side', { restartPolicy: 'Always', resources: { requests: { memory: '512Mi' } } });
     const pod2 = makePod({ containers: [app], initContainers: [smallSidecar] });
-    assert.equal(containerOOMScoreAdjust(pod2, smallSidecar, 4 * GiB), 876, 'its own 512Mi request is the smaller: 1000-125+1');
+    assert.equal(
+      containerOOMScoreAdjust(pod2, smallSidecar, 4 * GiB),
+      876,
+      'its own 512Mi request is the smaller: 1000-125+1',
+    );
     const noRequest = container('side', { restartPolicy: 'Always' });
     const pod3 = makePod({ containers: [app], initContainers: [noRequest] });
-    assert.equal(containerOOMScoreAdjust(pod3, noRequest, 4 * GiB), 952, 'a missing request counts as 200 MiB: 1000-48');
+    assert.equal(
+      containerOOMScoreAdjust(pod3, noRequest, 4 * GiB),
+      952,
+      'a missing request counts as 200 MiB: 1000-48',
+    );
   });
 });

@@ -40,8 +40,19 @@ function podWithClass(runtimeClassName?: string): Pod {
 
 async function sync(pod: Pod, runtimeClasses?: RuntimeClassLookup) {
   const rt = createRuntimeManager({
-    runtime: fake, imageManager: createImageManager({ images: fake, recorder }), clock: new FakeClock(1_700_000_000_000), podLogsDir: join(dir, 'logs'), rootDir: join(dir, 'root'), volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
-    nodeName: 'node-1', hostIP: '192.168.1.10', resolvConf: '', memoryCapacity: 8 * 2 ** 30, cgroupsPerQOS: false, recorder, runtimeClasses,
+    runtime: fake,
+    imageManager: createImageManager({ images: fake, recorder }),
+    clock: new FakeClock(1_700_000_000_000),
+    podLogsDir: join(dir, 'logs'),
+    rootDir: join(dir, 'root'),
+    volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
+    nodeName: 'node-1',
+    hostIP: '192.168.1.10',
+    resolvConf: '',
+    memoryCapacity: 8 * 2 ** 30,
+    cgroupsPerQOS: false,
+    recorder,
+    runtimeClasses,
   });
   const status = await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace!);
   return rt.syncPod(pod, status);
@@ -66,7 +77,10 @@ describe('runtimeHandlerFor', () => {
     assert.equal(runtimeHandlerFor(podWithClass(), classes), '');
     assert.equal(runtimeHandlerFor(podWithClass('alt'), undefined), 'alt');
     assert.equal(runtimeHandlerFor(podWithClass('kata'), classes), 'kata-qemu');
-    assert.throws(() => runtimeHandlerFor(podWithClass('gone'), classes), /runtimeclasses.node.k8s.io "gone" not found/);
+    assert.throws(
+      () => runtimeHandlerFor(podWithClass('gone'), classes),
+      /runtimeclasses.node.k8s.io "gone" not found/,
+    );
   });
 });
 

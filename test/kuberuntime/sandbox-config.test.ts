@@ -15,7 +15,11 @@ const noCluster = { clusterDNS: [], clusterDomain: '', resolvConf: '/etc/resolv.
 
 describe('DNS', () => {
   it('parses resolv.conf', () => {
-    assert.deepEqual(host, { servers: ['192.168.1.1', '8.8.8.8'], searches: ['example.com', 'corp.example.com'], options: ['ndots:2', 'timeout:1', 'edns0'] });
+    assert.deepEqual(host, {
+      servers: ['192.168.1.1', '8.8.8.8'],
+      searches: ['example.com', 'corp.example.com'],
+      options: ['ndots:2', 'timeout:1', 'edns0'],
+    });
   });
 
   it('ClusterFirst without cluster DNS falls back to the host config', () => {
@@ -23,7 +27,11 @@ describe('DNS', () => {
   });
 
   it('ClusterFirst with cluster DNS: cluster server, cluster searches first, ndots:5', () => {
-    const got = buildPodDNS(makePod(), { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf: '/etc/resolv.conf' }, host);
+    const got = buildPodDNS(
+      makePod(),
+      { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf: '/etc/resolv.conf' },
+      host,
+    );
     assert.deepEqual(got, {
       servers: ['10.96.0.10'],
       searches: ['default.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'example.com', 'corp.example.com'],
@@ -32,21 +40,36 @@ describe('DNS', () => {
   });
 
   it('ClusterFirst on the host network uses the host config', () => {
-    const got = buildPodDNS(makePod({ hostNetwork: true }), { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf: 'x' }, host);
+    const got = buildPodDNS(
+      makePod({ hostNetwork: true }),
+      { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf: 'x' },
+      host,
+    );
     assert.deepEqual(got, host);
   });
 
   it('None uses only spec.dnsConfig; options merge by name', () => {
     const pod = makePod();
     pod.spec!.dnsPolicy = 'None';
-    pod.spec!.dnsConfig = { nameservers: ['1.1.1.1'], searches: ['a.b'], options: [{ name: 'ndots', value: '1' }, { name: 'rotate' }] };
-    assert.deepEqual(buildPodDNS(pod, noCluster, host), { servers: ['1.1.1.1'], searches: ['a.b'], options: ['ndots:1', 'rotate'] });
+    pod.spec!.dnsConfig = {
+      nameservers: ['1.1.1.1'],
+      searches: ['a.b'],
+      options: [{ name: 'ndots', value: '1' }, { name: 'rotate' }],
+    };
+    assert.deepEqual(buildPodDNS(pod, noCluster, host), {
+      servers: ['1.1.1.1'],
+      searches: ['a.b'],
+      options: ['ndots:1', 'rotate'],
+    });
     pod.spec!.dnsPolicy = 'Default';
     assert.deepEqual(buildPodDNS(pod, noCluster, host).options, ['ndots:1', 'timeout:1', 'edns0', 'rotate']);
   });
 
   it('no resolv.conf configured: localhost and search "."', () => {
-    assert.deepEqual(buildPodDNS(makePod(), { ...noCluster, resolvConf: '' }, { servers: [], searches: [], options: [] }), { servers: ['127.0.0.1'], searches: ['.'], options: [] });
+    assert.deepEqual(
+      buildPodDNS(makePod(), { ...noCluster, resolvConf: '' }, { servers: [], searches: [], options: [] }),
+      { servers: ['127.0.0.1'], searches: ['.'], options: [] },
+    );
   });
 });
 
@@ -54,7 +77,16 @@ describe('generatePodSandboxConfig', () => {
   const dns = { servers: ['1.1.1.1'], searches: [], options: [] };
 
   it('pod network: POD namespaces, hostname = pod name, ports, labels, log dir', () => {
-    const pod = makePod({ containers: [container('a', { ports: [{ containerPort: 80, hostPort: 8080 }, { containerPort: 53, protocol: 'UDP' }] })] });
+    const pod = makePod({
+      containers: [
+        container('a', {
+          ports: [
+            { containerPort: 80, hostPort: 8080 },
+            { containerPort: 53, protocol: 'UDP' },
+          ],
+        }),
+      ],
+    });
     const cfg = generatePodSandboxConfig({ pod, attempt: 2, podLogsDir: '/var/log/pods', clusterDomain: '', dns });
     assert.deepEqual(cfg.metadata, { name: 'web', namespace: 'default', uid: 'uid-1234', attempt: 2 });
     assert.equal(cfg.hostname, 'web');
@@ -72,7 +104,13 @@ describe('generatePodSandboxConfig', () => {
   });
 
   it('host network: NODE network namespace and no hostname', () => {
-    const cfg = generatePodSandboxConfig({ pod: makePod({ hostNetwork: true }), attempt: 0, podLogsDir: '/l', clusterDomain: '', dns });
+    const cfg = generatePodSandboxConfig({
+      pod: makePod({ hostNetwork: true }),
+      attempt: 0,
+      podLogsDir: '/l',
+      clusterDomain: '',
+      dns,
+    });
     assert.equal(cfg.linux.securityContext.namespaceOptions.network, 'NODE');
     assert.equal(cfg.hostname, '');
   });

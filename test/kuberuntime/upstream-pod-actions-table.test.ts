@@ -84,7 +84,16 @@ function exited(id: string, c: Container, exitCode = 0): ContainerRuntimeStatus 
 }
 
 function readySandbox(opts: Partial<SandboxRuntimeStatus> = {}): SandboxRuntimeStatus {
-  return { id: SANDBOX, ready: true, attempt: 0, createdAt: 1n, ip: '10.0.0.1', additionalIps: [], hostNetwork: false, ...opts };
+  return {
+    id: SANDBOX,
+    ready: true,
+    attempt: 0,
+    createdAt: 1n,
+    ip: '10.0.0.1',
+    additionalIps: [],
+    hostNetwork: false,
+    ...opts,
+  };
 }
 
 /** upstream makeBasePodAndStatus: foo1..foo3 running in a ready sandbox with an IP. */
@@ -106,7 +115,11 @@ function basePodAndStatus(): { pod: Pod; status: PodRuntimeStatus } {
 /** upstream makeBasePodAndStatusWithInitContainers: init1..init3 exited 0, no regular statuses. */
 function withInitContainers(): { pod: Pod; status: PodRuntimeStatus } {
   const { pod, status } = basePodAndStatus();
-  pod.spec!.initContainers = [spec('init1', { image: 'bar-image' }), spec('init2', { image: 'bar-image' }), spec('init3', { image: 'bar-image' })];
+  pod.spec!.initContainers = [
+    spec('init1', { image: 'bar-image' }),
+    spec('init2', { image: 'bar-image' }),
+    spec('init3', { image: 'bar-image' }),
+  ];
   status.containerStatuses = pod.spec!.initContainers.map((c, i) => exited(`initid${i + 1}`, c));
   return { pod, status };
 }
@@ -136,7 +149,8 @@ function withInitAndEphemeralContainers(): { pod: Pod; status: PodRuntimeStatus 
 /** Our views of upstream's livenessManager and startupManager. */
 function probeOptions(p: Probes): PodActionsOptions {
   return {
-    probeFailure: (id) => (p.liveness.get(id) === 'failure' ? 'LivenessProbe' : p.startup.get(id) === 'failure' ? 'StartupProbe' : undefined),
+    probeFailure: (id) =>
+      p.liveness.get(id) === 'failure' ? 'LivenessProbe' : p.startup.get(id) === 'failure' ? 'StartupProbe' : undefined,
     startupProbeSucceeded: (id) => (p.startup.has(id) ? p.startup.get(id) === 'success' : undefined),
   };
 }
@@ -171,7 +185,11 @@ function expected(w: Want): Required<Want> {
   };
 }
 
-function runTable(base: () => { pod: Pod; status: PodRuntimeStatus }, cases: Case[], defaultProbes?: (p: Probes) => void): void {
+function runTable(
+  base: () => { pod: Pod; status: PodRuntimeStatus },
+  cases: Case[],
+  defaultProbes?: (p: Probes) => void,
+): void {
   for (const c of cases) {
     if (c.unsupported) {
       it(c.name, { skip: c.unsupported }, () => {});
@@ -426,7 +444,9 @@ const initContainerCases: Case[] = [
 
 /** Regular containers foo1..foo3 added to a status, in one state, with matching hashes. */
 function addRegular(s: PodRuntimeStatus, pod: Pod, state: 'running' | 'exited'): void {
-  pod.spec!.containers.forEach((c, i) => s.containerStatuses.push(state === 'running' ? running(`id${i + 1}`, c) : exited(`id${i + 1}`, c, 0)));
+  pod.spec!.containers.forEach((c, i) =>
+    s.containerStatuses.push(state === 'running' ? running(`id${i + 1}`, c) : exited(`id${i + 1}`, c, 0)),
+  );
 }
 
 /** The sandbox is dead and the last (restartable) init container exited 137. */
@@ -665,8 +685,10 @@ const ephemeralCases: Case[] = [
 
 describe('upstream TestComputePodActions', () => runTable(basePodAndStatus, computePodActionsCases));
 describe('upstream TestComputePodActionsWithInitContainers', () => runTable(withInitContainers, initContainerCases));
-describe('upstream TestComputePodActionsWithRestartableInitContainers', () => runTable(withRestartableInitContainers, sidecarCases, sidecarProbesPass));
-describe('upstream TestComputePodActionsWithInitAndEphemeralContainers', () => runTable(withInitAndEphemeralContainers, ephemeralCases));
+describe('upstream TestComputePodActionsWithRestartableInitContainers', () =>
+  runTable(withRestartableInitContainers, sidecarCases, sidecarProbesPass));
+describe('upstream TestComputePodActionsWithInitAndEphemeralContainers', () =>
+  runTable(withInitAndEphemeralContainers, ephemeralCases));
 
 /** A pod with one container and no container statuses: createSandbox is "the sandbox changed". */
 function sandboxOnly(sandboxes: SandboxRuntimeStatus[], hostNetwork = false): { pod: Pod; status: PodRuntimeStatus } {
@@ -681,18 +703,31 @@ function sandboxOnly(sandboxes: SandboxRuntimeStatus[], hostNetwork = false): { 
 // upstream pkg/kubelet/kuberuntime/util/util_test.go TestPodSandboxChanged (through computePodActions:
 // changed = createSandbox, with the new attempt and the sandbox to replace)
 describe('upstream TestPodSandboxChanged', () => {
-  const cases: Array<{ name: string; sandboxes: SandboxRuntimeStatus[]; hostNetwork?: boolean; changed: boolean; attempt: number; sandboxId: string }> = [
+  const cases: Array<{
+    name: string;
+    sandboxes: SandboxRuntimeStatus[];
+    hostNetwork?: boolean;
+    changed: boolean;
+    attempt: number;
+    sandboxId: string;
+  }> = [
     { name: 'Pod with no existing sandboxes', sandboxes: [], changed: true, attempt: 0, sandboxId: '' },
     {
       name: 'Pod with multiple ready sandbox statuses',
-      sandboxes: [readySandbox({ id: 'sandboxID2', attempt: 1, createdAt: 2n }), readySandbox({ id: 'sandboxID1', attempt: 0 })],
+      sandboxes: [
+        readySandbox({ id: 'sandboxID2', attempt: 1, createdAt: 2n }),
+        readySandbox({ id: 'sandboxID1', attempt: 0 }),
+      ],
       changed: true,
       attempt: 2,
       sandboxId: 'sandboxID2',
     },
     {
       name: 'Pod with no ready sandbox statuses',
-      sandboxes: [readySandbox({ id: 'sandboxID2', attempt: 1, ready: false, createdAt: 2n }), readySandbox({ id: 'sandboxID1', attempt: 0, ready: false })],
+      sandboxes: [
+        readySandbox({ id: 'sandboxID2', attempt: 1, ready: false, createdAt: 2n }),
+        readySandbox({ id: 'sandboxID1', attempt: 0, ready: false }),
+      ],
       changed: true,
       attempt: 2,
       sandboxId: 'sandboxID2',
@@ -705,14 +740,29 @@ describe('upstream TestPodSandboxChanged', () => {
       attempt: 1,
       sandboxId: '',
     },
-    { name: 'Pod with ready sandbox status but no IP', sandboxes: [readySandbox({ id: 'sandboxID1', ip: '' })], changed: true, attempt: 1, sandboxId: 'sandboxID1' },
-    { name: 'Pod with ready sandbox status with IP', sandboxes: [readySandbox({ id: 'sandboxID1', ip: '10.0.0.10' })], changed: false, attempt: 0, sandboxId: 'sandboxID1' },
+    {
+      name: 'Pod with ready sandbox status but no IP',
+      sandboxes: [readySandbox({ id: 'sandboxID1', ip: '' })],
+      changed: true,
+      attempt: 1,
+      sandboxId: 'sandboxID1',
+    },
+    {
+      name: 'Pod with ready sandbox status with IP',
+      sandboxes: [readySandbox({ id: 'sandboxID1', ip: '10.0.0.10' })],
+      changed: false,
+      attempt: 0,
+      sandboxId: 'sandboxID1',
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
       const { pod, status } = sandboxOnly(c.sandboxes, c.hostNetwork);
       const got = computePodActions(pod, status);
-      assert.deepEqual({ changed: got.createSandbox, attempt: got.attempt, sandboxId: got.sandboxId }, { changed: c.changed, attempt: c.attempt, sandboxId: c.sandboxId });
+      assert.deepEqual(
+        { changed: got.createSandbox, attempt: got.attempt, sandboxId: got.sandboxId },
+        { changed: c.changed, attempt: c.attempt, sandboxId: c.sandboxId },
+      );
     });
   }
 });
@@ -721,13 +771,29 @@ describe('upstream TestPodSandboxChanged', () => {
 // SyncPod steps seen as the computePodActions each one starts from
 describe('upstream TestSyncPodWithInitContainers (computePodActions of each step)', () => {
   const init1 = spec('init1', { image: 'init', imagePullPolicy: 'IfNotPresent' });
-  const apps = [spec('foo1', { imagePullPolicy: 'IfNotPresent' }), spec('foo2', { image: 'alpine', imagePullPolicy: 'IfNotPresent' })];
-  const pod: Pod = { metadata: { uid: '12345678', name: 'foo', namespace: 'new' }, spec: { containers: apps, initContainers: [init1] } };
+  const apps = [
+    spec('foo1', { imagePullPolicy: 'IfNotPresent' }),
+    spec('foo2', { image: 'alpine', imagePullPolicy: 'IfNotPresent' }),
+  ];
+  const pod: Pod = {
+    metadata: { uid: '12345678', name: 'foo', namespace: 'new' },
+    spec: { containers: apps, initContainers: [init1] },
+  };
   const status = (sandboxes: SandboxRuntimeStatus[], containers: ContainerRuntimeStatus[]): PodRuntimeStatus => ({
-    uid: '12345678', name: 'foo', namespace: 'new', ips: [], sandboxStatuses: sandboxes, containerStatuses: containers, timestamp: new Date(0),
+    uid: '12345678',
+    name: 'foo',
+    namespace: 'new',
+    ips: [],
+    sandboxStatuses: sandboxes,
+    containerStatuses: containers,
+    timestamp: new Date(0),
   });
   const steps: Array<{ name: string; status: PodRuntimeStatus; want: Want }> = [
-    { name: '1. should only create the init container', status: status([], []), want: { killPod: true, createSandbox: true, init: [0] } },
+    {
+      name: '1. should only create the init container',
+      status: status([], []),
+      want: { killPod: true, createSandbox: true, init: [0] },
+    },
     {
       name: '2. should not create app container because init container is still running',
       status: status([readySandbox()], [running('init-0', init1)]),
@@ -740,7 +806,10 @@ describe('upstream TestSyncPodWithInitContainers (computePodActions of each step
     },
     {
       name: '4. should restart the init container if needed to create a new podsandbox',
-      status: status([readySandbox({ ready: false })], [running('foo1-0', apps[0]!), running('foo2-0', apps[1]!), exited('init-0', init1)]),
+      status: status(
+        [readySandbox({ ready: false })],
+        [running('foo1-0', apps[0]!), running('foo2-0', apps[1]!), exited('init-0', init1)],
+      ),
       want: newSandboxFromFirstInit,
     },
   ];

@@ -22,20 +22,38 @@ test('parses CRI log lines and rejects malformed ones', () => {
 
 test('partial lines are joined, the timestamp printed once per line', () => {
   const f = new LineFormatter(true);
-  const out = ['2024-01-01T00:00:00Z stdout P ab', '2024-01-01T00:00:01Z stdout F cd'].map((s) => f.format(parseCriLogLine(Buffer.from(s))).toString()).join('');
+  const out = ['2024-01-01T00:00:00Z stdout P ab', '2024-01-01T00:00:01Z stdout F cd']
+    .map((s) => f.format(parseCriLogLine(Buffer.from(s))).toString())
+    .join('');
   assert.equal(out, '2024-01-01T00:00:00Z abcd\n');
 });
 
 test('tailStart and readLogs with tailLines, sinceTime and limitBytes', async () => {
   const dir = testTempDir('kts-logs-');
   const file = join(dir, '0.log');
-  writeFileSync(file, ['2024-01-01T00:00:01Z stdout F one', 'garbage', '2024-01-01T00:00:02Z stdout F two', '2024-01-01T00:00:03Z stdout F three', ''].join('\n'));
+  writeFileSync(
+    file,
+    [
+      '2024-01-01T00:00:01Z stdout F one',
+      'garbage',
+      '2024-01-01T00:00:02Z stdout F two',
+      '2024-01-01T00:00:03Z stdout F three',
+      '',
+    ].join('\n'),
+  );
   const fh = await open(file);
   assert.equal(await tailStart(fh, 0), (await fh.stat()).size);
   await fh.close();
   const read = async (o: Partial<LogOptions>) => {
     let out = '';
-    await readLogs(file, { follow: false, timestamps: false, previous: false, ...o }, async (b) => { out += b.toString(); }, { signal: new AbortController().signal, open: (p) => open(p), isRunning: async () => false, pollMs: 10 });
+    await readLogs(
+      file,
+      { follow: false, timestamps: false, previous: false, ...o },
+      async (b) => {
+        out += b.toString();
+      },
+      { signal: new AbortController().signal, open: (p) => open(p), isRunning: async () => false, pollMs: 10 },
+    );
     return out;
   };
   assert.equal(await read({}), 'one\ntwo\nthree\n', 'a malformed line is skipped');

@@ -31,18 +31,39 @@ const OUR_EXTRAS = new Set([
 
 /** The names dashboards and alerts query most; they must be exported. */
 const IMPORTANT = [
-  'kubelet_node_name', 'kubelet_running_pods', 'kubelet_running_containers', 'kubelet_pod_worker_duration_seconds',
-  'kubelet_pod_start_duration_seconds', 'kubelet_pod_start_sli_duration_seconds', 'kubelet_pleg_relist_duration_seconds',
-  'kubelet_pleg_relist_interval_seconds', 'kubelet_pleg_last_seen_seconds', 'kubelet_pleg_discard_events',
-  'kubelet_runtime_operations_total', 'kubelet_runtime_operations_duration_seconds', 'kubelet_runtime_operations_errors_total',
-  'kubelet_started_pods_total', 'kubelet_started_pods_errors_total', 'kubelet_started_containers_total',
-  'kubelet_started_containers_errors_total', 'kubelet_cgroup_manager_duration_seconds', 'kubelet_evictions',
-  'kubelet_desired_pods', 'kubelet_active_pods', 'kubelet_orphaned_runtime_pods_total', 'kubelet_http_requests_total',
+  'kubelet_node_name',
+  'kubelet_running_pods',
+  'kubelet_running_containers',
+  'kubelet_pod_worker_duration_seconds',
+  'kubelet_pod_start_duration_seconds',
+  'kubelet_pod_start_sli_duration_seconds',
+  'kubelet_pleg_relist_duration_seconds',
+  'kubelet_pleg_relist_interval_seconds',
+  'kubelet_pleg_last_seen_seconds',
+  'kubelet_pleg_discard_events',
+  'kubelet_runtime_operations_total',
+  'kubelet_runtime_operations_duration_seconds',
+  'kubelet_runtime_operations_errors_total',
+  'kubelet_started_pods_total',
+  'kubelet_started_pods_errors_total',
+  'kubelet_started_containers_total',
+  'kubelet_started_containers_errors_total',
+  'kubelet_cgroup_manager_duration_seconds',
+  'kubelet_evictions',
+  'kubelet_desired_pods',
+  'kubelet_active_pods',
+  'kubelet_orphaned_runtime_pods_total',
+  'kubelet_http_requests_total',
 ];
 
 function upstreamNames(): Set<string> {
   const text = readFileSync(join(ROOT, 'test', 'metrics', 'upstream-metric-names.txt'), 'utf8');
-  return new Set(text.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')));
+  return new Set(
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#')),
+  );
 }
 
 function sourceFiles(dir: string): string[] {
@@ -69,13 +90,16 @@ const UPSTREAM_LINT = [
 ];
 function promtoolCheck(what: string, text: string): void {
   const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
-  const findings = `${r.stdout}${r.stderr}`.split('\n').map((l) => l.trim()).filter((l) => l && !UPSTREAM_LINT.includes(l));
+  const findings = `${r.stdout}${r.stderr}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !UPSTREAM_LINT.includes(l));
   assert.deepEqual(findings, [], `promtool check metrics ${what}`);
   assert.ok(r.status === 0 || r.status === 3, `promtool exit ${r.status}: ${r.stderr}`); // 3: lint findings only
 }
 
 describe('metric names', () => {
-  it('every kubelet_* name we export is upstream\'s, or one of our few extras; the important ones are there', async () => {
+  it("every kubelet_* name we export is upstream's, or one of our few extras; the important ones are there", async () => {
     const upstream = upstreamNames();
     const ours = (await registry.getMetricsAsJSON()).map((m) => m.name);
     for (const name of ours.filter((n) => n.startsWith('kubelet_'))) {
@@ -100,7 +124,10 @@ describe('metric names', () => {
   });
 
   it('every declared metric is updated somewhere in src/ (none declared and left at zero forever)', () => {
-    const src = sourceFiles(join(ROOT, 'src')).filter((p) => !p.endsWith(join('metrics', 'index.ts'))).map((p) => readFileSync(p, 'utf8')).join('\n');
+    const src = sourceFiles(join(ROOT, 'src'))
+      .filter((p) => !p.endsWith(join('metrics', 'index.ts')))
+      .map((p) => readFileSync(p, 'utf8'))
+      .join('\n');
     for (const key of Object.keys(metrics)) {
       const used = new RegExp(`metrics\\.${key}\\.(inc|set|observe|dec|startTimer)\\(`);
       assert.ok(used.test(src), `metrics.${key} is declared but never updated`);
@@ -111,29 +138,62 @@ describe('metric names', () => {
 describe('CRI operations (upstream pkg/kubelet/kuberuntime/instrumented_services.go)', () => {
   it('operation_type names', () => {
     const cases: Array<[string, string]> = [
-      ['Version', 'version'], ['Status', 'status'], ['RunPodSandbox', 'run_podsandbox'], ['StopPodSandbox', 'stop_podsandbox'],
-      ['RemovePodSandbox', 'remove_podsandbox'], ['PodSandboxStatus', 'podsandbox_status'], ['ListPodSandbox', 'list_podsandbox'],
-      ['CreateContainer', 'create_container'], ['StartContainer', 'start_container'], ['StopContainer', 'stop_container'],
-      ['RemoveContainer', 'remove_container'], ['ListContainers', 'list_containers'], ['ContainerStatus', 'container_status'],
-      ['UpdateContainerResources', 'update_container'], ['ReopenContainerLog', 'reopen_container_log'], ['ExecSync', 'exec_sync'],
-      ['Exec', 'exec'], ['Attach', 'attach'], ['PortForward', 'port_forward'], ['ContainerStats', 'container_stats'],
-      ['ListContainerStats', 'list_container_stats'], ['PodSandboxStats', 'podsandbox_stats'], ['ListPodSandboxStats', 'list_podsandbox_stats'],
-      ['UpdateRuntimeConfig', 'update_runtime_config'], ['ListImages', 'list_images'], ['ImageStatus', 'image_status'],
-      ['PullImage', 'pull_image'], ['RemoveImage', 'remove_image'], ['ImageFsInfo', 'image_fs_info'],
+      ['Version', 'version'],
+      ['Status', 'status'],
+      ['RunPodSandbox', 'run_podsandbox'],
+      ['StopPodSandbox', 'stop_podsandbox'],
+      ['RemovePodSandbox', 'remove_podsandbox'],
+      ['PodSandboxStatus', 'podsandbox_status'],
+      ['ListPodSandbox', 'list_podsandbox'],
+      ['CreateContainer', 'create_container'],
+      ['StartContainer', 'start_container'],
+      ['StopContainer', 'stop_container'],
+      ['RemoveContainer', 'remove_container'],
+      ['ListContainers', 'list_containers'],
+      ['ContainerStatus', 'container_status'],
+      ['UpdateContainerResources', 'update_container'],
+      ['ReopenContainerLog', 'reopen_container_log'],
+      ['ExecSync', 'exec_sync'],
+      ['Exec', 'exec'],
+      ['Attach', 'attach'],
+      ['PortForward', 'port_forward'],
+      ['ContainerStats', 'container_stats'],
+      ['ListContainerStats', 'list_container_stats'],
+      ['PodSandboxStats', 'podsandbox_stats'],
+      ['ListPodSandboxStats', 'list_podsandbox_stats'],
+      ['UpdateRuntimeConfig', 'update_runtime_config'],
+      ['ListImages', 'list_images'],
+      ['ImageStatus', 'image_status'],
+      ['PullImage', 'pull_image'],
+      ['RemoveImage', 'remove_image'],
+      ['ImageFsInfo', 'image_fs_info'],
     ];
     for (const [method, op] of cases) assert.equal(operationType(method), op, method);
   });
 
   it('a call is counted and timed; a failed one is also an error', async () => {
     const count = async (name: string, op: string) =>
-      (await registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.operation_type === op && !('le' in v.labels) && (v as { metricName?: string }).metricName !== `${name}_sum`)?.value ?? 0;
+      (await registry.getSingleMetric(name)!.get()).values.find(
+        (v) =>
+          v.labels.operation_type === op &&
+          !('le' in v.labels) &&
+          (v as { metricName?: string }).metricName !== `${name}_sum`,
+      )?.value ?? 0;
     const before = await count('kubelet_runtime_operations_total', 'list_images');
     const errorsBefore = await count('kubelet_runtime_operations_errors_total', 'list_images');
     assert.equal(await instrumented('ListImages', async () => 7), 7);
-    await assert.rejects(instrumented('ListImages', async () => { throw new Error('boom'); }), /boom/);
+    await assert.rejects(
+      instrumented('ListImages', async () => {
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
     assert.equal(await count('kubelet_runtime_operations_total', 'list_images'), before + 2);
     assert.equal(await count('kubelet_runtime_operations_errors_total', 'list_images'), errorsBefore + 1);
-    assert.match(await registry.metrics(), /kubelet_runtime_operations_duration_seconds_count\{operation_type="list_images"\} \d+/);
+    assert.match(
+      await registry.metrics(),
+      /kubelet_runtime_operations_duration_seconds_count\{operation_type="list_images"\} \d+/,
+    );
   });
 });
 
@@ -151,33 +211,49 @@ describe('pod start SLI (upstream pkg/kubelet/util/pod_startup_latency_tracker.g
   });
 });
 
-describe('promtool check metrics', { skip: !promtool && 'promtool not installed (scripts/install-deps.sh installs Debian prometheus)' }, () => {
-  let dir: string;
-  before(() => { dir = testTempDir('kts-metrics-'); });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+describe(
+  'promtool check metrics',
+  { skip: !promtool && 'promtool not installed (scripts/install-deps.sh installs Debian prometheus)' },
+  () => {
+    let dir: string;
+    before(() => {
+      dir = testTempDir('kts-metrics-');
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('/metrics and /metrics/probes', async () => {
-    metrics.nodeName.set({ node: 'node-a' }, 1);
-    promtoolCheck('/metrics', await registry.metrics());
-    promtoolCheck('/metrics/probes', await probeRegistry.metrics());
-  });
+    it('/metrics and /metrics/probes', async () => {
+      metrics.nodeName.set({ node: 'node-a' }, 1);
+      promtoolCheck('/metrics', await registry.metrics());
+      promtoolCheck('/metrics/probes', await probeRegistry.metrics());
+    });
 
-  it('/metrics/cadvisor and /metrics/resource over a recorded cgroup tree', async () => {
-    for (const mode of ['v2', 'v1'] as const) {
-      const root = mkdtempSync(join(dir, mode));
-      const tree = makeCgroupTree(root, { mode, pods: 2, containersPerPod: 2 });
-      const p = new CgroupStatsProvider({
-        nodeName: 'node-a', layout: createCgroupLayout(tree.mounts), reader: createTsCgroupReader(), listPods: async () => structuredClone(tree.pods),
-        cgroupRoot: '/', rootDir: root, podLogsDir: join(root, 'logs'), memoryCapacity: 8n << 30n, housekeepingIntervalMs: 10_000, bootTime: new Date(0),
-      });
-      try {
-        const snap = await p.collect();
-        const oom = [{ podUid: snap.pods[0]!.uid, namespace: 'ns', pod: 'pod-0', container: 'c1', id: '/x', count: 1 }];
-        promtoolCheck(`/metrics/cadvisor (${mode})`, cadvisorMetrics(snap, oom, 8n << 30n));
-        promtoolCheck(`/metrics/resource (${mode})`, resourceMetrics(snap));
-      } finally {
-        p.stop();
+    it('/metrics/cadvisor and /metrics/resource over a recorded cgroup tree', async () => {
+      for (const mode of ['v2', 'v1'] as const) {
+        const root = mkdtempSync(join(dir, mode));
+        const tree = makeCgroupTree(root, { mode, pods: 2, containersPerPod: 2 });
+        const p = new CgroupStatsProvider({
+          nodeName: 'node-a',
+          layout: createCgroupLayout(tree.mounts),
+          reader: createTsCgroupReader(),
+          listPods: async () => structuredClone(tree.pods),
+          cgroupRoot: '/',
+          rootDir: root,
+          podLogsDir: join(root, 'logs'),
+          memoryCapacity: 8n << 30n,
+          housekeepingIntervalMs: 10_000,
+          bootTime: new Date(0),
+        });
+        try {
+          const snap = await p.collect();
+          const oom = [
+            { podUid: snap.pods[0]!.uid, namespace: 'ns', pod: 'pod-0', container: 'c1', id: '/x', count: 1 },
+          ];
+          promtoolCheck(`/metrics/cadvisor (${mode})`, cadvisorMetrics(snap, oom, 8n << 30n));
+          promtoolCheck(`/metrics/resource (${mode})`, resourceMetrics(snap));
+        } finally {
+          p.stop();
+        }
       }
-    }
-  });
-});
+    });
+  },
+);

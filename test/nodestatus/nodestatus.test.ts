@@ -7,7 +7,12 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApiClients } from '../../src/apiclient/index.js';
-import { createLeaseController, createNodeStatusManager, parseTaints, type NodeStatusDeps } from '../../src/nodestatus/index.js';
+import {
+  createLeaseController,
+  createNodeStatusManager,
+  parseTaints,
+  type NodeStatusDeps,
+} from '../../src/nodestatus/index.js';
 import { computeNodeInfo } from '../../src/node/node-info.js';
 import { createApiStatusManager, createStatusManager } from '../../src/status/index.js';
 import { createApiserverSink } from '../../src/events/index.js';
@@ -27,8 +32,15 @@ interface StoredNode {
     nodeInfo: { containerRuntimeVersion: string };
   };
 }
-interface StoredLease { metadata: { ownerReferences: { uid: string }[] }; spec: { holderIdentity: string; renewTime: string } }
-interface StoredEvent { reason: string; count: number; source: { component: string } }
+interface StoredLease {
+  metadata: { ownerReferences: { uid: string }[] };
+  spec: { holderIdentity: string; renewTime: string };
+}
+interface StoredEvent {
+  reason: string;
+  count: number;
+  source: { component: string };
+}
 
 const dir = testTempDir('kts-nodestatus-');
 const api = await startTestApiserver();
@@ -38,16 +50,33 @@ after(async () => {
   await api.stop();
 });
 
-const statusPatches = () => api.requests.filter((r) => r.method === 'PATCH' && r.path === '/api/v1/nodes/n1/status').length;
+const statusPatches = () =>
+  api.requests.filter((r) => r.method === 'PATCH' && r.path === '/api/v1/nodes/n1/status').length;
 
 test('registers, reports Ready=False with the reason, then Ready; patches only on change; re-registers', async () => {
   let errors = ['container runtime is down: connection refused'];
   const deps: NodeStatusDeps = {
-    client: clients.main, heartbeat: clients.heartbeat, hostIP: '10.0.0.5', kubeletPort: 10250, registerNode: true,
-    node: computeNodeInfo({ nodeName: 'n1', maxPods: 50, nodeLabels: { role: 'x' }, capacity: { milliCPU: 4000, memory: 8 * 1024 ** 3 }, systemReserved: { memory: '1Gi' }, evictionHard: { 'memory.available': '100Mi' } }),
-    taints: parseTaints('a=b:NoSchedule').taints, rootDir: dir, kubeletVersion: 'v0-test',
-    runtimeVersion: async () => 'containerd://1.6.20', images: async () => [{ names: ['img:1'], sizeBytes: 10 }],
-    readinessErrors: () => errors, updateFrequencyMs: 100, reportFrequencyMs: 60_000,
+    client: clients.main,
+    heartbeat: clients.heartbeat,
+    hostIP: '10.0.0.5',
+    kubeletPort: 10250,
+    registerNode: true,
+    node: computeNodeInfo({
+      nodeName: 'n1',
+      maxPods: 50,
+      nodeLabels: { role: 'x' },
+      capacity: { milliCPU: 4000, memory: 8 * 1024 ** 3 },
+      systemReserved: { memory: '1Gi' },
+      evictionHard: { 'memory.available': '100Mi' },
+    }),
+    taints: parseTaints('a=b:NoSchedule').taints,
+    rootDir: dir,
+    kubeletVersion: 'v0-test',
+    runtimeVersion: async () => 'containerd://1.6.20',
+    images: async () => [{ names: ['img:1'], sizeBytes: 10 }],
+    readinessErrors: () => errors,
+    updateFrequencyMs: 100,
+    reportFrequencyMs: 60_000,
   };
   const m = createNodeStatusManager(deps);
   m.start();
@@ -56,14 +85,22 @@ test('registers, reports Ready=False with the reason, then Ready; patches only o
   const n = get();
   assert.equal(n.metadata.labels.role, 'x');
   assert.deepEqual(n.spec.taints, [{ key: 'a', value: 'b', effect: 'NoSchedule' }]);
-  assert.deepEqual({ cpu: n.status.capacity.cpu, memory: n.status.capacity.memory, pods: n.status.capacity.pods }, { cpu: '4', memory: '8388608Ki', pods: '50' });
+  assert.deepEqual(
+    { cpu: n.status.capacity.cpu, memory: n.status.capacity.memory, pods: n.status.capacity.pods },
+    { cpu: '4', memory: '8388608Ki', pods: '50' },
+  );
   assert.equal(n.status.allocatable.memory, `${(8 * 1024 ** 3 - 1024 ** 3 - 100 * 1024 ** 2) / 1024}Ki`);
   const notReady = n.status.conditions.find((c) => c.type === 'Ready')!;
   assert.equal(notReady.status, 'False');
   assert.match(notReady.message, /container runtime is down/);
   assert.equal(n.status.nodeInfo.containerRuntimeVersion, 'containerd://1.6.20');
   errors = [];
-  await waitFor('Ready', 5000, () => (get().status.conditions.find((c) => c.type === 'Ready')?.status === 'True' ? true : undefined), 20);
+  await waitFor(
+    'Ready',
+    5000,
+    () => (get().status.conditions.find((c) => c.type === 'Ready')?.status === 'True' ? true : undefined),
+    20,
+  );
   // Unchanged status and report frequency not due: no more patches.
   const before = statusPatches();
   await new Promise((r) => setTimeout(r, 400));
@@ -71,23 +108,39 @@ test('registers, reports Ready=False with the reason, then Ready; patches only o
   // The Node is deleted: it is registered again.
   await api.call('DELETE', '/api/v1/nodes/n1');
   await waitFor('re-registered', 5000, () => get(), 20);
-  const lease = createLeaseController({ heartbeat: clients.heartbeat, nodeName: 'n1', leaseDurationSeconds: 40, nodeUID: () => m.nodeUID() });
+  const lease = createLeaseController({
+    heartbeat: clients.heartbeat,
+    nodeName: 'n1',
+    leaseDurationSeconds: 40,
+    nodeUID: () => m.nodeUID(),
+  });
   await lease.renew();
   const l1 = api.store.get('leases', 'kube-node-lease', 'n1') as unknown as StoredLease;
   assert.equal(l1.spec.holderIdentity, 'n1');
   assert.equal(l1.metadata.ownerReferences[0]?.uid, get().metadata.uid);
   await new Promise((r) => setTimeout(r, 5));
   await lease.renew();
-  assert.notEqual((api.store.get('leases', 'kube-node-lease', 'n1') as unknown as StoredLease).spec.renewTime, l1.spec.renewTime);
+  assert.notEqual(
+    (api.store.get('leases', 'kube-node-lease', 'n1') as unknown as StoredLease).spec.renewTime,
+    l1.spec.renewTime,
+  );
   m.stop();
 });
 
 test('status sync: patch on change with the UID, never regress a terminal phase, final delete', async () => {
-  const created = await api.call('POST', '/api/v1/namespaces/s/pods', { metadata: { name: 'p' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] } });
+  const created = await api.call('POST', '/api/v1/namespaces/s/pods', {
+    metadata: { name: 'p' },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
+  });
   const pod = created.body as unknown as Pod;
   const sm = createApiStatusManager({ client: clients.main, base: createStatusManager(), retryMs: 50 });
   sm.setPodStatus(pod, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
-  await waitFor('Running on the API', 5000, () => ((api.store.get('pods', 's', 'p') as Pod).status?.phase === 'Running' ? true : undefined), 20);
+  await waitFor(
+    'Running on the API',
+    5000,
+    () => ((api.store.get('pods', 's', 'p') as Pod).status?.phase === 'Running' ? true : undefined),
+    20,
+  );
   const patches = () => api.requests.filter((r) => r.path === '/api/v1/namespaces/s/pods/p/status').length;
   const n = patches();
   sm.setPodStatus(pod, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] });
@@ -100,14 +153,25 @@ test('status sync: patch on change with the UID, never regress a terminal phase,
   assert.equal((api.store.get('pods', 's', 'p') as Pod).status?.phase, 'Succeeded');
   // Graceful delete on the API, then the pod terminates: the kubelet removes it with grace 0.
   const deleted = await api.call('DELETE', '/api/v1/namespaces/s/pods/p', { gracePeriodSeconds: 30 });
-  sm.setPodStatus(deleted.body as unknown as Pod, { phase: 'Failed', containerStatuses: [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137 } } }] });
+  sm.setPodStatus(deleted.body as unknown as Pod, {
+    phase: 'Failed',
+    containerStatuses: [
+      { name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137 } } },
+    ],
+  });
   await waitFor('pod removed', 5000, () => (api.store.get('pods', 's', 'p') ? undefined : true), 20);
   sm.stop();
 });
 
 test('event sink: repeats aggregate into count/lastTimestamp; the bucket limits the rate', async () => {
   const sink = createApiserverSink({ client: clients.main, nodeName: 'n1', qps: 20, burst: 2 });
-  const ev = (reason: string, message: string) => ({ involvedObject: { kind: 'Pod' as const, name: 'p', namespace: 'ev', uid: 'u1' }, type: 'Normal' as const, reason, message, timestamp: new Date() });
+  const ev = (reason: string, message: string) => ({
+    involvedObject: { kind: 'Pod' as const, name: 'p', namespace: 'ev', uid: 'u1' },
+    type: 'Normal' as const,
+    reason,
+    message,
+    timestamp: new Date(),
+  });
   const t0 = Date.now();
   for (let i = 0; i < 3; i++) sink.write(ev('BackOff', 'Back-off restarting failed container'));
   for (let i = 0; i < 3; i++) sink.write(ev(`R${i}`, 'm'));

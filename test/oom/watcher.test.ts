@@ -13,12 +13,17 @@ function harness() {
   const events: OomEvent[] = [];
   let deliver: (k: OomKillRecord[]) => void = () => undefined;
   const w = new KmsgOomWatcher({
-    createKmsgWatcher: (_p, on) => { deliver = on; return { lost: () => 0, close: () => undefined }; },
+    createKmsgWatcher: (_p, on) => {
+      deliver = on;
+      return { lost: () => 0, close: () => undefined };
+    },
     onEvent: (e) => events.push(e),
   });
   w.start();
-  const kill = (pid: number) => deliver([{ seq: pid, tsUs: 1, pid, comm: 'x', constraint: 'CONSTRAINT_MEMCG', oomMemcg: MEMCG, taskMemcg: MEMCG }]);
-  const counters = (n: bigint) => w.observeCounters([{ memcg: MEMCG, podUid: '1234-5678', containerId: CID, oomKills: n }]);
+  const kill = (pid: number) =>
+    deliver([{ seq: pid, tsUs: 1, pid, comm: 'x', constraint: 'CONSTRAINT_MEMCG', oomMemcg: MEMCG, taskMemcg: MEMCG }]);
+  const counters = (n: bigint) =>
+    w.observeCounters([{ memcg: MEMCG, podUid: '1234-5678', containerId: CID, oomKills: n }]);
   return { w, events, kill, counters };
 }
 
@@ -28,7 +33,12 @@ it('maps a memcg path to the pod UID and container id', () => {
   assert.deepEqual(podOfMemcg('/system.slice/foo.service'), {});
   assert.deepEqual(podOfMemcg('/podfake/x'), {}, 'pod segment must be under kubepods');
   // The systemd driver's names (runc's scope for containerd's containers).
-  assert.deepEqual(podOfMemcg(`/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_5678.slice/cri-containerd-${CID}.scope`), { podUid: '1234-5678', containerId: CID });
+  assert.deepEqual(
+    podOfMemcg(
+      `/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_5678.slice/cri-containerd-${CID}.scope`,
+    ),
+    { podUid: '1234-5678', containerId: CID },
+  );
   assert.deepEqual(podOfMemcg('/kubepods.slice/kubepods-podabc.slice'), { podUid: 'abc' });
   assert.deepEqual(podOfMemcg('/kubepods.slice/kubepods-besteffort.slice'), {});
 });
@@ -65,7 +75,12 @@ it('kills before the first counter sighting are history, not events', () => {
 
 it('without /dev/kmsg it starts degraded and still counts', () => {
   const events: OomEvent[] = [];
-  const w = new KmsgOomWatcher({ createKmsgWatcher: () => { throw Object.assign(new Error('EACCES'), { code: 'EACCES' }); }, onEvent: (e) => events.push(e) });
+  const w = new KmsgOomWatcher({
+    createKmsgWatcher: () => {
+      throw Object.assign(new Error('EACCES'), { code: 'EACCES' });
+    },
+    onEvent: (e) => events.push(e),
+  });
   w.start();
   assert.equal(w.kmsgActive, false);
   w.observeCounters([{ memcg: MEMCG, podUid: 'p', containerId: CID, oomKills: 0n }]);
@@ -74,11 +89,35 @@ it('without /dev/kmsg it starts degraded and still counts', () => {
 });
 
 it('markOomKilled rewrites Error to OOMKilled only for containers the watcher saw killed', () => {
-  const term = (id: string, exitCode: number, reason: string) => ({ terminated: { exitCode, reason, containerID: `containerd://${id}`, startedAt: new Date(0), finishedAt: new Date(0) } });
+  const term = (id: string, exitCode: number, reason: string) => ({
+    terminated: {
+      exitCode,
+      reason,
+      containerID: `containerd://${id}`,
+      startedAt: new Date(0),
+      finishedAt: new Date(0),
+    },
+  });
   const status = {
     containerStatuses: [
-      { name: 'a', state: term(CID, 137, 'Error'), lastState: term('b'.repeat(64), 137, 'Error'), ready: false, restartCount: 1, image: '', imageID: '' },
-      { name: 'c', state: term(CID, 0, 'Completed'), lastState: term('c'.repeat(64), 1, 'Error'), ready: false, restartCount: 0, image: '', imageID: '' },
+      {
+        name: 'a',
+        state: term(CID, 137, 'Error'),
+        lastState: term('b'.repeat(64), 137, 'Error'),
+        ready: false,
+        restartCount: 1,
+        image: '',
+        imageID: '',
+      },
+      {
+        name: 'c',
+        state: term(CID, 0, 'Completed'),
+        lastState: term('c'.repeat(64), 1, 'Error'),
+        ready: false,
+        restartCount: 0,
+        image: '',
+        imageID: '',
+      },
     ],
   };
   markOomKilled(status as never, (id) => id === CID);

@@ -22,41 +22,63 @@ test('candidate cgroup dirs cover containerd default and the kubepods QoS tree',
   assert.ok(c.includes('/kubepods/pod1234-ab/cid'));
 });
 
-test('candidate cgroup dirs under the systemd driver: the pod slice and the runtime\'s scope', () => {
+test("candidate cgroup dirs under the systemd driver: the pod slice and the runtime's scope", () => {
   const c = candidateCgroupDirs('1234-ab', 'cid', '/', cgroupNaming('systemd'));
-  assert.ok(c.includes('/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_ab.slice/cri-containerd-cid.scope'));
+  assert.ok(
+    c.includes('/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_ab.slice/cri-containerd-cid.scope'),
+  );
   assert.ok(c.includes('/kubepods.slice/kubepods-pod1234_ab.slice/cri-containerd-cid.scope'));
   assert.ok(!c.some((d) => d.startsWith('k8s.io')), 'no cgroupfs parent');
 });
 
 for (const impl of implementations('inotify')) {
-  describe(`cgroup exit watcher (${impl.name})`, { skip: canRun ? false : 'needs root and a cgroup v2 / unified tree' }, () => {
-    test('a process exiting in a watched cgroup is reported once', async () => {
-      const root = join(unified!, `kts-test-${process.pid}-${impl.name}`);
-      const cg = join(root, 'k8s.io', 'c1');
-      mkdirSync(cg, { recursive: true });
-      const child = spawn('sleep', ['30'], { stdio: 'ignore' });
-      try {
-        writeFileSync(join(cg, 'cgroup.procs'), String(child.pid));
-        const exits: string[] = [];
-        let resolveExit!: () => void;
-        const exited = new Promise<void>((r) => (resolveExit = r));
-        const w = new CgroupExitWatcher({ root, createFsWatcher: impl.createFsWatcher, onExit: (pod, cid) => { exits.push(`${pod}/${cid}`); resolveExit(); } });
-        assert.equal(await w.track('pod-a', 'c1'), true);
-        assert.equal(await w.track('pod-a', 'missing'), false, 'no cgroup, not tracked');
-        assert.equal(exits.length, 0);
-        const killedAt = Date.now();
-        child.kill('SIGKILL');
-        await Promise.race([exited, new Promise((_, rej) => setTimeout(() => rej(new Error('no exit reported within 5 s')), 5000))]);
-        assert.deepEqual(exits, ['pod-a/c1']);
-        assert.ok(Date.now() - killedAt < 5000);
-        assert.equal(w.size, 0, 'untracked after its exit');
-        w.close();
-      } finally {
-        child.kill('SIGKILL');
-        await new Promise((r) => setTimeout(r, 50));
-        for (const d of [cg, join(root, 'k8s.io'), root]) if (existsSync(d)) try { rmdirSync(d); } catch { /* busy: retried by the OS later */ }
-      }
-    });
-  });
+  describe(
+    `cgroup exit watcher (${impl.name})`,
+    { skip: canRun ? false : 'needs root and a cgroup v2 / unified tree' },
+    () => {
+      test('a process exiting in a watched cgroup is reported once', async () => {
+        const root = join(unified!, `kts-test-${process.pid}-${impl.name}`);
+        const cg = join(root, 'k8s.io', 'c1');
+        mkdirSync(cg, { recursive: true });
+        const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+        try {
+          writeFileSync(join(cg, 'cgroup.procs'), String(child.pid));
+          const exits: string[] = [];
+          let resolveExit!: () => void;
+          const exited = new Promise<void>((r) => (resolveExit = r));
+          const w = new CgroupExitWatcher({
+            root,
+            createFsWatcher: impl.createFsWatcher,
+            onExit: (pod, cid) => {
+              exits.push(`${pod}/${cid}`);
+              resolveExit();
+            },
+          });
+          assert.equal(await w.track('pod-a', 'c1'), true);
+          assert.equal(await w.track('pod-a', 'missing'), false, 'no cgroup, not tracked');
+          assert.equal(exits.length, 0);
+          const killedAt = Date.now();
+          child.kill('SIGKILL');
+          await Promise.race([
+            exited,
+            new Promise((_, rej) => setTimeout(() => rej(new Error('no exit reported within 5 s')), 5000)),
+          ]);
+          assert.deepEqual(exits, ['pod-a/c1']);
+          assert.ok(Date.now() - killedAt < 5000);
+          assert.equal(w.size, 0, 'untracked after its exit');
+          w.close();
+        } finally {
+          child.kill('SIGKILL');
+          await new Promise((r) => setTimeout(r, 50));
+          for (const d of [cg, join(root, 'k8s.io'), root])
+            if (existsSync(d))
+              try {
+                rmdirSync(d);
+              } catch {
+                /* busy: retried by the OS later */
+              }
+        }
+      });
+    },
+  );
 }

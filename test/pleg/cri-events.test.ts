@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createGenericPLEG, createPodStatusCache, type PodLifecycleEvent, type SubscribeContainerEvents } from '../../src/pleg/index.js';
+import {
+  createGenericPLEG,
+  createPodStatusCache,
+  type PodLifecycleEvent,
+  type SubscribeContainerEvents,
+} from '../../src/pleg/index.js';
 import { CriError } from '../../src/errors.js';
 import type { ContainerEvent } from '../../src/cri/types.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
@@ -11,10 +16,19 @@ function fakeStream() {
   const subscribe: SubscribeContainerEvents = (onEvent, onError) => {
     const s = { onEvent, onError, cancelled: false };
     subs.push(s);
-    return { cancel: () => { s.cancelled = true; } };
+    return {
+      cancel: () => {
+        s.cancelled = true;
+      },
+    };
   };
   const last = () => subs[subs.length - 1]!;
-  const stopped = (id: string): ContainerEvent => ({ containerId: id, type: 'CONTAINER_STOPPED_EVENT', createdAt: 1n, containersStatuses: [] });
+  const stopped = (id: string): ContainerEvent => ({
+    containerId: id,
+    type: 'CONTAINER_STOPPED_EVENT',
+    createdAt: 1n,
+    containersStatuses: [],
+  });
   return { subs, subscribe, last, stopped };
 }
 
@@ -30,7 +44,12 @@ const until = async (cond: () => boolean, ms = 2000) => {
 test('a CRI container event triggers a relist at once (periodic relist an hour away)', async (t) => {
   const rt = new FakeRuntime();
   const stream = fakeStream();
-  const pleg = createGenericPLEG({ ...rt.plegOptions(), cache: createPodStatusCache(), relistPeriodMs: HOUR, subscribeContainerEvents: stream.subscribe });
+  const pleg = createGenericPLEG({
+    ...rt.plegOptions(),
+    cache: createPodStatusCache(),
+    relistPeriodMs: HOUR,
+    subscribeContainerEvents: stream.subscribe,
+  });
   t.after(() => pleg.stop());
   const events: PodLifecycleEvent[] = [];
   pleg.watch((e) => events.push(e));
@@ -49,12 +68,22 @@ test('a CRI container event triggers a relist at once (periodic relist an hour a
 test('Unimplemented (containerd 1.6) turns CRI events off for good; the periodic relist goes on', async (t) => {
   const rt = new FakeRuntime();
   const stream = fakeStream();
-  const pleg = createGenericPLEG({ ...rt.plegOptions(), cache: createPodStatusCache(), relistPeriodMs: 20, subscribeContainerEvents: stream.subscribe });
+  const pleg = createGenericPLEG({
+    ...rt.plegOptions(),
+    cache: createPodStatusCache(),
+    relistPeriodMs: 20,
+    subscribeContainerEvents: stream.subscribe,
+  });
   t.after(() => pleg.stop());
   const events: PodLifecycleEvent[] = [];
   pleg.watch((e) => events.push(e));
   pleg.start();
-  const unimplemented = new CriError('KTS_ERR_CRI_UNIMPLEMENTED', 'GetContainerEvents', 'UNIMPLEMENTED: not implemented', { grpcCode: 12 });
+  const unimplemented = new CriError(
+    'KTS_ERR_CRI_UNIMPLEMENTED',
+    'GetContainerEvents',
+    'UNIMPLEMENTED: not implemented',
+    { grpcCode: 12 },
+  );
   stream.last().onError(unimplemented);
   assert.equal(pleg.criEventsState?.(), 'unsupported');
   rt.setContainer('u1', 'c1', 'running');
@@ -67,10 +96,22 @@ test('a failed stream resubscribes with back-off, and stop() cancels it', async 
   const rt = new FakeRuntime();
   const stream = fakeStream();
   const timers: { fn: () => void; ms: number }[] = [];
-  const clock = { now: () => Date.now(), setTimeout: (fn: () => void, ms: number) => { timers.push({ fn, ms }); return { cancel() {} }; } };
-  const pleg = createGenericPLEG({ ...rt.plegOptions(), cache: createPodStatusCache(), clock, subscribeContainerEvents: stream.subscribe });
+  const clock = {
+    now: () => Date.now(),
+    setTimeout: (fn: () => void, ms: number) => {
+      timers.push({ fn, ms });
+      return { cancel() {} };
+    },
+  };
+  const pleg = createGenericPLEG({
+    ...rt.plegOptions(),
+    cache: createPodStatusCache(),
+    clock,
+    subscribeContainerEvents: stream.subscribe,
+  });
   pleg.start();
-  const unavailable = () => new CriError('KTS_ERR_CRI_UNAVAILABLE', 'GetContainerEvents', 'UNAVAILABLE: runtime restarting', { grpcCode: 14 });
+  const unavailable = () =>
+    new CriError('KTS_ERR_CRI_UNAVAILABLE', 'GetContainerEvents', 'UNAVAILABLE: runtime restarting', { grpcCode: 14 });
   stream.last().onError(unavailable());
   assert.equal(pleg.criEventsState?.(), 'retrying');
   const retry1 = timers.at(-1)!;

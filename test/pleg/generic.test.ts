@@ -14,7 +14,10 @@ test('relist emits events, inspects only changed pods and fills the cache', asyn
 
   rt.setContainer('u1', 'c1', 'running');
   await pleg.relist();
-  assert.deepEqual(events.map((e) => `${e.id}/${e.data}/${e.type}`), ['u1/c1/ContainerStarted']);
+  assert.deepEqual(
+    events.map((e) => `${e.id}/${e.data}/${e.type}`),
+    ['u1/c1/ContainerStarted'],
+  );
   assert.equal(cache.get('u1')?.status?.containerStatuses[0]?.state, 'running');
 
   events.length = 0;
@@ -24,13 +27,20 @@ test('relist emits events, inspects only changed pods and fills the cache', asyn
   rt.setContainer('u1', 'c1', 'exited');
   rt.setContainer('u2', 'c2', 'created');
   await pleg.relist();
-  assert.deepEqual(events.map((e) => `${e.id}/${e.type}`), ['u1/ContainerDied'], 'ContainerChanged is not emitted');
+  assert.deepEqual(
+    events.map((e) => `${e.id}/${e.type}`),
+    ['u1/ContainerDied'],
+    'ContainerChanged is not emitted',
+  );
   assert.ok(cache.get('u2'), 'a changed pod is still inspected');
 
   events.length = 0;
   rt.setContainer('u1', 'c1', undefined);
   await pleg.relist();
-  assert.deepEqual(events.map((e) => e.type), ['ContainerRemoved']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['ContainerRemoved'],
+  );
 });
 
 test('a failed inspection is retried on the next relist', async () => {
@@ -54,7 +64,10 @@ test('getNewerThan waits for the next relist', async () => {
   await pleg.relist();
   const t = Date.now() + 1;
   let resolved = false;
-  const p = cache.getNewerThan('u9', t).then((v) => { resolved = true; return v; });
+  const p = cache.getNewerThan('u9', t).then((v) => {
+    resolved = true;
+    return v;
+  });
   await new Promise((r) => setTimeout(r, 20));
   assert.equal(resolved, false);
   await pleg.relist();
@@ -67,8 +80,15 @@ test('getNewerThan waits for the next relist', async () => {
 function plegWithFakeExits(rt: FakeRuntime, source: RawRelistSource, clock: ManualClock) {
   let onExit!: (podUid: string, cid: string) => void;
   const pleg = createGenericPLEG({
-    ...rt.plegOptions(), source, cache: createPodStatusCache(), clock, relistPeriodMs: 60_000,
-    createExitWatcher: (cb) => { onExit = cb; return { track: async () => true, untrack: () => undefined, close: () => undefined } as never; },
+    ...rt.plegOptions(),
+    source,
+    cache: createPodStatusCache(),
+    clock,
+    relistPeriodMs: 60_000,
+    createExitWatcher: (cb) => {
+      onExit = cb;
+      return { track: async () => true, untrack: () => undefined, close: () => undefined } as never;
+    },
   });
   return { pleg, exit: (cid: string) => onExit('u1', cid) };
 }
@@ -86,8 +106,15 @@ test('a cgroup exit is confirmed by per-container status calls, then one relist'
   let statusCalls = 0;
   let lists = 0;
   const source = {
-    listRaw: () => { lists++; return rt.listRaw(); },
-    containerExited: async (id: string) => { statusCalls++; assert.equal(id, 'c1'); return exitReported; },
+    listRaw: () => {
+      lists++;
+      return rt.listRaw();
+    },
+    containerExited: async (id: string) => {
+      statusCalls++;
+      assert.equal(id, 'c1');
+      return exitReported;
+    },
   };
   const { pleg, exit } = plegWithFakeExits(rt, source, clock);
   const events: PodLifecycleEvent[] = [];
@@ -95,7 +122,10 @@ test('a cgroup exit is confirmed by per-container status calls, then one relist'
   rt.setContainer('u1', 'c1', 'running');
   pleg.start();
   await clock.advance(0);
-  assert.deepEqual(events.map((e) => e.type), ['ContainerStarted']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['ContainerStarted'],
+  );
   const listsBefore = lists;
 
   exit('c1');
@@ -107,7 +137,10 @@ test('a cgroup exit is confirmed by per-container status calls, then one relist'
   rt.setContainer('u1', 'c1', 'exited');
   exitReported = true;
   await clock.advance(5);
-  assert.deepEqual(events.map((e) => e.type), ['ContainerStarted', 'ContainerDied']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['ContainerStarted', 'ContainerDied'],
+  );
   assert.equal(lists, listsBefore + 1, 'exactly one relist');
   const calls = statusCalls;
   await clock.advance(100);
@@ -119,7 +152,13 @@ test('an unconfirmed cgroup exit is left to the periodic relist after 2 s', asyn
   const clock = new ManualClock();
   const rt = new FakeRuntime();
   let statusCalls = 0;
-  const source = { listRaw: () => rt.listRaw(), containerExited: async () => { statusCalls++; return false; } };
+  const source = {
+    listRaw: () => rt.listRaw(),
+    containerExited: async () => {
+      statusCalls++;
+      return false;
+    },
+  };
   const { pleg, exit } = plegWithFakeExits(rt, source, clock);
   rt.setContainer('u1', 'c1', 'running');
   pleg.start();
@@ -138,7 +177,13 @@ test('a mass exit is confirmed a few containers per round, not one call per cont
   const rt = new FakeRuntime();
   const perRound: number[] = [];
   let inRound = 0;
-  const source = { listRaw: () => rt.listRaw(), containerExited: async () => { inRound++; return false; } };
+  const source = {
+    listRaw: () => rt.listRaw(),
+    containerExited: async () => {
+      inRound++;
+      return false;
+    },
+  };
   const { pleg, exit } = plegWithFakeExits(rt, source, clock);
   pleg.start();
   await clock.advance(0);
@@ -150,6 +195,9 @@ test('a mass exit is confirmed a few containers per round, not one call per cont
     await clock.advance(5);
     perRound.push(inRound);
   }
-  assert.ok(perRound.every((n) => n <= 8), `calls per round: ${perRound}`);
+  assert.ok(
+    perRound.every((n) => n <= 8),
+    `calls per round: ${perRound}`,
+  );
   pleg.stop();
 });

@@ -25,7 +25,12 @@ const impls = [
 
 const POD = { uid: 'uid-a', name: 'web', namespace: 'prod' };
 
-function ctr(id: string, state: number, pod: { uid: string; name: string; namespace: string } = POD, extra: Partial<FxContainer> = {}): FxContainer {
+function ctr(
+  id: string,
+  state: number,
+  pod: { uid: string; name: string; namespace: string } = POD,
+  extra: Partial<FxContainer> = {},
+): FxContainer {
   return {
     id,
     sandboxId: 'sb',
@@ -46,7 +51,12 @@ function ctr(id: string, state: number, pod: { uid: string; name: string; namesp
   };
 }
 
-function sbx(id: string, state: number, pod: { uid: string; name: string; namespace: string } = POD, extra: Partial<FxSandbox> = {}): FxSandbox {
+function sbx(
+  id: string,
+  state: number,
+  pod: { uid: string; name: string; namespace: string } = POD,
+  extra: Partial<FxSandbox> = {},
+): FxSandbox {
   return {
     id,
     metadata: { name: pod.name, uid: pod.uid, namespace: pod.namespace, attempt: 0 },
@@ -98,7 +108,10 @@ for (const impl of impls) {
         const d = impl.create();
         diff(d, [], before === undefined ? [] : [ctr('c1', before)]);
         const r = diff(d, [], after === undefined ? [] : [ctr('c1', after)]);
-        assert.deepEqual(events(r), want.map((t) => `${t} uid-a/c1`));
+        assert.deepEqual(
+          events(r),
+          want.map((t) => `${t} uid-a/c1`),
+        );
         if (want.length > 0) assert.deepEqual(r.pods.get('uid-a'), { uid: 'uid-a', name: 'web', namespace: 'prod' });
         else assert.equal(r.pods.size, 0);
         d.close();
@@ -118,10 +131,24 @@ for (const impl of impls) {
       const d = impl.create();
       const noUid = ctr('f1', RUNNING, POD, { labels: [[CONTAINER_NAME, 'x']] });
       const noName = ctr('f2', RUNNING, POD, { labels: [[POD_UID, 'uid-a']] });
-      const emptyUid = ctr('f3', RUNNING, POD, { labels: [[POD_UID, ''], [CONTAINER_NAME, 'x']] });
+      const emptyUid = ctr('f3', RUNNING, POD, {
+        labels: [
+          [POD_UID, ''],
+          [CONTAINER_NAME, 'x'],
+        ],
+      });
       const foreignSb = sbx('f4', 0, POD, { labels: [['app', 'x']] });
-      const r = diff(d, [foreignSb, sbx('s1', 0)], [noUid, noName, emptyUid, ctr('c1', EXITED), ctr('c2', CREATED), ctr('c3', 42)]);
-      assert.deepEqual(events(r), ['ContainerDied uid-a/c1', 'ContainerChanged uid-a/c2', 'ContainerChanged uid-a/c3', 'ContainerStarted uid-a/s1']);
+      const r = diff(
+        d,
+        [foreignSb, sbx('s1', 0)],
+        [noUid, noName, emptyUid, ctr('c1', EXITED), ctr('c2', CREATED), ctr('c3', 42)],
+      );
+      assert.deepEqual(events(r), [
+        'ContainerDied uid-a/c1',
+        'ContainerChanged uid-a/c2',
+        'ContainerChanged uid-a/c3',
+        'ContainerStarted uid-a/s1',
+      ]);
       assert.deepEqual(r.counts, { runningPods: 1, containers: { created: 1, running: 0, exited: 1, unknown: 1 } });
     });
 
@@ -129,7 +156,11 @@ for (const impl of impls) {
       const d = impl.create();
       const b = { uid: 'uid-b', name: 'b', namespace: 'x' };
       const c = { uid: 'uid-c', name: 'c', namespace: 'x' };
-      const r = diff(d, [sbx('s1', 0), sbx('s2', 0), sbx('s3', 1, b), sbx('s4', 0, c)], [ctr('c1', RUNNING), ctr('c2', RUNNING, b)]);
+      const r = diff(
+        d,
+        [sbx('s1', 0), sbx('s2', 0), sbx('s3', 1, b), sbx('s4', 0, c)],
+        [ctr('c1', RUNNING), ctr('c2', RUNNING, b)],
+      );
       assert.deepEqual(r.counts, { runningPods: 2, containers: { created: 0, running: 2, exited: 0, unknown: 0 } });
     });
 
@@ -159,9 +190,17 @@ for (const impl of impls) {
       // A sandbox wins over containers, its metadata over its labels, field by field.
       const sb = sbx('s1', 0, POD, {
         metadata: { name: '', uid: 'ignored', namespace: 'meta-ns', attempt: 0 },
-        labels: [[POD_UID, 'uid-a'], [POD_NAME, 'sb-label-name'], [POD_NAMESPACE, 'sb-label-ns']],
+        labels: [
+          [POD_UID, 'uid-a'],
+          [POD_NAME, 'sb-label-name'],
+          [POD_NAMESPACE, 'sb-label-ns'],
+        ],
       });
-      r = diff(d, [sb, sbx('s2', 0, { uid: 'uid-a', name: 'second', namespace: 'second' })], [ctr('c1', RUNNING, labelsOnly)]);
+      r = diff(
+        d,
+        [sb, sbx('s2', 0, { uid: 'uid-a', name: 'second', namespace: 'second' })],
+        [ctr('c1', RUNNING, labelsOnly)],
+      );
       assert.deepEqual(r.pods.get('uid-a'), { uid: 'uid-a', name: 'sb-label-name', namespace: 'meta-ns' });
       // Without metadata at all: labels.
       r = diff(d, [{ ...sb, id: 's3', metadata: undefined }], []);
@@ -192,10 +231,14 @@ for (const impl of impls) {
       assert.equal(r.counts.containers.running + r.counts.containers.exited, 3, 'duplicates are counted');
       // The same id moving to another pod: removed from one, new in the other.
       r = diff(d, [], [ctr('dup', RUNNING, b)]);
-      assert.deepEqual(events(r), ['ContainerDied uid-a/dup', 'ContainerRemoved uid-a/dup', 'ContainerStarted uid-b/dup']);
+      assert.deepEqual(events(r), [
+        'ContainerDied uid-a/dup',
+        'ContainerRemoved uid-a/dup',
+        'ContainerStarted uid-b/dup',
+      ]);
     });
 
-    it('keepPrevious() reports a pod\'s changes again on the next diff (upstream: failed inspection)', () => {
+    it("keepPrevious() reports a pod's changes again on the next diff (upstream: failed inspection)", () => {
       const d = impl.create();
       const b = { uid: 'uid-b', name: 'b', namespace: 'x' };
       diff(d, [], [ctr('c1', RUNNING), ctr('c2', RUNNING), ctr('k', RUNNING, b)]);
@@ -210,7 +253,12 @@ for (const impl of impls) {
       d.keepPrevious(['uid-a', 'no-such-pod']);
       d.keepPrevious(['uid-a']); // twice: no effect
       r = diff(d, [], [ctr('c1', EXITED), ctr('c3', RUNNING), ctr('k', EXITED, b)]);
-      assert.deepEqual(events(r), ['ContainerDied uid-a/c1', 'ContainerDied uid-a/c2', 'ContainerRemoved uid-a/c2', 'ContainerStarted uid-a/c3']);
+      assert.deepEqual(events(r), [
+        'ContainerDied uid-a/c1',
+        'ContainerDied uid-a/c2',
+        'ContainerRemoved uid-a/c2',
+        'ContainerStarted uid-a/c3',
+      ]);
       // A pod without events in the last diff is left alone.
       d.keepPrevious(['uid-b']);
       r = diff(d, [], [ctr('c1', EXITED), ctr('c3', RUNNING), ctr('k', EXITED, b)]);
@@ -224,7 +272,12 @@ for (const impl of impls) {
       assert.equal(r.events.length, 4);
       d.keepPrevious(['uid-a']);
       r = diff(d, [], []);
-      assert.deepEqual(events(r), ['ContainerDied uid-a/c1', 'ContainerRemoved uid-a/c1', 'ContainerDied uid-a/s1', 'ContainerRemoved uid-a/s1']);
+      assert.deepEqual(events(r), [
+        'ContainerDied uid-a/c1',
+        'ContainerRemoved uid-a/c1',
+        'ContainerDied uid-a/s1',
+        'ContainerRemoved uid-a/s1',
+      ]);
       assert.deepEqual(r.pods.get('uid-a'), { uid: 'uid-a', name: 'web', namespace: 'prod' });
     });
 
@@ -233,7 +286,10 @@ for (const impl of impls) {
       diff(d, [sbx('s1', 0)], [ctr('c1', RUNNING)]);
       d.reset();
       assert.equal(d.podInfo('uid-a'), undefined);
-      assert.deepEqual(events(diff(d, [sbx('s1', 0)], [ctr('c1', RUNNING)])), ['ContainerStarted uid-a/c1', 'ContainerStarted uid-a/s1']);
+      assert.deepEqual(events(diff(d, [sbx('s1', 0)], [ctr('c1', RUNNING)])), [
+        'ContainerStarted uid-a/c1',
+        'ContainerStarted uid-a/s1',
+      ]);
       d.close();
       d.close();
       assert.throws(() => diff(d, [], []), /closed/);
@@ -243,7 +299,11 @@ for (const impl of impls) {
     it('empty replies are empty lists', () => {
       const d = impl.create();
       const r = d.diff(Buffer.alloc(0), new Uint8Array(0));
-      assert.deepEqual(r, { events: [], pods: new Map(), counts: { runningPods: 0, containers: { created: 0, running: 0, exited: 0, unknown: 0 } } });
+      assert.deepEqual(r, {
+        events: [],
+        pods: new Map(),
+        counts: { runningPods: 0, containers: { created: 0, running: 0, exited: 0, unknown: 0 } },
+      });
     });
 
     it('accepts a Uint8Array view into a larger buffer', () => {
@@ -252,7 +312,9 @@ for (const impl of impls) {
       const big = new Uint8Array(ct.length + 20);
       big.fill(0xff);
       big.set(ct, 10);
-      assert.deepEqual(events(d.diff(new Uint8Array(0), big.subarray(10, 10 + ct.length))), ['ContainerStarted uid-a/c1']);
+      assert.deepEqual(events(d.diff(new Uint8Array(0), big.subarray(10, 10 + ct.length))), [
+        'ContainerStarted uid-a/c1',
+      ]);
     });
 
     it('decodes non-UTF-8-safe bytes the same way (ids and names are UTF-8 strings)', () => {
@@ -274,7 +336,11 @@ for (const impl of impls) {
         c.bytes(96, Buffer.from([0x08, 0xff])); // unknown bytes, malformed inside: never looked at
         c.str(1, 'first-id').str(1, 'c1');
         c.tag(6, 0).varint(2).tag(6, 0).varint(1); // running
-        c.map(8, [[POD_UID, 'wrong'], [CONTAINER_NAME, 'c'], [POD_UID, 'uid-a']]);
+        c.map(8, [
+          [POD_UID, 'wrong'],
+          [CONTAINER_NAME, 'c'],
+          [POD_UID, 'uid-a'],
+        ]);
         c.message(8, (e) => e.str(2, 'value-first').str(1, 'k')); // value before key
         if (impl.name !== 'conventional') c.bytes(3, Buffer.from([0xff])); // metadata: not decoded
         c.tag(7, 0).varint(2n ** 64n - 1n); // created_at: -1
@@ -283,18 +349,46 @@ for (const impl of impls) {
       const r = d.diff(Buffer.alloc(0), w.finish());
       assert.deepEqual(events(r), ['ContainerStarted uid-a/c1']);
       // Enum values are the low 32 bits of the varint (as protobufjs's int32()).
-      const w2 = new PbWriter().message(1, (c) => c.str(1, 'c1').tag(6, 0).varint(2n ** 32n + 2n).map(8, [[POD_UID, 'uid-a'], [CONTAINER_NAME, 'c']]));
+      const w2 = new PbWriter().message(1, (c) =>
+        c
+          .str(1, 'c1')
+          .tag(6, 0)
+          .varint(2n ** 32n + 2n)
+          .map(8, [
+            [POD_UID, 'uid-a'],
+            [CONTAINER_NAME, 'c'],
+          ]),
+      );
       assert.deepEqual(events(d.diff(Buffer.alloc(0), w2.finish())), ['ContainerDied uid-a/c1']);
       // Non-canonical (overlong) varints are fine.
-      const inner = new PbWriter().str(1, 'c2').tag(6, 0).raw(Buffer.from([0x82, 0x80, 0x80, 0x00])).map(8, [[POD_UID, 'uid-a'], [CONTAINER_NAME, 'c']]).finish();
-      const w3 = new PbWriter().tag(1, 2).raw(Buffer.from([0x80 | inner.length, 0x80, 0x00])).raw(inner);
-      assert.deepEqual(events(d.diff(Buffer.alloc(0), w3.finish())), ['ContainerRemoved uid-a/c1', 'ContainerDied uid-a/c2']);
+      const inner = new PbWriter()
+        .str(1, 'c2')
+        .tag(6, 0)
+        .raw(Buffer.from([0x82, 0x80, 0x80, 0x00]))
+        .map(8, [
+          [POD_UID, 'uid-a'],
+          [CONTAINER_NAME, 'c'],
+        ])
+        .finish();
+      const w3 = new PbWriter()
+        .tag(1, 2)
+        .raw(Buffer.from([0x80 | inner.length, 0x80, 0x00]))
+        .raw(inner);
+      assert.deepEqual(events(d.diff(Buffer.alloc(0), w3.finish())), [
+        'ContainerRemoved uid-a/c1',
+        'ContainerDied uid-a/c2',
+      ]);
     });
 
     it('decodes fields the same in runtime order, in any other order and in longer shapes', () => {
       // The native decoder walks fields in the order runtimes write them and takes everything
       // else field by field: each variant must read as the runtime-order one.
-      const labels: Array<[string, string]> = [[POD_UID, 'uid-a'], [POD_NAME, 'web'], [POD_NAMESPACE, 'prod'], [CONTAINER_NAME, 'c']];
+      const labels: Array<[string, string]> = [
+        [POD_UID, 'uid-a'],
+        [POD_NAME, 'web'],
+        [POD_NAMESPACE, 'prod'],
+        [CONTAINER_NAME, 'c'],
+      ];
       type Part = (w: PbWriter) => void;
       const parts = (state: number, imageRef: string, createdAt: bigint): Part[] => [
         (w) => w.str(1, 'c1'),
@@ -305,7 +399,11 @@ for (const impl of impls) {
         (w) => w.int(6, state),
         (w) => w.int(7, createdAt),
         (w) => w.map(8, labels),
-        (w) => w.map(9, [['a', 'b'], ['c', 'd']]),
+        (w) =>
+          w.map(9, [
+            ['a', 'b'],
+            ['c', 'd'],
+          ]),
       ];
       const container = (ps: Part[]) => new PbWriter().message(1, (w) => ps.forEach((p) => p(w))).finish();
       const sandbox = (ps: Part[]) => new PbWriter().message(1, (w) => ps.forEach((p) => p(w))).finish();
@@ -313,7 +411,11 @@ for (const impl of impls) {
         (w) => w.str(1, 's1'),
         (w) => w.message(2, (m) => m.str(1, 'web').str(2, 'uid-a').str(3, 'prod').int(4, 2)),
         (w) => w.int(4, 1_700_000_000_000_000_000n),
-        (w) => w.map(5, [[POD_UID, 'uid-a'], ['app', 'web']]),
+        (w) =>
+          w.map(5, [
+            [POD_UID, 'uid-a'],
+            ['app', 'web'],
+          ]),
         (w) => w.map(6, [['k', 'v']]),
         (w) => w.str(7, 'runc'),
       ];
@@ -323,19 +425,40 @@ for (const impl of impls) {
       const variants: Array<[string, Buffer, Buffer]> = [
         ['reversed', sandbox([...sbParts].reverse()), container([...runtimeOrder].reverse())],
         ['labels first', sandbox([sbParts[3]!, ...sbParts]), container([runtimeOrder[7]!, ...runtimeOrder])],
-        ['state twice, the last wins', sandbox(sbParts), container([...parts(EXITED, 'ref', 5n), (w) => w.int(6, RUNNING)])],
-        ['a 3-byte length, a 10-byte varint', sandbox(sbParts), container(parts(RUNNING, 'r'.repeat(20_000), 2n ** 64n - 1n))],
+        [
+          'state twice, the last wins',
+          sandbox(sbParts),
+          container([...parts(EXITED, 'ref', 5n), (w) => w.int(6, RUNNING)]),
+        ],
+        [
+          'a 3-byte length, a 10-byte varint',
+          sandbox(sbParts),
+          container(parts(RUNNING, 'r'.repeat(20_000), 2n ** 64n - 1n)),
+        ],
         ['a 2-byte length, a 1-byte varint', sandbox(sbParts), container(parts(RUNNING, 'r'.repeat(300), 0x7fn))],
         [
           'the state as a 2-byte varint, metadata split in two',
-          sandbox([sbParts[0]!, (w) => w.message(2, (m) => m.str(3, 'prod')), (w) => w.message(2, (m) => m.str(1, 'web')), ...sbParts.slice(2)]),
-          container([...runtimeOrder.slice(0, 5), (w) => w.tag(6, 0).raw(Buffer.from([0x81, 0x00])), ...runtimeOrder.slice(6)]),
+          sandbox([
+            sbParts[0]!,
+            (w) => w.message(2, (m) => m.str(3, 'prod')),
+            (w) => w.message(2, (m) => m.str(1, 'web')),
+            ...sbParts.slice(2),
+          ]),
+          container([
+            ...runtimeOrder.slice(0, 5),
+            (w) => w.tag(6, 0).raw(Buffer.from([0x81, 0x00])),
+            ...runtimeOrder.slice(6),
+          ]),
         ],
       ];
       for (const [name, sb, ct] of variants) {
         if (impl.name === 'conventional' && name.includes('metadata split')) continue; // protobufjs replaces instead of merging
         const got = impl.create().diff(sb, ct);
-        assert.deepEqual({ events: got.events, pods: [...got.pods], counts: got.counts }, { events: want.events, pods: [...want.pods], counts: want.counts }, name);
+        assert.deepEqual(
+          { events: got.events, pods: [...got.pods], counts: got.counts },
+          { events: want.events, pods: [...want.pods], counts: want.counts },
+          name,
+        );
       }
     });
 
@@ -360,7 +483,12 @@ for (const impl of impls) {
         const bad = good.subarray(0, good.length - 3);
         assert.throws(
           () => d.diff(encodeSandboxes([sbx('s1', 0)]), bad),
-          (err: unknown) => err instanceof KubeletError && err.code === 'KTS_ERR_CRI_REPLY' && /^cannot decode ListContainersResponse: field 1: length \d+ past end \(\d+ bytes left\) at byte 0$/.test(err.message),
+          (err: unknown) =>
+            err instanceof KubeletError &&
+            err.code === 'KTS_ERR_CRI_REPLY' &&
+            /^cannot decode ListContainersResponse: field 1: length \d+ past end \(\d+ bytes left\) at byte 0$/.test(
+              err.message,
+            ),
         );
         assert.deepEqual(events(d.diff(encodeSandboxes([sbx('s1', 0)]), good)), ['ContainerDied uid-a/c1']);
       });

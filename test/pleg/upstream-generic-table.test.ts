@@ -10,24 +10,91 @@ import { createGenericPLEG, createPodStatusCache, type PodLifecycleEvent } from 
 import type { RuntimeContainerState } from '../../src/kuberuntime/types.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 
-type Step = { containers?: Array<[uid: string, cid: string, state: RuntimeContainerState | undefined]>; sandboxes?: Array<[uid: string, sid: string, ready: boolean | undefined]>; events: string[] };
+type Step = {
+  containers?: Array<[uid: string, cid: string, state: RuntimeContainerState | undefined]>;
+  sandboxes?: Array<[uid: string, sid: string, ready: boolean | undefined]>;
+  events: string[];
+};
 
 /** Rows: a sequence of runtime states, each followed by one relist and the events it must emit (sorted). */
 const RELIST_ROWS: Array<[name: string, upstream: string, steps: Step[]]> = [
-  ['first sight of each state; a quiet relist; deaths and removals; a new container', 'TestRelisting', [
-    { containers: [['1234', 'c1', 'exited'], ['1234', 'c2', 'running'], ['1234', 'c3', 'running'], ['4567', 'c1', 'exited']], events: ['1234/c1/ContainerDied', '1234/c2/ContainerStarted', '1234/c3/ContainerStarted', '4567/c1/ContainerDied'] },
-    { events: [] },
-    { containers: [['1234', 'c2', 'exited'], ['1234', 'c3', undefined], ['1234', 'c4', 'running'], ['4567', 'c1', undefined]], events: ['1234/c2/ContainerDied', '1234/c3/ContainerDied', '1234/c3/ContainerRemoved', '1234/c4/ContainerStarted', '4567/c1/ContainerRemoved'] },
-  ]],
-  ['a running container that exits, and one that disappears', 'TestDetectingContainerDeaths', [
-    { containers: [['1234', 'c1', 'running'], ['1234', 'c2', 'running']], events: ['1234/c1/ContainerStarted', '1234/c2/ContainerStarted'] },
-    { containers: [['1234', 'c1', 'exited'], ['1234', 'c2', undefined]], events: ['1234/c1/ContainerDied', '1234/c2/ContainerDied', '1234/c2/ContainerRemoved'] },
-  ]],
-  ['sandboxes are containers to the PLEG: ready → started, not ready → died, gone → removed', 'TestRelistingWithSandboxes', [
-    { sandboxes: [['1234', 's1', true], ['4567', 's2', false]], events: ['1234/s1/ContainerStarted', '4567/s2/ContainerDied'] },
-    { events: [] },
-    { sandboxes: [['1234', 's1', false], ['4567', 's2', undefined]], events: ['1234/s1/ContainerDied', '4567/s2/ContainerRemoved'] },
-  ]],
+  [
+    'first sight of each state; a quiet relist; deaths and removals; a new container',
+    'TestRelisting',
+    [
+      {
+        containers: [
+          ['1234', 'c1', 'exited'],
+          ['1234', 'c2', 'running'],
+          ['1234', 'c3', 'running'],
+          ['4567', 'c1', 'exited'],
+        ],
+        events: [
+          '1234/c1/ContainerDied',
+          '1234/c2/ContainerStarted',
+          '1234/c3/ContainerStarted',
+          '4567/c1/ContainerDied',
+        ],
+      },
+      { events: [] },
+      {
+        containers: [
+          ['1234', 'c2', 'exited'],
+          ['1234', 'c3', undefined],
+          ['1234', 'c4', 'running'],
+          ['4567', 'c1', undefined],
+        ],
+        events: [
+          '1234/c2/ContainerDied',
+          '1234/c3/ContainerDied',
+          '1234/c3/ContainerRemoved',
+          '1234/c4/ContainerStarted',
+          '4567/c1/ContainerRemoved',
+        ],
+      },
+    ],
+  ],
+  [
+    'a running container that exits, and one that disappears',
+    'TestDetectingContainerDeaths',
+    [
+      {
+        containers: [
+          ['1234', 'c1', 'running'],
+          ['1234', 'c2', 'running'],
+        ],
+        events: ['1234/c1/ContainerStarted', '1234/c2/ContainerStarted'],
+      },
+      {
+        containers: [
+          ['1234', 'c1', 'exited'],
+          ['1234', 'c2', undefined],
+        ],
+        events: ['1234/c1/ContainerDied', '1234/c2/ContainerDied', '1234/c2/ContainerRemoved'],
+      },
+    ],
+  ],
+  [
+    'sandboxes are containers to the PLEG: ready → started, not ready → died, gone → removed',
+    'TestRelistingWithSandboxes',
+    [
+      {
+        sandboxes: [
+          ['1234', 's1', true],
+          ['4567', 's2', false],
+        ],
+        events: ['1234/s1/ContainerStarted', '4567/s2/ContainerDied'],
+      },
+      { events: [] },
+      {
+        sandboxes: [
+          ['1234', 's1', false],
+          ['4567', 's2', undefined],
+        ],
+        events: ['1234/s1/ContainerDied', '4567/s2/ContainerRemoved'],
+      },
+    ],
+  ],
 ];
 
 const fmt = (e: PodLifecycleEvent) => `${e.id}/${e.data}/${e.type}`;
@@ -105,7 +172,12 @@ for (const impl of implementations('pleg')) {
       let now = 1_000_000;
       const clock = { now: () => now, setTimeout: () => ({ cancel() {} }) };
       const rt = new FakeRuntime();
-      const pleg = createGenericPLEG({ ...rt.plegOptions(), differ: impl.createRelistDiffer(), cache: createPodStatusCache(), clock });
+      const pleg = createGenericPLEG({
+        ...rt.plegOptions(),
+        differ: impl.createRelistDiffer(),
+        cache: createPodStatusCache(),
+        clock,
+      });
       assert.deepEqual(pleg.healthy(), { ok: false, message: 'pleg has yet to be successful' });
       await pleg.relist();
       assert.equal(pleg.healthy().ok, true);
@@ -119,7 +191,12 @@ for (const impl of implementations('pleg')) {
 
     it('a relist that cannot list keeps it unhealthy from the start', async () => {
       const rt = new FakeRuntime();
-      const pleg = createGenericPLEG({ ...rt.plegOptions(), differ: impl.createRelistDiffer(), source: { listRaw: () => Promise.reject(new Error('runtime down')) }, cache: createPodStatusCache() });
+      const pleg = createGenericPLEG({
+        ...rt.plegOptions(),
+        differ: impl.createRelistDiffer(),
+        source: { listRaw: () => Promise.reject(new Error('runtime down')) },
+        cache: createPodStatusCache(),
+      });
       await pleg.relist();
       assert.deepEqual(pleg.healthy(), { ok: false, message: 'pleg has yet to be successful' });
     });

@@ -23,7 +23,9 @@ const BAD_YAML = podYaml('bad').replace('name: main', 'name: Main');
 
 const backends: Array<[string, CreateFsWatcher]> = [['fs.watch', fsWatchWatcher]];
 try {
-  const native = (await import('../../src/cmd/hot-paths.js')) as unknown as { hotPaths?: () => { inotify?: { createFsWatcher?: CreateFsWatcher } } };
+  const native = (await import('../../src/cmd/hot-paths.js')) as unknown as {
+    hotPaths?: () => { inotify?: { createFsWatcher?: CreateFsWatcher } };
+  };
   const chosen = native.hotPaths?.().inotify?.createFsWatcher;
   if (chosen) backends.push(['hotPaths().inotify', chosen]);
 } catch {
@@ -52,7 +54,11 @@ interface Harness {
   until(names: string[], what?: string): Promise<void>;
 }
 
-function start(path: string, createFsWatcher: CreateFsWatcher, extra: { periodMs?: number; watchRetryMs?: number } = {}): Harness {
+function start(
+  path: string,
+  createFsWatcher: CreateFsWatcher,
+  extra: { periodMs?: number; watchRetryMs?: number } = {},
+): Harness {
   const { logger, lines } = captureLogger();
   const src = createFileSource({ path, nodeName: NODE, createFsWatcher, logger, ...extra });
   const sets: PodUpdate[] = [];
@@ -65,7 +71,11 @@ function start(path: string, createFsWatcher: CreateFsWatcher, extra: { periodMs
     names,
     last: () => sets.at(-1)!,
     until: async (want, what) => {
-      await waitFor(() => sets.length > 0 && JSON.stringify(names()) === JSON.stringify([...want].sort()), 3000, what ?? `SET of [${want.join(', ')}]`);
+      await waitFor(
+        () => sets.length > 0 && JSON.stringify(names()) === JSON.stringify([...want].sort()),
+        3000,
+        what ?? `SET of [${want.join(', ')}]`,
+      );
     },
   };
 }
@@ -94,7 +104,15 @@ for (const [backend, watcher] of backends) {
         await waitFor(() => h.last().pods[0]?.metadata!.uid !== uid1, 3000, 'the edit');
         assert.equal(h.last().pods[0]!.spec!.containers[0]!.image, 'busybox:1.37');
 
-        await writeFile(join(dir, 'b.json'), JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'b' }, spec: { containers: [{ name: 'c', image: 'x:1' }] } }));
+        await writeFile(
+          join(dir, 'b.json'),
+          JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: 'b' },
+            spec: { containers: [{ name: 'c', image: 'x:1' }] },
+          }),
+        );
         await h.until(['a', 'b']);
 
         await unlink(join(dir, 'a.yaml'));
@@ -122,12 +140,16 @@ for (const [backend, watcher] of backends) {
       const h = start(dir, watcher);
       try {
         await h.until([]);
-        for (const n of ['.hidden.yaml', 'a.yaml~', '.a.yaml.swp', 'a.yaml.swp', '#a.yaml#']) await writeFile(join(dir, n), podYaml(n.replace(/[^a-z]/g, '')));
+        for (const n of ['.hidden.yaml', 'a.yaml~', '.a.yaml.swp', 'a.yaml.swp', '#a.yaml#'])
+          await writeFile(join(dir, n), podYaml(n.replace(/[^a-z]/g, '')));
         await writeFile(join(dir, 'c.yaml'), podYaml('c'));
         await h.until(['c']);
         await h.src.sync();
         assert.deepEqual(h.names(), ['c']);
-        assert.deepEqual(h.lines.filter((l) => l.level >= 50), []);
+        assert.deepEqual(
+          h.lines.filter((l) => l.level >= 50),
+          [],
+        );
       } finally {
         h.src.stop();
       }
@@ -144,7 +166,10 @@ for (const [backend, watcher] of backends) {
         const errs = errorsFor(h.lines, join(dir, 'bad.yaml'));
         assert.equal(errs.length, 1, 'logged once across relists');
         assert.equal(errs[0]!.field, 'spec.containers[0].name');
-        assert.match(String(errs[0]!.err), /bad\.yaml: spec\.containers\[0\]\.name: "Main" is not a valid DNS-1123 label/);
+        assert.match(
+          String(errs[0]!.err),
+          /bad\.yaml: spec\.containers\[0\]\.name: "Main" is not a valid DNS-1123 label/,
+        );
         assert.equal(h.sets.length, 1, 'relists of unchanged files push nothing');
       } finally {
         h.src.stop();
@@ -201,7 +226,11 @@ for (const [backend, watcher] of backends) {
         assert.equal(conflicts.length, 1);
         assert.equal(conflicts[0]!.keptFile, join(dir, '01-x.yaml'));
         await unlink(join(dir, '01-x.yaml'));
-        await waitFor(() => h.last().pods[0]?.spec!.containers[0]!.image === 'second:1', 3000, 'the second file taking over');
+        await waitFor(
+          () => h.last().pods[0]?.spec!.containers[0]!.image === 'second:1',
+          3000,
+          'the second file taking over',
+        );
       } finally {
         h.src.stop();
       }

@@ -97,7 +97,11 @@ export const fsWatchWatcher: CreateFsWatcher = (onEvents, onError) => {
       if (watchers.has(path)) return;
       const w = watch(path, (type, name) => {
         if (closed) return;
-        const ev: FsEvent = { watched: path, name: name ? String(name) : '', type: type === 'change' ? 'modify' : 'rename' };
+        const ev: FsEvent = {
+          watched: path,
+          name: name ? String(name) : '',
+          type: type === 'change' ? 'modify' : 'rename',
+        };
         onEvents([ev]);
       });
       w.on('error', (err) => {

@@ -20,18 +20,34 @@ const TRAVERSALS = ['../../../../etc/cron.d', '..', '.', 'a/b', 'a\u0000b', '/et
 
 describe('pod UID forms', () => {
   const valid = [UUID, UUID.toUpperCase(), MD5, '00000000-0000-0000-0000-000000000000'];
-  const invalid = [...TRAVERSALS, 'uid-a', `${UUID}/..`, `${MD5}0`, MD5.slice(1), `${UUID} `, 'g41d8cd98f00b204e9800998ecf8427e', '6f1c2b7e3a4d-4e5f-8a9b-0c1d2e3f4a5b1'];
+  const invalid = [
+    ...TRAVERSALS,
+    'uid-a',
+    `${UUID}/..`,
+    `${MD5}0`,
+    MD5.slice(1),
+    `${UUID} `,
+    'g41d8cd98f00b204e9800998ecf8427e',
+    '6f1c2b7e3a4d-4e5f-8a9b-0c1d2e3f4a5b1',
+  ];
   for (const uid of valid) it(`accepts ${JSON.stringify(uid)}`, () => assert.equal(isPodUID(uid), true));
   for (const uid of invalid) it(`refuses ${JSON.stringify(uid)}`, () => assert.equal(isPodUID(uid), false));
 });
 
 describe('validatePodIdentity (every source)', () => {
   const pod = (meta: Record<string, unknown>, spec: Record<string, unknown> = {}): Pod =>
-    ({ metadata: { name: 'web', namespace: 'default', uid: UUID, ...meta }, spec: { containers: [{ name: 'c', image: 'i' }], ...spec } }) as Pod;
+    ({
+      metadata: { name: 'web', namespace: 'default', uid: UUID, ...meta },
+      spec: { containers: [{ name: 'c', image: 'i' }], ...spec },
+    }) as Pod;
   const cases: Array<[string, Pod, string | undefined]> = [
     ['a UUID', pod({}), undefined],
     ['a static pod hash', pod({ uid: MD5 }), undefined],
-    ['a dotted name of 253 characters', pod({ name: `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}` }), undefined],
+    [
+      'a dotted name of 253 characters',
+      pod({ name: `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(61)}` }),
+      undefined,
+    ],
     ['a name of 254 characters', pod({ name: 'a'.repeat(254) }), 'metadata.name'],
     ['a namespace of 64 characters', pod({ namespace: 'a'.repeat(64) }), 'metadata.namespace'],
     ['a dotted namespace', pod({ namespace: 'a.b' }), 'metadata.namespace'],
@@ -41,8 +57,16 @@ describe('validatePodIdentity (every source)', () => {
     ['an upper-case name', pod({ name: 'Web' }), 'metadata.name'],
     ['an underscore in the name (the log directory separator)', pod({ name: 'a_b' }), 'metadata.name'],
     ['a container named ..', pod({}, { containers: [{ name: '..', image: 'i' }] }), 'spec.containers[0].name'],
-    ['an init container with a slash', pod({}, { initContainers: [{ name: 'a/b', image: 'i' }] }), 'spec.initContainers[0].name'],
-    ['an ephemeral container with a traversal', pod({}, { ephemeralContainers: [{ name: '../../x', image: 'i' }] }), 'spec.ephemeralContainers[0].name'],
+    [
+      'an init container with a slash',
+      pod({}, { initContainers: [{ name: 'a/b', image: 'i' }] }),
+      'spec.initContainers[0].name',
+    ],
+    [
+      'an ephemeral container with a traversal',
+      pod({}, { ephemeralContainers: [{ name: '../../x', image: 'i' }] }),
+      'spec.ephemeralContainers[0].name',
+    ],
     ['a volume named ../../etc', pod({}, { volumes: [{ name: '../../etc', emptyDir: {} }] }), 'spec.volumes[0].name'],
     ['no metadata', { spec: {} } as Pod, 'metadata'],
     ['not an object', null as unknown as Pod, 'metadata'],
@@ -51,7 +75,11 @@ describe('validatePodIdentity (every source)', () => {
     cases.push([`UID ${JSON.stringify(v)}`, pod({ uid: v }), 'metadata.uid']);
     cases.push([`name ${JSON.stringify(v)}`, pod({ name: v }), 'metadata.name']);
     cases.push([`namespace ${JSON.stringify(v)}`, pod({ namespace: v }), 'metadata.namespace']);
-    cases.push([`container name ${JSON.stringify(v)}`, pod({}, { containers: [{ name: v, image: 'i' }] }), 'spec.containers[0].name']);
+    cases.push([
+      `container name ${JSON.stringify(v)}`,
+      pod({}, { containers: [{ name: v, image: 'i' }] }),
+      'spec.containers[0].name',
+    ]);
   }
   for (const [what, p, field] of cases) {
     it(`${field ? 'refuses' : 'accepts'} ${what}${field ? ` (${field})` : ''}`, () => {
@@ -68,14 +96,29 @@ const manifest = (meta: string, containers = '  - name: c\n    image: busybox\n'
 describe('static pod files', () => {
   const decode = (text: string) => decodeStaticPodManifest(text, { file: '/m/web.yaml', nodeName: 'node-1' });
   const refused: Array<[string, string, RegExp]> = [
-    ['a traversal UID', manifest('  uid: ../../../../etc/cron.d\n'), /metadata\.uid: "\.\.\/\.\.\/\.\.\/\.\.\/etc\/cron\.d" is not a valid pod UID/],
-    ['a traversal namespace', manifest('  namespace: ../../etc\n'), /metadata\.namespace: .* is not a valid DNS-1123 label/],
-    ['a traversal name', manifest('').replace('name: web', 'name: ../../etc'), /metadata\.name: .* is not a valid DNS-1123 subdomain/],
+    [
+      'a traversal UID',
+      manifest('  uid: ../../../../etc/cron.d\n'),
+      /metadata\.uid: "\.\.\/\.\.\/\.\.\/\.\.\/etc\/cron\.d" is not a valid pod UID/,
+    ],
+    [
+      'a traversal namespace',
+      manifest('  namespace: ../../etc\n'),
+      /metadata\.namespace: .* is not a valid DNS-1123 label/,
+    ],
+    [
+      'a traversal name',
+      manifest('').replace('name: web', 'name: ../../etc'),
+      /metadata\.name: .* is not a valid DNS-1123 subdomain/,
+    ],
     ['a traversal container name', manifest('', '  - name: ../x\n    image: busybox\n'), /spec\.containers\[0\]\.name/],
   ];
   for (const [what, text, re] of refused) {
     it(`refuses ${what}, naming the field`, () => {
-      assert.throws(() => decode(text), (err: unknown) => err instanceof ManifestError && re.test(err.message));
+      assert.throws(
+        () => decode(text),
+        (err: unknown) => err instanceof ManifestError && re.test(err.message),
+      );
     });
   }
   it('keeps a valid UID the manifest sets; generates a 32-hex one otherwise', () => {
@@ -87,13 +130,17 @@ describe('static pod files', () => {
 describe('manifest URL', () => {
   it('a PodList with one traversal UID is refused as a whole, naming the item (the source keeps its last good pods)', () => {
     const list = JSON.stringify({
-      apiVersion: 'v1', kind: 'PodList',
+      apiVersion: 'v1',
+      kind: 'PodList',
       items: [
         { metadata: { name: 'good' }, spec: { containers: [{ name: 'c', image: 'i' }] } },
         { metadata: { name: 'bad', uid: '../../../../etc/cron.d' }, spec: { containers: [{ name: 'c', image: 'i' }] } },
       ],
     });
-    assert.throws(() => decodeUrlManifest(list, { url: 'http://10.0.0.1/pods', nodeName: 'n1' }), /items\[1\]\.metadata\.uid: .* is not a valid pod UID/);
+    assert.throws(
+      () => decodeUrlManifest(list, { url: 'http://10.0.0.1/pods', nodeName: 'n1' }),
+      /items\[1\]\.metadata\.uid: .* is not a valid pod UID/,
+    );
   });
 });
 
@@ -116,17 +163,29 @@ describe('apiserver source (PodStorage)', () => {
       null as unknown as Pod,
     ];
     const out = s.merge('api', { op: 'SET', pods });
-    assert.deepEqual(out.map((u) => [u.op, u.pods.map((p) => p.metadata!.name)]), [['ADD', ['good']]]);
+    assert.deepEqual(
+      out.map((u) => [u.op, u.pods.map((p) => p.metadata!.name)]),
+      [['ADD', ['good']]],
+    );
     const refusals = () => lines.filter((l) => /pod refused/.test(l.msg));
-    assert.deepEqual(refusals().map((l) => l.field), ['metadata.uid', 'metadata.namespace', 'metadata.name', 'spec.containers[0].name', 'metadata']);
+    assert.deepEqual(
+      refusals().map((l) => l.field),
+      ['metadata.uid', 'metadata.namespace', 'metadata.name', 'spec.containers[0].name', 'metadata'],
+    );
     assert.ok(refusals().every((l) => l.code === 'KTS_ERR_POD_IDENTITY' && l.source === 'api'));
-    assert.match(String(refusals()[0]!.err), /metadata\.uid: "\.\.\/\.\.\/\.\.\/\.\.\/etc\/cron\.d" is not a valid pod UID/);
+    assert.match(
+      String(refusals()[0]!.err),
+      /metadata\.uid: "\.\.\/\.\.\/\.\.\/\.\.\/etc\/cron\.d" is not a valid pod UID/,
+    );
 
     // The apiserver re-sends its whole list on every change: no new update, no new log line.
     assert.deepEqual(s.merge('api', { op: 'SET', pods }), []);
     assert.equal(refusals().length, 5);
     // An incremental ADD of a bad pod is refused the same way; the good pod stays.
     assert.deepEqual(s.merge('api', { op: 'ADD', pods: [hostile('late', { uid: 'x/../../y' })] }), []);
-    assert.deepEqual(s.podsOf('api').map((p) => p.metadata!.uid), [testUID('uid-good')]);
+    assert.deepEqual(
+      s.podsOf('api').map((p) => p.metadata!.uid),
+      [testUID('uid-good')],
+    );
   });
 });

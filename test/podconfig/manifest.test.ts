@@ -45,7 +45,10 @@ const GOOD_JSON = JSON.stringify({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name: 'api.example', namespace: 'kube-system' },
-  spec: { restartPolicy: 'OnFailure', containers: [{ name: 'api', image: 'registry.local:5000/api@sha256:' + 'a'.repeat(64) }] },
+  spec: {
+    restartPolicy: 'OnFailure',
+    containers: [{ name: 'api', image: 'registry.local:5000/api@sha256:' + 'a'.repeat(64) }],
+  },
 });
 
 describe('decodeSinglePod', () => {
@@ -66,7 +69,12 @@ describe('decodeSinglePod', () => {
     assert.equal(c.terminationMessagePolicy, 'File');
     assert.equal(c.ports![0]!.protocol, 'TCP');
     assert.deepEqual(
-      { t: c.livenessProbe!.timeoutSeconds, p: c.livenessProbe!.periodSeconds, s: c.livenessProbe!.successThreshold, f: c.livenessProbe!.failureThreshold },
+      {
+        t: c.livenessProbe!.timeoutSeconds,
+        p: c.livenessProbe!.periodSeconds,
+        s: c.livenessProbe!.successThreshold,
+        f: c.livenessProbe!.failureThreshold,
+      },
       { t: 1, p: 10, s: 1, f: 3 },
     );
     assert.equal(c.livenessProbe!.httpGet!.path, '/');
@@ -96,7 +104,10 @@ describe('decodeSinglePod', () => {
   });
 
   it('converts metadata timestamps to Dates', () => {
-    const pod = decodeSinglePod(GOOD_YAML.replace('  name: web\n', '  name: web\n  deletionTimestamp: "2024-05-01T10:00:00Z"\n'), 'f');
+    const pod = decodeSinglePod(
+      GOOD_YAML.replace('  name: web\n', '  name: web\n  deletionTimestamp: "2024-05-01T10:00:00Z"\n'),
+      'f',
+    );
     assert.ok(pod.metadata!.deletionTimestamp instanceof Date);
     assert.equal(pod.metadata!.deletionTimestamp.toISOString(), '2024-05-01T10:00:00.000Z');
   });
@@ -120,7 +131,10 @@ describe('decodeSinglePod', () => {
       });
     }
     it('an explicit policy is kept', () => {
-      const pod = decodeSinglePod(GOOD_YAML.replace('image: nginx:1.25', 'image: nginx\n    imagePullPolicy: Never'), 'f');
+      const pod = decodeSinglePod(
+        GOOD_YAML.replace('image: nginx:1.25', 'image: nginx\n    imagePullPolicy: Never'),
+        'f',
+      );
       assert.equal(pod.spec!.containers[0]!.imagePullPolicy, 'Never');
     });
   });
@@ -136,44 +150,222 @@ describe('decodeSinglePod', () => {
       { name: 'empty', text: '# nothing\n', field: undefined, message: /empty/ },
       { name: 'two documents', text: `${GOOD_YAML}---\n${GOOD_YAML}`, field: undefined, message: /2 YAML documents/ },
       { name: 'a list', text: '[1, 2]', field: undefined, message: /must be an object/ },
-      { name: 'wrong apiVersion', text: edit('apiVersion: v1', 'apiVersion: apps/v1'), field: 'apiVersion', message: /"apps\/v1" is not supported/ },
+      {
+        name: 'wrong apiVersion',
+        text: edit('apiVersion: v1', 'apiVersion: apps/v1'),
+        field: 'apiVersion',
+        message: /"apps\/v1" is not supported/,
+      },
       { name: 'missing kind', text: edit('kind: Pod\n', ''), field: 'kind', message: /Required/ },
-      { name: 'unknown kind', text: edit('kind: Pod', 'kind: Deployment'), field: 'kind', message: /"Deployment" is not supported/ },
-      { name: 'PodList in a single-pod file', text: edit('kind: Pod', 'kind: PodList'), field: 'kind', message: /"PodList" is not supported/ },
+      {
+        name: 'unknown kind',
+        text: edit('kind: Pod', 'kind: Deployment'),
+        field: 'kind',
+        message: /"Deployment" is not supported/,
+      },
+      {
+        name: 'PodList in a single-pod file',
+        text: edit('kind: Pod', 'kind: PodList'),
+        field: 'kind',
+        message: /"PodList" is not supported/,
+      },
       { name: 'missing name', text: edit('  name: web\n', ''), field: 'metadata.name', message: /Required value/ },
-      { name: 'bad name', text: edit('name: web', 'name: Web_1'), field: 'metadata.name', message: /"Web_1" is not a valid DNS-1123 subdomain/ },
-      { name: 'bad namespace', text: edit('  name: web\n', '  name: web\n  namespace: kube.system\n'), field: 'metadata.namespace', message: /DNS-1123 label/ },
-      { name: 'bad label value', text: edit('{app: web}', '{app: "a b"}'), field: 'metadata.labels["app"]', message: /label value/ },
+      {
+        name: 'bad name',
+        text: edit('name: web', 'name: Web_1'),
+        field: 'metadata.name',
+        message: /"Web_1" is not a valid DNS-1123 subdomain/,
+      },
+      {
+        name: 'bad namespace',
+        text: edit('  name: web\n', '  name: web\n  namespace: kube.system\n'),
+        field: 'metadata.namespace',
+        message: /DNS-1123 label/,
+      },
+      {
+        name: 'bad label value',
+        text: edit('{app: web}', '{app: "a b"}'),
+        field: 'metadata.labels["app"]',
+        message: /label value/,
+      },
       { name: 'no spec', text: 'apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n', field: 'spec', message: /Required/ },
-      { name: 'no containers', text: 'apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: []}\n', field: 'spec.containers', message: /at least one container/ },
-      { name: 'bad container name', text: edit('- name: nginx', '- name: Web'), field: 'spec.containers[0].name', message: /"Web" is not a valid DNS-1123 label/ },
-      { name: 'duplicate container name', text: edit('- name: nginx', '- name: init'), field: 'spec.containers[0].name', message: /Duplicate value: "init" is also the name of spec.initContainers\[0\]/ },
-      { name: 'missing image', text: edit('    image: nginx:1.25\n', ''), field: 'spec.containers[0].image', message: /Required value/ },
-      { name: 'port out of range', text: edit('containerPort: 80', 'containerPort: 70000'), field: 'spec.containers[0].ports[0].containerPort', message: /less than or equal to 65535/ },
-      { name: 'port zero', text: edit('containerPort: 80', 'containerPort: 0'), field: 'spec.containers[0].ports[0].containerPort', message: /greater than or equal to 1/ },
-      { name: 'port as text', text: edit('containerPort: 80', 'containerPort: "80"'), field: 'spec.containers[0].ports[0].containerPort', message: /must be an integer/ },
-      { name: 'bad protocol', text: edit('containerPort: 80', 'containerPort: 80\n      protocol: ICMP'), field: 'spec.containers[0].ports[0].protocol', message: /"ICMP" is not supported/ },
-      { name: 'bad restartPolicy', text: edit('spec:\n', 'spec:\n  restartPolicy: Sometimes\n'), field: 'spec.restartPolicy', message: /"Sometimes" is not supported/ },
-      { name: 'bad quantity', text: edit('memory: 64Mi', 'memory: 64MB'), field: 'spec.containers[0].resources.limits.memory', message: /"64MB" is not a valid quantity/ },
-      { name: 'request above limit', text: edit('cpu: 100m', 'cpu: "2"'), field: 'spec.containers[0].resources.requests.cpu', message: /must be less than or equal to the cpu limit/ },
-      { name: 'negative quantity', text: edit('cpu: 100m', 'cpu: -1'), field: 'spec.containers[0].resources.requests.cpu', message: /greater than or equal to 0/ },
-      { name: 'bad env name', text: edit('- name: MODE', '- name: 1MODE'), field: 'spec.containers[0].env[0].name', message: /not a valid environment variable name/ },
-      { name: 'env value and valueFrom', text: edit('value: "prod"', 'value: "prod"\n      valueFrom: {fieldRef: {fieldPath: spec.nodeName}}'), field: 'spec.containers[0].env[0].valueFrom', message: /may not be specified/ },
-      { name: 'negative grace period', text: edit('spec:\n', 'spec:\n  terminationGracePeriodSeconds: -5\n'), field: 'spec.terminationGracePeriodSeconds', message: /greater than or equal to 0/ },
-      { name: 'probe without handler', text: edit('httpGet: {port: http}', 'periodSeconds: 3'), field: 'spec.containers[0].livenessProbe', message: /must specify a handler/ },
-      { name: 'liveness successThreshold', text: edit('httpGet: {port: http}', 'httpGet: {port: http}\n      successThreshold: 2'), field: 'spec.containers[0].livenessProbe.successThreshold', message: /must be 1/ },
-      { name: 'probe port out of range', text: edit('tcpSocket: {port: 80}', 'tcpSocket: {port: 0}'), field: 'spec.containers[0].readinessProbe.tcpSocket.port', message: /greater than or equal to 1/ },
-      { name: 'mount of an unknown volume', text: edit('{name: data, mountPath: /data}', '{name: nope, mountPath: /data}'), field: 'spec.containers[0].volumeMounts[0].name', message: /"nope" is not a volume/ },
-      { name: 'duplicate volume', text: edit('  - name: cfg\n', '  - name: data\n'), field: 'spec.volumes[1].name', message: /Duplicate value/ },
-      { name: 'init container probe', text: edit('command: [sh, -c, "true"]', 'livenessProbe: {exec: {command: ["true"]}}'), field: 'spec.initContainers[0].livenessProbe', message: /Forbidden/ },
-      { name: 'bad timestamp', text: edit('  name: web\n', '  name: web\n  deletionTimestamp: yesterday\n'), field: 'metadata.deletionTimestamp', message: /RFC 3339/ },
-      { name: 'defaultMode above 0777', text: edit('configMap: {name: cfg}', 'configMap: {name: cfg, defaultMode: 0o1000}'), field: 'spec.volumes[1].configMap.defaultMode', message: /Invalid value: 01000 \(512\): must be a number between 0 and 0777 \(octal\), both inclusive/ },
-      { name: 'negative item mode', text: edit('configMap: {name: cfg}', 'secret: {secretName: s, items: [{key: k, path: k, mode: -1}]}'), field: 'spec.volumes[1].secret.items[0].mode', message: /Invalid value: -1: must be a number between 0 and 0777/ },
-      { name: 'projected source item mode', text: edit('configMap: {name: cfg}', 'projected: {sources: [{secret: {name: s, items: [{key: k, path: k, mode: 4096}]}}]}'), field: 'spec.volumes[1].projected.sources[0].secret.items[0].mode', message: /010000 \(4096\)/ },
-      { name: 'mode as text', text: edit('configMap: {name: cfg}', 'downwardAPI: {defaultMode: "0644"}'), field: 'spec.volumes[1].downwardAPI.defaultMode', message: /Invalid value: "0644"/ },
-      { name: 'negative fsGroup', text: edit('spec:\n', 'spec:\n  securityContext: {fsGroup: -1}\n'), field: 'spec.securityContext.fsGroup', message: /Invalid value: -1: must be between 0 and 2147483647, inclusive/ },
-      { name: 'supplementalGroups entry', text: edit('spec:\n', 'spec:\n  securityContext: {supplementalGroups: [5, x]}\n'), field: 'spec.securityContext.supplementalGroups[1]', message: /Invalid value: "x"/ },
-      { name: 'container runAsUser too large', text: edit('    image: nginx:1.25\n', '    image: nginx:1.25\n    securityContext: {runAsUser: 4294967296}\n'), field: 'spec.containers[0].securityContext.runAsUser', message: /must be between 0 and 2147483647/ },
+      {
+        name: 'no containers',
+        text: 'apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: []}\n',
+        field: 'spec.containers',
+        message: /at least one container/,
+      },
+      {
+        name: 'bad container name',
+        text: edit('- name: nginx', '- name: Web'),
+        field: 'spec.containers[0].name',
+        message: /"Web" is not a valid DNS-1123 label/,
+      },
+      {
+        name: 'duplicate container name',
+        text: edit('- name: nginx', '- name: init'),
+        field: 'spec.containers[0].name',
+        message: /Duplicate value: "init" is also the name of spec.initContainers\[0\]/,
+      },
+      {
+        name: 'missing image',
+        text: edit('    image: nginx:1.25\n', ''),
+        field: 'spec.containers[0].image',
+        message: /Required value/,
+      },
+      {
+        name: 'port out of range',
+        text: edit('containerPort: 80', 'containerPort: 70000'),
+        field: 'spec.containers[0].ports[0].containerPort',
+        message: /less than or equal to 65535/,
+      },
+      {
+        name: 'port zero',
+        text: edit('containerPort: 80', 'containerPort: 0'),
+        field: 'spec.containers[0].ports[0].containerPort',
+        message: /greater than or equal to 1/,
+      },
+      {
+        name: 'port as text',
+        text: edit('containerPort: 80', 'containerPort: "80"'),
+        field: 'spec.containers[0].ports[0].containerPort',
+        message: /must be an integer/,
+      },
+      {
+        name: 'bad protocol',
+        text: edit('containerPort: 80', 'containerPort: 80\n      protocol: ICMP'),
+        field: 'spec.containers[0].ports[0].protocol',
+        message: /"ICMP" is not supported/,
+      },
+      {
+        name: 'bad restartPolicy',
+        text: edit('spec:\n', 'spec:\n  restartPolicy: Sometimes\n'),
+        field: 'spec.restartPolicy',
+        message: /"Sometimes" is not supported/,
+      },
+      {
+        name: 'bad quantity',
+        text: edit('memory: 64Mi', 'memory: 64MB'),
+        field: 'spec.containers[0].resources.limits.memory',
+        message: /"64MB" is not a valid quantity/,
+      },
+      {
+        name: 'request above limit',
+        text: edit('cpu: 100m', 'cpu: "2"'),
+        field: 'spec.containers[0].resources.requests.cpu',
+        message: /must be less than or equal to the cpu limit/,
+      },
+      {
+        name: 'negative quantity',
+        text: edit('cpu: 100m', 'cpu: -1'),
+        field: 'spec.containers[0].resources.requests.cpu',
+        message: /greater than or equal to 0/,
+      },
+      {
+        name: 'bad env name',
+        text: edit('- name: MODE', '- name: 1MODE'),
+        field: 'spec.containers[0].env[0].name',
+        message: /not a valid environment variable name/,
+      },
+      {
+        name: 'env value and valueFrom',
+        text: edit('value: "prod"', 'value: "prod"\n      valueFrom: {fieldRef: {fieldPath: spec.nodeName}}'),
+        field: 'spec.containers[0].env[0].valueFrom',
+        message: /may not be specified/,
+      },
+      {
+        name: 'negative grace period',
+        text: edit('spec:\n', 'spec:\n  terminationGracePeriodSeconds: -5\n'),
+        field: 'spec.terminationGracePeriodSeconds',
+        message: /greater than or equal to 0/,
+      },
+      {
+        name: 'probe without handler',
+        text: edit('httpGet: {port: http}', 'periodSeconds: 3'),
+        field: 'spec.containers[0].livenessProbe',
+        message: /must specify a handler/,
+      },
+      {
+        name: 'liveness successThreshold',
+        text: edit('httpGet: {port: http}', 'httpGet: {port: http}\n      successThreshold: 2'),
+        field: 'spec.containers[0].livenessProbe.successThreshold',
+        message: /must be 1/,
+      },
+      {
+        name: 'probe port out of range',
+        text: edit('tcpSocket: {port: 80}', 'tcpSocket: {port: 0}'),
+        field: 'spec.containers[0].readinessProbe.tcpSocket.port',
+        message: /greater than or equal to 1/,
+      },
+      {
+        name: 'mount of an unknown volume',
+        text: edit('{name: data, mountPath: /data}', '{name: nope, mountPath: /data}'),
+        field: 'spec.containers[0].volumeMounts[0].name',
+        message: /"nope" is not a volume/,
+      },
+      {
+        name: 'duplicate volume',
+        text: edit('  - name: cfg\n', '  - name: data\n'),
+        field: 'spec.volumes[1].name',
+        message: /Duplicate value/,
+      },
+      {
+        name: 'init container probe',
+        text: edit('command: [sh, -c, "true"]', 'livenessProbe: {exec: {command: ["true"]}}'),
+        field: 'spec.initContainers[0].livenessProbe',
+        message: /Forbidden/,
+      },
+      {
+        name: 'bad timestamp',
+        text: edit('  name: web\n', '  name: web\n  deletionTimestamp: yesterday\n'),
+        field: 'metadata.deletionTimestamp',
+        message: /RFC 3339/,
+      },
+      {
+        name: 'defaultMode above 0777',
+        text: edit('configMap: {name: cfg}', 'configMap: {name: cfg, defaultMode: 0o1000}'),
+        field: 'spec.volumes[1].configMap.defaultMode',
+        message: /Invalid value: 01000 \(512\): must be a number between 0 and 0777 \(octal\), both inclusive/,
+      },
+      {
+        name: 'negative item mode',
+        text: edit('configMap: {name: cfg}', 'secret: {secretName: s, items: [{key: k, path: k, mode: -1}]}'),
+        field: 'spec.volumes[1].secret.items[0].mode',
+        message: /Invalid value: -1: must be a number between 0 and 0777/,
+      },
+      {
+        name: 'projected source item mode',
+        text: edit(
+          'configMap: {name: cfg}',
+          'projected: {sources: [{secret: {name: s, items: [{key: k, path: k, mode: 4096}]}}]}',
+        ),
+        field: 'spec.volumes[1].projected.sources[0].secret.items[0].mode',
+        message: /010000 \(4096\)/,
+      },
+      {
+        name: 'mode as text',
+        text: edit('configMap: {name: cfg}', 'downwardAPI: {defaultMode: "0644"}'),
+        field: 'spec.volumes[1].downwardAPI.defaultMode',
+        message: /Invalid value: "0644"/,
+      },
+      {
+        name: 'negative fsGroup',
+        text: edit('spec:\n', 'spec:\n  securityContext: {fsGroup: -1}\n'),
+        field: 'spec.securityContext.fsGroup',
+        message: /Invalid value: -1: must be between 0 and 2147483647, inclusive/,
+      },
+      {
+        name: 'supplementalGroups entry',
+        text: edit('spec:\n', 'spec:\n  securityContext: {supplementalGroups: [5, x]}\n'),
+        field: 'spec.securityContext.supplementalGroups[1]',
+        message: /Invalid value: "x"/,
+      },
+      {
+        name: 'container runAsUser too large',
+        text: edit('    image: nginx:1.25\n', '    image: nginx:1.25\n    securityContext: {runAsUser: 4294967296}\n'),
+        field: 'spec.containers[0].securityContext.runAsUser',
+        message: /must be between 0 and 2147483647/,
+      },
     ];
     for (const tc of table) {
       it(tc.name, () => {
@@ -185,7 +377,10 @@ describe('decodeSinglePod', () => {
             assert.equal(err.file, '/etc/kubernetes/manifests/web.yaml');
             assert.equal(err.field, tc.field);
             assert.match(err.message, tc.message);
-            assert.ok(err.message.startsWith(`/etc/kubernetes/manifests/web.yaml: ${tc.field ? `${tc.field}: ` : ''}`), err.message);
+            assert.ok(
+              err.message.startsWith(`/etc/kubernetes/manifests/web.yaml: ${tc.field ? `${tc.field}: ` : ''}`),
+              err.message,
+            );
             return true;
           },
         );
@@ -196,7 +391,10 @@ describe('decodeSinglePod', () => {
       const text = edit('- name: nginx', '- name: Web').replace('containerPort: 80', 'containerPort: 70000');
       assert.throws(
         () => decodeSinglePod(text, 'f.yaml'),
-        (err: unknown) => err instanceof ManifestError && err.field === 'spec.containers[0].name' && /and 1 more: spec.containers\[0\].ports\[0\].containerPort/.test(err.message),
+        (err: unknown) =>
+          err instanceof ManifestError &&
+          err.field === 'spec.containers[0].name' &&
+          /and 1 more: spec.containers\[0\].ports\[0\].containerPort/.test(err.message),
       );
     });
 
@@ -215,18 +413,38 @@ describe('decodePodOrPodList', () => {
   });
 
   it('accepts a PodList', () => {
-    const list = { apiVersion: 'v1', kind: 'PodList', items: [JSON.parse(GOOD_JSON), { metadata: { name: 'b' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } }] };
+    const list = {
+      apiVersion: 'v1',
+      kind: 'PodList',
+      items: [
+        JSON.parse(GOOD_JSON),
+        { metadata: { name: 'b' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } },
+      ],
+    };
     const pods = decodePodOrPodList(JSON.stringify(list), 'http://x/pods');
-    assert.deepEqual(pods.map((p) => p.metadata!.name), ['api.example', 'b']);
+    assert.deepEqual(
+      pods.map((p) => p.metadata!.name),
+      ['api.example', 'b'],
+    );
     assert.equal(pods[1]!.spec!.containers[0]!.imagePullPolicy, 'Always');
   });
 
   it('names the item in errors', () => {
-    const list = { apiVersion: 'v1', kind: 'PodList', items: [JSON.parse(GOOD_JSON), { metadata: { name: 'b' }, spec: { containers: [{ name: 'c' }] } }] };
-    assert.throws(() => decodePodOrPodList(JSON.stringify(list), 'http://x/pods'), (err: unknown) => err instanceof ManifestError && err.field === 'items[1].spec.containers[0].image');
+    const list = {
+      apiVersion: 'v1',
+      kind: 'PodList',
+      items: [JSON.parse(GOOD_JSON), { metadata: { name: 'b' }, spec: { containers: [{ name: 'c' }] } }],
+    };
+    assert.throws(
+      () => decodePodOrPodList(JSON.stringify(list), 'http://x/pods'),
+      (err: unknown) => err instanceof ManifestError && err.field === 'items[1].spec.containers[0].image',
+    );
   });
 
   it('rejects other kinds', () => {
-    assert.throws(() => decodePodOrPodList('apiVersion: v1\nkind: Service\n', 'u'), (err: unknown) => err instanceof ManifestError && err.field === 'kind');
+    assert.throws(
+      () => decodePodOrPodList('apiVersion: v1\nkind: Service\n', 'u'),
+      (err: unknown) => err instanceof ManifestError && err.field === 'kind',
+    );
   });
 });

@@ -16,7 +16,10 @@ const c = mkPod('c', 'uid-c');
 const d = mkPod('d', 'uid-d');
 const withImage = (p: Pod, image: string): Pod => ({ ...p, spec: { containers: [{ name: 'c', image }] } });
 const withPhase = (p: Pod, phase: string): Pod => ({ ...p, status: { phase } });
-const withMeta = (p: Pod, meta: Partial<NonNullable<Pod['metadata']>>): Pod => ({ ...p, metadata: { ...p.metadata, ...meta } });
+const withMeta = (p: Pod, meta: Partial<NonNullable<Pod['metadata']>>): Pod => ({
+  ...p,
+  metadata: { ...p.metadata, ...meta },
+});
 
 interface Case {
   name: string;
@@ -29,17 +32,47 @@ interface Case {
 const cases: Case[] = [
   { name: 'first SET adds every pod', update: { op: 'SET', pods: [a, b] }, want: [['ADD', ['a', 'b']]] },
   { name: 'first empty SET sends one empty ADD (source ready)', update: { op: 'SET', pods: [] }, want: [['ADD', []]] },
-  { name: 'second empty SET sends nothing', before: [{ op: 'SET', pods: [] }], update: { op: 'SET', pods: [] }, want: [] },
-  { name: 'unchanged SET is a no-op', before: [{ op: 'SET', pods: [a, b] }], update: { op: 'SET', pods: [a, b] }, want: [] },
+  {
+    name: 'second empty SET sends nothing',
+    before: [{ op: 'SET', pods: [] }],
+    update: { op: 'SET', pods: [] },
+    want: [],
+  },
+  {
+    name: 'unchanged SET is a no-op',
+    before: [{ op: 'SET', pods: [a, b] }],
+    update: { op: 'SET', pods: [a, b] },
+    want: [],
+  },
   {
     name: 'first SET of an unchanged source still only ADDs',
     update: { op: 'SET', pods: [a] },
     want: [['ADD', ['a']]],
   },
-  { name: 'SET adds a new pod', before: [{ op: 'SET', pods: [a] }], update: { op: 'SET', pods: [a, b] }, want: [['ADD', ['b']]] },
-  { name: 'SET removes a missing pod', before: [{ op: 'SET', pods: [a, b] }], update: { op: 'SET', pods: [b] }, want: [['REMOVE', ['a']]] },
-  { name: 'spec change is an UPDATE', before: [{ op: 'SET', pods: [a] }], update: { op: 'SET', pods: [withImage(a, 'busybox:1.37')] }, want: [['UPDATE', ['a']]] },
-  { name: 'label change is an UPDATE', before: [{ op: 'SET', pods: [a] }], update: { op: 'SET', pods: [withMeta(a, { labels: { app: 'x' } })] }, want: [['UPDATE', ['a']]] },
+  {
+    name: 'SET adds a new pod',
+    before: [{ op: 'SET', pods: [a] }],
+    update: { op: 'SET', pods: [a, b] },
+    want: [['ADD', ['b']]],
+  },
+  {
+    name: 'SET removes a missing pod',
+    before: [{ op: 'SET', pods: [a, b] }],
+    update: { op: 'SET', pods: [b] },
+    want: [['REMOVE', ['a']]],
+  },
+  {
+    name: 'spec change is an UPDATE',
+    before: [{ op: 'SET', pods: [a] }],
+    update: { op: 'SET', pods: [withImage(a, 'busybox:1.37')] },
+    want: [['UPDATE', ['a']]],
+  },
+  {
+    name: 'label change is an UPDATE',
+    before: [{ op: 'SET', pods: [a] }],
+    update: { op: 'SET', pods: [withMeta(a, { labels: { app: 'x' } })] },
+    want: [['UPDATE', ['a']]],
+  },
   {
     name: 'annotation change is an UPDATE',
     before: [{ op: 'SET', pods: [a] }],
@@ -52,7 +85,12 @@ const cases: Case[] = [
     update: { op: 'SET', pods: [withMeta(a, { annotations: { [ConfigSeenAnnotationKey]: '2030-01-01T00:00:00Z' } })] },
     want: [],
   },
-  { name: 'status-only change is a RECONCILE', before: [{ op: 'SET', pods: [a] }], update: { op: 'SET', pods: [withPhase(a, 'Running')] }, want: [['RECONCILE', ['a']]] },
+  {
+    name: 'status-only change is a RECONCILE',
+    before: [{ op: 'SET', pods: [a] }],
+    update: { op: 'SET', pods: [withPhase(a, 'Running')] },
+    want: [['RECONCILE', ['a']]],
+  },
   {
     name: 'resourceVersion-only change emits nothing',
     before: [{ op: 'SET', pods: [a] }],
@@ -62,7 +100,10 @@ const cases: Case[] = [
   {
     name: 'deletionTimestamp newly set is a DELETE',
     before: [{ op: 'SET', pods: [a] }],
-    update: { op: 'SET', pods: [withMeta(a, { deletionTimestamp: new Date('2024-05-01T10:00:30Z'), deletionGracePeriodSeconds: 30 })] },
+    update: {
+      op: 'SET',
+      pods: [withMeta(a, { deletionTimestamp: new Date('2024-05-01T10:00:30Z'), deletionGracePeriodSeconds: 30 })],
+    },
     want: [['DELETE', ['a']]],
   },
   {
@@ -77,27 +118,65 @@ const cases: Case[] = [
         mkPod('e', 'uid-e'),
       ],
     },
-    want: [['REMOVE', ['a']], ['ADD', ['e']], ['UPDATE', ['b']], ['DELETE', ['c']], ['RECONCILE', ['d']]],
+    want: [
+      ['REMOVE', ['a']],
+      ['ADD', ['e']],
+      ['UPDATE', ['b']],
+      ['DELETE', ['c']],
+      ['RECONCILE', ['d']],
+    ],
   },
   {
     name: 'a changed UID under the same name is REMOVE + ADD',
     before: [{ op: 'SET', pods: [a] }],
     update: { op: 'SET', pods: [mkPod('a', 'uid-a2')] },
-    want: [['REMOVE', ['a']], ['ADD', ['a']]],
+    want: [
+      ['REMOVE', ['a']],
+      ['ADD', ['a']],
+    ],
   },
-  { name: 'duplicate names within a SET keep the first', update: { op: 'SET', pods: [a, mkPod('a', 'uid-other')] }, want: [['ADD', ['a']]] },
+  {
+    name: 'duplicate names within a SET keep the first',
+    update: { op: 'SET', pods: [a, mkPod('a', 'uid-other')] },
+    want: [['ADD', ['a']]],
+  },
   { name: 'incremental ADD', update: { op: 'ADD', pods: [a] }, want: [['ADD', ['a']]] },
-  { name: 'incremental ADD of a known, unchanged pod is a no-op', before: [{ op: 'ADD', pods: [a] }], update: { op: 'ADD', pods: [a] }, want: [] },
-  { name: 'incremental UPDATE', before: [{ op: 'ADD', pods: [a, b] }], update: { op: 'UPDATE', pods: [withImage(a, 'x:1')] }, want: [['UPDATE', ['a']]] },
-  { name: 'incremental UPDATE of status only', before: [{ op: 'ADD', pods: [a] }], update: { op: 'UPDATE', pods: [withPhase(a, 'Running')] }, want: [['RECONCILE', ['a']]] },
+  {
+    name: 'incremental ADD of a known, unchanged pod is a no-op',
+    before: [{ op: 'ADD', pods: [a] }],
+    update: { op: 'ADD', pods: [a] },
+    want: [],
+  },
+  {
+    name: 'incremental UPDATE',
+    before: [{ op: 'ADD', pods: [a, b] }],
+    update: { op: 'UPDATE', pods: [withImage(a, 'x:1')] },
+    want: [['UPDATE', ['a']]],
+  },
+  {
+    name: 'incremental UPDATE of status only',
+    before: [{ op: 'ADD', pods: [a] }],
+    update: { op: 'UPDATE', pods: [withPhase(a, 'Running')] },
+    want: [['RECONCILE', ['a']]],
+  },
   {
     name: 'incremental DELETE',
     before: [{ op: 'ADD', pods: [a] }],
     update: { op: 'DELETE', pods: [withMeta(a, { deletionTimestamp: new Date('2024-05-01T10:00:30Z') })] },
     want: [['DELETE', ['a']]],
   },
-  { name: 'incremental REMOVE', before: [{ op: 'ADD', pods: [a, b] }], update: { op: 'REMOVE', pods: [a] }, want: [['REMOVE', ['a']]] },
-  { name: 'incremental REMOVE of an unknown pod is a no-op', before: [{ op: 'ADD', pods: [a] }], update: { op: 'REMOVE', pods: [b] }, want: [] },
+  {
+    name: 'incremental REMOVE',
+    before: [{ op: 'ADD', pods: [a, b] }],
+    update: { op: 'REMOVE', pods: [a] },
+    want: [['REMOVE', ['a']]],
+  },
+  {
+    name: 'incremental REMOVE of an unknown pod is a no-op',
+    before: [{ op: 'ADD', pods: [a] }],
+    update: { op: 'REMOVE', pods: [b] },
+    want: [],
+  },
   { name: 'incremental ops do not mark the source seen (no ready ADD)', update: { op: 'UPDATE', pods: [] }, want: [] },
 ];
 
@@ -132,7 +211,10 @@ describe('podStorage.merge', () => {
     s.merge('api', { op: 'SET', pods: [a] });
     assert.deepEqual(shape(s.merge('file', { op: 'SET', pods: [b] })), [['ADD', ['b']]]);
     assert.deepEqual(shape(s.merge('file', { op: 'SET', pods: [] })), [['REMOVE', ['b']]]);
-    assert.deepEqual(s.podsOf('api').map((p) => p.metadata!.name), ['a']);
+    assert.deepEqual(
+      s.podsOf('api').map((p) => p.metadata!.name),
+      ['a'],
+    );
   });
 
   it('hands out copies: neither the input nor the output aliases what it stores', () => {
@@ -198,7 +280,11 @@ describe('PodConfig', () => {
     const got: PodUpdate[] = [];
     for (let i = 0; i < 1 + 200 * 2 - 1; i++) got.push((await nextWithin(it)).value as PodUpdate);
     assert.deepEqual(got[0], { op: 'ADD', pods: [], source: 'file' });
-    assert.deepEqual(shape(got.slice(1, 4)), [['ADD', ['p0']], ['REMOVE', ['p0']], ['ADD', ['p1']]]);
+    assert.deepEqual(shape(got.slice(1, 4)), [
+      ['ADD', ['p0']],
+      ['REMOVE', ['p0']],
+      ['ADD', ['p1']],
+    ]);
     assert.deepEqual(shape(got.slice(-1)), [['ADD', ['p199']]]);
     assert.ok(got.every((u) => u.source === 'file'));
     cfg.stop();
@@ -230,7 +316,13 @@ describe('PodConfig', () => {
   it('tracks sources ready (seenAllSources)', () => {
     const file = new FakeSource();
     const api = new FakeSource();
-    const cfg = createPodConfig(new Map([['file', file], ['api', api]]), { logger: captureLogger().logger });
+    const cfg = createPodConfig(
+      new Map([
+        ['file', file],
+        ['api', api],
+      ]),
+      { logger: captureLogger().logger },
+    );
     const both = new Set(['file', 'api']);
     assert.equal(cfg.seenAllSources(both), false);
     file.send('SET', []);

@@ -1,6 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseIntValue, parseMilliValue, parseQuantity, QuantityError, tryParseQuantity } from '../../src/util/quantity.js';
+import {
+  parseIntValue,
+  parseMilliValue,
+  parseQuantity,
+  QuantityError,
+  tryParseQuantity,
+} from '../../src/util/quantity.js';
 
 describe('parseQuantity', () => {
   const good: Array<[string | number, number]> = [
@@ -32,7 +38,11 @@ describe('parseQuantity', () => {
   for (const bad of ['', ' 1', '1 ', 'x', '1K', '1MB', '1Mi2', '1e', 'e3', '--1', '1.2.3', 'Mi']) {
     it(`rejects ${JSON.stringify(bad)}`, () => {
       assert.equal(tryParseQuantity(bad), undefined);
-      assert.throws(() => parseQuantity(bad), (err: unknown) => err instanceof QuantityError && err.code === 'KTS_ERR_MANIFEST' && err.message.includes(JSON.stringify(bad)));
+      assert.throws(
+        () => parseQuantity(bad),
+        (err: unknown) =>
+          err instanceof QuantityError && err.code === 'KTS_ERR_MANIFEST' && err.message.includes(JSON.stringify(bad)),
+      );
     });
   }
 

@@ -28,7 +28,11 @@ describe('static pod identity', () => {
     assert.match(pod.metadata!.uid!, /^[0-9a-f]{32}$/);
     assert.equal(pod.metadata!.annotations![ConfigHashAnnotationKey], pod.metadata!.uid);
     assert.equal(pod.metadata!.annotations![ConfigSourceAnnotationKey], 'file');
-    assert.equal(pod.metadata!.annotations![ConfigSeenAnnotationKey], undefined, 'config.seen is PodConfig\'s, set when first seen');
+    assert.equal(
+      pod.metadata!.annotations![ConfigSeenAnnotationKey],
+      undefined,
+      "config.seen is PodConfig's, set when first seen",
+    );
     assert.deepEqual(pod.spec!.tolerations, [{ operator: 'Exists', effect: 'NoExecute' }]);
     assert.equal(pod.status!.phase, 'Pending');
   });
@@ -46,7 +50,10 @@ describe('static pod identity', () => {
     const uid = decode().metadata!.uid;
     assert.equal(decode().metadata!.uid, uid, 'same input, same UID');
     assert.equal(decode(`# comment\n${MANIFEST}\n\n`).metadata!.uid, uid, 'formatting is not content');
-    const reordered = MANIFEST.replace('  - name: etcd\n    image: registry.local/etcd:3.5\n', '  - image: registry.local/etcd:3.5\n    name: etcd\n');
+    const reordered = MANIFEST.replace(
+      '  - name: etcd\n    image: registry.local/etcd:3.5\n',
+      '  - image: registry.local/etcd:3.5\n    name: etcd\n',
+    );
     assert.notEqual(reordered, MANIFEST);
     assert.equal(decode(reordered).metadata!.uid, uid, 'key order is not content');
     assert.notEqual(decode(MANIFEST.replace('etcd:3.5', 'etcd:3.6')).metadata!.uid, uid, 'an edit gives a new UID');
@@ -59,7 +66,10 @@ describe('static pod identity', () => {
     const pod = decode(MANIFEST.replace('  namespace: kube-system\n', `  namespace: kube-system\n  uid: ${fixed}\n`));
     assert.equal(pod.metadata!.uid, fixed);
     assert.equal(pod.metadata!.annotations![ConfigHashAnnotationKey], fixed);
-    assert.throws(() => decode(MANIFEST.replace('  namespace: kube-system\n', '  namespace: kube-system\n  uid: fixed-uid\n')), /metadata\.uid: "fixed-uid" is not a valid pod UID/);
+    assert.throws(
+      () => decode(MANIFEST.replace('  namespace: kube-system\n', '  namespace: kube-system\n  uid: fixed-uid\n')),
+      /metadata\.uid: "fixed-uid" is not a valid pod UID/,
+    );
   });
 
   it('config.seen is set when first seen and neither changes the UID nor makes an update', () => {
@@ -73,13 +83,20 @@ describe('static pod identity', () => {
     assert.deepEqual(storage.merge('file', { op: 'SET', pods: [decode()] }), [], 'a re-read later is not a change');
     assert.equal(storage.podsOf('file')[0]!.metadata!.annotations![ConfigSeenAnnotationKey], seen);
     const edited = storage.merge('file', { op: 'SET', pods: [decode(MANIFEST.replace('etcd:3.5', 'etcd:3.6'))] });
-    assert.deepEqual(edited.map((u) => u.op), ['REMOVE', 'ADD'], 'an edit replaces the pod (new UID)');
+    assert.deepEqual(
+      edited.map((u) => u.op),
+      ['REMOVE', 'ADD'],
+      'an edit replaces the pod (new UID)',
+    );
     assert.equal(edited[1]!.pods[0]!.metadata!.annotations![ConfigSeenAnnotationKey], '2024-05-01T12:00:00.000Z');
   });
 
   it('rejects a name that is too long once the node name is appended', () => {
     const long = 'a'.repeat(250);
-    assert.throws(() => decode(MANIFEST.replace('name: etcd\n  namespace', `name: ${long}\n  namespace`)), /node name appended/);
+    assert.throws(
+      () => decode(MANIFEST.replace('name: etcd\n  namespace', `name: ${long}\n  namespace`)),
+      /node name appended/,
+    );
   });
 
   it('URL pods hash the URL and get no toleration', () => {
@@ -87,6 +104,9 @@ describe('static pod identity', () => {
     assert.equal(pod!.metadata!.name, 'etcd-n1');
     assert.equal(pod!.metadata!.annotations![ConfigSourceAnnotationKey], 'http');
     assert.equal(pod!.spec!.tolerations, undefined);
-    assert.notEqual(pod!.metadata!.uid, decodeUrlManifest(MANIFEST, { url: 'http://10.0.0.2/pods', nodeName: 'n1' })[0]!.metadata!.uid);
+    assert.notEqual(
+      pod!.metadata!.uid,
+      decodeUrlManifest(MANIFEST, { url: 'http://10.0.0.2/pods', nodeName: 'n1' })[0]!.metadata!.uid,
+    );
   });
 });

@@ -32,11 +32,23 @@ function validPod(name: string, namespace: string): Pod {
 
 /** The container change upstream uses to turn an ADD into an UPDATE. */
 function withBarContainer(p: Pod): Pod {
-  return { ...p, spec: { ...p.spec, containers: [{ name: 'bar', image: 'test', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' }] } } as Pod;
+  return {
+    ...p,
+    spec: {
+      ...p.spec,
+      containers: [{ name: 'bar', image: 'test', imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'File' }],
+    },
+  } as Pod;
 }
 const withStatus = (p: Pod, message: string): Pod => ({ ...p, status: { message } });
-const withContainerName = (p: Pod, name: string): Pod => ({ ...p, spec: { ...p.spec!, containers: [{ ...p.spec!.containers[0]!, name }] } });
-const withMeta = (p: Pod, meta: Partial<NonNullable<Pod['metadata']>>): Pod => ({ ...p, metadata: { ...p.metadata, ...meta } });
+const withContainerName = (p: Pod, name: string): Pod => ({
+  ...p,
+  spec: { ...p.spec!, containers: [{ ...p.spec!.containers[0]!, name }] },
+});
+const withMeta = (p: Pod, meta: Partial<NonNullable<Pod['metadata']>>): Pod => ({
+  ...p,
+  metadata: { ...p.metadata, ...meta },
+});
 
 /** An emitted update as [op, ["namespace/name", ...]]. */
 type Shape = [string, string[]];
@@ -72,12 +84,16 @@ function reconcileScenario(op: 'ADD' | 'SET'): Scenario {
     name: `status-only changes RECONCILE, spec changes UPDATE (op ${op})`,
     upstream: 'TestNewPodAddedSetReconciled',
     steps: [
-      { send: ['SET', reconcilePods(false, false)], want: [['ADD', ['new/changeable-pod-0', 'new/constant-pod-1', 'new/constant-pod-2']]] },
+      {
+        send: ['SET', reconcilePods(false, false)],
+        want: [['ADD', ['new/changeable-pod-0', 'new/constant-pod-1', 'new/constant-pod-2']]],
+      },
       { send: [op, reconcilePods(false, false)], want: [] },
       {
         send: [op, reconcilePods(true, false)],
         want: [['RECONCILE', ['new/changeable-pod-0']]],
-        check: (got) => assert.equal(got[0]!.pods[0]!.status?.message, 'touched', 'the RECONCILE carries the new status'),
+        check: (got) =>
+          assert.equal(got[0]!.pods[0]!.status?.message, 'touched', 'the RECONCILE carries the new status'),
       },
       {
         send: [op, reconcilePods(true, true)],
@@ -90,10 +106,18 @@ function reconcileScenario(op: 'ADD' | 'SET'): Scenario {
 
 const annotated = (value: Record<string, string>) => withMeta(validPod('foo2', 'new'), { annotations: value });
 const labelled = (value: string) => withMeta(validPod('foo2', 'new'), { labels: { key: value } });
-const deleted = (p: Pod, at: string, grace?: number) => withMeta(p, { deletionTimestamp: new Date(at), ...(grace === undefined ? {} : { deletionGracePeriodSeconds: grace }) });
+const deleted = (p: Pod, at: string, grace?: number) =>
+  withMeta(p, {
+    deletionTimestamp: new Date(at),
+    ...(grace === undefined ? {} : { deletionGracePeriodSeconds: grace }),
+  });
 
 const scenarios: Scenario[] = [
-  { name: 'a new pod is an ADD', upstream: 'TestNewPodAdded', steps: [{ send: ['ADD', [foo]], want: [['ADD', ['new/foo']]] }] },
+  {
+    name: 'a new pod is an ADD',
+    upstream: 'TestNewPodAdded',
+    steps: [{ send: ['ADD', [foo]], want: [['ADD', ['new/foo']]] }],
+  },
   {
     name: 'the default namespace is like any other',
     upstream: 'TestNewPodAddedDefaultNamespace',
@@ -129,7 +153,11 @@ const scenarios: Scenario[] = [
     upstream: 'TestNewPodAddedSnapshotAndUpdates (its incremental half)',
     steps: [
       { send: ['ADD', [foo]], want: [['ADD', ['new/foo']]] },
-      { send: ['ADD', [withBarContainer(foo)]], want: [['UPDATE', ['new/foo']]], check: (got) => assert.deepEqual(specOf(got[0]), ['bar']) },
+      {
+        send: ['ADD', [withBarContainer(foo)]],
+        want: [['UPDATE', ['new/foo']]],
+        check: (got) => assert.deepEqual(specOf(got[0]), ['bar']),
+      },
     ],
   },
   {
@@ -138,7 +166,11 @@ const scenarios: Scenario[] = [
     steps: [
       { send: ['ADD', [foo]], want: [['ADD', ['new/foo']]] },
       { send: ['ADD', [withBarContainer(foo)]], want: [['UPDATE', ['new/foo']]] },
-      { send: ['REMOVE', [validPod('foo', 'new')]], want: [['REMOVE', ['new/foo']]], check: (got) => assert.deepEqual(specOf(got[0]), ['bar'], 'the pod as last stored') },
+      {
+        send: ['REMOVE', [validPod('foo', 'new')]],
+        want: [['REMOVE', ['new/foo']]],
+        check: (got) => assert.deepEqual(specOf(got[0]), ['bar'], 'the pod as last stored'),
+      },
     ],
   },
   {
@@ -149,7 +181,8 @@ const scenarios: Scenario[] = [
       {
         send: ['DELETE', [deleted(foo, '2024-05-01T10:00:00Z')]],
         want: [['DELETE', ['new/foo']]],
-        check: (got) => assert.equal(got[0]!.pods[0]!.metadata!.deletionTimestamp!.getTime(), Date.parse('2024-05-01T10:00:00Z')),
+        check: (got) =>
+          assert.equal(got[0]!.pods[0]!.metadata!.deletionTimestamp!.getTime(), Date.parse('2024-05-01T10:00:00Z')),
       },
     ],
   },
@@ -157,10 +190,17 @@ const scenarios: Scenario[] = [
     name: 'a SET after ADDs is REMOVE, ADD, UPDATE',
     upstream: 'TestNewPodAddedUpdatedSet',
     steps: [
-      { send: ['ADD', [foo, validPod('foo2', 'new'), validPod('foo3', 'new')]], want: [['ADD', ['new/foo', 'new/foo2', 'new/foo3']]] },
+      {
+        send: ['ADD', [foo, validPod('foo2', 'new'), validPod('foo3', 'new')]],
+        want: [['ADD', ['new/foo', 'new/foo2', 'new/foo3']]],
+      },
       {
         send: ['SET', [withBarContainer(validPod('foo2', 'new')), validPod('foo3', 'new'), validPod('foo4', 'new')]],
-        want: [['REMOVE', ['new/foo']], ['ADD', ['new/foo4']], ['UPDATE', ['new/foo2']]],
+        want: [
+          ['REMOVE', ['new/foo']],
+          ['ADD', ['new/foo4']],
+          ['UPDATE', ['new/foo2']],
+        ],
       },
     ],
   },
@@ -183,15 +223,35 @@ const scenarios: Scenario[] = [
         send: ['SET', [validPod('foo1', 'new'), annotated({ 'kubernetes.io/blah': 'blah' }), validPod('foo3', 'new')]],
         want: [['ADD', ['new/foo1', 'new/foo2', 'new/foo3']]],
       },
-      { send: ['SET', [validPod('foo1', 'new'), annotated({ 'kubernetes.io/blah': 'superblah' }), validPod('foo3', 'new')]], want: [['UPDATE', ['new/foo2']]] },
       {
-        send: ['SET', [validPod('foo1', 'new'), annotated({ 'kubernetes.io/blah': 'superblah', 'kubernetes.io/otherblah': 'doh' }), validPod('foo3', 'new')]],
+        send: [
+          'SET',
+          [validPod('foo1', 'new'), annotated({ 'kubernetes.io/blah': 'superblah' }), validPod('foo3', 'new')],
+        ],
         want: [['UPDATE', ['new/foo2']]],
       },
       {
-        send: ['SET', [validPod('foo1', 'new'), annotated({ 'kubernetes.io/otherblah': 'doh' }), validPod('foo3', 'new')]],
+        send: [
+          'SET',
+          [
+            validPod('foo1', 'new'),
+            annotated({ 'kubernetes.io/blah': 'superblah', 'kubernetes.io/otherblah': 'doh' }),
+            validPod('foo3', 'new'),
+          ],
+        ],
         want: [['UPDATE', ['new/foo2']]],
-        check: (got) => assert.deepEqual(Object.keys(got[0]!.pods[0]!.metadata!.annotations!).sort(), [ConfigSeenAnnotationKey, ConfigSourceAnnotationKey, 'kubernetes.io/otherblah'].sort()),
+      },
+      {
+        send: [
+          'SET',
+          [validPod('foo1', 'new'), annotated({ 'kubernetes.io/otherblah': 'doh' }), validPod('foo3', 'new')],
+        ],
+        want: [['UPDATE', ['new/foo2']]],
+        check: (got) =>
+          assert.deepEqual(
+            Object.keys(got[0]!.pods[0]!.metadata!.annotations!).sort(),
+            [ConfigSeenAnnotationKey, ConfigSourceAnnotationKey, 'kubernetes.io/otherblah'].sort(),
+          ),
       },
     ],
   },
@@ -200,7 +260,11 @@ const scenarios: Scenario[] = [
     upstream: 'TestPodUpdateLabels',
     steps: [
       { send: ['SET', [labelled('value')]], want: [['ADD', ['new/foo2']]] },
-      { send: ['SET', [labelled('newValue')]], want: [['UPDATE', ['new/foo2']]], check: (got) => assert.deepEqual(got[0]!.pods[0]!.metadata!.labels, { key: 'newValue' }) },
+      {
+        send: ['SET', [labelled('newValue')]],
+        want: [['UPDATE', ['new/foo2']]],
+        check: (got) => assert.deepEqual(got[0]!.pods[0]!.metadata!.labels, { key: 'newValue' }),
+      },
     ],
   },
   // The rest mirror upstream config.go's rules that config_test.go does not spell out.
@@ -208,8 +272,17 @@ const scenarios: Scenario[] = [
     name: 'pods keep the order their source gave, within each update',
     upstream: 'config.go merge (pod ordering)',
     steps: [
-      { send: ['SET', [validPod('c', 'ns'), validPod('a', 'ns'), validPod('b', 'ns')]], want: [['ADD', ['ns/c', 'ns/a', 'ns/b']]] },
-      { send: ['SET', [validPod('c', 'ns'), validPod('z', 'ns'), validPod('y', 'ns')]], want: [['REMOVE', ['ns/a', 'ns/b']], ['ADD', ['ns/z', 'ns/y']]] },
+      {
+        send: ['SET', [validPod('c', 'ns'), validPod('a', 'ns'), validPod('b', 'ns')]],
+        want: [['ADD', ['ns/c', 'ns/a', 'ns/b']]],
+      },
+      {
+        send: ['SET', [validPod('c', 'ns'), validPod('z', 'ns'), validPod('y', 'ns')]],
+        want: [
+          ['REMOVE', ['ns/a', 'ns/b']],
+          ['ADD', ['ns/z', 'ns/y']],
+        ],
+      },
     ],
   },
   {
@@ -219,15 +292,28 @@ const scenarios: Scenario[] = [
       { send: ['SET', [foo]], want: [['ADD', ['new/foo']]] },
       { send: ['SET', [deleted(foo, '2024-05-01T10:00:30Z', 30)]], want: [['DELETE', ['new/foo']]] },
       { send: ['SET', [deleted(foo, '2024-05-01T10:00:30Z', 30)]], want: [] },
-      { send: ['SET', [deleted(foo, '2024-05-01T10:00:05Z', 5)]], want: [['DELETE', ['new/foo']]], check: (got) => assert.equal(got[0]!.pods[0]!.metadata!.deletionGracePeriodSeconds, 5) },
-      { send: ['SET', [withBarContainer(deleted(foo, '2024-05-01T10:00:05Z', 5))]], want: [['DELETE', ['new/foo']]], check: (got) => assert.deepEqual(specOf(got[0]), ['bar'], 'a deleted pod is never UPDATEd') },
+      {
+        send: ['SET', [deleted(foo, '2024-05-01T10:00:05Z', 5)]],
+        want: [['DELETE', ['new/foo']]],
+        check: (got) => assert.equal(got[0]!.pods[0]!.metadata!.deletionGracePeriodSeconds, 5),
+      },
+      {
+        send: ['SET', [withBarContainer(deleted(foo, '2024-05-01T10:00:05Z', 5))]],
+        want: [['DELETE', ['new/foo']]],
+        check: (got) => assert.deepEqual(specOf(got[0]), ['bar'], 'a deleted pod is never UPDATEd'),
+      },
       { send: ['SET', []], want: [['REMOVE', ['new/foo']]] },
     ],
   },
   {
     name: 'a second pod with the same name in one update is dropped; the first stays',
     upstream: 'config.go filterInvalidPods',
-    steps: [{ send: ['SET', [foo, withMeta(validPod('foo', 'new'), { uid: testUID('other') })]], want: [['ADD', ['new/foo']]] }],
+    steps: [
+      {
+        send: ['SET', [foo, withMeta(validPod('foo', 'new'), { uid: testUID('other') })]],
+        want: [['ADD', ['new/foo']]],
+      },
+    ],
   },
   {
     name: 'an unknown operation is ignored',
@@ -250,7 +336,7 @@ describe('podStorage.merge, as upstream config_test.go', () => {
     });
   }
 
-  it('updates never alias the caller\'s pods or each other', () => {
+  it("updates never alias the caller's pods or each other", () => {
     // upstream copyPods: every update carries deep copies.
     const s = new PodStorage({ logger: captureLogger().logger });
     const input = validPod('foo', 'new');

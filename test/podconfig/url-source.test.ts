@@ -18,7 +18,13 @@ await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/m`;
 after(() => server.close());
 
-const pod = (name: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+const pod = (name: string) =>
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { containers: [{ name: 'c', image: 'busybox' }] },
+  });
 
 function source(maxBytes?: number) {
   const updates: PodUpdate[] = [];
@@ -37,7 +43,10 @@ test('a pod is pushed once; unchanged bytes are skipped; an empty body is a SET 
   assert.equal(updates.length, 1);
   assert.equal(updates[0]!.op, 'SET');
   assert.equal(updates[0]!.source, 'http');
-  assert.deepEqual(updates[0]!.pods.map((p) => p.metadata?.name), ['a-n1']);
+  assert.deepEqual(
+    updates[0]!.pods.map((p) => p.metadata?.name),
+    ['a-n1'],
+  );
   body = '';
   await s.sync();
   assert.equal(updates.length, 2);
@@ -76,6 +85,10 @@ test('a body larger than the bound is refused', async () => {
 });
 
 test('--manifest-url-header syntax', () => {
-  assert.deepEqual(parseManifestUrlHeaders('a:hello,b:again,c:world,b:beautiful').value, { a: ['hello'], b: ['again', 'beautiful'], c: ['world'] });
+  assert.deepEqual(parseManifestUrlHeaders('a:hello,b:again,c:world,b:beautiful').value, {
+    a: ['hello'],
+    b: ['again', 'beautiful'],
+    c: ['world'],
+  });
   assert.match(parseManifestUrlHeaders('novalue').problem!, /key:value/);
 });

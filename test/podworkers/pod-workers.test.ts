@@ -26,31 +26,121 @@ test('every state declares its edges; only declared edges are allowed', () => {
 
 test('the handlers decide without side effects', () => {
   const view = { state: 'syncing' as const, pod: pod('a', 10), gracePeriod: undefined, orphan: false };
-  assert.deepEqual(HANDLERS.syncing.onUpdate(view, { updateType: 'update', pod: pod('a', 10) }), { kind: 'accept', to: 'syncing', preempt: false, cancelsRestart: false });
-  assert.deepEqual(HANDLERS.syncing.onUpdate(view, { updateType: 'kill', pod: pod('a', 10) }), { kind: 'accept', to: 'terminating', cause: 'removed', gracePeriod: 10, preempt: true, cancelsRestart: true });
-  assert.equal((HANDLERS.syncing.onUpdate(view, { updateType: 'kill', pod: pod('a', 10), killPodOptions: { evict: true } }) as { cause: string }).cause, 'evicted');
-  assert.equal((HANDLERS.syncing.onUpdate(view, { updateType: 'update', pod: pod('a', 10, { deletionGrace: 4 }) }) as { cause: string; gracePeriod: number }).gracePeriod, 4);
-  assert.equal((HANDLERS.syncing.onUpdate(view, { updateType: 'update', pod: pod('a', 10, { phase: 'Failed' }) }) as { cause: string }).cause, 'terminal-phase');
-  assert.deepEqual(HANDLERS.syncing.onUpdate(view, { updateType: 'sync', runningPod: orphan('a') }), { kind: 'ignore', why: 'runtime pods can only be killed' });
-  assert.deepEqual(HANDLERS.syncing.onWorkDone(view, { state: 'syncing', isTerminal: true }), { to: 'terminating', cause: 'completed', gracePeriod: 10 });
+  assert.deepEqual(HANDLERS.syncing.onUpdate(view, { updateType: 'update', pod: pod('a', 10) }), {
+    kind: 'accept',
+    to: 'syncing',
+    preempt: false,
+    cancelsRestart: false,
+  });
+  assert.deepEqual(HANDLERS.syncing.onUpdate(view, { updateType: 'kill', pod: pod('a', 10) }), {
+    kind: 'accept',
+    to: 'terminating',
+    cause: 'removed',
+    gracePeriod: 10,
+    preempt: true,
+    cancelsRestart: true,
+  });
+  assert.equal(
+    (
+      HANDLERS.syncing.onUpdate(view, { updateType: 'kill', pod: pod('a', 10), killPodOptions: { evict: true } }) as {
+        cause: string;
+      }
+    ).cause,
+    'evicted',
+  );
+  assert.equal(
+    (
+      HANDLERS.syncing.onUpdate(view, { updateType: 'update', pod: pod('a', 10, { deletionGrace: 4 }) }) as {
+        cause: string;
+        gracePeriod: number;
+      }
+    ).gracePeriod,
+    4,
+  );
+  assert.equal(
+    (
+      HANDLERS.syncing.onUpdate(view, { updateType: 'update', pod: pod('a', 10, { phase: 'Failed' }) }) as {
+        cause: string;
+      }
+    ).cause,
+    'terminal-phase',
+  );
+  assert.deepEqual(HANDLERS.syncing.onUpdate(view, { updateType: 'sync', runningPod: orphan('a') }), {
+    kind: 'ignore',
+    why: 'runtime pods can only be killed',
+  });
+  assert.deepEqual(HANDLERS.syncing.onWorkDone(view, { state: 'syncing', isTerminal: true }), {
+    to: 'terminating',
+    cause: 'completed',
+    gracePeriod: 10,
+  });
   const term = { state: 'terminating' as const, pod: pod('a', 10), gracePeriod: 10, orphan: false };
-  assert.deepEqual(HANDLERS.terminating.onUpdate(term, { updateType: 'create', pod: pod('a') }), { kind: 'restart-requested' });
-  assert.equal((HANDLERS.terminating.onUpdate(term, { updateType: 'kill', pod: pod('a'), killPodOptions: { gracePeriodSeconds: 2 } }) as { preempt: boolean }).preempt, true);
-  assert.equal((HANDLERS.terminating.onUpdate(term, { updateType: 'kill', pod: pod('a'), killPodOptions: { gracePeriodSeconds: 20 } }) as { preempt: boolean }).preempt, false);
-  assert.deepEqual(HANDLERS.terminating.onWorkDone({ ...term, orphan: true }, { state: 'terminating' }), { to: 'finished' });
-  assert.deepEqual(HANDLERS.terminated.onWorkDone({ ...term, state: 'terminated' }, { state: 'terminated' }), { to: 'finished' });
-  assert.deepEqual(HANDLERS.finished.onUpdate({ ...term, state: 'finished' }, { updateType: 'create', pod: pod('a') }), { kind: 'new-incarnation' });
-  assert.equal(HANDLERS.finished.onUpdate({ ...term, state: 'finished' }, { updateType: 'sync', pod: pod('a') }).kind, 'ignore');
+  assert.deepEqual(HANDLERS.terminating.onUpdate(term, { updateType: 'create', pod: pod('a') }), {
+    kind: 'restart-requested',
+  });
+  assert.equal(
+    (
+      HANDLERS.terminating.onUpdate(term, {
+        updateType: 'kill',
+        pod: pod('a'),
+        killPodOptions: { gracePeriodSeconds: 2 },
+      }) as { preempt: boolean }
+    ).preempt,
+    true,
+  );
+  assert.equal(
+    (
+      HANDLERS.terminating.onUpdate(term, {
+        updateType: 'kill',
+        pod: pod('a'),
+        killPodOptions: { gracePeriodSeconds: 20 },
+      }) as { preempt: boolean }
+    ).preempt,
+    false,
+  );
+  assert.deepEqual(HANDLERS.terminating.onWorkDone({ ...term, orphan: true }, { state: 'terminating' }), {
+    to: 'finished',
+  });
+  assert.deepEqual(HANDLERS.terminated.onWorkDone({ ...term, state: 'terminated' }, { state: 'terminated' }), {
+    to: 'finished',
+  });
+  assert.deepEqual(
+    HANDLERS.finished.onUpdate({ ...term, state: 'finished' }, { updateType: 'create', pod: pod('a') }),
+    { kind: 'new-incarnation' },
+  );
+  assert.equal(
+    HANDLERS.finished.onUpdate({ ...term, state: 'finished' }, { updateType: 'sync', pod: pod('a') }).kind,
+    'ignore',
+  );
 });
 
 test('grace period: deletion request, kill option or pod spec, whichever is shortest, never below 1 s', () => {
   assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30), undefined), { gracePeriod: 30, shortened: false });
-  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30, { deletionGrace: 10 }), undefined), { gracePeriod: 10, shortened: false });
-  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30, { deletionGrace: 10 }), { gracePeriodSeconds: 5 }), { gracePeriod: 5, shortened: false });
-  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30), { gracePeriodSeconds: 0 }), { gracePeriod: 1, shortened: false });
-  assert.deepEqual(effectiveGracePeriod(10, pod('a', 30, { deletionGrace: 20 }), undefined), { gracePeriod: 10, shortened: false }, 'only ever shrinks');
-  assert.deepEqual(effectiveGracePeriod(60, pod('a', 30), { gracePeriodSeconds: 10 }), { gracePeriod: 10, shortened: true });
-  assert.deepEqual(effectiveGracePeriod(10, pod('a', 30), { gracePeriodSeconds: 10 }), { gracePeriod: 10, shortened: false });
+  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30, { deletionGrace: 10 }), undefined), {
+    gracePeriod: 10,
+    shortened: false,
+  });
+  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30, { deletionGrace: 10 }), { gracePeriodSeconds: 5 }), {
+    gracePeriod: 5,
+    shortened: false,
+  });
+  assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 30), { gracePeriodSeconds: 0 }), {
+    gracePeriod: 1,
+    shortened: false,
+  });
+  assert.deepEqual(
+    effectiveGracePeriod(10, pod('a', 30, { deletionGrace: 20 }), undefined),
+    { gracePeriod: 10, shortened: false },
+    'only ever shrinks',
+  );
+  assert.deepEqual(effectiveGracePeriod(60, pod('a', 30), { gracePeriodSeconds: 10 }), {
+    gracePeriod: 10,
+    shortened: true,
+  });
+  assert.deepEqual(effectiveGracePeriod(10, pod('a', 30), { gracePeriodSeconds: 10 }), {
+    gracePeriod: 10,
+    shortened: false,
+  });
   assert.deepEqual(effectiveGracePeriod(undefined, pod('a', 0), undefined), { gracePeriod: 1, shortened: false });
 });
 
@@ -97,7 +187,20 @@ test('terminated: the cleanup never gets a status observed before the kill ended
   const { syncer, workers, cache, done } = setup();
   workers.updatePod({ updateType: 'create', pod: pod('z', 2) });
   await settle(workers);
-  cache.set('z', { uid: 'z', name: 'stale', namespace: 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: new Date() }, undefined, Date.now() - 1000);
+  cache.set(
+    'z',
+    {
+      uid: 'z',
+      name: 'stale',
+      namespace: 'default',
+      ips: [],
+      sandboxStatuses: [],
+      containerStatuses: [],
+      timestamp: new Date(),
+    },
+    undefined,
+    Date.now() - 1000,
+  );
   workers.updatePod({ updateType: 'kill', pod: pod('z', 2) });
   await settle(workers);
   done();
@@ -138,10 +241,19 @@ test('syncing → terminating by eviction: status func applied, grace override, 
   workers.updatePod({ updateType: 'create', pod: pod('e', 30) });
   await settle(workers);
   let stopped = false;
-  const evicted = workers.terminatePodAbnormally(pod('e', 30), {
-    evict: true, gracePeriodSeconds: 2,
-    statusFn: (s) => { s.phase = 'Failed'; s.reason = 'Evicted'; s.message = 'low on memory'; },
-  }).then(() => { stopped = true; });
+  const evicted = workers
+    .terminatePodAbnormally(pod('e', 30), {
+      evict: true,
+      gracePeriodSeconds: 2,
+      statusFn: (s) => {
+        s.phase = 'Failed';
+        s.reason = 'Evicted';
+        s.message = 'low on memory';
+      },
+    })
+    .then(() => {
+      stopped = true;
+    });
   await evicted;
   done();
   assert.equal(stopped, true);
@@ -151,7 +263,17 @@ test('syncing → terminating by eviction: status func applied, grace override, 
 
 test('terminatePodAbnormally times out when the kill never completes', async () => {
   let fire: (() => void) | undefined;
-  const clock = { now: () => Date.now(), setTimeout: (fn: () => void) => { fire = fn; return { cancel: () => { fire = undefined; } }; } };
+  const clock = {
+    now: () => Date.now(),
+    setTimeout: (fn: () => void) => {
+      fire = fn;
+      return {
+        cancel: () => {
+          fire = undefined;
+        },
+      };
+    },
+  };
   const cache = createPodStatusCache();
   const syncer = new RecordingSyncer();
   const g = gate();
@@ -186,19 +308,32 @@ test('a kill preempts a sync waiting for a fresh status (no wait for the next re
   await tick();
   // ...and the kill must not.
   workers.updatePod({ updateType: 'kill', pod: pod('w', 4) });
-  await Promise.race([workers.idle(), new Promise((_, rej) => setTimeout(() => rej(new Error('kill waited for a relist')), 2000))]);
+  await Promise.race([
+    workers.idle(),
+    new Promise((_, rej) => setTimeout(() => rej(new Error('kill waited for a relist')), 2000)),
+  ]);
   done();
   assert.deepEqual(syncer.calls, ['sync:create:w', 'terminating:w:4', 'terminated:w']);
 });
 
 test('the next sync acts only on a status observed after the previous sync ended; postSync runs after that', async () => {
   const { syncer, workers, cache, done } = setup({ fresh: false });
-  const status = (tag: string): PodRuntimeStatus => ({ uid: 'n', name: tag, namespace: 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: new Date() });
+  const status = (tag: string): PodRuntimeStatus => ({
+    uid: 'n',
+    name: tag,
+    namespace: 'default',
+    ips: [],
+    sandboxStatuses: [],
+    containerStatuses: [],
+    timestamp: new Date(),
+  });
   cache.set('n', status('before'), undefined, Date.now());
   const g = gate();
   syncer.syncGate = g.promise;
   let postSyncAt = 0;
-  syncer.postSync = () => { postSyncAt = Date.now(); };
+  syncer.postSync = () => {
+    postSyncAt = Date.now();
+  };
   workers.updatePod({ updateType: 'create', pod: pod('n') });
   await tick();
   // A relist that ran while the sync was creating containers: it may predate them.
@@ -216,7 +351,10 @@ test('the next sync acts only on a status observed after the previous sync ended
   cache.set('n', status('after'), undefined, Date.now());
   await settle(workers);
   done();
-  assert.deepEqual(syncer.syncStatuses.map((s) => s?.name), ['before', 'after']);
+  assert.deepEqual(
+    syncer.syncStatuses.map((s) => s?.name),
+    ['before', 'after'],
+  );
 });
 
 test('a kill arriving during a running sync is never overwritten by later syncs', async () => {
@@ -263,7 +401,11 @@ test('terminating → terminating: a shorter grace restarts the kill at once, wi
   assert.deepEqual(syncer.calls.slice(1), ['terminating:c:30']);
   workers.updatePod({ updateType: 'update', pod: pod('c', 30, { deletionGrace: 2 }) });
   await tick();
-  assert.deepEqual(syncer.calls.slice(1, 3), ['terminating:c:30', 'terminating:c:2'], 'second kill issued while the first still runs');
+  assert.deepEqual(
+    syncer.calls.slice(1, 3),
+    ['terminating:c:30', 'terminating:c:2'],
+    'second kill issued while the first still runs',
+  );
   assert.equal(syncer.killSignals[0]!.aborted, true, 'the first kill is told it was superseded');
   await tick();
   assert.equal(workers.isPodKnownTerminated('c'), true, 'terminated once the shorter kill returned');
@@ -326,7 +468,20 @@ test('terminating: a kill after the restart request cancels it', async () => {
 
 test('terminated: runtime-only kills are ignored while cleanup runs; a first-seen terminal pod only cleans up', async () => {
   const cache = createPodStatusCache();
-  cache.set('t', { uid: 't', name: 'p-t', namespace: 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: new Date() }, undefined, Date.now());
+  cache.set(
+    't',
+    {
+      uid: 't',
+      name: 'p-t',
+      namespace: 'default',
+      ips: [],
+      sandboxStatuses: [],
+      containerStatuses: [],
+      timestamp: new Date(),
+    },
+    undefined,
+    Date.now(),
+  );
   const { syncer, workers, done } = setup({ cache });
   workers.updatePod({ updateType: 'create', pod: pod('t', 3, { phase: 'Succeeded' }) });
   workers.updatePod({ updateType: 'kill', runningPod: orphan('t') });
@@ -345,7 +500,15 @@ test('finished: takes no more work; a kill is answered at once; a create starts 
   workers.updatePod({ updateType: 'sync', pod: pod('f') });
   workers.updatePod({ updateType: 'update', pod: pod('f') });
   let answered = false;
-  workers.updatePod({ updateType: 'kill', pod: pod('f'), killPodOptions: { onTerminated: () => { answered = true; } } });
+  workers.updatePod({
+    updateType: 'kill',
+    pod: pod('f'),
+    killPodOptions: {
+      onTerminated: () => {
+        answered = true;
+      },
+    },
+  });
   await settle(workers);
   assert.equal(syncer.calls.length, 3, 'a finished pod takes no more work');
   assert.equal(answered, true);

@@ -5,7 +5,14 @@
 import { after } from 'node:test';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
 import type { PodRuntimeStatus, RunningPod } from '../../src/kuberuntime/types.js';
-import { createPodWorkers, type PodSyncer, type PodWorkers, type SyncContext, type TerminationOptions, type UpdateType } from '../../src/podworkers/index.js';
+import {
+  createPodWorkers,
+  type PodSyncer,
+  type PodWorkers,
+  type SyncContext,
+  type TerminationOptions,
+  type UpdateType,
+} from '../../src/podworkers/index.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
 import type { PodStatusCache } from '../../src/pleg/types.js';
 
@@ -22,27 +29,50 @@ export interface PodExtra {
 export function pod(uid: string, grace: number | null = 30, extra: PodExtra = {}): Pod {
   return {
     metadata: {
-      name: extra.name ?? `p-${uid}`, namespace: extra.namespace ?? 'default', uid,
+      name: extra.name ?? `p-${uid}`,
+      namespace: extra.namespace ?? 'default',
+      uid,
       ...(extra.static ? { annotations: { 'kubernetes.io/config.source': 'file' } } : {}),
       ...(extra.labels ? { labels: extra.labels } : {}),
-      ...(extra.deletionGrace !== undefined ? { deletionTimestamp: new Date(), deletionGracePeriodSeconds: extra.deletionGrace } : {}),
+      ...(extra.deletionGrace !== undefined
+        ? { deletionTimestamp: new Date(), deletionGracePeriodSeconds: extra.deletionGrace }
+        : {}),
     },
-    spec: { ...(grace !== null ? { terminationGracePeriodSeconds: grace } : {}), containers: [{ name: 'a', image: 'x' }] },
+    spec: {
+      ...(grace !== null ? { terminationGracePeriodSeconds: grace } : {}),
+      containers: [{ name: 'a', image: 'x' }],
+    },
     ...(extra.phase ? { status: { phase: extra.phase } } : {}),
   } as Pod;
 }
 
-export const orphan = (uid: string): RunningPod => ({ uid, name: `o-${uid}`, namespace: 'y', containers: [], sandboxes: [] });
+export const orphan = (uid: string): RunningPod => ({
+  uid,
+  name: `o-${uid}`,
+  namespace: 'y',
+  containers: [],
+  sandboxes: [],
+});
 
 /** A runtime status with nothing running: what the PLEG caches for a pod whose containers all exited. */
 export function stoppedStatus(uid: string, name = `p-${uid}`): PodRuntimeStatus {
-  return { uid, name, namespace: 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: new Date() };
+  return {
+    uid,
+    name,
+    namespace: 'default',
+    ips: [],
+    sandboxStatuses: [],
+    containerStatuses: [],
+    timestamp: new Date(),
+  };
 }
 
 /** A promise with its resolve function, to hold a syncer call open. */
 export function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
-  const promise = new Promise<void>((r) => { open = r; });
+  const promise = new Promise<void>((r) => {
+    open = r;
+  });
   return { promise, open };
 }
 
@@ -85,12 +115,20 @@ export class RecordingSyncer implements PodSyncer {
     this.syncedPods.push(p);
     this.syncStatuses.push(s);
     await this.syncGate;
-    if (this.failSyncs > 0) { this.failSyncs--; throw new Error('sync failed'); }
+    if (this.failSyncs > 0) {
+      this.failSyncs--;
+      throw new Error('sync failed');
+    }
     const isTerminal = this.terminal || this.terminalUids.has(p.metadata!.uid!);
     return { isTerminal, ...(this.postSync ? { postSync: this.postSync } : {}) };
   }
 
-  async syncTerminatingPod(ctx: SyncContext, p: Pod, _s: PodRuntimeStatus | undefined, { gracePeriodSeconds: grace, statusFn }: TerminationOptions) {
+  async syncTerminatingPod(
+    ctx: SyncContext,
+    p: Pod,
+    _s: PodRuntimeStatus | undefined,
+    { gracePeriodSeconds: grace, statusFn }: TerminationOptions,
+  ) {
     this.record(p.metadata!.uid!, `terminating:${p.metadata!.uid}:${grace}`);
     this.killSignals.push(ctx.signal);
     if (statusFn) {
@@ -100,7 +138,10 @@ export class RecordingSyncer implements PodSyncer {
     }
     const g = this.killGates.shift();
     if (g) await g;
-    if (this.failKills > 0) { this.failKills--; throw new Error('kill failed'); }
+    if (this.failKills > 0) {
+      this.failKills--;
+      throw new Error('kill failed');
+    }
   }
 
   async syncTerminatingRuntimePod(_ctx: SyncContext, r: RunningPod) {
@@ -122,7 +163,15 @@ export function setup(opts: { cache?: PodStatusCache; fresh?: boolean } = {}) {
   const tick = opts.fresh === false ? undefined : setInterval(() => cache.updateTime(Date.now()), 2);
   if (tick) relisters.add(tick);
   const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000, backOffMs: 20, terminationRetryMs: 20 });
-  return { syncer, workers, cache, done: () => { clearInterval(tick); relisters.delete(tick!); } };
+  return {
+    syncer,
+    workers,
+    cache,
+    done: () => {
+      clearInterval(tick);
+      relisters.delete(tick!);
+    },
+  };
 }
 
 /** The cache tickers still running: a test that failed before done() must not keep its file's process alive. */

@@ -11,15 +11,30 @@ import type { PodRuntimeStatus } from '../../src/kuberuntime/types.js';
 import { createPodWorkers, type PodSyncer } from '../../src/podworkers/index.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
 
-const pod = (uid: string): Pod => ({ metadata: { name: `p-${uid}`, namespace: 'default', uid }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'a', image: 'x' }] } }) as Pod;
-const status = (uid: string): PodRuntimeStatus => ({ uid, name: `p-${uid}`, namespace: 'default', ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: new Date() });
+const pod = (uid: string): Pod =>
+  ({
+    metadata: { name: `p-${uid}`, namespace: 'default', uid },
+    spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'a', image: 'x' }] },
+  }) as Pod;
+const status = (uid: string): PodRuntimeStatus => ({
+  uid,
+  name: `p-${uid}`,
+  namespace: 'default',
+  ips: [],
+  sandboxStatuses: [],
+  containerStatuses: [],
+  timestamp: new Date(),
+});
 const tick = (ms = 20) => new Promise((r) => setTimeout(r, ms));
 
 function setup() {
   const cache = createPodStatusCache();
   const synced: Array<PodRuntimeStatus | undefined> = [];
   const syncer: PodSyncer = {
-    async syncPod(_ctx, _t, _p, s) { synced.push(s); return { isTerminal: false }; },
+    async syncPod(_ctx, _t, _p, s) {
+      synced.push(s);
+      return { isTerminal: false };
+    },
     async syncTerminatingPod() {},
     async syncTerminatingRuntimePod() {},
     async syncTerminatedPod() {},
@@ -56,16 +71,27 @@ test('shouldPodContentBeRemoved: evicted, or deleted and terminated; unknown pod
   workers.updatePod({ updateType: 'create', pod: pod('ev') });
   workers.updatePod({ updateType: 'create', pod: pod('del') });
   workers.updatePod({ updateType: 'create', pod: pod('live') });
-  await tick(); t();
+  await tick();
+  t();
   await workers.terminatePodAbnormally(pod('ev'), { evict: true, reason: 'Evicted' });
-  const deleted = { ...pod('del'), metadata: { ...pod('del').metadata, deletionTimestamp: new Date(), deletionGracePeriodSeconds: 1 } } as Pod;
+  const deleted = {
+    ...pod('del'),
+    metadata: { ...pod('del').metadata, deletionTimestamp: new Date(), deletionGracePeriodSeconds: 1 },
+  } as Pod;
   workers.updatePod({ updateType: 'update', pod: deleted });
-  for (let i = 0; i < 20 && !workers.isPodKnownTerminated('del'); i++) { await tick(); t(); }
+  for (let i = 0; i < 20 && !workers.isPodKnownTerminated('del'); i++) {
+    await tick();
+    t();
+  }
   assert.equal(workers.shouldPodContentBeRemoved('ev'), true, 'evicted');
   assert.equal(workers.shouldPodContentBeRemoved('del'), true, 'deleted and terminated');
   assert.equal(workers.shouldPodContentBeRemoved('live'), false);
   workers.syncKnownPods([pod('live'), pod('ev'), deleted]);
-  assert.equal(workers.shouldPodContentBeRemoved('nobody'), true, 'after syncKnownPods, an unknown pod has nothing to keep');
+  assert.equal(
+    workers.shouldPodContentBeRemoved('nobody'),
+    true,
+    'after syncKnownPods, an unknown pod has nothing to keep',
+  );
   await workers.idle();
 });
 
@@ -74,7 +100,9 @@ test('a kill during a sync cancels it: the kill starts within milliseconds, and 
   cache.updateTime(Date.now() + 1);
   const calls: string[] = [];
   let syncStarted!: () => void;
-  const inSync = new Promise<void>((r) => { syncStarted = r; });
+  const inSync = new Promise<void>((r) => {
+    syncStarted = r;
+  });
   let killAt = 0;
   const syncer: PodSyncer = {
     // A sync stuck in a CRI call that honours the signal (as the CRI client bound to it does).
@@ -83,15 +111,32 @@ test('a kill during a sync cancels it: the kill starts within milliseconds, and 
       syncStarted();
       await new Promise((_, reject) => {
         const t = setTimeout(() => reject(new Error('sync timed out')), 10_000);
-        ctx.signal.addEventListener('abort', () => { clearTimeout(t); reject(new Error('cancelled')); }, { once: true });
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            reject(new Error('cancelled'));
+          },
+          { once: true },
+        );
       });
       return { isTerminal: false };
     },
-    async syncTerminatingPod() { calls.push(`terminating after ${Date.now() - killAt} ms`); },
+    async syncTerminatingPod() {
+      calls.push(`terminating after ${Date.now() - killAt} ms`);
+    },
     async syncTerminatingRuntimePod() {},
-    async syncTerminatedPod() { calls.push('terminated'); },
+    async syncTerminatedPod() {
+      calls.push('terminated');
+    },
   };
-  const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000, backOffMs: 60_000, terminationRetryMs: 20 });
+  const workers = createPodWorkers({
+    syncer,
+    cache,
+    resyncIntervalMs: 60_000,
+    backOffMs: 60_000,
+    terminationRetryMs: 20,
+  });
   workers.updatePod({ updateType: 'create', pod: pod('k') });
   await inSync;
   killAt = Date.now();

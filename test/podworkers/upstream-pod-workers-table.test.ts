@@ -8,13 +8,25 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/api/types.js';
 import type { RunningPod } from '../../src/kuberuntime/types.js';
-import { createPodWorkers, effectiveGracePeriod, killPodNow, type PodWorkers, type UpdatePodOptions } from '../../src/podworkers/index.js';
+import {
+  createPodWorkers,
+  effectiveGracePeriod,
+  killPodNow,
+  type PodWorkers,
+  type UpdatePodOptions,
+} from '../../src/podworkers/index.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
 import { RecordingSyncer, gate, pod, settle, setup, stoppedStatus, until } from './recording-syncer.js';
 
 type Harness = ReturnType<typeof setup>;
 
-const runtimePod = (uid: string, name = 'orphaned-pod'): RunningPod => ({ uid, name, namespace: 'ns', containers: [], sandboxes: [] });
+const runtimePod = (uid: string, name = 'orphaned-pod'): RunningPod => ({
+  uid,
+  name,
+  namespace: 'ns',
+  containers: [],
+  sandboxes: [],
+});
 
 /** What the worker queries say about one UID. */
 function queries(workers: PodWorkers, uid: string) {
@@ -63,7 +75,10 @@ const updatePodCases: UpdatePodCase[] = [
   },
   {
     name: 'a new pod is recorded and started unless it is a duplicate of an existing terminating pod UID',
-    update: { updateType: 'create', pod: pod('1', 30, { name: 'running-pod', namespace: 'ns', labels: { updated: 'value' } }) },
+    update: {
+      updateType: 'create',
+      pod: pod('1', 30, { name: 'running-pod', namespace: 'ns', labels: { updated: 'value' } }),
+    },
     prepare: async (h) => {
       await createRunningPod(h);
       const { workers, syncer } = h;
@@ -119,7 +134,10 @@ const updatePodCases: UpdatePodCase[] = [
     // upstream: allowPodStart refuses a static pod whose termination was requested before it
     // started (cleanupUnstartedPod): not even the cleanup runs
     name: 'a static pod that is terminal and has never started finishes without cleanup if the runtime has a cached terminal state',
-    update: { updateType: 'create', pod: pod('1', 30, { name: 'done-pod', namespace: 'ns', phase: 'Succeeded', static: true }) },
+    update: {
+      updateType: 'create',
+      pod: pod('1', 30, { name: 'done-pod', namespace: 'ns', phase: 'Succeeded', static: true }),
+    },
     cached: true,
     before: { terminationRequested: true, knownTerminated: true, couldHaveRunning: false },
     calls: [],
@@ -150,7 +168,8 @@ for (const tc of updatePodCases) {
     h.workers.updatePod(tc.update);
     if (tc.before) {
       const now = queries(h.workers, '1');
-      for (const [k, v] of Object.entries(tc.before)) assert.equal(now[k as keyof typeof now], v, `before the worker ran: ${k}`);
+      for (const [k, v] of Object.entries(tc.before))
+        assert.equal(now[k as keyof typeof now], v, `before the worker ran: ${k}`);
     }
     after?.();
     await settle(h.workers);
@@ -184,7 +203,8 @@ test('TestUpdatePodParallel: every pod is synced, at most once per update, and t
   const { workers, syncer, done } = setup();
   const numPods = 20;
   for (let i = 0; i < numPods; i++) {
-    for (let j = i; j < numPods; j++) workers.updatePod({ updateType: 'create', pod: pod(String(j), 30, { name: String(i), namespace: 'ns' }) });
+    for (let j = i; j < numPods; j++)
+      workers.updatePod({ updateType: 'create', pod: pod(String(j), 30, { name: String(i), namespace: 'ns' }) });
   }
   await settle(workers);
   done();
@@ -226,7 +246,11 @@ test('TestUpdatePodForTerminatedRuntimePod: a runtime-only kill of a pod termina
   cleanup.open();
   await settle(workers);
   assert.deepEqual(syncer.of('1'), ['sync:create:1', 'terminating:1:1', 'terminated:1']);
-  assert.deepEqual([...workers.syncKnownPods([pod('1', 1)])], [['1', 'finished']], 'still desired and finished: kept, not restarted');
+  assert.deepEqual(
+    [...workers.syncKnownPods([pod('1', 1)])],
+    [['1', 'finished']],
+    'still desired and finished: kept, not restarted',
+  );
   await settle(workers);
   done();
   assert.deepEqual(syncer.of('1'), ['sync:create:1', 'terminating:1:1', 'terminated:1']);
@@ -249,8 +273,14 @@ test('TestUpdatePodDoesNotForgetSyncPodKill: create, kill, update in a row alway
   for (let i = 0; i < numPods; i++) {
     const uid = String(i);
     // The create may be coalesced away by the kill that follows it.
-    const possible = [[`terminating:${uid}:30`, `terminated:${uid}`], [`sync:create:${uid}`, `terminating:${uid}:30`, `terminated:${uid}`]];
-    assert.ok(possible.some((p) => JSON.stringify(p) === JSON.stringify(syncer.of(uid))), `pod ${uid}: ${syncer.of(uid).join(', ')}`);
+    const possible = [
+      [`terminating:${uid}:30`, `terminated:${uid}`],
+      [`sync:create:${uid}`, `terminating:${uid}:30`, `terminated:${uid}`],
+    ];
+    assert.ok(
+      possible.some((p) => JSON.stringify(p) === JSON.stringify(syncer.of(uid))),
+      `pod ${uid}: ${syncer.of(uid).join(', ')}`,
+    );
   }
 });
 
@@ -289,7 +319,13 @@ test('TestTerminalPhaseTransition: a sync that finds the pod terminal moves it t
   done();
   assert.equal(workers.isPodTerminationRequested('1'), true);
   assert.equal(workers.isPodKnownTerminated('1'), true);
-  assert.deepEqual(syncer.of('1'), ['sync:update:1', 'sync:update:1', 'sync:update:1', 'terminating:1:30', 'terminated:1']);
+  assert.deepEqual(syncer.of('1'), [
+    'sync:update:1',
+    'sync:update:1',
+    'sync:update:1',
+    'terminating:1:30',
+    'terminated:1',
+  ]);
 });
 
 // ---- TestFakePodWorkers-like sequencing ----------------------------------------------------------
@@ -319,7 +355,11 @@ test('sequencing: syncing → terminating → terminated → finished, as the qu
   look('finished');
   assert.deepEqual(workers.syncKnownPods([p]).get('1'), 'finished');
   done();
-  const row = (terminationRequested: boolean, knownTerminated: boolean, couldHaveRunning: boolean) => ({ terminationRequested, knownTerminated, couldHaveRunning });
+  const row = (terminationRequested: boolean, knownTerminated: boolean, couldHaveRunning: boolean) => ({
+    terminationRequested,
+    knownTerminated,
+    couldHaveRunning,
+  });
   assert.deepEqual(seen, [
     ['syncing', row(false, false, true)],
     ['terminating', row(true, false, true)],
@@ -347,9 +387,21 @@ test('TestSyncKnownPods: killed pods are forgotten once finished and gone; desir
     workers.updatePod({ updateType: 'kill', pod: p });
   }
   await settle(workers);
-  assert.deepEqual(queries(workers, '0'), { terminationRequested: true, knownTerminated: true, couldHaveRunning: false }, 'deleted and terminated');
-  assert.deepEqual(queries(workers, '1'), { terminationRequested: true, knownTerminated: true, couldHaveRunning: false }, 'terminated');
-  assert.deepEqual(queries(workers, '2'), { terminationRequested: false, knownTerminated: false, couldHaveRunning: true }, 'running');
+  assert.deepEqual(
+    queries(workers, '0'),
+    { terminationRequested: true, knownTerminated: true, couldHaveRunning: false },
+    'deleted and terminated',
+  );
+  assert.deepEqual(
+    queries(workers, '1'),
+    { terminationRequested: true, knownTerminated: true, couldHaveRunning: false },
+    'terminated',
+  );
+  assert.deepEqual(
+    queries(workers, '2'),
+    { terminationRequested: false, knownTerminated: false, couldHaveRunning: true },
+    'running',
+  );
   assert.equal(workers.shouldPodContentBeRemoved('0'), true, 'deleted and terminated');
   assert.equal(workers.shouldPodContentBeRemoved('1'), false, 'terminated but not deleted');
   assert.equal(workers.shouldPodContentBeRemoved('2'), false, 'not terminated');
@@ -360,7 +412,10 @@ test('TestSyncKnownPods: killed pods are forgotten once finished and gone; desir
   assert.equal(workers.shouldPodContentBeRemoved('abc'), false, 'does not exist but not yet synced');
 
   const known = workers.syncKnownPods(desired);
-  assert.deepEqual([...known].sort(), [['14', 'syncing'], ['2', 'syncing']]);
+  assert.deepEqual([...known].sort(), [
+    ['14', 'syncing'],
+    ['2', 'syncing'],
+  ]);
   assert.equal(workers.isPodTerminationRequested('2'), false);
   assert.equal(workers.couldHaveRunningContainers('abc'), false, 'does not exist and synced at least once');
   assert.equal(workers.shouldPodContentBeRemoved('abc'), true, 'does not exist and synced at least once');
@@ -368,7 +423,10 @@ test('TestSyncKnownPods: killed pods are forgotten once finished and gone; desir
 
   // Workers not yet terminated stay, even when no longer desired: they are terminated first.
   const orphans = workers.syncKnownPods([]);
-  assert.deepEqual([...orphans].sort(), [['14', 'terminating'], ['2', 'terminating']]);
+  assert.deepEqual([...orphans].sort(), [
+    ['14', 'terminating'],
+    ['2', 'terminating'],
+  ]);
   await settle(workers);
   assert.deepEqual([...workers.syncKnownPods([])], [], 'once those pods terminated, the workers are cleared');
   done();
@@ -397,25 +455,41 @@ function killHeld(u: Partial<UpdatePodOptions>) {
 const contentCases: ContentCase[] = [
   { desc: 'running', then: async () => {}, removable: false },
   { desc: 'evicted, still terminating', then: killHeld({ killPodOptions: { evict: true } }), removable: true },
-  { desc: 'deleted, still terminating', then: killHeld({ updateType: 'update', pod: pod('1', 30, { deletionGrace: 5 }) }), removable: false },
+  {
+    desc: 'deleted, still terminating',
+    then: killHeld({ updateType: 'update', pod: pod('1', 30, { deletionGrace: 5 }) }),
+    removable: false,
+  },
   {
     desc: 'deleted and terminated',
-    then: async ({ workers }) => { workers.updatePod({ updateType: 'update', pod: pod('1', 30, { deletionGrace: 5 }) }); await settle(workers); },
+    then: async ({ workers }) => {
+      workers.updatePod({ updateType: 'update', pod: pod('1', 30, { deletionGrace: 5 }) });
+      await settle(workers);
+    },
     removable: true,
   },
   {
     desc: 'killed (removed from its source) and terminated',
-    then: async ({ workers }) => { workers.updatePod({ updateType: 'kill', pod: pod('1') }); await settle(workers); },
+    then: async ({ workers }) => {
+      workers.updatePod({ updateType: 'kill', pod: pod('1') });
+      await settle(workers);
+    },
     removable: false,
   },
   {
     desc: 'no longer desired at housekeeping and terminated',
-    then: async ({ workers }) => { workers.syncKnownPods([]); await settle(workers); },
+    then: async ({ workers }) => {
+      workers.syncKnownPods([]);
+      await settle(workers);
+    },
     removable: true,
   },
   {
     desc: 'killed as a runtime pod and terminated',
-    then: async ({ workers }) => { workers.updatePod({ updateType: 'kill', runningPod: runtimePod('1') }); await settle(workers); },
+    then: async ({ workers }) => {
+      workers.updatePod({ updateType: 'kill', runningPod: runtimePod('1') });
+      await settle(workers);
+    },
     removable: true,
   },
 ];
@@ -482,14 +556,34 @@ const removeCases: RemoveCase[] = [
       h.workers.updatePod({ updateType: 'kill', pod: target() });
       await settle(h.workers);
     },
-    orphan: true, removed: true, calls: ranToEnd,
+    orphan: true,
+    removed: true,
+    calls: ranToEnd,
   },
-  { desc: 'waiting to start worker because of another started pod with the same fullname', prepare: waitingBehindBlocker, orphan: false, removed: false, calls: [] },
+  {
+    desc: 'waiting to start worker because of another started pod with the same fullname',
+    prepare: waitingBehindBlocker,
+    orphan: false,
+    removed: false,
+    calls: [],
+  },
   { desc: 'orphaned not started worker', prepare: waitingBehindBlocker, orphan: true, removed: true, calls: [] },
   // Kept, and terminated by the pod workers themselves: nobody else will tell them.
   { desc: 'orphaned started worker', prepare: started, orphan: true, removed: false, calls: ranToEnd },
-  { desc: 'orphaned terminating worker', prepare: killedHolding('killGates', 'terminating:pod-uid:2'), orphan: true, removed: false, calls: ranToEnd },
-  { desc: 'orphaned terminated worker', prepare: killedHolding('terminatedGates', 'terminated:pod-uid'), orphan: true, removed: false, calls: ranToEnd },
+  {
+    desc: 'orphaned terminating worker',
+    prepare: killedHolding('killGates', 'terminating:pod-uid:2'),
+    orphan: true,
+    removed: false,
+    calls: ranToEnd,
+  },
+  {
+    desc: 'orphaned terminated worker',
+    prepare: killedHolding('terminatedGates', 'terminated:pod-uid'),
+    orphan: true,
+    removed: false,
+    calls: ranToEnd,
+  },
 ];
 
 for (const tc of removeCases) {
@@ -523,10 +617,26 @@ const plainPod = (uid: string, name = 'test') => pod(uid, 2, { name });
 // upstream pkg/kubelet/pod_workers_test.go Test_allowPodStart
 const allowStartCases: AllowStartCase[] = [
   { desc: 'non-static pod', pods: [plainPod('uid-1'), plainPod('uid-0')], started: ['uid-1', 'uid-0'] },
-  { desc: 'non-static pod when there is a started static pod with the same full name', pods: [staticPod('uid-1', 'test'), plainPod('uid-0')], started: ['uid-1', 'uid-0'] },
-  { desc: 'static pod when there is a started non-static pod with the same full name', pods: [plainPod('uid-1', 'foo'), staticPod('uid-0')], started: ['uid-1', 'uid-0'] },
-  { desc: 'static pod when there are no started static pods with the same full name', pods: [staticPod('uid-1', 'bar'), staticPod('uid-0')], started: ['uid-1', 'uid-0'] },
-  { desc: 'static pod when there is a started static pod with the same full name', pods: [staticPod('uid-1'), staticPod('uid-0')], started: ['uid-1'] },
+  {
+    desc: 'non-static pod when there is a started static pod with the same full name',
+    pods: [staticPod('uid-1', 'test'), plainPod('uid-0')],
+    started: ['uid-1', 'uid-0'],
+  },
+  {
+    desc: 'static pod when there is a started non-static pod with the same full name',
+    pods: [plainPod('uid-1', 'foo'), staticPod('uid-0')],
+    started: ['uid-1', 'uid-0'],
+  },
+  {
+    desc: 'static pod when there are no started static pods with the same full name',
+    pods: [staticPod('uid-1', 'bar'), staticPod('uid-0')],
+    started: ['uid-1', 'uid-0'],
+  },
+  {
+    desc: 'static pod when there is a started static pod with the same full name',
+    pods: [staticPod('uid-1'), staticPod('uid-0')],
+    started: ['uid-1'],
+  },
   {
     desc: 'static pod if the static pod is not the first pod waiting to start',
     pods: [staticPod('uid-9'), staticPod('uid-1'), staticPod('uid-0')],
@@ -608,8 +718,17 @@ test('TestStaticPodExclusion: one static pod per full name at a time, in arrival
   assert.equal(synced('4-static'), 2);
 
   const all = ['1-normal', '2-static', '3-static', '4-static'];
-  assert.deepEqual(Object.fromEntries(workers.syncKnownPods(all.map(p))), { '1-normal': 'syncing', '2-static': 'finished', '3-static': 'finished', '4-static': 'syncing' });
-  assert.deepEqual(Object.fromEntries(workers.syncKnownPods(['1-normal', '2-static', '4-static'].map(p))), { '1-normal': 'syncing', '2-static': 'finished', '4-static': 'syncing' }, '3-static forgotten');
+  assert.deepEqual(Object.fromEntries(workers.syncKnownPods(all.map(p))), {
+    '1-normal': 'syncing',
+    '2-static': 'finished',
+    '3-static': 'finished',
+    '4-static': 'syncing',
+  });
+  assert.deepEqual(
+    Object.fromEntries(workers.syncKnownPods(['1-normal', '2-static', '4-static'].map(p))),
+    { '1-normal': 'syncing', '2-static': 'finished', '4-static': 'syncing' },
+    '3-static forgotten',
+  );
 
   // 5-static killed before it could start, 6-static waits behind 4-static, then starts when it ends.
   await update('5-static');
@@ -641,7 +760,10 @@ test('TestStaticPodExclusion: one static pod per full name at a time, in arrival
   assert.equal(synced('9-static'), 0);
 
   // Only 8-static still desired: 1-normal is terminated; finished and never-started ones are forgotten.
-  assert.deepEqual(Object.fromEntries(workers.syncKnownPods([p('8-static')])), { '1-normal': 'terminating', '8-static': 'syncing' });
+  assert.deepEqual(Object.fromEntries(workers.syncKnownPods([p('8-static')])), {
+    '1-normal': 'terminating',
+    '8-static': 'syncing',
+  });
   await settle(workers);
   done();
   assert.equal(synced('9-static'), 0);
@@ -687,9 +809,30 @@ const graceCases: GraceCase[] = [
   { desc: 'use 1 when the spec says zero', spec: 0, expected: 1 },
   // ours: pods are defaulted at the edge (spec 30); a pod without it still gets the API default
   { desc: 'no spec value: the API default', spec: null, expected: 30 },
-  { desc: 'a running kill keeps its grace against a longer deletion grace', spec: 30, deletion: 20, current: 10, expected: 10, shortened: false },
-  { desc: 'a running kill is shortened by a shorter override', spec: 30, override: 3, current: 10, expected: 3, shortened: true },
-  { desc: 'a running kill is not shortened by the same value', spec: 30, override: 10, current: 10, expected: 10, shortened: false },
+  {
+    desc: 'a running kill keeps its grace against a longer deletion grace',
+    spec: 30,
+    deletion: 20,
+    current: 10,
+    expected: 10,
+    shortened: false,
+  },
+  {
+    desc: 'a running kill is shortened by a shorter override',
+    spec: 30,
+    override: 3,
+    current: 10,
+    expected: 3,
+    shortened: true,
+  },
+  {
+    desc: 'a running kill is not shortened by the same value',
+    spec: 30,
+    override: 10,
+    current: 10,
+    expected: 10,
+    shortened: false,
+  },
 ];
 
 for (const tc of graceCases) {
@@ -711,7 +854,11 @@ test('Test_calculateEffectiveGracePeriod: what the kill is handed, through the w
     ['override', pod('override', 30, { deletionGrace: 5 }), 2],
     ['zero', pod('zero', 30), 0],
   ] as const) {
-    workers.updatePod({ updateType: 'kill', pod: p, ...(kill !== undefined ? { killPodOptions: { gracePeriodSeconds: kill } } : {}) });
+    workers.updatePod({
+      updateType: 'kill',
+      pod: p,
+      ...(kill !== undefined ? { killPodOptions: { gracePeriodSeconds: kill } } : {}),
+    });
     await settle(workers);
     assert.equal(syncer.of(uid)[0], `terminating:${uid}:${{ spec: 30, deletion: 5, override: 2, zero: 1 }[uid]}`);
   }

@@ -3,14 +3,23 @@ import assert from 'node:assert/strict';
 import type { ApiContainerStatus, Container, Pod, Probe } from '../../src/api/types.js';
 import { ResultsCache } from '../../src/prober/results.js';
 import { ProbeWorker, type WorkerContext } from '../../src/prober/worker.js';
-import { decodeHealthCheckRequest, decodeHealthCheckResponse, encodeHealthCheckRequest, encodeHealthCheckResponse } from '../../src/prober/grpc.js';
+import {
+  decodeHealthCheckRequest,
+  decodeHealthCheckResponse,
+  encodeHealthCheckRequest,
+  encodeHealthCheckResponse,
+} from '../../src/prober/grpc.js';
 import type { ProbeReply, ProbeType } from '../../src/prober/types.js';
 
 const pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, spec: { containers: [] } } as unknown as Pod;
 
 function setup(kind: ProbeType, spec: Probe, container: Partial<Container> = {}) {
   const replies: ProbeReply[] = [];
-  let status: ApiContainerStatus = { name: 'c', containerID: 'containerd://id1', state: { running: { startedAt: new Date(0) } } } as ApiContainerStatus;
+  let status: ApiContainerStatus = {
+    name: 'c',
+    containerID: 'containerd://id1',
+    state: { running: { startedAt: new Date(0) } },
+  } as ApiContainerStatus;
   const startup = new Set<string>();
   const ctx: WorkerContext = {
     latest: () => ({ pod, containers: [status], podIP: '10.0.0.1' }),
@@ -21,8 +30,22 @@ function setup(kind: ProbeType, spec: Probe, container: Partial<Container> = {})
   const changes: string[] = [];
   results.onUpdate((u) => changes.push(`${u.containerId}=${u.result}`));
   const prober = { probe: async () => replies.shift() ?? { outcome: 'success' as const, output: '' } };
-  const w = new ProbeWorker(ctx, { podUid: 'u1', container: { name: 'c', image: 'x', ...container } as Container, probeType: kind, spec }, prober, results);
-  return { w, results, changes, replies, startup, setStatus: (s: ApiContainerStatus) => { status = s; } };
+  const w = new ProbeWorker(
+    ctx,
+    { podUid: 'u1', container: { name: 'c', image: 'x', ...container } as Container, probeType: kind, spec },
+    prober,
+    results,
+  );
+  return {
+    w,
+    results,
+    changes,
+    replies,
+    startup,
+    setStatus: (s: ApiContainerStatus) => {
+      status = s;
+    },
+  };
 }
 
 const fail: ProbeReply = { outcome: 'failure', output: 'no' };
@@ -35,7 +58,11 @@ test('failureThreshold consecutive failures flip liveness, then the worker holds
   assert.deepEqual(t.changes, ['id1=success', 'id1=failure']);
   await t.w.doProbe(); // on hold: the last reply stays queued
   assert.equal(t.replies.length, 1);
-  t.setStatus({ name: 'c', containerID: 'containerd://id2', state: { running: { startedAt: new Date(0) } } } as ApiContainerStatus);
+  t.setStatus({
+    name: 'c',
+    containerID: 'containerd://id2',
+    state: { running: { startedAt: new Date(0) } },
+  } as ApiContainerStatus);
   await t.w.doProbe();
   assert.equal(t.results.get('id1'), undefined, 'the old container is forgotten');
   assert.equal(t.results.get('id2'), 'success');
@@ -48,7 +75,11 @@ test('readiness starts failed, needs successThreshold successes, and is failed w
   assert.equal(t.results.get('id1'), 'failure');
   await t.w.doProbe();
   assert.equal(t.results.get('id1'), 'success');
-  t.setStatus({ name: 'c', containerID: 'containerd://id1', state: { terminated: { exitCode: 1 } } } as ApiContainerStatus);
+  t.setStatus({
+    name: 'c',
+    containerID: 'containerd://id1',
+    state: { terminated: { exitCode: 1 } },
+  } as ApiContainerStatus);
   await t.w.doProbe();
   assert.equal(t.results.get('id1'), 'failure');
 });

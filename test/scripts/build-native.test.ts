@@ -9,7 +9,9 @@ import { REPO_ROOT } from '../support/kubelet-process.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 const dirs: string[] = [];
-after(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }); });
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 /** A package whose addon source does not compile. */
 function brokenPackage(): string {
@@ -17,13 +19,21 @@ function brokenPackage(): string {
   dirs.push(dir);
   mkdirSync(join(dir, 'scripts'));
   copyFileSync(join(REPO_ROOT, 'scripts', 'build-native.mjs'), join(dir, 'scripts', 'build-native.mjs'));
-  writeFileSync(join(dir, 'binding.gyp'), JSON.stringify({ targets: [{ target_name: 'kubelet_ts_native', sources: ['broken.cc'] }] }));
+  writeFileSync(
+    join(dir, 'binding.gyp'),
+    JSON.stringify({ targets: [{ target_name: 'kubelet_ts_native', sources: ['broken.cc'] }] }),
+  );
   writeFileSync(join(dir, 'broken.cc'), 'this is not C++;\n');
   return dir;
 }
 
 function build(dir: string, env: Record<string, string>, ...args: string[]) {
-  return spawnSync(process.execPath, [join(dir, 'scripts', 'build-native.mjs'), ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  return spawnSync(process.execPath, [join(dir, 'scripts', 'build-native.mjs'), ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+  });
 }
 
 describe('build-native.mjs on install', () => {
@@ -31,19 +41,28 @@ describe('build-native.mjs on install', () => {
     const r = build(brokenPackage(), { CXX: '/nonexistent' });
     assert.equal(r.status, 0);
     assert.equal(r.stdout, '');
-    assert.deepEqual(r.stderr.split('\n').filter(Boolean), ["kubelet-ts: WARNING native addon not built (no C++ compiler: '/nonexistent' not found or not runnable); the agent will use the TypeScript implementations"]);
+    assert.deepEqual(r.stderr.split('\n').filter(Boolean), [
+      "kubelet-ts: WARNING native addon not built (no C++ compiler: '/nonexistent' not found or not runnable); the agent will use the TypeScript implementations",
+    ]);
   });
 
-  it('a failing compile: exit 0, one warning line, the compiler output kept in native-build.log', { skip: spawnSync('c++', ['--version']).status !== 0 && 'no C++ compiler here' }, () => {
-    const dir = brokenPackage();
-    const r = build(dir, {});
-    assert.equal(r.status, 0, r.stderr);
-    const lines = `${r.stdout}${r.stderr}`.split('\n').filter(Boolean);
-    assert.equal(lines.length, 1, lines.join('\n'));
-    assert.match(lines[0]!, /^kubelet-ts: WARNING native addon not built \(node-gyp rebuild exited with \d+; compiler output in .*native-build\.log\)/);
-    assert.match(readFileSync(join(dir, 'native-build.log'), 'utf8'), /broken\.cc/);
-    assert.equal(existsSync(join(dir, 'build', 'Release', 'kubelet_ts_native.node')), false);
-  });
+  it(
+    'a failing compile: exit 0, one warning line, the compiler output kept in native-build.log',
+    { skip: spawnSync('c++', ['--version']).status !== 0 && 'no C++ compiler here' },
+    () => {
+      const dir = brokenPackage();
+      const r = build(dir, {});
+      assert.equal(r.status, 0, r.stderr);
+      const lines = `${r.stdout}${r.stderr}`.split('\n').filter(Boolean);
+      assert.equal(lines.length, 1, lines.join('\n'));
+      assert.match(
+        lines[0]!,
+        /^kubelet-ts: WARNING native addon not built \(node-gyp rebuild exited with \d+; compiler output in .*native-build\.log\)/,
+      );
+      assert.match(readFileSync(join(dir, 'native-build.log'), 'utf8'), /broken\.cc/);
+      assert.equal(existsSync(join(dir, 'build', 'Release', 'kubelet_ts_native.node')), false);
+    },
+  );
 
   it('--force: a failing build fails', () => {
     const r = build(brokenPackage(), { CXX: '/nonexistent' }, '--force');

@@ -7,9 +7,17 @@ import { fileURLToPath } from 'node:url';
 import { testTempDir } from '../support/temp-dir.js';
 
 const SCRIPT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'scripts', 'check-imports.mjs');
-const LAYERS = { layers: [{ name: 'ground', folders: ['(root)', 'util'] }, { name: 'middle', folders: ['a', 'b'] }, { name: 'top', folders: ['app'] }] };
+const LAYERS = {
+  layers: [
+    { name: 'ground', folders: ['(root)', 'util'] },
+    { name: 'middle', folders: ['a', 'b'] },
+    { name: 'top', folders: ['app'] },
+  ],
+};
 const dirs: string[] = [];
-after(() => { for (const dir of dirs) rmSync(dir, { recursive: true, force: true }); });
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 /** Runs the check on a src tree made of `files` (path under src/ → text). */
 function check(files: Record<string, string>, layers: unknown = LAYERS): { status: number | null; lines: string[] } {
@@ -20,12 +28,18 @@ function check(files: Record<string, string>, layers: unknown = LAYERS): { statu
     writeFileSync(join(dir, 'src', path), text);
   }
   writeFileSync(join(dir, 'layers.json'), JSON.stringify(layers));
-  const run = spawnSync(process.execPath, [SCRIPT, '--src', join(dir, 'src'), '--layers', join(dir, 'layers.json')], { encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [SCRIPT, '--src', join(dir, 'src'), '--layers', join(dir, 'layers.json')], {
+    encoding: 'utf8',
+  });
   return { status: run.status, lines: `${run.stdout}${run.stderr}`.split('\n').filter(Boolean) };
 }
 
 /** A tree whose only problem is a loop a/x.ts -> a/y.ts -> a/x.ts made by `xImportsY`. */
-const loopVia = (xImportsY: string) => check({ 'a/x.ts': `${xImportsY}\nexport type X = 1;\n`, 'a/y.ts': "import type { X } from './x.js';\nexport type Y = X;\n" });
+const loopVia = (xImportsY: string) =>
+  check({
+    'a/x.ts': `${xImportsY}\nexport type X = 1;\n`,
+    'a/y.ts': "import type { X } from './x.js';\nexport type Y = X;\n",
+  });
 const LOOP = { status: 1, lines: ['import loop: a/x.ts -> a/y.ts -> a/x.ts'] };
 
 describe('scripts/check-imports.mjs', () => {
@@ -40,30 +54,42 @@ describe('scripts/check-imports.mjs', () => {
         "export * from '../util/log.js';",
         '// import { app } from "../app/main.js";',
         "/* export * from '../app/main.js'; */",
-        "const s = \"import '../app/main.js'\";",
+        'const s = "import \'../app/main.js\'";',
         "const t = `${s} import('../app/main.js') ${`${u}`}`;",
-        "const re = /['\"`]/g;",
+        'const re = /[\'"`]/g;',
         "export const lazy = () => import('../util/log.js');",
         'export { re, t };',
       ].join('\n'),
-      'app/main.ts': "import { lazy } from '../a/x.js';\nexport type L = typeof import('../util/index.js');\nvoid lazy;\n",
+      'app/main.ts':
+        "import { lazy } from '../a/x.js';\nexport type L = typeof import('../util/index.js');\nvoid lazy;\n",
     });
     assert.deepEqual(r, { status: 0, lines: ['imports: 5 files, 4 folders in 3 layers, no loops, no upward imports'] });
   });
 
   it('an import loop between files names the whole cycle', () => {
-    const r = check({ 'a/x.ts': "import './y.js';\n", 'a/y.ts': "import './z.js';\n", 'a/z.ts': "import './x.js';\n", 'a/w.ts': "import './x.js';\n" });
+    const r = check({
+      'a/x.ts': "import './y.js';\n",
+      'a/y.ts': "import './z.js';\n",
+      'a/z.ts': "import './x.js';\n",
+      'a/w.ts': "import './x.js';\n",
+    });
     assert.deepEqual(r, { status: 1, lines: ['import loop: a/x.ts -> a/y.ts -> a/z.ts -> a/x.ts'] });
   });
 
   it('a loop between folders of one layer names the folders and an import for each step', () => {
-    const r = check({ 'a/x.ts': "import '../b/y.js';\n", 'b/y.ts': '', 'b/z.ts': "import '../a/w.js';\n", 'a/w.ts': '' });
+    const r = check({
+      'a/x.ts': "import '../b/y.js';\n",
+      'b/y.ts': '',
+      'b/z.ts': "import '../a/w.js';\n",
+      'a/w.ts': '',
+    });
     assert.deepEqual(r, { status: 1, lines: ['folder loop: a -> b -> a (a/x.ts -> b/y.ts, b/z.ts -> a/w.ts)'] });
   });
 
   it('an import of a higher layer is reported once per importing file and target', () => {
     const r = check({
-      'util/u.ts': "import { m } from '../app/main.js';\nimport type { M } from '../app/main.js';\nexport const u: M = m;\n",
+      'util/u.ts':
+        "import { m } from '../app/main.js';\nimport type { M } from '../app/main.js';\nexport const u: M = m;\n",
       'version.ts': "export * from './a/x.js';\n",
       'a/x.ts': '',
       'app/main.ts': 'export const m = 1;\nexport type M = number;\n',
@@ -81,11 +107,17 @@ describe('scripts/check-imports.mjs', () => {
     const r = check({ 'extra/e.ts': "import '../util/u.js';\n", 'util/u.ts': '' });
     assert.equal(r.status, 1);
     assert.equal(r.lines.length, 1);
-    assert.match(r.lines[0]!, /^folder extra \(extra\/, 1 file, e\.g\. extra\/e\.ts\) is in no layer: declare it in \S*layers\.json$/);
+    assert.match(
+      r.lines[0]!,
+      /^folder extra \(extra\/, 1 file, e\.g\. extra\/e\.ts\) is in no layer: declare it in \S*layers\.json$/,
+    );
   });
 
   it('a relative import that names no file is an error with its line', () => {
-    assert.deepEqual(check({ 'a/x.ts': "// first\nimport { y } from './nope.js';\n" }), { status: 1, lines: ["a/x.ts:2 imports './nope.js', which names no file"] });
+    assert.deepEqual(check({ 'a/x.ts': "// first\nimport { y } from './nope.js';\n" }), {
+      status: 1,
+      lines: ["a/x.ts:2 imports './nope.js', which names no file"],
+    });
   });
 
   it('imports that span lines count', () => {

@@ -9,15 +9,25 @@ import { testTempDir } from '../support/temp-dir.js';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const SCRIPT = join(REPO, 'scripts', 'e2e-matrix.mjs');
 const dirs: string[] = [];
-after(() => { for (const dir of dirs) rmSync(dir, { recursive: true, force: true }); });
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
 
 type Entry = { run?: unknown; why?: unknown };
 const WHY = 'a reason';
 /** One file of each kind: a runtime test, a hot path with a twin, the agent's own logic. */
-const THREE: Record<string, Entry> = { 'pleg.test.ts': { run: 'every', why: WHY }, 'subpath.test.ts': { run: 'twins', why: WHY }, 'api.test.ts': { run: 'once', why: WHY } };
+const THREE: Record<string, Entry> = {
+  'pleg.test.ts': { run: 'every', why: WHY },
+  'subpath.test.ts': { run: 'twins', why: WHY },
+  'api.test.ts': { run: 'once', why: WHY },
+};
 
 /** Runs the script on a test/e2e made of `files` classified by `entries`. */
-function plan(files: string[], entries: Record<string, Entry>, ...args: string[]): { status: number | null; lines: string[] } {
+function plan(
+  files: string[],
+  entries: Record<string, Entry>,
+  ...args: string[]
+): { status: number | null; lines: string[] } {
   const dir = testTempDir('kts-e2e-matrix-');
   dirs.push(dir);
   for (const f of files) writeFileSync(join(dir, f), '');
@@ -40,7 +50,10 @@ describe('scripts/e2e-matrix.mjs', () => {
   });
 
   it('a single runtime runs every file natively and the TS leg there', () => {
-    assert.deepEqual(plan(Object.keys(THREE), THREE, '--runtimes', '1.6').lines, ['e2e-native 1.6 1 api.test.js pleg.test.js subpath.test.js', 'e2e-ts 1.6 0 pleg.test.js subpath.test.js']);
+    assert.deepEqual(plan(Object.keys(THREE), THREE, '--runtimes', '1.6').lines, [
+      'e2e-native 1.6 1 api.test.js pleg.test.js subpath.test.js',
+      'e2e-ts 1.6 0 pleg.test.js subpath.test.js',
+    ]);
   });
 
   it('the TS leg goes with the first runtime listed; --only keeps the named files', () => {
@@ -53,7 +66,10 @@ describe('scripts/e2e-matrix.mjs', () => {
 
   it('an unclassified file, a stale entry, a bad class and a missing reason fail together, each named', () => {
     const r = plan(['pleg.test.ts', 'new.test.ts', 'bad.test.ts', 'mute.test.ts', 'helper.ts'], {
-      'pleg.test.ts': { run: 'every', why: WHY }, 'gone.test.ts': { run: 'once', why: WHY }, 'bad.test.ts': { run: 'sometimes', why: WHY }, 'mute.test.ts': { run: 'once', why: ' ' },
+      'pleg.test.ts': { run: 'every', why: WHY },
+      'gone.test.ts': { run: 'once', why: WHY },
+      'bad.test.ts': { run: 'sometimes', why: WHY },
+      'mute.test.ts': { run: 'once', why: ' ' },
     });
     assert.equal(r.status, 1);
     assert.deepEqual(r.lines, [
@@ -64,9 +80,10 @@ describe('scripts/e2e-matrix.mjs', () => {
     ]);
   });
 
-  it('scripts/test.sh e2e-plan prints the repository\'s plan, narrowed by KUBELET_TS_E2E_RUNTIMES and KUBELET_TS_E2E_FILES', () => {
+  it("scripts/test.sh e2e-plan prints the repository's plan, narrowed by KUBELET_TS_E2E_RUNTIMES and KUBELET_TS_E2E_FILES", () => {
     const run = spawnSync('bash', [join(REPO, 'scripts', 'test.sh'), 'e2e-plan'], {
-      encoding: 'utf8', env: { ...process.env, KUBELET_TS_E2E_RUNTIMES: '1.6 2', KUBELET_TS_E2E_FILES: 'cri-events daemon url-source' },
+      encoding: 'utf8',
+      env: { ...process.env, KUBELET_TS_E2E_RUNTIMES: '1.6 2', KUBELET_TS_E2E_FILES: 'cri-events daemon url-source' },
     });
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(run.stdout.split('\n').filter(Boolean), [

@@ -36,7 +36,13 @@ function run(cmd: string, args: string[], cwd: string, env = userEnv()): SpawnSy
 function copySources(): string {
   const src = join(scratch, 'src-copy');
   const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { files: string[] };
-  const wanted = [...pkg.files.filter((f) => !f.startsWith('!') && !f.startsWith('dist/')), 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'src/'];
+  const wanted = [
+    ...pkg.files.filter((f) => !f.startsWith('!') && !f.startsWith('dist/')),
+    'package.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'src/',
+  ];
   for (const f of wanted) cpSync(join(REPO_ROOT, f), join(src, f), { recursive: true });
   // prepack's tsc is a devDependency: the developer's node_modules, as in a real checkout.
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(src, 'node_modules'));
@@ -47,30 +53,70 @@ const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function versionLines(out: string): void {
   assert.match(out, new RegExp(`^Kubernetes ${escaped(VERSION)}\n`));
-  assert.match(out, noCompiler ? /^native addon: not built/m : /^native addon: loaded from .*kubelet-ts\/build\/Release\/kubelet_ts_native\.node$/m);
+  assert.match(
+    out,
+    noCompiler
+      ? /^native addon: not built/m
+      : /^native addon: loaded from .*kubelet-ts\/build\/Release\/kubelet_ts_native\.node$/m,
+  );
 }
 
-test('npm pack, npm install -g of the tarball, kubelet-ts --version, npx from the tarball', { timeout: 300_000 }, () => {
-  const src = copySources();
-  run('npm', ['pack', '--silent', '--pack-destination', scratch], src);
-  const tgz = join(scratch, readdirSync(scratch).find((f) => f.endsWith('.tgz'))!);
+test(
+  'npm pack, npm install -g of the tarball, kubelet-ts --version, npx from the tarball',
+  { timeout: 300_000 },
+  () => {
+    const src = copySources();
+    run('npm', ['pack', '--silent', '--pack-destination', scratch], src);
+    const tgz = join(
+      scratch,
+      readdirSync(scratch).find((f) => f.endsWith('.tgz'))!,
+    );
 
-  const listing = run('tar', ['tzf', tgz], scratch).stdout.split('\n');
-  assert.ok(listing.includes('package/dist/src/cmd/cli.js'), 'dist/ is prebuilt into the tarball');
-  assert.ok(listing.includes('package/src/cri/proto/api.proto'));
-  assert.ok(listing.includes('package/dist/src/cmd/cli.js.map'), 'source maps: log lines name the .ts caller');
-  assert.ok(!listing.some((f) => f.startsWith('package/dist/test/') || f.startsWith('package/dist/bench/') || f.startsWith('package/test/')), 'no tests or benches');
+    const listing = run('tar', ['tzf', tgz], scratch).stdout.split('\n');
+    assert.ok(listing.includes('package/dist/src/cmd/cli.js'), 'dist/ is prebuilt into the tarball');
+    assert.ok(listing.includes('package/src/cri/proto/api.proto'));
+    assert.ok(listing.includes('package/dist/src/cmd/cli.js.map'), 'source maps: log lines name the .ts caller');
+    assert.ok(
+      !listing.some(
+        (f) =>
+          f.startsWith('package/dist/test/') || f.startsWith('package/dist/bench/') || f.startsWith('package/test/'),
+      ),
+      'no tests or benches',
+    );
 
-  const prefix = join(scratch, 'prefix');
-  // An absolute tarball path is the allowScripts identity npm 11 matches for a file install.
-  const install = run('npm', ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--foreground-scripts', `--allow-scripts=${tgz},protobufjs`, tgz], scratch,
-    userEnv(noCompiler ? { CXX: '/nonexistent' } : {}));
-  const warnings = `${install.stdout}${install.stderr}`.split('\n').filter((l) => l.includes('native addon not built'));
-  assert.equal(warnings.length, noCompiler ? 1 : 0, warnings.join('\n'));
-  assert.doesNotMatch(install.stderr, /not yet covered by allowScripts/);
+    const prefix = join(scratch, 'prefix');
+    // An absolute tarball path is the allowScripts identity npm 11 matches for a file install.
+    const install = run(
+      'npm',
+      [
+        'install',
+        '-g',
+        '--prefix',
+        prefix,
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--foreground-scripts',
+        `--allow-scripts=${tgz},protobufjs`,
+        tgz,
+      ],
+      scratch,
+      userEnv(noCompiler ? { CXX: '/nonexistent' } : {}),
+    );
+    const warnings = `${install.stdout}${install.stderr}`
+      .split('\n')
+      .filter((l) => l.includes('native addon not built'));
+    assert.equal(warnings.length, noCompiler ? 1 : 0, warnings.join('\n'));
+    assert.doesNotMatch(install.stderr, /not yet covered by allowScripts/);
 
-  versionLines(run(join(prefix, 'bin', 'kubelet-ts'), ['--version'], scratch).stdout);
-  // npx installs into its own cache directory; no compiler there, one native build per test is enough.
-  const npx = run('npx', ['--yes', '--prefer-offline', '--package', tgz, 'kubelet-ts', '--version'], scratch, userEnv({ CXX: '/nonexistent' }));
-  assert.match(npx.stdout, new RegExp(`^Kubernetes ${escaped(VERSION)}\n`));
-});
+    versionLines(run(join(prefix, 'bin', 'kubelet-ts'), ['--version'], scratch).stdout);
+    // npx installs into its own cache directory; no compiler there, one native build per test is enough.
+    const npx = run(
+      'npx',
+      ['--yes', '--prefer-offline', '--package', tgz, 'kubelet-ts', '--version'],
+      scratch,
+      userEnv({ CXX: '/nonexistent' }),
+    );
+    assert.match(npx.stdout, new RegExp(`^Kubernetes ${escaped(VERSION)}\n`));
+  },
+);

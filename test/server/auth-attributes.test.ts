@@ -37,21 +37,35 @@ test('subresources per path, as upstream with KubeletFineGrainedAuthz: fine-grai
 
 test('verb by method; an upgrade request is create whatever its method (beyond upstream)', () => {
   const table: Array<[string, boolean, string]> = [
-    ['GET', false, 'get'], ['HEAD', false, 'get'], ['POST', false, 'create'], ['PUT', false, 'update'],
-    ['PATCH', false, 'patch'], ['DELETE', false, 'delete'], ['OPTIONS', false, ''],
-    ['GET', true, 'create'], ['POST', true, 'create'], ['HEAD', true, 'create'],
+    ['GET', false, 'get'],
+    ['HEAD', false, 'get'],
+    ['POST', false, 'create'],
+    ['PUT', false, 'update'],
+    ['PATCH', false, 'patch'],
+    ['DELETE', false, 'delete'],
+    ['OPTIONS', false, ''],
+    ['GET', true, 'create'],
+    ['POST', true, 'create'],
+    ['HEAD', true, 'create'],
   ];
-  for (const [method, upgrade, want] of table) assert.equal(verbOf(method, upgrade), want, `${method} upgrade=${upgrade}`);
+  for (const [method, upgrade, want] of table)
+    assert.equal(verbOf(method, upgrade), want, `${method} upgrade=${upgrade}`);
 });
 
 test('attributes: nodes/<subresource> named after the node, one set per subresource to try', () => {
   const attrs = requestAttributes(USER, { method: 'GET', path: '/pods' }, 'n1');
-  assert.deepEqual(attrs.map((a) => [a.verb, a.resource, a.subresource, a.name, a.apiVersion, a.namespace, a.apiGroup]), [
-    ['get', 'nodes', 'pods', 'n1', 'v1', '', ''],
-    ['get', 'nodes', 'proxy', 'n1', 'v1', '', ''],
-  ]);
+  assert.deepEqual(
+    attrs.map((a) => [a.verb, a.resource, a.subresource, a.name, a.apiVersion, a.namespace, a.apiGroup]),
+    [
+      ['get', 'nodes', 'pods', 'n1', 'v1', '', ''],
+      ['get', 'nodes', 'proxy', 'n1', 'v1', '', ''],
+    ],
+  );
   const exec = requestAttributes(USER, { method: 'GET', path: '/exec/ns/p/c', upgrade: true }, 'n1');
-  assert.deepEqual(exec.map((a) => `${a.verb} nodes/${a.subresource}`), ['create nodes/proxy']);
+  assert.deepEqual(
+    exec.map((a) => `${a.verb} nodes/${a.subresource}`),
+    ['create nodes/proxy'],
+  );
   assert.equal(forbiddenMessage(attrs), 'Forbidden (user=u, verb=get, resource=nodes, subresource(s)=[pods proxy])');
   assert.equal(forbiddenMessage(exec), 'Forbidden (user=u, verb=create, resource=nodes, subresource(s)=[proxy])');
 });

@@ -20,7 +20,11 @@ test('router: path parameters, rest parameter, methods, refused parameters', () 
   assert.equal(r.match('GET', '/exec/a/b/c/d').kind, 'none');
   assert.equal(r.match('GET', '/stats/summaryX').kind, 'none');
   const logs = r.match('GET', '/logs/a/b%2f..');
-  assert.deepEqual(logs.kind === 'found' && logs.params, { path: 'a/b%2f..' }, 'the rest parameter stays raw for the handler to judge');
+  assert.deepEqual(
+    logs.kind === 'found' && logs.params,
+    { path: 'a/b%2f..' },
+    'the rest parameter stays raw for the handler to judge',
+  );
 });
 
 test('/logs/ path confinement before the file system', () => {

@@ -52,7 +52,11 @@ test('healthz, read-only /pods and /metrics, errors', async () => {
 test('the read-only port is off when its port is 0', async () => {
   const servers = await startServers({
     readOnly: { address: '127.0.0.1', port: 0 },
-    provider: { podsWithStatus: () => [], healthErrors: () => [], metrics: async () => ({ contentType: '', body: '' }) },
+    provider: {
+      podsWithStatus: () => [],
+      healthErrors: () => [],
+      metrics: async () => ({ contentType: '', body: '' }),
+    },
   });
   assert.equal(servers.readOnlyPort, undefined);
   await servers.close();

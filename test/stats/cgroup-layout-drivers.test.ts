@@ -18,7 +18,10 @@ test('systemd driver: pod slices by UID, containers in their runtime scope, kube
     mkdirSync(join(root, '/kubepods.slice/kubepods-pod99.slice'), { recursive: true });
     mkdirSync(join(root, '/kubepods.slice/kubepods-besteffort.slice'), { recursive: true });
     const layout = createCgroupLayout({ v1: new Map([[root, ['memory']]]) }, false, cgroupNaming('systemd'));
-    assert.deepEqual([...layout.podCgroups('/')].sort(), [['1234-ab', pod], ['99', '/kubepods.slice/kubepods-pod99.slice']]);
+    assert.deepEqual([...layout.podCgroups('/')].sort(), [
+      ['1234-ab', pod],
+      ['99', '/kubepods.slice/kubepods-pod99.slice'],
+    ]);
     assert.equal(layout.containerCgroup(pod, 'c1'), `${pod}/cri-containerd-c1.scope`);
     assert.equal(layout.kubepods('/'), '/kubepods.slice');
     const cgroupfs = createCgroupLayout({ v1: new Map([[root, ['memory']]]) });

@@ -18,15 +18,25 @@ import { makeCgroupTree, treeNumbers } from '../../bench/fixtures/cgroup-tree.js
 import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
-before(() => { dir = testTempDir('kts-stats-'); });
+before(() => {
+  dir = testTempDir('kts-stats-');
+});
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 function provider(mode: 'v1' | 'v2') {
   const root = mkdtempSync(join(dir, mode));
   const tree = makeCgroupTree(root, { mode, pods: 2, containersPerPod: 2 });
   return new CgroupStatsProvider({
-    nodeName: 'node-a', layout: createCgroupLayout(tree.mounts), reader: createTsCgroupReader(), listPods: async () => structuredClone(tree.pods),
-    cgroupRoot: '/', rootDir: root, podLogsDir: join(root, 'logs'), memoryCapacity: 8n << 30n, housekeepingIntervalMs: 10_000, bootTime: new Date(0),
+    nodeName: 'node-a',
+    layout: createCgroupLayout(tree.mounts),
+    reader: createTsCgroupReader(),
+    listPods: async () => structuredClone(tree.pods),
+    cgroupRoot: '/',
+    rootDir: root,
+    podLogsDir: join(root, 'logs'),
+    memoryCapacity: 8n << 30n,
+    housekeepingIntervalMs: 10_000,
+    bootTime: new Date(0),
   });
 }
 
@@ -67,10 +77,26 @@ describe('stats provider', () => {
     const tree = makeCgroupTree(root, { mode: 'v2', pods: 1, containersPerPod: 2 });
     const masks: number[] = [];
     const inner = createTsCgroupReader();
-    const reader = { ...inner, setFiles: inner.setFiles.bind(inner), close: inner.close.bind(inner), read: (out: BigUint64Array, mask?: number) => { masks.push(mask ?? -1); return inner.read(out, mask); } };
+    const reader = {
+      ...inner,
+      setFiles: inner.setFiles.bind(inner),
+      close: inner.close.bind(inner),
+      read: (out: BigUint64Array, mask?: number) => {
+        masks.push(mask ?? -1);
+        return inner.read(out, mask);
+      },
+    };
     const p = new CgroupStatsProvider({
-      nodeName: 'node-a', layout: createCgroupLayout(tree.mounts), reader, listPods: async () => structuredClone(tree.pods),
-      cgroupRoot: '/', rootDir: root, podLogsDir: join(root, 'logs'), memoryCapacity: 8n << 30n, housekeepingIntervalMs: 10_000, bootTime: new Date(0),
+      nodeName: 'node-a',
+      layout: createCgroupLayout(tree.mounts),
+      reader,
+      listPods: async () => structuredClone(tree.pods),
+      cgroupRoot: '/',
+      rootDir: root,
+      podLogsDir: join(root, 'logs'),
+      memoryCapacity: 8n << 30n,
+      housekeepingIntervalMs: 10_000,
+      bootTime: new Date(0),
     });
     const first = await p.collect();
     const second = await p.collect();
@@ -80,10 +106,17 @@ describe('stats provider', () => {
     assert.equal(second.pods[0]!.containers[1]!.memoryLimit, first.pods[0]!.containers[1]!.memoryLimit);
     assert.equal(second.pods[0]!.containers[0]!.ioReadBytes, undefined, 'io not read before anyone asks');
     const withIo = await p.latest({ io: true });
-    assert.equal(withIo.pods[0]!.containers[0]!.ioReadBytes, treeNumbers(2).rbytes + 1n, 'io read for the consumer that asked');
+    assert.equal(
+      withIo.pods[0]!.containers[0]!.ioReadBytes,
+      treeNumbers(2).rbytes + 1n,
+      'io read for the consumer that asked',
+    );
     assert.ok((await p.collect()).pods[0]!.containers[0]!.ioReadBytes !== undefined, 'and in the passes after it');
     for (let i = 0; i < 6; i++) await p.collect();
-    assert.ok(masks.slice(2).some((m) => m & NEED.limits), 'limits refreshed periodically');
+    assert.ok(
+      masks.slice(2).some((m) => m & NEED.limits),
+      'limits refreshed periodically',
+    );
     p.stop();
   });
 
@@ -91,8 +124,15 @@ describe('stats provider', () => {
     const root = mkdtempSync(join(dir, 'rate'));
     const tree = makeCgroupTree(root, { mode: 'v2', pods: 1, containersPerPod: 1 });
     const p = new CgroupStatsProvider({
-      nodeName: 'n', layout: createCgroupLayout(tree.mounts), reader: createTsCgroupReader(), listPods: async () => structuredClone(tree.pods),
-      cgroupRoot: '/', rootDir: root, podLogsDir: root, memoryCapacity: 1n << 30n, housekeepingIntervalMs: 10_000,
+      nodeName: 'n',
+      layout: createCgroupLayout(tree.mounts),
+      reader: createTsCgroupReader(),
+      listPods: async () => structuredClone(tree.pods),
+      cgroupRoot: '/',
+      rootDir: root,
+      podLogsDir: root,
+      memoryCapacity: 1n << 30n,
+      housekeepingIntervalMs: 10_000,
     });
     await p.collect();
     const c = tree.pods[0]!.containers[0]!;
@@ -126,7 +166,12 @@ describe('Summary API JSON', () => {
     assert.equal(pod.process_stats.process_count, Number(treeNumbers(1).pids));
     const only = JSON.parse(stringifyExact(buildSummary(s, true)));
     // systemContainers (cpu and memory) is there too when this process's cgroup is in the tree.
-    assert.deepEqual(Object.keys(only.node).filter((k) => k !== 'systemContainers').sort(), ['cpu', 'memory', 'nodeName', 'startTime']);
+    assert.deepEqual(
+      Object.keys(only.node)
+        .filter((k) => k !== 'systemContainers')
+        .sort(),
+      ['cpu', 'memory', 'nodeName', 'startTime'],
+    );
     assert.deepEqual(Object.keys(only.pods[0]).sort(), ['containers', 'cpu', 'memory', 'podRef', 'startTime']);
     p.stop();
   });
@@ -144,8 +189,21 @@ describe('metrics endpoints', () => {
     const s = await p.collect();
     const text = resourceMetrics(s);
     const ts = s.time.getTime();
-    assert.match(text, new RegExp(`^container_cpu_usage_seconds_total\\{container="c0",namespace="bench",pod="pod-0"\\} ${nsToSeconds(treeNumbers(2).usageUsec * 1000n).replace('.', '\\.')} ${ts}$`, 'm'));
-    for (const f of ['node_cpu_usage_seconds_total', 'node_memory_working_set_bytes', 'container_memory_working_set_bytes', 'container_start_time_seconds', 'pod_cpu_usage_seconds_total', 'pod_memory_working_set_bytes']) {
+    assert.match(
+      text,
+      new RegExp(
+        `^container_cpu_usage_seconds_total\\{container="c0",namespace="bench",pod="pod-0"\\} ${nsToSeconds(treeNumbers(2).usageUsec * 1000n).replace('.', '\\.')} ${ts}$`,
+        'm',
+      ),
+    );
+    for (const f of [
+      'node_cpu_usage_seconds_total',
+      'node_memory_working_set_bytes',
+      'container_memory_working_set_bytes',
+      'container_start_time_seconds',
+      'pod_cpu_usage_seconds_total',
+      'pod_memory_working_set_bytes',
+    ]) {
       assert.match(text, new RegExp(`^# TYPE ${f} `, 'm'));
     }
     assert.match(text, /^resource_scrape_error 0$/m);
@@ -156,8 +214,15 @@ describe('metrics endpoints', () => {
   it('/metrics/cadvisor: cAdvisor names and labels, OOM counts', async () => {
     const p = provider('v2');
     const s = await p.collect();
-    const text = cadvisorMetrics(s, [{ podUid: s.pods[0]!.uid, namespace: 'bench', pod: 'pod-0', container: 'c1', id: '/x', count: 2 }], 8n << 30n);
-    assert.match(text, /^container_cpu_usage_seconds_total\{container="c0",id="\/kubepods\/besteffort\/pod[^"]+",image="busybox",name="[0-9a-f]+",namespace="bench",pod="pod-0",cpu="total"\} /m);
+    const text = cadvisorMetrics(
+      s,
+      [{ podUid: s.pods[0]!.uid, namespace: 'bench', pod: 'pod-0', container: 'c1', id: '/x', count: 2 }],
+      8n << 30n,
+    );
+    assert.match(
+      text,
+      /^container_cpu_usage_seconds_total\{container="c0",id="\/kubepods\/besteffort\/pod[^"]+",image="busybox",name="[0-9a-f]+",namespace="bench",pod="pod-0",cpu="total"\} /m,
+    );
     assert.match(text, /^container_oom_events_total\{container="c1",[^}]*pod="pod-0"\} 2 /m);
     assert.match(text, /^container_oom_events_total\{container="c0",[^}]*pod="pod-0"\} 0 /m);
     assert.match(text, /^container_memory_working_set_bytes\{container="",id="\/",/m);

@@ -7,7 +7,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultRouteInterface, parseNetDev, parseNetDevInterfaces } from '../../src/stats/net-dev.js';
-import { RuntimeProcessFinder, cgroupOfProcess, listeningSocketInodes, parseProcCgroup, socketPath, systemContainers } from '../../src/stats/system-containers.js';
+import {
+  RuntimeProcessFinder,
+  cgroupOfProcess,
+  listeningSocketInodes,
+  parseProcCgroup,
+  socketPath,
+  systemContainers,
+} from '../../src/stats/system-containers.js';
 import { createServer } from 'node:net';
 import { podVolumeStats } from '../../src/stats/volume-stats.js';
 import { createCgroupLayout } from '../../src/stats/cgroup-layout.js';
@@ -19,7 +26,9 @@ import { makeCgroupTree } from '../../bench/fixtures/cgroup-tree.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
-before(() => { dir = testTempDir('kts-summary-'); });
+before(() => {
+  dir = testTempDir('kts-summary-');
+});
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 const NET_DEV = `Inter-|   Receive                                                |  Transmit
@@ -34,7 +43,10 @@ describe('net/dev (upstream stats/v1alpha1 NetworkStats)', () => {
   const t = new Date(0);
   it('lists every interface but lo and container links; counters exact', () => {
     const ifs = parseNetDevInterfaces(NET_DEV);
-    assert.deepEqual(ifs.map((i) => i.name), ['ens5', 'eth0']);
+    assert.deepEqual(
+      ifs.map((i) => i.name),
+      ['ens5', 'eth0'],
+    );
     assert.equal(ifs[0]!.rxBytes, 9007199254740993n);
     assert.deepEqual([ifs[0]!.rxErrors, ifs[0]!.txBytes, ifs[0]!.txErrors], [3n, 555n, 4n]);
   });
@@ -57,7 +69,9 @@ ens5\t00000000\t0100A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0
 
 describe('system containers (upstream cm.GetSystemContainers)', () => {
   it('a process cgroup: memory path on v1/hybrid hosts, unified path on v2', () => {
-    const hybrid = parseProcCgroup('9:name=systemd:/\n4:memory:/system.slice/containerd.service\n2:cpu,cpuacct:/system.slice\n0::/system.slice/containerd.service\n');
+    const hybrid = parseProcCgroup(
+      '9:name=systemd:/\n4:memory:/system.slice/containerd.service\n2:cpu,cpuacct:/system.slice\n0::/system.slice/containerd.service\n',
+    );
     assert.equal(cgroupOfProcess(hybrid, 'v1'), '/system.slice/containerd.service');
     assert.equal(hybrid.get('cpuacct'), '/system.slice');
     assert.equal(hybrid.has('name=systemd'), false);
@@ -94,7 +108,10 @@ describe('system containers (upstream cm.GetSystemContainers)', () => {
     mkdirSync(join(root, own ?? '/'), { recursive: true });
     mkdirSync(join(root, 'kubepods'), { recursive: true });
     const found = systemContainers({ mode: 'v1', memoryRoot: root, kubepods: '/kubepods' });
-    assert.deepEqual(found.map((c) => c.name), own ? ['kubelet', 'pods'] : ['pods']);
+    assert.deepEqual(
+      found.map((c) => c.name),
+      own ? ['kubelet', 'pods'] : ['pods'],
+    );
     assert.equal(found.find((c) => c.name === 'pods')!.cgroup, '/kubepods');
   });
 });
@@ -110,7 +127,14 @@ describe('pod volumes (stats/v1alpha1 VolumeStats)', () => {
     put('kubernetes.io~configmap', 'config', 'app.yaml', 10);
     put('kubernetes.io~secret', 'token', 'token', 10);
     const got = podVolumeStats(vols, new Date(0));
-    assert.deepEqual(got.map((v) => [v.name, v.ephemeral]), [['scratch', true], ['config', true], ['token', false]]);
+    assert.deepEqual(
+      got.map((v) => [v.name, v.ephemeral]),
+      [
+        ['scratch', true],
+        ['config', true],
+        ['token', false],
+      ],
+    );
     const scratch = got[0]!;
     assert.ok(scratch.usedBytes! >= 64n * 1024n, 'blocks of the 64 KiB file');
     assert.equal(scratch.inodesUsed, 2n, 'the dir and its file');
@@ -132,8 +156,16 @@ describe('provider: rootfs, logs, volume, ephemeral-storage, network in the Summ
     mkdirSync(vol, { recursive: true });
     writeFileSync(join(vol, 'f'), Buffer.alloc(4096, 1));
     const p = new CgroupStatsProvider({
-      nodeName: 'node-a', layout: createCgroupLayout(tree.mounts), reader: createTsCgroupReader(), listPods: async () => structuredClone(tree.pods),
-      cgroupRoot: '/', rootDir: root, podLogsDir: join(root, 'logs'), memoryCapacity: 8n << 30n, housekeepingIntervalMs: 10_000, bootTime: new Date(0),
+      nodeName: 'node-a',
+      layout: createCgroupLayout(tree.mounts),
+      reader: createTsCgroupReader(),
+      listPods: async () => structuredClone(tree.pods),
+      cgroupRoot: '/',
+      rootDir: root,
+      podLogsDir: join(root, 'logs'),
+      memoryCapacity: 8n << 30n,
+      housekeepingIntervalMs: 10_000,
+      bootTime: new Date(0),
       imageFsPath: async () => root,
       containerFs: async () => new Map([[c1!.id, { usedBytes: 1_000_000n, inodesUsed: 30n }]]),
     });
@@ -146,7 +178,10 @@ describe('provider: rootfs, logs, volume, ephemeral-storage, network in the Summ
       assert.ok(a.logs.usedBytes >= 8192);
       assert.equal('rootfs' in b, false, 'no writable layer reported: no rootfs');
       assert.equal('logs' in b, false, 'no log dir: no logs');
-      assert.deepEqual(j.pods[0].volume.map((v: { name: string }) => v.name), ['cache']);
+      assert.deepEqual(
+        j.pods[0].volume.map((v: { name: string }) => v.name),
+        ['cache'],
+      );
       const eph = j.pods[0]['ephemeral-storage'];
       assert.ok(eph.usedBytes >= 1_000_000 + 8192 + 4096, 'writable layers + logs + emptyDir');
       assert.ok(eph.inodesUsed >= 30 + 3 + 2);

@@ -10,21 +10,61 @@ const NOW = new Date('2026-01-01T00:00:00Z');
 const at = (s: number) => new Date(NOW.getTime() + s * 1000);
 
 function pod(restartPolicy: string, names = ['a'], extra: Partial<NonNullable<Pod['spec']>> = {}): Pod {
-  return { metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { restartPolicy, containers: names.map((n) => ({ name: n, image: 'busybox' })), ...extra } } as Pod;
+  return {
+    metadata: { name: 'p', namespace: 'default', uid: 'u' },
+    spec: { restartPolicy, containers: names.map((n) => ({ name: n, image: 'busybox' })), ...extra },
+  } as Pod;
 }
 
-function ctr(name: string, state: ContainerRuntimeStatus['state'], { exitCode = 0, restartCount = 0, ...opts }: Partial<ContainerRuntimeStatus> = {}): ContainerRuntimeStatus {
+function ctr(
+  name: string,
+  state: ContainerRuntimeStatus['state'],
+  { exitCode = 0, restartCount = 0, ...opts }: Partial<ContainerRuntimeStatus> = {},
+): ContainerRuntimeStatus {
   return {
-    id: `${name}-${restartCount}`, name, state, exitCode, restartCount, createdAt: at(restartCount * 10), startedAt: at(restartCount * 10 + 1),
+    id: `${name}-${restartCount}`,
+    name,
+    state,
+    exitCode,
+    restartCount,
+    createdAt: at(restartCount * 10),
+    startedAt: at(restartCount * 10 + 1),
     finishedAt: state === 'exited' ? at(restartCount * 10 + 5) : undefined,
-    image: 'busybox', imageRef: 'sha256:abc', reason: '', message: '', hash: 'h', podSandboxId: 's', ...opts,
+    image: 'busybox',
+    imageRef: 'sha256:abc',
+    reason: '',
+    message: '',
+    hash: 'h',
+    podSandboxId: 's',
+    ...opts,
   };
 }
 
-function runtime(containers: ContainerRuntimeStatus[], sandbox: 'ready' | 'notready' | 'none' = 'ready'): PodRuntimeStatus {
+function runtime(
+  containers: ContainerRuntimeStatus[],
+  sandbox: 'ready' | 'notready' | 'none' = 'ready',
+): PodRuntimeStatus {
   return {
-    uid: 'u', name: 'p', namespace: 'default', ips: sandbox === 'none' ? [] : ['10.0.0.5'], timestamp: NOW, containerStatuses: containers,
-    sandboxStatuses: sandbox === 'none' ? [] : [{ id: 's', ready: sandbox === 'ready', attempt: 0, createdAt: 0n, ip: '10.0.0.5', additionalIps: [], hostNetwork: false }],
+    uid: 'u',
+    name: 'p',
+    namespace: 'default',
+    ips: sandbox === 'none' ? [] : ['10.0.0.5'],
+    timestamp: NOW,
+    containerStatuses: containers,
+    sandboxStatuses:
+      sandbox === 'none'
+        ? []
+        : [
+            {
+              id: 's',
+              ready: sandbox === 'ready',
+              attempt: 0,
+              createdAt: 0n,
+              ip: '10.0.0.5',
+              additionalIps: [],
+              hostNetwork: false,
+            },
+          ],
   };
 }
 
@@ -41,22 +81,49 @@ function lifecyclePod(restartPolicy: string): Pod {
 }
 
 const initDone = ctr('init', 'exited', { reason: 'Completed' });
-const lifeTable: { stage: keyof typeof STAGES; policy: string; rt: PodRuntimeStatus; waiting?: Map<string, ContainerWaiting>; terminal?: boolean }[] = [
+const lifeTable: {
+  stage: keyof typeof STAGES;
+  policy: string;
+  rt: PodRuntimeStatus;
+  waiting?: Map<string, ContainerWaiting>;
+  terminal?: boolean;
+}[] = [
   { stage: 'pending', policy: 'Always', rt: runtime([], 'none') },
   { stage: 'initRunning', policy: 'Always', rt: runtime([ctr('init', 'running')]) },
   { stage: 'initDone', policy: 'Always', rt: runtime([initDone]) },
   { stage: 'running', policy: 'Always', rt: runtime([initDone, ctr('app', 'running')]) },
   {
-    stage: 'crashLooping', policy: 'Always', rt: runtime([initDone, ctr('app', 'exited', { exitCode: 1, reason: 'Error' }), ctr('app', 'exited', { exitCode: 1, restartCount: 1, reason: 'Error' })]),
-    waiting: new Map([['app', { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting failed container=app pod=p_default(u)' }]]),
+    stage: 'crashLooping',
+    policy: 'Always',
+    rt: runtime([
+      initDone,
+      ctr('app', 'exited', { exitCode: 1, reason: 'Error' }),
+      ctr('app', 'exited', { exitCode: 1, restartCount: 1, reason: 'Error' }),
+    ]),
+    waiting: new Map([
+      ['app', { reason: 'CrashLoopBackOff', message: 'back-off 10s restarting failed container=app pod=p_default(u)' }],
+    ]),
   },
-  { stage: 'succeeded', policy: 'Never', rt: runtime([initDone, ctr('app', 'exited', { reason: 'Completed' })], 'notready'), terminal: true },
-  { stage: 'failed', policy: 'Never', rt: runtime([initDone, ctr('app', 'exited', { exitCode: 1, reason: 'Error' })], 'notready'), terminal: true },
+  {
+    stage: 'succeeded',
+    policy: 'Never',
+    rt: runtime([initDone, ctr('app', 'exited', { reason: 'Completed' })], 'notready'),
+    terminal: true,
+  },
+  {
+    stage: 'failed',
+    policy: 'Never',
+    rt: runtime([initDone, ctr('app', 'exited', { exitCode: 1, reason: 'Error' })], 'notready'),
+    terminal: true,
+  },
 ];
 
 for (const row of lifeTable) {
   test(`lifecycle table: ${STAGES[row.stage]!.name}`, () => {
-    const s = gen(lifecyclePod(row.policy), row.rt, { waiting: row.waiting ?? new Map(), podIsTerminal: row.terminal ?? false });
+    const s = gen(lifecyclePod(row.policy), row.rt, {
+      waiting: row.waiting ?? new Map(),
+      podIsTerminal: row.terminal ?? false,
+    });
     assert.deepEqual(diffStage(s, STAGES[row.stage]!), []);
   });
 }
@@ -65,15 +132,40 @@ test('lifecycle: statuses carried from stage to stage keep transition times and 
   const p = lifecyclePod('Never');
   let prev: ApiPodStatus | undefined;
   const seen: ApiPodStatus[] = [];
-  const steps = [runtime([], 'none'), runtime([ctr('init', 'running')]), runtime([initDone]), runtime([initDone, ctr('app', 'running')]), runtime([initDone, ctr('app', 'exited', { reason: 'Completed' })], 'notready')];
+  const steps = [
+    runtime([], 'none'),
+    runtime([ctr('init', 'running')]),
+    runtime([initDone]),
+    runtime([initDone, ctr('app', 'running')]),
+    runtime([initDone, ctr('app', 'exited', { reason: 'Completed' })], 'notready'),
+  ];
   steps.forEach((rt, i) => {
-    prev = generateAPIPodStatus({ pod: p, runtime: rt, waiting: new Map(), previous: prev, hostIP: '192.0.2.1', now: at(i), podIsTerminal: i === steps.length - 1 });
+    prev = generateAPIPodStatus({
+      pod: p,
+      runtime: rt,
+      waiting: new Map(),
+      previous: prev,
+      hostIP: '192.0.2.1',
+      now: at(i),
+      podIsTerminal: i === steps.length - 1,
+    });
     seen.push(prev);
   });
-  assert.deepEqual(seen.map((s) => s.phase), ['Pending', 'Pending', 'Pending', 'Running', 'Succeeded']);
+  assert.deepEqual(
+    seen.map((s) => s.phase),
+    ['Pending', 'Pending', 'Pending', 'Running', 'Succeeded'],
+  );
   assert.equal(seen.at(-1)!.startTime!.getTime(), NOW.getTime(), 'startTime is the first observation');
-  assert.equal(cond(seen.at(-1)!, 'PodScheduled').lastTransitionTime!.getTime(), NOW.getTime(), 'PodScheduled never changed');
-  assert.equal(cond(seen.at(-1)!, 'Initialized').lastTransitionTime!.getTime(), at(2).getTime(), 'Initialized became True at step 2');
+  assert.equal(
+    cond(seen.at(-1)!, 'PodScheduled').lastTransitionTime!.getTime(),
+    NOW.getTime(),
+    'PodScheduled never changed',
+  );
+  assert.equal(
+    cond(seen.at(-1)!, 'Initialized').lastTransitionTime!.getTime(),
+    at(2).getTime(),
+    'Initialized became True at step 2',
+  );
   assert.equal(cond(seen[3]!, 'Ready').lastTransitionTime!.getTime(), at(3).getTime());
   assert.equal(cond(seen.at(-1)!, 'Ready').lastTransitionTime!.getTime(), at(4).getTime());
   assert.equal(cond(seen.at(-1)!, 'PodReadyToStartContainers').lastTransitionTime!.getTime(), at(4).getTime());
@@ -89,7 +181,11 @@ test('phase under each restartPolicy when containers have exited', () => {
   assert.equal(gen(pod('OnFailure'), runtime(bad)).phase, 'Running');
   assert.equal(gen(pod('Never'), runtime(ok)).phase, 'Succeeded');
   assert.equal(gen(pod('Never'), runtime(bad)).phase, 'Failed');
-  assert.equal(gen(pod('Always'), runtime(bad), { podIsTerminal: true }).phase, 'Failed', 'a terminal pod: exit codes decide');
+  assert.equal(
+    gen(pod('Always'), runtime(bad), { podIsTerminal: true }).phase,
+    'Failed',
+    'a terminal pod: exit codes decide',
+  );
   const t = gen(pod('Never'), runtime(bad)).containerStatuses![0]!.state!.terminated!;
   assert.equal(t.exitCode, 1);
   assert.equal(t.reason, 'Error');
@@ -97,7 +193,10 @@ test('phase under each restartPolicy when containers have exited', () => {
 });
 
 test('OOMKilled and the termination message pass through from the runtime', () => {
-  const s = gen(pod('Never'), runtime([ctr('a', 'exited', { exitCode: 137, reason: 'OOMKilled', message: 'out of memory' })]));
+  const s = gen(
+    pod('Never'),
+    runtime([ctr('a', 'exited', { exitCode: 137, reason: 'OOMKilled', message: 'out of memory' })]),
+  );
   const t = s.containerStatuses![0]!.state!.terminated!;
   assert.equal(t.reason, 'OOMKilled');
   assert.equal(t.message, 'out of memory');
@@ -120,9 +219,23 @@ test('a terminal phase never goes back (three-way merge), reason and message car
 });
 
 test('a DisruptionTarget condition set at eviction is kept', () => {
-  const prev: ApiPodStatus = { phase: 'Failed', conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message: 'm', lastTransitionTime: NOW }] };
+  const prev: ApiPodStatus = {
+    phase: 'Failed',
+    conditions: [
+      {
+        type: 'DisruptionTarget',
+        status: 'True',
+        reason: 'TerminationByKubelet',
+        message: 'm',
+        lastTransitionTime: NOW,
+      },
+    ],
+  };
   const s = gen(pod('Always'), runtime([ctr('a', 'exited', { exitCode: 137 })]), { previous: prev });
-  assert.deepEqual(s.conditions!.map((c) => c.type), ['DisruptionTarget', 'PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled']);
+  assert.deepEqual(
+    s.conditions!.map((c) => c.type),
+    ['DisruptionTarget', 'PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'],
+  );
 });
 
 // ---- container statuses -----------------------------------------------------------------------
@@ -130,11 +243,22 @@ test('a DisruptionTarget condition set at eviction is kept', () => {
 test('a running pod: every field of the container status', () => {
   const s = gen(pod('Always', ['b', 'a']), runtime([ctr('a', 'running'), ctr('b', 'running')]));
   assert.equal(s.phase, 'Running');
-  assert.deepEqual(s.containerStatuses!.map((c) => c.name), ['a', 'b'], 'sorted by name as upstream');
+  assert.deepEqual(
+    s.containerStatuses!.map((c) => c.name),
+    ['a', 'b'],
+    'sorted by name as upstream',
+  );
   const a = s.containerStatuses![0]!;
   assert.deepEqual(JSON.parse(JSON.stringify(a)), {
-    name: 'a', state: { running: { startedAt: '2026-01-01T00:00:01Z' } }, lastState: {}, ready: true, restartCount: 0,
-    image: 'busybox', imageID: 'sha256:abc', containerID: 'containerd://a-0', started: true,
+    name: 'a',
+    state: { running: { startedAt: '2026-01-01T00:00:01Z' } },
+    lastState: {},
+    ready: true,
+    restartCount: 0,
+    image: 'busybox',
+    imageID: 'sha256:abc',
+    containerID: 'containerd://a-0',
+    started: true,
   });
   assert.equal(s.podIP, '10.0.0.5');
   assert.deepEqual(s.podIPs, [{ ip: '10.0.0.5' }]);
@@ -147,15 +271,42 @@ test('a running pod: every field of the container status', () => {
 test('status JSON: upstream field order, RFC 3339 second timestamps, lastProbeTime null', () => {
   const s = gen(pod('Always'), runtime([ctr('a', 'running')]), { now: new Date('2026-01-01T00:00:00.789Z') });
   const json = JSON.parse(JSON.stringify(s));
-  assert.deepEqual(Object.keys(json), ['phase', 'conditions', 'hostIP', 'hostIPs', 'podIP', 'podIPs', 'startTime', 'containerStatuses', 'qosClass']);
+  assert.deepEqual(Object.keys(json), [
+    'phase',
+    'conditions',
+    'hostIP',
+    'hostIPs',
+    'podIP',
+    'podIPs',
+    'startTime',
+    'containerStatuses',
+    'qosClass',
+  ]);
   assert.equal(json.startTime, '2026-01-01T00:00:00Z');
-  assert.deepEqual(json.conditions[0], { type: 'PodReadyToStartContainers', status: 'True', lastProbeTime: null, lastTransitionTime: '2026-01-01T00:00:00Z' });
-  const t = JSON.parse(JSON.stringify(gen(pod('Never'), runtime([ctr('a', 'exited', { exitCode: 2 })])).containerStatuses![0]!.state));
-  assert.deepEqual(t, { terminated: { exitCode: 2, reason: 'Error', startedAt: '2026-01-01T00:00:01Z', finishedAt: '2026-01-01T00:00:05Z', containerID: 'containerd://a-0' } });
+  assert.deepEqual(json.conditions[0], {
+    type: 'PodReadyToStartContainers',
+    status: 'True',
+    lastProbeTime: null,
+    lastTransitionTime: '2026-01-01T00:00:00Z',
+  });
+  const t = JSON.parse(
+    JSON.stringify(gen(pod('Never'), runtime([ctr('a', 'exited', { exitCode: 2 })])).containerStatuses![0]!.state),
+  );
+  assert.deepEqual(t, {
+    terminated: {
+      exitCode: 2,
+      reason: 'Error',
+      startedAt: '2026-01-01T00:00:01Z',
+      finishedAt: '2026-01-01T00:00:05Z',
+      containerID: 'containerd://a-0',
+    },
+  });
 });
 
 test('a container in back-off is waiting with the death as lastState', () => {
-  const s = gen(pod('Always'), runtime([ctr('a', 'exited', { exitCode: 2, restartCount: 3 })]), { waiting: new Map([['a', { reason: 'CrashLoopBackOff', message: 'back-off 40s' }]]) });
+  const s = gen(pod('Always'), runtime([ctr('a', 'exited', { exitCode: 2, restartCount: 3 })]), {
+    waiting: new Map([['a', { reason: 'CrashLoopBackOff', message: 'back-off 40s' }]]),
+  });
   const c = s.containerStatuses![0]!;
   assert.deepEqual(c.state, { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s' } });
   assert.equal(c.lastState!.terminated!.exitCode, 2);
@@ -173,11 +324,22 @@ test('a waiting reason is shown only for a container that will be started again'
   assert.ok(onFailureOk.containerStatuses![0]!.state!.terminated, 'OnFailure after success: stays terminated');
   const deleted = pod('Always');
   deleted.metadata!.deletionTimestamp = NOW;
-  assert.ok(gen(deleted, runtime([ctr('a', 'exited', { exitCode: 2 })]), { waiting: w }).containerStatuses![0]!.state!.terminated, 'deleted: never restarted');
+  assert.ok(
+    gen(deleted, runtime([ctr('a', 'exited', { exitCode: 2 })]), { waiting: w }).containerStatuses![0]!.state!
+      .terminated,
+    'deleted: never restarted',
+  );
 });
 
 test('restarted container shows the previous instance as lastState; only two instances count', () => {
-  const s = gen(pod('Always'), runtime([ctr('a', 'exited', { exitCode: 137 }), ctr('a', 'exited', { exitCode: 1, restartCount: 1 }), ctr('a', 'running', { restartCount: 2 })]));
+  const s = gen(
+    pod('Always'),
+    runtime([
+      ctr('a', 'exited', { exitCode: 137 }),
+      ctr('a', 'exited', { exitCode: 1, restartCount: 1 }),
+      ctr('a', 'running', { restartCount: 2 }),
+    ]),
+  );
   const c = s.containerStatuses![0]!;
   assert.ok(c.state!.running);
   assert.equal(c.restartCount, 2);
@@ -186,11 +348,15 @@ test('restarted container shows the previous instance as lastState; only two ins
 });
 
 test('image pull failures show as waiting; a created container waits without reason', () => {
-  const s = gen(pod('Always'), runtime([]), { waiting: new Map([['a', { reason: 'ErrImagePull', message: 'not found' }]]) });
+  const s = gen(pod('Always'), runtime([]), {
+    waiting: new Map([['a', { reason: 'ErrImagePull', message: 'not found' }]]),
+  });
   assert.deepEqual(s.containerStatuses![0]!.state, { waiting: { reason: 'ErrImagePull', message: 'not found' } });
   assert.equal(s.phase, 'Pending');
   assert.deepEqual(gen(pod('Always'), runtime([ctr('a', 'created')])).containerStatuses![0]!.state, { waiting: {} });
-  assert.deepEqual(gen(pod('Always'), runtime([])).containerStatuses![0]!.state, { waiting: { reason: 'ContainerCreating' } });
+  assert.deepEqual(gen(pod('Always'), runtime([])).containerStatuses![0]!.state, {
+    waiting: { reason: 'ContainerCreating' },
+  });
 });
 
 test('a container that vanished while running is reported terminated/unknown, not Pending', () => {
@@ -216,20 +382,41 @@ test('probes: started waits for the startup probe, ready for the readiness probe
   const results = { ready: new Map<string, boolean>(), started: new Map<string, boolean>() };
   const probes = { readiness: (id: string) => results.ready.get(id), startup: (id: string) => results.started.get(id) };
   let s = gen(p, rt, { probes });
-  assert.deepEqual(s.containerStatuses!.map((c) => [c.name, c.started, c.ready]), [['a', true, false], ['b', false, false], ['c', true, true]]);
+  assert.deepEqual(
+    s.containerStatuses!.map((c) => [c.name, c.started, c.ready]),
+    [
+      ['a', true, false],
+      ['b', false, false],
+      ['c', true, true],
+    ],
+  );
   assert.equal(cond(s, 'ContainersReady').message, 'containers with unready status: [a b]');
   results.ready.set('a-0', true);
   results.started.set('b-0', true);
   s = gen(p, rt, { probes });
-  assert.deepEqual(s.containerStatuses!.map((c) => [c.name, c.started, c.ready]), [['a', true, true], ['b', true, true], ['c', true, true]]);
+  assert.deepEqual(
+    s.containerStatuses!.map((c) => [c.name, c.started, c.ready]),
+    [
+      ['a', true, true],
+      ['b', true, true],
+      ['c', true, true],
+    ],
+  );
   assert.equal(cond(s, 'Ready').status, 'True');
-  assert.deepEqual(gen(p, rt).containerStatuses!.map((c) => c.ready), [true, true, true], 'no prober: probes count as passed');
+  assert.deepEqual(
+    gen(p, rt).containerStatuses!.map((c) => c.ready),
+    [true, true, true],
+    'no prober: probes count as passed',
+  );
 });
 
 test('readiness gates: Ready waits for the gate condition', () => {
   const p = pod('Always', ['a'], { readinessGates: [{ conditionType: 'example.com/lb' }] });
   const rt = runtime([ctr('a', 'running')]);
-  assert.equal(cond(gen(p, rt), 'Ready').message, 'corresponding condition of pod readiness gate "example.com/lb" does not exist.');
+  assert.equal(
+    cond(gen(p, rt), 'Ready').message,
+    'corresponding condition of pod readiness gate "example.com/lb" does not exist.',
+  );
   assert.equal(cond(gen(p, rt), 'Ready').reason, 'ReadinessGatesNotReady');
   assert.equal(cond(gen(p, rt), 'ContainersReady').status, 'True');
   p.status = { conditions: [{ type: 'example.com/lb', status: 'True' }] };
@@ -248,11 +435,15 @@ test('sidecars: started sidecar initializes the pod, is counted in ContainersRea
   s = gen(p, runtime([ctr('side', 'running'), ctr('app', 'running')]));
   assert.equal(s.phase, 'Running');
   assert.equal(cond(s, 'ContainersReady').status, 'True');
-  s = gen(p, runtime([ctr('side', 'exited', { exitCode: 1 }), ctr('app', 'running')]), { waiting: new Map([['side', { reason: 'CrashLoopBackOff', message: '' }]]) });
+  s = gen(p, runtime([ctr('side', 'exited', { exitCode: 1 }), ctr('app', 'running')]), {
+    waiting: new Map([['side', { reason: 'CrashLoopBackOff', message: '' }]]),
+  });
   assert.equal(s.phase, 'Running', 'a restarting sidecar keeps an initialized pod Running');
   assert.equal(cond(s, 'Initialized').status, 'True');
   assert.equal(cond(s, 'ContainersReady').message, 'containers with unready status: [side]');
-  s = gen(p, runtime([ctr('side', 'exited', { exitCode: 137 }), ctr('app', 'exited')], 'notready'), { podIsTerminal: true });
+  s = gen(p, runtime([ctr('side', 'exited', { exitCode: 137 }), ctr('app', 'exited')], 'notready'), {
+    podIsTerminal: true,
+  });
   assert.equal(s.phase, 'Succeeded', 'completed app, sidecar stopped: the pod succeeded');
 });
 
@@ -262,7 +453,11 @@ test('init container failing under restartPolicy Never fails the pod', () => {
   assert.equal(s.phase, 'Failed');
   assert.equal(cond(s, 'Initialized').status, 'False');
   assert.equal(cond(s, 'Ready').reason, 'PodFailed');
-  const retried = gen(pod('Always', ['app'], { initContainers: [{ name: 'init', image: 'busybox' }] }), runtime([ctr('init', 'exited', { exitCode: 3 })]), { waiting: new Map([['init', { reason: 'CrashLoopBackOff', message: '' }]]) });
+  const retried = gen(
+    pod('Always', ['app'], { initContainers: [{ name: 'init', image: 'busybox' }] }),
+    runtime([ctr('init', 'exited', { exitCode: 3 })]),
+    { waiting: new Map([['init', { reason: 'CrashLoopBackOff', message: '' }]]) },
+  );
   assert.equal(retried.phase, 'Pending');
   assert.equal(retried.initContainerStatuses![0]!.state!.waiting!.reason, 'CrashLoopBackOff');
 });
@@ -306,16 +501,29 @@ test('qosClass', () => {
 });
 
 test('a rejected pod: Failed, upstream reason, "Pod was rejected: " message, no containers', () => {
-  const s = rejectedPodStatus(pod('Always'), 'OutOfmemory', "Node didn't have enough resource: memory, requested: 1, used: 0, capacity: 0", NOW);
+  const s = rejectedPodStatus(
+    pod('Always'),
+    'OutOfmemory',
+    "Node didn't have enough resource: memory, requested: 1, used: 0, capacity: 0",
+    NOW,
+  );
   assert.deepEqual(JSON.parse(JSON.stringify(s)), {
-    phase: 'Failed', message: "Pod was rejected: Node didn't have enough resource: memory, requested: 1, used: 0, capacity: 0", reason: 'OutOfmemory',
-    startTime: '2026-01-01T00:00:00Z', qosClass: 'BestEffort',
+    phase: 'Failed',
+    message: "Pod was rejected: Node didn't have enough resource: memory, requested: 1, used: 0, capacity: 0",
+    reason: 'OutOfmemory',
+    startTime: '2026-01-01T00:00:00Z',
+    qosClass: 'BestEffort',
   });
 });
 
 test('an evicted pod whose containers then exit 0 stays Failed/Evicted (a terminal phase is never replaced)', () => {
   const p = pod('Always');
-  const evicted = { ...gen(p, runtime([ctr('a', 'running')])), phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' };
+  const evicted = {
+    ...gen(p, runtime([ctr('a', 'running')])),
+    phase: 'Failed',
+    reason: 'Evicted',
+    message: 'The node was low on resource: memory.',
+  };
   const after = gen(p, runtime([ctr('a', 'exited')], 'notready'), { previous: evicted, podIsTerminal: true });
   assert.equal(after.phase, 'Failed');
   assert.equal(after.reason, 'Evicted');
@@ -326,37 +534,83 @@ test('an evicted pod whose containers then exit 0 stays Failed/Evicted (a termin
 
 /** A pod sync handler that counts its calls and evicts when told to. */
 function evictor(evict: boolean) {
-  const h = { calls: 0, shouldEvict: () => { h.calls++; return evict ? { evict: true, reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' } : { evict: false }; } };
+  const h = {
+    calls: 0,
+    shouldEvict: () => {
+      h.calls++;
+      return evict
+        ? {
+            evict: true,
+            reason: 'DeadlineExceeded',
+            message: 'Pod was active on the node longer than the specified deadline',
+          }
+        : { evict: false };
+    },
+  };
   return h;
 }
 
 test('a pod sync handler that evicts turns a running pod Failed with its reason and message (upstream generateAPIPodStatus)', () => {
   const s = gen(pod('Always'), runtime([ctr('a', 'running')]), { podSyncHandlers: [evictor(false), evictor(true)] });
-  assert.deepEqual([s.phase, s.reason, s.message], ['Failed', 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline']);
+  assert.deepEqual(
+    [s.phase, s.reason, s.message],
+    ['Failed', 'DeadlineExceeded', 'Pod was active on the node longer than the specified deadline'],
+  );
   assert.equal(cond(s, 'Ready').reason, 'PodFailed');
-  assert.equal(gen(pod('Always'), runtime([ctr('a', 'running')]), { podSyncHandlers: [evictor(false)] }).phase, 'Running');
+  assert.equal(
+    gen(pod('Always'), runtime([ctr('a', 'running')]), { podSyncHandlers: [evictor(false)] }).phase,
+    'Running',
+  );
 });
 
-test('a phase already terminal (ours or the API\'s) is kept and the pod sync handlers are not asked again', () => {
+test("a phase already terminal (ours or the API's) is kept and the pod sync handlers are not asked again", () => {
   const h = evictor(true);
-  const succeeded = gen(pod('Never'), runtime([ctr('a', 'exited')], 'notready'), { previous: { phase: 'Succeeded' }, podSyncHandlers: [h] });
+  const succeeded = gen(pod('Never'), runtime([ctr('a', 'exited')], 'notready'), {
+    previous: { phase: 'Succeeded' },
+    podSyncHandlers: [h],
+  });
   assert.deepEqual([succeeded.phase, succeeded.reason], ['Succeeded', undefined]);
   const apiFailed = pod('Always');
   apiFailed.status = { phase: 'Failed', reason: 'Evicted' };
-  assert.equal(gen(apiFailed, runtime([ctr('a', 'exited', { exitCode: 1 })]), { podSyncHandlers: [h] }).reason, 'Evicted');
+  assert.equal(
+    gen(apiFailed, runtime([ctr('a', 'exited', { exitCode: 1 })]), { podSyncHandlers: [h] }).reason,
+    'Evicted',
+  );
   assert.equal(h.calls, 0, 'no second event for a pod already terminal');
 });
 
-test('startTime: the one we reported, else the API\'s, else the oldest ready sandbox\'s creation, else now', () => {
-  const sandboxAt = (createdAt: bigint, ready: boolean, id: string) => ({ id, ready, attempt: 0, createdAt, ip: '10.0.0.5', additionalIps: [], hostNetwork: false });
+test("startTime: the one we reported, else the API's, else the oldest ready sandbox's creation, else now", () => {
+  const sandboxAt = (createdAt: bigint, ready: boolean, id: string) => ({
+    id,
+    ready,
+    attempt: 0,
+    createdAt,
+    ip: '10.0.0.5',
+    additionalIps: [],
+    hostNetwork: false,
+  });
   const rt = runtime([ctr('a', 'running')]);
-  rt.sandboxStatuses = [sandboxAt(BigInt(at(-60).getTime()) * 1_000_000n + 123n, true, 'new'), sandboxAt(BigInt(at(-3600).getTime()) * 1_000_000n, false, 'old')];
+  rt.sandboxStatuses = [
+    sandboxAt(BigInt(at(-60).getTime()) * 1_000_000n + 123n, true, 'new'),
+    sandboxAt(BigInt(at(-3600).getTime()) * 1_000_000n, false, 'old'),
+  ];
   const json = (s: ApiPodStatus) => JSON.parse(JSON.stringify(s)).startTime;
-  assert.equal(json(gen(pod('Always'), rt)), '2025-12-31T23:59:00Z', 'the ready sandbox (a stopped one ended an earlier run)');
-  assert.equal(json(gen(pod('Always'), rt, { previous: { phase: 'Running', startTime: apiTime(at(-5)) } })), '2025-12-31T23:59:55Z');
+  assert.equal(
+    json(gen(pod('Always'), rt)),
+    '2025-12-31T23:59:00Z',
+    'the ready sandbox (a stopped one ended an earlier run)',
+  );
+  assert.equal(
+    json(gen(pod('Always'), rt, { previous: { phase: 'Running', startTime: apiTime(at(-5)) } })),
+    '2025-12-31T23:59:55Z',
+  );
   const fromApi = pod('Always');
   fromApi.status = { phase: 'Running', startTime: '2025-12-31T23:00:00Z' as unknown as Date };
   assert.equal(json(gen(fromApi, rt)), '2025-12-31T23:00:00Z', 'the API status (a JSON string) survives our restarts');
-  assert.equal(json(gen(pod('Always'), runtime([ctr('a', 'running')]))), '2026-01-01T00:00:00Z', 'a sandbox without a creation time: now');
+  assert.equal(
+    json(gen(pod('Always'), runtime([ctr('a', 'running')]))),
+    '2026-01-01T00:00:00Z',
+    'a sandbox without a creation time: now',
+  );
   assert.equal(json(gen(pod('Always'), runtime([], 'none'))), '2026-01-01T00:00:00Z');
 });

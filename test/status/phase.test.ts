@@ -4,18 +4,32 @@ import assert from 'node:assert/strict';
 import type { ApiContainerStatus, Pod } from '../../src/api/types.js';
 import { getPhase } from '../../src/status/index.js';
 
-const waiting = (name: string): ApiContainerStatus => ({ name, state: { waiting: {} } } as ApiContainerStatus);
-const waitingLastTerm = (name: string, exitCode = 0): ApiContainerStatus => ({ name, state: { waiting: {} }, lastState: { terminated: { exitCode } } } as ApiContainerStatus);
-const running = (name: string): ApiContainerStatus => ({ name, state: { running: {} } } as ApiContainerStatus);
-const started = (name: string): ApiContainerStatus => ({ name, state: { running: {} }, started: true } as ApiContainerStatus);
-const stopped = (name: string): ApiContainerStatus => ({ name, state: { terminated: { exitCode: 0 } } } as ApiContainerStatus);
+const waiting = (name: string): ApiContainerStatus => ({ name, state: { waiting: {} } }) as ApiContainerStatus;
+const waitingLastTerm = (name: string, exitCode = 0): ApiContainerStatus =>
+  ({ name, state: { waiting: {} }, lastState: { terminated: { exitCode } } }) as ApiContainerStatus;
+const running = (name: string): ApiContainerStatus => ({ name, state: { running: {} } }) as ApiContainerStatus;
+const started = (name: string): ApiContainerStatus =>
+  ({ name, state: { running: {} }, started: true }) as ApiContainerStatus;
+const stopped = (name: string): ApiContainerStatus =>
+  ({ name, state: { terminated: { exitCode: 0 } } }) as ApiContainerStatus;
 const succeeded = stopped;
-const failed = (name: string): ApiContainerStatus => ({ name, state: { terminated: { exitCode: -1 } } } as ApiContainerStatus);
+const failed = (name: string): ApiContainerStatus =>
+  ({ name, state: { terminated: { exitCode: -1 } } }) as ApiContainerStatus;
 
-function pod(restartPolicy: string, init: { name: string; restartPolicy?: string }[] = [], annotations: Record<string, string> = {}, containers = ['containerA', 'containerB']): Pod {
+function pod(
+  restartPolicy: string,
+  init: { name: string; restartPolicy?: string }[] = [],
+  annotations: Record<string, string> = {},
+  containers = ['containerA', 'containerB'],
+): Pod {
   return {
     metadata: { name: 'p', namespace: 'ns', uid: 'u', annotations },
-    spec: { nodeName: 'machine', restartPolicy, initContainers: init.map((c) => ({ image: 'x', ...c })), containers: containers.map((name) => ({ name, image: 'x' })) },
+    spec: {
+      nodeName: 'machine',
+      restartPolicy,
+      initContainers: init.map((c) => ({ image: 'x', ...c })),
+      containers: containers.map((name) => ({ name, image: 'x' })),
+    },
   } as Pod;
 }
 
@@ -33,17 +47,39 @@ test('restartPolicy Always', () => {
     ['waiting', [], 'Pending'],
     ['all running', [running('containerA'), running('containerB')], 'Running'],
     ['all stopped with restart always', [stopped('containerA'), stopped('containerB')], 'Running'],
-    ['all succeeded with restart always, but the pod is terminal', [succeeded('containerA'), succeeded('containerB')], 'Succeeded', true],
-    ['all stopped with restart always, but the pod is terminal', [succeeded('containerA'), failed('containerB')], 'Failed', true],
+    [
+      'all succeeded with restart always, but the pod is terminal',
+      [succeeded('containerA'), succeeded('containerB')],
+      'Succeeded',
+      true,
+    ],
+    [
+      'all stopped with restart always, but the pod is terminal',
+      [succeeded('containerA'), failed('containerB')],
+      'Failed',
+      true,
+    ],
     ['mixed state #1 with restart always', [running('containerA'), stopped('containerB')], 'Running'],
     ['mixed state #2 with restart always', [running('containerA')], 'Pending'],
     ['mixed state #3 with restart always', [running('containerA'), waiting('containerB')], 'Pending'],
-    ['backoff crashloop container with restart always', [running('containerA'), waitingLastTerm('containerB')], 'Running'],
+    [
+      'backoff crashloop container with restart always',
+      [running('containerA'), waitingLastTerm('containerB')],
+      'Running',
+    ],
   ]);
 });
 
 test('a static pod that is terminal keeps the restart policy phase (upstream TODO #116484)', () => {
-  assert.equal(getPhase(pod('Always', [], { 'kubernetes.io/config.source': 'file' }), [succeeded('containerA'), succeeded('containerB')], true, true), 'Running');
+  assert.equal(
+    getPhase(
+      pod('Always', [], { 'kubernetes.io/config.source': 'file' }),
+      [succeeded('containerA'), succeeded('containerB')],
+      true,
+      true,
+    ),
+    'Running',
+  );
 });
 
 // upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartAlwaysInitContainers
@@ -73,15 +109,67 @@ const sidecarNotYetUp: Case[] = [
 test('restartPolicy Always with a sidecar (restartable init container)', () => {
   run(pod('Always', [{ name: 'containerX', restartPolicy: 'Always' }]), [
     ...sidecarNotYetUp,
-    ['restartable init container started, 1/2 regular container running', [started('containerX'), running('containerA')], 'Pending', false, true],
-    ['restartable init container started, all regular containers running', [started('containerX'), running('containerA'), running('containerB')], 'Running', false, true],
-    ['restartable init container running, all regular containers running', [running('containerX'), running('containerA'), running('containerB')], 'Running', false, true],
-    ['restartable init container running, regular containers not yet started', [running('containerX'), waiting('containerA'), waiting('containerB')], 'Pending'],
-    ['restartable init container stopped, all regular containers running', [stopped('containerX'), running('containerA'), running('containerB')], 'Running', false, true],
-    ['backoff crashloop restartable init container, all regular containers running', [waitingLastTerm('containerX'), running('containerA'), running('containerB')], 'Running', false, true],
-    ['all regular containers succeeded and restartable init container failed with restart always, but the pod is terminal', [failed('containerX'), succeeded('containerA'), succeeded('containerB')], 'Succeeded', true, true],
-    ['all regular containers succeeded and restartable init container succeeded with restart always, but the pod is terminal', [succeeded('containerX'), succeeded('containerA'), succeeded('containerB')], 'Succeeded', true, true],
-    ['re-initializing the pod after the sandbox is recreated', [running('containerX'), running('containerA'), running('containerB')], 'Pending', false, false],
+    [
+      'restartable init container started, 1/2 regular container running',
+      [started('containerX'), running('containerA')],
+      'Pending',
+      false,
+      true,
+    ],
+    [
+      'restartable init container started, all regular containers running',
+      [started('containerX'), running('containerA'), running('containerB')],
+      'Running',
+      false,
+      true,
+    ],
+    [
+      'restartable init container running, all regular containers running',
+      [running('containerX'), running('containerA'), running('containerB')],
+      'Running',
+      false,
+      true,
+    ],
+    [
+      'restartable init container running, regular containers not yet started',
+      [running('containerX'), waiting('containerA'), waiting('containerB')],
+      'Pending',
+    ],
+    [
+      'restartable init container stopped, all regular containers running',
+      [stopped('containerX'), running('containerA'), running('containerB')],
+      'Running',
+      false,
+      true,
+    ],
+    [
+      'backoff crashloop restartable init container, all regular containers running',
+      [waitingLastTerm('containerX'), running('containerA'), running('containerB')],
+      'Running',
+      false,
+      true,
+    ],
+    [
+      'all regular containers succeeded and restartable init container failed with restart always, but the pod is terminal',
+      [failed('containerX'), succeeded('containerA'), succeeded('containerB')],
+      'Succeeded',
+      true,
+      true,
+    ],
+    [
+      'all regular containers succeeded and restartable init container succeeded with restart always, but the pod is terminal',
+      [succeeded('containerX'), succeeded('containerA'), succeeded('containerB')],
+      'Succeeded',
+      true,
+      true,
+    ],
+    [
+      're-initializing the pod after the sandbox is recreated',
+      [running('containerX'), running('containerA'), running('containerB')],
+      'Pending',
+      false,
+      false,
+    ],
   ]);
 });
 
@@ -128,19 +216,55 @@ test('restartPolicy OnFailure', () => {
     ['mixed state #1 with restart onfailure', [running('containerA'), succeeded('containerB')], 'Running'],
     ['mixed state #2 with restart onfailure', [running('containerA')], 'Pending'],
     ['mixed state #3 with restart onfailure', [running('containerA'), waiting('containerB')], 'Pending'],
-    ['backoff crashloop container with restart onfailure', [running('containerA'), waitingLastTerm('containerB')], 'Running'],
+    [
+      'backoff crashloop container with restart onfailure',
+      [running('containerA'), waitingLastTerm('containerB')],
+      'Running',
+    ],
   ]);
 });
 
 // upstream pkg/kubelet/kubelet_pods_test.go TestPodPhaseWithRestartAlwaysAndPodHasRun
 test('restartPolicy Always, a regular init container and a sidecar, once the pod has run', () => {
-  const p = pod('Always', [{ name: 'containerX' }, { name: 'containerY', restartPolicy: 'Always' }], {}, ['containerA']);
+  const p = pod('Always', [{ name: 'containerX' }, { name: 'containerY', restartPolicy: 'Always' }], {}, [
+    'containerA',
+  ]);
   run(p, [
-    ['regular init containers, restartable init container and regular container are all running', [running('containerX'), running('containerY'), running('containerA')], 'Pending', false, false],
-    ['regular containers is stopped, restartable init container and regular int container are both running', [running('containerX'), running('containerY'), stopped('containerA')], 'Pending', false, false],
-    ['re-created sandbox: regular init container is succeeded, restartable init container is running, old regular containers is stopped', [succeeded('containerX'), running('containerY'), stopped('containerA')], 'Pending', false, false],
-    ['regular init container is succeeded, restartable init container is running, regular containers is stopped', [succeeded('containerX'), running('containerY'), stopped('containerA')], 'Running', false, true],
-    ['regular init container is succeeded, restartable init container and regular containers are both running', [succeeded('containerX'), running('containerY'), running('containerA')], 'Running', false, true],
+    [
+      'regular init containers, restartable init container and regular container are all running',
+      [running('containerX'), running('containerY'), running('containerA')],
+      'Pending',
+      false,
+      false,
+    ],
+    [
+      'regular containers is stopped, restartable init container and regular int container are both running',
+      [running('containerX'), running('containerY'), stopped('containerA')],
+      'Pending',
+      false,
+      false,
+    ],
+    [
+      're-created sandbox: regular init container is succeeded, restartable init container is running, old regular containers is stopped',
+      [succeeded('containerX'), running('containerY'), stopped('containerA')],
+      'Pending',
+      false,
+      false,
+    ],
+    [
+      'regular init container is succeeded, restartable init container is running, regular containers is stopped',
+      [succeeded('containerX'), running('containerY'), stopped('containerA')],
+      'Running',
+      false,
+      true,
+    ],
+    [
+      'regular init container is succeeded, restartable init container and regular containers are both running',
+      [succeeded('containerX'), running('containerY'), running('containerA')],
+      'Running',
+      false,
+      true,
+    ],
   ]);
 });
 
@@ -148,13 +272,55 @@ test('restartPolicy Always, a regular init container and a sidecar, once the pod
 test('restartPolicy Never with a sidecar: the sidecar never holds the pod once its containers are done', () => {
   run(pod('Never', [{ name: 'containerX', restartPolicy: 'Always' }]), [
     ...sidecarNotYetUp,
-    ['restartable init container started, one main container running', [started('containerX'), running('containerA')], 'Pending', false, true],
-    ['restartable init container started, main containers succeeded', [started('containerX'), succeeded('containerA'), succeeded('containerB')], 'Running', false, true],
-    ['restartable init container re-running, main containers succeeded', [running('containerX'), succeeded('containerA'), succeeded('containerB')], 'Running', false, true],
-    ['all containers succeeded', [succeeded('containerX'), succeeded('containerA'), succeeded('containerB')], 'Succeeded', false, true],
-    ['restartable init container terminated non-zero, main containers succeeded', [failed('containerX'), succeeded('containerA'), succeeded('containerB')], 'Succeeded', false, true],
-    ['backoff crashloop restartable init container, main containers succeeded', [waitingLastTerm('containerX'), succeeded('containerA'), succeeded('containerB')], 'Succeeded', false, true],
-    ['backoff crashloop with non-zero restartable init container, main containers succeeded', [waitingLastTerm('containerX', -1), succeeded('containerA'), succeeded('containerB')], 'Succeeded', false, true],
+    [
+      'restartable init container started, one main container running',
+      [started('containerX'), running('containerA')],
+      'Pending',
+      false,
+      true,
+    ],
+    [
+      'restartable init container started, main containers succeeded',
+      [started('containerX'), succeeded('containerA'), succeeded('containerB')],
+      'Running',
+      false,
+      true,
+    ],
+    [
+      'restartable init container re-running, main containers succeeded',
+      [running('containerX'), succeeded('containerA'), succeeded('containerB')],
+      'Running',
+      false,
+      true,
+    ],
+    [
+      'all containers succeeded',
+      [succeeded('containerX'), succeeded('containerA'), succeeded('containerB')],
+      'Succeeded',
+      false,
+      true,
+    ],
+    [
+      'restartable init container terminated non-zero, main containers succeeded',
+      [failed('containerX'), succeeded('containerA'), succeeded('containerB')],
+      'Succeeded',
+      false,
+      true,
+    ],
+    [
+      'backoff crashloop restartable init container, main containers succeeded',
+      [waitingLastTerm('containerX'), succeeded('containerA'), succeeded('containerB')],
+      'Succeeded',
+      false,
+      true,
+    ],
+    [
+      'backoff crashloop with non-zero restartable init container, main containers succeeded',
+      [waitingLastTerm('containerX', -1), succeeded('containerA'), succeeded('containerB')],
+      'Succeeded',
+      false,
+      true,
+    ],
   ]);
 });
 

@@ -21,12 +21,19 @@ import type { TestCerts } from './test-certs.js';
 const SUBRESOURCE = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/(log|exec|attach|portforward)$/;
 
 export class ProxyError extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
     super(message);
   }
 }
 
-interface Target { host: string; port: number; path: string }
+interface Target {
+  host: string;
+  port: number;
+  path: string;
+}
 
 /** The apiserver's kubelet client pair, made once per CA directory. */
 function kubeletClientPair(certs: TestCerts): { cert: string; key: string } {
@@ -34,10 +41,37 @@ function kubeletClientPair(certs: TestCerts): { cert: string; key: string } {
   const cert = join(dir, 'apiserver-kubelet-client.crt');
   try {
     return { cert: readFileSync(cert, 'utf8'), key: readFileSync(join(dir, 'apiserver-kubelet-client.key'), 'utf8') };
-  } catch { /* make it */ }
+  } catch {
+    /* make it */
+  }
   const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  run(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'apiserver-kubelet-client.key', '-out', 'apiserver-kubelet-client.csr', '-subj', '/O=system:masters/CN=kube-apiserver-kubelet-client']);
-  run(['x509', '-req', '-in', 'apiserver-kubelet-client.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'apiserver-kubelet-client.crt', '-days', '2']);
+  run([
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'apiserver-kubelet-client.key',
+    '-out',
+    'apiserver-kubelet-client.csr',
+    '-subj',
+    '/O=system:masters/CN=kube-apiserver-kubelet-client',
+  ]);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    'apiserver-kubelet-client.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'apiserver-kubelet-client.crt',
+    '-days',
+    '2',
+  ]);
   return { cert: readFileSync(cert, 'utf8'), key: readFileSync(join(dir, 'apiserver-kubelet-client.key'), 'utf8') };
 }
 
@@ -46,7 +80,10 @@ const FLAG_RENAMES: Record<string, string> = { stdin: 'input', stdout: 'output',
 export class NodeProxy {
   private pair: { cert: string; key: string } | undefined;
 
-  constructor(private readonly store: ApiStore, private readonly certs: TestCerts) {}
+  constructor(
+    private readonly store: ApiStore,
+    private readonly certs: TestCerts,
+  ) {}
 
   matches(path: string): boolean {
     return SUBRESOURCE.test(path);
@@ -60,7 +97,10 @@ export class NodeProxy {
     const spec = (pod.spec ?? {}) as { nodeName?: string; containers?: { name: string }[] };
     if (!spec.nodeName) throw new ProxyError(400, `pod ${name} does not have a host assigned`);
     const node = this.store.get('nodes', undefined, spec.nodeName) as Obj | undefined;
-    const status = (node?.status ?? {}) as { addresses?: { type: string; address: string }[]; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
+    const status = (node?.status ?? {}) as {
+      addresses?: { type: string; address: string }[];
+      daemonEndpoints?: { kubeletEndpoint?: { Port?: number } };
+    };
     const host = status.addresses?.find((a) => a.type === 'InternalIP')?.address;
     const port = status.daemonEndpoints?.kubeletEndpoint?.Port;
     if (!host || !port) throw new ProxyError(503, `node ${spec.nodeName} has no InternalIP or kubelet port`);
@@ -72,7 +112,11 @@ export class NodeProxy {
     let container = url.searchParams.get('container');
     if (!container) {
       const names = (spec.containers ?? []).map((c) => c.name);
-      if (names.length !== 1) throw new ProxyError(400, `a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`);
+      if (names.length !== 1)
+        throw new ProxyError(
+          400,
+          `a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`,
+        );
       container = names[0]!;
     }
     if (sub === 'log') {
@@ -83,7 +127,8 @@ export class NodeProxy {
       return { host, port, path: `/containerLogs/${ns}/${name}/${container}${q.size ? `?${q}` : ''}` };
     }
     for (const c of url.searchParams.getAll('command')) q.append('command', c);
-    for (const [from, to] of Object.entries(FLAG_RENAMES)) if (['1', 'true'].includes(url.searchParams.get(from) ?? '')) q.set(to, '1');
+    for (const [from, to] of Object.entries(FLAG_RENAMES))
+      if (['1', 'true'].includes(url.searchParams.get(from) ?? '')) q.set(to, '1');
     return { host, port, path: `/${sub}/${ns}/${name}/${container}?${q}` };
   }
 
@@ -96,10 +141,21 @@ export class NodeProxy {
       return fail(res, err);
     }
     const pair = (this.pair ??= kubeletClientPair(this.certs));
-    const out = httpsRequest({ host: t.host, port: t.port, path: t.path, method: req.method, cert: pair.cert, key: pair.key, rejectUnauthorized: false }, (kres) => {
-      res.writeHead(kres.statusCode ?? 502, { 'content-type': kres.headers['content-type'] ?? 'text/plain' });
-      kres.pipe(res);
-    });
+    const out = httpsRequest(
+      {
+        host: t.host,
+        port: t.port,
+        path: t.path,
+        method: req.method,
+        cert: pair.cert,
+        key: pair.key,
+        rejectUnauthorized: false,
+      },
+      (kres) => {
+        res.writeHead(kres.statusCode ?? 502, { 'content-type': kres.headers['content-type'] ?? 'text/plain' });
+        kres.pipe(res);
+      },
+    );
     out.on('error', (err) => fail(res, new ProxyError(502, `error dialing the kubelet: ${err.message}`)));
     res.on('close', () => out.destroy());
     out.end();
@@ -112,22 +168,27 @@ export class NodeProxy {
       t = this.target(url);
     } catch (err) {
       const e = err instanceof ProxyError ? err : new ProxyError(500, String(err));
-      socket.end(`HTTP/1.1 ${e.code} Error\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(e.message)}\r\nconnection: close\r\n\r\n${e.message}`);
+      socket.end(
+        `HTTP/1.1 ${e.code} Error\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(e.message)}\r\nconnection: close\r\n\r\n${e.message}`,
+      );
       return;
     }
     const pair = (this.pair ??= kubeletClientPair(this.certs));
-    const kubelet = tlsConnect({ host: t.host, port: t.port, cert: pair.cert, key: pair.key, rejectUnauthorized: false, servername: undefined }, () => {
-      const lines = [`${req.method} ${t.path} HTTP/1.1`, `Host: ${t.host}:${t.port}`];
-      for (let i = 0; i < req.rawHeaders.length; i += 2) {
-        const k = req.rawHeaders[i]!.toLowerCase();
-        if (k === 'host' || k === 'authorization') continue; // the kubelet gets the apiserver's identity, not the user's token
-        lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-      }
-      kubelet.write(`${lines.join('\r\n')}\r\n\r\n`);
-      if (head.length) kubelet.write(head);
-      kubelet.pipe(socket);
-      socket.pipe(kubelet);
-    });
+    const kubelet = tlsConnect(
+      { host: t.host, port: t.port, cert: pair.cert, key: pair.key, rejectUnauthorized: false, servername: undefined },
+      () => {
+        const lines = [`${req.method} ${t.path} HTTP/1.1`, `Host: ${t.host}:${t.port}`];
+        for (let i = 0; i < req.rawHeaders.length; i += 2) {
+          const k = req.rawHeaders[i]!.toLowerCase();
+          if (k === 'host' || k === 'authorization') continue; // the kubelet gets the apiserver's identity, not the user's token
+          lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+        }
+        kubelet.write(`${lines.join('\r\n')}\r\n\r\n`);
+        if (head.length) kubelet.write(head);
+        kubelet.pipe(socket);
+        socket.pipe(kubelet);
+      },
+    );
     const close = () => {
       kubelet.destroy();
       socket.destroy();
@@ -142,7 +203,13 @@ export class NodeProxy {
 function fail(res: ServerResponse, err: unknown): void {
   const e = err instanceof ProxyError ? err : new ProxyError(500, String(err));
   if (res.headersSent) return void res.destroy();
-  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: e.message, code: e.code });
+  const body = JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    message: e.message,
+    code: e.code,
+  });
   res.writeHead(e.code, { 'content-type': 'application/json' });
   res.end(body);
 }

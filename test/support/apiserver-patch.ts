@@ -46,7 +46,8 @@ export function strategicMergePatch(target: unknown, patch: unknown): unknown {
       continue;
     }
     const key = MERGE_KEYS[k];
-    if (key && Array.isArray(v) && (Array.isArray(out[k]) || out[k] === undefined)) out[k] = mergeList((out[k] as unknown[] | undefined) ?? [], v, key);
+    if (key && Array.isArray(v) && (Array.isArray(out[k]) || out[k] === undefined))
+      out[k] = mergeList((out[k] as unknown[] | undefined) ?? [], v, key);
     else out[k] = strategicMergePatch(out[k], v);
   }
   return out;

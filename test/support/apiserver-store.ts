@@ -51,7 +51,10 @@ export class ApiStore {
     if (!meta.uid) meta.uid = randomUUID();
     if (!meta.creationTimestamp) meta.creationTimestamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     meta.resourceVersion = String(++this.rv);
-    this.objects.set(ApiStore.key(plural, meta.namespace as string | undefined, meta.name as string), structuredClone(obj));
+    this.objects.set(
+      ApiStore.key(plural, meta.namespace as string | undefined, meta.name as string),
+      structuredClone(obj),
+    );
     this.record({ rv: this.rv, type, plural, object: structuredClone(obj) });
     return obj;
   }

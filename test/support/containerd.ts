@@ -37,7 +37,10 @@ function findRepoRoot(): string {
   for (;;) {
     if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'scripts', 'containerd.sh'))) return dir;
     const parent = dirname(dir);
-    if (parent === dir) throw new Error(`no repository root (package.json + scripts/containerd.sh) above ${fileURLToPath(import.meta.url)}`);
+    if (parent === dir)
+      throw new Error(
+        `no repository root (package.json + scripts/containerd.sh) above ${fileURLToPath(import.meta.url)}`,
+      );
     dir = parent;
   }
 }
@@ -66,7 +69,10 @@ export function runtimeEndpoint(): Promise<string> {
   const fromEnv = process.env[ENDPOINT_ENV];
   if (fromEnv) return Promise.resolve(fromEnv);
   started ??= containerdScript('start').then((out) => {
-    const endpoint = out.split('\n').filter((l) => l.startsWith('unix://')).pop();
+    const endpoint = out
+      .split('\n')
+      .filter((l) => l.startsWith('unix://'))
+      .pop();
     if (!endpoint) throw new Error(`scripts/containerd.sh start printed no endpoint: ${out}`);
     return endpoint;
   });
@@ -118,14 +124,22 @@ const LEAKED_TASK_AFTER_MS = 3_000;
  */
 async function deleteLeakedTask(endpoint: string, id: string): Promise<void> {
   const sock = endpoint.replace(/^unix:\/\//, '');
-  process.stderr.write(`removeTestPods: containerd refuses to remove ${id} ("cannot delete running task"); deleting its task with ctr\n`);
-  for (const args of [['task', 'kill', '-s', 'SIGKILL', id], ['task', 'delete', '-f', id]]) {
+  process.stderr.write(
+    `removeTestPods: containerd refuses to remove ${id} ("cannot delete running task"); deleting its task with ctr\n`,
+  );
+  for (const args of [
+    ['task', 'kill', '-s', 'SIGKILL', id],
+    ['task', 'delete', '-f', id],
+  ]) {
     await execFileAsync('ctr', ['-a', sock, '-n', 'k8s.io', ...args], { timeout: 30_000 }).catch(() => undefined);
   }
 }
 
 /** Runs `remove` until it succeeds or REMOVE_RETRY_MS have passed; `onRefused` sees each refusal. */
-async function retryRefused(remove: () => Promise<void>, onRefused?: (err: Error, waitedMs: number) => Promise<void>): Promise<void> {
+async function retryRefused(
+  remove: () => Promise<void>,
+  onRefused?: (err: Error, waitedMs: number) => Promise<void>,
+): Promise<void> {
   const start = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
@@ -146,7 +160,11 @@ async function retryRefused(remove: () => Promise<void>, onRefused?: (err: Error
  * removed, and is thrown at the end. `endpoint` (default: the test containerd's) is where a leaked
  * task is deleted with ctr. Returns how many sandboxes and containers it removed.
  */
-export async function removeTestPods(runtime: RuntimeService, match: TestPodMatch, endpoint?: string): Promise<{ sandboxes: number; containers: number }> {
+export async function removeTestPods(
+  runtime: RuntimeService,
+  match: TestPodMatch,
+  endpoint?: string,
+): Promise<{ sandboxes: number; containers: number }> {
   const hasLabels = match.labels && Object.keys(match.labels).length > 0;
   if (!hasLabels && !match.namePrefix && !match.namespace) throw new Error('removeTestPods: empty match');
   const sandboxes = (await runtime.listPodSandbox(hasLabels ? { labelSelector: match.labels } : undefined)).filter(
@@ -156,7 +174,9 @@ export async function removeTestPods(runtime: RuntimeService, match: TestPodMatc
   );
   const sandboxIds = new Set(sandboxes.map((s) => s.id));
   const containers = (await runtime.listContainers()).filter(
-    (c) => sandboxIds.has(c.podSandboxId) || (hasLabels && Object.entries(match.labels!).every(([k, v]) => c.labels[k] === v)),
+    (c) =>
+      sandboxIds.has(c.podSandboxId) ||
+      (hasLabels && Object.entries(match.labels!).every(([k, v]) => c.labels[k] === v)),
   );
   const socket = () => (endpoint ? Promise.resolve(endpoint) : runtimeEndpoint());
   const failed: unknown[] = [];
@@ -166,7 +186,8 @@ export async function removeTestPods(runtime: RuntimeService, match: TestPodMatc
       await runtime.removeContainer(c.id).catch(ignoreNotFound);
     };
     const leaked = async (err: Error, waited: number) => {
-      if (waited > LEAKED_TASK_AFTER_MS && /cannot delete running task/.test(err.message)) await deleteLeakedTask(await socket(), c.id);
+      if (waited > LEAKED_TASK_AFTER_MS && /cannot delete running task/.test(err.message))
+        await deleteLeakedTask(await socket(), c.id);
     };
     await retryRefused(remove, leaked).catch((err) => failed.push(err));
   }
@@ -178,7 +199,11 @@ export async function removeTestPods(runtime: RuntimeService, match: TestPodMatc
     await retryRefused(remove).catch((err) => failed.push(err));
   }
   if (failed.length === 1) throw failed[0];
-  if (failed.length > 1) throw new AggregateError(failed, `removeTestPods: ${failed.length} removals failed: ${failed.map((e) => (e as Error).message).join('; ')}`);
+  if (failed.length > 1)
+    throw new AggregateError(
+      failed,
+      `removeTestPods: ${failed.length} removals failed: ${failed.map((e) => (e as Error).message).join('; ')}`,
+    );
   return { sandboxes: sandboxes.length, containers: containers.length };
 }
 

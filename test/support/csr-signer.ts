@@ -27,7 +27,11 @@ export interface CsrSignerOptions {
   approveClient?: boolean;
 }
 
-const gt = (d: Date) => d.toISOString().replace(/[-:T]/g, '').replace(/\.\d+Z$/, 'Z'); // YYYYMMDDHHMMSSZ
+const gt = (d: Date) =>
+  d
+    .toISOString()
+    .replace(/[-:T]/g, '')
+    .replace(/\.\d+Z$/, 'Z'); // YYYYMMDDHHMMSSZ
 
 export class CsrSigner {
   readonly dir: string;
@@ -35,17 +39,41 @@ export class CsrSigner {
   /** Names of CSRs signed, in order. */
   readonly signed: string[] = [];
 
-  constructor(private readonly store: ApiStore, private readonly certs: TestCerts, readonly opts: CsrSignerOptions = {}) {
+  constructor(
+    private readonly store: ApiStore,
+    private readonly certs: TestCerts,
+    readonly opts: CsrSignerOptions = {},
+  ) {
     this.dir = mkdtempSync(join(certs.dir, 'signer-'));
     writeFileSync(join(this.dir, 'index.txt'), '');
     writeFileSync(join(this.dir, 'serial'), '1000\n');
-    writeFileSync(join(this.dir, 'ca.cnf'), [
-      '[ ca ]', 'default_ca = tca', '[ tca ]', `database = ${join(this.dir, 'index.txt')}`, `new_certs_dir = ${this.dir}`,
-      `serial = ${join(this.dir, 'serial')}`, 'default_md = sha256', 'policy = any', 'unique_subject = no', 'copy_extensions = copy',
-      '[ any ]', 'commonName = supplied', 'organizationName = optional',
-      '[ client ]', 'basicConstraints = CA:FALSE', 'keyUsage = critical, digitalSignature, keyEncipherment', 'extendedKeyUsage = clientAuth',
-      '[ serving ]', 'basicConstraints = CA:FALSE', 'keyUsage = critical, digitalSignature, keyEncipherment', 'extendedKeyUsage = serverAuth', '',
-    ].join('\n'));
+    writeFileSync(
+      join(this.dir, 'ca.cnf'),
+      [
+        '[ ca ]',
+        'default_ca = tca',
+        '[ tca ]',
+        `database = ${join(this.dir, 'index.txt')}`,
+        `new_certs_dir = ${this.dir}`,
+        `serial = ${join(this.dir, 'serial')}`,
+        'default_md = sha256',
+        'policy = any',
+        'unique_subject = no',
+        'copy_extensions = copy',
+        '[ any ]',
+        'commonName = supplied',
+        'organizationName = optional',
+        '[ client ]',
+        'basicConstraints = CA:FALSE',
+        'keyUsage = critical, digitalSignature, keyEncipherment',
+        'extendedKeyUsage = clientAuth',
+        '[ serving ]',
+        'basicConstraints = CA:FALSE',
+        'keyUsage = critical, digitalSignature, keyEncipherment',
+        'extendedKeyUsage = serverAuth',
+        '',
+      ].join('\n'),
+    );
     this.unsubscribe = store.subscribe((c) => this.onChange(c));
   }
 
@@ -55,24 +83,42 @@ export class CsrSigner {
 
   /** What `kubectl certificate approve` does. */
   approve(name: string): void {
-    this.setCondition(name, { type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'This CSR was approved by the test' });
+    this.setCondition(name, {
+      type: 'Approved',
+      status: 'True',
+      reason: 'KubectlApprove',
+      message: 'This CSR was approved by the test',
+    });
   }
 
   /** What `kubectl certificate deny` does. */
   deny(name: string): void {
-    this.setCondition(name, { type: 'Denied', status: 'True', reason: 'KubectlDeny', message: 'This CSR was denied by the test' });
+    this.setCondition(name, {
+      type: 'Denied',
+      status: 'True',
+      reason: 'KubectlDeny',
+      message: 'This CSR was denied by the test',
+    });
   }
 
   /** A signer's failure (e.g. an unsupported signer). */
   fail(name: string): void {
-    this.setCondition(name, { type: 'Failed', status: 'True', reason: 'SignerValidationFailure', message: 'the test signer refused it' });
+    this.setCondition(name, {
+      type: 'Failed',
+      status: 'True',
+      reason: 'SignerValidationFailure',
+      message: 'the test signer refused it',
+    });
   }
 
   private setCondition(name: string, cond: Record<string, string>): void {
     const csr = this.store.get(CSRS, undefined, name);
     if (!csr) throw new Error(`no CSR ${name}`);
     const status = (csr.status ?? {}) as Obj;
-    status.conditions = [...((status.conditions as Obj[] | undefined) ?? []), { ...cond, lastUpdateTime: new Date().toISOString() }];
+    status.conditions = [
+      ...((status.conditions as Obj[] | undefined) ?? []),
+      { ...cond, lastUpdateTime: new Date().toISOString() },
+    ];
     csr.status = status;
     this.store.put(CSRS, csr, 'MODIFIED');
   }
@@ -88,7 +134,14 @@ export class CsrSigner {
     if (!has('Approved')) {
       if (spec.signerName === CLIENT_SIGNER && this.opts.approveClient !== false && this.isNodeClientRequest(spec)) {
         // queueMicrotask: not inside the store's own notification of this change.
-        queueMicrotask(() => this.setCondition(name, { type: 'Approved', status: 'True', reason: 'AutoApproved', message: 'Auto approving kubelet client certificate after SubjectAccessReview.' }));
+        queueMicrotask(() =>
+          this.setCondition(name, {
+            type: 'Approved',
+            status: 'True',
+            reason: 'AutoApproved',
+            message: 'Auto approving kubelet client certificate after SubjectAccessReview.',
+          }),
+        );
       } else if (spec.signerName === SERVING_SIGNER && this.opts.approveServing) {
         queueMicrotask(() => this.approve(name));
       }
@@ -113,13 +166,39 @@ export class CsrSigner {
     const now = Date.now();
     const lifetime = (this.opts.lifetimeSeconds ?? 3600) * 1000;
     try {
-      execFileSync('openssl', [
-        'ca', '-batch', '-config', join(this.dir, 'ca.cnf'), '-cert', this.certs.caFile, '-keyfile', join(this.certs.dir, 'ca.key'),
-        '-in', reqFile, '-out', outFile, '-notext', '-preserveDN', '-extensions', spec.signerName === SERVING_SIGNER ? 'serving' : 'client',
-        '-startdate', gt(new Date(now - 5000)), '-enddate', gt(new Date(now + lifetime)),
-      ], { stdio: ['ignore', 'ignore', 'pipe'] });
+      execFileSync(
+        'openssl',
+        [
+          'ca',
+          '-batch',
+          '-config',
+          join(this.dir, 'ca.cnf'),
+          '-cert',
+          this.certs.caFile,
+          '-keyfile',
+          join(this.certs.dir, 'ca.key'),
+          '-in',
+          reqFile,
+          '-out',
+          outFile,
+          '-notext',
+          '-preserveDN',
+          '-extensions',
+          spec.signerName === SERVING_SIGNER ? 'serving' : 'client',
+          '-startdate',
+          gt(new Date(now - 5000)),
+          '-enddate',
+          gt(new Date(now + lifetime)),
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
     } catch (err) {
-      this.setCondition(name, { type: 'Failed', status: 'True', reason: 'SigningFailed', message: String((err as { stderr?: Buffer }).stderr ?? err) });
+      this.setCondition(name, {
+        type: 'Failed',
+        status: 'True',
+        reason: 'SigningFailed',
+        message: String((err as { stderr?: Buffer }).stderr ?? err),
+      });
       return;
     }
     const status = (csr.status ?? {}) as Obj;

@@ -36,11 +36,14 @@ const CONFIG = (socketPath: string) => `<!DOCTYPE busconfig PUBLIC "-//freedeskt
 const DBUS_DAEMON = '/usr/bin/dbus-daemon';
 
 export async function startDBusDaemon(): Promise<TestDBusDaemon> {
-  if (!existsSync(DBUS_DAEMON)) throw new Error(`${DBUS_DAEMON} is missing: install Debian's dbus-daemon (bash scripts/install-deps.sh)`);
+  if (!existsSync(DBUS_DAEMON))
+    throw new Error(`${DBUS_DAEMON} is missing: install Debian's dbus-daemon (bash scripts/install-deps.sh)`);
   const dir = testTempDir('kts-dbus-');
   const socketPath = join(dir, 'bus');
   await writeFile(join(dir, 'bus.conf'), CONFIG(socketPath));
-  const child = spawn(DBUS_DAEMON, [`--config-file=${join(dir, 'bus.conf')}`, '--nofork', '--print-address'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(DBUS_DAEMON, [`--config-file=${join(dir, 'bus.conf')}`, '--nofork', '--print-address'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   await printedAddress(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {

@@ -91,7 +91,12 @@ export async function startFakeSystemdPeer(): Promise<FakeSystemdPeer> {
     track(socket);
     const { rest } = await authenticateExternal(socket, 0, busSocketPath);
     await new Promise<void>((resolve) => {
-      serveConnection(socket, handle, { authenticated: true, rest, intro: BUS_INTRO, onReturn: (m) => m.replySerial === 2 && resolve() });
+      serveConnection(socket, handle, {
+        authenticated: true,
+        rest,
+        intro: BUS_INTRO,
+        onReturn: (m) => m.replySerial === 2 && resolve(),
+      });
     });
   }
   await new Promise<void>((resolve) => server.listen(peer.socketPath, resolve));
@@ -108,7 +113,15 @@ interface Answer {
 /** Hello, then RequestName("org.freedesktop.systemd1", DBUS_NAME_FLAG_DO_NOT_QUEUE): serials 1 and 2 on a bus. */
 const BUS_INTRO: DBusMessage[] = [
   { type: MessageType.METHOD_CALL, flags: 0, serial: 0, ...BUS_DAEMON, member: 'Hello', signature: '', body: [] },
-  { type: MessageType.METHOD_CALL, flags: 0, serial: 0, ...BUS_DAEMON, member: 'RequestName', signature: 'su', body: ['org.freedesktop.systemd1', 4] },
+  {
+    type: MessageType.METHOD_CALL,
+    flags: 0,
+    serial: 0,
+    ...BUS_DAEMON,
+    member: 'RequestName',
+    signature: 'su',
+    body: ['org.freedesktop.systemd1', 4],
+  },
 ];
 
 interface ServeOptions {
@@ -133,7 +146,8 @@ function serveConnection(socket: Socket, handle: (call: DBusMessage) => Answer, 
     if (!authenticated) {
       const text = buf.toString('latin1');
       if (!text.includes('BEGIN\r\n')) {
-        if (!okSent && /^\0AUTH EXTERNAL [0-9a-f]+\r\n/.test(text)) socket.write('OK 0123456789abcdef0123456789abcdef\r\n');
+        if (!okSent && /^\0AUTH EXTERNAL [0-9a-f]+\r\n/.test(text))
+          socket.write('OK 0123456789abcdef0123456789abcdef\r\n');
         okSent ||= text.includes('\r\n');
         return;
       }
@@ -194,11 +208,21 @@ function answer(peer: FakeSystemdPeer, call: DBusMessage, nextJob: () => number)
 }
 
 /** The reply to a job-starting call, and the JobRemoved signal for job `id` on `unit` with `result`. */
-function job(peer: FakeSystemdPeer, call: DBusMessage, { id, unit, result }: { id: number; unit: string; result: string }): Answer {
+function job(
+  peer: FakeSystemdPeer,
+  call: DBusMessage,
+  { id, unit, result }: { id: number; unit: string; result: string },
+): Answer {
   const path = `${MANAGER_PATH}/job/${id}`;
   const signal: DBusMessage = {
-    type: MessageType.SIGNAL, flags: 0, serial: 0, path: MANAGER_PATH, interface: MANAGER, member: 'JobRemoved',
-    signature: 'uoss', body: [id, path, unit, result],
+    type: MessageType.SIGNAL,
+    flags: 0,
+    serial: 0,
+    path: MANAGER_PATH,
+    interface: MANAGER,
+    member: 'JobRemoved',
+    signature: 'uoss',
+    body: [id, path, unit, result],
   };
   return { reply: ret(call, 'o', [path]), job: signal, delivery: peer.jobRemoved };
 }
@@ -206,7 +230,12 @@ function job(peer: FakeSystemdPeer, call: DBusMessage, { id, unit, result }: { i
 function setProperties(call: DBusMessage, unit: FakeUnit): DBusMessage {
   const props = call.body[2] as Array<[string, DBusVariant]>;
   const refused = props.find(([k]) => !LIVE_SETTABLE.test(k));
-  if (refused) return err(call, 'org.freedesktop.DBus.Error.PropertyReadOnly', `Cannot set property ${refused[0]}, or unknown property.`);
+  if (refused)
+    return err(
+      call,
+      'org.freedesktop.DBus.Error.PropertyReadOnly',
+      `Cannot set property ${refused[0]}, or unknown property.`,
+    );
   for (const [k, v] of props) unit.properties.set(k, v);
   return ret(call, '', []);
 }
@@ -215,11 +244,14 @@ function getProperty(peer: FakeSystemdPeer, call: DBusMessage): DBusMessage {
   const [, property] = call.body as [string, string];
   const name = [...peer.units.keys()].find((n) => unitObjectPath(n) === call.path);
   const unit = name === undefined ? undefined : peer.units.get(name)!;
-  if (!unit || name === undefined) return err(call, 'org.freedesktop.DBus.Error.UnknownObject', `Unknown object '${call.path}'.`);
+  if (!unit || name === undefined)
+    return err(call, 'org.freedesktop.DBus.Error.UnknownObject', `Unknown object '${call.path}'.`);
   if (property === 'ActiveState') return ret(call, 'v', [{ sig: 's', value: unit.state }]);
   if (property === 'ControlGroup') return ret(call, 'v', [{ sig: 's', value: sliceCgroup(name) }]);
   const value = unit.properties.get(property);
-  return value ? ret(call, 'v', [value]) : err(call, 'org.freedesktop.DBus.Error.UnknownProperty', `Unknown property ${property}`);
+  return value
+    ? ret(call, 'v', [value])
+    : err(call, 'org.freedesktop.DBus.Error.UnknownProperty', `Unknown property ${property}`);
 }
 
 /** systemd nests a-b-c.slice in a.slice/a-b.slice/: /a.slice/a-b.slice/a-b-c.slice. */
@@ -229,11 +261,28 @@ function sliceCgroup(name: string): string {
 }
 
 function ret(call: DBusMessage, signature: string, body: DBusValue[]): DBusMessage {
-  return { type: MessageType.METHOD_RETURN, flags: 0, serial: 0, replySerial: call.serial, destination: call.sender, signature, body };
+  return {
+    type: MessageType.METHOD_RETURN,
+    flags: 0,
+    serial: 0,
+    replySerial: call.serial,
+    destination: call.sender,
+    signature,
+    body,
+  };
 }
 
 function err(call: DBusMessage, errorName: string, message: string): DBusMessage {
-  return { type: MessageType.ERROR, flags: 0, serial: 0, replySerial: call.serial, destination: call.sender, errorName, signature: 's', body: [message] };
+  return {
+    type: MessageType.ERROR,
+    flags: 0,
+    serial: 0,
+    replySerial: call.serial,
+    destination: call.sender,
+    errorName,
+    signature: 's',
+    body: [message],
+  };
 }
 
 function noSuchUnit(call: DBusMessage, name: string): DBusMessage {

@@ -39,7 +39,11 @@ async function pump(res: ServerResponse, next: () => Buffer | undefined, gapMs =
   for (let chunk = next(); chunk && !res.destroyed; chunk = next()) {
     const flushed = res.write(chunk);
     if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
-    else if (!flushed) await new Promise((r) => { res.once('drain', r); res.once('close', r); });
+    else if (!flushed)
+      await new Promise((r) => {
+        res.once('drain', r);
+        res.once('close', r);
+      });
   }
   if (!res.destroyed) res.end();
 }
@@ -48,7 +52,7 @@ async function pump(res: ServerResponse, next: () => Buffer | undefined, gapMs =
 function repeated(unit: Buffer, total: number): () => Buffer | undefined {
   const chunk = Buffer.concat(Array(Math.ceil((1 << 20) / unit.length)).fill(unit));
   let sent = 0;
-  return () => (sent >= total ? undefined : (sent += chunk.length, chunk));
+  return () => (sent >= total ? undefined : ((sent += chunk.length), chunk));
 }
 
 const gone = `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'hostile: too old resource version' } })}\n`;
@@ -100,8 +104,12 @@ export async function startHostileApiserver(opts: TestApiserverOptions = {}): Pr
   };
   const api = await startTestApiserver({ ...opts, extraHandlers: [handler, ...(opts.extraHandlers ?? [])] });
   h = Object.assign(api, {
-    mode: undefined, targets: (p: string) => p === '/api/v1/pods', hostileRequests: 0,
-    dropWatches: () => { for (const res of openWatches) res.destroy(); },
+    mode: undefined,
+    targets: (p: string) => p === '/api/v1/pods',
+    hostileRequests: 0,
+    dropWatches: () => {
+      for (const res of openWatches) res.destroy();
+    },
   });
   return h;
 }

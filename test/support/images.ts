@@ -19,6 +19,11 @@ export const IMAGE_TARBALLS = {
 
 /** (Re)builds the tarballs (idempotent: unchanged files are not rewritten). */
 export async function buildImages(): Promise<typeof IMAGE_TARBALLS> {
-  await promisify(execFile)(process.execPath, [join(REPO_ROOT, 'scripts', 'build-images.mjs'), '--quiet', '--out', IMAGES_DIR]);
+  await promisify(execFile)(process.execPath, [
+    join(REPO_ROOT, 'scripts', 'build-images.mjs'),
+    '--quiet',
+    '--out',
+    IMAGES_DIR,
+  ]);
   return IMAGE_TARBALLS;
 }

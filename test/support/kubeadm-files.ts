@@ -54,4 +54,7 @@ volumeStatsAggPeriod: 0s
 `;
 
 /** kubeadm-flags.env's KUBELET_KUBEADM_ARGS, as systemd splits it. */
-export const KUBEADM_FLAGS_ENV = ['--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock', '--pod-infra-container-image=registry.k8s.io/pause:3.10'];
+export const KUBEADM_FLAGS_ENV = [
+  '--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock',
+  '--pod-infra-container-image=registry.k8s.io/pause:3.10',
+];

@@ -43,35 +43,60 @@ export function makeKubeletDirs(): { dir: string; manifests: string } {
   return { dir, manifests };
 }
 
-export function startKubelet(opts: { dir: string; manifests: string; endpoint: string; readOnlyPort?: number; port?: number; healthzPort?: number; extraArgs?: string[]; extraConfig?: string[]; logLevel?: string; configText?: (ports: { port: number; readOnlyPort: number; healthzPort: number }) => string }): KubeletProcess {
+export function startKubelet(opts: {
+  dir: string;
+  manifests: string;
+  endpoint: string;
+  readOnlyPort?: number;
+  port?: number;
+  healthzPort?: number;
+  extraArgs?: string[];
+  extraConfig?: string[];
+  logLevel?: string;
+  configText?: (ports: { port: number; readOnlyPort: number; healthzPort: number }) => string;
+}): KubeletProcess {
   const readOnlyPort = opts.readOnlyPort ?? randomPort();
   const healthzPort = opts.healthzPort ?? randomPort();
   // Random, so parallel agents (and a real kubelet on this host) never collide on 10250.
   const port = opts.port ?? randomPort();
   const config = join(opts.dir, 'config.yaml');
   if (opts.configText) writeFileSync(config, opts.configText({ port, readOnlyPort, healthzPort }));
-  else writeFileSync(config, [
-    'apiVersion: kubelet.config.k8s.io/v1beta1',
-    'kind: KubeletConfiguration',
-    `staticPodPath: ${opts.manifests}`,
-    `containerRuntimeEndpoint: ${opts.endpoint}`,
-    `readOnlyPort: ${readOnlyPort}`,
-    `port: ${port}`,
-    'address: 127.0.0.1',
-    `healthzPort: ${healthzPort}`,
-    `podLogsDir: ${join(opts.dir, 'logs')}`,
-    'fileCheckFrequency: 20s',
-    ...(opts.extraConfig ?? []),
-    '',
-  ].join('\n'));
+  else
+    writeFileSync(
+      config,
+      [
+        'apiVersion: kubelet.config.k8s.io/v1beta1',
+        'kind: KubeletConfiguration',
+        `staticPodPath: ${opts.manifests}`,
+        `containerRuntimeEndpoint: ${opts.endpoint}`,
+        `readOnlyPort: ${readOnlyPort}`,
+        `port: ${port}`,
+        'address: 127.0.0.1',
+        `healthzPort: ${healthzPort}`,
+        `podLogsDir: ${join(opts.dir, 'logs')}`,
+        'fileCheckFrequency: 20s',
+        ...(opts.extraConfig ?? []),
+        '',
+      ].join('\n'),
+    );
   const logFile = join(opts.dir, `kubelet-${Date.now()}.log`);
   const out = createWriteStream(logFile);
   // The bin itself (not `node bin/...`), as operators run it: its shebang carries the V8 flags.
   // JSON logs: the tests pick lines by their fields ("reason":"Evicted", msg, err).
-  const child = spawn(join(REPO_ROOT, 'bin', 'kubelet-ts.js'), [`--config=${config}`, `--root-dir=${join(opts.dir, 'root')}`, '--hostname-override=e2e-node', '--logging-format=json', ...(opts.extraArgs ?? [])], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, KUBELET_TS_LOG_LEVEL: opts.logLevel ?? 'debug' },
-  });
+  const child = spawn(
+    join(REPO_ROOT, 'bin', 'kubelet-ts.js'),
+    [
+      `--config=${config}`,
+      `--root-dir=${join(opts.dir, 'root')}`,
+      '--hostname-override=e2e-node',
+      '--logging-format=json',
+      ...(opts.extraArgs ?? []),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBELET_TS_LOG_LEVEL: opts.logLevel ?? 'debug' },
+    },
+  );
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
   return { ...opts, readOnlyPort, port, healthzPort, logFile, child, pid: child.pid! };
@@ -82,7 +107,13 @@ export async function stopKubelet(k: Pick<KubeletProcess, 'child' | 'pid'>, hard
   if (k.child.exitCode !== null || k.child.signalCode !== null) return;
   const exited = new Promise<void>((r) => k.child.once('exit', () => r()));
   process.kill(k.pid, hard ? 'SIGKILL' : 'SIGTERM');
-  const t = setTimeout(() => { try { process.kill(k.pid, 'SIGKILL'); } catch { /* gone */ } }, 10_000);
+  const t = setTimeout(() => {
+    try {
+      process.kill(k.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }, 10_000);
   await exited;
   clearTimeout(t);
 }
@@ -110,7 +141,12 @@ export async function getPods(k: KubeletProcess): Promise<Pod[]> {
 }
 
 /** Poll until `check` returns a value (not undefined), or fail after `timeoutMs` with `what`. */
-export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined> | T | undefined, intervalMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<T | undefined> | T | undefined,
+  intervalMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -120,7 +156,8 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
@@ -131,7 +168,8 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
  * them, as a real one must).
  */
 export async function unmountUnder(dir: string): Promise<void> {
-  for (const m of await mountsUnder(dir)) await unmount(m).catch((err: unknown) => console.error('unmount failed', err));
+  for (const m of await mountsUnder(dir))
+    await unmount(m).catch((err: unknown) => console.error('unmount failed', err));
 }
 
 /**

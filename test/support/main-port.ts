@@ -10,7 +10,11 @@ import { waitFor } from './kubelet-process.js';
 import { upgradeRequest } from './upgrade-request.js';
 import type { CertFiles } from './pki.js';
 
-export interface Reply { status: number; body: string; headers?: Record<string, string | string[] | undefined> }
+export interface Reply {
+  status: number;
+  body: string;
+  headers?: Record<string, string | string[] | undefined>;
+}
 
 export interface ChannelSession {
   ws: WebSocket;
@@ -20,15 +24,22 @@ export interface ChannelSession {
 }
 
 export function mainPortClient(port: number, servingCA: () => Buffer) {
-  const tlsOpts = (cert?: CertFiles) => ({ ca: servingCA(), servername: 'localhost', ...(cert ? { cert: readFileSync(cert.cert), key: readFileSync(cert.key) } : {}) });
+  const tlsOpts = (cert?: CertFiles) => ({
+    ca: servingCA(),
+    servername: 'localhost',
+    ...(cert ? { cert: readFileSync(cert.cert), key: readFileSync(cert.key) } : {}),
+  });
 
   function send(method: string, path: string, cert?: CertFiles, headers: Record<string, string> = {}): Promise<Reply> {
     return new Promise((resolve, reject) => {
-      const req = httpsRequest({ host: '127.0.0.1', port, path, method, timeout: 20_000, headers, ...tlsOpts(cert) }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode!, body }));
-      });
+      const req = httpsRequest(
+        { host: '127.0.0.1', port, path, method, timeout: 20_000, headers, ...tlsOpts(cert) },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        },
+      );
       req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timeout`)));
       req.on('error', reject);
       req.end();
@@ -44,16 +55,29 @@ export function mainPortClient(port: number, servingCA: () => Buffer) {
       out.set(ch, Buffer.concat([out.get(ch) ?? Buffer.alloc(0), data.subarray(1)]));
     });
     const closed = new Promise<void>((resolve) => ws.on('close', () => resolve()));
-    const wait = (ch: number, re: RegExp) => waitFor(`channel ${ch} to match ${re}`, 20_000, () => {
-      const text = out.get(ch)?.toString('utf8') ?? '';
-      return re.test(text) ? text : undefined;
-    }, 50);
+    const wait = (ch: number, re: RegExp) =>
+      waitFor(
+        `channel ${ch} to match ${re}`,
+        20_000,
+        () => {
+          const text = out.get(ch)?.toString('utf8') ?? '';
+          return re.test(text) ? text : undefined;
+        },
+        50,
+      );
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve({ ws, out, closed, wait }));
       ws.once('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c));
-        res.on('end', () => reject(Object.assign(new Error(`upgrade refused: HTTP ${res.statusCode}: ${body}`), { status: res.statusCode, body })));
+        res.on('end', () =>
+          reject(
+            Object.assign(new Error(`upgrade refused: HTTP ${res.statusCode}: ${body}`), {
+              status: res.statusCode,
+              body,
+            }),
+          ),
+        );
       });
       ws.once('error', reject);
     });
@@ -65,8 +89,17 @@ export function mainPortClient(port: number, servingCA: () => Buffer) {
     /** A raw upgrade request (SPDY/3.1 by default): the status the main port answers, 101 when it went through. */
     async upgrade(path: string, cert: CertFiles, o: { method?: string; protocol?: string } = {}): Promise<Reply> {
       const r = await upgradeRequest({
-        host: '127.0.0.1', port, path, method: o.method ?? 'POST', timeout: 20_000, ...tlsOpts(cert),
-        headers: { Connection: 'Upgrade', Upgrade: o.protocol ?? 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' },
+        host: '127.0.0.1',
+        port,
+        path,
+        method: o.method ?? 'POST',
+        timeout: 20_000,
+        ...tlsOpts(cert),
+        headers: {
+          Connection: 'Upgrade',
+          Upgrade: o.protocol ?? 'SPDY/3.1',
+          'X-Stream-Protocol-Version': 'v4.channel.k8s.io',
+        },
       });
       r.socket?.destroy();
       return { status: r.status, body: r.body, headers: r.headers };

@@ -9,16 +9,41 @@ import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { testTempDir } from './temp-dir.js';
 
-export interface CertFiles { cert: string; key: string }
-export interface TestCA extends CertFiles { dir: string; name: string }
+export interface CertFiles {
+  cert: string;
+  key: string;
+}
+export interface TestCA extends CertFiles {
+  dir: string;
+  name: string;
+}
 
 const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 
 export function makeCA(name: string, dir = testTempDir('kts-pki-')): TestCA {
   const cert = join(dir, `${name}.crt`);
   const key = join(dir, `${name}.key`);
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-keyout', key, '-out', cert,
-    '-subj', `/CN=${name}`, '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '2',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-subj',
+    `/CN=${name}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   return { dir, name, cert, key };
 }
 
@@ -29,11 +54,43 @@ export function issue(ca: TestCA, name: string, opts: { cn: string; groups?: str
   const cert = join(ca.dir, `${name}.crt`);
   const ext = join(ca.dir, `${name}.ext`);
   const subj = `/CN=${opts.cn}${(opts.groups ?? []).map((g) => `/O=${g}`).join('')}`;
-  openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', csr, '-subj', subj]);
-  writeFileSync(ext, opts.server
-    ? 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n'
-    : 'extendedKeyUsage=clientAuth\n');
-  openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '2', '-out', cert, '-extfile', ext]);
+  openssl([
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    csr,
+    '-subj',
+    subj,
+  ]);
+  writeFileSync(
+    ext,
+    opts.server
+      ? 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n'
+      : 'extendedKeyUsage=clientAuth\n',
+  );
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.cert,
+    '-CAkey',
+    ca.key,
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-out',
+    cert,
+    '-extfile',
+    ext,
+  ]);
   return { cert, key };
 }
 

@@ -21,7 +21,10 @@ export interface TestRegistry {
   stop(): Promise<void>;
 }
 
-export async function startRegistry(opts: { endpoint: string; auth?: { username: string; password: string } }): Promise<TestRegistry> {
+export async function startRegistry(opts: {
+  endpoint: string;
+  auth?: { username: string; password: string };
+}): Promise<TestRegistry> {
   const dir = testTempDir('kts-registry-');
   const port = randomPort();
   const host = `127.0.0.1:${port}`;
@@ -30,15 +33,20 @@ export async function startRegistry(opts: { endpoint: string; auth?: { username:
     const { stdout } = await run('htpasswd', ['-Bbn', auth.username, auth.password]);
     writeFileSync(join(dir, 'htpasswd'), stdout);
   }
-  writeFileSync(join(dir, 'config.yml'), [
-    'version: 0.1',
-    'log: {level: warn}',
-    `storage: {filesystem: {rootdirectory: ${join(dir, 'data')}}, delete: {enabled: true}}`,
-    `http: {addr: "${host}"}`,
-    ...(auth ? [`auth: {htpasswd: {realm: kubelet-ts-test, path: ${join(dir, 'htpasswd')}}}`] : []),
-    '',
-  ].join('\n'));
-  const child: ChildProcess = spawn('docker-registry', ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  writeFileSync(
+    join(dir, 'config.yml'),
+    [
+      'version: 0.1',
+      'log: {level: warn}',
+      `storage: {filesystem: {rootdirectory: ${join(dir, 'data')}}, delete: {enabled: true}}`,
+      `http: {addr: "${host}"}`,
+      ...(auth ? [`auth: {htpasswd: {realm: kubelet-ts-test, path: ${join(dir, 'htpasswd')}}}`] : []),
+      '',
+    ].join('\n'),
+  );
+  const child: ChildProcess = spawn('docker-registry', ['serve', join(dir, 'config.yml')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const stop = async () => {
@@ -53,7 +61,10 @@ export async function startRegistry(opts: { endpoint: string; auth?: { username:
   // containerd: plain HTTP for this host only.
   const hostsDir = join(dirname(opts.endpoint.replace(/^unix:\/\//, '')), 'certs.d', host);
   mkdirSync(hostsDir, { recursive: true });
-  writeFileSync(join(hostsDir, 'hosts.toml'), `server = "http://${host}"\n\n[host."http://${host}"]\n  capabilities = ["pull", "resolve"]\n`);
+  writeFileSync(
+    join(hostsDir, 'hosts.toml'),
+    `server = "http://${host}"\n\n[host."http://${host}"]\n  capabilities = ["pull", "resolve"]\n`,
+  );
   try {
     await waitFor(`registry on ${host}`, 15_000, async () => {
       if (child.exitCode !== null) throw new Error(`docker-registry exited: ${stderr}`);
@@ -69,7 +80,14 @@ export async function startRegistry(opts: { endpoint: string; auth?: { username:
     creds: auth,
     async push(ociArchive, repo) {
       const creds = auth ? ['--dest-creds', `${auth.username}:${auth.password}`] : [];
-      await run('skopeo', ['copy', '--quiet', '--dest-tls-verify=false', ...creds, `oci-archive:${ociArchive}:latest`, `docker://${host}/${repo}`]);
+      await run('skopeo', [
+        'copy',
+        '--quiet',
+        '--dest-tls-verify=false',
+        ...creds,
+        `oci-archive:${ociArchive}:latest`,
+        `docker://${host}/${repo}`,
+      ]);
     },
     stop,
   };

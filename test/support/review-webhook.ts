@@ -12,11 +12,27 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { issue, type TestCA } from './pki.js';
 
-export interface ReviewUser { username: string; uid?: string; groups?: string[] }
+export interface ReviewUser {
+  username: string;
+  uid?: string;
+  groups?: string[];
+}
 
-export interface ResourceAttributes { namespace?: string; verb?: string; group?: string; version?: string; resource?: string; subresource?: string; name?: string }
+export interface ResourceAttributes {
+  namespace?: string;
+  verb?: string;
+  group?: string;
+  version?: string;
+  resource?: string;
+  subresource?: string;
+  name?: string;
+}
 
-export interface SubjectAccessReviewSpec { user?: string; groups?: string[]; resourceAttributes?: ResourceAttributes }
+export interface SubjectAccessReviewSpec {
+  user?: string;
+  groups?: string[];
+  resourceAttributes?: ResourceAttributes;
+}
 
 export interface ReviewPolicy {
   /** Token → user; unknown tokens are not authenticated. */
@@ -68,28 +84,46 @@ export function createReviewWebhook(policy: ReviewPolicy): ReviewWebhook {
         reply(res, 405, { kind: 'Status', status: 'Failure', code: 405 });
         return true;
       }
-      void readJson(req).then((review) => {
-        const spec = (review.spec ?? {}) as Record<string, unknown>;
-        if (path === TOKEN_PATH) {
-          hook.tokenReviews.push(review);
-          const user = hook.policy.tokens[String(spec.token)];
-          reply(res, 201, { ...review, status: user ? { authenticated: true, user } : { authenticated: false, error: 'invalid token' } });
-        } else {
-          hook.accessReviews.push(spec as SubjectAccessReviewSpec);
-          const d = hook.policy.authorize(spec as SubjectAccessReviewSpec);
-          reply(res, 201, { ...review, status: { allowed: d.allowed, ...(d.allowed ? {} : { denied: true }), reason: d.reason ?? '' } });
-        }
-      }, () => reply(res, 400, { kind: 'Status', status: 'Failure', code: 400, message: 'body is not JSON' }));
+      void readJson(req).then(
+        (review) => {
+          const spec = (review.spec ?? {}) as Record<string, unknown>;
+          if (path === TOKEN_PATH) {
+            hook.tokenReviews.push(review);
+            const user = hook.policy.tokens[String(spec.token)];
+            reply(res, 201, {
+              ...review,
+              status: user ? { authenticated: true, user } : { authenticated: false, error: 'invalid token' },
+            });
+          } else {
+            hook.accessReviews.push(spec as SubjectAccessReviewSpec);
+            const d = hook.policy.authorize(spec as SubjectAccessReviewSpec);
+            reply(res, 201, {
+              ...review,
+              status: { allowed: d.allowed, ...(d.allowed ? {} : { denied: true }), reason: d.reason ?? '' },
+            });
+          }
+        },
+        () => reply(res, 400, { kind: 'Status', status: 'Failure', code: 400, message: 'body is not JSON' }),
+      );
       return true;
     },
   };
   return hook;
 }
 
-export interface ReviewServer { server: Server; port: number; kubeconfig: string; close(): Promise<void> }
+export interface ReviewServer {
+  server: Server;
+  port: number;
+  kubeconfig: string;
+  close(): Promise<void>;
+}
 
 /** HTTPS server (certificate from `ca`) serving the webhook; a kubeconfig for it in ca.dir. */
-export async function startReviewServer(hook: ReviewWebhook, ca: TestCA, token = 'kubelet-client-token'): Promise<ReviewServer> {
+export async function startReviewServer(
+  hook: ReviewWebhook,
+  ca: TestCA,
+  token = 'kubelet-client-token',
+): Promise<ReviewServer> {
   const pair = issue(ca, 'review-server', { cn: 'review-server', server: true });
   const server = createServer({ cert: readFileSync(pair.cert), key: readFileSync(pair.key) }, (req, res) => {
     if (!hook.handler(req, res)) reply(res, 404, { kind: 'Status', status: 'Failure', code: 404 });
@@ -97,17 +131,35 @@ export async function startReviewServer(hook: ReviewWebhook, ca: TestCA, token =
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const kubeconfig = join(ca.dir, `kubeconfig-${port}`);
-  writeFileSync(kubeconfig, [
-    'apiVersion: v1', 'kind: Config', 'current-context: test',
-    'clusters:', '- name: test', '  cluster:', `    server: https://127.0.0.1:${port}`, `    certificate-authority: ${ca.cert}`,
-    'users:', '- name: kubelet', '  user:', `    token: ${token}`,
-    'contexts:', '- name: test', '  context: {cluster: test, user: kubelet}', '',
-  ].join('\n'));
+  writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: test',
+      'clusters:',
+      '- name: test',
+      '  cluster:',
+      `    server: https://127.0.0.1:${port}`,
+      `    certificate-authority: ${ca.cert}`,
+      'users:',
+      '- name: kubelet',
+      '  user:',
+      `    token: ${token}`,
+      'contexts:',
+      '- name: test',
+      '  context: {cluster: test, user: kubelet}',
+      '',
+    ].join('\n'),
+  );
   return {
-    server, port, kubeconfig,
-    close: () => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    server,
+    port,
+    kubeconfig,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -32,16 +32,22 @@ export interface StallingCriProxy {
 export async function startStallingCriProxy(dir: string, upstreamEndpoint: string): Promise<StallingCriProxy> {
   const socketPath = join(dir, 'cri-proxy.sock');
   const client = new grpc.Client(grpcTarget(upstreamEndpoint), grpc.credentials.createInsecure(), {
-    'grpc.max_receive_message_length': 16 * 2 ** 20, 'grpc.max_send_message_length': 16 * 2 ** 20,
+    'grpc.max_receive_message_length': 16 * 2 ** 20,
+    'grpc.max_send_message_length': 16 * 2 ** 20,
   });
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 16 * 2 ** 20, 'grpc.max_send_message_length': 16 * 2 ** 20 });
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': 16 * 2 ** 20,
+    'grpc.max_send_message_length': 16 * 2 ** 20,
+  });
   let stalled = new Set<string>();
   let waiters: Array<() => void> = [];
   const proxy: StallingCriProxy = {
     endpoint: `unix://${socketPath}`,
     held: 0,
     calls: new Map(),
-    stall(methods) { stalled = new Set(methods); },
+    stall(methods) {
+      stalled = new Set(methods);
+    },
     release() {
       stalled = new Set();
       const w = waiters;
@@ -55,13 +61,25 @@ export async function startStallingCriProxy(dir: string, upstreamEndpoint: strin
     },
   };
   for (const service of [RUNTIME_SERVICE, IMAGE_SERVICE]) {
-    const def = serviceDefinition(service) as unknown as Record<string, { path: string; requestStream: boolean; responseStream: boolean }>;
+    const def = serviceDefinition(service) as unknown as Record<
+      string,
+      { path: string; requestStream: boolean; responseStream: boolean }
+    >;
     const passthrough: Record<string, grpc.MethodDefinition<Buffer, Buffer>> = {};
     const impl: grpc.UntypedServiceImplementation = {};
     for (const [name, m] of Object.entries(def)) {
-      passthrough[name] = { path: m.path, requestStream: m.requestStream, responseStream: m.responseStream, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity };
+      passthrough[name] = {
+        path: m.path,
+        requestStream: m.requestStream,
+        responseStream: m.responseStream,
+        requestSerialize: identity,
+        requestDeserialize: identity,
+        responseSerialize: identity,
+        responseDeserialize: identity,
+      };
       if (m.requestStream || m.responseStream) {
-        impl[name] = (call: grpc.ServerWritableStream<Buffer, Buffer>) => call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: `${name} is not proxied` });
+        impl[name] = (call: grpc.ServerWritableStream<Buffer, Buffer>) =>
+          call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: `${name} is not proxied` });
         continue;
       }
       impl[name] = async (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
@@ -70,11 +88,17 @@ export async function startStallingCriProxy(dir: string, upstreamEndpoint: strin
           proxy.held++;
           await new Promise<void>((r) => waiters.push(r));
         }
-        client.makeUnaryRequest(m.path, identity, identity, call.request, new grpc.Metadata(), {}, (err, reply) => cb(err, reply));
+        client.makeUnaryRequest(m.path, identity, identity, call.request, new grpc.Metadata(), {}, (err, reply) =>
+          cb(err, reply),
+        );
       };
     }
     server.addService(passthrough as grpc.ServiceDefinition, impl);
   }
-  await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
   return proxy;
 }

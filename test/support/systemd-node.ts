@@ -32,7 +32,10 @@ export interface SystemdNodeOptions {
 }
 
 export class SystemdNode {
-  private constructor(readonly stateDir: string, readonly hostPid: number) {}
+  private constructor(
+    readonly stateDir: string,
+    readonly hostPid: number,
+  ) {}
 
   static async start(opts: SystemdNodeOptions): Promise<SystemdNode> {
     // A node left by an interrupted run is stopped first (its pid is recorded under the state dir).
@@ -60,8 +63,27 @@ export class SystemdNode {
 
   /** Starts a containerd inside (SystemdCgroup = true), in scope kts-containerd; returns its endpoint. */
   async startContainerd(version: string, bridge: string, subnet: string): Promise<string> {
-    const out = await this.exec(['bash', CONTAINERD, 'start', '--state-dir', join(this.stateDir, 'containerd'), '--version', version, '--systemd-cgroup', '--bridge', bridge, '--subnet', subnet], 'kts-containerd');
-    const endpoint = out.split('\n').filter((l) => l.startsWith('unix://')).pop();
+    const out = await this.exec(
+      [
+        'bash',
+        CONTAINERD,
+        'start',
+        '--state-dir',
+        join(this.stateDir, 'containerd'),
+        '--version',
+        version,
+        '--systemd-cgroup',
+        '--bridge',
+        bridge,
+        '--subnet',
+        subnet,
+      ],
+      'kts-containerd',
+    );
+    const endpoint = out
+      .split('\n')
+      .filter((l) => l.startsWith('unix://'))
+      .pop();
     if (!endpoint) throw new Error(`containerd.sh start printed no endpoint: ${out}`);
     return endpoint;
   }
@@ -71,18 +93,25 @@ export class SystemdNode {
    * `logFile`. The host pid is that of the command itself (nsenter's child), for stop().
    */
   async spawn(args: string[], unit: string, logFile: string): Promise<{ child: ChildProcess; pid: number }> {
-    const child = spawn('bash', [SCRIPT, 'exec', '--state-dir', this.stateDir, '--unit', unit, '--', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', [SCRIPT, 'exec', '--state-dir', this.stateDir, '--unit', unit, '--', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out = createWriteStream(logFile);
     child.stdout!.pipe(out);
     child.stderr!.pipe(out);
     // bash execs nsenter (same pid), which forks the command into the pid namespace. Before that
     // exec, bash has children of its own (the subshell of `pid=$(node_pid)`): a child is the
     // command's only once the parent is nsenter (a wrong pid once left an agent running in CI).
-    const pid = await waitFor(`the host pid of ${unit}`, 10_000, () => {
-      if (readFileSync(`/proc/${child.pid}/comm`, 'utf8').trim() !== 'nsenter') return undefined;
-      const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
-      return kids ? Number(kids.split(' ')[0]) : undefined;
-    }, 20);
+    const pid = await waitFor(
+      `the host pid of ${unit}`,
+      10_000,
+      () => {
+        if (readFileSync(`/proc/${child.pid}/comm`, 'utf8').trim() !== 'nsenter') return undefined;
+        const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim();
+        return kids ? Number(kids.split(' ')[0]) : undefined;
+      },
+      20,
+    );
     return { child, pid };
   }
 
@@ -96,7 +125,9 @@ export class SystemdNode {
 
   /** Stops the containerd inside (its bridge is the host's), then the node. */
   async stop(): Promise<void> {
-    await this.exec(['bash', CONTAINERD, 'stop', '--state-dir', join(this.stateDir, 'containerd')]).catch((err: unknown) => console.error('containerd.sh stop in the systemd node failed', err));
+    await this.exec(['bash', CONTAINERD, 'stop', '--state-dir', join(this.stateDir, 'containerd')]).catch(
+      (err: unknown) => console.error('containerd.sh stop in the systemd node failed', err),
+    );
     await run(SCRIPT, ['stop', '--state-dir', this.stateDir]);
   }
 }

@@ -41,7 +41,13 @@ const RESOURCES: readonly ResourceDef[] = [
   { plural: 'namespaces', kind: 'Namespace', group: '', namespaced: false, shortNames: ['ns'] },
   { plural: 'leases', kind: 'Lease', group: 'coordination.k8s.io', namespaced: true },
   { plural: 'runtimeclasses', kind: 'RuntimeClass', group: 'node.k8s.io', namespaced: false },
-  { plural: 'certificatesigningrequests', kind: 'CertificateSigningRequest', group: 'certificates.k8s.io', namespaced: false, shortNames: ['csr'] },
+  {
+    plural: 'certificatesigningrequests',
+    kind: 'CertificateSigningRequest',
+    group: 'certificates.k8s.io',
+    namespaced: false,
+    shortNames: ['csr'],
+  },
 ];
 
 export type ExtraHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => boolean;
@@ -97,7 +103,11 @@ export interface TestApiserver {
 }
 
 class HttpError extends Error {
-  constructor(readonly code: number, readonly reason: string, message: string) {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -117,25 +127,29 @@ function send(res: ServerResponse, code: number, body: unknown): void {
 
 function lookup(obj: unknown, path: string): string {
   let cur: unknown = obj;
-  for (const part of path.split('.')) cur = typeof cur === 'object' && cur !== null ? (cur as Record<string, unknown>)[part] : undefined;
+  for (const part of path.split('.'))
+    cur = typeof cur === 'object' && cur !== null ? (cur as Record<string, unknown>)[part] : undefined;
   return cur === undefined || cur === null ? '' : String(cur);
 }
 
 /** Field selectors: comma-separated `path=v`, `path==v`, `path!=v` terms, all must hold. */
 export function matchesFieldSelector(obj: Obj, sel: string | null): boolean {
   if (!sel) return true;
-  return sel.split(',').filter(Boolean).every((term) => {
-    const m = /^([^!=]+)(==|=|!=)(.*)$/.exec(term.trim());
-    if (!m) throw new HttpError(400, 'BadRequest', `invalid field selector term "${term}"`);
-    const v = lookup(obj, m[1]!.trim());
-    return m[2] === '!=' ? v !== m[3] : v === m[3];
-  });
+  return sel
+    .split(',')
+    .filter(Boolean)
+    .every((term) => {
+      const m = /^([^!=]+)(==|=|!=)(.*)$/.exec(term.trim());
+      if (!m) throw new HttpError(400, 'BadRequest', `invalid field selector term "${term}"`);
+      const v = lookup(obj, m[1]!.trim());
+      return m[2] === '!=' ? v !== m[3] : v === m[3];
+    });
 }
 
 /** Label selectors: `k=v`, `k==v`, `k!=v`, `k`, `!k`, `k in (a,b)`, `k notin (a,b)`. */
 export function matchesLabelSelector(obj: Obj, sel: string | null): boolean {
   if (!sel) return true;
-  const labels = ((obj.metadata?.labels as Record<string, string> | undefined) ?? {});
+  const labels = (obj.metadata?.labels as Record<string, string> | undefined) ?? {};
   const terms = sel.match(/[^,(]+(\([^)]*\))?/g) ?? [];
   return terms.every((raw) => {
     const t = raw.trim();
@@ -145,7 +159,8 @@ export function matchesLabelSelector(obj: Obj, sel: string | null): boolean {
       const has = m[1]! in labels && set.includes(labels[m[1]!]!);
       return m[2] === 'in' ? has : !has;
     }
-    if ((m = /^([^!=]+)(==|=|!=)(.*)$/.exec(t))) return m[2] === '!=' ? labels[m[1]!.trim()] !== m[3]!.trim() : labels[m[1]!.trim()] === m[3]!.trim();
+    if ((m = /^([^!=]+)(==|=|!=)(.*)$/.exec(t)))
+      return m[2] === '!=' ? labels[m[1]!.trim()] !== m[3]!.trim() : labels[m[1]!.trim()] === m[3]!.trim();
     if (t.startsWith('!')) return !(t.slice(1) in labels);
     return t in labels;
   });
@@ -205,46 +220,90 @@ interface ObjectRef {
 class ApiHandler {
   private tokenCounter = 0;
 
-  constructor(private readonly store: ApiStore, private readonly bookmarkMs: number) {}
+  constructor(
+    private readonly store: ApiStore,
+    private readonly bookmarkMs: number,
+  ) {}
 
   handle(req: IncomingMessage, res: ServerResponse, url: URL, body: Buffer): void {
     if (this.discovery(url.pathname, res)) return;
     const route = parsePath(url.pathname);
-    if (!route) throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);
+    if (!route)
+      throw new HttpError(404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);
     const { def, namespace, name, sub } = route;
     const method = req.method ?? 'GET';
-    if (def.plural === 'serviceaccounts' && sub === 'token' && method === 'POST') return send(res, 201, this.tokenRequest(parseJson(body), namespace, name!));
+    if (def.plural === 'serviceaccounts' && sub === 'token' && method === 'POST')
+      return send(res, 201, this.tokenRequest(parseJson(body), namespace, name!));
     // certificatesigningrequests/approval is a status-like subresource (conditions only).
     const statusLike = sub === 'status' || (sub === 'approval' && def.plural === 'certificatesigningrequests');
     if (sub && !statusLike) throw new HttpError(404, 'NotFound', `unknown subresource ${sub}`);
     if (!name) {
-      if (method === 'GET') return url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1' ? this.watch(res, def, namespace, url.searchParams) : send(res, 200, this.list(def, namespace, url.searchParams));
+      if (method === 'GET')
+        return url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1'
+          ? this.watch(res, def, namespace, url.searchParams)
+          : send(res, 200, this.list(def, namespace, url.searchParams));
       if (method === 'POST') return send(res, 201, this.create(def, namespace, parseJson(body)));
       throw new HttpError(405, 'MethodNotAllowed', `${method} is not allowed on a collection`);
     }
     const ref: ObjectRef = { def, namespace, name };
     switch (method) {
-      case 'GET': return send(res, 200, this.mustGet(def, namespace, name));
-      case 'PUT': return send(res, 200, this.update(ref, parseJson(body), statusLike));
-      case 'PATCH': return send(res, 200, this.patch(ref, body, req.headers['content-type'] ?? '', statusLike));
-      case 'DELETE': return send(res, 200, this.delete(ref, parseJson(body), url.searchParams));
-      default: throw new HttpError(405, 'MethodNotAllowed', `${method} is not allowed`);
+      case 'GET':
+        return send(res, 200, this.mustGet(def, namespace, name));
+      case 'PUT':
+        return send(res, 200, this.update(ref, parseJson(body), statusLike));
+      case 'PATCH':
+        return send(res, 200, this.patch(ref, body, req.headers['content-type'] ?? '', statusLike));
+      case 'DELETE':
+        return send(res, 200, this.delete(ref, parseJson(body), url.searchParams));
+      default:
+        throw new HttpError(405, 'MethodNotAllowed', `${method} is not allowed`);
     }
   }
 
   private discovery(path: string, res: ServerResponse): boolean {
     const resourceList = (group: string) => ({
-      kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/v1` : 'v1',
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: group ? `${group}/v1` : 'v1',
       resources: RESOURCES.filter((d) => d.group === group).flatMap((d) => [
-        { name: d.plural, singularName: d.kind.toLowerCase(), namespaced: d.namespaced, kind: d.kind, verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'], shortNames: d.shortNames },
-        ...(d.plural === 'pods' || d.plural === 'nodes' ? [{ name: `${d.plural}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] }] : []),
+        {
+          name: d.plural,
+          singularName: d.kind.toLowerCase(),
+          namespaced: d.namespaced,
+          kind: d.kind,
+          verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+          shortNames: d.shortNames,
+        },
+        ...(d.plural === 'pods' || d.plural === 'nodes'
+          ? [
+              {
+                name: `${d.plural}/status`,
+                singularName: '',
+                namespaced: d.namespaced,
+                kind: d.kind,
+                verbs: ['get', 'patch', 'update'],
+              },
+            ]
+          : []),
       ]),
     });
     const groups = [...new Set(RESOURCES.map((d) => d.group).filter(Boolean))];
     const bodies: Record<string, unknown> = {
       '/version': { major: '1', minor: '30', gitVersion: 'v1.30.0-kubelet-ts-test', platform: 'linux/amd64' },
-      '/api': { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '127.0.0.1' }] },
-      '/apis': { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map((g) => ({ name: g, versions: [{ groupVersion: `${g}/v1`, version: 'v1' }], preferredVersion: { groupVersion: `${g}/v1`, version: 'v1' } })) },
+      '/api': {
+        kind: 'APIVersions',
+        versions: ['v1'],
+        serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '127.0.0.1' }],
+      },
+      '/apis': {
+        kind: 'APIGroupList',
+        apiVersion: 'v1',
+        groups: groups.map((g) => ({
+          name: g,
+          versions: [{ groupVersion: `${g}/v1`, version: 'v1' }],
+          preferredVersion: { groupVersion: `${g}/v1`, version: 'v1' },
+        })),
+      },
       '/api/v1': resourceList(''),
       ...Object.fromEntries(groups.map((g) => [`/apis/${g}/v1`, resourceList(g)])),
     };
@@ -260,16 +319,27 @@ class ApiHandler {
   }
 
   private list(def: ResourceDef, namespace: string | undefined, q: URLSearchParams): Obj {
-    const items = this.store.list(def.plural, namespace).filter((o) => matchesFieldSelector(o, q.get('fieldSelector')) && matchesLabelSelector(o, q.get('labelSelector')));
-    return { kind: `${def.kind}List`, apiVersion: apiVersionOf(def), metadata: { resourceVersion: String(this.store.rv) }, items };
+    const items = this.store
+      .list(def.plural, namespace)
+      .filter(
+        (o) => matchesFieldSelector(o, q.get('fieldSelector')) && matchesLabelSelector(o, q.get('labelSelector')),
+      );
+    return {
+      kind: `${def.kind}List`,
+      apiVersion: apiVersionOf(def),
+      metadata: { resourceVersion: String(this.store.rv) },
+      items,
+    };
   }
 
   private create(def: ResourceDef, namespace: string | undefined, obj: Obj): Obj {
     const meta = (obj.metadata ??= {});
-    if (!meta.name && meta.generateName) meta.name = `${String(meta.generateName)}${randomBytes(3).toString('hex').slice(0, 5)}`;
+    if (!meta.name && meta.generateName)
+      meta.name = `${String(meta.generateName)}${randomBytes(3).toString('hex').slice(0, 5)}`;
     if (!meta.name) throw new HttpError(422, 'Invalid', 'metadata.name: Required value');
     if (def.namespaced) meta.namespace = namespace ?? meta.namespace ?? 'default';
-    if (this.store.get(def.plural, meta.namespace as string | undefined, meta.name as string)) throw new HttpError(409, 'AlreadyExists', `${def.plural} "${String(meta.name)}" already exists`);
+    if (this.store.get(def.plural, meta.namespace as string | undefined, meta.name as string))
+      throw new HttpError(409, 'AlreadyExists', `${def.plural} "${String(meta.name)}" already exists`);
     delete meta.resourceVersion;
     delete meta.uid;
     if (def.plural === 'pods') {
@@ -281,17 +351,33 @@ class ApiHandler {
 
   private checkPreconditions(current: Obj, meta: Record<string, unknown> | undefined): void {
     if (meta?.resourceVersion && meta.resourceVersion !== current.metadata!.resourceVersion) {
-      throw new HttpError(409, 'Conflict', `Operation cannot be fulfilled on ${String(current.metadata!.name)}: the object has been modified; please apply your changes to the latest version and try again`);
+      throw new HttpError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${String(current.metadata!.name)}: the object has been modified; please apply your changes to the latest version and try again`,
+      );
     }
     if (meta?.uid && meta.uid !== current.metadata!.uid) {
-      throw new HttpError(409, 'Conflict', `Precondition failed: UID in precondition: ${String(meta.uid)}, UID in object meta: ${String(current.metadata!.uid)}`);
+      throw new HttpError(
+        409,
+        'Conflict',
+        `Precondition failed: UID in precondition: ${String(meta.uid)}, UID in object meta: ${String(current.metadata!.uid)}`,
+      );
     }
   }
 
   /** The status subresource changes only status; the main resource never changes status. */
   private store_(def: ResourceDef, current: Obj, next: Obj, statusOnly: boolean): Obj {
-    const merged: Obj = statusOnly ? { ...current, status: next.status } : { ...next, status: current.status ?? next.status };
-    merged.metadata = { ...(statusOnly ? current.metadata : next.metadata), uid: current.metadata!.uid, creationTimestamp: current.metadata!.creationTimestamp, namespace: current.metadata!.namespace, name: current.metadata!.name };
+    const merged: Obj = statusOnly
+      ? { ...current, status: next.status }
+      : { ...next, status: current.status ?? next.status };
+    merged.metadata = {
+      ...(statusOnly ? current.metadata : next.metadata),
+      uid: current.metadata!.uid,
+      creationTimestamp: current.metadata!.creationTimestamp,
+      namespace: current.metadata!.namespace,
+      name: current.metadata!.name,
+    };
     return { kind: def.kind, apiVersion: apiVersionOf(def), ...this.store.put(def.plural, merged, 'MODIFIED') };
   }
 
@@ -307,8 +393,14 @@ class ApiHandler {
     this.checkPreconditions(current, patch.metadata as Record<string, unknown> | undefined);
     let next: unknown;
     if (contentType.startsWith('application/merge-patch+json')) next = jsonMergePatch(current, patch);
-    else if (contentType.startsWith('application/strategic-merge-patch+json')) next = strategicMergePatch(current, patch);
-    else throw new HttpError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`);
+    else if (contentType.startsWith('application/strategic-merge-patch+json'))
+      next = strategicMergePatch(current, patch);
+    else
+      throw new HttpError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`,
+      );
     return this.store_(def, current, next as Obj, statusOnly);
   }
 
@@ -316,7 +408,11 @@ class ApiHandler {
     const current = this.mustGet(def, namespace, name);
     this.checkPreconditions(current, opts.preconditions as Record<string, unknown> | undefined);
     if (def.plural === 'pods') {
-      const graceRaw = opts.gracePeriodSeconds ?? q.get('gracePeriodSeconds') ?? (current.spec as Obj | undefined)?.terminationGracePeriodSeconds ?? 30;
+      const graceRaw =
+        opts.gracePeriodSeconds ??
+        q.get('gracePeriodSeconds') ??
+        (current.spec as Obj | undefined)?.terminationGracePeriodSeconds ??
+        30;
       const grace = Number(graceRaw);
       const phase = (current.status as Obj | undefined)?.phase;
       const bound = Boolean((current.spec as Obj | undefined)?.nodeName);
@@ -337,11 +433,23 @@ class ApiHandler {
     const spec = (req.spec as Obj | undefined) ?? {};
     const seconds = Number(spec.expirationSeconds ?? 3600);
     const token = `kts-test-token.${namespace}.${name}.${++this.tokenCounter}.${randomBytes(6).toString('hex')}`;
-    return { kind: 'TokenRequest', apiVersion: 'authentication.k8s.io/v1', metadata: { name, namespace }, spec, status: { token, expirationTimestamp: new Date(Date.now() + seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z') } };
+    return {
+      kind: 'TokenRequest',
+      apiVersion: 'authentication.k8s.io/v1',
+      metadata: { name, namespace },
+      spec,
+      status: {
+        token,
+        expirationTimestamp: new Date(Date.now() + seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z'),
+      },
+    };
   }
 
   private watch(res: ServerResponse, def: ResourceDef, namespace: string | undefined, q: URLSearchParams): void {
-    const matches = (o: Obj) => (namespace === undefined || o.metadata?.namespace === namespace) && matchesFieldSelector(o, q.get('fieldSelector')) && matchesLabelSelector(o, q.get('labelSelector'));
+    const matches = (o: Obj) =>
+      (namespace === undefined || o.metadata?.namespace === namespace) &&
+      matchesFieldSelector(o, q.get('fieldSelector')) &&
+      matchesLabelSelector(o, q.get('labelSelector'));
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     const write = (type: string, object: unknown) => {
       if (!res.writableEnded && !res.destroyed) res.write(`${JSON.stringify({ type, object })}\n`);
@@ -365,7 +473,17 @@ class ApiHandler {
     });
     const timers: NodeJS.Timeout[] = [];
     if (q.get('allowWatchBookmarks') === 'true') {
-      timers.push(setInterval(() => write('BOOKMARK', { kind: def.kind, apiVersion: apiVersionOf(def), metadata: { resourceVersion: String(this.store.rv) } }), this.bookmarkMs));
+      timers.push(
+        setInterval(
+          () =>
+            write('BOOKMARK', {
+              kind: def.kind,
+              apiVersion: apiVersionOf(def),
+              metadata: { resourceVersion: String(this.store.rv) },
+            }),
+          this.bookmarkMs,
+        ),
+      );
     }
     const timeout = Number(q.get('timeoutSeconds') ?? 0);
     if (timeout > 0) timers.push(setTimeout(() => res.end(), timeout * 1000));
@@ -381,17 +499,26 @@ const CSR_COLLECTION = '/apis/certificates.k8s.io/v1/certificatesigningrequests'
 
 function authenticate(req: IncomingMessage, adminToken: string, bootstrapTokens: string[]): RequestUser | undefined {
   const auth = req.headers.authorization;
-  if (auth === `Bearer ${adminToken}`) return { name: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
+  if (auth === `Bearer ${adminToken}`)
+    return { name: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
   const bearer = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
   if (bearer && bootstrapTokens.includes(bearer)) {
-    return { name: `system:bootstrap:${bearer.split('.')[0]}`, groups: ['system:bootstrappers', 'system:bootstrappers:kubeadm:default-node-token', 'system:authenticated'] };
+    return {
+      name: `system:bootstrap:${bearer.split('.')[0]}`,
+      groups: ['system:bootstrappers', 'system:bootstrappers:kubeadm:default-node-token', 'system:authenticated'],
+    };
   }
   const sock = req.socket as TLSSocket;
   if (!auth && sock.authorized) {
     const peer = sock.getPeerCertificate();
     const o = peer?.subject?.O;
     const cn = peer?.subject?.CN;
-    if (typeof cn === 'string' && cn) return { name: cn, groups: [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'], certSerial: peer.serialNumber };
+    if (typeof cn === 'string' && cn)
+      return {
+        name: cn,
+        groups: [...(Array.isArray(o) ? o : o ? [o] : []), 'system:authenticated'],
+        certSerial: peer.serialNumber,
+      };
   }
   return undefined;
 }
@@ -399,7 +526,12 @@ function authenticate(req: IncomingMessage, adminToken: string, bootstrapTokens:
 /** Bootstrap tokens may only file and read CSRs (kubeadm's RBAC for system:bootstrappers). */
 function authorize(user: RequestUser, method: string, path: string): void {
   if (!user.groups.includes('system:bootstrappers')) return;
-  if (path === '/version' || path === '/healthz' || path.startsWith(CSR_COLLECTION) && (method === 'GET' || method === 'POST')) return;
+  if (
+    path === '/version' ||
+    path === '/healthz' ||
+    (path.startsWith(CSR_COLLECTION) && (method === 'GET' || method === 'POST'))
+  )
+    return;
   throw new HttpError(403, 'Forbidden', `User "${user.name}" cannot ${method.toLowerCase()} ${path}`);
 }
 
@@ -422,30 +554,45 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
   const users: RequestUser[] = [];
   const nodeProxy = new NodeProxy(store, certs);
   // Client certificates are asked for, not required: the kubelet's bootstrapped certificate is one.
-  const server: Server = createServer({ cert: certs.cert, key: certs.key, ca: certs.ca, requestCert: true, rejectUnauthorized: false }, (req, res) => {
-    void (async () => {
-      const url = new URL(req.url ?? '/', 'https://127.0.0.1');
-      const rawBody = await readBody(req);
-      requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, contentType: req.headers['content-type'], at: Date.now() });
-      try {
-        for (const h of extraHandlers) if (h(req, res, rawBody)) return;
-        const user = authenticate(req, token, opts.bootstrapTokens ?? []);
-        if (!user) throw new HttpError(401, 'Unauthorized', 'Unauthorized');
-        users.push(user);
-        authorize(user, req.method ?? 'GET', url.pathname);
-        if (nodeProxy.matches(url.pathname)) return nodeProxy.handle(req, res, url);
-        handler.handle(req, res, url, stampRequester(user, req.method ?? 'GET', url.pathname, rawBody));
-      } catch (err) {
-        const e = err instanceof HttpError ? err : new HttpError(500, 'InternalError', String(err));
-        if (!res.headersSent) send(res, e.code, statusBody(e.code, e.reason, e.message));
-        else res.end();
-      }
-    })();
-  });
+  const server: Server = createServer(
+    { cert: certs.cert, key: certs.key, ca: certs.ca, requestCert: true, rejectUnauthorized: false },
+    (req, res) => {
+      void (async () => {
+        const url = new URL(req.url ?? '/', 'https://127.0.0.1');
+        const rawBody = await readBody(req);
+        requests.push({
+          method: req.method ?? 'GET',
+          path: url.pathname,
+          query: url.searchParams,
+          contentType: req.headers['content-type'],
+          at: Date.now(),
+        });
+        try {
+          for (const h of extraHandlers) if (h(req, res, rawBody)) return;
+          const user = authenticate(req, token, opts.bootstrapTokens ?? []);
+          if (!user) throw new HttpError(401, 'Unauthorized', 'Unauthorized');
+          users.push(user);
+          authorize(user, req.method ?? 'GET', url.pathname);
+          if (nodeProxy.matches(url.pathname)) return nodeProxy.handle(req, res, url);
+          handler.handle(req, res, url, stampRequester(user, req.method ?? 'GET', url.pathname, rawBody));
+        } catch (err) {
+          const e = err instanceof HttpError ? err : new HttpError(500, 'InternalError', String(err));
+          if (!res.headersSent) send(res, e.code, statusBody(e.code, e.reason, e.message));
+          else res.end();
+        }
+      })();
+    },
+  );
   // pods/exec, attach and portforward arrive as upgrades: proxied to the node's kubelet.
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'https://127.0.0.1');
-    requests.push({ method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, contentType: req.headers['content-type'], at: Date.now() });
+    requests.push({
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      contentType: req.headers['content-type'],
+      at: Date.now(),
+    });
     const user = authenticate(req, token, opts.bootstrapTokens ?? []);
     if (!user || user.groups.includes('system:bootstrappers') || !nodeProxy.matches(url.pathname)) {
       socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
@@ -465,23 +612,38 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
   const port = (server.address() as { port: number }).port;
   const url = `https://127.0.0.1:${port}`;
   return {
-    port, url, store, certs, token, requests, extraHandlers, users,
-    call: (method, path, body, contentType) => new Promise((resolve, reject) => {
-      const text = body === undefined ? undefined : JSON.stringify(body);
-      const headers = { authorization: `Bearer ${token}`, 'content-type': contentType ?? 'application/json', 'content-length': String(text === undefined ? 0 : Buffer.byteLength(text)) };
-      const req = httpsRequest(`${url}${path}`, { method, ca: certs.ca, headers, timeout: 10_000 }, (res) => {
-        let answer = '';
-        res.on('data', (c) => (answer += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: answer ? JSON.parse(answer) as Obj : {} }));
-      });
-      req.on('error', reject);
-      req.end(text);
-    }),
+    port,
+    url,
+    store,
+    certs,
+    token,
+    requests,
+    extraHandlers,
+    users,
+    call: (method, path, body, contentType) =>
+      new Promise((resolve, reject) => {
+        const text = body === undefined ? undefined : JSON.stringify(body);
+        const headers = {
+          authorization: `Bearer ${token}`,
+          'content-type': contentType ?? 'application/json',
+          'content-length': String(text === undefined ? 0 : Buffer.byteLength(text)),
+        };
+        const req = httpsRequest(`${url}${path}`, { method, ca: certs.ca, headers, timeout: 10_000 }, (res) => {
+          let answer = '';
+          res.on('data', (c) => (answer += c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, body: answer ? (JSON.parse(answer) as Obj) : {} }),
+          );
+        });
+        req.on('error', reject);
+        req.end(text);
+      }),
     kubeconfig: (dir: string) => writeKubeconfig(join(dir, 'kubeconfig'), url, certs.caFile, token),
-    stop: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      for (const s of sockets) s.destroy();
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      }),
   };
 }
 

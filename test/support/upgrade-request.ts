@@ -7,12 +7,19 @@ import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 
-export interface UpgradeReply { status: number; headers: IncomingHttpHeaders; body: string; socket?: Socket }
+export interface UpgradeReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  socket?: Socket;
+}
 
 export function upgradeRequest(opts: RequestOptions): Promise<UpgradeReply> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(opts);
-    req.on('upgrade', (res, socket) => resolve({ status: res.statusCode!, headers: res.headers, body: '', socket: socket as Socket }));
+    req.on('upgrade', (res, socket) =>
+      resolve({ status: res.statusCode!, headers: res.headers, body: '', socket: socket as Socket }),
+    );
     req.on('response', (res) => {
       let body = '';
       res.on('data', (c) => (body += c));
@@ -25,5 +32,9 @@ export function upgradeRequest(opts: RequestOptions): Promise<UpgradeReply> {
 
 /** Handshake headers of a v4.channel.k8s.io WebSocket upgrade. */
 export const WEBSOCKET_UPGRADE_HEADERS = {
-  Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Protocol': 'v4.channel.k8s.io',
+  Connection: 'Upgrade',
+  Upgrade: 'websocket',
+  'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+  'Sec-WebSocket-Version': '13',
+  'Sec-WebSocket-Protocol': 'v4.channel.k8s.io',
 } as const;

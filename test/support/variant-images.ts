@@ -34,7 +34,14 @@ export async function makeVariantImage(name: string, variant: string, outDir: st
     const manifestBytes = Buffer.from(JSON.stringify(manifest));
     writeFileSync(blob(`sha256:${sha(manifestBytes)}`), manifestBytes);
     const tag = name.slice(name.lastIndexOf(':') + 1);
-    index.manifests = [{ ...index.manifests[0], digest: `sha256:${sha(manifestBytes)}`, size: manifestBytes.length, annotations: { 'io.containerd.image.name': name, 'org.opencontainers.image.ref.name': tag } }];
+    index.manifests = [
+      {
+        ...index.manifests[0],
+        digest: `sha256:${sha(manifestBytes)}`,
+        size: manifestBytes.length,
+        annotations: { 'io.containerd.image.name': name, 'org.opencontainers.image.ref.name': tag },
+      },
+    ];
     writeFileSync(join(dir, 'index.json'), JSON.stringify(index));
     const out = join(outDir, `${variant}.tar`);
     await run('tar', ['-cf', out, '-C', dir, 'oci-layout', 'index.json', 'blobs']);
@@ -50,7 +57,8 @@ export async function importImage(endpoint: string, tarball: string): Promise<vo
   // scripts/containerd.sh records the snapshotter it chose beside the socket.
   let snapshotter = 'overlayfs';
   try {
-    snapshotter = /^SNAPSHOTTER=(\S+)/m.exec(readFileSync(join(dirname(sock), 'network.env'), 'utf8'))?.[1] ?? snapshotter;
+    snapshotter =
+      /^SNAPSHOTTER=(\S+)/m.exec(readFileSync(join(dirname(sock), 'network.env'), 'utf8'))?.[1] ?? snapshotter;
   } catch {
     // not started by containerd.sh: the default
   }

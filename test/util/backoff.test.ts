@@ -21,7 +21,10 @@ describe('Backoff (flowcontrol semantics)', () => {
       seen.push(b.get('k'));
       clock.advance(b.get('k'));
     }
-    assert.deepEqual(seen.map((ms) => ms / S), [10, 20, 40, 80, 160, 300, 300, 300]);
+    assert.deepEqual(
+      seen.map((ms) => ms / S),
+      [10, 20, 40, 80, 160, 300, 300, 300],
+    );
   });
 
   it('crash loop timeline: immediate first restart, then waits measured from the exit', () => {
@@ -93,6 +96,17 @@ describe('Backoff (flowcontrol semantics)', () => {
 });
 
 describe('formatGoDuration', () => {
-  const table: [number, string][] = [[10 * S, '10s'], [20 * S, '20s'], [40 * S, '40s'], [80 * S, '1m20s'], [160 * S, '2m40s'], [300 * S, '5m0s'], [3600 * S, '1h0m0s'], [1500, '1.5s'], [0, '0s'], [250, '250ms']];
+  const table: [number, string][] = [
+    [10 * S, '10s'],
+    [20 * S, '20s'],
+    [40 * S, '40s'],
+    [80 * S, '1m20s'],
+    [160 * S, '2m40s'],
+    [300 * S, '5m0s'],
+    [3600 * S, '1h0m0s'],
+    [1500, '1.5s'],
+    [0, '0s'],
+    [250, '250ms'],
+  ];
   for (const [ms, want] of table) it(`${ms} ms → ${want}`, () => assert.equal(formatGoDuration(ms), want));
 });

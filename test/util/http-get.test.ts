@@ -2,9 +2,21 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { HttpGetError, httpGet, MAX_RESP_BODY_BYTES, newRequestForHTTPGetAction, resolveContainerPort } from '../../src/util/http-get.js';
+import {
+  HttpGetError,
+  httpGet,
+  MAX_RESP_BODY_BYTES,
+  newRequestForHTTPGetAction,
+  resolveContainerPort,
+} from '../../src/util/http-get.js';
 
-const web = { name: 'web', ports: [{ name: 'http', containerPort: 8080 }, { name: 'admin', containerPort: 9090 }] };
+const web = {
+  name: 'web',
+  ports: [
+    { name: 'http', containerPort: 8080 },
+    { name: 'admin', containerPort: 9090 },
+  ],
+};
 
 describe('resolveContainerPort (upstream probe.ResolveContainerPort)', () => {
   it('numbers, named ports, numeric strings', () => {
@@ -23,18 +35,44 @@ describe('newRequestForHTTPGetAction', () => {
   it('defaults: http, the pod IP, User-Agent kube-<purpose>/<version>, Accept */*', () => {
     const r = newRequestForHTTPGetAction({ port: 'http', path: '/healthz?x=1' }, web, '10.0.0.7', 'lifecycle');
     assert.equal(r.url.href, 'http://10.0.0.7:8080/healthz?x=1');
-    assert.deepEqual(r.headers.map(([k]) => k), ['User-Agent', 'Accept']);
+    assert.deepEqual(
+      r.headers.map(([k]) => k),
+      ['User-Agent', 'Accept'],
+    );
     assert.match(r.headers[0]![1], /^kube-lifecycle\/\d+\.\d+$/);
     assert.equal(r.headers[1]![1], '*/*');
     assert.equal(r.hostHeader, '');
   });
   it('scheme is case-insensitive; an explicit host wins; IPv6 is bracketed; a path without / gets one', () => {
-    assert.equal(newRequestForHTTPGetAction({ port: 443, scheme: 'HTTPS', host: 'example.test' }, web, '10.0.0.7', 'probe').url.href, 'https://example.test/');
-    assert.equal(newRequestForHTTPGetAction({ port: 80, path: 'x' }, web, 'fd00::5', 'probe').url.href, 'http://[fd00::5]/x');
+    assert.equal(
+      newRequestForHTTPGetAction({ port: 443, scheme: 'HTTPS', host: 'example.test' }, web, '10.0.0.7', 'probe').url
+        .href,
+      'https://example.test/',
+    );
+    assert.equal(
+      newRequestForHTTPGetAction({ port: 80, path: 'x' }, web, 'fd00::5', 'probe').url.href,
+      'http://[fd00::5]/x',
+    );
   });
   it('headers: own User-Agent kept, empty Accept removed, Host becomes the request host', () => {
-    const r = newRequestForHTTPGetAction({ port: 80, httpHeaders: [{ name: 'user-agent', value: 'me' }, { name: 'Accept', value: '' }, { name: 'Host', value: 'svc.local' }, { name: 'X-A', value: '1' }] }, web, '10.0.0.7', 'probe');
-    assert.deepEqual(r.headers, [['user-agent', 'me'], ['X-A', '1']]);
+    const r = newRequestForHTTPGetAction(
+      {
+        port: 80,
+        httpHeaders: [
+          { name: 'user-agent', value: 'me' },
+          { name: 'Accept', value: '' },
+          { name: 'Host', value: 'svc.local' },
+          { name: 'X-A', value: '1' },
+        ],
+      },
+      web,
+      '10.0.0.7',
+      'probe',
+    );
+    assert.deepEqual(r.headers, [
+      ['user-agent', 'me'],
+      ['X-A', '1'],
+    ]);
     assert.equal(r.hostHeader, 'svc.local');
   });
   it('no host and no pod IP is an error', () => {
@@ -80,7 +118,18 @@ describe('httpGet', () => {
   });
 
   const req = (path: string, extra: { scheme?: string; headers?: Array<{ name: string; value: string }> } = {}) =>
-    newRequestForHTTPGetAction({ port, path, host: '127.0.0.1', ...(extra.scheme ? { scheme: extra.scheme } : {}), ...(extra.headers ? { httpHeaders: extra.headers } : {}) }, web, '', 'probe');
+    newRequestForHTTPGetAction(
+      {
+        port,
+        path,
+        host: '127.0.0.1',
+        ...(extra.scheme ? { scheme: extra.scheme } : {}),
+        ...(extra.headers ? { httpHeaders: extra.headers } : {}),
+      },
+      web,
+      '',
+      'probe',
+    );
 
   it('follows a redirect to the same host', async () => {
     const r = await httpGet(req('/redirect-local'), { timeoutMs: 5000 });
@@ -110,9 +159,15 @@ describe('httpGet', () => {
 
   it('a status code is a response, not an error; a deadline and a refused connection are', async () => {
     assert.equal((await httpGet(req('/err'), { timeoutMs: 5000 })).statusCode, 500);
-    await assert.rejects(httpGet(req('/slow'), { timeoutMs: 200 }), (e: unknown) => e instanceof HttpGetError && /timeout/.test((e as Error).message));
+    await assert.rejects(
+      httpGet(req('/slow'), { timeoutMs: 200 }),
+      (e: unknown) => e instanceof HttpGetError && /timeout/.test((e as Error).message),
+    );
     const closed = newRequestForHTTPGetAction({ port: 1, host: '127.0.0.1' }, web, '', 'probe');
-    await assert.rejects(httpGet(closed, { timeoutMs: 5000 }), (e: unknown) => e instanceof HttpGetError && /ECONNREFUSED/.test((e as Error).message));
+    await assert.rejects(
+      httpGet(closed, { timeoutMs: 5000 }),
+      (e: unknown) => e instanceof HttpGetError && /ECONNREFUSED/.test((e as Error).message),
+    );
   });
 
   it('https answered in plain HTTP falls back to http without Authorization, only when asked', async () => {
@@ -122,7 +177,10 @@ describe('httpGet', () => {
     const ok = await httpGet(r, { timeoutMs: 5000, httpFallback: true });
     assert.equal(ok.fellBackToHttp, true);
     assert.equal(ok.statusCode, 200);
-    assert.deepEqual(seen.map((s) => [s.url, s.auth]), [['/fallback', undefined]]);
+    assert.deepEqual(
+      seen.map((s) => [s.url, s.auth]),
+      [['/fallback', undefined]],
+    );
   });
 
   it('sends the Host header override', async () => {

@@ -11,20 +11,70 @@ import { captureLogs } from '../support/logs.js';
 // A fixed instant, local time as klog prints it.
 const T = new Date(2026, 10, 23, 16, 20, 33, 123).getTime();
 const PID = String(process.pid).padStart(7);
-const rec = (r: Partial<LogRecord>): LogRecord => ({ timeMs: T, severity: 'I', v: 0, caller: 'kubelet/kubelet.ts:123', msg: 'msg', kv: [], ...r });
+const rec = (r: Partial<LogRecord>): LogRecord => ({
+  timeMs: T,
+  severity: 'I',
+  v: 0,
+  caller: 'kubelet/kubelet.ts:123',
+  msg: 'msg',
+  kv: [],
+  ...r,
+});
 
 // upstream staging/src/k8s.io/component-base/logs/json/klog_test.go TestKlogIntegration (InfoS, V(n).InfoS, KObj, ErrorS, Warning)
 describe('JSON lines as component-base writes them', () => {
   const cases: Array<{ name: string; r: Partial<LogRecord>; want: string }> = [
-    { name: 'InfoS', r: { msg: 'test', kv: [['count', 1]] }, want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"test","v":0,"count":1}` },
-    { name: 'V(2).InfoS', r: { msg: 'test', v: 2, kv: [['count', 1]] }, want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"test","v":2,"count":1}` },
-    { name: 'nested object', r: { msg: 'some', kv: [['pod', { name: 'pod-1', namespace: 'kube-system' }]] }, want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"some","v":0,"pod":{"name":"pod-1","namespace":"kube-system"}}` },
-    { name: 'array of objects', r: { msg: 'several', kv: [['pods', [{ name: 'a' }, { name: 'b' }]]] }, want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"several","v":0,"pods":[{"name":"a"},{"name":"b"}]}` },
-    { name: 'Warning is V(0)', r: { severity: 'W', msg: 'test' }, want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"test","v":0}` },
-    { name: 'ErrorS: no v, pairs, then err', r: { severity: 'E', v: undefined, msg: 'test', kv: [['count', 1]], err: 'fail' }, want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"test","count":1,"err":"fail"}` },
-    { name: 'named logger', r: { logger: 'pleg', msg: 'x' }, want: `{"ts":${T},"logger":"pleg","caller":"kubelet/kubelet.ts:123","msg":"x","v":0}` },
-    { name: 'quotes and newlines escaped', r: { msg: 'a "b"\nc', kv: [['s', 'x\ty']] }, want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"a \\"b\\"\\nc","v":0,"s":"x\\ty"}` },
-    { name: 'undefined values dropped, null kept', r: { msg: 'x', kv: [['a', undefined], ['b', null]] }, want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"x","v":0,"b":null}` },
+    {
+      name: 'InfoS',
+      r: { msg: 'test', kv: [['count', 1]] },
+      want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"test","v":0,"count":1}`,
+    },
+    {
+      name: 'V(2).InfoS',
+      r: { msg: 'test', v: 2, kv: [['count', 1]] },
+      want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"test","v":2,"count":1}`,
+    },
+    {
+      name: 'nested object',
+      r: { msg: 'some', kv: [['pod', { name: 'pod-1', namespace: 'kube-system' }]] },
+      want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"some","v":0,"pod":{"name":"pod-1","namespace":"kube-system"}}`,
+    },
+    {
+      name: 'array of objects',
+      r: { msg: 'several', kv: [['pods', [{ name: 'a' }, { name: 'b' }]]] },
+      want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"several","v":0,"pods":[{"name":"a"},{"name":"b"}]}`,
+    },
+    {
+      name: 'Warning is V(0)',
+      r: { severity: 'W', msg: 'test' },
+      want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"test","v":0}`,
+    },
+    {
+      name: 'ErrorS: no v, pairs, then err',
+      r: { severity: 'E', v: undefined, msg: 'test', kv: [['count', 1]], err: 'fail' },
+      want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"test","count":1,"err":"fail"}`,
+    },
+    {
+      name: 'named logger',
+      r: { logger: 'pleg', msg: 'x' },
+      want: `{"ts":${T},"logger":"pleg","caller":"kubelet/kubelet.ts:123","msg":"x","v":0}`,
+    },
+    {
+      name: 'quotes and newlines escaped',
+      r: { msg: 'a "b"\nc', kv: [['s', 'x\ty']] },
+      want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"a \\"b\\"\\nc","v":0,"s":"x\\ty"}`,
+    },
+    {
+      name: 'undefined values dropped, null kept',
+      r: {
+        msg: 'x',
+        kv: [
+          ['a', undefined],
+          ['b', null],
+        ],
+      },
+      want: `{"ts":${T},"caller":"kubelet/kubelet.ts:123","msg":"x","v":0,"b":null}`,
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -37,7 +87,14 @@ describe('JSON lines as component-base writes them', () => {
   it('a cycle or a BigInt does not throw', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    const line = formatJson(rec({ kv: [['c', cyclic], ['big', 10n]] }));
+    const line = formatJson(
+      rec({
+        kv: [
+          ['c', cyclic],
+          ['big', 10n],
+        ],
+      }),
+    );
     assert.match(line, /"c":"<internal error: /);
     assert.match(line, /"big":"10"/);
   });
@@ -47,17 +104,58 @@ describe('JSON lines as component-base writes them', () => {
 describe('text lines as klog writes them', () => {
   const head = (sev: string, file = 'kubelet.ts:123') => `${sev}1123 16:20:33.123000 ${PID} ${file}] `;
   const cases: Array<{ name: string; r: Partial<LogRecord>; want: string }> = [
-    { name: 'InfoS with string and int', r: { msg: 'test', kv: [['pod', 'kubedns'], ['count', 3]] }, want: `${head('I')}"test" pod="kubedns" count=3` },
+    {
+      name: 'InfoS with string and int',
+      r: {
+        msg: 'test',
+        kv: [
+          ['pod', 'kubedns'],
+          ['count', 3],
+        ],
+      },
+      want: `${head('I')}"test" pod="kubedns" count=3`,
+    },
     { name: 'severity letters', r: { severity: 'W', msg: 'w' }, want: `${head('W')}"w"` },
-    { name: 'ErrorS: err first', r: { severity: 'E', v: undefined, msg: 'failed', kv: [['pod', 'a']], err: 'boom' }, want: `${head('E')}"failed" err="boom" pod="a"` },
+    {
+      name: 'ErrorS: err first',
+      r: { severity: 'E', v: undefined, msg: 'failed', kv: [['pod', 'a']], err: 'boom' },
+      want: `${head('E')}"failed" err="boom" pod="a"`,
+    },
     { name: 'fatal', r: { severity: 'F', v: undefined, msg: 'bye' }, want: `${head('F')}"bye"` },
-    { name: 'bool, null, nested object as JSON', r: { msg: 'x', kv: [['ok', true], ['none', null], ['obj', { a: [1, 'b'] }]] }, want: `${head('I')}"x" ok=true none=null obj={"a":[1,"b"]}` },
-    { name: 'quotes in message and value', r: { msg: 'say "hi"', kv: [['q', 'a"b']] }, want: `${head('I')}"say \\"hi\\"" q="a\\"b"` },
-    { name: 'multi-line value', r: { msg: 'x', kv: [['text', 'hello\nworld']] }, want: `${head('I')}"x" text=<\n\thello\n\tworld\n >` },
-    { name: 'multi-line value ending with a newline', r: { msg: 'x', kv: [['text', 'hello\nworld\n']] }, want: `${head('I')}"x" text=<\n\thello\n\tworld\n >` },
+    {
+      name: 'bool, null, nested object as JSON',
+      r: {
+        msg: 'x',
+        kv: [
+          ['ok', true],
+          ['none', null],
+          ['obj', { a: [1, 'b'] }],
+        ],
+      },
+      want: `${head('I')}"x" ok=true none=null obj={"a":[1,"b"]}`,
+    },
+    {
+      name: 'quotes in message and value',
+      r: { msg: 'say "hi"', kv: [['q', 'a"b']] },
+      want: `${head('I')}"say \\"hi\\"" q="a\\"b"`,
+    },
+    {
+      name: 'multi-line value',
+      r: { msg: 'x', kv: [['text', 'hello\nworld']] },
+      want: `${head('I')}"x" text=<\n\thello\n\tworld\n >`,
+    },
+    {
+      name: 'multi-line value ending with a newline',
+      r: { msg: 'x', kv: [['text', 'hello\nworld\n']] },
+      want: `${head('I')}"x" text=<\n\thello\n\tworld\n >`,
+    },
     { name: 'newline in the message stays quoted', r: { msg: 'a\nb' }, want: `${head('I')}"a\\nb"` },
     { name: 'named logger', r: { logger: 'pleg', msg: 'x' }, want: `${head('I')}"x" logger="pleg"` },
-    { name: 'header shows the file only', r: { caller: 'pleg/generic.ts:7' }, want: `${head('I', 'generic.ts:7')}"msg"` },
+    {
+      name: 'header shows the file only',
+      r: { caller: 'pleg/generic.ts:7' },
+      want: `${head('I', 'generic.ts:7')}"msg"`,
+    },
     { name: 'unknown caller', r: { caller: '' }, want: `${head('I', '???:1')}"msg"` },
   ];
   for (const c of cases) it(c.name, () => assert.equal(formatText(rec(c.r)), c.want + '\n'));
@@ -81,8 +179,20 @@ describe('line time', () => {
 
 describe('pino call arguments become a record', () => {
   it('(obj, msg): pairs in order after the bindings, err pulled out, component as logger', () => {
-    const r = recordFromCall([{ pod: 'a', err: new Error('boom'), n: 1 }, 'failed %s', 'twice'], { component: 'pleg', worker: 3 });
-    assert.deepEqual(r, { msg: 'failed twice', kv: [['worker', 3], ['pod', 'a'], ['n', 1]], err: 'boom', logger: 'pleg' });
+    const r = recordFromCall([{ pod: 'a', err: new Error('boom'), n: 1 }, 'failed %s', 'twice'], {
+      component: 'pleg',
+      worker: 3,
+    });
+    assert.deepEqual(r, {
+      msg: 'failed twice',
+      kv: [
+        ['worker', 3],
+        ['pod', 'a'],
+        ['n', 1],
+      ],
+      err: 'boom',
+      logger: 'pleg',
+    });
   });
   it('(err, msg) and (err) alone', () => {
     assert.deepEqual(recordFromCall([new Error('x'), 'm'], {}), { msg: 'm', kv: [], err: 'x', logger: undefined });
@@ -96,14 +206,20 @@ describe('pino call arguments become a record', () => {
 describe('the process logger end to end (a child process writing to stderr)', () => {
   const emitter = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'log-emitter.js');
   const run = (format: string, v: number) => {
-    const r = spawnSync(process.execPath, [emitter, format, String(v)], { encoding: 'utf8', env: { ...process.env, KUBELET_TS_LOG_LEVEL: '' } });
+    const r = spawnSync(process.execPath, [emitter, format, String(v)], {
+      encoding: 'utf8',
+      env: { ...process.env, KUBELET_TS_LOG_LEVEL: '' },
+    });
     assert.equal(r.status, 0, r.stderr);
     return r.stderr.split('\n').filter(Boolean);
   };
 
   it('json: one document per line, caller mapped to the .ts file and line', () => {
     const lines = run('json', 0).map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.deepEqual(lines.map((l) => l.msg), ['info line', 'warn line', 'error line']);
+    assert.deepEqual(
+      lines.map((l) => l.msg),
+      ['info line', 'warn line', 'error line'],
+    );
     assert.deepEqual(Object.keys(lines[0]!), ['ts', 'logger', 'caller', 'msg', 'v', 'n']);
     assert.equal(lines[0]!.caller, 'fixtures/log-emitter.ts:9');
     assert.equal(typeof lines[0]!.ts, 'number');
@@ -121,8 +237,17 @@ describe('the process logger end to end (a child process writing to stderr)', ()
   });
 
   // upstream component-base/logs/json/klog_test.go TestKlogV: V(j) is written iff j <= -v
-  for (const [v, want] of [[0, ['info line', 'warn line', 'error line']], [1, ['info line', 'warn line', 'error line']], [2, ['debug line', 'info line', 'warn line', 'error line']], [4, ['trace line', 'debug line', 'info line', 'warn line', 'error line']]] as const) {
-    it(`-v ${v}`, () => assert.deepEqual(run('json', v).map((l) => (JSON.parse(l) as { msg: string }).msg), want));
+  for (const [v, want] of [
+    [0, ['info line', 'warn line', 'error line']],
+    [1, ['info line', 'warn line', 'error line']],
+    [2, ['debug line', 'info line', 'warn line', 'error line']],
+    [4, ['trace line', 'debug line', 'info line', 'warn line', 'error line']],
+  ] as const) {
+    it(`-v ${v}`, () =>
+      assert.deepEqual(
+        run('json', v).map((l) => (JSON.parse(l) as { msg: string }).msg),
+        want,
+      ));
   }
 });
 
@@ -132,10 +257,14 @@ describe('caller', () => {
   it('maps to the .ts line before and after the source maps are dropped', () => {
     const first = callerOf();
     assert.match(first, /^util\/log-format\.test\.ts:\d+$/);
-    assert.ok(releaseSourceMaps() >= 1, 'the test file\'s map was held');
+    assert.ok(releaseSourceMaps() >= 1, "the test file's map was held");
     const second = callerOf();
     assert.match(second, /^util\/log-format\.test\.ts:\d+$/);
-    assert.equal(Number(second.split(':')[1]), Number(first.split(':')[1]) + 3, 'the next call site, three .ts lines below');
+    assert.equal(
+      Number(second.split(':')[1]),
+      Number(first.split(':')[1]) + 3,
+      'the next call site, three .ts lines below',
+    );
     assert.equal(releaseSourceMaps(), 1, 'read again for the new call site, once');
     assert.equal(releaseSourceMaps(), 0);
   });
@@ -144,14 +273,32 @@ describe('caller', () => {
 describe('events in the log', () => {
   it('one "Event occurred" line whose message appears once', async () => {
     const lines = await captureLogs(async () => {
-      new Recorder().event({ kind: 'Pod', namespace: 'ns', name: 'p', fieldPath: 'spec.containers{right}' }, 'Normal', 'Killing', 'Stopping container right');
+      new Recorder().event(
+        { kind: 'Pod', namespace: 'ns', name: 'p', fieldPath: 'spec.containers{right}' },
+        'Normal',
+        'Killing',
+        'Stopping container right',
+      );
     });
     const ev = lines.filter((l) => l.msg === 'Event occurred');
     assert.equal(ev.length, 1);
-    assert.deepEqual({ ...ev[0], level: undefined, time: undefined, pid: undefined, hostname: undefined }, {
-      level: undefined, time: undefined, pid: undefined, hostname: undefined,
-      component: 'events', object: 'Pod/ns/p', fieldPath: 'spec.containers{right}', kind: 'Pod', type: 'Normal', reason: 'Killing', message: 'Stopping container right', msg: 'Event occurred',
-    });
+    assert.deepEqual(
+      { ...ev[0], level: undefined, time: undefined, pid: undefined, hostname: undefined },
+      {
+        level: undefined,
+        time: undefined,
+        pid: undefined,
+        hostname: undefined,
+        component: 'events',
+        object: 'Pod/ns/p',
+        fieldPath: 'spec.containers{right}',
+        kind: 'Pod',
+        type: 'Normal',
+        reason: 'Killing',
+        message: 'Stopping container right',
+        msg: 'Event occurred',
+      },
+    );
     assert.equal(JSON.stringify(ev[0]).split('Stopping container right').length - 1, 1);
   });
 });

@@ -68,8 +68,13 @@ test('refuses a symlink at any level, even one pointing inside; names that are n
   assert.equal(await code(openBeneath(root, ['inner-link.log'])), 'ELOOP', 'a symlink inside the root too');
   assert.equal(await code(openBeneath(root, ['top.log', 'x'])), 'ENOTDIR');
   assert.equal(await code(openBeneath(root, ['nope'])), 'ENOENT');
-  for (const bad of ['..', '.', 'a/b', '', 'a\u0000b']) assert.equal(await code(openBeneath(root, [bad])), 'KTS_ERR_UNSAFE_PATH', JSON.stringify(bad));
-  assert.equal(await code(openBeneath(root, ['fifo'])), 'opened', 'a FIFO opens without blocking (the caller refuses non-files)');
+  for (const bad of ['..', '.', 'a/b', '', 'a\u0000b'])
+    assert.equal(await code(openBeneath(root, [bad])), 'KTS_ERR_UNSAFE_PATH', JSON.stringify(bad));
+  assert.equal(
+    await code(openBeneath(root, ['fifo'])),
+    'opened',
+    'a FIFO opens without blocking (the caller refuses non-files)',
+  );
 });
 
 test('a directory swapped for a symlink after it was opened: the walk continues in the directory it holds', async () => {
@@ -80,7 +85,11 @@ test('a directory swapped for a symlink after it was opened: the walk continues 
     renameSync(sub, join(root, 'sub-moved'));
     symlinkSync(join(root, '..', 'outside'), sub);
     assert.equal(readFileSync(join(sub, 'x.log'), 'utf8'), 'SECRET\n', 'a path-based open would now read outside');
-    assert.equal(await readFile(pathAt(dir, 'x.log'), 'utf8'), 'inside\n', 'the fd-relative open reads the directory held');
+    assert.equal(
+      await readFile(pathAt(dir, 'x.log'), 'utf8'),
+      'inside\n',
+      'the fd-relative open reads the directory held',
+    );
     assert.equal(await code(openBeneath(root, ['sub', 'x.log'])), 'ENOTDIR', 'and a fresh walk refuses the symlink');
   } finally {
     await dir.close();

@@ -31,7 +31,11 @@ describe('pathComponent', () => {
   for (const v of UNSAFE) {
     it(`refuses ${JSON.stringify(v)} with UnsafePathError naming what it is`, () => {
       assert.equal(isPathComponent(v), false);
-      assert.throws(() => pathComponent(v, 'pod UID'), (err: unknown) => err instanceof UnsafePathError && err.code === 'KTS_ERR_UNSAFE_PATH' && /pod UID/.test(err.message));
+      assert.throws(
+        () => pathComponent(v, 'pod UID'),
+        (err: unknown) =>
+          err instanceof UnsafePathError && err.code === 'KTS_ERR_UNSAFE_PATH' && /pod UID/.test(err.message),
+      );
     });
   }
   it('refuses what is not a string', () => {
@@ -69,6 +73,7 @@ describe('pod paths', () => {
     assert.equal(podUIDOfLogsDirName(podLogsDirName(pod({}))), UUID);
     assert.equal(podUIDOfLogsDirName('not-a-pod-dir'), undefined);
     assert.equal(restartCountOfLogFileName(containerLogFileName(12)), 12);
-    for (const other of ['0.log.20260101-000000', 'x.log', '.log', '1.txt']) assert.equal(restartCountOfLogFileName(other), undefined, other);
+    for (const other of ['0.log.20260101-000000', 'x.log', '.log', '1.txt'])
+      assert.equal(restartCountOfLogFileName(other), undefined, other);
   });
 });

@@ -56,7 +56,9 @@ class CountingPlugin implements VolumePlugin {
 }
 
 function podWith(volumes: NonNullable<Pod['spec']>['volumes'], mounts: string[]): Pod {
-  const pod = makePod({ containers: [container('a', { volumeMounts: mounts.map((name) => ({ name, mountPath: `/${name}` })) })] });
+  const pod = makePod({
+    containers: [container('a', { volumeMounts: mounts.map((name) => ({ name, mountPath: `/${name}` })) })],
+  });
   pod.spec!.volumes = volumes;
   return pod;
 }
@@ -66,17 +68,29 @@ describe('VolumeManager', () => {
     const root = join(dir, 'idempotent');
     const mounter = new FakeMounter();
     const once = new CountingPlugin(false);
-    const vm = createVolumeManager({ rootDir: root, mounter, allocatable: { cpu: 1000, memory: 2 ** 30 }, plugins: [...DEFAULT_VOLUME_PLUGINS, once] });
-    const pod = podWith([
-      { name: 'mem', emptyDir: { medium: 'Memory' } },
-      { name: 'ext', csi: { driver: 'x' } },
-      { name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
-      { name: 'unused', emptyDir: {} },
-    ], ['mem', 'ext', 'info']);
+    const vm = createVolumeManager({
+      rootDir: root,
+      mounter,
+      allocatable: { cpu: 1000, memory: 2 ** 30 },
+      plugins: [...DEFAULT_VOLUME_PLUGINS, once],
+    });
+    const pod = podWith(
+      [
+        { name: 'mem', emptyDir: { medium: 'Memory' } },
+        { name: 'ext', csi: { driver: 'x' } },
+        { name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+        { name: 'unused', emptyDir: {} },
+      ],
+      ['mem', 'ext', 'info'],
+    );
     const first = await vm.mountPodVolumes(pod);
     assert.deepEqual([...first.mounted.keys()].sort(), ['ext', 'info', 'mem']);
     assert.equal(first.errors.size, 0);
-    assert.equal(existsSync(podVolumeDir(root, 'uid-1234', 'kubernetes.io~empty-dir', 'unused')), false, 'a volume no container mounts is not set up');
+    assert.equal(
+      existsSync(podVolumeDir(root, 'uid-1234', 'kubernetes.io~empty-dir', 'unused')),
+      false,
+      'a volume no container mounts is not set up',
+    );
     const tmpfsMounts = mounter.mountCalls;
     pod.metadata!.name = 'renamed';
     await vm.mountPodVolumes(pod);
@@ -84,15 +98,30 @@ describe('VolumeManager', () => {
     assert.equal(mounter.mountCalls, tmpfsMounts, 'no tmpfs mounted twice');
     const info = vm.getMountedVolumesForPod('uid-1234').mounted.get('info')!;
     assert.equal(info.readOnly, true);
-    assert.equal(await readFile(join(info.hostPath, 'name'), 'utf8'), 'renamed', 'API data volumes are refreshed on every mount');
+    assert.equal(
+      await readFile(join(info.hostPath, 'name'), 'utf8'),
+      'renamed',
+      'API data volumes are refreshed on every mount',
+    );
   });
 
   it('a failing plugin reports its error and does not disturb the other volumes; a later mount clears it', async () => {
     const root = join(dir, 'failing');
     const flaky = new CountingPlugin(false);
     flaky.failing = true;
-    const vm = createVolumeManager({ rootDir: root, mounter: new FakeMounter(), plugins: [...DEFAULT_VOLUME_PLUGINS, flaky] });
-    const pod = podWith([{ name: 'ext', csi: { driver: 'x' } }, { name: 'scratch', emptyDir: {} }, { name: 'odd', gitRepo: { repository: 'r' } }], ['ext', 'scratch', 'odd']);
+    const vm = createVolumeManager({
+      rootDir: root,
+      mounter: new FakeMounter(),
+      plugins: [...DEFAULT_VOLUME_PLUGINS, flaky],
+    });
+    const pod = podWith(
+      [
+        { name: 'ext', csi: { driver: 'x' } },
+        { name: 'scratch', emptyDir: {} },
+        { name: 'odd', gitRepo: { repository: 'r' } },
+      ],
+      ['ext', 'scratch', 'odd'],
+    );
     const r = await vm.mountPodVolumes(pod);
     assert.deepEqual([...r.mounted.keys()], ['scratch']);
     assert.match(r.errors.get('ext')!.message, /volume ext: the driver is not registered/);
@@ -109,7 +138,13 @@ describe('VolumeManager', () => {
     const mounter = new FakeMounter();
     const ext = new CountingPlugin(false);
     const vm = createVolumeManager({ rootDir: root, mounter, plugins: [...DEFAULT_VOLUME_PLUGINS, ext] });
-    const pod = podWith([{ name: 'ext', csi: { driver: 'x' } }, { name: 'mem', emptyDir: { medium: 'Memory' } }], ['ext', 'mem']);
+    const pod = podWith(
+      [
+        { name: 'ext', csi: { driver: 'x' } },
+        { name: 'mem', emptyDir: { medium: 'Memory' } },
+      ],
+      ['ext', 'mem'],
+    );
     await vm.mountPodVolumes(pod);
     assert.equal(mounter.mounts.size, 1);
     await vm.unmountPodVolumes('uid-1234');
@@ -128,18 +163,35 @@ describe('VolumeManager', () => {
 describe('the kubelet and the volume manager', () => {
   /** The fake runtime, its calls in the shared log. */
   class LoggingRuntime extends FakeRuntime {
-    constructor(readonly calls: string[]) { super(); }
-    override async syncPod(pod: Pod) { this.calls.push(`syncPod ${pod.metadata!.uid}`); return super.syncPod(pod); }
-    override async killPod(pod: Pod | undefined, running: RunningPod, grace?: number) { this.calls.push(`killPod ${running.uid}`); return super.killPod(pod, running, grace); }
+    constructor(readonly calls: string[]) {
+      super();
+    }
+    override async syncPod(pod: Pod) {
+      this.calls.push(`syncPod ${pod.metadata!.uid}`);
+      return super.syncPod(pod);
+    }
+    override async killPod(pod: Pod | undefined, running: RunningPod, grace?: number) {
+      this.calls.push(`killPod ${running.uid}`);
+      return super.killPod(pod, running, grace);
+    }
   }
 
-  it('mounts a pod\'s volumes before the runtime syncs it, and tears them down after its containers are killed', async () => {
+  it("mounts a pod's volumes before the runtime syncs it, and tears them down after its containers are killed", async () => {
     const calls: string[] = [];
     const runtime = new LoggingRuntime(calls);
     const cache = createPodStatusCache();
     const kubelet = new Kubelet({
-      nodeName: 'n', hostIP: '192.0.2.1', rootDir: join(dir, 'kubelet'), maxPods: 110, syncFrequencyMs: 60_000,
-      runtime, volumeManager: new FakeVolumeManager(calls), pleg: new FakePLEG(runtime, cache), cache, statusManager: createStatusManager(), sources: new Set(['file']),
+      nodeName: 'n',
+      hostIP: '192.0.2.1',
+      rootDir: join(dir, 'kubelet'),
+      maxPods: 110,
+      syncFrequencyMs: 60_000,
+      runtime,
+      volumeManager: new FakeVolumeManager(calls),
+      pleg: new FakePLEG(runtime, cache),
+      cache,
+      statusManager: createStatusManager(),
+      sources: new Set(['file']),
     });
     const pod = podWith([{ name: 'scratch', emptyDir: {} }], ['scratch']);
     const ctx = { signal: new AbortController().signal };

@@ -14,7 +14,12 @@ import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
 import { downwardAPIPayload } from '../../src/volume/api-volumes.js';
 import { writeAtomic } from '../../src/volume/atomic-writer.js';
-import { createVolumeManager, setupDataDirs, type PodObjectSource, type VolumeManagerOptions } from '../../src/volume/index.js';
+import {
+  createVolumeManager,
+  setupDataDirs,
+  type PodObjectSource,
+  type VolumeManagerOptions,
+} from '../../src/volume/index.js';
 import { fsTypeAt, mountAt } from '../../src/volume/mount.js';
 import { emptyDirMemorySize } from '../../src/volume/tmpfs.js';
 import { ConfigError, VolumeError } from '../../src/errors.js';
@@ -37,15 +42,26 @@ function manager(name: string, extra: Partial<VolumeManagerOptions> = {}) {
   const root = join(dir, name);
   const mounter = new FakeMounter();
   const vm = createVolumeManager({ rootDir: root, nodeName: 'n', allocatable: alloc, mounter, ...extra });
-  const rt = createRuntimeManager({ runtime: fake, imageManager: createImageManager({ images: fake }), podLogsDir: join(dir, `${name}-logs`), rootDir: root, nodeName: 'n', resolvConf: '', cgroupsPerQOS: false, volumes: vm });
+  const rt = createRuntimeManager({
+    runtime: fake,
+    imageManager: createImageManager({ images: fake }),
+    podLogsDir: join(dir, `${name}-logs`),
+    rootDir: root,
+    nodeName: 'n',
+    resolvConf: '',
+    cgroupsPerQOS: false,
+    volumes: vm,
+  });
   const sync = async (pod: Pod) => {
     await vm.mountPodVolumes(pod);
-    return rt.syncPod(pod, await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace ?? 'default'));
+    return rt.syncPod(
+      pod,
+      await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace ?? 'default'),
+    );
   };
   return { fake, root, mounter, rt, vm, sync };
 }
-const limited = (limits: Record<string, string>): Container =>
-  container('main', { resources: { limits } });
+const limited = (limits: Record<string, string>): Container => container('main', { resources: { limits } });
 
 let dir: string;
 before(async () => {
@@ -65,48 +81,85 @@ describe('downwardAPI volume payload', () => {
       items: [
         { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } },
         { path: 'a', fieldRef: { fieldPath: "metadata.labels['a']" } },
-        { path: 'x/cpu', resourceFieldRef: { containerName: 'main', resource: 'limits.cpu', divisor: '1m' }, mode: 0o644 },
+        {
+          path: 'x/cpu',
+          resourceFieldRef: { containerName: 'main', resource: 'limits.cpu', divisor: '1m' },
+          mode: 0o644,
+        },
       ],
     });
-    assert.deepEqual([...p], [
-      ['labels', { data: 'a="1"\nb="2"', mode: 0o600 }],
-      ['a', { data: '1', mode: 0o600 }],
-      ['x/cpu', { data: '500', mode: 0o644 }],
-    ]);
+    assert.deepEqual(
+      [...p],
+      [
+        ['labels', { data: 'a="1"\nb="2"', mode: 0o600 }],
+        ['a', { data: '1', mode: 0o600 }],
+        ['x/cpu', { data: '500', mode: 0o644 }],
+      ],
+    );
   });
   it('rejects paths leaving the volume and fields volumes cannot have', () => {
-    assert.throws(() => downwardAPIPayload(pc, { items: [{ path: '../x', fieldRef: { fieldPath: 'metadata.name' } }] }), EnvError);
-    assert.throws(() => downwardAPIPayload(pc, { items: [{ path: '/abs', fieldRef: { fieldPath: 'metadata.name' } }] }), EnvError);
-    assert.throws(() => downwardAPIPayload(pc, { items: [{ path: 'ip', fieldRef: { fieldPath: 'status.podIP' } }] }), /not supported in volumes/);
+    assert.throws(
+      () => downwardAPIPayload(pc, { items: [{ path: '../x', fieldRef: { fieldPath: 'metadata.name' } }] }),
+      EnvError,
+    );
+    assert.throws(
+      () => downwardAPIPayload(pc, { items: [{ path: '/abs', fieldRef: { fieldPath: 'metadata.name' } }] }),
+      EnvError,
+    );
+    assert.throws(
+      () => downwardAPIPayload(pc, { items: [{ path: 'ip', fieldRef: { fieldPath: 'status.podIP' } }] }),
+      /not supported in volumes/,
+    );
   });
 });
 
 describe('writeAtomic (upstream AtomicWriter layout)', () => {
   it('writes through ..data, swaps on change, leaves an unchanged payload alone', async () => {
     const d = join(dir, 'atomic');
-    await writeAtomic(d, new Map([['name', { data: 'web', mode: 0o644 }], ['sub/cpu', { data: '1', mode: 0o600 }]]));
+    await writeAtomic(
+      d,
+      new Map([
+        ['name', { data: 'web', mode: 0o644 }],
+        ['sub/cpu', { data: '1', mode: 0o600 }],
+      ]),
+    );
     const first = await readlink(join(d, '..data'));
     assert.equal(await readFile(join(d, 'name'), 'utf8'), 'web');
     assert.equal(await readFile(join(d, 'sub', 'cpu'), 'utf8'), '1');
     assert.ok((await lstat(join(d, 'name'))).isSymbolicLink());
     assert.equal((await stat(join(d, 'sub', 'cpu'))).mode & 0o777, 0o600);
-    await writeAtomic(d, new Map([['name', { data: 'web', mode: 0o644 }], ['sub/cpu', { data: '1', mode: 0o600 }]]));
+    await writeAtomic(
+      d,
+      new Map([
+        ['name', { data: 'web', mode: 0o644 }],
+        ['sub/cpu', { data: '1', mode: 0o600 }],
+      ]),
+    );
     assert.equal(await readlink(join(d, '..data')), first, 'unchanged: not rewritten');
     await writeAtomic(d, new Map([['name', { data: 'api', mode: 0o644 }]]));
     assert.notEqual(await readlink(join(d, '..data')), first);
     assert.equal(await readFile(join(d, 'name'), 'utf8'), 'api');
     assert.equal(existsSync(join(d, 'sub')), false, 'a top-level entry no longer in the payload goes');
-    assert.deepEqual((await readdir(d)).filter((e) => e.startsWith('..')).length, 2, '..data and one versioned directory');
+    assert.deepEqual(
+      (await readdir(d)).filter((e) => e.startsWith('..')).length,
+      2,
+      '..data and one versioned directory',
+    );
   });
 });
 
 describe('memory-backed emptyDir size (upstream calculateEmptyDirMemorySize)', () => {
-  const pod = (limits?: Record<string, string>) => makePod({ containers: [container('a', limits ? { resources: { limits } } : {})] });
+  const pod = (limits?: Record<string, string>) =>
+    makePod({ containers: [container('a', limits ? { resources: { limits } } : {})] });
   it('node allocatable, lowered to the pod memory limit, then to sizeLimit', () => {
     assert.equal(emptyDirMemorySize(pod(), undefined, 8 * GiB), 8 * GiB);
     assert.equal(emptyDirMemorySize(pod({ memory: '1Gi' }), undefined, 8 * GiB), GiB);
     assert.equal(emptyDirMemorySize(pod({ memory: '1Gi' }), '64Mi', 8 * GiB), 64 * MiB);
-    assert.equal(emptyDirMemorySize(pod({ memory: '1Gi' }), '2Gi', 8 * GiB), GiB, 'a sizeLimit above what the pod may use does not raise it');
+    assert.equal(
+      emptyDirMemorySize(pod({ memory: '1Gi' }), '2Gi', 8 * GiB),
+      GiB,
+      'a sizeLimit above what the pod may use does not raise it',
+    );
     assert.equal(emptyDirMemorySize(pod(), '0', 8 * GiB), 8 * GiB, 'zero is no limit');
   });
 });
@@ -114,15 +167,31 @@ describe('memory-backed emptyDir size (upstream calculateEmptyDirMemorySize)', (
 describe('downwardAPI volumes through the volume manager and syncPod, and cleanup', () => {
   it('files exist, the mount is read-only, unmountPodVolumes deletes them', async () => {
     const { fake, root, mounter, vm, sync } = manager('root');
-    const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'info', mountPath: '/info' }, { name: 'scratch', mountPath: '/scratch' }] })] });
-    pod.spec!.volumes = [{ name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }, { name: 'scratch', emptyDir: {} }];
+    const pod = makePod({
+      containers: [
+        container('a', {
+          volumeMounts: [
+            { name: 'info', mountPath: '/info' },
+            { name: 'scratch', mountPath: '/scratch' },
+          ],
+        }),
+      ],
+    });
+    pod.spec!.volumes = [
+      { name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+      { name: 'scratch', emptyDir: {} },
+    ];
     const r = await sync(pod);
     assert.deepEqual([...r.waiting], []);
     const mounts = fake.containersNamed('a')[0]!.config.mounts;
     const info = mounts.find((m) => m.containerPath === '/info')!;
     assert.equal(info.readonly, true);
     assert.equal(await readFile(join(info.hostPath, 'name'), 'utf8'), 'web');
-    assert.deepEqual([...mounter.mounts.keys()], [info.hostPath], 'downwardAPI on a tmpfs (upstream), the emptyDir on disk');
+    assert.deepEqual(
+      [...mounter.mounts.keys()],
+      [info.hostPath],
+      'downwardAPI on a tmpfs (upstream), the emptyDir on disk',
+    );
     await vm.unmountPodVolumes('uid-1234');
     assert.equal(mounter.mounts.size, 0);
     assert.equal(existsSync(join(root, 'pods', 'uid-1234')), false);
@@ -135,9 +204,14 @@ describe('secret-bearing volumes through the volume manager and syncPod: tmpfs, 
   const objects: PodObjectSource = {
     configMap: (_ns, name) => (name === 'cfg' ? { data: { 'app.conf': 'x=1' } } : null),
     secret: (_ns, name) => {
-      const data: Record<string, Record<string, string>> = { sec: { password: 's3cret', user: 'me' }, evil: { '..data': 'x' } };
+      const data: Record<string, Record<string, string>> = {
+        sec: { password: 's3cret', user: 'me' },
+        evil: { '..data': 'x' },
+      };
       const d = data[name];
-      return d ? { data: Object.fromEntries(Object.entries(d).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) } : null;
+      return d
+        ? { data: Object.fromEntries(Object.entries(d).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) }
+        : null;
     },
     serviceAccountToken: () => 'tok',
   };
@@ -145,11 +219,40 @@ describe('secret-bearing volumes through the volume manager and syncPod: tmpfs, 
 
   async function setUp(name: string, podExtra: (pod: ReturnType<typeof makePod>) => void) {
     const { fake, root, mounter, vm, sync } = manager(name, { objects, allocatable: { cpu: 4000, memory: 8 * GiB } });
-    const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'sec', mountPath: '/sec' }, { name: 'cfg', mountPath: '/cfg' }, { name: 'proj', mountPath: '/proj' }, { name: 'tmp', mountPath: '/tmp' }] })] });
+    const pod = makePod({
+      containers: [
+        container('a', {
+          volumeMounts: [
+            { name: 'sec', mountPath: '/sec' },
+            { name: 'cfg', mountPath: '/cfg' },
+            { name: 'proj', mountPath: '/proj' },
+            { name: 'tmp', mountPath: '/tmp' },
+          ],
+        }),
+      ],
+    });
     pod.spec!.volumes = [
-      { name: 'sec', secret: { secretName: 'sec', defaultMode: 0o400, items: [{ key: 'password', path: 'password' }, { key: 'user', path: 'user', mode: 0o444 }] } },
+      {
+        name: 'sec',
+        secret: {
+          secretName: 'sec',
+          defaultMode: 0o400,
+          items: [
+            { key: 'password', path: 'password' },
+            { key: 'user', path: 'user', mode: 0o444 },
+          ],
+        },
+      },
       { name: 'cfg', configMap: { name: 'cfg' } },
-      { name: 'proj', projected: { sources: [{ serviceAccountToken: { path: 'token' } }, { downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }] } },
+      {
+        name: 'proj',
+        projected: {
+          sources: [
+            { serviceAccountToken: { path: 'token' } },
+            { downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+          ],
+        },
+      },
       { name: 'tmp', emptyDir: {} },
     ];
     podExtra(pod);
@@ -161,9 +264,20 @@ describe('secret-bearing volumes through the volume manager and syncPod: tmpfs, 
     const { fake, root, mounter, vm, r } = await setUp('plain', () => undefined);
     assert.deepEqual([...r.waiting], []);
     const vol = (plugin: string, v: string) => join(root, 'pods', 'uid-1234', 'volumes', plugin, v);
-    assert.deepEqual([...mounter.mounts.keys()].sort(), [vol('kubernetes.io~projected', 'proj'), vol('kubernetes.io~secret', 'sec')]);
+    assert.deepEqual([...mounter.mounts.keys()].sort(), [
+      vol('kubernetes.io~projected', 'proj'),
+      vol('kubernetes.io~secret', 'sec'),
+    ]);
     for (const opts of mounter.mounts.values()) assert.deepEqual(opts, { sizeBytes: 64 * MiB, mode: 0o755 });
-    for (const d of ['pods', 'pods/uid-1234', 'pods/uid-1234/volumes', 'pods/uid-1234/volumes/kubernetes.io~secret', 'pods/uid-1234/volumes/kubernetes.io~configmap', 'pods/uid-1234/volumes/kubernetes.io~projected', 'pods/uid-1234/volumes/kubernetes.io~empty-dir']) {
+    for (const d of [
+      'pods',
+      'pods/uid-1234',
+      'pods/uid-1234/volumes',
+      'pods/uid-1234/volumes/kubernetes.io~secret',
+      'pods/uid-1234/volumes/kubernetes.io~configmap',
+      'pods/uid-1234/volumes/kubernetes.io~projected',
+      'pods/uid-1234/volumes/kubernetes.io~empty-dir',
+    ]) {
       assert.equal(await mode(join(root, d)), '750', d);
     }
     assert.equal(await mode(root), '750', 'a root dir the agent creates');
@@ -171,46 +285,87 @@ describe('secret-bearing volumes through the volume manager and syncPod: tmpfs, 
     assert.equal(await mode(join(vol('kubernetes.io~secret', 'sec'), 'password')), '400', 'defaultMode');
     assert.equal(await mode(join(vol('kubernetes.io~secret', 'sec'), 'user')), '444', 'items[].mode');
     assert.equal(await mode(join(vol('kubernetes.io~configmap', 'cfg'), 'app.conf')), '644', 'the default 0644');
-    assert.equal(await mode(join(vol('kubernetes.io~projected', 'proj'), 'token')), '644', 'no fsGroup, no fsUser: defaultMode');
+    assert.equal(
+      await mode(join(vol('kubernetes.io~projected', 'proj'), 'token')),
+      '644',
+      'no fsGroup, no fsUser: defaultMode',
+    );
     assert.equal(await mode(vol('kubernetes.io~empty-dir', 'tmp')), '777');
-    assert.ok((await lstat(join(vol('kubernetes.io~secret', 'sec'), 'password'))).isSymbolicLink(), 'user-visible names are symlinks into ..data');
+    assert.ok(
+      (await lstat(join(vol('kubernetes.io~secret', 'sec'), 'password'))).isSymbolicLink(),
+      'user-visible names are symlinks into ..data',
+    );
     const mounts = fake.containersNamed('a')[0]!.config.mounts;
-    assert.deepEqual(mounts.map((m) => [m.containerPath, m.readonly]), [['/sec', true], ['/cfg', true], ['/proj', true], ['/tmp', false]]);
+    assert.deepEqual(
+      mounts.map((m) => [m.containerPath, m.readonly]),
+      [
+        ['/sec', true],
+        ['/cfg', true],
+        ['/proj', true],
+        ['/tmp', false],
+      ],
+    );
     // Teardown (the kubelet calls it once the pod is terminated): unmounted, deleted.
     await vm.unmountPodVolumes('uid-1234');
     assert.equal(mounter.mounts.size, 0);
     assert.equal(existsSync(join(root, 'pods', 'uid-1234', 'volumes')), false);
   });
 
-  it('fsGroup: files group-owned with g+r, directories g+rx setgid; the token 0640 owned by the common runAsUser; supplemental group', { skip: !asRoot && 'chown needs root' }, async () => {
-    const { fake, root, r } = await setUp('fsgroup', (pod) => { pod.spec!.securityContext = { fsGroup: 2000, runAsUser: 1000, supplementalGroups: [3000] }; });
-    assert.deepEqual([...r.waiting], []);
-    const sec = join(root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~secret', 'sec');
-    const proj = join(root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~projected', 'proj');
-    const st = async (p: string) => { const s = await stat(p); return [(s.mode & 0o7777).toString(8), s.uid, s.gid]; };
-    assert.deepEqual(await st(join(sec, 'password')), ['440', 0, 2000]);
-    assert.deepEqual(await st(join(sec, 'user')), ['444', 0, 2000]);
-    assert.deepEqual(await st(sec), ['2755', 0, 2000]);
-    assert.deepEqual(await st(join(sec, await readlink(join(sec, '..data')))), ['2755', 0, 2000]);
-    assert.deepEqual(await st(join(proj, 'token')), ['640', 1000, 2000]);
-    assert.deepEqual(await st(join(proj, 'name')), ['644', 0, 2000]);
-    assert.deepEqual(await st(join(root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~empty-dir', 'tmp')), ['2777', 0, 2000]);
-    const sc = fake.containersNamed('a')[0]!.config.linux!.securityContext!;
-    assert.deepEqual(sc.supplementalGroups, [2000, 3000]);
-    assert.deepEqual(sc.runAsUser, { value: 1000 });
-  });
+  it(
+    'fsGroup: files group-owned with g+r, directories g+rx setgid; the token 0640 owned by the common runAsUser; supplemental group',
+    { skip: !asRoot && 'chown needs root' },
+    async () => {
+      const { fake, root, r } = await setUp('fsgroup', (pod) => {
+        pod.spec!.securityContext = { fsGroup: 2000, runAsUser: 1000, supplementalGroups: [3000] };
+      });
+      assert.deepEqual([...r.waiting], []);
+      const sec = join(root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~secret', 'sec');
+      const proj = join(root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~projected', 'proj');
+      const st = async (p: string) => {
+        const s = await stat(p);
+        return [(s.mode & 0o7777).toString(8), s.uid, s.gid];
+      };
+      assert.deepEqual(await st(join(sec, 'password')), ['440', 0, 2000]);
+      assert.deepEqual(await st(join(sec, 'user')), ['444', 0, 2000]);
+      assert.deepEqual(await st(sec), ['2755', 0, 2000]);
+      assert.deepEqual(await st(join(sec, await readlink(join(sec, '..data')))), ['2755', 0, 2000]);
+      assert.deepEqual(await st(join(proj, 'token')), ['640', 1000, 2000]);
+      assert.deepEqual(await st(join(proj, 'name')), ['644', 0, 2000]);
+      assert.deepEqual(await st(join(root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~empty-dir', 'tmp')), [
+        '2777',
+        0,
+        2000,
+      ]);
+      const sc = fake.containersNamed('a')[0]!.config.linux!.securityContext!;
+      assert.deepEqual(sc.supplementalGroups, [2000, 3000]);
+      assert.deepEqual(sc.runAsUser, { value: 1000 });
+    },
+  );
 
   it('hostile input: a bad mode or fsGroup from the API, a key named ..data: CreateContainerConfigError, nothing mounted', async () => {
-    const badMode = await setUp('badmode', (pod) => { pod.spec!.volumes![0]!.secret!.defaultMode = 0o1000; });
+    const badMode = await setUp('badmode', (pod) => {
+      pod.spec!.volumes![0]!.secret!.defaultMode = 0o1000;
+    });
     assert.equal(badMode.r.waiting.get('a')?.reason, 'CreateContainerConfigError');
-    assert.match(badMode.r.waiting.get('a')!.message, /volume sec: defaultMode: 01000 \(512\) must be a number between 0 and 0777/);
-    const badGroup = await setUp('badgroup', (pod) => { pod.spec!.securityContext = { fsGroup: -1 }; });
+    assert.match(
+      badMode.r.waiting.get('a')!.message,
+      /volume sec: defaultMode: 01000 \(512\) must be a number between 0 and 0777/,
+    );
+    const badGroup = await setUp('badgroup', (pod) => {
+      pod.spec!.securityContext = { fsGroup: -1 };
+    });
     assert.match(badGroup.r.waiting.get('a')!.message, /securityContext\.fsGroup: -1 must be between 0 and 2147483647/);
-    const evil = await setUp('evil', (pod) => { pod.spec!.volumes![0] = { name: 'sec', secret: { secretName: 'evil' } }; });
+    const evil = await setUp('evil', (pod) => {
+      pod.spec!.volumes![0] = { name: 'sec', secret: { secretName: 'evil' } };
+    });
     assert.match(evil.r.waiting.get('a')!.message, /volume sec: file name "\.\.data" must not start with '\.\.'/);
     const evilSec = join(evil.root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~secret', 'sec');
     assert.equal(evil.mounter.mounts.has(evilSec), false, 'contents are checked before the tmpfs is mounted');
-    assert.equal(evil.mounter.mounts.size, 1, 'the other volumes are set up all the same (the projected one on its tmpfs)');
+    assert.equal(
+      evil.mounter.mounts.size,
+      1,
+      'the other volumes are set up all the same (the projected one on its tmpfs)',
+    );
   });
 });
 
@@ -240,7 +395,10 @@ describe('writeAtomic with bytes', () => {
 describe('writeAtomic refuses paths that leave the volume', () => {
   it('a VolumeError, nothing written', async () => {
     const d = join(dir, 'atomic-evil');
-    await assert.rejects(writeAtomic(d, new Map([['../escape', { data: 'x', mode: 0o644 }]])), (e: unknown) => e instanceof VolumeError && /must not contain '\.\.'/.test(e.message));
+    await assert.rejects(
+      writeAtomic(d, new Map([['../escape', { data: 'x', mode: 0o644 }]])),
+      (e: unknown) => e instanceof VolumeError && /must not contain '\.\.'/.test(e.message),
+    );
     assert.equal(existsSync(join(dir, 'escape')), false);
   });
 });
@@ -251,7 +409,9 @@ describe('a volume an earlier version wrote on disk', () => {
     const old = join(root, 'pods', 'uid-1234', 'volumes', 'kubernetes.io~downward-api', 'info');
     await writeAtomic(old, new Map([['name', { data: 'old', mode: 0o644 }]]));
     const pod = makePod({ containers: [container('a', { volumeMounts: [{ name: 'info', mountPath: '/info' }] })] });
-    pod.spec!.volumes = [{ name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }];
+    pod.spec!.volumes = [
+      { name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+    ];
     const r = await sync(pod);
     assert.deepEqual([...r.waiting], []);
     assert.equal(mounter.mountCalls, 0);
@@ -265,11 +425,27 @@ describe('setupDataDirs (upstream setupDataDirs, plus narrowing what exists)', (
     const plugin = join(root, 'pods', 'uid-1', 'volumes', 'kubernetes.io~secret');
     await mkdir(join(plugin, 'v'), { recursive: true });
     await mkdir(join(root, 'pods', 'uid-1', 'containers'));
-    for (const d of [root, join(root, 'pods'), join(root, 'pods', 'uid-1'), join(root, 'pods', 'uid-1', 'containers'), join(root, 'pods', 'uid-1', 'volumes'), plugin, join(plugin, 'v')]) await chmod(d, 0o755);
+    for (const d of [
+      root,
+      join(root, 'pods'),
+      join(root, 'pods', 'uid-1'),
+      join(root, 'pods', 'uid-1', 'containers'),
+      join(root, 'pods', 'uid-1', 'volumes'),
+      plugin,
+      join(plugin, 'v'),
+    ])
+      await chmod(d, 0o755);
     await chmod(join(root, 'pods', 'uid-1', 'containers'), 0o700);
     await setupDataDirs(root);
     const m = async (p: string) => ((await stat(p)).mode & 0o7777).toString(8);
-    for (const d of [root, join(root, 'pods'), join(root, 'pods', 'uid-1'), join(root, 'pods', 'uid-1', 'volumes'), plugin]) assert.equal(await m(d), '750', d);
+    for (const d of [
+      root,
+      join(root, 'pods'),
+      join(root, 'pods', 'uid-1'),
+      join(root, 'pods', 'uid-1', 'volumes'),
+      plugin,
+    ])
+      assert.equal(await m(d), '750', d);
     assert.equal(await m(join(root, 'pods', 'uid-1', 'containers')), '700', 'narrower modes are kept');
     assert.equal(await m(join(plugin, 'v')), '755', 'volume directories themselves are not touched');
     const fresh = join(dir, 'data-dirs-fresh', 'kubelet');
@@ -287,7 +463,10 @@ describe('setupDataDirs (upstream setupDataDirs, plus narrowing what exists)', (
     assert.equal((await stat(join(shared, 'pods'))).mode & 0o7777, 0o750);
     const file = join(dir, 'root-file');
     await writeFile(file, 'x');
-    await assert.rejects(setupDataDirs(file), (e: unknown) => e instanceof ConfigError && /--root-dir .*root-file/.test(e.message));
+    await assert.rejects(
+      setupDataDirs(file),
+      (e: unknown) => e instanceof ConfigError && /--root-dir .*root-file/.test(e.message),
+    );
     const link = join(dir, 'root-link');
     await symlink(join(dir, 'data-dirs'), link);
     await setupDataDirs(link);

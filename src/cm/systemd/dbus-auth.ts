@@ -27,17 +27,25 @@ export function authenticateExternal(socket: Socket, uid: number, where: string)
       if (err) reject(err);
       else resolve(result!);
     };
-    const onClose = () => done(new DBusConnectionError('auth', `${where}: the server closed the connection during authentication`));
+    const onClose = () =>
+      done(new DBusConnectionError('auth', `${where}: the server closed the connection during authentication`));
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       const end = buffered.indexOf('\r\n');
       if (end < 0) {
-        if (buffered.length > MAX_AUTH_LINE) done(new DBusConnectionError('auth', `${where}: SASL reply longer than ${MAX_AUTH_LINE} bytes`));
+        if (buffered.length > MAX_AUTH_LINE)
+          done(new DBusConnectionError('auth', `${where}: SASL reply longer than ${MAX_AUTH_LINE} bytes`));
         return;
       }
       const line = buffered.subarray(0, end).toString('latin1');
       const ok = /^OK ([0-9a-fA-F]+)$/.exec(line);
-      if (!ok) return done(new DBusConnectionError('auth', `${where}: AUTH EXTERNAL for uid ${uid} refused: ${JSON.stringify(line.slice(0, 200))}`));
+      if (!ok)
+        return done(
+          new DBusConnectionError(
+            'auth',
+            `${where}: AUTH EXTERNAL for uid ${uid} refused: ${JSON.stringify(line.slice(0, 200))}`,
+          ),
+        );
       socket.write('BEGIN\r\n');
       done(undefined, { guid: ok[1]!, rest: buffered.subarray(end + 2) });
     };

@@ -11,7 +11,14 @@ import { log } from '../../util/log.js';
 import { authenticateExternal } from './dbus-auth.js';
 import { errorMessage } from '../../errors.js';
 import { DBusConnectionError, DBusError, DBusProtocolError } from './errors.js';
-import { MessageFlag, MessageType, decodeMessage, encodeMessage, messageLength, type DBusMessage } from './dbus-wire.js';
+import {
+  MessageFlag,
+  MessageType,
+  decodeMessage,
+  encodeMessage,
+  messageLength,
+  type DBusMessage,
+} from './dbus-wire.js';
 import type { DBusValue } from './dbus-values.js';
 import type { DBusClient, MethodCall } from './types.js';
 
@@ -28,7 +35,11 @@ export interface DBusConnectOptions {
 
 const DEFAULT_TIMEOUT_MS = 25_000; // libdbus's default reply timeout
 /** The message bus itself (dbus-daemon), for Hello, AddMatch, GetNameOwner. */
-export const BUS_DAEMON = { destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus' };
+export const BUS_DAEMON = {
+  destination: 'org.freedesktop.DBus',
+  path: '/org/freedesktop/DBus',
+  interface: 'org.freedesktop.DBus',
+};
 
 interface Pending {
   member: string;
@@ -44,7 +55,11 @@ export async function connectDBus(opts: DBusConnectOptions): Promise<DBusClient>
   const conn = new Connection(socket, opts.path, timeoutMs);
   try {
     const auth = authenticateExternal(socket, opts.uid ?? process.getuid?.() ?? 0, opts.path);
-    const { rest } = await withTimeout(auth, timeoutMs, () => new DBusConnectionError('timeout', `${opts.path}: no SASL reply within ${timeoutMs} ms`));
+    const { rest } = await withTimeout(
+      auth,
+      timeoutMs,
+      () => new DBusConnectionError('timeout', `${opts.path}: no SASL reply within ${timeoutMs} ms`),
+    );
     conn.start(rest);
     if (opts.bus) conn.uniqueName = await hello(conn, opts.path);
     else await awaitPeerReady(conn, timeoutMs);
@@ -57,7 +72,8 @@ export async function connectDBus(opts: DBusConnectOptions): Promise<DBusClient>
 
 async function hello(conn: DBusClient, path: string): Promise<string> {
   const [name] = await conn.call({ ...BUS_DAEMON, member: 'Hello' });
-  if (typeof name !== 'string') throw new DBusProtocolError(`${path}: Hello returned ${typeof name}, not a unique name`);
+  if (typeof name !== 'string')
+    throw new DBusProtocolError(`${path}: Hello returned ${typeof name}, not a unique name`);
   return name;
 }
 
@@ -84,11 +100,20 @@ async function awaitPeerReady(conn: DBusClient, timeoutMs: number): Promise<void
 function openSocket(path: string, timeoutMs: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect({ path });
-    const timer = setTimeout(() => fail(new DBusConnectionError('timeout', `${path}: connect did not finish within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => fail(new DBusConnectionError('timeout', `${path}: connect did not finish within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const fail = (err: Error) => {
       clearTimeout(timer);
       socket.destroy();
-      reject(err instanceof DBusConnectionError ? err : new DBusConnectionError('connect', `cannot connect to D-Bus socket ${path}: ${errorMessage(err)}`, { cause: err }));
+      reject(
+        err instanceof DBusConnectionError
+          ? err
+          : new DBusConnectionError('connect', `cannot connect to D-Bus socket ${path}: ${errorMessage(err)}`, {
+              cause: err,
+            }),
+      );
     };
     socket.once('error', fail);
     socket.once('connect', () => {
@@ -117,9 +142,17 @@ class Connection implements DBusClient {
   private needed: number | undefined;
   private ended: Error | undefined;
 
-  constructor(private readonly socket: Socket, private readonly path: string, private readonly timeoutMs: number) {
-    socket.on('error', (err) => this.end(new DBusConnectionError('closed', `D-Bus connection ${path} failed: ${err.message}`, { cause: err })));
-    socket.on('close', () => this.end(new DBusConnectionError('closed', `D-Bus connection ${path} was closed by the peer`)));
+  constructor(
+    private readonly socket: Socket,
+    private readonly path: string,
+    private readonly timeoutMs: number,
+  ) {
+    socket.on('error', (err) =>
+      this.end(new DBusConnectionError('closed', `D-Bus connection ${path} failed: ${err.message}`, { cause: err })),
+    );
+    socket.on('close', () =>
+      this.end(new DBusConnectionError('closed', `D-Bus connection ${path} was closed by the peer`)),
+    );
   }
 
   get closed(): boolean {
@@ -138,8 +171,15 @@ class Connection implements DBusClient {
     let bytes: Buffer;
     try {
       bytes = encodeMessage({
-        type: MessageType.METHOD_CALL, flags: 0, serial, destination: c.destination, path: c.path, interface: c.interface,
-        member: c.member, signature: c.signature ?? '', body: c.body ?? [],
+        type: MessageType.METHOD_CALL,
+        flags: 0,
+        serial,
+        destination: c.destination,
+        path: c.path,
+        interface: c.interface,
+        member: c.member,
+        signature: c.signature ?? '',
+        body: c.body ?? [],
       });
     } catch (err) {
       return Promise.reject(err); // a value that does not fit the signature: nothing was sent
@@ -148,7 +188,12 @@ class Connection implements DBusClient {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(serial);
-        reject(new DBusConnectionError('timeout', `D-Bus call ${c.member} on ${this.path} got no reply within ${timeoutMs} ms`));
+        reject(
+          new DBusConnectionError(
+            'timeout',
+            `D-Bus call ${c.member} on ${this.path} got no reply within ${timeoutMs} ms`,
+          ),
+        );
       }, timeoutMs);
       this.pending.set(serial, { member: c.member, resolve, reject, timer });
       this.socket.write(bytes);
@@ -181,7 +226,11 @@ class Connection implements DBusClient {
     try {
       for (let msg = this.nextMessage(); msg && !this.ended; msg = this.nextMessage()) this.dispatch(msg);
     } catch (err) {
-      this.end(new DBusConnectionError('closed', `D-Bus connection ${this.path} dropped: ${errorMessage(err)}`, { cause: err }));
+      this.end(
+        new DBusConnectionError('closed', `D-Bus connection ${this.path} dropped: ${errorMessage(err)}`, {
+          cause: err,
+        }),
+      );
     }
   }
 
@@ -225,11 +274,18 @@ class Connection implements DBusClient {
 
   /** We export no objects: a call to us gets UnknownMethod, as libdbus answers for unhandled calls. */
   private refuse(call: DBusMessage): void {
-    this.socket.write(encodeMessage({
-      type: MessageType.ERROR, flags: MessageFlag.NO_REPLY_EXPECTED, serial: this.nextSerial(), replySerial: call.serial,
-      destination: call.sender, errorName: 'org.freedesktop.DBus.Error.UnknownMethod', signature: 's',
-      body: [`no method ${call.interface ?? ''}.${call.member ?? ''} on ${call.path ?? ''}`],
-    }));
+    this.socket.write(
+      encodeMessage({
+        type: MessageType.ERROR,
+        flags: MessageFlag.NO_REPLY_EXPECTED,
+        serial: this.nextSerial(),
+        replySerial: call.serial,
+        destination: call.sender,
+        errorName: 'org.freedesktop.DBus.Error.UnknownMethod',
+        signature: 's',
+        body: [`no method ${call.interface ?? ''}.${call.member ?? ''} on ${call.path ?? ''}`],
+      }),
+    );
   }
 
   private runHandler(h: (m: DBusMessage) => void, msg: DBusMessage): void {

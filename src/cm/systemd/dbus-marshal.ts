@@ -9,7 +9,12 @@ import { MAX_ARRAY_BYTES, MAX_CONTAINER_DEPTH, isObjectPath, isVariant, type DBu
 
 const INT_RANGES: Record<string, [number, number, number]> = {
   // code: [min, max, byte size]
-  y: [0, 0xff, 1], n: [-0x8000, 0x7fff, 2], q: [0, 0xffff, 2], i: [-0x80000000, 0x7fffffff, 4], u: [0, 0xffffffff, 4], h: [0, 0xffffffff, 4],
+  y: [0, 0xff, 1],
+  n: [-0x8000, 0x7fff, 2],
+  q: [0, 0xffff, 2],
+  i: [-0x80000000, 0x7fffffff, 4],
+  u: [0, 0xffffffff, 4],
+  h: [0, 0xffffffff, 4],
 };
 const BIG_RANGES: Record<string, [bigint, bigint]> = { x: [-(2n ** 63n), 2n ** 63n - 1n], t: [0n, 2n ** 64n - 1n] };
 
@@ -29,23 +34,38 @@ export class WireWriter {
   /** Writes values of a whole signature (a message body, say). */
   writeAll(sig: string, values: DBusValue[]): void {
     const types = parseSignature(sig);
-    if (types.length !== values.length) throw new DBusProtocolError(`signature ${JSON.stringify(sig)} has ${types.length} types but ${values.length} values were given`);
+    if (types.length !== values.length)
+      throw new DBusProtocolError(
+        `signature ${JSON.stringify(sig)} has ${types.length} types but ${values.length} values were given`,
+      );
     types.forEach((t, i) => this.write(t, values[i]!, 0));
   }
 
   write(t: DBusType, v: DBusValue, depth: number): void {
     switch (t.code) {
-      case 'b': return this.bool(v);
-      case 'x': case 't': return this.int64(t.code, v);
-      case 'd': return this.double(t, v);
-      case 's': return this.string(t, v);
-      case 'o': return this.string(t, v);
-      case 'g': return this.signature(v);
-      case 'v': return this.variant(v, depth + 1);
-      case 'a': return this.array(t.elem, v, depth + 1);
-      case '(': return this.struct(t.fields, v, depth + 1);
-      case '{': return this.struct([t.key, t.value], v, depth + 1);
-      default: return this.int(t.code, v);
+      case 'b':
+        return this.bool(v);
+      case 'x':
+      case 't':
+        return this.int64(t.code, v);
+      case 'd':
+        return this.double(t, v);
+      case 's':
+        return this.string(t, v);
+      case 'o':
+        return this.string(t, v);
+      case 'g':
+        return this.signature(v);
+      case 'v':
+        return this.variant(v, depth + 1);
+      case 'a':
+        return this.array(t.elem, v, depth + 1);
+      case '(':
+        return this.struct(t.fields, v, depth + 1);
+      case '{':
+        return this.struct([t.key, t.value], v, depth + 1);
+      default:
+        return this.int(t.code, v);
     }
   }
 
@@ -120,7 +140,8 @@ export class WireWriter {
 
   private variant(v: DBusValue, depth: number): void {
     this.checkDepth(depth);
-    if (!isVariant(v)) throw new DBusProtocolError(`cannot marshal ${describe(v)} as a variant: expected { sig, value }`);
+    if (!isVariant(v))
+      throw new DBusProtocolError(`cannot marshal ${describe(v)} as a variant: expected { sig, value }`);
     const inner = parseSingleType(v.sig);
     this.signature(v.sig);
     this.write(inner, v.value, depth);
@@ -135,7 +156,8 @@ export class WireWriter {
     const start = this.pos;
     for (const e of v) this.write(elem, e, depth);
     const length = this.pos - start;
-    if (length > MAX_ARRAY_BYTES) throw new DBusProtocolError(`array of ${length} bytes is over the ${MAX_ARRAY_BYTES}-byte limit`);
+    if (length > MAX_ARRAY_BYTES)
+      throw new DBusProtocolError(`array of ${length} bytes is over the ${MAX_ARRAY_BYTES}-byte limit`);
     this.patchUint32(lengthAt, length);
   }
 
@@ -149,7 +171,8 @@ export class WireWriter {
   }
 
   private checkDepth(depth: number): void {
-    if (depth > MAX_CONTAINER_DEPTH) throw new DBusProtocolError(`value nests more than ${MAX_CONTAINER_DEPTH} containers`);
+    if (depth > MAX_CONTAINER_DEPTH)
+      throw new DBusProtocolError(`value nests more than ${MAX_CONTAINER_DEPTH} containers`);
   }
 
   private check(t: { code: string }, ok: boolean, v: DBusValue): void {
@@ -170,6 +193,9 @@ export class WireWriter {
 }
 
 function describe(v: DBusValue): string {
-  const text = typeof v === 'bigint' ? `${v}n` : JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x)) ?? String(v);
+  const text =
+    typeof v === 'bigint'
+      ? `${v}n`
+      : (JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x)) ?? String(v));
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

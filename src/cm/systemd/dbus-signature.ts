@@ -24,7 +24,8 @@ const MAX_STRUCT_DEPTH = 32;
 
 /** Parses a signature (zero or more complete types) or throws DBusProtocolError naming what is wrong. */
 export function parseSignature(sig: string): DBusType[] {
-  if (sig.length > MAX_SIGNATURE_LENGTH) throw new DBusProtocolError(`signature longer than ${MAX_SIGNATURE_LENGTH} bytes (${sig.length})`);
+  if (sig.length > MAX_SIGNATURE_LENGTH)
+    throw new DBusProtocolError(`signature longer than ${MAX_SIGNATURE_LENGTH} bytes (${sig.length})`);
   const parser = new SignatureParser(sig);
   const types: DBusType[] = [];
   while (parser.pos < sig.length) types.push(parser.one(0, 0));
@@ -34,17 +35,22 @@ export function parseSignature(sig: string): DBusType[] {
 /** Parses a signature that must be exactly one complete type (a variant's). */
 export function parseSingleType(sig: string): DBusType {
   const types = parseSignature(sig);
-  if (types.length !== 1) throw new DBusProtocolError(`variant signature ${JSON.stringify(sig)} is not exactly one complete type`);
+  if (types.length !== 1)
+    throw new DBusProtocolError(`variant signature ${JSON.stringify(sig)} is not exactly one complete type`);
   return types[0]!;
 }
 
 /** The signature text of a type (the inverse of parsing). */
 export function typeSignature(t: DBusType): string {
   switch (t.code) {
-    case 'a': return `a${typeSignature(t.elem)}`;
-    case '(': return `(${t.fields.map(typeSignature).join('')})`;
-    case '{': return `{${typeSignature(t.key)}${typeSignature(t.value)}}`;
-    default: return t.code;
+    case 'a':
+      return `a${typeSignature(t.elem)}`;
+    case '(':
+      return `(${t.fields.map(typeSignature).join('')})`;
+    case '{':
+      return `{${typeSignature(t.key)}${typeSignature(t.value)}}`;
+    default:
+      return t.code;
   }
 }
 
@@ -93,9 +99,20 @@ class SignatureParser {
 /** Alignment of each type's start on the wire ("Marshaling (Wire Format)", the alignment table). */
 export function alignmentOf(t: DBusType): number {
   switch (t.code) {
-    case 'y': case 'g': case 'v': return 1;
-    case 'n': case 'q': return 2;
-    case 'x': case 't': case 'd': case '(': case '{': return 8;
-    default: return 4; // b i u h s o a
+    case 'y':
+    case 'g':
+    case 'v':
+      return 1;
+    case 'n':
+    case 'q':
+      return 2;
+    case 'x':
+    case 't':
+    case 'd':
+    case '(':
+    case '{':
+      return 8;
+    default:
+      return 4; // b i u h s o a
   }
 }

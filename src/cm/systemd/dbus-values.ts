@@ -24,7 +24,13 @@ export function variant(sig: string, value: DBusValue): DBusVariant {
 }
 
 export function isVariant(v: unknown): v is DBusVariant {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as DBusVariant).sig === 'string' && 'value' in v;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    typeof (v as DBusVariant).sig === 'string' &&
+    'value' in v
+  );
 }
 
 /** Spec, "Valid Object Paths": "/" or "/" joined non-empty elements of [A-Za-z0-9_]. */

@@ -55,7 +55,13 @@ export class JobWatcher {
   }
 
   private onSignal(m: DBusMessage): void {
-    if (m.interface !== MANAGER_INTERFACE || m.member !== 'JobRemoved' || m.path !== MANAGER_PATH || m.signature !== 'uoss') return;
+    if (
+      m.interface !== MANAGER_INTERFACE ||
+      m.member !== 'JobRemoved' ||
+      m.path !== MANAGER_PATH ||
+      m.signature !== 'uoss'
+    )
+      return;
     if (this.sender !== undefined && m.sender !== this.sender) return;
     const [, job, , result] = m.body as [number, string, string, string];
     const waiter = this.waiters.get(job);

@@ -68,7 +68,12 @@ export class SystemdManager implements SystemdUnitManager {
 
   async startTransientUnit(name: string, properties: UnitProperty[]): Promise<void> {
     try {
-      await this.runJob(name, 'StartTransientUnit', 'ssa(sv)a(sa(sv))', [name, 'replace', encodeProperties(properties), []]);
+      await this.runJob(name, 'StartTransientUnit', 'ssa(sv)a(sa(sv))', [
+        name,
+        'replace',
+        encodeProperties(properties),
+        [],
+      ]);
     } catch (err) {
       // runc's startUnit with ignoreExist (kubelet's slices): an existing unit is success.
       if (!isDBusError(err, UNIT_EXISTS)) throw err;
@@ -78,7 +83,11 @@ export class SystemdManager implements SystemdUnitManager {
   }
 
   async setUnitProperties(name: string, runtime: boolean, properties: UnitProperty[]): Promise<void> {
-    await this.call({ member: 'SetUnitProperties', signature: 'sba(sv)', body: [name, runtime, encodeProperties(properties)] });
+    await this.call({
+      member: 'SetUnitProperties',
+      signature: 'sba(sv)',
+      body: [name, runtime, encodeProperties(properties)],
+    });
   }
 
   async stopUnit(name: string): Promise<void> {
@@ -94,17 +103,27 @@ export class SystemdManager implements SystemdUnitManager {
     return this.withSession(async (s) => {
       const [path] = await s.client.call(managerCall(s, { member: 'GetUnit', signature: 's', body: [name] }));
       const [value] = await s.client.call({
-        destination: s.bus ? SYSTEMD_BUS_NAME : undefined, path: path as string, interface: 'org.freedesktop.DBus.Properties',
-        member: 'Get', signature: 'ss', body: [iface, property],
+        destination: s.bus ? SYSTEMD_BUS_NAME : undefined,
+        path: path as string,
+        interface: 'org.freedesktop.DBus.Properties',
+        member: 'Get',
+        signature: 'ss',
+        body: [iface, property],
       });
-      if (!isVariant(value)) throw new DBusProtocolError(`Properties.Get ${iface}.${property} of ${name} returned ${JSON.stringify(typeof value)}, not a variant`);
+      if (!isVariant(value))
+        throw new DBusProtocolError(
+          `Properties.Get ${iface}.${property} of ${name} returned ${JSON.stringify(typeof value)}, not a variant`,
+        );
       return value;
     });
   }
 
   close(): void {
     this.closedByCaller = true;
-    void this.session?.then((s) => s.client.close(), () => undefined);
+    void this.session?.then(
+      (s) => s.client.close(),
+      () => undefined,
+    );
     this.session = undefined;
   }
 
@@ -118,7 +137,9 @@ export class SystemdManager implements SystemdUnitManager {
     if (result === 'done') return;
     // like runc's startUnit: clear the failed state, so the next start of this name is not refused
     await this.resetFailedUnit(unit).catch(() => undefined);
-    throw result instanceof SystemdJobError ? result : new SystemdJobError(unit, result, `${member} job did not succeed`);
+    throw result instanceof SystemdJobError
+      ? result
+      : new SystemdJobError(unit, result, `${member} job did not succeed`);
   }
 
   private call(c: Omit<MethodCall, 'path'>): Promise<DBusValue[]> {
@@ -182,7 +203,12 @@ async function subscribe(s: Session): Promise<void> {
   if (s.bus) {
     const rule = `type='signal',sender='${SYSTEMD_BUS_NAME}',path='${MANAGER_PATH}',interface='${MANAGER_INTERFACE}',member='JobRemoved'`;
     await s.client.call({ ...BUS_DAEMON, member: 'AddMatch', signature: 's', body: [rule] });
-    const [owner] = await s.client.call({ ...BUS_DAEMON, member: 'GetNameOwner', signature: 's', body: [SYSTEMD_BUS_NAME] });
+    const [owner] = await s.client.call({
+      ...BUS_DAEMON,
+      member: 'GetNameOwner',
+      signature: 's',
+      body: [SYSTEMD_BUS_NAME],
+    });
     s.jobs.acceptOnlyFrom(owner as string);
   }
   await s.client.call(managerCall(s, { member: 'Subscribe' }));

@@ -51,7 +51,9 @@ export const UNLIMITED = 2n ** 64n - 1n;
  */
 export function unitObjectPath(name: string): string {
   const escaped = [...Buffer.from(name, 'utf8')]
-    .map((b, i) => (isLetter(b) || (i > 0 && isDigit(b)) ? String.fromCharCode(b) : `_${b.toString(16).padStart(2, '0')}`))
+    .map((b, i) =>
+      isLetter(b) || (i > 0 && isDigit(b)) ? String.fromCharCode(b) : `_${b.toString(16).padStart(2, '0')}`,
+    )
     .join('');
   return `/org/freedesktop/systemd1/unit/${escaped === '' ? '_' : escaped}`;
 }

@@ -13,16 +13,30 @@
  */
 import type { RequestAttributes, UserInfo } from './types.js';
 
-const VERBS: Readonly<Record<string, string>> = { POST: 'create', GET: 'get', HEAD: 'get', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+const VERBS: Readonly<Record<string, string>> = {
+  POST: 'create',
+  GET: 'get',
+  HEAD: 'get',
+  PUT: 'update',
+  PATCH: 'patch',
+  DELETE: 'delete',
+};
 
 /** upstream's fine-grained paths: checked first, `proxy` after them. */
 const FINE_GRAINED: ReadonlyArray<readonly [base: string, subresource: string]> = [
-  ['/pods', 'pods'], ['/healthz', 'healthz'], ['/configz', 'configz'], ['/runningpods/', 'pods'],
+  ['/pods', 'pods'],
+  ['/healthz', 'healthz'],
+  ['/configz', 'configz'],
+  ['/runningpods/', 'pods'],
 ];
 
 /** Paths with their own subresource and no fallback; everything else is `proxy`. */
 const SUBRESOURCES: ReadonlyArray<readonly [base: string, subresource: string]> = [
-  ['/stats/', 'stats'], ['/metrics', 'metrics'], ['/logs/', 'log'], ['/spec/', 'spec'], ['/checkpoint/', 'checkpoint'],
+  ['/stats/', 'stats'],
+  ['/metrics', 'metrics'],
+  ['/logs/', 'log'],
+  ['/spec/', 'spec'],
+  ['/checkpoint/', 'checkpoint'],
 ];
 
 /** True when `path` is `base` or below it ("/stats" matches "/stats" and "/stats/summary", not "/statsx"). */
@@ -40,14 +54,26 @@ export function subresourcesOf(path: string): string[] {
 
 /** The verb: `create` for an upgrade request (see above), else from the method. */
 export function verbOf(method: string, upgrade: boolean): string {
-  return upgrade ? 'create' : VERBS[method] ?? '';
+  return upgrade ? 'create' : (VERBS[method] ?? '');
 }
 
 /** One attribute set per subresource to try, in order. `upgrade`: a connection upgrade (exec, attach). */
-export function requestAttributes(user: UserInfo, { method, path, upgrade = false }: { method: string; path: string; upgrade?: boolean }, nodeName: string): RequestAttributes[] {
+export function requestAttributes(
+  user: UserInfo,
+  { method, path, upgrade = false }: { method: string; path: string; upgrade?: boolean },
+  nodeName: string,
+): RequestAttributes[] {
   const verb = verbOf(method, upgrade);
   return subresourcesOf(path).map((subresource) => ({
-    user, verb, namespace: '', apiGroup: '', apiVersion: 'v1', resource: 'nodes', subresource, name: nodeName, path,
+    user,
+    verb,
+    namespace: '',
+    apiGroup: '',
+    apiVersion: 'v1',
+    resource: 'nodes',
+    subresource,
+    name: nodeName,
+    path,
   }));
 }
 

@@ -30,7 +30,8 @@ export function x509Authenticator(): Authenticator {
       if (typeof socket.getPeerCertificate !== 'function') return undefined;
       const cert = socket.getPeerCertificate();
       if (!cert || Object.keys(cert).length === 0) return undefined;
-      if (!socket.authorized) throw new AuthenticationFailed(`client certificate rejected: ${String(socket.authorizationError)}`);
+      if (!socket.authorized)
+        throw new AuthenticationFailed(`client certificate rejected: ${String(socket.authorizationError)}`);
       const cn = cert.subject?.CN;
       const name = Array.isArray(cn) ? cn[0] : cn;
       if (!name) throw new AuthenticationFailed('client certificate has no common name');
@@ -47,7 +48,11 @@ function bearerToken(req: IncomingMessage): string | undefined {
   return m ? m[1] : undefined;
 }
 
-interface TokenReviewStatus { authenticated?: boolean; error?: string; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> } }
+interface TokenReviewStatus {
+  authenticated?: boolean;
+  error?: string;
+  user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+}
 
 /** Bearer tokens through TokenReview (authentication.k8s.io/v1); answers cached for cacheTTL by token hash. */
 export function tokenReviewAuthenticator(client: ReviewClient, cacheTtlMs: number): Authenticator {
@@ -59,16 +64,26 @@ export function tokenReviewAuthenticator(client: ReviewClient, cacheTtlMs: numbe
       const key = createHash('sha256').update(token).digest('hex');
       let user = cache.get(key);
       if (user === undefined) {
-        const reply = await client.post('/apis/authentication.k8s.io/v1/tokenreviews', {
-          apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token },
-        }).catch((err: unknown) => {
-          log('server').warn({ err: String(err) }, 'TokenReview failed');
-          throw new AuthenticationFailed(`token review failed: ${errorMessage(err)}`, { cause: err });
-        });
+        const reply = await client
+          .post('/apis/authentication.k8s.io/v1/tokenreviews', {
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenReview',
+            spec: { token },
+          })
+          .catch((err: unknown) => {
+            log('server').warn({ err: String(err) }, 'TokenReview failed');
+            throw new AuthenticationFailed(`token review failed: ${errorMessage(err)}`, { cause: err });
+          });
         const status = ((reply ?? {}) as { status?: TokenReviewStatus }).status ?? {};
-        user = status.authenticated && status.user?.username
-          ? withAuthenticatedGroup({ name: status.user.username, uid: status.user.uid, groups: status.user.groups ?? [], extra: status.user.extra })
-          : null;
+        user =
+          status.authenticated && status.user?.username
+            ? withAuthenticatedGroup({
+                name: status.user.username,
+                uid: status.user.uid,
+                groups: status.user.groups ?? [],
+                extra: status.user.extra,
+              })
+            : null;
         cache.set(key, user, cacheTtlMs);
       }
       if (user === null) throw new AuthenticationFailed('invalid bearer token');

@@ -19,13 +19,21 @@ function reviewSpec(a: RequestAttributes): Record<string, unknown> {
     groups: a.user.groups,
     ...(a.user.extra ? { extra: a.user.extra } : {}),
     resourceAttributes: {
-      namespace: a.namespace, verb: a.verb, group: a.apiGroup, version: a.apiVersion,
-      resource: a.resource, subresource: a.subresource, name: a.name,
+      namespace: a.namespace,
+      verb: a.verb,
+      group: a.apiGroup,
+      version: a.apiVersion,
+      resource: a.resource,
+      subresource: a.subresource,
+      name: a.name,
     },
   };
 }
 
-export interface WebhookAuthorizerOptions { cacheAuthorizedTtlMs: number; cacheUnauthorizedTtlMs: number }
+export interface WebhookAuthorizerOptions {
+  cacheAuthorizedTtlMs: number;
+  cacheUnauthorizedTtlMs: number;
+}
 
 /**
  * SubjectAccessReview (authorization.k8s.io/v1). Allowed answers are cached for
@@ -42,7 +50,9 @@ export function webhookAuthorizer(client: ReviewClient, opts: WebhookAuthorizerO
       let reply: unknown;
       try {
         reply = await client.post('/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-          apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec,
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec,
         });
       } catch (err) {
         log('server').warn({ err: String(err) }, 'SubjectAccessReview failed');

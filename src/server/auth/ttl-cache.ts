@@ -4,7 +4,10 @@
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
-  constructor(private readonly maxEntries = 4096, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly maxEntries = 4096,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get(key: string): V | undefined {
     const e = this.entries.get(key);

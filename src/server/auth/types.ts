@@ -30,7 +30,10 @@ export interface RequestAttributes {
   path: string;
 }
 
-export interface Decision { allowed: boolean; reason: string }
+export interface Decision {
+  allowed: boolean;
+  reason: string;
+}
 
 export interface Authorizer {
   authorize(attrs: RequestAttributes): Promise<Decision>;

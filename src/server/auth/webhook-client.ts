@@ -28,39 +28,58 @@ export function reviewClientFromKubeconfig(path: string): ReviewClient {
 function postJson(url: URL, opts: RequestOptions, body: unknown): Promise<unknown> {
   const data = Buffer.from(JSON.stringify(body));
   const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
-  const noAnswer = (why: string, cause?: unknown) => new ApiError(0, 'ConnectionFailed', `POST ${url.pathname}: ${why}`, { cause });
+  const noAnswer = (why: string, cause?: unknown) =>
+    new ApiError(0, 'ConnectionFailed', `POST ${url.pathname}: ${why}`, { cause });
   return new Promise((resolve, reject) => {
     const fail = (err: Error) => reject(err instanceof ApiError ? err : noAnswer(errorMessage(err), err));
-    const req = send(url, {
-      ...opts,
-      timeout: TIMEOUT_MS,
-      headers: { ...opts.headers, 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': data.length },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_REPLY_BYTES) req.destroy(noAnswer(`review reply larger than ${MAX_REPLY_BYTES} bytes`));
-        else chunks.push(c);
-      });
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const status = res.statusCode ?? 0;
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = undefined;
-        }
-        if (status >= 300) {
-          const st = (parsed ?? {}) as { reason?: string; message?: string };
-          return reject(new ApiError(status, st.reason ?? 'Unknown', `POST ${url.pathname}: ${status} ${st.message ?? text.slice(0, 200)}`));
-        }
-        if (parsed === undefined) return reject(new ApiError(status, 'BadResponse', `POST ${url.pathname}: the reply is not JSON: ${text.slice(0, 200)}`));
-        resolve(parsed);
-      });
-      res.on('error', fail);
-    });
+    const req = send(
+      url,
+      {
+        ...opts,
+        timeout: TIMEOUT_MS,
+        headers: {
+          ...opts.headers,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+          'Content-Length': data.length,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_REPLY_BYTES) req.destroy(noAnswer(`review reply larger than ${MAX_REPLY_BYTES} bytes`));
+          else chunks.push(c);
+        });
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const status = res.statusCode ?? 0;
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            parsed = undefined;
+          }
+          if (status >= 300) {
+            const st = (parsed ?? {}) as { reason?: string; message?: string };
+            return reject(
+              new ApiError(
+                status,
+                st.reason ?? 'Unknown',
+                `POST ${url.pathname}: ${status} ${st.message ?? text.slice(0, 200)}`,
+              ),
+            );
+          }
+          if (parsed === undefined)
+            return reject(
+              new ApiError(status, 'BadResponse', `POST ${url.pathname}: the reply is not JSON: ${text.slice(0, 200)}`),
+            );
+          resolve(parsed);
+        });
+        res.on('error', fail);
+      },
+    );
     req.on('timeout', () => req.destroy(noAnswer(`no reply within ${TIMEOUT_MS} ms`)));
     req.on('error', fail);
     req.end(data);

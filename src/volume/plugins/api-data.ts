@@ -18,7 +18,14 @@ import { checkPayloadPaths, writeAtomic, type DirOwnership } from '../atomic-wri
 import { makeVolumeDir } from '../pod-dirs.js';
 import { atomicVolumeTmpfsSize, ensureTmpfs } from '../tmpfs.js';
 import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from '../types.js';
-import { ownedPayload, VOLUME_DIR_MODE, volumeDirOwnership, volumeOwnership, type PayloadFile, type VolumeOwnership } from '../volume-payload.js';
+import {
+  ownedPayload,
+  VOLUME_DIR_MODE,
+  volumeDirOwnership,
+  volumeOwnership,
+  type PayloadFile,
+  type VolumeOwnership,
+} from '../volume-payload.js';
 import { tearDownLocalVolume } from './local-teardown.js';
 
 /** What one API data plugin adds to the shared set-up. */
@@ -33,7 +40,16 @@ export interface ApiDataSource {
 
 /** The payload's context: no pod IPs, which volumes cannot read (only metadata field paths). */
 function payloadContext(host: VolumeHost, pod: Pod, own: VolumeOwnership): PayloadContext {
-  return { nodeName: host.nodeName, hostIP: host.hostIP, podIP: '', podIPs: [], objects: host.objects, pod, allocatable: host.allocatable, own };
+  return {
+    nodeName: host.nodeName,
+    hostIP: host.hostIP,
+    podIP: '',
+    podIPs: [],
+    objects: host.objects,
+    pod,
+    allocatable: host.allocatable,
+    own,
+  };
 }
 
 /** An API data plugin, with what tests and diagnostics read of it besides the VolumePlugin. */
@@ -43,23 +59,36 @@ export interface ApiDataPlugin extends VolumePlugin {
   contents(pod: Pod, volume: Volume, host: VolumeHost): { files: Map<string, PayloadFile>; dir: DirOwnership };
 }
 
-function contents(src: ApiDataSource, pod: Pod, volume: Volume, host: VolumeHost): { files: Map<string, PayloadFile>; dir: DirOwnership } {
+function contents(
+  src: ApiDataSource,
+  pod: Pod,
+  volume: Volume,
+  host: VolumeHost,
+): { files: Map<string, PayloadFile>; dir: DirOwnership } {
   try {
     const own = volumeOwnership(pod);
     const files = ownedPayload(src.payload(payloadContext(host, pod, own), volume), own);
     checkPayloadPaths(files);
     return { files, dir: volumeDirOwnership(own) };
   } catch (err) {
-    if (err instanceof EnvError || err instanceof VolumeError) throw new VolumeError(`volume ${volume.name}: ${err.message}`, { cause: err });
+    if (err instanceof EnvError || err instanceof VolumeError)
+      throw new VolumeError(`volume ${volume.name}: ${err.message}`, { cause: err });
     throw err;
   }
 }
 
 async function setUp(src: ApiDataSource, pod: Pod, volume: Volume, host: VolumeHost): Promise<MountedVolume> {
   const data = contents(src, pod, volume, host);
-  const dir = await makeVolumeDir(host.rootDir, { uid: podUID(pod), plugin: src.name, name: volume.name }, VOLUME_DIR_MODE);
+  const dir = await makeVolumeDir(
+    host.rootDir,
+    { uid: podUID(pod), plugin: src.name, name: volume.name },
+    VOLUME_DIR_MODE,
+  );
   if (src.medium === 'Memory') {
-    await ensureTmpfs(host.mounter, dir, volume.name, { sizeBytes: atomicVolumeTmpfsSize(pod, host.allocatable.memory), mode: VOLUME_DIR_MODE });
+    await ensureTmpfs(host.mounter, dir, volume.name, {
+      sizeBytes: atomicVolumeTmpfsSize(pod, host.allocatable.memory),
+      mode: VOLUME_DIR_MODE,
+    });
   }
   try {
     await writeAtomic(dir, data.files, data.dir);

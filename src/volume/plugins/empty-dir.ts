@@ -21,12 +21,15 @@ export function emptyDirPath(rootDir: string, uid: string, volumeName: string): 
 async function setUp(pod: Pod, volume: Volume, host: VolumeHost): Promise<MountedVolume> {
   const { name } = volume;
   const medium = volume.emptyDir?.medium;
-  if (medium && medium !== 'Memory') throw new VolumeError(`volume ${name}: emptyDir medium ${medium} is not supported`);
+  if (medium && medium !== 'Memory')
+    throw new VolumeError(`volume ${name}: emptyDir medium ${medium} is not supported`);
   const own = volumeOwnershipFor(pod, name);
   const dir = await makeVolumeDir(host.rootDir, { uid: podUID(pod), plugin: EMPTY_DIR_PLUGIN, name }, 0o777);
   if (medium === 'Memory') {
     const sizeLimit = volume.emptyDir?.sizeLimit as string | number | undefined;
-    await ensureTmpfs(host.mounter, dir, name, { sizeBytes: emptyDirMemorySize(pod, sizeLimit, host.allocatable.memory) });
+    await ensureTmpfs(host.mounter, dir, name, {
+      sizeBytes: emptyDirMemorySize(pod, sizeLimit, host.allocatable.memory),
+    });
   } else {
     // upstream emptyDir is world-writable so any container user can write to it (tmpfs: 1777).
     await chmod(dir, 0o777);

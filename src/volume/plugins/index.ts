@@ -7,5 +7,11 @@ import { hostPathPlugin } from './host-path.js';
 import { projectedPlugin } from './projected.js';
 import { secretPlugin } from './secret.js';
 
-export const DEFAULT_VOLUME_PLUGINS: readonly VolumePlugin[] = [emptyDirPlugin, hostPathPlugin, configMapPlugin, secretPlugin, downwardAPIPlugin, projectedPlugin];
-
+export const DEFAULT_VOLUME_PLUGINS: readonly VolumePlugin[] = [
+  emptyDirPlugin,
+  hostPathPlugin,
+  configMapPlugin,
+  secretPlugin,
+  downwardAPIPlugin,
+  projectedPlugin,
+];

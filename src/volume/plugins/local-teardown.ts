@@ -19,6 +19,9 @@ export async function tearDownLocalVolume(dir: string, host: VolumeHost): Promis
     await host.mounter.unmount(m);
     log('volume').debug({ mountPoint: m }, 'unmounted pod volume');
   }
-  if ((await mountsAtOrUnder(host, dir)).length > 0) throw new VolumeError(`cannot tear down volume ${dir}: mounts remain after unmounting; the next garbage collection tries again`);
+  if ((await mountsAtOrUnder(host, dir)).length > 0)
+    throw new VolumeError(
+      `cannot tear down volume ${dir}: mounts remain after unmounting; the next garbage collection tries again`,
+    );
   await rm(dir, { recursive: true, force: true });
 }

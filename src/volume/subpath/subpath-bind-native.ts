@@ -3,7 +3,12 @@ import { constants } from 'node:os';
 import { subPathBindFailure, type BindSubPath, type SubPathStep } from './subpath-types.js';
 
 type NativeReply = { isDir: boolean } | { errno: number; step: SubPathStep; component: number };
-export type NativeBindSubPath = (base: string, components: string[], target: string, dirMode: number) => Promise<NativeReply>;
+export type NativeBindSubPath = (
+  base: string,
+  components: string[],
+  target: string,
+  dirMode: number,
+) => Promise<NativeReply>;
 
 const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, n]) => [n, name]));
 

@@ -10,7 +10,13 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { pathAt } from '../../util/open-beneath.js';
 import { bindMount, unmount } from '../mount.js';
-import { subPathBindFailure, type BindSubPath, type SubPathBindRequest, type SubPathBindResult, type SubPathStep } from './subpath-types.js';
+import {
+  subPathBindFailure,
+  type BindSubPath,
+  type SubPathBindRequest,
+  type SubPathBindResult,
+  type SubPathStep,
+} from './subpath-types.js';
 
 /** Linux O_PATH (asm-generic, x86-64 and arm64): open for the name only; Node does not export it. */
 const O_PATH = 0o10000000;
@@ -19,9 +25,11 @@ const PATH_FLAGS = O_PATH | constants.O_NOFOLLOW;
 const codeOf = (err: unknown) => String((err as NodeJS.ErrnoException).code ?? 'EIO');
 
 /** A failure at `step` from an OS error (its code kept). */
-const failAt = (step: SubPathStep, component = -1) => (err: unknown): never => {
-  throw subPathBindFailure(step, codeOf(err), component, err);
-};
+const failAt =
+  (step: SubPathStep, component = -1) =>
+  (err: unknown): never => {
+    throw subPathBindFailure(step, codeOf(err), component, err);
+  };
 
 /** open, or for a missing name mkdir then open: Node's ENOENT decides, as errno does in the addon. */
 async function openOrCreate(dir: FileHandle, name: string, mode: number, index: number): Promise<FileHandle> {
@@ -64,7 +72,11 @@ async function makeTarget(target: string, isDir: boolean): Promise<void> {
     await (st.isDirectory() ? rmdir(target) : unlink(target));
   }
   if (isDir) await mkdir(target, 0o750);
-  else await writeFile(target, '', { flag: constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, mode: 0o640 });
+  else
+    await writeFile(target, '', {
+      flag: constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW,
+      mode: 0o640,
+    });
 }
 
 async function bindOpened(fh: FileHandle, target: string): Promise<SubPathBindResult> {

@@ -43,8 +43,15 @@ export interface SubPathBindFailure extends Error {
 export type BindSubPath = (req: SubPathBindRequest) => Promise<SubPathBindResult>;
 
 /** The failure both twins throw. */
-export function subPathBindFailure(step: SubPathStep, code: string, component = -1, cause?: unknown): SubPathBindFailure {
-  const err = new Error(`subPath ${step}${component >= 0 ? ` of component ${component}` : ''}: ${code}`, { cause }) as SubPathBindFailure;
+export function subPathBindFailure(
+  step: SubPathStep,
+  code: string,
+  component = -1,
+  cause?: unknown,
+): SubPathBindFailure {
+  const err = new Error(`subPath ${step}${component >= 0 ? ` of component ${component}` : ''}: ${code}`, {
+    cause,
+  }) as SubPathBindFailure;
   err.code = code;
   err.step = step;
   err.component = component;
@@ -52,5 +59,9 @@ export function subPathBindFailure(step: SubPathStep, code: string, component = 
 }
 
 export function isSubPathBindFailure(err: unknown): err is SubPathBindFailure {
-  return err instanceof Error && typeof (err as SubPathBindFailure).step === 'string' && typeof (err as SubPathBindFailure).code === 'string';
+  return (
+    err instanceof Error &&
+    typeof (err as SubPathBindFailure).step === 'string' &&
+    typeof (err as SubPathBindFailure).code === 'string'
+  );
 }

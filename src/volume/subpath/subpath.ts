@@ -24,7 +24,12 @@ import { log } from '../../util/log.js';
 import { pathComponent } from '../../util/path-component.js';
 import type { Mounter } from '../mount.js';
 import { podDir } from '../pod-dirs.js';
-import { isSubPathBindFailure, type BindSubPath, type SubPathBindFailure, type SubPathBindRequest } from './subpath-types.js';
+import {
+  isSubPathBindFailure,
+  type BindSubPath,
+  type SubPathBindFailure,
+  type SubPathBindRequest,
+} from './subpath-types.js';
 
 export const VOLUME_SUBPATHS_DIR = 'volume-subpaths';
 /** Mounts stacked on one target that prepareSubPath removes before giving up. */
@@ -58,8 +63,17 @@ export function subPathComponents(mount: string, subPath: string): string[] {
 }
 
 /** <root-dir>/pods/<uid>/volume-subpaths/<volume>/<container>/<index> (upstream getSubpathBindTarget). */
-export function subPathTarget(rootDir: string, m: Pick<SubPathMount, 'uid' | 'volumeName' | 'container' | 'index'>): string {
-  return join(podDir(rootDir, m.uid), VOLUME_SUBPATHS_DIR, pathComponent(m.volumeName, 'volume name'), pathComponent(m.container, 'container name'), String(m.index));
+export function subPathTarget(
+  rootDir: string,
+  m: Pick<SubPathMount, 'uid' | 'volumeName' | 'container' | 'index'>,
+): string {
+  return join(
+    podDir(rootDir, m.uid),
+    VOLUME_SUBPATHS_DIR,
+    pathComponent(m.volumeName, 'volume name'),
+    pathComponent(m.container, 'container name'),
+    String(m.index),
+  );
 }
 
 const within = (path: string, base: string) => path === base || path.startsWith(base === sep ? base : base + sep);
@@ -76,7 +90,8 @@ async function resolveInside(mount: string, subPath: string, base: string, parts
     });
     if (real === undefined) continue;
     const full = join(real, ...parts.slice(i));
-    if (!within(full, base)) throw new SubPathError(mount, subPath, `resolves to ${full}, outside the volume ${base}: refused`);
+    if (!within(full, base))
+      throw new SubPathError(mount, subPath, `resolves to ${full}, outside the volume ${base}: refused`);
     return relative(base, full).split(sep).filter(Boolean);
   }
   return [];
@@ -92,7 +107,11 @@ const STEP_TEXT: Record<SubPathBindFailure['step'], string> = {
 };
 
 /** The bind's failure in the volumeMount's terms, at the path component that failed. */
-function bindError(m: Pick<SubPathMount, 'volumeName' | 'subPath'>, req: Pick<SubPathBindRequest, 'base' | 'components'>, err: SubPathBindFailure): SubPathError {
+function bindError(
+  m: Pick<SubPathMount, 'volumeName' | 'subPath'>,
+  req: Pick<SubPathBindRequest, 'base' | 'components'>,
+  err: SubPathBindFailure,
+): SubPathError {
   const at = err.component >= 0 ? ` at ${join(req.base, ...req.components.slice(0, err.component + 1))}` : '';
   const why = err.code === 'ELOOP' ? ' (a symlink was put in its way after it was checked: refused, not followed)' : '';
   return new SubPathError(m.volumeName, m.subPath, `${STEP_TEXT[err.step]}${at}: ${err.code}${why}`, { cause: err });
@@ -118,7 +137,12 @@ export async function prepareSubPath(ctx: SubPathContext, m: SubPathMount): Prom
   // The bind of an earlier start goes first, so a refusal below leaves nothing mounted.
   await clearTarget(ctx.mounter, target);
   const base = await realpath(m.volumePath).catch((err: Error) => {
-    throw new SubPathError(mount, m.subPath, `cannot be used: its volume ${m.volumePath} cannot be resolved: ${err.message}`, { cause: err });
+    throw new SubPathError(
+      mount,
+      m.subPath,
+      `cannot be used: its volume ${m.volumePath} cannot be resolved: ${err.message}`,
+      { cause: err },
+    );
   });
   const components = await resolveInside(mount, m.subPath, base, parts);
   const dirMode = (await stat(base)).mode & 0o7777;
@@ -140,6 +164,9 @@ export async function prepareSubPath(ctx: SubPathContext, m: SubPathMount): Prom
 export async function cleanSubPaths(rootDir: string, uid: string, mounter: Mounter): Promise<void> {
   const dir = join(podDir(rootDir, uid), VOLUME_SUBPATHS_DIR);
   for (const m of await mounter.mountsUnder(dir)) await mounter.unmount(m);
-  if ((await mounter.mountsUnder(dir)).length > 0) throw new VolumeError(`cannot remove the subPath mounts of pod ${uid}: mounts remain under ${dir} after unmounting; the next garbage collection tries again`);
+  if ((await mounter.mountsUnder(dir)).length > 0)
+    throw new VolumeError(
+      `cannot remove the subPath mounts of pod ${uid}: mounts remain under ${dir} after unmounting; the next garbage collection tries again`,
+    );
   await rm(dir, { recursive: true, force: true });
 }

@@ -42,7 +42,8 @@ async function rawClient(socketPath: string): Promise<{ socket: Socket; uniqueNa
 
 async function firstMessage(socket: Socket, start: Buffer): Promise<DBusMessage> {
   let got = start;
-  while (got.length < 16 || got.length < messageLength(got)!) got = Buffer.concat([got, (await once(socket, 'data'))[0] as Buffer]);
+  while (got.length < 16 || got.length < messageLength(got)!)
+    got = Buffer.concat([got, (await once(socket, 'data'))[0] as Buffer]);
   return decodeMessage(got.subarray(0, messageLength(got)));
 }
 
@@ -72,11 +73,17 @@ describe('DBusConnection against a real dbus-daemon', () => {
   });
 
   it('GetNameOwner of a name nobody owns is a DBusError NameHasNoOwner', async () => {
-    const err = await conn.call({ ...BUS, member: 'GetNameOwner', signature: 's', body: ['com.example.Nobody'] }).then(() => undefined, (e: unknown) => e);
+    const err = await conn.call({ ...BUS, member: 'GetNameOwner', signature: 's', body: ['com.example.Nobody'] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof DBusError, String(err));
     assert.equal(err.errorName, 'org.freedesktop.DBus.Error.NameHasNoOwner');
     assert.equal(err.code, 'KTS_ERR_DBUS_CALL');
-    assert.match(err.message, /GetNameOwner failed: org\.freedesktop\.DBus\.Error\.NameHasNoOwner: .*com\.example\.Nobody/);
+    assert.match(
+      err.message,
+      /GetNameOwner failed: org\.freedesktop\.DBus\.Error\.NameHasNoOwner: .*com\.example\.Nobody/,
+    );
   });
 
   it('Introspect returns the bus XML', async () => {
@@ -106,7 +113,12 @@ describe('DBusConnection against a real dbus-daemon', () => {
   it('a call nobody answers times out with DBusConnectionError(timeout); the connection stays usable', async () => {
     const silent = await rawClient(daemon.socketPath);
     const started = Date.now();
-    const err = await conn.call({ destination: silent.uniqueName, path: '/x', member: 'Anything', timeoutMs: 300 }).then(() => undefined, (e: unknown) => e);
+    const err = await conn
+      .call({ destination: silent.uniqueName, path: '/x', member: 'Anything', timeoutMs: 300 })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof DBusConnectionError && err.reason === 'timeout', String(err));
     assert.match(err.message, /Anything .* no reply within 300 ms/);
     assert.ok(Date.now() - started >= 290);
@@ -115,19 +127,30 @@ describe('DBusConnection against a real dbus-daemon', () => {
   });
 
   it('a call to our own connection is refused with UnknownMethod (we export no objects)', async () => {
-    const err = await conn.call({ destination: conn.uniqueName, path: '/x', interface: 'com.example.I', member: 'M' }).then(() => undefined, (e: unknown) => e);
+    const err = await conn
+      .call({ destination: conn.uniqueName, path: '/x', interface: 'com.example.I', member: 'M' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof DBusError, String(err));
     assert.equal(err.errorName, 'org.freedesktop.DBus.Error.UnknownMethod');
   });
 
   it('refuses AUTH EXTERNAL for a uid that is not ours', async () => {
-    const err = await connectDBus({ path: daemon.socketPath, bus: true, uid: 4242, timeoutMs: 2000 }).then(() => undefined, (e: unknown) => e);
+    const err = await connectDBus({ path: daemon.socketPath, bus: true, uid: 4242, timeoutMs: 2000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof DBusConnectionError && err.reason === 'auth', String(err));
     assert.match(err.message, /AUTH EXTERNAL for uid 4242 refused: "REJECTED/);
   });
 
   it('a missing socket is DBusConnectionError(connect) naming the path', async () => {
-    const err = await connectDBus({ path: `${daemon.socketPath}.missing`, bus: true }).then(() => undefined, (e: unknown) => e);
+    const err = await connectDBus({ path: `${daemon.socketPath}.missing`, bus: true }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof DBusConnectionError && err.reason === 'connect', String(err));
     assert.match(err.message, /cannot connect to D-Bus socket .*bus\.missing: .*ENOENT/);
   });
@@ -136,7 +159,10 @@ describe('DBusConnection against a real dbus-daemon', () => {
     const c = await connectDBus({ path: daemon.socketPath, bus: true });
     c.close();
     assert.ok(c.closed);
-    await assert.rejects(c.call({ ...BUS, member: 'ListNames' }), (e: unknown) => e instanceof DBusConnectionError && /closed by the client/.test(e.message));
+    await assert.rejects(
+      c.call({ ...BUS, member: 'ListNames' }),
+      (e: unknown) => e instanceof DBusConnectionError && /closed by the client/.test(e.message),
+    );
   });
 });
 
@@ -147,9 +173,17 @@ describe('DBusConnection when the daemon dies mid-call', () => {
       const c = await connectDBus({ path: daemon.socketPath, bus: true });
       const silent = await rawClient(daemon.socketPath);
       const closed = new Promise<Error>((resolve) => c.onClose(resolve));
-      const pending = c.call({ destination: silent.uniqueName, path: '/x', member: 'NeverAnswered', timeoutMs: 10_000 });
+      const pending = c.call({
+        destination: silent.uniqueName,
+        path: '/x',
+        member: 'NeverAnswered',
+        timeoutMs: 10_000,
+      });
       setTimeout(() => daemon.kill(), 100);
-      const err = await pending.then(() => undefined, (e: unknown) => e);
+      const err = await pending.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof DBusConnectionError && err.reason === 'closed', String(err));
       assert.match(err.message, /NeverAnswered: D-Bus connection .* closed by the peer/);
       assert.ok((await closed) instanceof DBusConnectionError);
@@ -170,7 +204,9 @@ async function waitFor(cond: () => boolean, timeoutMs = 3000): Promise<void> {
 }
 
 describe('DBusConnection authentication against misbehaving servers', () => {
-  async function serverThatSays(reply: (socket: Socket) => void): Promise<{ path: string; close: () => Promise<void> }> {
+  async function serverThatSays(
+    reply: (socket: Socket) => void,
+  ): Promise<{ path: string; close: () => Promise<void> }> {
     const dir = await mkdtemp(`${tmpdir()}/kts-dbus-auth-`);
     const server = createServer((s) => s.once('data', () => reply(s)));
     await new Promise<void>((r) => server.listen(`${dir}/sock`, r));
@@ -205,7 +241,17 @@ describe('DBusConnection authentication against misbehaving servers', () => {
           seen.push(msg.member ?? '?');
           // Like sd-bus: the first message is only looked at once more bytes arrive; then both are answered.
           if (seen.filter((m) => m === 'Ping').length < 2) continue;
-          for (const serial of [msg.serial - 1, msg.serial]) s.write(encodeMessage({ type: MessageType.METHOD_RETURN, flags: 0, serial: 100 + serial, replySerial: serial, signature: '', body: [] }));
+          for (const serial of [msg.serial - 1, msg.serial])
+            s.write(
+              encodeMessage({
+                type: MessageType.METHOD_RETURN,
+                flags: 0,
+                serial: 100 + serial,
+                replySerial: serial,
+                signature: '',
+                body: [],
+              }),
+            );
         }
       });
     });
@@ -224,7 +270,10 @@ describe('DBusConnection authentication against misbehaving servers', () => {
     const srv = await serverThatSays((s) => s.destroy());
     try {
       const started = Date.now();
-      const err = await connectDBus({ path: srv.path, bus: false, timeoutMs: 5000 }).then(() => undefined, (e: unknown) => e);
+      const err = await connectDBus({ path: srv.path, bus: false, timeoutMs: 5000 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(err instanceof DBusConnectionError && err.reason === 'auth', String(err));
       assert.ok(Date.now() - started < 2000);
     } finally {
@@ -237,7 +286,10 @@ describe('DBusConnection authentication against misbehaving servers', () => {
     const silent = await serverThatSays(() => undefined);
     try {
       await assert.rejects(connectDBus({ path: chatty.path, bus: false }), /SASL reply longer than 16384 bytes/);
-      await assert.rejects(connectDBus({ path: silent.path, bus: false, timeoutMs: 200 }), (e: unknown) => e instanceof DBusConnectionError && e.reason === 'timeout');
+      await assert.rejects(
+        connectDBus({ path: silent.path, bus: false, timeoutMs: 200 }),
+        (e: unknown) => e instanceof DBusConnectionError && e.reason === 'timeout',
+      );
     } finally {
       await chatty.close();
       await silent.close();

@@ -59,23 +59,45 @@ function onlyProtocolErrors(fn: () => unknown, what: string): 'ok' | 'rejected' 
   }
 }
 
-
 describe('D-Bus signatures', () => {
   it('parses and prints back every container kind', () => {
-    for (const sig of ['y', 'bnqiuxtdhsogv', 'a(sv)', 'a{sv}', 'a{oa(ii)}', 'aay', '(ya(sa(sv)))', 'a{sa{sv}}', 'ssa(sv)a(sa(sv))']) {
+    for (const sig of [
+      'y',
+      'bnqiuxtdhsogv',
+      'a(sv)',
+      'a{sv}',
+      'a{oa(ii)}',
+      'aay',
+      '(ya(sa(sv)))',
+      'a{sa{sv}}',
+      'ssa(sv)a(sa(sv))',
+    ]) {
       assert.equal(parseSignature(sig).map(typeSignature).join(''), sig);
     }
   });
 
   it('refuses invalid signatures, naming the problem', () => {
     const bad: Array<[string, RegExp]> = [
-      ['a', /ends inside a container/], ['(', /unclosed struct|ends inside/], ['()', /empty struct/], ['(i', /unclosed struct/],
-      ['{sv}', /dict entry outside an array/], ['a{vs}', /key is not a basic type/], ['a{sv', /not exactly a key and a value/],
-      ['a{svs}', /not exactly a key and a value/], ['z', /unknown type code/], [')', /unknown type code/],
-      ['y'.repeat(256), /longer than 255/], [`${'a'.repeat(33)}y`, /more than 32 arrays/],
+      ['a', /ends inside a container/],
+      ['(', /unclosed struct|ends inside/],
+      ['()', /empty struct/],
+      ['(i', /unclosed struct/],
+      ['{sv}', /dict entry outside an array/],
+      ['a{vs}', /key is not a basic type/],
+      ['a{sv', /not exactly a key and a value/],
+      ['a{svs}', /not exactly a key and a value/],
+      ['z', /unknown type code/],
+      [')', /unknown type code/],
+      ['y'.repeat(256), /longer than 255/],
+      [`${'a'.repeat(33)}y`, /more than 32 arrays/],
       [`${'('.repeat(33)}y${')'.repeat(33)}`, /more than 32 structs/],
     ];
-    for (const [sig, message] of bad) assert.throws(() => parseSignature(sig), (e: unknown) => e instanceof DBusProtocolError && message.test(e.message), sig);
+    for (const [sig, message] of bad)
+      assert.throws(
+        () => parseSignature(sig),
+        (e: unknown) => e instanceof DBusProtocolError && message.test(e.message),
+        sig,
+      );
     assert.doesNotThrow(() => parseSignature(`${'a'.repeat(32)}y`));
     assert.throws(() => parseSingleType('ss'), /not exactly one complete type/);
   });
@@ -104,20 +126,49 @@ describe('D-Bus marshalling: round trips', () => {
 
   it('a(sv) with a variant of every type, nested variants and containers', () => {
     const props: DBusValue = [
-      ['Y', variant('y', 7)], ['B', variant('b', true)], ['N', variant('n', -2)], ['Q', variant('q', 3)],
-      ['I', variant('i', -4)], ['U', variant('u', 5)], ['X', variant('x', -6n)], ['T', variant('t', 2n ** 64n - 1n)],
-      ['D', variant('d', 2.5)], ['S', variant('s', 'str')], ['O', variant('o', '/a/b')], ['G', variant('g', 'a{sv}')],
-      ['V', variant('v', variant('v', variant('t', 1n)))], ['AS', variant('as', ['a', 'b'])],
-      ['AT', variant('at', [1n, 2n])], ['ST', variant('(yt)', [1, 2n])], ['DICT', variant('a{sv}', [['k', variant('b', false)]])],
-      ['AUX', variant('a(sa(sv))', [['unit.slice', [['Description', variant('s', 'd')]]]])], ['EMPTY', variant('a(yt)', [])],
+      ['Y', variant('y', 7)],
+      ['B', variant('b', true)],
+      ['N', variant('n', -2)],
+      ['Q', variant('q', 3)],
+      ['I', variant('i', -4)],
+      ['U', variant('u', 5)],
+      ['X', variant('x', -6n)],
+      ['T', variant('t', 2n ** 64n - 1n)],
+      ['D', variant('d', 2.5)],
+      ['S', variant('s', 'str')],
+      ['O', variant('o', '/a/b')],
+      ['G', variant('g', 'a{sv}')],
+      ['V', variant('v', variant('v', variant('t', 1n)))],
+      ['AS', variant('as', ['a', 'b'])],
+      ['AT', variant('at', [1n, 2n])],
+      ['ST', variant('(yt)', [1, 2n])],
+      ['DICT', variant('a{sv}', [['k', variant('b', false)]])],
+      ['AUX', variant('a(sa(sv))', [['unit.slice', [['Description', variant('s', 'd')]]]])],
+      ['EMPTY', variant('a(yt)', [])],
     ];
     roundTrip('a(sv)', [props]);
     roundTrip('ssa(sv)a(sa(sv))', ['x.slice', 'replace', props, []]);
   });
 
   it('dict entries, arrays of arrays, structs in structs', () => {
-    roundTrip('a{sv}', [[['a', variant('u', 1)], ['b', variant('as', [])]]]);
-    roundTrip('a{oa(ii)}', [[['/x', [[1, 2], [3, 4]]], ['/y', []]]]);
+    roundTrip('a{sv}', [
+      [
+        ['a', variant('u', 1)],
+        ['b', variant('as', [])],
+      ],
+    ]);
+    roundTrip('a{oa(ii)}', [
+      [
+        [
+          '/x',
+          [
+            [1, 2],
+            [3, 4],
+          ],
+        ],
+        ['/y', []],
+      ],
+    ]);
     roundTrip('aay', [[[1, 2, 3], [], [255]]]);
     roundTrip('(y(n(t)))', [[1, [2, [3n]]]]);
   });
@@ -139,15 +190,30 @@ describe('D-Bus marshalling: alignment, byte for byte', () => {
     assert.deepEqual(marshal('at', [[5n]]), hex('08000000 00000000 0500000000000000'));
     assert.deepEqual(marshal('ayat', [[1], []]), hex('01000000 01 000000 00000000 00000000'));
     assert.deepEqual(unmarshal('ayat', hex('01000000 01 000000 00000000 00000000')), [[1], []]);
-    assert.deepEqual(marshal('a(yy)', [[[1, 2], [3, 4]]]), hex('0a000000 00000000 0102 000000000000 0304'));
+    assert.deepEqual(
+      marshal('a(yy)', [
+        [
+          [1, 2],
+          [3, 4],
+        ],
+      ]),
+      hex('0a000000 00000000 0102 000000000000 0304'),
+    );
   });
 
   it('encodes org.freedesktop.DBus.Hello exactly as derived from the specification', () => {
     const expected = HELLO_BYTES;
     assert.equal(expected.length, 128);
     const hello: DBusMessage = {
-      type: MessageType.METHOD_CALL, flags: 0, serial: 1, path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus',
-      member: 'Hello', destination: 'org.freedesktop.DBus', signature: '', body: [],
+      type: MessageType.METHOD_CALL,
+      flags: 0,
+      serial: 1,
+      path: '/org/freedesktop/DBus',
+      interface: 'org.freedesktop.DBus',
+      member: 'Hello',
+      destination: 'org.freedesktop.DBus',
+      signature: '',
+      body: [],
     };
     assert.deepEqual(encodeMessage(hello), expected);
     assert.deepEqual(decodeMessage(expected), hello);
@@ -159,7 +225,8 @@ describe('D-Bus marshalling: alignment, byte for byte', () => {
     const be = Buffer.concat([
       hex('42 02 00 01 00000004 00000009 0000000f'), // 'B', METHOD_RETURN, body 4 bytes, serial 9, fields 15 bytes
       hex('05 01 75 00 00000001'), // REPLY_SERIAL u 1
-      hex('08 01 67 00 01 75 00'), hex('00'), // SIGNATURE g "u", then padding to 32
+      hex('08 01 67 00 01 75 00'),
+      hex('00'), // SIGNATURE g "u", then padding to 32
       hex('01020304'),
     ]);
     const msg = decodeMessage(be);
@@ -177,12 +244,22 @@ function marshalBE(): Buffer {
 
 describe('D-Bus unmarshalling: hostile input fails with DBusProtocolError', () => {
   const good = encodeMessage({
-    type: MessageType.SIGNAL, flags: 0, serial: 5, path: '/org/freedesktop/systemd1', interface: 'org.freedesktop.systemd1.Manager',
-    member: 'JobRemoved', signature: 'uossa(sv)', body: [7, '/org/freedesktop/systemd1/job/7', 'a.slice', 'done', [['K', variant('at', [1n])]]],
+    type: MessageType.SIGNAL,
+    flags: 0,
+    serial: 5,
+    path: '/org/freedesktop/systemd1',
+    interface: 'org.freedesktop.systemd1.Manager',
+    member: 'JobRemoved',
+    signature: 'uossa(sv)',
+    body: [7, '/org/freedesktop/systemd1/job/7', 'a.slice', 'done', [['K', variant('at', [1n])]]],
   });
 
   it('every truncation of a valid message', () => {
-    for (let n = 0; n < good.length; n++) assert.equal(onlyProtocolErrors(() => decodeMessage(good.subarray(0, n)), `prefix ${n}`), 'rejected');
+    for (let n = 0; n < good.length; n++)
+      assert.equal(
+        onlyProtocolErrors(() => decodeMessage(good.subarray(0, n)), `prefix ${n}`),
+        'rejected',
+      );
     assert.equal(decodeMessage(good).member, 'JobRemoved');
   });
 
@@ -227,7 +304,11 @@ describe('D-Bus unmarshalling: hostile input fails with DBusProtocolError', () =
       ['trailing bytes', 'y', hex('01 02'), /bytes left over/],
     ];
     for (const [what, sig, body, message] of cases) {
-      assert.throws(() => decodeMessage(rawReply(sig, body)), (e: unknown) => e instanceof DBusProtocolError && message.test(e.message), what);
+      assert.throws(
+        () => decodeMessage(rawReply(sig, body)),
+        (e: unknown) => e instanceof DBusProtocolError && message.test(e.message),
+        what,
+      );
     }
   });
 
@@ -270,12 +351,28 @@ describe('D-Bus unmarshalling: hostile input fails with DBusProtocolError', () =
 describe('D-Bus marshalling: values that do not fit their signature', () => {
   it('fail with DBusProtocolError before any byte is sent', () => {
     const bad: Array<[string, DBusValue[], RegExp]> = [
-      ['y', [256], /as type "y"/], ['u', [-1], /as type "u"/], ['i', [1.5], /as type "i"/], ['t', [-1n], /as type "t"/],
-      ['x', [2n ** 63n], /as type "x"/], ['t', [2 ** 60], /as type "t"/], ['b', [1], /as type "b"/], ['s', ['a\0b'], /as type "s"/],
-      ['o', ['relative/path'], /as type "o"/], ['g', ['a{'], /signature "a\{"/], ['v', [5], /as a variant/],
-      ['v', [{ sig: 'ii', value: 1 }], /not exactly one complete type/], ['(ii)', [[1]], /struct or dict entry of 2 fields/],
-      ['as', ['x'], /as an array/], ['ss', ['x'], /has 2 types but 1 values/], ['d', ['1'], /as type "d"/],
+      ['y', [256], /as type "y"/],
+      ['u', [-1], /as type "u"/],
+      ['i', [1.5], /as type "i"/],
+      ['t', [-1n], /as type "t"/],
+      ['x', [2n ** 63n], /as type "x"/],
+      ['t', [2 ** 60], /as type "t"/],
+      ['b', [1], /as type "b"/],
+      ['s', ['a\0b'], /as type "s"/],
+      ['o', ['relative/path'], /as type "o"/],
+      ['g', ['a{'], /signature "a\{"/],
+      ['v', [5], /as a variant/],
+      ['v', [{ sig: 'ii', value: 1 }], /not exactly one complete type/],
+      ['(ii)', [[1]], /struct or dict entry of 2 fields/],
+      ['as', ['x'], /as an array/],
+      ['ss', ['x'], /has 2 types but 1 values/],
+      ['d', ['1'], /as type "d"/],
     ];
-    for (const [sig, values, message] of bad) assert.throws(() => marshal(sig, values), (e: unknown) => e instanceof DBusProtocolError && message.test(e.message), sig);
+    for (const [sig, values, message] of bad)
+      assert.throws(
+        () => marshal(sig, values),
+        (e: unknown) => e instanceof DBusProtocolError && message.test(e.message),
+        sig,
+      );
   });
 });

@@ -11,8 +11,16 @@ export const cstr = (s: string) => Buffer.from(`${s}\0`, 'latin1');
 // every string is a 4-aligned u32 length, its bytes and a NUL. The header ends padded to 8.
 export const HELLO_BYTES = Buffer.concat([
   hex('6c 01 00 01 00000000 01000000 6d000000'),
-  hex('01 01 6f 00 15000000'), cstr('/org/freedesktop/DBus'), hex('0000'), // offsets 16..47
-  hex('02 01 73 00 14000000'), cstr('org.freedesktop.DBus'), hex('000000'), // 48..79
-  hex('03 01 73 00 05000000'), cstr('Hello'), hex('0000'), // 80..95
-  hex('06 01 73 00 14000000'), cstr('org.freedesktop.DBus'), hex('000000'), // 96..127
+  hex('01 01 6f 00 15000000'),
+  cstr('/org/freedesktop/DBus'),
+  hex('0000'), // offsets 16..47
+  hex('02 01 73 00 14000000'),
+  cstr('org.freedesktop.DBus'),
+  hex('000000'), // 48..79
+  hex('03 01 73 00 05000000'),
+  cstr('Hello'),
+  hex('0000'), // 80..95
+  hex('06 01 73 00 14000000'),
+  cstr('org.freedesktop.DBus'),
+  hex('000000'), // 96..127
 ]);

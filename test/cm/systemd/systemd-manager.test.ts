@@ -37,7 +37,10 @@ const podSliceProperties = () => [
 const callsOf = (peer: FakeSystemdPeer, member: string): DBusMessage[] => peer.calls.filter((c) => c.member === member);
 
 async function rejection(p: Promise<unknown>): Promise<unknown> {
-  return p.then(() => assert.fail('expected a rejection'), (e: unknown) => e);
+  return p.then(
+    () => assert.fail('expected a rejection'),
+    (e: unknown) => e,
+  );
 }
 
 describe('SystemdManager against a fake systemd peer', () => {
@@ -76,7 +79,11 @@ describe('SystemdManager against a fake systemd peer', () => {
   it('calls Subscribe once per connection, before the first job', async () => {
     await manager.startTransientUnit('a.slice', []);
     await manager.startTransientUnit('b.slice', []);
-    assert.deepEqual(peer.calls.map((c) => c.member), ['Ping', 'Subscribe', 'StartTransientUnit', 'StartTransientUnit'], 'a peer connection is used once a Peer.Ping is answered');
+    assert.deepEqual(
+      peer.calls.map((c) => c.member),
+      ['Ping', 'Subscribe', 'StartTransientUnit', 'StartTransientUnit'],
+      'a peer connection is used once a Peer.Ping is answered',
+    );
   });
 
   it('catches a JobRemoved that arrives in the same read as the reply', async () => {
@@ -92,7 +99,10 @@ describe('SystemdManager against a fake systemd peer', () => {
     const [set] = callsOf(peer, 'SetUnitProperties');
     assert.equal(set!.body[0], POD_SLICE);
     assert.equal(set!.body[1], true);
-    assert.deepEqual((set!.body[2] as Array<[string, unknown]>).map(([k]) => k), ['Description', 'MemoryAccounting', 'CPUWeight']);
+    assert.deepEqual(
+      (set!.body[2] as Array<[string, unknown]>).map(([k]) => k),
+      ['Description', 'MemoryAccounting', 'CPUWeight'],
+    );
     assert.deepEqual(peer.units.get(POD_SLICE)!.properties.get('CPUWeight'), { sig: 't', value: 80n });
   });
 
@@ -104,7 +114,10 @@ describe('SystemdManager against a fake systemd peer', () => {
     assert.equal(err.result, 'failed');
     assert.equal(err.code, 'KTS_ERR_SYSTEMD_JOB');
     assert.match(err.message, /bad\.slice: StartTransientUnit job did not succeed \(result "failed"\)/);
-    assert.deepEqual(callsOf(peer, 'ResetFailedUnit').map((c) => c.body[0]), ['bad.slice']);
+    assert.deepEqual(
+      callsOf(peer, 'ResetFailedUnit').map((c) => c.body[0]),
+      ['bad.slice'],
+    );
     assert.equal(peer.units.has('bad.slice'), false);
   });
 
@@ -115,7 +128,10 @@ describe('SystemdManager against a fake systemd peer', () => {
     assert.ok(err instanceof SystemdJobError && err.result === 'timeout', String(err));
     assert.match(err.message, /slow\.slice: job \/org\/freedesktop\/systemd1\/job\/\d+ did not finish within 1000 ms/);
     assert.ok(Date.now() - started >= 990);
-    assert.deepEqual(callsOf(peer, 'ResetFailedUnit').map((c) => c.body[0]), ['slow.slice']);
+    assert.deepEqual(
+      callsOf(peer, 'ResetFailedUnit').map((c) => c.body[0]),
+      ['slow.slice'],
+    );
   });
 
   it('setUnitProperties passes runtime and a(sv); a unit systemd does not know is a DBusError NoSuchUnit', async () => {
@@ -142,9 +158,13 @@ describe('SystemdManager against a fake systemd peer', () => {
 
   it('getUnitProperty reads through the path GetUnit returns', async () => {
     await manager.startTransientUnit(POD_SLICE, podSliceProperties());
-    assert.deepEqual(await manager.getUnitProperty(POD_SLICE, 'org.freedesktop.systemd1.Unit', 'ActiveState'), { sig: 's', value: 'active' });
+    assert.deepEqual(await manager.getUnitProperty(POD_SLICE, 'org.freedesktop.systemd1.Unit', 'ActiveState'), {
+      sig: 's',
+      value: 'active',
+    });
     assert.deepEqual(await manager.getUnitProperty(POD_SLICE, 'org.freedesktop.systemd1.Slice', 'ControlGroup'), {
-      sig: 's', value: '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_5678.slice',
+      sig: 's',
+      value: '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_5678.slice',
     });
     const get = callsOf(peer, 'Get')[0]!;
     assert.equal(get.path, '/org/freedesktop/systemd1/unit/kubepods_2dburstable_2dpod1234_5f5678_2eslice');
@@ -196,9 +216,14 @@ describe('SystemdManager.connect', () => {
   });
 
   it('no socket answering is a DBusConnectionError naming each one', async () => {
-    const err = await rejection(SystemdManager.connect({ socketPaths: ['/nonexistent/a', { path: '/nonexistent/b', bus: true }] }));
+    const err = await rejection(
+      SystemdManager.connect({ socketPaths: ['/nonexistent/a', { path: '/nonexistent/b', bus: true }] }),
+    );
     assert.ok(err instanceof DBusConnectionError && err.reason === 'connect', String(err));
-    assert.match(err.message, /cannot reach systemd over D-Bus: cannot connect .*\/nonexistent\/a.*; cannot connect .*\/nonexistent\/b/);
+    assert.match(
+      err.message,
+      /cannot reach systemd over D-Bus: cannot connect .*\/nonexistent\/a.*; cannot connect .*\/nonexistent\/b/,
+    );
   });
 });
 
@@ -208,7 +233,13 @@ describe('unit property helpers and object paths', () => {
     assert.deepEqual(slice.cpuShares(2n), { name: 'CPUShares', value: { sig: 't', value: 2n } });
     assert.deepEqual(slice.delegate(true), { name: 'Delegate', value: { sig: 'b', value: true } });
     assert.deepEqual(slice.description('d'), { name: 'Description', value: { sig: 's', value: 'd' } });
-    for (const p of [slice.cpuQuotaPeriodUSec(100_000), slice.memoryLimit(1), slice.tasksMax(1), slice.ioAccounting(true), slice.tasksAccounting(false)]) {
+    for (const p of [
+      slice.cpuQuotaPeriodUSec(100_000),
+      slice.memoryLimit(1),
+      slice.tasksMax(1),
+      slice.ioAccounting(true),
+      slice.tasksAccounting(false),
+    ]) {
       assert.match(p.value.sig, /^[tb]$/);
     }
   });
@@ -227,13 +258,24 @@ describe('SystemdManager on a message bus (a private dbus-daemon, the fake ownin
     const peer = await startFakeSystemdPeer();
     try {
       await peer.joinBus(daemon.socketPath);
-      const m = await SystemdManager.connect({ socketPaths: [{ path: daemon.socketPath, bus: true }], jobTimeoutMs: 2000 });
+      const m = await SystemdManager.connect({
+        socketPaths: [{ path: daemon.socketPath, bus: true }],
+        jobTimeoutMs: 2000,
+      });
       await m.startTransientUnit('kubepods.slice', [slice.cpuWeight(100)]);
-      assert.deepEqual(await m.getUnitProperty('kubepods.slice', 'org.freedesktop.systemd1.Unit', 'ActiveState'), { sig: 's', value: 'active' });
+      assert.deepEqual(await m.getUnitProperty('kubepods.slice', 'org.freedesktop.systemd1.Unit', 'ActiveState'), {
+        sig: 's',
+        value: 'active',
+      });
       await m.stopUnit('kubepods.slice');
       m.close();
-      assert.deepEqual(peer.calls.map((c) => c.member), ['Subscribe', 'StartTransientUnit', 'GetUnit', 'Get', 'StopUnit']);
-      assert.ok(peer.calls.every((c) => c.destination === 'org.freedesktop.systemd1' && /^:1\.\d+$/.test(c.sender ?? '')));
+      assert.deepEqual(
+        peer.calls.map((c) => c.member),
+        ['Subscribe', 'StartTransientUnit', 'GetUnit', 'Get', 'StopUnit'],
+      );
+      assert.ok(
+        peer.calls.every((c) => c.destination === 'org.freedesktop.systemd1' && /^:1\.\d+$/.test(c.sender ?? '')),
+      );
     } finally {
       await peer.close();
       await daemon.stop();
@@ -246,17 +288,31 @@ describe('JobWatcher', () => {
   function signalSource() {
     const handlers: Array<(m: DBusMessage) => void> = [];
     const client: DBusClient = {
-      uniqueName: undefined, closed: false, close: () => undefined, onClose: () => undefined,
-      call: () => Promise.resolve([]), onSignal: (h) => (handlers.push(h), () => undefined),
+      uniqueName: undefined,
+      closed: false,
+      close: () => undefined,
+      onClose: () => undefined,
+      call: () => Promise.resolve([]),
+      onSignal: (h) => (handlers.push(h), () => undefined),
     };
-    const emit = (sender: string, job: string, result: string) => handlers.forEach((h) => h({
-      type: MessageType.SIGNAL, flags: 0, serial: 1, sender, path: '/org/freedesktop/systemd1',
-      interface: 'org.freedesktop.systemd1.Manager', member: 'JobRemoved', signature: 'uoss', body: [1, job, 'u.slice', result],
-    }));
+    const emit = (sender: string, job: string, result: string) =>
+      handlers.forEach((h) =>
+        h({
+          type: MessageType.SIGNAL,
+          flags: 0,
+          serial: 1,
+          sender,
+          path: '/org/freedesktop/systemd1',
+          interface: 'org.freedesktop.systemd1.Manager',
+          member: 'JobRemoved',
+          signature: 'uoss',
+          body: [1, job, 'u.slice', result],
+        }),
+      );
     return { client, emit };
   }
 
-  it('on a bus, takes JobRemoved only from systemd\'s unique name', async () => {
+  it("on a bus, takes JobRemoved only from systemd's unique name", async () => {
     const { client, emit } = signalSource();
     const jobs = new JobWatcher(client);
     jobs.acceptOnlyFrom(':1.1');

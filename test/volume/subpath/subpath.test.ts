@@ -6,12 +6,27 @@
 // after the pod swapped its directory for a link. Needs root.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync, existsSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { implementations } from '../../../src/cmd/hot-paths.js';
 import { SubPathError } from '../../../src/errors.js';
 import { hostMounter, mountsUnder, unmount } from '../../../src/volume/mount.js';
-import { cleanSubPaths, prepareSubPath, subPathComponents, type SubPathMount } from '../../../src/volume/subpath/subpath.js';
+import {
+  cleanSubPaths,
+  prepareSubPath,
+  subPathComponents,
+  type SubPathMount,
+} from '../../../src/volume/subpath/subpath.js';
 import { testTempDir } from '../../support/temp-dir.js';
 
 /**
@@ -35,22 +50,46 @@ function swapLoop(dir: string, parked: string, maxFlips = 20_000): { stop(): Pro
       if (i % 10 === 0) await new Promise((r) => setImmediate(r));
     }
   })();
-  return { stop: async () => { stopped = true; await loop; } };
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
 }
 
 let dir: string;
-before(() => { dir = testTempDir('kts-subpath-prep-'); });
+before(() => {
+  dir = testTempDir('kts-subpath-prep-');
+});
 after(async () => {
   for (const m of await mountsUnder(dir)) await unmount(m);
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe('subPathComponents (upstream ValidateSubPath)', () => {
-  const ok: Array<[string, string[]]> = [['a', ['a']], ['a/b/', ['a', 'b']], ['./a//b/.', ['a', 'b']], ['..a/b..', ['..a', 'b..']], ['.', []]];
-  for (const [sub, parts] of ok) it(`${JSON.stringify(sub)} → ${JSON.stringify(parts)}`, () => assert.deepEqual(subPathComponents('v', sub), parts));
-  const bad: Array<[string, RegExp]> = [['/etc', /must be a relative path/], ['..', /'\.\.'/], ['a/../../b', /'\.\.'/], ['a/..', /'\.\.'/], ['a\u0000b', /NUL/]];
+  const ok: Array<[string, string[]]> = [
+    ['a', ['a']],
+    ['a/b/', ['a', 'b']],
+    ['./a//b/.', ['a', 'b']],
+    ['..a/b..', ['..a', 'b..']],
+    ['.', []],
+  ];
+  for (const [sub, parts] of ok)
+    it(`${JSON.stringify(sub)} → ${JSON.stringify(parts)}`, () => assert.deepEqual(subPathComponents('v', sub), parts));
+  const bad: Array<[string, RegExp]> = [
+    ['/etc', /must be a relative path/],
+    ['..', /'\.\.'/],
+    ['a/../../b', /'\.\.'/],
+    ['a/..', /'\.\.'/],
+    ['a\u0000b', /NUL/],
+  ];
   for (const [sub, problem] of bad) {
-    it(`${JSON.stringify(sub)} is refused`, () => assert.throws(() => subPathComponents('v', sub), (err: unknown) => err instanceof SubPathError && err.code === 'KTS_ERR_SUBPATH' && problem.test(err.message)));
+    it(`${JSON.stringify(sub)} is refused`, () =>
+      assert.throws(
+        () => subPathComponents('v', sub),
+        (err: unknown) => err instanceof SubPathError && err.code === 'KTS_ERR_SUBPATH' && problem.test(err.message),
+      ));
   }
 });
 
@@ -60,7 +99,15 @@ for (const impl of implementations('subpath')) {
     let volume: string;
     let index = 0;
     const ctx = () => ({ rootDir: root, mounter: hostMounter, bindSubPath: impl.bindSubPath });
-    const spec = (subPath: string, extra: Partial<SubPathMount> = {}): SubPathMount => ({ uid: 'uid-1', container: 'c', index: index++, volumeName: 'data', volumePath: volume, subPath, ...extra });
+    const spec = (subPath: string, extra: Partial<SubPathMount> = {}): SubPathMount => ({
+      uid: 'uid-1',
+      container: 'c',
+      index: index++,
+      volumeName: 'data',
+      volumePath: volume,
+      subPath,
+      ...extra,
+    });
 
     before(() => {
       root = join(dir, impl.name, 'root');
@@ -92,16 +139,22 @@ for (const impl of implementations('subpath')) {
 
     for (const sub of ['abs', 'abs/etc', 'rel', 'a/up/etc', 'inside/up']) {
       it(`refuses ${sub}: it resolves outside the volume`, async () => {
-        await assert.rejects(prepareSubPath(ctx(), spec(sub)), (err: unknown) => err instanceof SubPathError && /outside the volume/.test(err.message));
+        await assert.rejects(
+          prepareSubPath(ctx(), spec(sub)),
+          (err: unknown) => err instanceof SubPathError && /outside the volume/.test(err.message),
+        );
       });
     }
 
     it('refuses a dangling link rather than creating through it', async () => {
-      await assert.rejects(prepareSubPath(ctx(), spec('dangling/x')), (err: unknown) => err instanceof SubPathError && /ELOOP/.test(err.message));
+      await assert.rejects(
+        prepareSubPath(ctx(), spec('dangling/x')),
+        (err: unknown) => err instanceof SubPathError && /ELOOP/.test(err.message),
+      );
       assert.ok(!existsSync(join(volume, 'missing')));
     });
 
-    it('creates missing directories with the volume root\'s mode (upstream SafeMakeDir)', async () => {
+    it("creates missing directories with the volume root's mode (upstream SafeMakeDir)", async () => {
       const target = await prepareSubPath(ctx(), spec('m/n'));
       assert.equal(statSync(target).ino, statSync(join(volume, 'm', 'n')).ino);
       assert.equal(statSync(join(volume, 'm')).mode & 0o7777, statSync(volume).mode & 0o7777);
