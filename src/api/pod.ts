@@ -60,6 +60,15 @@ export function formatPod(pod: Pod): string {
   return `${buildPodFullName(m?.name ?? '', m?.namespace ?? '')}(${m?.uid ?? ''})`;
 }
 
+/**
+ * upstream klog.KObj, the `pod` key of log lines: `<namespace>/<name>`, or the name alone
+ * without a namespace. Never throws, as formatPod; takes a Pod's metadata or a runtime pod.
+ */
+export function klogRef(obj: { namespace?: string | undefined; name?: string | undefined } | undefined): string {
+  const name = obj?.name ?? '';
+  return obj?.namespace ? `${obj.namespace}/${name}` : name;
+}
+
 /** Succeeded and Failed are final: a pod never leaves them (upstream podutil.IsPodPhaseTerminal). */
 export function isTerminalPhase(phase: string | undefined): boolean {
   return phase === 'Succeeded' || phase === 'Failed';

@@ -6,7 +6,7 @@
  * ranked first for that signal. It also refuses new pods under pressure (admit()).
  */
 import type { Pod } from '../api/types.js';
-import { podTerminationGracePeriodSeconds } from '../api/pod.js';
+import { podTerminationGracePeriodSeconds, klogRef } from '../api/pod.js';
 import { podQOSClass } from '../util/pod-resources.js';
 import type { EventRecorder } from '../events/types.js';
 import { podEventRef } from '../events/refs.js';
@@ -204,10 +204,7 @@ export class ThresholdEvictionManager implements EvictionManager {
       : this.deps.maxPodGracePeriodSeconds > 0
         ? Math.min(podGrace, this.deps.maxPodGracePeriodSeconds)
         : podGrace;
-    log('eviction').warn(
-      { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, signal: t.signal, message },
-      'Eviction manager: evicting pod',
-    );
+    log('eviction').warn({ pod: klogRef(pod.metadata), signal: t.signal, message }, 'Eviction manager: evicting pod');
     metrics.evictions.inc({ eviction_signal: t.signal });
     this.deps.recorder?.event(podEventRef(pod), 'Warning', 'Evicted', message);
     await this.deps.kubelet.evictPod(pod, message, grace);

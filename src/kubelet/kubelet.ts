@@ -44,6 +44,7 @@ import {
   podNames,
   podNamespace,
   podUID,
+  klogRef,
 } from '../api/pod.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
@@ -262,7 +263,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
       const u = item.update;
       this.seenSources.add(u.source);
       log('kubelet').info(
-        { op: u.op, source: u.source, pods: u.pods.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`) },
+        { op: u.op, source: u.source, pods: u.pods.map((p) => klogRef(p.metadata)) },
         'SyncLoop update',
       );
     }
@@ -442,10 +443,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
       if (!desiredUids.has(rp.uid) && !workers.has(rp.uid)) {
         // upstream counts a runtime pod no worker knew about (not one whose worker is finishing).
         metrics.orphanedRuntimePods.inc();
-        log('kubelet').info(
-          { pod: `${rp.namespace}/${rp.name}`, uid: rp.uid },
-          'Killing orphaned pod found in the runtime',
-        );
+        log('kubelet').info({ pod: klogRef(rp), uid: rp.uid }, 'Killing orphaned pod found in the runtime');
         this.podWorkers.updatePod({ updateType: 'kill', runningPod: rp, killPodOptions: { reason: 'orphaned' } });
       }
     }

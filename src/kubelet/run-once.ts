@@ -23,7 +23,7 @@
  * the first one, which is what upstream's RunOnce reads from the updates channel.
  */
 import type { ApiContainerStatus, ApiPodStatus, Pod } from '../api/types.js';
-import { podUID } from '../api/pod.js';
+import { klogRef, podUID } from '../api/pod.js';
 import type { PodUpdate } from '../podconfig/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
@@ -99,7 +99,7 @@ export class RunOnce {
 
   /** upstream runPod: check, and while not started wait 1 s, 2 s, 4 s, … for at most runOnceMaxRetries more checks. */
   private async runPod(pod: Pod): Promise<RunOnceResult> {
-    const name = podName(pod);
+    const name = klogRef(pod.metadata);
     let delay = this.opts.retryDelayMs ?? runOnceRetryDelayMs;
     for (let retry = 0; ; retry++) {
       const v = judge(pod, this.opts.status(podUID(pod)));
@@ -127,10 +127,6 @@ export class RunOnce {
     });
     return { done, cancel: () => timer?.cancel() };
   }
-}
-
-function podName(p: Pod): string {
-  return `${p.metadata?.namespace ?? 'default'}/${p.metadata?.name}`;
 }
 
 function waitingMessage(c: ApiContainerStatus): string {

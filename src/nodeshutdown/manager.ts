@@ -12,7 +12,7 @@
  * system-cluster-critical 2 000 000 000).
  */
 import type { Pod } from '../api/types.js';
-import { podTerminationGracePeriodSeconds } from '../api/pod.js';
+import { podTerminationGracePeriodSeconds, klogRef } from '../api/pod.js';
 import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import type { KillPodForShutdown, NodeShutdownManager, ShutdownTrigger } from './types.js';
@@ -112,7 +112,7 @@ class Manager implements NodeShutdownManager {
       const kills = g.pods.map((pod) => {
         const grace = Math.min(podTerminationGracePeriodSeconds(pod), graceCap);
         log('nodeshutdown').info(
-          { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, gracePeriodSeconds: grace, critical: g.critical },
+          { pod: klogRef(pod.metadata), gracePeriodSeconds: grace, critical: g.critical },
           'Shutdown manager killing pod',
         );
         return this.opts.killPod(pod, grace, NodeShutdownMessage).catch((err: unknown) => {

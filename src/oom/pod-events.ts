@@ -4,7 +4,7 @@
  * victim is outside every pod), a log line, and a count per container for /metrics/cadvisor.
  */
 import type { Pod } from '../api/types.js';
-import { podName, podNamespace } from '../api/pod.js';
+import { podName, podNamespace, klogRef } from '../api/pod.js';
 import type { EventRecorder } from '../events/types.js';
 import { containerEventRef, podEventRef } from '../events/refs.js';
 import { metrics } from '../metrics/index.js';
@@ -38,7 +38,7 @@ export function createOomPodEvents(deps: {
     const name = deps.pods.containerName(e.podUid, e.containerId) ?? '';
     log('oom').warn(
       {
-        pod: pod ? `${pod.metadata?.namespace}/${pod.metadata?.name}` : e.podUid,
+        pod: pod ? klogRef(pod.metadata) : e.podUid,
         container: name,
         pid: e.pid,
         comm: e.comm,

@@ -26,6 +26,7 @@ import type { RelistDiffer, RelistEvent, RelistPodInfo } from './relist-types.js
 import type { CgroupExitWatcher } from './cgroup-exit-watcher.js';
 import { CriEventTrigger, type SubscribeContainerEvents } from './cri-events.js';
 import type { CriEventsState, PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from './types.js';
+import { klogRef } from '../api/pod.js';
 
 /** Upstream's relistThreshold: a relist older than this makes the PLEG unhealthy. */
 export const RELIST_THRESHOLD_MS = 3 * 60_000;
@@ -234,7 +235,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       this.needsReinspection.add(uid);
       this.opts.cache.set(uid, undefined, err as Error, observed);
       log('pleg').warn(
-        { pod: `${info.namespace}/${info.name}`, err: errorMessage(err) },
+        { pod: klogRef(info), err: errorMessage(err) },
         'PLEG: pod status inspection failed; will retry next relist',
       );
     }

@@ -12,6 +12,7 @@ import { runReflector } from '../apiclient/reflector.js';
 import { log } from '../util/log.js';
 import type { PodSource, PodUpdate } from './types.js';
 import { ApiserverSource } from './types.js';
+import { klogRef } from '../api/pod.js';
 
 export interface ApiserverSourceOptions {
   client: ApiClient;
@@ -33,7 +34,7 @@ function podKey(p: unknown): string | undefined {
   const uid = (p as Pod | null)?.metadata?.uid;
   if (typeof p === 'object' && p !== null && typeof uid === 'string' && uid !== '') return uid;
   log('podconfig').warn(
-    { pod: `${(p as Pod | null)?.metadata?.namespace}/${(p as Pod | null)?.metadata?.name}` },
+    { pod: klogRef((p as Pod | null)?.metadata) },
     'pod from the apiserver has no metadata.uid; ignored',
   );
   return undefined;

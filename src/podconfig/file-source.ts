@@ -25,6 +25,7 @@ import { realClock, type Clock } from '../util/clock.js';
 import { decodeStaticPodManifest } from './manifest.js';
 import type { PodSource, PodUpdate } from './types.js';
 import { FileSource as FileSourceName } from './types.js';
+import { klogRef } from '../api/pod.js';
 
 export interface FileSourceOptions {
   /** staticPodPath: a directory of manifests or one manifest file. */
@@ -370,7 +371,7 @@ class FileSourceImpl implements StaticPodFileSource {
         file,
         field,
         err: errorMessage(err),
-        keptPod: kept ? `${kept.metadata?.namespace}/${kept.metadata?.name}` : undefined,
+        keptPod: kept ? klogRef(kept.metadata) : undefined,
       },
       kept
         ? 'invalid static pod manifest; keeping the pod of its last valid version'
@@ -395,7 +396,7 @@ class FileSourceImpl implements StaticPodFileSource {
     for (const file of [...this.entries.keys()].sort()) {
       const { pod, podKey } = this.entries.get(file)!;
       if (!pod) continue;
-      const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`;
+      const key = klogRef(pod.metadata);
       const first = byName.get(key);
       if (first !== undefined) {
         const id = `${file}\n${first}\n${key}`;

@@ -3,7 +3,7 @@
  * caches, and the views the status code and the runtime read.
  */
 import type { ApiContainerStatus, ApiPodStatus, Container, Pod, Probe } from '../api/types.js';
-import { podUID } from '../api/pod.js';
+import { podUID, klogRef } from '../api/pod.js';
 import type { RuntimeService } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
 import { log } from '../util/log.js';
@@ -120,10 +120,7 @@ class Manager implements ProbeManager, WorkerContext {
     }
     this.workers.set(uid, list);
     if (list.length > 0)
-      log('prober').debug(
-        { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, workers: list.length },
-        'probe workers started',
-      );
+      log('prober').debug({ pod: klogRef(pod.metadata), workers: list.length }, 'probe workers started');
     for (const w of list) w.start();
   }
 

@@ -14,7 +14,7 @@ import type { ApiPodStatus, Pod } from '../api/types.js';
 import type { ApiClient } from '../apiclient/types.js';
 import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
-import { isStaticPod, isTerminalPhase as isTerminal } from '../api/pod.js';
+import { isStaticPod, isTerminalPhase as isTerminal, klogRef } from '../api/pod.js';
 import type { StatusManager } from './types.js';
 
 export interface ApiStatusSyncDeps {
@@ -106,7 +106,7 @@ class ApiStatusManager implements StatusManager {
       } catch (err) {
         this.dirty.add(uid);
         log('status').warn(
-          { pod: `${entry.pod.metadata?.namespace}/${entry.pod.metadata?.name}`, err: errorMessage(err) },
+          { pod: klogRef(entry.pod.metadata), err: errorMessage(err) },
           'Failed to update status for pod; will retry',
         );
         if (err instanceof ApiError && err.statusCode === 0) return; // server away: wait for the next tick
@@ -138,7 +138,7 @@ class ApiStatusManager implements StatusManager {
       } catch (err) {
         if (err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 409)) {
           log('status').info(
-            { pod: `${meta.namespace}/${meta.name}`, reason: err.reason },
+            { pod: klogRef(meta), reason: err.reason },
             'Pod is gone or was replaced on the API server; status not written',
           );
           return true;
@@ -147,7 +147,7 @@ class ApiStatusManager implements StatusManager {
       }
       entry.sent = json;
       entry.sentUid = uid;
-      log('status').debug({ pod: `${meta.namespace}/${meta.name}`, phase: status.phase }, 'Patched pod status');
+      log('status').debug({ pod: klogRef(meta), phase: status.phase }, 'Patched pod status');
     }
     if (
       !isStatic &&
@@ -165,10 +165,7 @@ class ApiStatusManager implements StatusManager {
           if (!(err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 409))) throw err;
         });
       entry.deleted = true;
-      log('status').info(
-        { pod: `${meta.namespace}/${meta.name}` },
-        'Pod fully terminated and removed from the API server',
-      );
+      log('status').info({ pod: klogRef(meta) }, 'Pod fully terminated and removed from the API server');
     }
     return true;
   }

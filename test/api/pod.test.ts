@@ -9,6 +9,7 @@ import {
   buildPodFullName,
   DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS,
   formatPod,
+  klogRef,
   podFullName,
   podName,
   podNames,
@@ -56,6 +57,12 @@ describe('full name (upstream GetPodFullName, format.Pod)', () => {
   it('format.Pod adds the UID and never throws (it is for log lines)', () => {
     assert.equal(formatPod(pod), 'web_ns(u-1)');
     assert.equal(formatPod({}), '_()');
+  });
+  it('klog.KObj: namespace/name, the name alone without a namespace, never throws', () => {
+    assert.equal(klogRef(pod.metadata), 'ns/web');
+    assert.equal(klogRef({ name: 'static' }), 'static');
+    assert.equal(klogRef({ namespace: 'kube-system', name: 'etcd' }), 'kube-system/etcd');
+    assert.equal(klogRef(undefined), '');
   });
 });
 
