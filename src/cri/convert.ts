@@ -27,7 +27,7 @@ import type {
   VersionResponse,
 } from './types.js';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- proto-loader's messages are untyped; Wire is where they enter
 type Wire = any;
 
 /** int64/uint64 as proto-loader gives it (string with longs: String; number or Long otherwise). */

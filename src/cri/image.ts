@@ -8,7 +8,7 @@ import type { AuthConfig, FilesystemUsage, Image, ImageService, PodSandboxConfig
 
 export const DEFAULT_PULL_TIMEOUT_MS = 10 * 60 * 1000;
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- proto-loader's messages are untyped; Wire is where they enter
 type Wire = any;
 
 export class RemoteImageService implements ImageService {

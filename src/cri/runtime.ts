@@ -52,7 +52,7 @@ export interface CriClientOptions {
   pullTimeoutMs?: number;
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- proto-loader's messages are untyped; Wire is where they enter
 type Wire = any;
 
 function containerFilterToWire(f: ContainerFilter | undefined): object {

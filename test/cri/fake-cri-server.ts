@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { packageDefinition } from '../../src/cri/proto.js';
 import { testTempDir } from '../support/temp-dir.js';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+/* eslint-disable @typescript-eslint/no-explicit-any -- handlers take and return proto-loader's untyped messages */
 export type Handler = (request: any) => any | Promise<any>;
 
 export class GrpcStatusError extends Error {

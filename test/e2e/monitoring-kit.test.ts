@@ -36,7 +36,7 @@ const PROMETHEUS = '/usr/bin/prometheus';
 const NS = `prom-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const POD = 'probed-e2e-node';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Prometheus API replies, read field by field
 type Json = any;
 
 const available = existsSync(PROMETHEUS);

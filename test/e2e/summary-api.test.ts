@@ -31,7 +31,7 @@ const POD = 'stats-e2e-node';
 const MiB = 1024 * 1024;
 let kubelet: KubeletProcess | undefined;
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Summary API replies, read field by field
 type Json = any;
 
 before(async () => {
