@@ -250,8 +250,22 @@ test('killPodNow (the eviction hook): grace override, Failed/Evicted with a Disr
   await stop();
 });
 
+/** The stopping fake, also recording the order of SyncPod and KillPod calls. */
+class OrderedRuntime extends StoppingRuntime {
+  readonly calls: string[] = [];
+  override async syncPod(...a: Parameters<StoppingRuntime['syncPod']>) {
+    this.calls.push(`sync ${a[0].metadata?.uid}`);
+    return super.syncPod(...a);
+  }
+  override async killPod(p: Pod | undefined, running: RunningPod, grace?: number): Promise<void> {
+    this.calls.push(`kill ${running.uid}`);
+    return super.killPod(p, running, grace);
+  }
+}
+
 test('REMOVE then ADD of the same UID: the pod is stopped, then started again', async () => {
-  const { runtime, kubelet, updates, statusManager, stop } = setup();
+  const runtime = new OrderedRuntime();
+  const { kubelet, updates, statusManager, stop } = setup({ runtime });
   updates.push({ op: 'ADD', pods: [pod('re')], source: 'file' });
   await until('synced', () => runtime.synced.includes('re'));
   runtime.setContainer('re', 'c1', 'running', 'a');
@@ -259,10 +273,14 @@ test('REMOVE then ADD of the same UID: the pod is stopped, then started again', 
   updates.push({ op: 'REMOVE', pods: [pod('re')], source: 'file' });
   updates.push({ op: 'ADD', pods: [pod('re')], source: 'file' });
   try {
-    await until('killed', () => runtime.killed.some((k) => k.uid === 're'));
     // Waited for, not sampled: the old incarnation's termination (its volume teardown included)
     // takes a moment, and the periodic resyncs made any count of syncs a poor clock.
+    await until('killed', () => runtime.calls.includes('kill re'));
     await until('a new incarnation', () => !kubelet.podWorkers.isPodTerminationRequested('re'));
+    await until('a SyncPod after the kill', () =>
+      runtime.calls.slice(runtime.calls.indexOf('kill re')).includes('sync re'),
+    );
+    assert.equal(runtime.calls.filter((c) => c === 'kill re').length, 1, runtime.calls.join(', '));
   } finally {
     await stop();
   }
