@@ -41,6 +41,7 @@ import {
   nodeCertUsages,
 } from '../certificate/index.js';
 import { RuntimeClassCache, withRuntimeClassOverhead } from '../apimode/runtime-class-cache.js';
+import { ServiceCache } from '../apimode/service-cache.js';
 
 export interface ApiModeInput {
   config: Config;
@@ -65,6 +66,8 @@ export interface ApiMode {
   objects: ObjectCache;
   /** node.k8s.io/v1 RuntimeClasses for the runtime manager (handler of each pod's sandbox). */
   runtimeClasses: RuntimeClassCache;
+  /** Every v1 Service (one list+watch) for the Service env vars of the runtime manager. */
+  services: ServiceCache;
   /** Use this one for the Kubelet: it also writes pods/status. */
   statusManager: StatusManager & { stop(): void };
   /** The source name the Kubelet must wait for before housekeeping. */
@@ -250,6 +253,9 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     },
   });
   const runtimeClasses = new RuntimeClassCache(clients.main);
+  // upstream starts its service informer in NewMainKubelet, before any pod is seen.
+  const services = new ServiceCache(clients.main);
+  services.start();
   const sink = createApiserverSink({
     client: clients.main,
     nodeName: config.nodeName,
@@ -262,6 +268,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     statusManager,
     objects,
     runtimeClasses,
+    services,
     sourceName: ApiserverSource,
     start({ podConfig, kubelet: k, pressure: p }) {
       kubelet = k;
@@ -295,6 +302,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
       statusManager.stop();
       objects.stop();
       runtimeClasses.stop();
+      services.stop();
       clients.close();
     },
   };

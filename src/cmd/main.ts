@@ -188,6 +188,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     systemdUnits: systemd?.slices,
     objects: apiMode?.objects,
     runtimeClasses: apiMode?.runtimeClasses,
+    services: apiMode?.services,
     probeFailure: (id) => prober.probeFailure(id),
     startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id),
     recorder,

@@ -3,6 +3,9 @@
  * makeEnvironmentVariables, kubecontainer.ExpandContainerCommandAndArgs, and the forked
  * third_party/forked/golang/expansion):
  *
+ *  - the Service variables come first (service-env.ts: the master `kubernetes` Service always,
+ *    the pod's namespace's with enableServiceLinks); envFrom and env override them, and
+ *    `$(VAR)` may refer to them;
  *  - `$(VAR)` (src/fieldpath expansion) expands to an earlier variable of the same container;
  *  - env values are expanded in order, each seeing only the ones before it;
  *  - command and args are expanded against the final environment;
@@ -11,9 +14,11 @@
  *    anything that cannot be resolved is an EnvError, reported as CreateContainerConfigError.
  */
 import type { Container, EnvVar, Pod } from '../api/types.js';
+import { isStaticPod } from '../api/pod.js';
 import type { KeyValue } from '../cri/types.js';
 import { EnvError, expand, fieldRefValue, mappingFor, type FieldPathContext } from '../fieldpath/index.js';
 import type { PodObjectSource } from '../volume/types.js';
+import { serviceEnvVarMap, type ServiceLister } from './service-env.js';
 
 /** What env needs besides the pod: the downward API's context, resources and API objects. */
 export interface EnvContext extends FieldPathContext {
@@ -27,6 +32,8 @@ export interface EnvContext extends FieldPathContext {
   ) => string;
   /** ConfigMaps, Secrets and tokens (API server mode); without it configMap/secret refs are EnvErrors. */
   objects?: PodObjectSource;
+  /** The Service informer (API server mode); without it no Service variables (standalone, as upstream's empty lister). */
+  services?: ServiceLister;
 }
 
 /** A configMap or secret that env reads (configMapKeyRef, secretKeyRef, envFrom). */
@@ -80,13 +87,33 @@ function envFromValues(pod: Pod, container: Container, ctx: EnvContext, env: Map
   }
 }
 
-/** The container's environment in spec order (a later duplicate name overrides the value). */
+/**
+ * The Service variables of the pod (upstream makeEnvironmentVariables' first step). A pod from
+ * the API server waits until the Services were listed once: KUBERNETES_SERVICE_HOST is what its
+ * in-cluster clients need, and a container started without it would never get it.
+ */
+function serviceEnv(pod: Pod, services: ServiceLister | undefined): Map<string, string> {
+  if (!services) return new Map();
+  if (!isStaticPod(pod) && !services.hasSynced())
+    throw new EnvError('services have not yet been read at least once, cannot construct envvars');
+  // Defaulting makes it true; a pod that skipped defaulting reads as the default too.
+  const links = pod.spec?.enableServiceLinks ?? true;
+  return serviceEnvVarMap(services.list(), pod.metadata?.namespace ?? 'default', links);
+}
+
+/**
+ * The container's environment: envFrom and env in spec order (a later duplicate name overrides
+ * the value), then the Service variables the container does not set itself.
+ */
 export function makeEnvironmentVariables(pod: Pod, container: Container, ctx: EnvContext): KeyValue[] {
+  const services = serviceEnv(pod, ctx.services);
   const env = new Map<string, string>();
   envFromValues(pod, container, ctx, env);
   for (const v of container.env ?? []) {
-    env.set(v.name, envValue({ pod, container, ctx }, v, env));
+    const value = envValue({ pod, container, ctx, services }, v, env);
+    if (value !== undefined) env.set(v.name, value);
   }
+  for (const [k, v] of services) if (!env.has(k)) env.set(k, v);
   return [...env].map(([key, value]) => ({ key, value }));
 }
 
@@ -95,10 +122,16 @@ interface EnvScope {
   pod: Pod;
   container: Container;
   ctx: EnvContext;
+  /** The Service variables, which $(VAR) may refer to after the container's own. */
+  services: ReadonlyMap<string, string>;
 }
 
-/** One env entry's value; env holds the variables before it, which $(VAR) may refer to. */
-function envValue({ pod, container, ctx }: EnvScope, v: EnvVar, env: ReadonlyMap<string, string>): string {
+/**
+ * One env entry's value; env holds the variables before it, which $(VAR) may refer to.
+ * undefined: an optional configMap/secret key that is missing, which upstream leaves out.
+ */
+function envValue(scope: EnvScope, v: EnvVar, env: ReadonlyMap<string, string>): string | undefined {
+  const { pod, container, ctx } = scope;
   if (v.valueFrom) {
     if (v.valueFrom.fieldRef)
       return fieldRefValue(pod, v.valueFrom.fieldRef.fieldPath, v.valueFrom.fieldRef.apiVersion, ctx);
@@ -112,11 +145,10 @@ function envValue({ pod, container, ctx }: EnvScope, v: EnvVar, env: ReadonlyMap
       const kind = v.valueFrom.configMapKeyRef ? 'configMap' : 'secret';
       const what = `container ${container.name}: env ${v.name}`;
       const data = objectData(pod, ctx, { kind, name: keyRef.name ?? '', optional: keyRef.optional }, what);
-      if (data === undefined) return '';
-      const value = data[keyRef.key];
-      if (value === undefined && !keyRef.optional)
+      const value = data?.[keyRef.key];
+      if (value === undefined && data !== undefined && !keyRef.optional)
         throw new EnvError(`${what}: key "${keyRef.key}" not found in ${kind} "${keyRef.name}"`);
-      return value ?? '';
+      return value;
     }
     const kind =
       Object.keys(v.valueFrom)
@@ -125,7 +157,7 @@ function envValue({ pod, container, ctx }: EnvScope, v: EnvVar, env: ReadonlyMap
     throw new EnvError(`container ${container.name}: env ${v.name}: ${kind} is not supported by this kubelet`);
   }
   const value = v.value ?? '';
-  return value === '' ? '' : expand(value, mappingFor(env));
+  return value === '' ? '' : expand(value, mappingFor(env, scope.services));
 }
 
 /** Command and args with $(VAR) expanded against the container's final environment. */

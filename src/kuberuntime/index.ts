@@ -15,6 +15,7 @@ import type { ProbeFailure } from './pod-actions.js';
 import type { PodObjectSource, Runtime } from './types.js';
 import { createCriStartScheduler, CRI_START_CONCURRENCY } from './cri-scheduler.js';
 import type { RuntimeClassLookup } from './runtime-class.js';
+import type { ServiceLister } from './service-env.js';
 
 export type { PodObjectSource, Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
@@ -26,6 +27,7 @@ export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../util/back
 export { DEFAULT_GC_POLICY } from './gc.js';
 export { createCriStartScheduler, type CriStartScheduler, type StartClass } from './cri-scheduler.js';
 export { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
+export { fromServices, serviceEnvVarMap, type Service, type ServiceLister } from './service-env.js';
 
 export interface RuntimeManagerDeps {
   /**
@@ -81,6 +83,8 @@ export interface RuntimeManagerDeps {
   podContainerManager?: PodContainerManager;
   /** ConfigMaps and Secrets for container env (API server mode); volumes read them through the volume manager. */
   objects?: PodObjectSource;
+  /** The Service informer for the Service env vars (API server mode); absent: none (standalone). */
+  services?: ServiceLister;
   /** spec.runtimeClassName → handler (API server mode); absent: the class name is the handler. */
   runtimeClasses?: RuntimeClassLookup;
   /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
@@ -130,6 +134,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     crashLoopBackOff: backOffSettings(deps.crashLoopBackOff),
     gcPolicy: { ...DEFAULT_GC_POLICY, ...deps.gcPolicy },
     objects: deps.objects,
+    services: deps.services,
     runtimeClasses: deps.runtimeClasses,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,

@@ -46,6 +46,7 @@ import { runHandler, type HookTarget, type LifecycleHandler } from './lifecycle-
 import { computePodActions, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
 import { removeAllLogged, removeContainer } from './remove.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
+import type { ServiceLister } from './service-env.js';
 import { generatePodSandboxConfig } from './sandbox-config.js';
 import { containerLogsDirectory, restartCountOfLogFileName } from '../util/pod-identity.js';
 import type { PodRuntimeStatus, PodSyncResult } from './types.js';
@@ -73,6 +74,8 @@ export interface SyncDeps {
   podIPs: (uid: string) => Promise<string[]>;
   /** ConfigMaps and Secrets for env: configMapKeyRef, secretKeyRef, envFrom (API server mode). */
   objects?: PodObjectSource;
+  /** The Service informer for the Service env vars (API server mode). */
+  services?: ServiceLister | undefined;
   /** The pods' volumes, set up by the volume manager before each sync, and their subPaths. */
   volumes: RuntimeVolumes;
   /** spec.runtimeClassName → runtime handler; default: the class name is the handler (standalone). */
@@ -454,6 +457,7 @@ async function startContainer(
         podIP: target.podIPs[0] ?? '',
         podIPs: target.podIPs,
         objects: deps.objects,
+        services: deps.services,
       },
       memoryCapacity: deps.memoryCapacity,
       allocatable: deps.allocatable,

@@ -3,7 +3,7 @@
  * (HTTPS, real wire protocol) and real containerd. The tests run in order and share one agent:
  * registration and Ready, the lease, a pod created through the API (status on the API), its
  * graceful deletion, a static pod's mirror pod, configMap/secret/projected volumes (their tmpfs,
- * modes, fsGroup and teardown), an apiserver outage, and kubectl get/describe.
+ * modes, fsGroup and teardown), Service env vars, an apiserver outage, and kubectl get/describe.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -320,6 +320,95 @@ test('configMap, secret and projected volumes and env; a configMap edit reaches 
     250,
   );
   console.log(`# configMap edit reached the container in ${Date.now() - t0} ms`);
+});
+
+/** A pod that writes its Service env vars (KUBERNETES_*, WEB_*, LATE_*) to /out/env, then sleeps. */
+const envDumper = (name: string, extra: Record<string, unknown> = {}): Pod =>
+  sleeper(name, {
+    volumes: [{ name: 'out', emptyDir: {} }],
+    containers: [
+      {
+        name: 'main',
+        image: IMAGE,
+        imagePullPolicy: 'IfNotPresent',
+        command: [
+          'sh',
+          '-c',
+          "env | grep -E '^(KUBERNETES|WEB|LATE)_' | sort > /out/env.tmp; mv /out/env.tmp /out/env; sleep 3600",
+        ],
+        volumeMounts: [{ name: 'out', mountPath: '/out' }],
+      },
+    ],
+    ...extra,
+  });
+
+/** The env file an envDumper pod wrote, as a map. */
+async function dumpedEnv(name: string): Promise<Map<string, string>> {
+  const p = await waitFor(`${name} Running`, 60_000, runningPod(name), 250);
+  const file = join(dir, 'root', 'pods', p.metadata!.uid!, 'volumes', 'kubernetes.io~empty-dir', 'out', 'env');
+  const text = await waitFor(
+    `${name} env file`,
+    20_000,
+    () => (existsSync(file) ? readFileSync(file, 'utf8') : undefined),
+    250,
+  );
+  return new Map(
+    text
+      .trim()
+      .split('\n')
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+}
+
+test("Service env vars: KUBERNETES_* always, the namespace's with enableServiceLinks, later Services in later containers", async () => {
+  const r = await api.call('POST', `/api/v1/namespaces/${NS}/services`, {
+    metadata: { name: 'web' },
+    spec: { ports: [{ name: 'http', port: 80 }] },
+  });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  const webIP = (r.body.spec as { clusterIP: string }).clusterIP;
+  await createPod(envDumper('links'));
+  await createPod(envDumper('nolinks', { enableServiceLinks: false }));
+  const links = await dumpedEnv('links');
+  assert.equal(links.get('KUBERNETES_SERVICE_HOST'), '10.96.0.1');
+  assert.equal(links.get('KUBERNETES_SERVICE_PORT'), '443');
+  assert.equal(links.get('KUBERNETES_SERVICE_PORT_HTTPS'), '443');
+  assert.equal(links.get('KUBERNETES_PORT'), 'tcp://10.96.0.1:443');
+  assert.equal(links.get('WEB_SERVICE_HOST'), webIP);
+  assert.equal(links.get('WEB_SERVICE_PORT_HTTP'), '80');
+  assert.equal(links.get('WEB_PORT_80_TCP_ADDR'), webIP);
+  const nolinks = await dumpedEnv('nolinks');
+  assert.equal(nolinks.get('KUBERNETES_SERVICE_HOST'), '10.96.0.1');
+  assert.deepEqual(
+    [...nolinks.keys()].filter((k) => !k.startsWith('KUBERNETES_')),
+    [],
+    'no Service links with enableServiceLinks: false',
+  );
+  // A Service made later reaches only containers started later (upstream's documented race).
+  const late = await api.call('POST', `/api/v1/namespaces/${NS}/services`, {
+    metadata: { name: 'late' },
+    spec: { ports: [{ port: 8080 }] },
+  });
+  assert.equal(late.status, 201);
+  await new Promise((res) => setTimeout(res, 1000));
+  await createPod(envDumper('later'));
+  const later = await dumpedEnv('later');
+  assert.equal(later.get('LATE_SERVICE_HOST'), (late.body.spec as { clusterIP: string }).clusterIP);
+  assert.equal(later.get('LATE_SERVICE_PORT'), '8080');
+  assert.equal(later.get('WEB_SERVICE_HOST'), webIP);
+  assert.equal(links.has('LATE_SERVICE_HOST'), false);
+  // One cluster-wide list+watch of Services for the whole agent, whatever the pods.
+  const svcCalls = api.requests.filter((q) => q.method === 'GET' && q.path.endsWith('/services'));
+  assert.deepEqual(
+    svcCalls.map((q) => `${q.path} watch=${q.query.get('watch') ?? 'false'}`),
+    ['/api/v1/services watch=false', '/api/v1/services watch=true'],
+  );
+  for (const name of ['links', 'nolinks', 'later']) {
+    assert.equal(
+      (await api.call('DELETE', `/api/v1/namespaces/${NS}/pods/${name}`, { gracePeriodSeconds: 0 })).status,
+      200,
+    );
+  }
 });
 
 test('secret and projected volumes are tmpfs with upstream modes and fsGroup, dirs 0750; all gone after the delete', async () => {

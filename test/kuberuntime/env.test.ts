@@ -111,7 +111,6 @@ describe('configMap/secret env and volumes (API server mode objects)', () => {
       { key: 'CM_greeting', value: 'hi' },
       { key: 'password', value: 'override' },
       { key: 'G', value: 'hi' },
-      { key: 'OPT', value: '' },
     ]);
   });
 

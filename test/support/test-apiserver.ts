@@ -1,12 +1,15 @@
 /**
  * A test kube-apiserver: in-memory, HTTPS, speaking the real wire protocol for what the kubelet
  * (and kubectl get/describe) uses — nodes, nodes/status, pods, pods/status, leases, events,
- * configmaps, secrets, serviceaccounts/token, node.k8s.io runtimeclasses, certificates.k8s.io CSRs
+ * configmaps, secrets, services, serviceaccounts/token, node.k8s.io runtimeclasses, certificates.k8s.io CSRs
  * (with bootstrap tokens and client-certificate users), pods/log|exec|attach|portforward
  * proxied to the node's kubelet (apiserver-node-proxy.ts); list with field and label selectors; watch as a
  * chunked stream of JSON watch events resuming from a resourceVersion, with bookmarks and
  * 410 Gone; JSON merge and (simplified, see apiserver-patch.ts) strategic merge patch; 409 on
- * resourceVersion and UID precondition conflicts; graceful pod deletion. A fixture, not product.
+ * resourceVersion and UID precondition conflicts; graceful pod deletion. As a real apiserver,
+ * namespace default holds the `kubernetes` Service (cluster IP 10.96.0.1, port 443 → this
+ * server's port), and a created Service gets a cluster IP of 10.96.0.0/16 unless it is headless
+ * or ExternalName. A fixture, not product.
  *
  * More handlers can be mounted in front of the built-in routes (`extraHandlers`, each returns
  * true when it answered), e.g. TokenReview / SubjectAccessReview from another suite.
@@ -37,6 +40,7 @@ const RESOURCES: readonly ResourceDef[] = [
   { plural: 'events', kind: 'Event', group: '', namespaced: true, shortNames: ['ev'] },
   { plural: 'configmaps', kind: 'ConfigMap', group: '', namespaced: true, shortNames: ['cm'] },
   { plural: 'secrets', kind: 'Secret', group: '', namespaced: true },
+  { plural: 'services', kind: 'Service', group: '', namespaced: true, shortNames: ['svc'] },
   { plural: 'serviceaccounts', kind: 'ServiceAccount', group: '', namespaced: true, shortNames: ['sa'] },
   { plural: 'namespaces', kind: 'Namespace', group: '', namespaced: false, shortNames: ['ns'] },
   { plural: 'leases', kind: 'Lease', group: 'coordination.k8s.io', namespaced: true },
@@ -346,6 +350,7 @@ class ApiHandler {
       setPodDefaults(obj);
       obj.status = { phase: 'Pending', ...(obj.status as Obj | undefined) };
     }
+    if (def.plural === 'services') setServiceDefaults(obj, this.store);
     return { kind: def.kind, apiVersion: apiVersionOf(def), ...this.store.put(def.plural, obj, 'ADDED') };
   }
 
@@ -495,6 +500,45 @@ class ApiHandler {
   }
 }
 
+/** The first address of the service CIDR, which a real apiserver gives its own Service. */
+export const KUBERNETES_SERVICE_IP = '10.96.0.1';
+
+/** Service defaulting and cluster IP allocation (the apiserver's, reduced): type, IP, port protocols. */
+function setServiceDefaults(svc: Obj, store: ApiStore): void {
+  const spec = ((svc.spec as Obj | undefined) ?? {}) as Obj & { ports?: Obj[] };
+  svc.spec = spec;
+  spec.type ??= 'ClusterIP';
+  for (const p of spec.ports ?? []) p.protocol ??= 'TCP';
+  if (spec.type === 'ExternalName' || spec.clusterIP) return;
+  const used = new Set(store.list('services').map((s) => (s.spec as Obj | undefined)?.clusterIP));
+  let n = 100;
+  while (used.has(`10.96.${n >> 8}.${n & 255}`)) n++;
+  spec.clusterIP = `10.96.${n >> 8}.${n & 255}`;
+  spec.clusterIPs = [spec.clusterIP];
+}
+
+/** default/kubernetes, as the apiserver keeps it: port 443 (https) to the apiserver's own port. */
+function ensureKubernetesService(store: ApiStore, port: number): void {
+  if (store.get('services', 'default', 'kubernetes')) return;
+  store.put(
+    'services',
+    {
+      metadata: {
+        name: 'kubernetes',
+        namespace: 'default',
+        labels: { component: 'apiserver', provider: 'kubernetes' },
+      },
+      spec: {
+        type: 'ClusterIP',
+        clusterIP: KUBERNETES_SERVICE_IP,
+        clusterIPs: [KUBERNETES_SERVICE_IP],
+        ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: port }],
+      },
+    },
+    'ADDED',
+  );
+}
+
 const CSR_COLLECTION = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 
 function authenticate(req: IncomingMessage, adminToken: string, bootstrapTokens: string[]): RequestUser | undefined {
@@ -610,6 +654,7 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
     server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
   });
   const port = (server.address() as { port: number }).port;
+  ensureKubernetesService(store, port);
   const url = `https://127.0.0.1:${port}`;
   return {
     port,
