@@ -114,6 +114,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       runtimeClasses: opts.runtimeClasses,
       volumes: opts.volumes,
       criStarts: opts.criStarts,
+      rootDir: opts.rootDir,
     };
   }
 
