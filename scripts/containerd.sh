@@ -3,7 +3,7 @@
 #
 #   scripts/containerd.sh start  [--state-dir DIR] [--bridge NAME] [--subnet CIDR]
 #                                [--snapshotter overlayfs|native] [--no-import]
-#                                [--version 1.6|1.7|2] [--systemd-cgroup]
+#                                [--version 1.6|1.7|2] [--systemd-cgroup] [--no-cni-config]
 #   scripts/containerd.sh stop   [--state-dir DIR] [--daemon-only]
 #   scripts/containerd.sh status [--state-dir DIR]
 #   scripts/containerd.sh endpoint [--state-dir DIR]
@@ -27,6 +27,11 @@
 # --systemd-cgroup sets SystemdCgroup = true in runc's options (kubeadm's setup): runc then asks
 # systemd for each container's scope under the slice the sandbox's cgroup parent names, so the
 # daemon must run on a node whose PID 1 is systemd (tests: scripts/systemd-node.sh exec).
+#
+# --no-cni-config (or KUBELET_TS_CTR_NO_CNI=1) starts with an empty CNI conf dir DIR/cni/net.d, as
+# a node before its network add-on: the runtime reports NetworkReady=false ("cni plugin not
+# initialized") until a conflist appears there. The conflist is written to DIR/cni/ instead, for a
+# test to copy into DIR/cni/net.d when the network should come up.
 #
 # Releases (--version, or $KUBELET_TS_CTR_VERSION): 1.6 is the system's containerd (Debian
 # bookworm's, installed by scripts/install-deps.sh). 1.7 (Debian trixie's) and 2 (Debian sid's)
@@ -56,6 +61,7 @@ IMPORT=1
 SNAPSHOTTER_FORCE=""
 DAEMON_ONLY=0
 SYSTEMD_CGROUP=false
+NO_CNI="${KUBELET_TS_CTR_NO_CNI:-0}"
 VERSION="${KUBELET_TS_CTR_VERSION:-1.6}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -67,6 +73,7 @@ while [[ $# -gt 0 ]]; do
     --no-import) IMPORT=0; shift ;;
     --daemon-only) DAEMON_ONLY=1; shift ;;
     --systemd-cgroup) SYSTEMD_CGROUP=true; shift ;;
+    --no-cni-config) NO_CNI=1; shift ;;
     --version) VERSION=${2:?--version needs a value}; shift 2 ;;
     --version=*) VERSION=${1#*=}; shift ;;
     *) echo "containerd.sh: unknown argument $1" >&2; exit 2 ;;
@@ -271,7 +278,12 @@ disabled_plugins = [
   [plugins."io.containerd.runtime.v1.linux"]
     runtime_root = "$RUNC_ROOT/v1"
 EOF
-  cat >"$STATE_DIR/cni/net.d/10-kubelet-ts.conflist" <<EOF
+  local conflist="$STATE_DIR/cni/net.d/10-kubelet-ts.conflist"
+  if [[ "$NO_CNI" == 1 ]]; then
+    find "$STATE_DIR/cni/net.d" -mindepth 1 -maxdepth 1 -delete
+    conflist="$STATE_DIR/cni/10-kubelet-ts.conflist"
+  fi
+  cat >"$conflist" <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "kubelet-ts-$BRIDGE",

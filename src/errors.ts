@@ -26,6 +26,8 @@ export const ERROR_CODES = {
     'The runtime returned a reply the agent cannot use, or broke the CRI contract (containers still running after a successful KillPod).',
   KTS_ERR_RUNTIME_NOT_READY:
     'The container runtime reports it is not ready, or its Status call failed; pod work waits.',
+  KTS_ERR_NETWORK_NOT_READY:
+    "The runtime's network is not ready (NetworkReady=false: no CNI config yet); pods on the pod network wait, hostNetwork pods run.",
   KTS_ERR_IMAGE_PULL: 'An image could not be pulled (ErrImagePull).',
   KTS_ERR_IMAGE_NEVER_PULL: 'The image is absent and imagePullPolicy is Never (ErrImageNeverPull).',
   KTS_ERR_CREATE_CONTAINER: 'A container could not be created or started.',

@@ -208,8 +208,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
       })),
     readinessErrors: () => {
       if (!kubelet) return ['kubelet is starting'];
-      const rt = kubelet.runtimeState.runtimeErrors();
-      return [...(rt ? [rt.message] : []), ...kubelet.healthErrors()];
+      return kubelet.runtimeState.nodeReadyErrors();
     },
     pressureConditions: () =>
       pressure?.nodeConditions().map(({ type, status, reason, message }) => ({ type, status, reason, message })) ??

@@ -179,6 +179,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS,
     clusterDomain: kc.clusterDomain,
+    resolvConf: kc.resolvConf,
     hostIP,
     memoryCapacity: node.capacity.memory,
     nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },

@@ -178,6 +178,14 @@ export const FIELDS: readonly FieldSpec[] = [
     help: 'Cluster DNS search domain.',
   },
   {
+    name: 'resolvConf',
+    key: 'resolvConf',
+    kind: 'string',
+    default: '/etc/resolv.conf',
+    flag: 'resolv-conf',
+    help: 'Resolver file whose nameservers, searches and options dnsPolicy Default pods get (kubeadm: /run/systemd/resolve/resolv.conf); "" disables.',
+  },
+  {
     name: 'runtimeRequestTimeout',
     key: 'runtimeRequestTimeoutMs',
     kind: 'duration',

@@ -18,6 +18,8 @@ export interface KubeletConfiguration {
   podLogsDir: string;
   clusterDNS: string[];
   clusterDomain: string;
+  /** The resolver file pods with dnsPolicy Default get (upstream resolvConf); '' = none. */
+  resolvConf: string;
   runtimeRequestTimeoutMs: number;
   containerRuntimeEndpoint: string;
   imageServiceEndpoint: string;

@@ -3,8 +3,9 @@
  * the PodSyncer that pod workers call (syncPod / syncTerminatingPod / syncTerminatedPod).
  *
  * The syncLoop is one async loop fed by an inbox: config updates, PLEG events, the 1 s sync tick
- * and the 2 s housekeeping tick. While the runtime is not ready it does not dispatch and backs
- * off (100 ms doubling to 5 s), as upstream's syncLoop does.
+ * and the 2 s housekeeping tick. While the runtime is not ready (RuntimeReady, PLEG) it does not
+ * dispatch and backs off (100 ms doubling to 5 s), as upstream's syncLoop does; a network that is
+ * not ready holds back only the pods on the pod network (syncPod), never the syncLoop.
  */
 import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
@@ -52,6 +53,7 @@ import { PodManager } from '../podmanager/index.js';
 import { runningPodFromStatus } from '../kuberuntime/index.js';
 import { makePodDataDirs, type VolumeManager } from '../volume/index.js';
 import { RuntimeState } from './runtime-state.js';
+import { podEventRef } from '../events/refs.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
 import { syncLoopIteration } from './sync-loop.js';
@@ -98,6 +100,9 @@ export interface KubeletDeps {
   housekeepingPeriodMs?: number;
 }
 
+/** upstream events.NetworkNotReady and NetworkNotReadyErrorMsg. */
+export const NETWORK_NOT_READY_REASON = 'NetworkNotReady';
+export const NETWORK_NOT_READY_MESSAGE = 'network is not ready';
 /** Events go nowhere when no recorder is given (tests). */
 const DROP_EVENTS: EventRecorder = { event: () => undefined };
 const EMPTY_WAITING: ReadonlyMap<string, ContainerWaiting> = new Map();
@@ -496,6 +501,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const status = runtimeStatus ?? emptyRuntimeStatus(pod, now);
     const apiStatus = this.updateStatus(pod, status, false);
     if (isTerminalPhase(apiStatus.phase)) return { isTerminal: true };
+    this.checkNetworkReady(pod);
     await makePodDataDirs(this.deps.rootDir, uid);
     // upstream WaitForAttachAndMount, before SyncPod. It does not wait for a volume that cannot
     // be set up: the containers that mount it report its error, the others start.
@@ -514,6 +520,19 @@ export class Kubelet implements PodSyncer, SyncHandler {
       // RequestPodRelist), once the worker has recorded the end of this sync.
       ...(result.changed ? { postSync: () => void this.deps.pleg.relist() } : {}),
     };
+  }
+
+  /**
+   * upstream SyncPod's network gate: while the runtime's network is not ready only hostNetwork
+   * pods start; the others fail their sync with a NetworkNotReady event and the pod worker retries
+   * after its back-off, until the runtime reports NetworkReady (a CNI config appeared).
+   */
+  private checkNetworkReady(pod: Pod): void {
+    const err = this.runtimeState.networkErrors();
+    if (!err || pod.spec?.hostNetwork === true) return;
+    const message = `${NETWORK_NOT_READY_MESSAGE}: ${err.message}`;
+    (this.deps.recorder ?? DROP_EVENTS).event(podEventRef(pod), 'Warning', NETWORK_NOT_READY_REASON, message);
+    throw new KubeletError('KTS_ERR_NETWORK_NOT_READY', message, { cause: err });
   }
 
   /**

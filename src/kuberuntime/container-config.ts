@@ -13,6 +13,7 @@ import { kubeletErrorClass, VolumeError } from '../errors.js';
 import { EnvError, resourceFieldRefValue, type NodeAllocatable } from '../fieldpath/index.js';
 import type { PodVolumes, RuntimeVolumes } from '../volume/index.js';
 import { makeMounts } from './container-mounts.js';
+import type { HostsFileInput } from './hosts-file.js';
 import { expandCommandAndArgs, makeEnvironmentVariables, type EnvContext } from './env.js';
 import { newContainerAnnotations, newContainerLabels } from './labels.js';
 import { linuxContainerResources } from './resources.js';
@@ -36,6 +37,8 @@ export interface ContainerConfigInput {
   volumes: PodVolumes;
   /** Prepares subPath binds (the volume manager's). */
   subPaths: Pick<RuntimeVolumes, 'prepareSubPath'>;
+  /** The pod's managed /etc/hosts (hosts-file.ts); absent: none. */
+  hosts?: HostsFileInput;
 }
 
 /** The downward API context with resourceFieldRef bound to the node's allocatable. */
@@ -72,6 +75,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
     const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), {
       volumes: input.volumes,
       subPaths: input.subPaths,
+      ...(input.hosts ? { hosts: input.hosts } : {}),
     });
     return {
       metadata: { name: container.name, attempt: restartCount },

@@ -2,14 +2,16 @@
  * The CRI mounts of one container (upstream kubelet_pods.go makeMounts): each volumeMount binds
  * its volume's host path as the volume manager set it up before this sync, or, with a subPath or
  * subPathExpr (expanded against the container's env), a checked bind of that part of it
- * (src/volume/subpath). Nothing is mounted or written here but those binds. A volume that could
- * not be set up fails the container with the volume's own error (CreateContainerConfigError).
+ * (src/volume/subpath). Nothing is mounted or written here but those binds, and the pod's
+ * managed /etc/hosts (hosts-file.ts), added last as upstream. A volume that could not be set up
+ * fails the container with the volume's own error (CreateContainerConfigError).
  */
 import type { Container, Pod } from '../api/types.js';
 import type { Mount } from '../cri/types.js';
 import { VolumeError } from '../errors.js';
 import { expand, mappingFor } from '../fieldpath/index.js';
 import type { MountedVolume, PodVolumes, RuntimeVolumes } from '../volume/index.js';
+import { makeHostsMount, type HostsFileInput } from './hosts-file.js';
 
 function volumeFor(pod: Pod, name: string, volumes: PodVolumes): MountedVolume {
   if (!pod.spec?.volumes?.some((v) => v.name === name))
@@ -28,13 +30,15 @@ function volumeFor(pod: Pod, name: string, volumes: PodVolumes): MountedVolume {
 export interface PodVolumeBinding {
   volumes: PodVolumes;
   subPaths: Pick<RuntimeVolumes, 'prepareSubPath'>;
+  /** The managed /etc/hosts; absent: none (unit tests of the volume binds). */
+  hosts?: HostsFileInput;
 }
 
 export async function makeMounts(
   pod: Pod,
   container: Container,
   env: ReadonlyMap<string, string>,
-  { volumes, subPaths }: PodVolumeBinding,
+  { volumes, subPaths, hosts }: PodVolumeBinding,
 ): Promise<Mount[]> {
   const mounts: Mount[] = [];
   for (const [index, vm] of (container.volumeMounts ?? []).entries()) {
@@ -53,5 +57,8 @@ export async function makeMounts(
     // upstream mounts API data volumes read-only whatever the volumeMount says.
     mounts.push({ containerPath: vm.mountPath, hostPath, readonly: volume.readOnly || vm.readOnly === true });
   }
+  const paths = (container.volumeMounts ?? []).map((vm) => vm.mountPath);
+  const hostsMount = hosts && (await makeHostsMount(pod, paths, hosts));
+  if (hostsMount) mounts.push(hostsMount);
   return mounts;
 }

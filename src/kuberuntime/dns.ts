@@ -15,6 +15,7 @@ import type { Pod } from '../api/types.js';
 import { podNamespace } from '../api/pod.js';
 import type { DNSConfig } from '../cri/types.js';
 import { log } from '../util/log.js';
+import { errorMessage, KubeletError } from '../errors.js';
 
 export interface DnsSettings {
   clusterDNS: string[];
@@ -27,18 +28,24 @@ const MAX_DNS_NAMESERVERS = 3;
 const MAX_DNS_SEARCH_PATHS = 32;
 const DEFAULT_DNS_OPTIONS = ['ndots:5'];
 
-/** Parses resolv.conf text; a later `search`/`options` line replaces/extends as glibc does. */
+/**
+ * Parses resolv.conf text as upstream parseResolvConf: `nameserver` lines accumulate, the last
+ * `search` line wins (trailing dots dropped, "." skipped), `options` merge by name; a line whose
+ * first non-blank character is `#` is a comment (a `#` later on a line is not special: upstream
+ * takes only the field after the keyword). A `nameserver` line without an address is an error.
+ */
 export function parseResolvConf(text: string): DNSConfig {
   const servers: string[] = [];
   let searches: string[] = [];
   let options: string[] = [];
   for (const raw of text.split('\n')) {
-    const line = raw.replace(/[#;].*$/, '').trim();
-    const fields = line.split(/\s+/).filter(Boolean);
-    if (fields.length === 0) continue;
-    const [key, ...rest] = fields as [string, ...string[]];
-    if (key === 'nameserver' && rest[0]) servers.push(rest[0]);
-    else if (key === 'search') searches = rest.filter((s) => s !== '.').map((s) => s.replace(/\.$/, ''));
+    const line = raw.trim();
+    if (line.startsWith('#')) continue;
+    const [key, ...rest] = line.split(/\s+/).filter(Boolean);
+    if (key === 'nameserver') {
+      if (rest[0] === undefined) throw new KubeletError('KTS_ERR_SANDBOX', 'nameserver list is empty');
+      servers.push(rest[0]);
+    } else if (key === 'search') searches = rest.filter((s) => s !== '.').map((s) => s.replace(/\.$/, ''));
     else if (key === 'options') options = mergeOptions(options, rest);
   }
   return { servers, searches, options };
@@ -115,16 +122,31 @@ function clusterSearches(pod: Pod, domain: string, hostSearches: string[]): stri
   return omitDuplicates([`${ns}.svc.${domain}`, `svc.${domain}`, domain, ...hostSearches]);
 }
 
-/** Reads the host resolv.conf (a missing file counts as empty, logged) and builds the config. */
+/**
+ * Reads the host resolv.conf and builds the config. A resolvConf that cannot be read or parsed
+ * fails the pod's sandbox config, as upstream getHostDNSConfig does (the pod waits, with
+ * FailedCreatePodSandBox, until the file is fixed). Nothing else is done about systemd-resolved's
+ * stub (nameserver 127.0.0.53): as upstream, the kubelet uses the file it is given, and picking
+ * /run/systemd/resolve/resolv.conf is the installer's job (kubeadm's mutateResolverConfig).
+ */
 export async function podDNS(pod: Pod, settings: DnsSettings): Promise<DNSConfig> {
   let host: DNSConfig = { servers: [], searches: [], options: [] };
   if (settings.resolvConf !== '') {
+    let text: string;
     try {
-      host = parseResolvConf(await readFile(settings.resolvConf, 'utf8'));
+      text = await readFile(settings.resolvConf, 'utf8');
     } catch (err) {
-      log('kuberuntime').warn(
-        { err, resolvConf: settings.resolvConf },
-        'cannot read resolv.conf; pod gets no host DNS settings',
+      throw new KubeletError('KTS_ERR_SANDBOX', `cannot read resolvConf ${settings.resolvConf}: ${errorMessage(err)}`, {
+        cause: err,
+      });
+    }
+    try {
+      host = parseResolvConf(text);
+    } catch (err) {
+      throw new KubeletError(
+        'KTS_ERR_SANDBOX',
+        `Encountered error while parsing resolv conf file ${settings.resolvConf}: ${errorMessage(err)}`,
+        { cause: err },
       );
     }
   }

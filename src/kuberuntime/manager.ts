@@ -6,6 +6,7 @@
  */
 import type { Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
+import type { RuntimeStatus } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
 import { Backoff, type BackOffSettings } from '../util/backoff.js';
@@ -114,6 +115,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       runtimeClasses: opts.runtimeClasses,
       volumes: opts.volumes,
       criStarts: opts.criStarts,
+      rootDir: opts.rootDir,
     };
   }
 
@@ -122,14 +124,9 @@ export class KubeGenericRuntimeManager implements Runtime {
     return { runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion, runtimeApiVersion: v.runtimeApiVersion };
   }
 
-  async ready(): Promise<{ ready: boolean; reason?: string }> {
+  async status(): Promise<RuntimeStatus> {
     const { conditions } = await this.opts.runtime.status();
-    for (const type of ['RuntimeReady', 'NetworkReady']) {
-      const c = conditions.find((x) => x.type === type);
-      if (!c) return { ready: false, reason: `runtime did not report ${type}` };
-      if (!c.status) return { ready: false, reason: `${type}=false reason:${c.reason} message:${c.message}` };
-    }
-    return { ready: true };
+    return { conditions };
   }
 
   getPods(all: boolean): Promise<RunningPod[]> {

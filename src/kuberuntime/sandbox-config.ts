@@ -34,15 +34,22 @@ function truncateHostname(name: string): string {
 }
 
 /**
+ * upstream GeneratePodHostNameAndDomain: spec.hostname or the pod name (truncated to 63), and with
+ * a subdomain the domain `<subdomain>.<namespace>.svc.<clusterDomain>` (the managed /etc/hosts).
+ */
+export function podHostnameAndDomain(pod: Pod, clusterDomain: string): { hostname: string; hostDomain: string } {
+  const hostname = truncateHostname(pod.spec?.hostname || pod.metadata?.name || '');
+  const sub = pod.spec?.subdomain;
+  return { hostname, hostDomain: sub ? `${sub}.${podNamespace(pod)}.svc.${clusterDomain}` : '' };
+}
+
+/**
  * upstream GeneratePodHostNameAndDomain + GetNodenameForKernel: spec.hostname or the pod name;
  * with setHostnameAsFQDN and a subdomain, the fully qualified name.
  */
 export function podHostname(pod: Pod, clusterDomain: string): string {
-  const hostname = truncateHostname(pod.spec?.hostname || pod.metadata?.name || '');
-  const sub = pod.spec?.subdomain;
-  if (pod.spec?.setHostnameAsFQDN && sub && clusterDomain) {
-    return `${hostname}.${sub}.${podNamespace(pod)}.svc.${clusterDomain}`;
-  }
+  const { hostname, hostDomain } = podHostnameAndDomain(pod, clusterDomain);
+  if (pod.spec?.setHostnameAsFQDN && hostDomain && clusterDomain) return `${hostname}.${hostDomain}`;
   return hostname;
 }
 

@@ -26,14 +26,14 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
-import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
+import type { DNSConfig, PodSandboxConfig, RuntimeService } from '../cri/types.js';
 import type { EventFields, EventRecorder } from '../events/types.js';
 import { containerEventRef, podEventRef } from '../events/refs.js';
 import type { ImageManager, PullSecret } from '../images/types.js';
 import { ContainerStartError, KubeletError, VolumeError, errorMessage } from '../errors.js';
 import type { NodeAllocatable } from '../fieldpath/index.js';
 import { log } from '../util/log.js';
-import type { PodObjectSource, RuntimeVolumes } from '../volume/index.js';
+import { makePodDataDirs, type PodObjectSource, type RuntimeVolumes } from '../volume/index.js';
 import type { Backoff } from '../util/backoff.js';
 import { ContainerConfigError, generateContainerConfig } from './container-config.js';
 import { runtimeMessage } from '../cri/errors.js';
@@ -47,8 +47,9 @@ import { computePodActions, isHostNetworkPod, type PodActions, type ProbeFailure
 import { removeAllLogged, removeContainer } from './remove.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
 import type { ServiceLister } from './service-env.js';
-import { generatePodSandboxConfig } from './sandbox-config.js';
-import { containerLogsDirectory, restartCountOfLogFileName } from '../util/pod-identity.js';
+import { generatePodSandboxConfig, podHostnameAndDomain } from './sandbox-config.js';
+import type { HostsFileInput } from './hosts-file.js';
+import { containerLogsDirectory, podDir, restartCountOfLogFileName } from '../util/pod-identity.js';
 import type { PodRuntimeStatus, PodSyncResult } from './types.js';
 import { metrics } from '../metrics/index.js';
 
@@ -84,6 +85,19 @@ export interface SyncDeps {
   signal?: AbortSignal | undefined;
   /** Bounds and orders RunPodSandbox / CreateContainer / StartContainer across pods; default: none. */
   criStarts?: CriStartScheduler | undefined;
+  /** upstream --root-dir: the pod directory holds the managed /etc/hosts; absent: none (unit tests). */
+  rootDir?: string | undefined;
+}
+
+/**
+ * The managed /etc/hosts of the pod's containers (hosts-file.ts): a hostNetwork pod's IPs are the
+ * node's, as upstream's SyncPod sets them from the API status.
+ */
+function hostsFileInput(deps: SyncDeps, pod: Pod, podIPs: readonly string[]): HostsFileInput | undefined {
+  if (deps.rootDir === undefined) return undefined;
+  const { hostname, hostDomain } = podHostnameAndDomain(pod, deps.dns.clusterDomain);
+  const ips = isHostNetworkPod(pod) ? (deps.hostIP ? [deps.hostIP] : []) : podIPs;
+  return { podDir: podDir(deps.rootDir, podUID(pod)), podIPs: ips, hostname, hostDomain };
 }
 
 function causeChain(err: unknown): unknown[] {
@@ -323,12 +337,29 @@ async function prepareSandbox(
   status: PodRuntimeStatus,
   actions: PodActions,
 ): Promise<StartTarget> {
+  // The pod directory holds the managed /etc/hosts. Kubelet.syncPod made it already; a runtime
+  // manager driven on its own (tests, run-once) makes it here, with the same modes.
+  if (deps.rootDir !== undefined) await makePodDataDirs(deps.rootDir, podUID(pod));
+  let dns: DNSConfig;
+  try {
+    dns = await podDNS(pod, deps.dns);
+  } catch (err) {
+    // upstream: generatePodSandboxConfig fails (resolvConf unreadable); creating a sandbox
+    // reports it as FailedCreatePodSandBox, as any other sandbox failure.
+    if (actions.createSandbox)
+      podEvent(deps, pod, {
+        type: 'Warning',
+        reason: 'FailedCreatePodSandBox',
+        message: `Failed to create pod sandbox: ${errorMessage(err)}`,
+      });
+    throw err;
+  }
   const sandboxConfig = generatePodSandboxConfig({
     pod,
     attempt: actions.attempt,
     podLogsDir: deps.podLogsDir,
     clusterDomain: deps.dns.clusterDomain,
-    dns: await podDNS(pod, deps.dns),
+    dns,
     cgroupParent: deps.podCgroups.getPodContainerName(pod),
   });
   if (!actions.createSandbox) return { sandboxId: actions.sandboxId, sandboxConfig, podIPs: status.ips };
@@ -463,6 +494,7 @@ async function startContainer(
       allocatable: deps.allocatable,
       volumes: deps.volumes.getMountedVolumesForPod(pod.metadata?.uid ?? ''),
       subPaths: deps.volumes,
+      hosts: hostsFileInput(deps, pod, target.podIPs),
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);

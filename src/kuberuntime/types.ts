@@ -3,6 +3,7 @@
  * and the status code see of containers, independent of CRI wire types.
  */
 import type { Pod } from '../api/types.js';
+import type { RuntimeStatus } from '../cri/types.js';
 
 export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
 
@@ -102,8 +103,8 @@ export interface PodSyncResult {
 export interface Runtime {
   /** Runtime name/version for logs and node info. */
   version(): Promise<{ runtimeName: string; runtimeVersion: string; runtimeApiVersion: string }>;
-  /** True when RuntimeReady and NetworkReady; otherwise the reason. */
-  ready(): Promise<{ ready: boolean; reason?: string }>;
+  /** The runtime's conditions (upstream Runtime.Status): RuntimeReady and NetworkReady. */
+  status(): Promise<RuntimeStatus>;
   /** Pods from sandbox and container labels; `all` includes exited containers and not-ready sandboxes. */
   getPods(all: boolean): Promise<RunningPod[]>;
   getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus>;

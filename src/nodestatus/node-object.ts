@@ -101,7 +101,16 @@ export function defaultPressureConditions(): NodeCondition[] {
 function readyCondition(errors: readonly string[]): NodeCondition {
   return errors.length === 0
     ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }
-    : { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: errors.join(', ') };
+    : { type: 'Ready', status: 'False', reason: 'KubeletNotReady', message: aggregateMessage(errors) };
+}
+
+/**
+ * upstream utilerrors.Aggregate.Error(), which the Ready setter reports: duplicates dropped, one
+ * message as is, several as "[a, b]".
+ */
+export function aggregateMessage(errors: readonly string[]): string {
+  const unique = [...new Set(errors)];
+  return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
 }
 
 /**

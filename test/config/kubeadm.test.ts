@@ -110,7 +110,8 @@ test("the issue's kubeadm flags are accepted (bool flags alone or with a value) 
     '--resolv-conf=/run/systemd/resolve/resolv.conf',
     '--node-ip=10.0.0.5',
   ]);
-  assert.deepEqual([...c.acceptedNotActedOn].sort(), ['--fail-swap-on', '--feature-gates', '--resolv-conf']);
+  assert.deepEqual([...c.acceptedNotActedOn].sort(), ['--fail-swap-on', '--feature-gates']);
+  assert.equal(c.kubelet.resolvConf, '/run/systemd/resolve/resolv.conf', '--resolv-conf is acted on');
   assert.equal(c.flags.nodeIP, '10.0.0.5', '--node-ip is ours');
 });
 

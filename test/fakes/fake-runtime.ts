@@ -7,6 +7,7 @@ import type {
   RunningPod,
   RuntimeContainerState,
 } from '../../src/kuberuntime/types.js';
+import type { RuntimeCondition } from '../../src/cri/types.js';
 import type { RawRelistSource } from '../../src/pleg/index.js';
 import { createTsRelistDiffer } from '../../src/pleg/relist-differ-ts.js';
 import {
@@ -94,8 +95,13 @@ export class FakeRuntime implements Runtime, RawRelistSource {
   async version() {
     return { runtimeName: 'fake', runtimeVersion: '0', runtimeApiVersion: 'v1' };
   }
-  async ready() {
-    return { ready: true };
+  /** The runtime's conditions; tests replace them (NetworkReady=false for a node without CNI). */
+  conditions: RuntimeCondition[] = [
+    { type: 'RuntimeReady', status: true, reason: '', message: '' },
+    { type: 'NetworkReady', status: true, reason: '', message: '' },
+  ];
+  async status() {
+    return { conditions: this.conditions };
   }
   async getPods(): Promise<RunningPod[]> {
     return structuredClone(this.pods);

@@ -430,3 +430,46 @@ test('a pod removed before it ran does not lend its first-seen time to a later p
   );
   await stop();
 });
+
+// upstream Kubelet.SyncPod: while runtimeState.networkErrors() is set, a pod on the pod network
+// fails its sync with a NetworkNotReady Warning ("network is not ready: <err>"); a hostNetwork pod
+// runs (the DaemonSet that writes the CNI config is one). The syncLoop itself is not gated.
+test('NetworkReady=false holds back pod-network pods only; they start once the network is ready', async () => {
+  const runtime = new StoppingRuntime();
+  runtime.conditions = [
+    { type: 'RuntimeReady', status: true, reason: '', message: '' },
+    { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'cni plugin not initialized' },
+  ];
+  const recorder = new Recorder();
+  const { kubelet, updates, statusManager, stop } = setup({ runtime, recorder });
+  const podNet = pod('podnet');
+  updates.push({ op: 'ADD', pods: [pod('hostnet', { hostNetwork: true }), podNet], source: 'file' });
+  await until('hostNetwork pod synced', () => runtime.synced.includes('hostnet'));
+  const waiting = () => recorder.recent().filter((e) => e.involvedObject.uid === 'podnet');
+  await until('NetworkNotReady event', () => waiting().length > 0);
+  assert.deepEqual(
+    { type: waiting()[0]!.type, reason: waiting()[0]!.reason, message: waiting()[0]!.message },
+    {
+      type: 'Warning',
+      reason: 'NetworkNotReady',
+      message:
+        'network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized',
+    },
+  );
+  assert.ok(!runtime.synced.includes('podnet'), 'the pod-network pod is not started');
+  assert.equal(statusManager.getPodStatus('podnet')?.phase, 'Pending');
+  assert.deepEqual(
+    kubelet.podManager
+      .getPods()
+      .map((p) => p.metadata?.uid)
+      .sort(),
+    ['hostnet', 'podnet'],
+  );
+  assert.ok(!recorder.recent().some((e) => e.involvedObject.uid === 'hostnet' && e.reason === 'NetworkNotReady'));
+
+  runtime.conditions = runtime.conditions.map((c) => ({ ...c, status: true }));
+  await kubelet.runtimeState.update(); // the 5 s updateRuntimeUp tick
+  kubelet.handlePodSyncs([podNet]); // the worker's back-off expiring
+  await until('pod-network pod synced', () => runtime.synced.includes('podnet'));
+  await stop();
+});

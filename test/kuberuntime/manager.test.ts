@@ -286,8 +286,10 @@ describe('syncPod', () => {
     const r = await sync(pod);
     assert.deepEqual([...r.waiting], []);
     const hostPath = join(dir, 'root', 'pods', 'uid-1234', 'volumes', 'kubernetes.io~empty-dir', 'scratch');
+    // The kubelet-managed /etc/hosts comes last, as upstream makeMounts (the pod has an IP).
     assert.deepEqual(fake.containersNamed('a')[0]!.config.mounts, [
       { containerPath: '/scratch', hostPath, readonly: false },
+      { containerPath: '/etc/hosts', hostPath: join(dir, 'root', 'pods', 'uid-1234', 'etc-hosts'), readonly: false },
     ]);
     assert.ok(existsSync(hostPath));
   });
@@ -459,7 +461,9 @@ describe('garbageCollect', () => {
     assert.equal(fake.containers.size, 0);
     assert.equal(fake.sandboxes.size, 0);
     assert.equal(existsSync(join(dir, 'logs', 'default_web_uid-1234')), false);
-    assert.equal(existsSync(join(dir, 'root', 'pods', 'uid-1234')), false);
+    // The volumes go here; the pod directory itself (etc-hosts, containers/) goes with the
+    // kubelet's housekeeping (cleanupOrphanedPodDirs), as upstream.
+    assert.equal(existsSync(join(dir, 'root', 'pods', 'uid-1234', 'volumes')), false);
   });
 
   it('removes old dead sandboxes of an active pod but keeps the newest', async () => {

@@ -11,7 +11,7 @@
  * Tests remove what they create with `removeTestPods(runtime, match)`.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -218,4 +218,56 @@ export async function runtimeRelease(runtime: RuntimeService): Promise<[number, 
 /** A name unique to this process and call, for sandbox names / label values in tests. */
 export function uniqueName(prefix: string): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** A containerd of a test's own, started with an empty CNI conf dir (`containerd.sh --no-cni-config`). */
+export interface NoCniContainerd {
+  endpoint: string;
+  /** Copies the conflist the script set aside into the conf dir: the runtime's network comes up. */
+  writeCniConfig(): void;
+  /** Stops the daemon and removes everything it left (containers, mounts, bridge). */
+  stop(): Promise<void>;
+}
+
+/**
+ * The bridge and /16 of a second daemon: derived from $KUBELET_TS_CTR_BRIDGE/SUBNET when set (work
+ * trees of one machine each have their own, 10.1NN → 10.2NN), else the script's default for the
+ * state dir (a hash of its path).
+ */
+function secondNetwork(): string[] {
+  const bridge = process.env.KUBELET_TS_CTR_BRIDGE;
+  const m = /^10\.(\d+)\.0\.0\/16$/.exec(process.env.KUBELET_TS_CTR_SUBNET ?? '');
+  if (!bridge || !m) return [];
+  return ['--bridge', `${bridge.slice(0, 13)}nc`, '--subnet', `10.${(Number(m[1]) + 100) % 256}.0.0/16`];
+}
+
+/**
+ * Starts a containerd of the release under test ($KUBELET_TS_CTR_VERSION) under `stateDir` with
+ * no CNI config, as a freshly joined node before its network add-on: NetworkReady=false.
+ */
+export async function startNoCniContainerd(stateDir: string): Promise<NoCniContainerd> {
+  const env = { ...process.env };
+  delete env.KUBELET_TS_CTR_BRIDGE;
+  delete env.KUBELET_TS_CTR_SUBNET;
+  const run = async (...args: string[]) => {
+    try {
+      const opts = { env, timeout: 180_000, maxBuffer: 4 * 1024 * 1024 };
+      return (await execFileAsync('bash', [SCRIPT, ...args, '--state-dir', stateDir], opts)).stdout.trim();
+    } catch (err) {
+      const e = err as { stderr?: string; message?: string };
+      throw new Error(`scripts/containerd.sh ${args[0]} failed: ${e.stderr?.trim() || e.message}`, { cause: err });
+    }
+  };
+  const out = await run('start', '--no-cni-config', ...secondNetwork());
+  const endpoint = out
+    .split('\n')
+    .filter((l) => l.startsWith('unix://'))
+    .pop();
+  if (!endpoint) throw new Error(`scripts/containerd.sh start printed no endpoint: ${out}`);
+  const conflist = '10-kubelet-ts.conflist';
+  return {
+    endpoint,
+    writeCniConfig: () => copyFileSync(join(stateDir, 'cni', conflist), join(stateDir, 'cni', 'net.d', conflist)),
+    stop: async () => void (await run('stop')),
+  };
 }
