@@ -110,6 +110,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       hookTimeoutMs: opts.hookTimeoutMs,
       podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
       objects: opts.objects,
+      pullSecretsFor: opts.pullSecretsFor,
       runtimeClasses: opts.runtimeClasses,
       volumes: opts.volumes,
       criStarts: opts.criStarts,
