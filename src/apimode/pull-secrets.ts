@@ -4,6 +4,7 @@
  * SYNC_WAIT_MS, the time upstream's watch-based manager waits) is left out with a log line and
  * one FailedToRetrieveImagePullSecret Warning event naming them all; the pull goes on with the
  * rest (and the node's keyring), as upstream's. Entries with an empty name are skipped silently.
+ * In standalone mode there is no secret manager: every pull secret a static pod names is missing.
  */
 import type { Pod } from '../api/types.js';
 import { podNamespace } from '../api/pod.js';

@@ -195,7 +195,11 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     cgroupDriver,
     systemdUnits: systemd?.slices,
     objects: apiMode?.objects,
-    pullSecretsFor: apiMode && createPullSecretsLookup((ns, name) => apiMode.objects.secret(ns, name), recorder),
+    // Standalone: no secret manager, so a static pod's pull secrets are all reported missing.
+    pullSecretsFor: createPullSecretsLookup(
+      apiMode ? (ns, name) => apiMode.objects.secret(ns, name) : () => null,
+      recorder,
+    ),
     runtimeClasses: apiMode?.runtimeClasses,
     probeFailure: (id) => prober.probeFailure(id),
     startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id),

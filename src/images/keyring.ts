@@ -4,7 +4,8 @@
  * it, unioned in upstream's order: the pod's imagePullSecrets (MakeDockerKeyring), the node's
  * docker config file (docker-config.ts) and the credential provider exec plugins
  * (credentialprovider/). The pod's secrets are read from the secret cache in API server mode
- * (src/apimode/pull-secrets.ts, upstream getPullSecretsForPod); standalone static pods have none.
+ * (src/apimode/pull-secrets.ts, upstream getPullSecretsForPod); standalone mode has no secrets to
+ * read, so a static pod's pull secrets are reported missing and its pulls use the node's keyring.
  *
  * Matching is upstream's URLsMatchStr: a key is a schemeless URL whose host labels may be globs
  * ("*.example.com", "prefix.*.io"); the label count and the port must be equal and the key's path

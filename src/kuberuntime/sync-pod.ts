@@ -75,7 +75,7 @@ export interface SyncDeps {
   objects?: PodObjectSource;
   /**
    * The pod's spec.imagePullSecrets read through the secret manager (upstream
-   * kubelet.getPullSecretsForPod; API server mode). Absent: none (standalone static pods).
+   * kubelet.getPullSecretsForPod; in standalone mode each is reported missing). Absent: none.
    */
   pullSecretsFor?: ((pod: Pod) => Promise<readonly PullSecret[]>) | undefined;
   /** The pods' volumes, set up by the volume manager before each sync, and their subPaths. */
@@ -430,7 +430,7 @@ async function start(
   }
 }
 
-/** Standalone mode (no secret manager): a pod has no pull secrets (static pods cannot reference Secrets). */
+/** No pullSecretsFor (tests, embedders): no pull secrets. */
 const NO_PULL_SECRETS: readonly PullSecret[] = [];
 
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
