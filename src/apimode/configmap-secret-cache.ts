@@ -27,6 +27,8 @@ import { log } from '../util/log.js';
 type Kind = 'configmaps' | 'secrets';
 type Obj = {
   metadata?: { name?: string; resourceVersion?: string };
+  /** A Secret's type (the keyring reads docker config secrets by type, as upstream). */
+  type?: string;
   data?: Record<string, string>;
   binaryData?: Record<string, string>;
 };
@@ -232,6 +234,8 @@ export function podObjectRefs(pod: Pod): { configMaps: Set<string>; secrets: Set
       if (s.serviceAccountToken) tokens = true;
     }
   }
+  // upstream VisitPodSecretNames: the pull secrets are the pod's secrets too.
+  for (const s of pod.spec?.imagePullSecrets ?? []) if (s.name) secrets.add(s.name);
   for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
     for (const e of c.env ?? []) {
       if (e.valueFrom?.configMapKeyRef?.name) configMaps.add(e.valueFrom.configMapKeyRef.name);

@@ -7,7 +7,8 @@ import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { renderConfigz } from '../config/index.js';
 import { connectRuntime } from '../cri/index.js';
-import { createImageGCManager, createImageManager } from '../images/index.js';
+import { createImageGCManager, createImageManager, createNodeKeyring } from '../images/index.js';
+import { createPullSecretsLookup } from '../apimode/pull-secrets.js';
 import { createRuntimeManager } from '../kuberuntime/index.js';
 import { createVolumeManager, setupDataDirs } from '../volume/index.js';
 import {
@@ -123,6 +124,12 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   await setupDataDirs(rootDir);
   await mkdir(kc.podLogsDir, { recursive: true });
   reportNative();
+  // The node keyring (docker config file, credential provider plugins): a bad plugin config stops the start here.
+  const keyring = createNodeKeyring({
+    rootDir,
+    credentialProviderConfig: config.flags.imageCredentialProviderConfig,
+    credentialProviderBinDir: config.flags.imageCredentialProviderBinDir,
+  });
   const recorder = createRecorder();
   birthCry(recorder, config);
   metrics.nodeName.set({ node: config.nodeName }, 1);
@@ -160,6 +167,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     recorder,
     serializeImagePulls: kc.serializeImagePulls,
     maxParallelImagePulls: kc.maxParallelImagePulls,
+    keyring,
   });
   // The volume manager: the kubelet mounts each pod's volumes through it before the runtime's
   // SyncPod, the runtime binds what it set up and prepares subPaths with the chosen hot path.
@@ -188,6 +196,11 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     cgroupDriver,
     systemdUnits: systemd?.slices,
     objects: apiMode?.objects,
+    // Standalone: no secret manager, so a static pod's pull secrets are all reported missing.
+    pullSecretsFor: createPullSecretsLookup(
+      apiMode ? (ns, name) => apiMode.objects.secret(ns, name) : () => null,
+      recorder,
+    ),
     runtimeClasses: apiMode?.runtimeClasses,
     services: apiMode?.services,
     probeFailure: (id) => prober.probeFailure(id),

@@ -69,6 +69,14 @@ const FLAG_ONLY: Record<string, { key: keyof KubeletFlags | 'help' | 'version'; 
     help: 'Run the pods of the static sources once, print a result per pod, exit (non-zero when one failed).',
   },
   'lock-file': { key: 'lockFile', help: 'Hold an exclusive lock on this file while running.' },
+  'image-credential-provider-config': {
+    key: 'imageCredentialProviderConfig',
+    help: 'CredentialProviderConfig file (or directory of *.json/*.yaml/*.yml files): the credential provider exec plugins.',
+  },
+  'image-credential-provider-bin-dir': {
+    key: 'imageCredentialProviderBinDir',
+    help: 'Directory holding the credential provider plugin executables named in --image-credential-provider-config.',
+  },
   'exit-on-lock-contention': {
     key: 'exitOnLockContention',
     bool: true,
@@ -414,6 +422,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     podInfraContainerImage: values.get('pod-infra-container-image') ?? 'registry.k8s.io/pause:3.9',
     runOnce: values.get('runonce') === 'true',
     lockFile: values.get('lock-file'),
+    imageCredentialProviderConfig: values.get('image-credential-provider-config') || undefined,
+    imageCredentialProviderBinDir: values.get('image-credential-provider-bin-dir') || undefined,
     exitOnLockContention: values.get('exit-on-lock-contention') === 'true',
     housekeepingIntervalMs: parseHousekeeping(values.get('housekeeping-interval'), problems),
   };

@@ -132,6 +132,10 @@ export interface KubeletFlags {
   runOnce: boolean;
   /** --lock-file: hold an exclusive lock on this file while running. */
   lockFile?: string;
+  /** --image-credential-provider-config: CredentialProviderConfig file or directory (src/images/credentialprovider). */
+  imageCredentialProviderConfig?: string | undefined;
+  /** --image-credential-provider-bin-dir: the credential provider plugins' executables. */
+  imageCredentialProviderBinDir?: string | undefined;
   /** --exit-on-lock-contention: exit cleanly when another process opens the lock file. */
   exitOnLockContention: boolean;
   /** --housekeeping-interval (upstream's cAdvisor flag): stats pass and eviction monitoring period, ms. */

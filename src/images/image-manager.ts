@@ -15,7 +15,7 @@ import { recordImagePull } from '../metrics/pod-startup-latency.js';
 import { Backoff, backOffSettings, type BackOffSettings } from '../util/backoff.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
-import { DockerKeyring, type PullSecret } from './keyring.js';
+import { makeDockerKeyring, repoToPull, type DockerKeyring, type PullSecret } from './keyring.js';
 import { PullLimiter } from './pull-limiter.js';
 import type { ImageManager, PullPolicy } from './types.js';
 
@@ -30,6 +30,11 @@ export interface ImageManagerOptions {
   /** ImagePullBackOff: first delay and cap (default 10 s and 5 min). */
   pullBackOff?: Partial<BackOffSettings>;
   clock?: Clock;
+  /**
+   * The node's keyring, after the pod's pull secrets (upstream's union): the docker config file
+   * and the credential provider plugins (see createNodeKeyring). Default: none.
+   */
+  keyring?: DockerKeyring;
 }
 
 /** The apiserver's default: Always for ":latest" or no tag (and no digest), else IfNotPresent. */
@@ -57,6 +62,7 @@ interface PullState {
   limiter: PullLimiter;
   backOff: Backoff;
   recorder: EventRecorder | undefined;
+  keyring: DockerKeyring | undefined;
 }
 
 class RealImageManager implements ImageManager {
@@ -121,7 +127,7 @@ class RealImageManager implements ImageManager {
     try {
       this.event(pod, container, { type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"` });
       const started = Date.now();
-      const ref = await limiter.run(() => pullWithCredentials(images, req), this.signal);
+      const ref = await limiter.run(() => pullWithCredentials(images, req, this.state.keyring), this.signal);
       const finished = Date.now();
       recordImagePull(pod.metadata?.uid ?? '', started, finished);
       this.event(pod, container, {
@@ -154,14 +160,15 @@ interface PullRequest {
 }
 
 /**
- * Upstream pullImage with a keyring: no credential applies → an anonymous pull; otherwise each
- * credential in turn until one works, the last error reported.
+ * Upstream pullImage with a keyring (the pod's secrets, then the node's): no credential applies →
+ * an anonymous pull; otherwise each credential in turn until one works, the last error reported.
  */
 async function pullWithCredentials(
   images: ImageService,
   { image, pullSecrets, sandboxConfig }: PullRequest,
+  node: DockerKeyring | undefined,
 ): Promise<string> {
-  const creds = new DockerKeyring(pullSecrets).lookup(image);
+  const creds = await makeDockerKeyring(pullSecrets, node).lookup(repoToPull(image));
   if (creds.length === 0) return images.pullImage(image, undefined, sandboxConfig);
   let last: unknown;
   for (const auth of creds) {
@@ -182,5 +189,6 @@ export function createImageManager(opts: ImageManagerOptions): ImageManager {
     limiter: new PullLimiter(limit),
     backOff: new Backoff(opts.clock ?? realClock, initialMs, maxMs),
     recorder: opts.recorder,
+    keyring: opts.keyring,
   });
 }

@@ -1,19 +1,20 @@
 /**
- * imagePullSecrets → CRI AuthConfig (upstream pkg/credentialprovider: the BasicDockerKeyring
- * built from a pod's pull secrets, and its Lookup). Secrets of type
- * kubernetes.io/dockerconfigjson (`.dockerconfigjson`: {"auths": {registry: entry}}) and
- * kubernetes.io/dockercfg (`.dockercfg`: {registry: entry}) are read; an entry has username and
- * password, or `auth` (base64 "user:password"), and optionally identitytoken / registrytoken.
+ * The docker keyring (upstream pkg/credentialprovider keyring.go and secrets/secrets.go): registry
+ * credentials indexed by registry key, looked up with an image's repository. Three sources feed
+ * it, unioned in upstream's order: the pod's imagePullSecrets (MakeDockerKeyring), the node's
+ * docker config file (docker-config.ts) and the credential provider exec plugins
+ * (credentialprovider/). The pod's secrets are read from the secret cache in API server mode
+ * (src/apimode/pull-secrets.ts, upstream getPullSecretsForPod); standalone mode has no secrets to
+ * read, so a static pod's pull secrets are reported missing and its pulls use the node's keyring.
  *
- * Matching, as upstream: the image's registry host (docker.io for a bare name) is compared with
- * each key's host (scheme and path stripped, "index.docker.io" ≡ "docker.io"; a key of the form
- * "*.example.com" matches one label); a key with a path must be a prefix of the image's path.
- * Longer (more specific) keys come first. The secrets themselves are the ImageManager's
- * `pullSecrets` input (upstream kubelet.getPullSecretsForPod). Not wired yet: SyncPod passes
- * none, so a pod's spec.imagePullSecrets are not read (issue 26 reads them from the secret
- * cache); standalone static pods have none anyway (static pods cannot reference API objects).
+ * Matching is upstream's URLsMatchStr: a key is a schemeless URL whose host labels may be globs
+ * ("*.example.com", "prefix.*.io"); the label count and the port must be equal and the key's path
+ * must be a string prefix of the image's path. Keys are tried in reverse lexical order, so
+ * "quay.io/coreos" comes before "quay.io". An image of the default registry (docker.io) with no
+ * other match takes the "index.docker.io" credentials.
  */
 import type { AuthConfig } from '../cri/types.js';
+import { ContainerStartError } from '../errors.js';
 
 /** The parts of a core/v1 Secret the keyring reads (data values base64, as the API serves them). */
 export interface PullSecret {
@@ -22,68 +23,43 @@ export interface PullSecret {
   data?: Record<string, string>;
 }
 
-interface DockerEntry {
+/** One entry of a docker config: upstream DockerConfigEntry (auth decodes to username:password). */
+export interface DockerConfigEntry {
   username?: string;
   password?: string;
   auth?: string;
+  email?: string;
   identitytoken?: string;
   registrytoken?: string;
-  email?: string;
 }
 
-interface KeyringEntry {
-  host: string;
-  path: string;
-  key: string;
-  auth: AuthConfig;
+/** registry key → entry: a .dockercfg file, the "auths" of a config.json, a plugin's response. */
+export type DockerConfig = Record<string, DockerConfigEntry>;
+
+/** upstream DockerKeyring. Lookup takes an image repository (upstream passes repoToPull). */
+export interface DockerKeyring {
+  lookup(image: string): Promise<AuthConfig[]>;
 }
 
-function normalizeHost(h: string): string {
-  const host = h.toLowerCase();
-  return host === 'index.docker.io' || host === 'registry-1.docker.io' ? 'docker.io' : host;
+const DEFAULT_REGISTRY_HOST = 'index.docker.io';
+
+/** "auth" is base64("user:password"), padded or not (upstream decodeDockerConfigFieldAuth). */
+function decodeAuth(field: string): { username: string; password: string } | undefined {
+  const decoded = Buffer.from(field.trim(), 'base64').toString('utf8');
+  const i = decoded.indexOf(':');
+  return i < 0 ? undefined : { username: decoded.slice(0, i), password: decoded.slice(i + 1) };
 }
 
-/** "https://host:port/path/" → host:port and path. */
-function splitKey(key: string): { host: string; path: string } {
-  const noScheme = key.replace(/^[a-z]+:\/\//i, '').replace(/\/+$/, '');
-  const slash = noScheme.indexOf('/');
-  const host = normalizeHost(slash < 0 ? noScheme : noScheme.slice(0, slash));
-  let path = slash < 0 ? '' : noScheme.slice(slash + 1);
-  if (host === 'docker.io' && path === 'v1') path = ''; // the legacy "https://index.docker.io/v1/" key
-  return { host, path };
-}
-
-/** An image reference → its registry host and repository path (docker.io/library for bare names). */
-export function parseImageRegistry(image: string): { host: string; path: string } {
-  const noDigest = image.split('@')[0]!;
-  const first = noDigest.split('/')[0]!;
-  const hasHost = noDigest.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
-  const rest = hasHost ? noDigest.slice(first.length + 1) : noDigest;
-  const repo = rest.replace(/:[^/]*$/, '');
-  const host = hasHost ? normalizeHost(first) : 'docker.io';
-  return { host, path: !hasHost && !repo.includes('/') ? `library/${repo}` : repo };
-}
-
-function hostMatches(pattern: string, host: string): boolean {
-  if (pattern === host) return true;
-  if (!pattern.startsWith('*.')) return false;
-  const [patHost, patPort] = pattern.slice(2).split(':');
-  const [h, port] = host.split(':');
-  const dot = h!.indexOf('.');
-  return dot > 0 && h!.slice(dot + 1) === patHost && patPort === port;
-}
-
-function toAuth(entry: DockerEntry, serverAddress: string): AuthConfig {
-  const auth: AuthConfig = { serverAddress };
+/**
+ * No serverAddress: containerd parses it as a URL and drops (or, for "host:port", fails on)
+ * credentials whose address is not the image's host with a scheme; the keyring already chose
+ * them for this image, as upstream's keyring entries carry none.
+ */
+function toAuth(entry: DockerConfigEntry): AuthConfig {
+  const auth: AuthConfig = {};
   let { username, password } = entry;
-  if ((!username || password === undefined) && entry.auth) {
-    const decoded = Buffer.from(entry.auth, 'base64').toString('utf8');
-    const i = decoded.indexOf(':');
-    if (i > 0) {
-      username = decoded.slice(0, i);
-      password = decoded.slice(i + 1);
-    }
-  }
+  const decoded = entry.auth ? decodeAuth(entry.auth) : undefined;
+  if (decoded) ({ username, password } = decoded);
   if (username) auth.username = username;
   if (password !== undefined) auth.password = password;
   if (entry.identitytoken) auth.identityToken = entry.identitytoken;
@@ -91,39 +67,170 @@ function toAuth(entry: DockerEntry, serverAddress: string): AuthConfig {
   return auth;
 }
 
-/** The registry → entry map of one secret, or undefined when it is not a docker config secret. */
-function entriesOf(secret: PullSecret): Record<string, DockerEntry> | undefined {
-  const data = secret.data ?? {};
+/** A schemeless URL → host labels, port and path (upstream ParseSchemelessURL + SplitURL). */
+function splitUrl(url: string): { labels: string[]; port: string; path: string } {
+  const slash = url.indexOf('/');
+  const hostPort = slash < 0 ? url : url.slice(0, slash);
+  const path = slash < 0 ? '' : url.slice(slash);
+  const colon = hostPort.lastIndexOf(':');
+  const host = colon < 0 ? hostPort : hostPort.slice(0, colon);
+  const port = colon < 0 ? '' : hostPort.slice(colon + 1);
+  return { labels: host.split('.'), port, path };
+}
+
+/** Go's filepath.Match for one host label: `*`, `?` and `[...]` classes. */
+function globMatch(glob: string, target: string): boolean {
+  let re = '^';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 1);
+      if (end < 0) return false; // a malformed pattern matches nothing (Go: ErrBadPattern)
+      re += `[${glob.slice(i + 1, end).replace(/\\/g, '\\\\')}]`;
+      i = end;
+    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  return new RegExp(`${re}$`).test(target);
+}
+
+/** upstream URLsMatchStr: whether the registry key `glob` applies to `target`. */
+export function urlsMatchStr(glob: string, target: string): boolean {
+  const g = splitUrl(glob);
+  const t = splitUrl(target);
+  if (g.port !== t.port || g.labels.length !== t.labels.length) return false;
+  if (!t.path.startsWith(g.path)) return false;
+  return g.labels.every((label, i) => globMatch(label, t.labels[i]!));
+}
+
+/** upstream isDefaultRegistryMatch: the image pulls from Docker Hub. */
+export function isDefaultRegistryMatch(image: string): boolean {
+  const slash = image.indexOf('/');
+  const first = slash < 0 ? image : image.slice(0, slash);
+  if (first === '') return false;
+  if (slash < 0) return true;
+  if (first === 'docker.io' || first === 'index.docker.io') return true;
+  return !/[.:]/.test(first);
+}
+
+/** A docker config key → the index key: scheme dropped, "/v1/" and "/v2/" prefixes dropped. */
+function indexKey(loc: string): string {
+  const noScheme = loc.replace(/^https?:\/\//, '');
+  const slash = noScheme.indexOf('/');
+  const host = slash < 0 ? noScheme : noScheme.slice(0, slash);
+  let path = slash < 0 ? '' : noScheme.slice(slash);
+  if (path.startsWith('/v1/') || path.startsWith('/v2/')) path = path.slice(3);
+  return path.length > 0 && path !== '/' ? host + path : host;
+}
+
+/** upstream BasicDockerKeyring: credentials by registry key, most specific key first. */
+export class BasicDockerKeyring implements DockerKeyring {
+  private index: string[] = [];
+  private readonly creds = new Map<string, AuthConfig[]>();
+
+  add(cfg: DockerConfig): this {
+    for (const [loc, entry] of Object.entries(cfg)) {
+      if (!entry || typeof entry !== 'object') continue;
+      const key = indexKey(loc);
+      if (!this.creds.has(key)) this.creds.set(key, []);
+      this.creds.get(key)!.push(toAuth(entry));
+    }
+    this.index = [...this.creds.keys()].sort().reverse();
+    return this;
+  }
+
+  lookupSync(image: string): AuthConfig[] {
+    const out: AuthConfig[] = [];
+    for (const key of this.index) if (urlsMatchStr(key, image)) out.push(...this.creds.get(key)!);
+    if (out.length === 0 && isDefaultRegistryMatch(image)) return [...(this.creds.get(DEFAULT_REGISTRY_HOST) ?? [])];
+    return out;
+  }
+
+  lookup(image: string): Promise<AuthConfig[]> {
+    return Promise.resolve(this.lookupSync(image));
+  }
+}
+
+/** upstream UnionDockerKeyring: every keyring's credentials, in keyring order. */
+export class UnionDockerKeyring implements DockerKeyring {
+  constructor(private readonly keyrings: readonly DockerKeyring[]) {}
+
+  async lookup(image: string): Promise<AuthConfig[]> {
+    const out: AuthConfig[] = [];
+    for (const k of this.keyrings) out.push(...(await k.lookup(image)));
+    return out;
+  }
+}
+
+function decodeSecretJson(value: string): unknown {
   try {
-    if (data['.dockerconfigjson'])
-      return JSON.parse(Buffer.from(data['.dockerconfigjson'], 'base64').toString('utf8')).auths ?? {};
-    if (data['.dockercfg']) return JSON.parse(Buffer.from(data['.dockercfg'], 'base64').toString('utf8'));
+    return JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
   } catch {
-    return undefined; // malformed: contributes nothing, as upstream (which logs and skips it)
+    return undefined;
+  }
+}
+
+/**
+ * The docker config of one secret: `.dockerconfigjson` of a kubernetes.io/dockerconfigjson secret
+ * or `.dockercfg` of a kubernetes.io/dockercfg secret (upstream checks type and key together).
+ * Upstream fails the whole keyring on malformed JSON; the pull then fails, and so it does here.
+ */
+function secretConfig(secret: PullSecret): DockerConfig | undefined {
+  const data = secret.data ?? {};
+  const json = data['.dockerconfigjson'];
+  const cfg = data['.dockercfg'];
+  const name = secret.metadata?.name ?? '';
+  if (secret.type === 'kubernetes.io/dockerconfigjson' && json) {
+    const parsed = decodeSecretJson(json) as { auths?: DockerConfig } | undefined;
+    if (!parsed || typeof parsed !== 'object') throw malformed(name, '.dockerconfigjson');
+    return parsed.auths ?? {};
+  }
+  if (secret.type === 'kubernetes.io/dockercfg' && cfg) {
+    const parsed = decodeSecretJson(cfg) as DockerConfig | undefined;
+    if (!parsed || typeof parsed !== 'object') throw malformed(name, '.dockercfg');
+    return parsed;
   }
   return undefined;
 }
 
-export class DockerKeyring {
-  private readonly entries: KeyringEntry[] = [];
+/** A pull secret whose docker config is not JSON: upstream MakeDockerKeyring's error. */
+function malformed(name: string, key: string): ContainerStartError {
+  return new ContainerStartError(
+    'KTS_ERR_IMAGE_PULL',
+    'ErrImagePull',
+    `image pull secret "${name}": ${key} is not valid JSON`,
+  );
+}
 
-  constructor(secrets: readonly PullSecret[]) {
-    for (const s of secrets) {
-      for (const [key, entry] of Object.entries(entriesOf(s) ?? {})) {
-        if (!entry || typeof entry !== 'object') continue;
-        const { host, path } = splitKey(key);
-        this.entries.push({ host, path, key, auth: toAuth(entry, key) });
-      }
-    }
-    // Most specific first; a stable sort keeps secret order among equals (upstream: secret order).
-    this.entries.sort((a, b) => `${b.host}/${b.path}`.length - `${a.host}/${a.path}`.length);
+/**
+ * upstream secrets.MakeDockerKeyring: the pod's docker config secrets, then `node` (the node's
+ * config file and the plugins); just `node` when no secret holds a docker config.
+ */
+export function makeDockerKeyring(secrets: readonly PullSecret[], node?: DockerKeyring): DockerKeyring {
+  const fromSecrets = new BasicDockerKeyring();
+  let found = 0;
+  for (const s of secrets) {
+    const cfg = secretConfig(s);
+    if (!cfg) continue;
+    fromSecrets.add(cfg);
+    found++;
   }
+  if (found === 0) return node ?? new BasicDockerKeyring();
+  return node ? new UnionDockerKeyring([fromSecrets, node]) : fromSecrets;
+}
 
-  /** Every credential that applies to `image`, most specific first. */
-  lookup(image: string): AuthConfig[] {
-    const { host, path } = parseImageRegistry(image);
-    return this.entries
-      .filter((e) => hostMatches(e.host, host) && (e.path === '' || path === e.path || path.startsWith(`${e.path}/`)))
-      .map((e) => e.auth);
-  }
+/**
+ * upstream parsers.ParseImageName's repoToPull: the normalized repository, without tag or digest
+ * ("busybox" → "docker.io/library/busybox"). Keyrings and plugins are asked with this.
+ */
+export function repoToPull(image: string): string {
+  const noDigest = image.split('@')[0]!;
+  const slash = noDigest.indexOf('/');
+  const first = slash < 0 ? '' : noDigest.slice(0, slash);
+  const hasHost = slash >= 0 && (first.includes('.') || first.includes(':') || first === 'localhost');
+  const named = hasHost ? noDigest : `docker.io/${slash < 0 ? 'library/' : ''}${noDigest}`;
+  const lastSlash = named.lastIndexOf('/');
+  const colon = named.lastIndexOf(':');
+  return colon > lastSlash ? named.slice(0, colon) : named;
 }

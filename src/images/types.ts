@@ -20,7 +20,7 @@ export interface ImageManager {
   /**
    * The image reference (ID) to create `container` from, pulled first when the pull policy asks
    * for it. `pullSecrets`: the pod's resolved spec.imagePullSecrets (upstream
-   * getPullSecretsForPod); nothing resolves them yet, callers pass [] (issue 26).
+   * getPullSecretsForPod; SyncDeps.pullSecretsFor), tried before the node's keyring.
    */
   ensureImageExists(
     pod: Pod,

@@ -4,7 +4,8 @@ import { createPodContainerManager, type CgroupDriver, type SliceUnits } from '.
 import type { PodContainerManager } from '../cm/types.js';
 import type { RuntimeService } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
-import type { ImageManager } from '../images/types.js';
+import type { Pod } from '../api/types.js';
+import type { ImageManager, PullSecret } from '../images/types.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { backOffSettings, type BackOffSettings } from '../util/backoff.js';
 import type { RuntimeVolumes } from '../volume/index.js';
@@ -87,6 +88,8 @@ export interface RuntimeManagerDeps {
   services?: ServiceLister;
   /** spec.runtimeClassName → handler (API server mode); absent: the class name is the handler. */
   runtimeClasses?: RuntimeClassLookup;
+  /** upstream getPullSecretsForPod: the pod's imagePullSecrets from the secret cache (API server mode); absent: none. */
+  pullSecretsFor?: (pod: Pod) => Promise<readonly PullSecret[]>;
   /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
   hookTimeoutMs?: number;
   /**
@@ -135,6 +138,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     gcPolicy: { ...DEFAULT_GC_POLICY, ...deps.gcPolicy },
     objects: deps.objects,
     services: deps.services,
+    pullSecretsFor: deps.pullSecretsFor,
     runtimeClasses: deps.runtimeClasses,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,

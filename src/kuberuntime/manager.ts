@@ -112,6 +112,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
       objects: opts.objects,
       services: opts.services,
+      pullSecretsFor: opts.pullSecretsFor,
       runtimeClasses: opts.runtimeClasses,
       volumes: opts.volumes,
       criStarts: opts.criStarts,

@@ -77,6 +77,11 @@ export interface SyncDeps {
   objects?: PodObjectSource;
   /** The Service informer for the Service env vars (API server mode). */
   services?: ServiceLister | undefined;
+  /**
+   * The pod's spec.imagePullSecrets read through the secret manager (upstream
+   * kubelet.getPullSecretsForPod; in standalone mode each is reported missing). Absent: none.
+   */
+  pullSecretsFor?: ((pod: Pod) => Promise<readonly PullSecret[]>) | undefined;
   /** The pods' volumes, set up by the volume manager before each sync, and their subPaths. */
   volumes: RuntimeVolumes;
   /** spec.runtimeClassName → runtime handler; default: the class name is the handler (standalone). */
@@ -138,6 +143,8 @@ interface StartContext {
   actions: PodActions;
   target: StartTarget;
   result: PodSyncResult;
+  /** The pod's pull secrets, read once per sync on the first container start (upstream: once per SyncPod). */
+  pullSecrets?: Promise<readonly PullSecret[]>;
 }
 
 export function killDeps(deps: Pick<SyncDeps, 'runtime' | 'podIPs' | 'recorder'>): KillDeps {
@@ -457,20 +464,15 @@ async function start(
   }
 }
 
-/**
- * The pod's resolved spec.imagePullSecrets (upstream kubelet.getPullSecretsForPod, passed down to
- * SyncPod). Not wired yet: nothing resolves them, so private registries need credentials in the
- * runtime's own configuration (issue 26 reads them from the secret cache).
- */
+/** No pullSecretsFor (tests, embedders): no pull secrets. */
 const NO_PULL_SECRETS: readonly PullSecret[] = [];
 
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
-async function startContainer(
-  deps: SyncDeps,
-  { pod, status, actions, target }: StartContext,
-  container: Container,
-): Promise<string> {
-  const imageRef = await deps.imageManager.ensureImageExists(pod, container, NO_PULL_SECRETS, target.sandboxConfig);
+async function startContainer(deps: SyncDeps, ctx: StartContext, container: Container): Promise<string> {
+  const { pod, status, actions, target } = ctx;
+  ctx.pullSecrets ??= deps.pullSecretsFor?.(pod) ?? Promise.resolve(NO_PULL_SECRETS);
+  const pullSecrets = await ctx.pullSecrets;
+  const imageRef = await deps.imageManager.ensureImageExists(pod, container, pullSecrets, target.sandboxConfig);
   const logDir = containerLogsDirectory(deps.podLogsDir, podNames(pod), container.name);
   const previous = findContainerStatusByName(status, container.name);
   const restartCount = previous ? previous.restartCount + 1 : await restartCountFromLogDir(logDir);

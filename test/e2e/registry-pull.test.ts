@@ -1,8 +1,8 @@
 /**
  * Image pulls from a real registry on loopback through the ImageManager: pull policies, a
  * missing image (ErrImagePull with the registry's message, then ImagePullBackOff), and a registry
- * with htpasswd auth, pulled with and without pull secrets (given to ensureImageExists directly:
- * nothing resolves a pod's imagePullSecrets yet).
+ * with htpasswd auth, pulled with and without pull secrets given to ensureImageExists directly
+ * (private-registry.test.ts reads them from the secret cache through the agent).
  */
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';

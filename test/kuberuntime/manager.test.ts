@@ -67,6 +67,36 @@ beforeEach(() => {
 });
 
 describe('syncPod', () => {
+  it('pull secrets (upstream getPullSecretsForPod, once per SyncPod): read once, their credentials reach PullImage', async () => {
+    let reads = 0;
+    const auths: Array<string | undefined> = [];
+    const pullImage = fake.pullImage.bind(fake);
+    fake.pullImage = (image, auth, sb) => (auths.push(auth?.username), pullImage(image, auth, sb));
+    const cfg = { auths: { 'reg.example': { username: 'pod-user', password: 'p' } } };
+    const secret = {
+      type: 'kubernetes.io/dockerconfigjson',
+      data: { '.dockerconfigjson': Buffer.from(JSON.stringify(cfg)).toString('base64') },
+    };
+    rt = createRuntimeManager({
+      runtime: fake,
+      imageManager: createImageManager({ images: fake, clock }),
+      clock,
+      podLogsDir: join(dir, 'logs'),
+      rootDir: join(dir, 'root'),
+      nodeName: 'node-1',
+      resolvConf: '',
+      cgroupsPerQOS: false,
+      volumes,
+      pullSecretsFor: async () => (reads++, [secret]),
+    });
+    const image = 'reg.example/app:1';
+    const pod = makePod({ containers: [container('a', { image }), container('b', { image })] });
+    const result = await sync(pod);
+    assert.equal(result.error, undefined);
+    assert.equal(reads, 1);
+    assert.deepEqual(auths, ['pod-user']);
+  });
+
   it('creates the sandbox then starts every container, in upstream order', async () => {
     const result = await sync(makePod());
     assert.equal(result.error, undefined);
