@@ -44,7 +44,7 @@ test("the drop-in's command line with kubeadm's files is one the agent loads", (
   assert.equal(exec.length, 1);
   assert.match(
     exec[0]!,
-    /\$KUBELET_KUBECONFIG_ARGS \$KUBELET_CONFIG_ARGS \$KUBELET_KUBEADM_ARGS \$KUBELET_EXTRA_ARGS$/,
+    /\$KUBELET_KUBECONFIG_ARGS \$KUBELET_CONFIG_ARGS \$KUBELET_KUBEADM_ARGS \$KUBELET_CGROUPV1_ARGS \$KUBELET_EXTRA_ARGS$/,
   );
 
   // systemd's expansion: Environment= values, the EnvironmentFiles, then unquoted $VAR split on whitespace.
@@ -53,7 +53,7 @@ test("the drop-in's command line with kubeadm's files is one the agent loads", (
   writeFileSync(config, KUBEADM_CONFIG);
   const env: Record<string, string> = {};
   for (const e of settings(d, 'Environment')) {
-    const m = /^"([A-Z_]+)=(.*)"$/.exec(e)!;
+    const m = /^"([A-Z0-9_]+)=(.*)"$/.exec(e)!;
     env[m[1]!] = m[2]!;
   }
   env.KUBELET_CONFIG_ARGS = `--config=${config}`; // the test's copy of /var/lib/kubelet/config.yaml
@@ -70,4 +70,5 @@ test("the drop-in's command line with kubeadm's files is one the agent loads", (
   assert.equal(c.flags.nodeLabels['example.com/pool'], 'blue');
   assert.equal(c.kubelet.rotateCertificates, true);
   assert.equal(c.kubelet.cgroupDriver, 'systemd');
+  assert.equal(c.kubelet.failCgroupV1, false, "the drop-in's opt-out: 1.35 refuses cgroup v1 hosts otherwise");
 });
