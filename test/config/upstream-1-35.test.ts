@@ -45,3 +45,37 @@ test('flags removed by 1.35 are unknown flags (KTS_ERR_FLAG), as upstream', () =
     assert.deepEqual(problems([`--${flag}=x`, '--hostname-override=n']), [`unknown flag: --${flag}`]);
   }
 });
+
+test('fields 1.32–1.35 added that we do not act on: accepted at upstream default, refused otherwise', () => {
+  const table: [yaml: string, refused?: RegExp][] = [
+    ['imagePullCredentialsVerificationPolicy: NeverVerifyPreloadedImages'],
+    [
+      'imagePullCredentialsVerificationPolicy: AlwaysVerify',
+      /imagePullCredentialsVerificationPolicy: .*NeverVerifyPreloadedImages/,
+    ],
+    ['preloadedImagesVerificationAllowlist: []'],
+    ['preloadedImagesVerificationAllowlist: [registry.example/app]', /preloadedImagesVerificationAllowlist/],
+    ['mergeDefaultEvictionSettings: false'],
+    [
+      'mergeDefaultEvictionSettings: true',
+      /mergeDefaultEvictionSettings: kubelet-ts accepts only upstream's default \(false\)/,
+    ],
+    ['crashLoopBackOff: {}'],
+    ['crashLoopBackOff: {maxContainerRestartPeriod: 0s}'],
+    ['crashLoopBackOff: {maxContainerRestartPeriod: 30s}', /crashLoopBackOff: .*KubeletCrashLoopBackOffMax/],
+    ['userNamespaces: {idsPerPod: 65536}'],
+    ['userNamespaces: {idsPerPod: 131072}', /userNamespaces: .*user namespaces are not implemented/],
+    ['containerLogMaxWorkers: 1'],
+    ['containerLogMaxWorkers: 4', /containerLogMaxWorkers/],
+  ];
+  for (const [yaml, refused] of table) {
+    const argv = [`--config=${configFile(`${yaml}\n`)}`, '--hostname-override=n'];
+    if (refused) assert.match(problems(argv).join('\n'), refused, yaml);
+    else assert.doesNotThrow(() => run(argv), yaml);
+  }
+  // A typo'd member is still a typo, not a non-default value.
+  assert.match(
+    problems([`--config=${configFile('userNamespaces: {idsperpod: 1}\n')}`, '--hostname-override=n']).join(),
+    /config field userNamespaces: unknown field "idsperpod"/,
+  );
+});
