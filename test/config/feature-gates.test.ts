@@ -8,7 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   FEATURE_GATES,
@@ -20,6 +20,7 @@ import {
 } from '../../src/config/feature-gates.js';
 import { problems, run } from './helpers.js';
 import { testTempDir } from '../support/temp-dir.js';
+import { REPO_ROOT } from '../support/kubelet-process.js';
 
 test('flag syntax (upstream TestSetMapStringBool): pairs, trimming, ParseBool spellings, last wins', () => {
   const table: [raw: string, want: Record<string, boolean> | RegExp][] = [
@@ -134,4 +135,9 @@ test('loadConfig: every gate problem is reported at once, from the file or the f
     problems([`--config=${configFile('featureGates: {KubeletTracing: "on"}\n')}`, '--hostname-override=n']).join(),
     /config field featureGates: must be a map of gate name to true\/false/,
   );
+});
+
+test('docs/differences.md names every default-on gate whose behaviour is missing', () => {
+  const doc = readFileSync(join(REPO_ROOT, 'docs', 'differences.md'), 'utf8');
+  for (const name of featureGateGaps()) assert.ok(doc.includes(`\`${name}\``), `${name} is not in docs/differences.md`);
 });
