@@ -3,6 +3,7 @@
  * bin (its shebang carries the V8 flags), and the drop-in passes kubeadm's four variables. The
  * drop-in's command line, expanded as systemd expands it (unquoted $VAR splits on whitespace),
  * with kubeadm's kubeadm-flags.env and an /etc/default/kubelet, is a command line the agent loads.
+ * Every unit in deploy/ opts out of 1.35's cgroup v1 refusal (these hosts are cgroup v1).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,6 +31,7 @@ test('kubelet.service restarts for ever and runs the bin as an executable', () =
     /^\/opt\/kubelet-ts\/bin\/kubelet-ts\.js\b/,
     'not `node bin/…`: the shebang gives the V8 flags',
   );
+  assert.match(settings(u, 'ExecStart')[0]!, / --fail-cgroupv1=false$/, '1.35 refuses cgroup v1 hosts otherwise');
   assert.match(
     readFileSync(join(REPO_ROOT, 'bin', 'kubelet-ts.js'), 'utf8').split('\n')[0]!,
     /--max-semi-space-size=2/,
@@ -71,4 +73,11 @@ test("the drop-in's command line with kubeadm's files is one the agent loads", (
   assert.equal(c.kubelet.rotateCertificates, true);
   assert.equal(c.kubelet.cgroupDriver, 'systemd');
   assert.equal(c.kubelet.failCgroupV1, false, "the drop-in's opt-out: 1.35 refuses cgroup v1 hosts otherwise");
+});
+
+test("our own unit (deploy/kubelet-ts.service) opts out of 1.35's cgroup v1 refusal", () => {
+  const u = readFileSync(join(REPO_ROOT, 'deploy', 'kubelet-ts.service'), 'utf8');
+  // systemd joins a line ending in a backslash with the next one.
+  const exec = settings(u.replace(/\\\n/g, ' '), 'ExecStart')[0] ?? '';
+  assert.match(exec, /^\/opt\/kubelet-ts\/bin\/kubelet-ts\.js .*--fail-cgroupv1=false/, exec);
 });
