@@ -45,6 +45,8 @@ address: 127.0.0.1
 healthzPort: 10248
 podLogsDir: $STATE/logs
 fileCheckFrequency: 20s
+# Upstream 1.35 refuses to start on a cgroup v1 host unless told so; harmless on cgroup v2.
+failCgroupV1: false
 YAML
 
 stop_kubelet

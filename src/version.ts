@@ -5,6 +5,6 @@
  * kubelet of that minor; the `-kts.` pre-release suffix carries this package's own version
  * (package.json "version", checked by test/cli-version.test.ts).
  */
-export const UPSTREAM_VERSION = 'v1.31.0';
+export const UPSTREAM_VERSION = 'v1.35.0';
 export const PACKAGE_VERSION = '0.1.0';
 export const VERSION = `${UPSTREAM_VERSION}-kts.${PACKAGE_VERSION}`;

@@ -10,9 +10,9 @@ test('--version prints the version, the native addon status and build details', 
   const out = execFileSync(process.execPath, [join(REPO_ROOT, 'bin', 'kubelet-ts.js'), '--version'], {
     encoding: 'utf8',
   });
-  // upstream's `kubelet --version` prints `Kubernetes v1.31.x`; ours names that minor plus our own version
-  assert.ok(out.startsWith('Kubernetes v1.31.0-kts.0.1.0\n'), out);
-  assert.equal(VERSION, 'v1.31.0-kts.0.1.0');
+  // upstream's `kubelet --version` prints `Kubernetes v1.35.x`; ours names that minor plus our own version
+  assert.ok(out.startsWith('Kubernetes v1.35.0-kts.0.1.0\n'), out);
+  assert.equal(VERSION, 'v1.35.0-kts.0.1.0');
   assert.match(out, /node v\d+\.\d+\.\d+, linux\//);
   assert.match(out, /^native addon: /m);
   const impl = process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : '(native|ts)';

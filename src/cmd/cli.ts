@@ -12,6 +12,7 @@ import { versionText } from './start-info.js';
 import { VERSION } from '../version.js';
 import { acquireLockFile, watchLockContention, type ContentionWatch, type HeldLock } from '../util/flock.js';
 import { fileURLToPath } from 'node:url';
+import { cgroupVersionVerdict, isCgroup2UnifiedMode } from '../cm/cgroup-version.js';
 
 export async function main(argv: string[]): Promise<number> {
   let result;
@@ -33,6 +34,12 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const { config } = result;
+  // Upstream validates this with the configuration, before anything starts (1.35 default: refuse).
+  const cgroups = cgroupVersionVerdict(config.kubelet.failCgroupV1, isCgroup2UnifiedMode());
+  if (cgroups.kind === 'refuse') {
+    process.stderr.write(`kubelet-ts: invalid configuration: ${cgroups.message}\n`);
+    return 1;
+  }
   configureLogging({ format: config.flags.loggingFormat, verbosity: config.flags.verbosity });
   log().info(
     {

@@ -5,7 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
-import { renderConfigz } from '../config/index.js';
+import { featureGates, renderConfigz } from '../config/index.js';
 import { connectRuntime } from '../cri/index.js';
 import { createImageGCManager, createImageManager, createNodeKeyring } from '../images/index.js';
 import { createPullSecretsLookup } from '../apimode/pull-secrets.js';
@@ -56,7 +56,7 @@ import { servingCertificateRotation, setupApiServerMode, type ApiMode } from './
 import { hotPaths, nativeStatus } from './hot-paths.js';
 import { addonMallocTrim, startMallocTrim } from './malloc-trim.js';
 import { addonReleaseExecutablePages, startExePagesRelease } from './exe-pages.js';
-import { birthCry } from './start-info.js';
+import { birthCry, reportCgroupVersion, reportFeatureGates } from './start-info.js';
 import {
   cgroupDriverFromRuntime,
   cgroupNaming,
@@ -132,6 +132,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   });
   const recorder = createRecorder();
   birthCry(recorder, config);
+  reportCgroupVersion(recorder, config.nodeName);
+  reportFeatureGates(config.kubelet.featureGates);
   metrics.nodeName.set({ node: config.nodeName }, 1);
 
   const { runtime: criRuntime, images } = connectRuntime(kc.containerRuntimeEndpoint, {
@@ -369,6 +371,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       authorization: kc.authorization,
       reviewClient: config.flags.kubeconfig ? reviewClientFromKubeconfig(config.flags.kubeconfig) : undefined,
       enableDebuggingHandlers: kc.enableDebuggingHandlers,
+      featureGates: featureGates(kc.featureGates),
       streamingConnectionIdleTimeoutMs: kc.streamingConnectionIdleTimeoutMs,
       provider: mainServerProvider(readProvider, runtime, criRuntime, () => renderConfigz({ ...kc, cgroupDriver })),
       containerLogs,
@@ -390,7 +393,6 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       minAgeMs: kc.imageMinimumGCAgeMs,
       maxAgeMs: kc.imageMaximumGCAgeMs,
     },
-    pinnedImages: [config.flags.podInfraContainerImage],
     node: nodeRef,
   });
   // upstream StartGarbageCollection runs in run-once mode too.

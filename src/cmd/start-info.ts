@@ -4,6 +4,9 @@
  * path implementations and which configuration.
  */
 import type { Config } from '../config/index.js';
+import { FEATURE_GATES, featureGates, featureGateWarnings } from '../config/feature-gates.js';
+import { CGROUP_V1_EVENT_REASON, CGROUP_V1_WARNING, isCgroup2UnifiedMode } from '../cm/cgroup-version.js';
+import { metrics } from '../metrics/index.js';
 import type { EventRecorder } from '../events/types.js';
 import { addonFile, loadAddon, nativeDisabled } from '../native/index.js';
 import { log } from '../util/log.js';
@@ -52,4 +55,25 @@ export function birthCry(recorder: EventRecorder, config: Config, version = VERS
     'Starting',
     'Starting kubelet.',
   );
+}
+
+/**
+ * The host's cgroup version (kubelet_cgroup_version) and, on cgroup v1 (failCgroupV1: false, or
+ * the agent would not have started), upstream's warning: a log line and a CgroupV1 Warning event.
+ */
+export function reportCgroupVersion(recorder: EventRecorder, nodeName: string, unified = isCgroup2UnifiedMode()): void {
+  metrics.cgroupVersion.set(unified ? 2 : 1);
+  if (unified) return;
+  log('kubelet').warn(CGROUP_V1_WARNING);
+  recorder.event({ kind: 'Node', name: nodeName, uid: nodeName }, 'Warning', CGROUP_V1_EVENT_REASON, CGROUP_V1_WARNING);
+}
+
+/** kubernetes_feature_enabled{name,stage} for every gate of the table (GA's stage is "", as upstream). */
+export function reportFeatureGates(set: Readonly<Record<string, boolean>>): void {
+  const gates = featureGates(set);
+  for (const [name, spec] of Object.entries(FEATURE_GATES)) {
+    const stage = spec.stage === 'GA' ? '' : spec.stage;
+    metrics.featureEnabled.set({ name, stage }, gates.enabled(name) ? 1 : 0);
+  }
+  for (const w of featureGateWarnings(set)) log('kubelet').warn(w);
 }

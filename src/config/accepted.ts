@@ -5,6 +5,7 @@
  */
 import { parseDuration } from '../util/duration.js';
 import { UPSTREAM_FIELDS, UPSTREAM_FLAGS, UPSTREAM_NESTED, type FlagKind, type LooseKind } from './upstream-names.js';
+import { unactedDefaultProblem } from './unacted-defaults.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -86,8 +87,9 @@ export function acceptFileFields(
     }
     const where = `config field ${name}`;
     const p = looseProblem(kind, value, where);
-    if (p) problems.push(p);
-    else if (isObject(value)) problems.push(...nestedProblems(name, value, where));
+    const nested = p ? [] : isObject(value) ? nestedProblems(name, value, where) : [];
+    const notDefault = p || nested.length > 0 ? undefined : unactedDefaultProblem(name, value);
+    problems.push(...(p ? [p] : []), ...nested, ...(notDefault ? [notDefault] : []));
     accepted.push(name);
   }
   return accepted;

@@ -31,6 +31,7 @@ const TYPE_WORD: Partial<Record<FieldKind, string>> = {
   headerMap: 'mapStringString',
   evictionMap: 'mapStringString',
   evictionGraceMap: 'mapStringString',
+  featureGates: 'mapStringBool',
 };
 
 /** A default as it would be typed on the command line; '' when it is the type's zero value (not shown, as pflag). */

@@ -3,3 +3,4 @@ export type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
 export { parseDuration } from '../util/duration.js';
 export { parseManifestUrlHeaders } from './flag-values.js';
 export { renderConfigz, formatDuration } from './configz.js';
+export { featureGates, type FeatureGates } from './feature-gates.js';

@@ -19,6 +19,7 @@ import { CGROUP_DRIVERS } from './cgroup-drivers.js';
 import { renderHelp } from './help.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
 import { parseManifestUrlHeaders } from './flag-values.js';
+import { convertFeatureGates, featureGateProblems } from './feature-gates.js';
 import {
   AUTH_FLAGS,
   applyAuthFlags,
@@ -58,10 +59,6 @@ const FLAG_ONLY: Record<string, { key: keyof KubeletFlags | 'help' | 'version'; 
   v: {
     key: 'verbosity',
     help: 'Log verbosity: a line of level V(n) is written when n <= v; info and warnings are V(0), debug V(2), trace V(4).',
-  },
-  'pod-infra-container-image': {
-    key: 'podInfraContainerImage',
-    help: "The runtime's sandbox image: image GC never removes it (default registry.k8s.io/pause:3.9).",
   },
   runonce: {
     key: 'runOnce',
@@ -232,6 +229,8 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
       return convertCipherSuites(raw, where);
     case 'taints':
       return convertTaints(raw, where);
+    case 'featureGates':
+      return convertFeatureGates(raw, where);
   }
 }
 
@@ -390,11 +389,14 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     if (f.flag && values.has(f.flag)) {
       const r = convert(f, values.get(f.flag), `--${f.flag}`);
       if (r.problem) problems.push(r.problem);
-      else value = r.value;
+      // --feature-gates adds to the file's gates, winning per gate (upstream kubeletConfigFlagPrecedence).
+      else value = f.kind === 'featureGates' ? { ...(value as object), ...(r.value as object) } : r.value;
     }
     kubelet[f.key] = value;
   }
   applyDependentDefaults(kubelet, file, values);
+  kubelet.featureGates = Object.freeze(kubelet.featureGates as Record<string, boolean>);
+  problems.push(...featureGateProblems(kubelet.featureGates as Record<string, boolean>, 'featureGates'));
   applyAuthFlags(kubelet, values, problems);
 
   const verbosityRaw = values.get('v') ?? '0';
@@ -419,7 +421,6 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     loggingFormat: loggingFormat as 'json' | 'text',
     verbosity,
     nodeLabels: Object.freeze(parseNodeLabels(values.get('node-labels'), problems)),
-    podInfraContainerImage: values.get('pod-infra-container-image') ?? 'registry.k8s.io/pause:3.9',
     runOnce: values.get('runonce') === 'true',
     lockFile: values.get('lock-file'),
     imageCredentialProviderConfig: values.get('image-credential-provider-config') || undefined,

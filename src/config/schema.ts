@@ -23,7 +23,8 @@ export type FieldKind =
   | 'cipherSuites'
   | 'quantity'
   | 'evictionGraceMap'
-  | 'taints';
+  | 'taints'
+  | 'featureGates';
 
 export interface FieldSpec {
   /** Name in the YAML file (upstream KubeletConfiguration JSON name). */
@@ -565,5 +566,21 @@ export const FIELDS: readonly FieldSpec[] = [
     help: 'Burst of events posted to the API server.',
     min: 0,
     zeroDefault: true,
+  },
+  {
+    name: 'failCgroupV1',
+    key: 'failCgroupV1',
+    kind: 'bool',
+    default: true,
+    flag: 'fail-cgroupv1',
+    help: 'Refuse to start on a cgroup v1 host (upstream 1.35 default); false starts with a warning.',
+  },
+  {
+    name: 'featureGates',
+    key: 'featureGates',
+    kind: 'featureGates',
+    default: {},
+    flag: 'feature-gates',
+    help: 'Feature gates, A=true,B=false (the flag adds to the file, winning per gate); a value kubelet-ts does not implement is refused.',
   },
 ];

@@ -98,6 +98,10 @@ export interface KubeletConfiguration {
   registerWithTaints: string[];
   eventRecordQPS: number;
   eventBurst: number;
+  /** Refuse a cgroup v1 host at start (upstream failCgroupV1; default true since 1.35). */
+  failCgroupV1: boolean;
+  /** Feature gates set in the file or on --feature-gates (unset ones keep their default). */
+  featureGates: Readonly<Record<string, boolean>>;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
 }
 
@@ -126,8 +130,6 @@ export interface KubeletFlags {
   verbosity: number;
   /** --node-labels: extra labels of this node (admission matches nodeSelector against them). */
   nodeLabels: Readonly<Record<string, string>>;
-  /** --pod-infra-container-image: the sandbox image, pinned against image GC. */
-  podInfraContainerImage: string;
   /** --runonce: run the pods of the sources once, report, exit. */
   runOnce: boolean;
   /** --lock-file: hold an exclusive lock on this file while running. */

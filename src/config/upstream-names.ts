@@ -12,6 +12,9 @@
  *   cmd/kubelet/app/options/globalflags_linux.go          @ 04bb4ce9d3382933c7542d1925ea4e3af66eb2a5 (cAdvisor flags, '_' -> '-')
  *   component-base logs/api/v1 AddFlags (logging flags), verflag (--version), pflag (--help).
  * Windows-only flags (--windows-service, --windows-priorityclass) are left out, as a Linux kubelet does.
+ * Brought to 1.35: --fail-cgroupv1 (failCgroupV1's flag); flags removed upstream are gone, so they
+ * are unknown flags as upstream's pflag makes them: --pod-infra-container-image (kubernetes#133779,
+ * 1.35), --register-schedulable (#122384), --keep-terminated-pod-volumes (#122082).
  */
 
 /** How loosely a value is checked: enough that a typo'd value fails with a clear message. */
@@ -177,7 +180,6 @@ export type FlagKind = 'bool' | 'duration' | 'int' | 'string';
 export const UPSTREAM_FLAGS: Readonly<Record<string, FlagKind>> = {
   // KubeletFlags.AddFlags and ContainerRuntimeOptions.AddFlags
   'runtime-cgroups': 'string',
-  'pod-infra-container-image': 'string',
   'image-credential-provider-config': 'string',
   'image-credential-provider-bin-dir': 'string',
   config: 'string',
@@ -196,14 +198,13 @@ export const UPSTREAM_FLAGS: Readonly<Record<string, FlagKind>> = {
   'minimum-container-ttl-duration': 'duration',
   'maximum-dead-containers-per-container': 'int',
   'maximum-dead-containers': 'int',
-  'register-schedulable': 'bool',
-  'keep-terminated-pod-volumes': 'bool',
   'experimental-mounter-path': 'string',
   'cloud-config': 'string',
   'experimental-allocatable-ignore-eviction': 'bool',
   // AddKubeletConfigFlags
   'enable-server': 'bool',
   'fail-swap-on': 'bool',
+  'fail-cgroupv1': 'bool',
   'pod-manifest-path': 'string',
   'sync-frequency': 'duration',
   'file-check-frequency': 'duration',

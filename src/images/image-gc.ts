@@ -2,7 +2,7 @@
  * Image garbage collection (upstream pkg/kubelet/images/image_gc_manager.go): when the image
  * filesystem's usage reaches imageGCHighThresholdPercent, remove unused images, least recently
  * used first, until usage is back at imageGCLowThresholdPercent. Never an image a container (in
- * any state) uses, a pinned image (CRI `pinned`, or the sandbox image named by
+ * any state) uses, a pinned image (CRI `pinned`: the runtime pins its sandbox image; 1.35 has no
  * --pod-infra-container-image), or an image first seen less than imageMinimumGCAge ago. A high
  * threshold of 100 disables it. With imageMaximumGCAge (upstream ImageMaximumGCAge, KEP-4210) every
  * pass first removes the unused images not used for longer than that, disk pressure or not; as

@@ -245,6 +245,17 @@ export const metrics = {
     buckets: exponentialBuckets(1, 2, 5),
     registers: [registry],
   }),
+  cgroupVersion: new Gauge({
+    name: 'kubelet_cgroup_version',
+    help: 'cgroup version on the hosts.',
+    registers: [registry],
+  }),
+  featureEnabled: new Gauge({
+    name: 'kubernetes_feature_enabled',
+    help: 'This metric records the data about the stage and enablement of a k8s feature.',
+    labelNames: ['name', 'stage'] as const,
+    registers: [registry],
+  }),
   nativeEnabled: new Gauge({
     name: 'kubelet_ts_native_enabled',
     help: '1 when the hot path runs in the C++ addon, 0 when it runs the TypeScript twin.',

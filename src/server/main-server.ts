@@ -32,6 +32,8 @@ interface Gate {
   authorizer: Authorizer;
   nodeName: string;
   enableDebuggingHandlers: boolean;
+  /** KubeletFineGrainedAuthz: /pods, /healthz, /configz, /runningpods/ try their own subresource before proxy. */
+  fineGrained: boolean;
 }
 
 /** Everything a request on the main port goes through: the gate, then the router. */
@@ -55,6 +57,7 @@ async function authorize(gate: Gate, req: IncomingMessage, res: ServerResponse, 
     ctx.user,
     { method: req.method ?? 'GET', path: ctx.url.pathname, upgrade: ctx.upgrade !== undefined },
     gate.nodeName,
+    gate.fineGrained,
   );
   // Fine-grained first, then proxy (upstream): the first allowed one lets the request through.
   const reasons: string[] = [];
@@ -146,6 +149,7 @@ export function listenMain(opts: MainServerOptions, router: Router): Promise<Mai
     authorizer,
     nodeName: opts.nodeName,
     enableDebuggingHandlers: opts.enableDebuggingHandlers,
+    fineGrained: opts.featureGates?.enabled('KubeletFineGrainedAuthz') ?? true,
   };
   const port: MainPort = { gate, router };
   const server = createServer(

@@ -1,3 +1,4 @@
+import type { FeatureGates } from '../config/feature-gates.js';
 import type { ContainerLogsDeps } from '../logs/types.js';
 import type { Pod } from '../api/types.js';
 import type { KubeletAuthentication, KubeletAuthorization } from '../config/types.js';
@@ -101,6 +102,8 @@ export interface MainServerOptions extends ServerAddress {
   maxStreams?: number;
   /** What /containerLogs reads; absent = the route is not mounted. */
   containerLogs?: ContainerLogsDeps;
+  /** The gates the main port reads (KubeletFineGrainedAuthz); absent = every gate at its default. */
+  featureGates?: FeatureGates;
 }
 
 export interface ServersOptions {

@@ -26,8 +26,8 @@ import { kubeletErrorClass } from '../errors.js';
 /** upstream maxRespBodyLength. */
 export const MAX_RESP_BODY_BYTES = 10 * 1024;
 const MAX_REDIRECTS = 10;
-/** The Kubernetes minor version we report in the User-Agent (kube-lifecycle/1.31). */
-const USER_AGENT_VERSION = '1.31';
+/** The Kubernetes minor version we report in the User-Agent (kube-lifecycle/1.35). */
+const USER_AGENT_VERSION = '1.35';
 
 /** A GET to a pod that failed: an unknown port name, no connection, a timeout, a bad redirect. */
 export class HttpGetError extends kubeletErrorClass('KTS_ERR_POD_ENDPOINT') {}

@@ -16,7 +16,8 @@ test('defaults of the daemon fields and flags', () => {
   assert.equal(c.kubelet.shutdownGracePeriodMs, 0);
   assert.equal(c.flags.runOnce, false);
   assert.equal(c.flags.lockFile, undefined);
-  assert.equal(c.flags.podInfraContainerImage, 'registry.k8s.io/pause:3.9');
+  assert.equal(c.kubelet.failCgroupV1, true, "1.35's default");
+  assert.deepEqual(c.kubelet.featureGates, {});
 });
 
 test('--manifest-url-header is repeatable and adds values in order; the file takes a map of lists', () => {

@@ -1,5 +1,5 @@
 /**
- * A kubeadm node's files load unchanged: the KubeletConfiguration kubeadm v1.31 writes
+ * A kubeadm node's files load unchanged: the KubeletConfiguration kubeadm v1.35 writes
  * (/var/lib/kubelet/config.yaml: upstream cmd/kubeadm/app/componentconfigs/kubelet.go defaults,
  * marshalled with every non-omitempty zero value), kubeadm-flags.env and the systemd drop-in's
  * command line. Upstream names we do not act on are accepted and reported; anything else fails.
@@ -90,7 +90,6 @@ test("kubeadm's flags (kubeadm-flags.env) and the systemd drop-in command line p
     'unix:///var/run/containerd/containerd.sock',
     'the flag overrides the file',
   );
-  assert.equal(c.flags.podInfraContainerImage, 'registry.k8s.io/pause:3.10');
   assert.equal(c.flags.kubeconfig, '/etc/kubernetes/kubelet.conf');
   assert.equal(c.flags.bootstrapKubeconfig, '/etc/kubernetes/bootstrap-kubelet.conf');
   assert.equal(c.nodeName, 'node-1');
@@ -110,8 +109,9 @@ test("the issue's kubeadm flags are accepted (bool flags alone or with a value) 
     '--resolv-conf=/run/systemd/resolve/resolv.conf',
     '--node-ip=10.0.0.5',
   ]);
-  assert.deepEqual([...c.acceptedNotActedOn].sort(), ['--fail-swap-on', '--feature-gates']);
+  assert.deepEqual([...c.acceptedNotActedOn].sort(), ['--fail-swap-on']);
   assert.equal(c.kubelet.resolvConf, '/run/systemd/resolve/resolv.conf', '--resolv-conf is acted on');
+  assert.deepEqual(c.kubelet.featureGates, { NodeSwap: true }, '--feature-gates is ours');
   assert.equal(c.flags.nodeIP, '10.0.0.5', '--node-ip is ours');
 });
 

@@ -72,6 +72,7 @@ test('SIGPWR: non-critical pods first (grace capped by the budget), then critica
       `podLogsDir: ${join(dirs.dir, 'logs')}`,
       'shutdownGracePeriod: 4s',
       'shutdownGracePeriodCriticalPods: 2s',
+      'failCgroupV1: false',
       '',
     ].join('\n'),
   );

@@ -121,6 +121,7 @@ test('cgroupDriver systemd: pod slices from systemd with their limits, container
       `healthzPort: ${randomPort()}`,
       `podLogsDir: ${join(HOST.standalone, 'logs')}`,
       'fileCheckFrequency: 20s',
+      'failCgroupV1: false',
       '',
     ].join('\n'),
   );

@@ -69,3 +69,20 @@ test('attributes: nodes/<subresource> named after the node, one set per subresou
   assert.equal(forbiddenMessage(attrs), 'Forbidden (user=u, verb=get, resource=nodes, subresource(s)=[pods proxy])');
   assert.equal(forbiddenMessage(exec), 'Forbidden (user=u, verb=create, resource=nodes, subresource(s)=[proxy])');
 });
+
+test('KubeletFineGrainedAuthz off (featureGates): only the coarse subresource, as upstream before 1.33', () => {
+  const table: [path: string, on: string[], off: string[]][] = [
+    ['/pods', ['pods', 'proxy'], ['proxy']],
+    ['/healthz', ['healthz', 'proxy'], ['proxy']],
+    ['/configz', ['configz', 'proxy'], ['proxy']],
+    ['/runningpods/', ['pods', 'proxy'], ['proxy']],
+    ['/stats/summary', ['stats'], ['stats']],
+    ['/metrics', ['metrics'], ['metrics']],
+  ];
+  for (const [path, on, off] of table) {
+    const sub = (fine: boolean) =>
+      requestAttributes(USER, { method: 'GET', path }, 'n1', fine).map((a) => a.subresource);
+    assert.deepEqual(sub(true), on, `${path} gate on`);
+    assert.deepEqual(sub(false), off, `${path} gate off`);
+  }
+});

@@ -1,7 +1,9 @@
 /**
- * The files kubeadm v1.31 leaves on a node for its kubelet (checked against upstream
+ * The files kubeadm v1.35 leaves on a node for its kubelet (checked against upstream
  * cmd/kubeadm/app/componentconfigs/kubelet.go): /var/lib/kubelet/config.yaml with every
- * non-omitempty zero value marshalled, and kubeadm-flags.env's KUBELET_KUBEADM_ARGS.
+ * non-omitempty zero value marshalled, and kubeadm-flags.env's KUBELET_KUBEADM_ARGS. kubeadm
+ * does not write failCgroupV1: on a cgroup v1 host the drop-in (deploy/kubeadm/10-kubeadm.conf)
+ * passes --fail-cgroupv1=false.
  */
 export const KUBEADM_CONFIG = `apiVersion: kubelet.config.k8s.io/v1beta1
 authentication:
@@ -53,8 +55,8 @@ syncFrequency: 0s
 volumeStatsAggPeriod: 0s
 `;
 
-/** kubeadm-flags.env's KUBELET_KUBEADM_ARGS, as systemd splits it. */
-export const KUBEADM_FLAGS_ENV = [
-  '--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock',
-  '--pod-infra-container-image=registry.k8s.io/pause:3.10',
-];
+/**
+ * kubeadm-flags.env's KUBELET_KUBEADM_ARGS, as systemd splits it. kubeadm 1.35 no longer writes
+ * --pod-infra-container-image (the 1.35 kubelet removed it; the runtime pins its sandbox image).
+ */
+export const KUBEADM_FLAGS_ENV = ['--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock'];

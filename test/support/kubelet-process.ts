@@ -53,6 +53,7 @@ export function startKubelet(opts: {
   extraArgs?: string[];
   extraConfig?: string[];
   logLevel?: string;
+  /** The whole config file instead of the default one (add `failCgroupV1: false` on cgroup v1 hosts). */
   configText?: (ports: { port: number; readOnlyPort: number; healthzPort: number }) => string;
 }): KubeletProcess {
   const readOnlyPort = opts.readOnlyPort ?? randomPort();
@@ -75,6 +76,8 @@ export function startKubelet(opts: {
         `healthzPort: ${healthzPort}`,
         `podLogsDir: ${join(opts.dir, 'logs')}`,
         'fileCheckFrequency: 20s',
+        // Upstream 1.35 refuses cgroup v1 hosts (these are) unless told so; harmless on cgroup v2.
+        'failCgroupV1: false',
         ...(opts.extraConfig ?? []),
         '',
       ].join('\n'),

@@ -293,7 +293,8 @@ class ApiHandler {
     });
     const groups = [...new Set(RESOURCES.map((d) => d.group).filter(Boolean))];
     const bodies: Record<string, unknown> = {
-      '/version': { major: '1', minor: '30', gitVersion: 'v1.30.0-kubelet-ts-test', platform: 'linux/amd64' },
+      // A kubelet may not be newer than its apiserver: the fake is as new as the agent (v1.35).
+      '/version': { major: '1', minor: '35', gitVersion: 'v1.35.0-kubelet-ts-test', platform: 'linux/amd64' },
       '/api': {
         kind: 'APIVersions',
         versions: ['v1'],

@@ -1,6 +1,7 @@
 /**
  * Request → authorization attributes, as upstream's NodeAuthorizerAttributesGetter with
- * KubeletFineGrainedAuthz (beta and on by default since 1.33, GA in 1.36): every kubelet request
+ * KubeletFineGrainedAuthz (beta and on by default since 1.33, GA in 1.36; `featureGates:
+ * {KubeletFineGrainedAuthz: false}` gives the coarse attributes only): every kubelet request
  * is a request on the `nodes` resource named after this node; the verb comes from the HTTP
  * method, the subresource from the path. `/pods`, `/runningpods/`, `/healthz` and `/configz`
  * get a list of two: the fine-grained subresource first, then `proxy`; the request is allowed
@@ -45,9 +46,12 @@ function isSubpath(path: string, base: string): boolean {
   return path === b || (path.startsWith(b) && path[b.length] === '/');
 }
 
-/** The subresources to try in order, as upstream GetRequestAttributes. */
-export function subresourcesOf(path: string): string[] {
-  const fine = FINE_GRAINED.find(([base]) => isSubpath(path, base))?.[1];
+/**
+ * The subresources to try in order, as upstream GetRequestAttributes; with KubeletFineGrainedAuthz
+ * off (`fineGrained` false) only the coarse one, as upstream before 1.33.
+ */
+export function subresourcesOf(path: string, fineGrained = true): string[] {
+  const fine = fineGrained ? FINE_GRAINED.find(([base]) => isSubpath(path, base))?.[1] : undefined;
   const coarse = SUBRESOURCES.find(([base]) => isSubpath(path, base))?.[1] ?? 'proxy';
   return fine ? [fine, coarse] : [coarse];
 }
@@ -62,9 +66,10 @@ export function requestAttributes(
   user: UserInfo,
   { method, path, upgrade = false }: { method: string; path: string; upgrade?: boolean },
   nodeName: string,
+  fineGrained = true,
 ): RequestAttributes[] {
   const verb = verbOf(method, upgrade);
-  return subresourcesOf(path).map((subresource) => ({
+  return subresourcesOf(path, fineGrained).map((subresource) => ({
     user,
     verb,
     namespace: '',

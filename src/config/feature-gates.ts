@@ -1,0 +1,222 @@
+/**
+ * Feature gates of the v1.35 kubelet: `featureGates` in the file and `--feature-gates=A=true,B=false`
+ * on the command line (merged, the flag winning per gate, as upstream kubeletConfigFlagPrecedence).
+ * Checked as component-base featuregate.Set checks them: an unknown name is "unrecognized feature
+ * gate", a locked gate set to its other value is refused. Then our own rule: a gate set to a value
+ * whose behaviour kubelet-ts does not have is refused, naming the gate and why. A gate left at its
+ * default is never refused, even where that default is a behaviour we lack (docs/differences.md
+ * lists those). What the agent acts on it reads through FeatureGates.enabled().
+ *
+ * The table is the kubelet's share of upstream's 1.35 gates (pkg/features versioned specs,
+ * component-base logs/features, client-go features) as read for kubelet-ts; gates read only by
+ * other components are not in it.
+ */
+
+export type Stage = 'ALPHA' | 'BETA' | 'GA' | 'DEPRECATED';
+
+/**
+ * What kubelet-ts has of a gate's behaviour:
+ * - both: either value is acted on (read through FeatureGates.enabled);
+ * - on: the behaviour is always there (false is refused);
+ * - off: the behaviour is missing (true is refused, unless it is the default: a gap, listed by
+ *   featureGateGaps and in docs/differences.md);
+ * - none: nothing the kubelet does changes with it here (either value is harmless).
+ */
+export type Support = 'both' | 'on' | 'off' | 'none';
+
+export interface GateSpec {
+  default: boolean;
+  stage: Stage;
+  lockToDefault?: true;
+  support: Support;
+  /** Why a refused value is refused (support on/off). */
+  why?: string;
+}
+
+const g = (d: boolean, stage: Stage, support: Support, why?: string): GateSpec => ({
+  default: d,
+  stage,
+  support,
+  ...(why ? { why } : {}),
+});
+/** A GA gate locked on (upstream LockToDefault): only true is accepted. */
+const lockedOn = (support: Support): GateSpec => ({ default: true, stage: 'GA', support, lockToDefault: true });
+const NO = 'not implemented in kubelet-ts';
+
+/** name → spec; GA gates locked on are accepted only at true. */
+export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
+  // component-base: AllAlpha/AllBeta switch every unlocked gate of their stage.
+  AllAlpha: g(false, 'ALPHA', 'off', 'it would switch on every alpha gate, and kubelet-ts implements none of them'),
+  AllBeta: g(
+    false,
+    'BETA',
+    'off',
+    'it would switch on every beta gate, several of which kubelet-ts does not implement',
+  ),
+  ContextualLogging: g(true, 'BETA', 'none'),
+  LoggingAlphaOptions: g(false, 'ALPHA', 'off', `logging's alpha options are ${NO}`),
+  LoggingBetaOptions: g(true, 'BETA', 'none'),
+  ComponentFlagz: g(false, 'ALPHA', 'off', `the /flagz endpoint is ${NO}`),
+  ComponentStatusz: g(false, 'ALPHA', 'off', `the /statusz endpoint is ${NO}`),
+  WatchListClient: g(true, 'BETA', 'none'),
+  InformerResourceVersion: g(true, 'GA', 'none'),
+  // Locked: GA behaviour we have.
+  KubeletCgroupDriverFromCRI: lockedOn('on'),
+  SidecarContainers: lockedOn('on'),
+  NodeSwap: lockedOn('none'),
+  MemoryManager: lockedOn('none'),
+  TopologyManagerPolicyOptions: lockedOn('none'),
+  CPUManagerPolicyOptions: lockedOn('none'),
+  SizeMemoryBackedVolumes: lockedOn('none'),
+  PodLifecycleSleepAction: lockedOn('on'),
+  RecursiveReadOnlyMounts: lockedOn('off'),
+  DynamicResourceAllocation: lockedOn('none'),
+  RelaxedEnvironmentVariableValidation: lockedOn('none'),
+  // Acted on.
+  KubeletFineGrainedAuthz: g(true, 'BETA', 'both'),
+  // Default on; kubelet-ts has the behaviour.
+  ExecProbeTimeout: g(true, 'GA', 'on', 'exec probes always honour timeoutSeconds here'),
+  GracefulNodeShutdown: g(
+    true,
+    'BETA',
+    'on',
+    'graceful node shutdown is always on (shutdownGracePeriod: 0s disables it)',
+  ),
+  KubeletSeparateDiskGC: g(true, 'BETA', 'none'),
+  PodLevelResources: g(true, 'BETA', 'on', 'pod-level resources are always honoured'),
+  PodReadyToStartContainersCondition: g(true, 'BETA', 'on', 'the PodReadyToStartContainers condition is always set'),
+  PodLifecycleSleepActionAllowZero: g(true, 'BETA', 'on', 'a zero sleep is always allowed'),
+  ImageMaximumGCAge: g(true, 'BETA', 'on', 'imageMaximumGCAge is always acted on'),
+  // Default on; kubelet-ts lacks the behaviour (docs/differences.md, "Feature gates"): the default
+  // is accepted (nobody asked for anything), false is what we do, so it is accepted too.
+  ContainerCheckpoint: g(true, 'BETA', 'off', `/checkpoint is ${NO}`),
+  GracefulNodeShutdownBasedOnPodPriority: g(true, 'BETA', 'off', `shutdown by pod priority is ${NO}`),
+  InPlacePodVerticalScaling: g(true, 'GA', 'off', `in-place pod resize is ${NO}`),
+  KubeletPSI: g(true, 'BETA', 'off', `PSI in the stats summary is ${NO}`),
+  KubeletServiceAccountTokenForCredentialProviders: g(true, 'BETA', 'none'),
+  KubeletTracing: g(true, 'BETA', 'none'),
+  PodObservedGenerationTracking: g(true, 'BETA', 'off', `status.observedGeneration is ${NO}`),
+  ProcMountType: g(true, 'BETA', 'off', `procMount is ${NO}`),
+  SELinuxMountReadWriteOncePod: g(true, 'BETA', 'none'),
+  SupplementalGroupsPolicy: g(true, 'BETA', 'off', `supplementalGroupsPolicy is ${NO}`),
+  SystemdWatchdog: g(true, 'BETA', 'off', `the systemd watchdog is ${NO}`),
+  UserNamespacesSupport: g(true, 'BETA', 'off', `user namespaces (hostUsers: false) are ${NO}`),
+  CPUManagerPolicyBetaOptions: g(true, 'BETA', 'none'),
+  // Default off; kubelet-ts lacks the behaviour.
+  CPUManagerPolicyAlphaOptions: g(false, 'ALPHA', 'off', `the CPU manager is ${NO}`),
+  ClusterTrustBundle: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),
+  ClusterTrustBundleProjection: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),
+  ContainerRestartRules: g(false, 'ALPHA', 'off', `container restartPolicyRules are ${NO}`),
+  ContainerStopSignals: g(false, 'ALPHA', 'off', `lifecycle.stopSignal is ${NO}`),
+  CSIVolumeHealth: g(false, 'ALPHA', 'off', `CSI volume health events are ${NO}`),
+  EnvFiles: g(false, 'ALPHA', 'off', `env from files is ${NO}`),
+  EventedPLEG: g(false, 'ALPHA', 'off', `the evented PLEG is ${NO}`),
+  HostnameOverride: g(false, 'ALPHA', 'off', `pod hostnameOverride is ${NO}`),
+  ImageVolume: g(false, 'BETA', 'off', `image volumes are ${NO}`),
+  KubeletCrashLoopBackOffMax: g(false, 'ALPHA', 'off', `crashLoopBackOff.maxContainerRestartPeriod is ${NO}`),
+  KubeletEnsureSecretPulledImages: g(false, 'ALPHA', 'off', `pull-credential verification is ${NO}`),
+  KubeletInUserNamespace: g(false, 'ALPHA', 'off', `running in a user namespace is ${NO}`),
+  KubeletPodResourcesDynamicResources: g(false, 'ALPHA', 'off', `the pod resources API is ${NO}`),
+  KubeletPodResourcesGet: g(false, 'ALPHA', 'off', `the pod resources API is ${NO}`),
+  LocalStorageCapacityIsolationFSQuotaMonitoring: g(false, 'BETA', 'off', `project quotas are ${NO}`),
+  MemoryQoS: g(false, 'ALPHA', 'off', `memory QoS is ${NO}`),
+  NodeLogQuery: g(false, 'BETA', 'off', `node log query is ${NO}`),
+  PodAndContainerStatsFromCRI: g(false, 'ALPHA', 'off', `stats from CRI only are ${NO}`),
+  PodCertificateRequest: g(false, 'ALPHA', 'off', `podCertificate projections are ${NO}`),
+  ReduceDefaultCrashLoopBackOffDecay: g(false, 'ALPHA', 'off', `the shorter back-off is ${NO}`),
+  ResourceHealthStatus: g(false, 'ALPHA', 'off', `allocatedResourcesStatus is ${NO}`),
+  RestartAllContainersOnContainerExits: g(false, 'ALPHA', 'off', `restarting all containers is ${NO}`),
+  // Deprecated, default off.
+  AllowDNSOnlyNodeCSR: g(false, 'DEPRECATED', 'off', `DNS-only serving CSRs are ${NO}`),
+};
+
+/** Gates whose 1.35 default is on for a behaviour kubelet-ts does not have. */
+export function featureGateGaps(): string[] {
+  return Object.entries(FEATURE_GATES)
+    .filter(([, s]) => s.default && s.support === 'off')
+    .map(([name]) => name)
+    .sort();
+}
+
+/** The gates the agent reads. */
+export interface FeatureGates {
+  enabled(name: string): boolean;
+}
+
+/** A FeatureGates over the resolved values (the defaults, overridden by what was set). */
+export function featureGates(set: Readonly<Record<string, boolean>>): FeatureGates {
+  return {
+    enabled(name: string): boolean {
+      const spec = FEATURE_GATES[name];
+      if (!spec) throw new Error(`feature gate ${name} is not in the table`);
+      return set[name] ?? spec.default;
+    },
+  };
+}
+
+const PARSE_BOOL: Readonly<Record<string, boolean>> = Object.fromEntries([
+  ...['1', 't', 'T', 'TRUE', 'true', 'True'].map((k) => [k, true]),
+  ...['0', 'f', 'F', 'FALSE', 'false', 'False'].map((k) => [k, false]),
+]);
+
+/**
+ * `A=true,B=false` as upstream's MapStringBool (component-base cli/flag): empty items skipped,
+ * key and value trimmed, Go's strconv.ParseBool spellings, the last of a repeated key wins.
+ */
+function parseFlagForm(raw: string, where: string): { value?: Record<string, boolean>; problem?: string } {
+  const out: Record<string, boolean> = {};
+  for (const item of raw.split(',')) {
+    if (item.length === 0) continue;
+    const i = item.indexOf('=');
+    if (i < 0) return { problem: `${where}: malformed pair, expect string=bool (got "${item}")` };
+    const k = item.slice(0, i).trim();
+    const v = item.slice(i + 1).trim();
+    const b = PARSE_BOOL[v];
+    if (b === undefined) return { problem: `${where}: invalid value of ${k}: ${v}, must be true or false` };
+    out[k] = b;
+  }
+  return { value: out };
+}
+
+/** The file's map or the flag's string → name → bool, shape only. */
+export function convertFeatureGates(raw: unknown, where: string): { value?: unknown; problem?: string } {
+  if (typeof raw === 'string') return parseFlagForm(raw, where);
+  const ok =
+    raw !== null &&
+    typeof raw === 'object' &&
+    !Array.isArray(raw) &&
+    Object.values(raw).every((v) => typeof v === 'boolean');
+  if (ok) return { value: { ...(raw as Record<string, boolean>) } };
+  return { problem: `${where}: must be a map of gate name to true/false (got ${JSON.stringify(raw)})` };
+}
+
+/** Upstream's checks, then ours, of one gate set to `value`. */
+function gateProblem(name: string, value: boolean): string | undefined {
+  const spec = FEATURE_GATES[name];
+  if (!spec) return `unrecognized feature gate: ${name}`;
+  if (spec.lockToDefault && value !== spec.default)
+    return `cannot set feature gate ${name} to ${value}, feature is locked to ${spec.default}`;
+  if (value === spec.default) return undefined;
+  if ((spec.support === 'on' && !value) || (spec.support === 'off' && value))
+    return `feature gate ${name}=${value} is not supported by kubelet-ts: ${spec.why ?? NO} (leave it at its default, ${spec.default})`;
+  return undefined;
+}
+
+/** Every problem of the gates set, prefixed with `where` (featureGates / --feature-gates). */
+export function featureGateProblems(set: Readonly<Record<string, boolean>>, where: string): string[] {
+  return Object.entries(set).flatMap(([name, value]) => {
+    const p = gateProblem(name, value);
+    return p ? [`${where}: ${p}`] : [];
+  });
+}
+
+/** Upstream's warnings for a gate set that is GA or deprecated (it will be removed). */
+export function featureGateWarnings(set: Readonly<Record<string, boolean>>): string[] {
+  return Object.entries(set).flatMap(([name, value]) => {
+    const stage = FEATURE_GATES[name]?.stage;
+    if (stage === 'GA') return [`Setting GA feature gate ${name}=${value}. It will be removed in a future release.`];
+    if (stage === 'DEPRECATED')
+      return [`Setting deprecated feature gate ${name}=${value}. It will be removed in a future release.`];
+    return [];
+  });
+}
