@@ -19,6 +19,7 @@ import type { EventRecorder } from '../events/types.js';
 import type { ProbeManager } from '../prober/types.js';
 import {
   generateAPIPodStatus,
+  terminatedPodStatus,
   needToReconcilePodReadiness,
   rejectedPodStatus,
   type ProbeResults,
@@ -580,7 +581,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   async syncTerminatedPod(_ctx: SyncContext, pod: Pod, runtimeStatus: PodRuntimeStatus | undefined): Promise<void> {
     const uid = podUID(pod);
     const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, podName(pod), podNamespace(pod)));
-    this.updateStatus(pod, status, true);
+    const apiStatus = this.updateStatus(pod, status, true);
     this.waiting.delete(uid);
     await this.volumeManager
       .unmountPodVolumes(uid)
@@ -590,6 +591,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
           'cannot tear down pod volumes; garbage collection will retry',
         ),
       );
+    // upstream statusManager.TerminatePod: the pod leaves in a terminal phase.
+    this.deps.statusManager.setPodStatus(pod, terminatedPodStatus(pod, apiStatus));
   }
 
   private updateStatus(

@@ -2,6 +2,7 @@ export type { StatusManager, PodStatusProvider, PodSyncHandler, ShouldEvictRespo
 export { createStatusManager } from './manager.js';
 export { generateAPIPodStatus, rejectedPodStatus, type GenerateInput } from './generate.js';
 export { getPhase, type PodPhase } from './phase.js';
+export { terminatedPodStatus } from './terminate.js';
 export { type ProbeResults } from './container-statuses.js';
 export { DisruptionTarget, needToReconcilePodReadiness } from './conditions.js';
 export { EvictedReason, TerminationByKubelet, markTerminatedByKubelet } from './disruption.js';

@@ -224,6 +224,21 @@ test('a graceful delete stops the pod and then removes it from the API', async (
   );
 });
 
+test('a pod deleted while it waits on a failing pull leaves as Failed and is removed from the API', async () => {
+  const pod = sleeper('nopull');
+  pod.spec!.containers[0]!.image = 'localhost/kubelet-ts/no-such-image:never';
+  pod.spec!.containers[0]!.imagePullPolicy = 'IfNotPresent';
+  await createPod(pod);
+  await waitFor('nopull waiting on its pull', 60_000, () => {
+    const reason = getPod('nopull')?.status?.containerStatuses?.[0]?.state?.waiting?.reason;
+    return reason === 'ErrImagePull' || reason === 'ImagePullBackOff' ? true : undefined;
+  });
+  const r = await api.call('DELETE', `/api/v1/namespaces/${NS}/pods/nopull`, { gracePeriodSeconds: 15 });
+  assert.equal(r.status, 200);
+  // upstream TerminatePod: the pod ends Failed (it never ran), so the final delete may go.
+  await waitFor('nopull removed from the API', 30_000, () => (getPod('nopull') ? undefined : true), 250);
+});
+
 test('configMap, secret and projected volumes and env; a configMap edit reaches the mounted file', async () => {
   assert.equal(
     (
