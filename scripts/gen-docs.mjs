@@ -77,8 +77,27 @@ async function layers() {
   return ['| layer | what | folders |', '| --- | --- | --- |', ...rows].join('\n');
 }
 
+/** Upstream names not acted on, each with the one value accepted (upstream's default). */
+async function unactedDefaults() {
+  const { UNACTED_FIELDS, UNACTED_FLAGS, unactedFlagDefault } = await importBuilt('src/config/unacted-defaults.js');
+  const flagsOf = new Map();
+  for (const [flag, field] of Object.entries(UNACTED_FLAGS))
+    if (typeof field === 'string') flagsOf.set(field, [...(flagsOf.get(field) ?? []), `\`--${flag}\``]);
+  const row = (name, flags, d) => `| ${name} | ${flags} | \`${cell(d.shown)}\` | ${cell(d.why ?? '')} |`;
+  const rows = [
+    ...Object.entries(UNACTED_FIELDS).map(([n, d]) => row(`\`${n}\``, (flagsOf.get(n) ?? []).join(', '), d)),
+    ...Object.keys(UNACTED_FLAGS)
+      .filter((f) => typeof UNACTED_FLAGS[f] !== 'string')
+      .map((f) => row('', `\`--${f}\``, unactedFlagDefault(f))),
+  ];
+  return ['| field | flag | accepted value (upstream default) | note |', '| --- | --- | --- | --- |', ...rows].join(
+    '\n',
+  );
+}
+
 const TARGETS = [
   { file: 'docs/configuration.md', name: 'config-fields', render: configFields },
+  { file: 'docs/configuration.md', name: 'unacted-defaults', render: unactedDefaults },
   { file: 'docs/errors.md', name: 'error-codes', render: errorCodes },
   { file: 'docs/architecture.md', name: 'layers', render: layers },
 ];

@@ -13,6 +13,7 @@ import { VERSION } from '../version.js';
 import { acquireLockFile, watchLockContention, type ContentionWatch, type HeldLock } from '../util/flock.js';
 import { fileURLToPath } from 'node:url';
 import { cgroupVersionVerdict, isCgroup2UnifiedMode } from '../cm/cgroup-version.js';
+import { swapRefusal } from '../cm/swap.js';
 
 export async function main(argv: string[]): Promise<number> {
   let result;
@@ -38,6 +39,12 @@ export async function main(argv: string[]): Promise<number> {
   const cgroups = cgroupVersionVerdict(config.kubelet.failCgroupV1, isCgroup2UnifiedMode());
   if (cgroups.kind === 'refuse') {
     process.stderr.write(`kubelet-ts: invalid configuration: ${cgroups.message}\n`);
+    return 1;
+  }
+  // Upstream's container manager refuses this before any pod starts.
+  const swap = swapRefusal(config.kubelet.failSwapOn);
+  if (swap) {
+    process.stderr.write(`kubelet-ts: failed to run Kubelet: ${swap}\n`);
     return 1;
   }
   configureLogging({ format: config.flags.loggingFormat, verbosity: config.flags.verbosity });

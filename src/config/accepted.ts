@@ -1,11 +1,12 @@
 /**
  * Upstream names kubelet-ts does not act on: accepted so upstream files and command lines load,
- * their values checked loosely (a duration must parse, a bool must be a bool), and reported once
- * at start-up. Names upstream does not have stay errors, so a typo still fails.
+ * their values checked loosely (a duration must parse, a bool must be a bool), then refused unless
+ * they hold upstream's default (unacted-defaults.ts), and reported once at start-up. Names
+ * upstream does not have stay errors, so a typo still fails.
  */
 import { parseDuration } from '../util/duration.js';
 import { UPSTREAM_FIELDS, UPSTREAM_FLAGS, UPSTREAM_NESTED, type FlagKind, type LooseKind } from './upstream-names.js';
-import { unactedDefaultProblem } from './unacted-defaults.js';
+import { unactedDefaultProblem, unactedFlagProblem } from './unacted-defaults.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -100,7 +101,19 @@ export function unusedUpstreamFlags(actedOn: ReadonlySet<string>): Map<string, F
   return new Map(Object.entries(UPSTREAM_FLAGS).filter(([name]) => !actedOn.has(name)));
 }
 
-/** Checks the raw values of the accepted flags that were given; returns their names as --name. */
+/** A problem when a flag's raw value is not of its kind. */
+function flagKindProblem(name: string, kind: FlagKind, raw: string): string | undefined {
+  if (kind === 'bool' && raw !== 'true' && raw !== 'false') return `--${name}: must be true or false (got "${raw}")`;
+  if (kind === 'int' && !/^-?\d+$/.test(raw)) return `--${name}: must be an integer (got "${raw}")`;
+  if (kind === 'duration' && parseDuration(raw) === undefined)
+    return `--${name}: must be a duration such as "10s" (got "${raw}")`;
+  return undefined;
+}
+
+/**
+ * Checks the raw values of the accepted flags that were given (their kind, then upstream's
+ * default); returns their names as --name.
+ */
 export function acceptFlags(
   values: ReadonlyMap<string, string>,
   unused: ReadonlyMap<string, FlagKind>,
@@ -110,11 +123,8 @@ export function acceptFlags(
   for (const [name, raw] of values) {
     const kind = unused.get(name);
     if (!kind) continue;
-    if (kind === 'bool' && raw !== 'true' && raw !== 'false')
-      problems.push(`--${name}: must be true or false (got "${raw}")`);
-    if (kind === 'int' && !/^-?\d+$/.test(raw)) problems.push(`--${name}: must be an integer (got "${raw}")`);
-    if (kind === 'duration' && parseDuration(raw) === undefined)
-      problems.push(`--${name}: must be a duration such as "10s" (got "${raw}")`);
+    const p = flagKindProblem(name, kind, raw) ?? unactedFlagProblem(name, raw);
+    if (p) problems.push(p);
     accepted.push(`--${name}`);
   }
   return accepted;
@@ -128,7 +138,7 @@ export function acceptedHelpSection(actedOnFields: ReadonlySet<string>, actedOnF
   const flags = [...unusedUpstreamFlags(actedOnFlags).keys()].sort().map((n) => `--${n}`);
   return [
     '',
-    'Accepted, not acted on (upstream names: values are checked, then ignored; listed at start-up when set):',
+    "Accepted, not acted on (upstream names: only upstream's default is accepted, then ignored; listed at start-up when set):",
     ...wrap('  config: ', fields),
     ...wrap('  flags:  ', flags),
   ];

@@ -12,6 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError, errorMessage } from '../errors.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import { EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, type FieldSpec } from './schema.js';
+import { UPSTREAM_FIELDS } from './upstream-names.js';
 import { acceptFileFields, acceptFlags, acceptedHelpSection, unusedUpstreamFlags } from './accepted.js';
 import { applyDependentDefaults, convertTaints, isZeroValue } from './defaults.js';
 import { parseDuration } from '../util/duration.js';
@@ -359,6 +360,12 @@ function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, proble
       `cgroupDriver (--cgroup-driver): "${kc.cgroupDriver}" is not a cgroup driver; use ${CGROUP_DRIVERS.map((d) => `"${d}"`).join(' or ')} (the same as containerd's runc SystemdCgroup option: true for "systemd")`,
     );
   }
+}
+
+/** The upstream field and flag names not acted on: each is held to upstream's default (unacted-defaults.ts). */
+export function unactedNames(): { fields: string[]; flags: string[] } {
+  const fields = Object.keys(UPSTREAM_FIELDS).filter((n) => !OUR_FIELDS.has(n));
+  return { fields, flags: [...UNUSED_FLAGS.keys()] };
 }
 
 export function helpText(): string {

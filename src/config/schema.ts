@@ -365,6 +365,7 @@ export const FIELDS: readonly FieldSpec[] = [
     key: 'containerLogMaxSize',
     kind: 'quantity',
     default: '10Mi',
+    flag: 'container-log-max-size',
     help: 'A container log file reaching this size is rotated (CRI ReopenContainerLog).',
     zeroDefault: true,
   },
@@ -373,6 +374,7 @@ export const FIELDS: readonly FieldSpec[] = [
     key: 'containerLogMaxFiles',
     kind: 'int',
     default: 5,
+    flag: 'container-log-max-files',
     help: 'Log files kept per container, the current one included.',
     min: 2,
   },
@@ -436,6 +438,7 @@ export const FIELDS: readonly FieldSpec[] = [
     key: 'serverTLSBootstrap',
     kind: 'bool',
     default: false,
+    flag: 'rotate-server-certificates',
     help: "Request the main port's serving certificate from the certificates API (signer kubernetes.io/kubelet-serving) and rotate it.",
   },
   {
@@ -574,6 +577,14 @@ export const FIELDS: readonly FieldSpec[] = [
     default: true,
     flag: 'fail-cgroupv1',
     help: 'Refuse to start on a cgroup v1 host (upstream 1.35 default); false starts with a warning.',
+  },
+  {
+    name: 'failSwapOn',
+    key: 'failSwapOn',
+    kind: 'bool',
+    default: true,
+    flag: 'fail-swap-on',
+    help: 'Refuse to start when swap is on (/proc/swaps lists a device); false starts, pods run with NoSwap semantics.',
   },
   {
     name: 'featureGates',

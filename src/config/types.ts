@@ -100,6 +100,8 @@ export interface KubeletConfiguration {
   eventBurst: number;
   /** Refuse a cgroup v1 host at start (upstream failCgroupV1; default true since 1.35). */
   failCgroupV1: boolean;
+  /** Refuse to start when swap is on (upstream failSwapOn; default true). */
+  failSwapOn: boolean;
   /** Feature gates set in the file or on --feature-gates (unset ones keep their default). */
   featureGates: Readonly<Record<string, boolean>>;
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */

@@ -109,7 +109,8 @@ test("the issue's kubeadm flags are accepted (bool flags alone or with a value) 
     '--resolv-conf=/run/systemd/resolve/resolv.conf',
     '--node-ip=10.0.0.5',
   ]);
-  assert.deepEqual([...c.acceptedNotActedOn].sort(), ['--fail-swap-on']);
+  assert.deepEqual([...c.acceptedNotActedOn], [], 'every one of them is acted on');
+  assert.equal(c.kubelet.failSwapOn, false, '--fail-swap-on=false is acted on (starts with swap on)');
   assert.equal(c.kubelet.resolvConf, '/run/systemd/resolve/resolv.conf', '--resolv-conf is acted on');
   assert.deepEqual(c.kubelet.featureGates, { NodeSwap: true }, '--feature-gates is ours');
   assert.equal(c.flags.nodeIP, '10.0.0.5', '--node-ip is ours');
@@ -171,7 +172,8 @@ test('registerWithTaints: Taint objects in the file, key=value:Effect on the fla
 test('--help lists the accepted, not acted on names in a section of their own', () => {
   const text = helpText();
   const section = text.slice(text.indexOf('Accepted, not acted on'));
-  assert.ok(section.length > 0 && section.includes('failSwapOn') && section.includes('--fail-swap-on'));
+  assert.ok(section.length > 0 && section.includes('cpuManagerPolicy') && section.includes('--cpu-manager-policy'));
+  assert.ok(!section.includes('failSwapOn') && !section.includes('--fail-swap-on'), 'failSwapOn is acted on');
   assert.ok(
     !section.includes('--bootstrap-kubeconfig') && !section.includes('--rotate-certificates'),
     'TLS bootstrap and rotation are acted on',
