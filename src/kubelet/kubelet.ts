@@ -53,6 +53,7 @@ import { runningPodFromStatus } from '../kuberuntime/index.js';
 import { makePodDataDirs, type VolumeManager } from '../volume/index.js';
 import { RuntimeState } from './runtime-state.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
+import { podEventRef } from '../events/refs.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
 import { syncLoopIteration } from './sync-loop.js';
 import { newActiveDeadlineHandler, type PodSyncLoopHandler } from './active-deadline.js';
@@ -400,6 +401,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   private rejectPod(pod: Pod, reason: string, message: string): void {
     log('kubelet').warn({ pod: podFullName(pod), reason, message }, 'Pod admission rejected');
+    // upstream rejectPod: a Warning event with the admission reason, then the Failed status.
+    this.deps.recorder?.event(podEventRef(pod), 'Warning', reason, message);
     this.rejected.add(podUID(pod));
     this.deps.statusManager.setPodStatus(pod, rejectedPodStatus(pod, reason, message, new Date(this.clock.now())));
   }
