@@ -167,12 +167,16 @@ function securityProfileRules(p: string): FieldRule[] {
       example: { type: 'spc_t' },
       allowed: {},
     }),
-    refusedTree(`${p}.seccompProfile`, 'no seccomp profile is passed to the runtime (the container runs unconfined)', {
-      when: 'type is not Unconfined',
-      needsAction: (v) => isSet(v) && (v as { type?: string }).type !== 'Unconfined',
-      example: { type: 'RuntimeDefault' },
-      allowed: { type: 'Unconfined' },
-    }),
+    refusedTree(
+      `${p}.seccompProfile`,
+      'RuntimeDefault and Unconfined are given to the runtime; Localhost profiles are not',
+      {
+        when: 'type is Localhost',
+        needsAction: (v) => (v as { type?: string } | null)?.type === 'Localhost',
+        example: { type: 'Localhost', localhostProfile: 'profiles/audit.json' },
+        allowed: { type: 'RuntimeDefault' },
+      },
+    ),
     refusedTree(`${p}.appArmorProfile`, 'no AppArmor profile is passed to the runtime (it applies its own default)', {
       when: 'type is not RuntimeDefault',
       needsAction: (v) => isSet(v) && (v as { type?: string }).type !== 'RuntimeDefault',
@@ -202,16 +206,11 @@ function containerSecurityRules(p: string): FieldRule[] {
     h(`${sc}.privileged`, 'passed to the runtime'),
     h(`${sc}.runAsUser`, 'passed to the runtime'),
     h(`${sc}.runAsGroup`, 'passed to the runtime'),
-    refusedTree(`${sc}.capabilities`, 'capabilities are not passed to the runtime', {
-      when: 'add or drop is not empty',
-      example: { drop: ['ALL'] },
-      allowed: { add: [], drop: [] },
-    }),
-    refused(`${sc}.allowPrivilegeEscalation`, 'no_new_privs is not passed to the runtime', {
-      ...whenBool(false),
-      when: 'false (true is what every container gets)',
-    }),
-    refused(`${sc}.readOnlyRootFilesystem`, 'a read-only root filesystem is not asked of the runtime', whenBool(true)),
+    h(`${sc}.capabilities`, 'added and dropped by the runtime'),
+    h(`${sc}.capabilities.add`, 'added by the runtime'),
+    h(`${sc}.capabilities.drop`, 'dropped by the runtime'),
+    h(`${sc}.allowPrivilegeEscalation`, 'false sets no_new_privs (unless privileged)'),
+    h(`${sc}.readOnlyRootFilesystem`, 'a read-only root filesystem, by the runtime'),
     runAsNonRoot(sc),
     refused(`${sc}.procMount`, 'only the default masked /proc is given', unless('Default', 'Unmasked')),
     ...securityProfileRules(sc),
@@ -319,20 +318,18 @@ function containerRules(kind: ContainerKind): FieldRule[] {
         });
   return [
     h(`spec.${kind}`, why),
-    ...many(p, ['name', 'image', 'command', 'args', 'workingDir', 'stdin', 'tty'], why),
+    ...many(p, ['name', 'image', 'command', 'args', 'workingDir', 'stdin', 'stdinOnce', 'tty'], why),
     h(`${p}.imagePullPolicy`, 'the image manager (src/images)'),
     h(`${p}.ports`, 'host ports: CRI port mappings and admission (NodePorts); the rest is informational'),
     ...many(`${p}.ports[]`, ['name', 'containerPort', 'protocol', 'hostPort', 'hostIP'], 'as ports'),
-    refused(`${p}.stdinOnce`, 'stdin is not closed after the first attach (not passed to the runtime)', whenBool(true)),
     refused(
       `${p}.terminationMessagePath`,
       'the termination message file is not mounted nor read',
       unless('/dev/termination-log', '/tmp/msg', 'not the default /dev/termination-log'),
     ),
-    refused(
+    h(
       `${p}.terminationMessagePolicy`,
-      'the log tail is not read into the termination message',
-      unless('File', 'FallbackToLogsOnError', 'FallbackToLogsOnError'),
+      'FallbackToLogsOnError: the log tail of a failed container (termination-message.ts)',
     ),
     restartPolicy,
     refusedTree(`${p}.restartPolicyRules`, 'container restart rules (ContainerRestartRules) are not implemented', {
@@ -613,7 +610,7 @@ function valuesAt(root: Record<string, unknown>, segments: readonly string[], at
 }
 
 export interface FieldRefusal {
-  /** The field, with list indexes: `spec.containers[0].securityContext.capabilities`. */
+  /** The field, with list indexes: `spec.containers[0].securityContext.procMount`. */
   path: string;
   rule: FieldRule;
 }

@@ -63,6 +63,25 @@ function identity(pod: Pod, container: Container) {
   };
 }
 
+/**
+ * The hardening part of upstream's determineEffectiveSecurityContext: capabilities as given,
+ * readonly_rootfs, no_new_privs (AddNoNewPrivileges: only when allowPrivilegeEscalation is
+ * false and the container is not privileged) and the seccomp profile, the container's over the
+ * pod's, Unconfined when neither sets one (seccompDefault off). Localhost profiles never get here
+ * (refused at admission, kubelet/pod-fields.ts).
+ */
+function hardening(pod: Pod, container: Container) {
+  const sc = container.securityContext;
+  const caps = sc?.capabilities;
+  const seccomp = sc?.seccompProfile?.type ?? pod.spec?.securityContext?.seccompProfile?.type;
+  return {
+    ...(caps ? { capabilities: { addCapabilities: caps.add ?? [], dropCapabilities: caps.drop ?? [] } } : {}),
+    readonlyRootfs: sc?.readOnlyRootFilesystem === true,
+    noNewPrivs: sc?.privileged !== true && sc?.allowPrivilegeEscalation === false,
+    seccomp: { profileType: seccomp === 'RuntimeDefault' ? ('RuntimeDefault' as const) : ('Unconfined' as const) },
+  };
+}
+
 export async function generateContainerConfig(input: ContainerConfigInput): Promise<ContainerConfig> {
   const { pod, container, restartCount, imageRef } = input;
   try {
@@ -85,10 +104,15 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       annotations: newContainerAnnotations(container, pod, restartCount),
       logPath: containerLogPath(container.name, restartCount),
       stdin: container.stdin === true,
+      stdinOnce: container.stdinOnce === true,
       tty: container.tty === true,
       linux: {
         resources: linuxContainerResources(pod, container, input.memoryCapacity),
-        securityContext: { namespaceOptions: namespacesForPod(pod), ...identity(pod, container) },
+        securityContext: {
+          namespaceOptions: namespacesForPod(pod),
+          ...identity(pod, container),
+          ...hardening(pod, container),
+        },
       },
     };
   } catch (err) {

@@ -172,10 +172,10 @@ test('unset refused fields and empty refused lists are admitted (only a value as
 test('the refusal names the container it is in (indexes as the pod has them)', () => {
   const pod = basePod();
   pod.spec!.initContainers = [{ name: 'i', image: 'busybox' }];
-  pod.spec!.containers.push({ name: 'd', image: 'busybox', securityContext: { capabilities: { add: ['NET_ADMIN'] } } });
+  pod.spec!.containers.push({ name: 'd', image: 'busybox', securityContext: { procMount: 'Unmasked' } });
   const r = canAdmitPod(pod, [], node);
   assert.equal(r.reason, 'PodFeatureUnsupported');
-  assert.match(r.message ?? '', /^spec\.containers\[1\]\.securityContext\.capabilities is not supported/);
+  assert.match(r.message ?? '', /^spec\.containers\[1\]\.securityContext\.procMount is not supported/);
 });
 
 test('a sidecar (init container restartPolicy: Always) is admitted; a regular container restartPolicy is not', () => {
