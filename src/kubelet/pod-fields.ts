@@ -29,7 +29,7 @@ export interface FieldRule {
   /** refused only: when the value asks for action, in words for the docs. Default: when set. */
   when?: string;
   /** refused only: does this value (its parent object beside it) ask for action? Default: isSet. */
-  needsAction?: (value: unknown, parent: Record<string, unknown>) => boolean;
+  needsAction?: (value: unknown, parent: Record<string, unknown>, pod: Pod) => boolean;
   /** refused only: a value that is refused (the field-walk test sets it). */
   example?: unknown;
   /** refused only: a value that is admitted (the field-walk test sets it too). */
@@ -93,8 +93,28 @@ const unless = (fine: string, example: string, when = `not ${fine}`): Partial<Fi
   allowed: fine,
 });
 
-const runAsNonRoot = (sc: string): FieldRule =>
-  refused(`${sc}.runAsNonRoot`, "the image's user is not checked against root", whenBool(true));
+type SecurityContextLike = { runAsUser?: number | null; runAsNonRoot?: boolean | null } | undefined;
+const hasUser = (sc: SecurityContextLike): boolean => sc?.runAsUser !== undefined && sc?.runAsUser !== null;
+
+/**
+ * runAsNonRoot: true is checked against runAsUser (kuberuntime/container-config.ts, upstream
+ * verifyRunAsNonRoot); the image's own user is not looked at, so a container that would run as
+ * the image's user is refused.
+ */
+function runAsNonRoot(sc: string, level: 'pod' | 'container'): FieldRule {
+  const podUser = (pod: Pod): boolean => hasUser(pod.spec?.securityContext);
+  const imageUser = (pod: Pod): boolean =>
+    [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].some(
+      (c) => c.securityContext?.runAsNonRoot !== false && !hasUser(c.securityContext),
+    );
+  return refused(`${sc}.runAsNonRoot`, "the image's user is not checked against root (set runAsUser)", {
+    when: 'true and no runAsUser applies (the image would choose the user)',
+    needsAction: (v, parent, pod) =>
+      v === true && (level === 'pod' ? !podUser(pod) && imageUser(pod) : !hasUser(parent) && !podUser(pod)),
+    example: true,
+    allowed: false,
+  });
+}
 
 // ---- shared structs --------------------------------------------------------------------------
 
@@ -211,7 +231,7 @@ function containerSecurityRules(p: string): FieldRule[] {
     h(`${sc}.capabilities.drop`, 'dropped by the runtime'),
     h(`${sc}.allowPrivilegeEscalation`, 'false sets no_new_privs (unless privileged)'),
     h(`${sc}.readOnlyRootFilesystem`, 'a read-only root filesystem, by the runtime'),
-    runAsNonRoot(sc),
+    runAsNonRoot(sc, 'container'),
     refused(`${sc}.procMount`, 'only the default masked /proc is given', unless('Default', 'Unmasked')),
     ...securityProfileRules(sc),
   ];
@@ -479,7 +499,7 @@ function podSecurityRules(): FieldRule[] {
     ...many(sc, ['runAsUser', 'runAsGroup', 'supplementalGroups'], why),
     h(`${sc}.fsGroup`, 'group owner of the volumes and a supplemental group'),
     h(`${sc}.fsGroupChangePolicy`, 'the volumes served here are made fresh, so OnRootMismatch and Always end the same'),
-    runAsNonRoot(sc),
+    runAsNonRoot(sc, 'pod'),
     refused(
       `${sc}.supplementalGroupsPolicy`,
       'SupplementalGroupsPolicy=Strict is not supported in this node',
@@ -622,7 +642,7 @@ export function podFieldRefusal(pod: Pod): FieldRefusal | undefined {
   const root = pod as unknown as Record<string, unknown>;
   for (const { r, segs } of REFUSED) {
     const needs = r.needsAction ?? isSet;
-    const hit = valuesAt(root, segs, '').find((f) => needs(f.value, f.parent));
+    const hit = valuesAt(root, segs, '').find((f) => needs(f.value, f.parent, pod));
     if (hit) return { path: hit.path, rule: r };
   }
   return undefined;

@@ -8,6 +8,7 @@
  * ContainerConfigError → CreateContainerConfigError.
  */
 import type { Container, Pod } from '../api/types.js';
+import { formatPod } from '../api/pod.js';
 import type { ContainerConfig } from '../cri/types.js';
 import { kubeletErrorClass, VolumeError } from '../errors.js';
 import { EnvError, resourceFieldRefValue, type NodeAllocatable } from '../fieldpath/index.js';
@@ -82,8 +83,23 @@ function hardening(pod: Pod, container: Container) {
   };
 }
 
+/**
+ * upstream verifyRunAsNonRoot, for the runAsUser admission lets through (a runAsNonRoot
+ * container without one is refused there, kubelet/pod-fields.ts): user 0 breaks the policy.
+ */
+function verifyRunAsNonRoot(pod: Pod, container: Container): void {
+  const podSc = pod.spec?.securityContext;
+  const nonRoot = container.securityContext?.runAsNonRoot ?? podSc?.runAsNonRoot;
+  const user = container.securityContext?.runAsUser ?? podSc?.runAsUser;
+  if (nonRoot === true && user === 0)
+    throw new ContainerConfigError(
+      `container's runAsUser breaks non-root policy (pod: "${formatPod(pod)}", container: ${container.name})`,
+    );
+}
+
 export async function generateContainerConfig(input: ContainerConfigInput): Promise<ContainerConfig> {
   const { pod, container, restartCount, imageRef } = input;
+  verifyRunAsNonRoot(pod, container);
   try {
     const env = downwardContext(pod, input.env, input.allocatable);
     const envs = makeEnvironmentVariables(pod, container, env);

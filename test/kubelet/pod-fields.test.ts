@@ -210,3 +210,18 @@ test('the example static pods are admitted', () => {
     assert.deepEqual(admitPodFields(pod), { admit: true }, f);
   }
 });
+
+test('runAsNonRoot is admitted when a runAsUser applies to every container it covers', () => {
+  const pod = basePod();
+  pod.spec!.containers[0]!.securityContext = { runAsNonRoot: true, runAsUser: 1000 };
+  assert.deepEqual(admitPodFields(pod), { admit: true });
+  pod.spec!.containers[0]!.securityContext = { runAsNonRoot: true };
+  pod.spec!.securityContext = { runAsUser: 1000 };
+  assert.deepEqual(admitPodFields(pod), { admit: true }, "the pod's runAsUser");
+  pod.spec!.securityContext = { runAsNonRoot: true };
+  pod.spec!.containers[0]!.securityContext = { runAsUser: 1000 };
+  pod.spec!.initContainers = [{ name: 'i', image: 'busybox' }];
+  assert.equal(podFieldRefusal(pod)?.path, 'spec.securityContext.runAsNonRoot', 'the init container has no user');
+  pod.spec!.initContainers[0]!.securityContext = { runAsNonRoot: false };
+  assert.deepEqual(admitPodFields(pod), { admit: true }, 'the init container opts out');
+});

@@ -74,3 +74,15 @@ test('stdin, stdinOnce and tty are passed to the runtime', async () => {
   const cfg = await generateContainerConfig(configInput(pod, c));
   assert.deepEqual([cfg.stdin, cfg.stdinOnce, cfg.tty], [true, true, true]);
 });
+
+test('verifyRunAsNonRoot: runAsNonRoot with runAsUser 0 (own or the pod one) is a config error; a non-zero user passes', async () => {
+  await assert.rejects(
+    securityOf({ securityContext: { runAsNonRoot: true, runAsUser: 0 } }),
+    /container's runAsUser breaks non-root policy \(pod: "p_ns\(u\)", container: c\)/,
+  );
+  await assert.rejects(securityOf({}, { runAsNonRoot: true, runAsUser: 0 }), /breaks non-root policy/);
+  assert.deepEqual((await securityOf({ securityContext: { runAsNonRoot: true } }, { runAsUser: 1000 })).runAsUser, {
+    value: 1000,
+  });
+  await securityOf({ securityContext: { runAsNonRoot: false, runAsUser: 0 } }, { runAsNonRoot: true });
+});
