@@ -83,6 +83,8 @@ export interface PodSandboxConfig {
   linux: {
     cgroupParent?: string;
     securityContext: { namespaceOptions: NamespaceOption; privileged?: boolean };
+    /** Admitted pod sysctls, dotted names (kubelet/sysctls.ts). */
+    sysctls?: Record<string, string>;
   };
 }
 
@@ -119,6 +121,7 @@ export interface ContainerConfig {
       readonlyRootfs?: boolean;
       noNewPrivs?: boolean;
       seccomp?: SecurityProfile;
+      apparmor?: SecurityProfile;
     };
   };
 }

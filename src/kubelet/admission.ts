@@ -3,6 +3,7 @@
  * a node makes before it runs a pod that a source assigned to it, in upstream's order, the
  * first failure deciding the reason:
  *
+ *   0. pod sysctls: safe and namespaced ones only (SysctlForbidden, sysctls.ts);
  *   1. the `kubernetes.io/os` pod label against the node's (PodOSSelectorNodeLabelDoesNotMatch);
  *   2. spec.os.name, when set, must be linux (PodOSNotSupported);
  *   2b. no pod field set to something this node does not do (pod-fields.ts): upstream's
@@ -23,6 +24,7 @@ import { isRestartableInitContainer } from '../api/pod.js';
 import { podRequests, ResourceError, type PodResourceTotals } from '../util/pod-resources.js';
 import type { NodeInfo } from '../node/node-info.js';
 import { podFieldRefusal } from './pod-fields.js';
+import { admitSysctls } from './sysctls.js';
 
 /** One admission check of a pod (upstream PodAdmitHandler). */
 export type AdmitHandler = (pod: Pod) => AdmitResult;
@@ -201,6 +203,9 @@ export function admitPodFields(pod: Pod): AdmitResult {
  * known terminated; `pod` itself excluded)?
  */
 export function canAdmitPod(pod: Pod, activePods: readonly Pod[], node: NodeInfo): AdmitResult {
+  // upstream registers the sysctl allowlist handler before the predicate one.
+  const sysctls = admitSysctls(pod);
+  if (!sysctls.admit) return sysctls;
   const podOS = pod.metadata?.labels?.['kubernetes.io/os'];
   if (podOS !== undefined && podOS !== (node.labels['kubernetes.io/os'] ?? 'linux')) {
     return {

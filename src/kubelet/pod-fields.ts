@@ -180,6 +180,16 @@ function fieldRefRules(p: string, why: string): FieldRule[] {
   return [h(p, why), ...many(p, ['apiVersion', 'fieldPath'], why)];
 }
 
+/** A seccomp or AppArmor profile: refused only as a Localhost profile (a file on the node). */
+function localhostProfile(path: string, why: string, allowed: string): FieldRule {
+  return refusedTree(path, why, {
+    when: 'type is Localhost',
+    needsAction: (v) => (v as { type?: string } | null)?.type === 'Localhost',
+    example: { type: 'Localhost', localhostProfile: 'profiles/example' },
+    allowed: { type: allowed },
+  });
+}
+
 /** SELinux, seccomp, AppArmor and Windows options, the same at pod and container level. */
 function securityProfileRules(p: string): FieldRule[] {
   return [
@@ -187,22 +197,16 @@ function securityProfileRules(p: string): FieldRule[] {
       example: { type: 'spc_t' },
       allowed: {},
     }),
-    refusedTree(
+    localhostProfile(
       `${p}.seccompProfile`,
       'RuntimeDefault and Unconfined are given to the runtime; Localhost profiles are not',
-      {
-        when: 'type is Localhost',
-        needsAction: (v) => (v as { type?: string } | null)?.type === 'Localhost',
-        example: { type: 'Localhost', localhostProfile: 'profiles/audit.json' },
-        allowed: { type: 'RuntimeDefault' },
-      },
+      'RuntimeDefault',
     ),
-    refusedTree(`${p}.appArmorProfile`, 'no AppArmor profile is passed to the runtime (it applies its own default)', {
-      when: 'type is not RuntimeDefault',
-      needsAction: (v) => isSet(v) && (v as { type?: string }).type !== 'RuntimeDefault',
-      example: { type: 'Unconfined' },
-      allowed: { type: 'RuntimeDefault' },
-    }),
+    localhostProfile(
+      `${p}.appArmorProfile`,
+      'Unconfined is given to the runtime and RuntimeDefault is its default; Localhost profiles are not',
+      'Unconfined',
+    ),
     refusedTree(`${p}.windowsOptions`, 'Windows options on a Linux node', {
       when: 'any option is set other than hostProcess: false',
       needsAction: (v) => {
@@ -505,9 +509,11 @@ function podSecurityRules(): FieldRule[] {
       'SupplementalGroupsPolicy=Strict is not supported in this node',
       unless('Merge', 'Strict', 'Strict (Merge is what the runtime does)'),
     ),
-    refusedTree(`${sc}.sysctls`, 'sysctls are not passed to the runtime', {
-      example: [{ name: 'net.ipv4.ip_local_port_range', value: '1024 65535' }],
-    }),
+    h(
+      `${sc}.sysctls`,
+      'safe namespaced sysctls go to the sandbox; others are SysctlForbidden at admission (sysctls.ts)',
+    ),
+    ...many(`${sc}.sysctls[]`, ['name', 'value'], 'as sysctls'),
     refused(`${sc}.seLinuxChangePolicy`, 'SELinux relabelling is not done', { example: 'Recursive' }),
     ...securityProfileRules(sc),
   ];

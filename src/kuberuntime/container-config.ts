@@ -68,18 +68,21 @@ function identity(pod: Pod, container: Container) {
  * The hardening part of upstream's determineEffectiveSecurityContext: capabilities as given,
  * readonly_rootfs, no_new_privs (AddNoNewPrivileges: only when allowPrivilegeEscalation is
  * false and the container is not privileged) and the seccomp profile, the container's over the
- * pod's, Unconfined when neither sets one (seccompDefault off). Localhost profiles never get here
- * (refused at admission, kubelet/pod-fields.ts).
+ * pod's, Unconfined when neither sets one (seccompDefault off); AppArmor Unconfined the same
+ * way. Localhost profiles never get here (refused at admission, kubelet/pod-fields.ts).
  */
 function hardening(pod: Pod, container: Container) {
   const sc = container.securityContext;
   const caps = sc?.capabilities;
   const seccomp = sc?.seccompProfile?.type ?? pod.spec?.securityContext?.seccompProfile?.type;
+  const apparmor = sc?.appArmorProfile?.type ?? pod.spec?.securityContext?.appArmorProfile?.type;
   return {
     ...(caps ? { capabilities: { addCapabilities: caps.add ?? [], dropCapabilities: caps.drop ?? [] } } : {}),
     readonlyRootfs: sc?.readOnlyRootFilesystem === true,
     noNewPrivs: sc?.privileged !== true && sc?.allowPrivilegeEscalation === false,
     seccomp: { profileType: seccomp === 'RuntimeDefault' ? ('RuntimeDefault' as const) : ('Unconfined' as const) },
+    // Unset or RuntimeDefault: the runtime applies its default profile where AppArmor is on.
+    ...(apparmor === 'Unconfined' ? { apparmor: { profileType: 'Unconfined' as const } } : {}),
   };
 }
 

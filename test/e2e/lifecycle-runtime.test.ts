@@ -652,7 +652,7 @@ describe('resources, QoS and pod cgroups', () => {
 
 describe('security context', () => {
   it(
-    'capabilities, readOnlyRootFilesystem, allowPrivilegeEscalation false and seccomp RuntimeDefault reach the container',
+    'capabilities, readOnlyRootFilesystem, allowPrivilegeEscalation false, seccomp RuntimeDefault and sysctls reach the container',
     T,
     async () => {
       const pod = makePod(
@@ -665,9 +665,14 @@ describe('security context', () => {
               allowPrivilegeEscalation: false,
             },
           }),
-          busybox('plain', SLEEPER),
+          busybox('plain', SLEEPER, { securityContext: { appArmorProfile: { type: 'Unconfined' } } }),
         ],
-        { securityContext: { seccompProfile: { type: 'RuntimeDefault' } } },
+        {
+          securityContext: {
+            seccompProfile: { type: 'RuntimeDefault' },
+            sysctls: [{ name: 'net.ipv4.ip_local_port_range', value: '20000 30000' }],
+          },
+        },
       );
       assert.deepEqual([...(await sync(pod)).waiting], []);
       const st = await waitFor('hardened running', async () => running(pod)(await status(pod)));
@@ -683,6 +688,8 @@ describe('security context', () => {
       assert.match(plain, /^NoNewPrivs:\s+0$/m);
       assert.match(plain, /^Seccomp:\s+2$/m, "the pod's seccomp profile applies to every container");
       await exec(newest(st, 'plain')!.id, 'touch /rootfs-write');
+      const range = await exec(newest(st, 'plain')!.id, 'cat /proc/sys/net/ipv4/ip_local_port_range');
+      assert.equal(range.trim().split(/\s+/).join(' '), '20000 30000', 'the pod sysctl is set in its sandbox');
       await killAndCollect(pod);
     },
   );
@@ -691,7 +698,7 @@ describe('security context', () => {
     const pod = makePod(
       'tmsg',
       [
-        busybox('failed', 'echo starting; echo boom >&2; exit 3', {
+        busybox('failed', 'echo starting; echo boom; exit 3', {
           terminationMessagePolicy: 'FallbackToLogsOnError',
         }),
         busybox('ok', 'echo fine', { terminationMessagePolicy: 'FallbackToLogsOnError' }),

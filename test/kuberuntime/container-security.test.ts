@@ -57,16 +57,31 @@ test('AddNoNewPrivileges: only allowPrivilegeEscalation false on a container tha
     assert.equal((await securityOf({ securityContext })).noNewPrivs, want, JSON.stringify(securityContext));
 });
 
-test('seccomp: the container profile over the pod one; the pod one when the container has none', async () => {
-  assert.deepEqual((await securityOf({}, { seccompProfile: { type: 'RuntimeDefault' } })).seccomp, {
-    profileType: 'RuntimeDefault',
+type Sc = Container['securityContext'];
+const profileCases: [string, Sc, NonNullable<Pod['spec']>['securityContext'], string, string | undefined][] = [
+  ['nothing set', {}, {}, 'Unconfined', undefined],
+  [
+    'the pod profiles',
+    {},
+    { seccompProfile: { type: 'RuntimeDefault' }, appArmorProfile: { type: 'Unconfined' } },
+    'RuntimeDefault',
+    'Unconfined',
+  ],
+  [
+    'the container profiles over the pod ones',
+    { seccompProfile: { type: 'Unconfined' }, appArmorProfile: { type: 'RuntimeDefault' } },
+    { seccompProfile: { type: 'RuntimeDefault' }, appArmorProfile: { type: 'Unconfined' } },
+    'Unconfined',
+    undefined,
+  ],
+];
+for (const [what, own, podSc, seccomp, apparmor] of profileCases) {
+  test(`seccomp and AppArmor profiles: ${what} (AppArmor RuntimeDefault is the runtime's default)`, async () => {
+    const sc = await securityOf({ securityContext: own }, podSc);
+    assert.deepEqual(sc.seccomp, { profileType: seccomp });
+    assert.deepEqual(sc.apparmor, apparmor && { profileType: apparmor });
   });
-  const own = await securityOf(
-    { securityContext: { seccompProfile: { type: 'Unconfined' } } },
-    { seccompProfile: { type: 'RuntimeDefault' } },
-  );
-  assert.deepEqual(own.seccomp, { profileType: 'Unconfined' });
-});
+}
 
 test('stdin, stdinOnce and tty are passed to the runtime', async () => {
   const c = { name: 'c', image: 'busybox', stdin: true, stdinOnce: true, tty: true } as Container;
