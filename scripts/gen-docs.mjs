@@ -4,6 +4,7 @@
 //   docs/configuration.md  the KubeletConfiguration field table  ← FIELDS of src/config/schema.ts
 //   docs/errors.md         the error-code table                  ← ERROR_CODES of src/errors.ts
 //   docs/architecture.md   the layer table                       ← scripts/layers.json
+//   docs/differences.md    the pod fields refused at admission   ← POD_FIELD_RULES of src/kubelet/pod-fields.ts
 // Each generated part sits between `<!-- generated:NAME -->` and `<!-- /generated -->`; the
 // hand-written text around it is kept as it is.
 //
@@ -95,11 +96,20 @@ async function unactedDefaults() {
   );
 }
 
+async function refusedPodFields() {
+  const { POD_FIELD_RULES } = await importBuilt('src/kubelet/pod-fields.js');
+  const rows = POD_FIELD_RULES.filter((r) => r.class === 'refused').map(
+    (r) => `| \`${cell(r.path)}\`${r.subtree ? ' (and below)' : ''} | ${cell(r.when ?? 'set')} | ${cell(r.why)} |`,
+  );
+  return ['| field | refused when | why |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
 const TARGETS = [
   { file: 'docs/configuration.md', name: 'config-fields', render: configFields },
   { file: 'docs/configuration.md', name: 'unacted-defaults', render: unactedDefaults },
   { file: 'docs/errors.md', name: 'error-codes', render: errorCodes },
   { file: 'docs/architecture.md', name: 'layers', render: layers },
+  { file: 'docs/differences.md', name: 'refused-pod-fields', render: refusedPodFields },
 ];
 
 /** `text` with the part between NAME's markers replaced by `body`; undefined when a marker is missing. */

@@ -67,6 +67,11 @@ export interface LinuxContainerResources {
   oomScoreAdj?: number;
 }
 
+/** CRI SecurityProfile (seccomp, AppArmor); Localhost profiles are refused at admission. */
+export interface SecurityProfile {
+  profileType: 'RuntimeDefault' | 'Unconfined';
+}
+
 export interface PodSandboxConfig {
   metadata: PodSandboxMetadata;
   hostname: string;
@@ -78,6 +83,8 @@ export interface PodSandboxConfig {
   linux: {
     cgroupParent?: string;
     securityContext: { namespaceOptions: NamespaceOption; privileged?: boolean };
+    /** Admitted pod sysctls, dotted names (kubelet/sysctls.ts). */
+    sysctls?: Record<string, string>;
   };
 }
 
@@ -100,6 +107,7 @@ export interface ContainerConfig {
   /** Relative to the sandbox's logDirectory. */
   logPath: string;
   stdin?: boolean;
+  stdinOnce?: boolean;
   tty?: boolean;
   linux?: {
     resources?: LinuxContainerResources;
@@ -109,6 +117,11 @@ export interface ContainerConfig {
       runAsUser?: { value: number };
       runAsGroup?: { value: number };
       supplementalGroups?: number[];
+      capabilities?: { addCapabilities: string[]; dropCapabilities: string[] };
+      readonlyRootfs?: boolean;
+      noNewPrivs?: boolean;
+      seccomp?: SecurityProfile;
+      apparmor?: SecurityProfile;
     };
   };
 }

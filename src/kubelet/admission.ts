@@ -3,8 +3,13 @@
  * a node makes before it runs a pod that a source assigned to it, in upstream's order, the
  * first failure deciding the reason:
  *
+ *   0. pod sysctls: safe and namespaced ones only (SysctlForbidden, sysctls.ts);
  *   1. the `kubernetes.io/os` pod label against the node's (PodOSSelectorNodeLabelDoesNotMatch);
  *   2. spec.os.name, when set, must be linux (PodOSNotSupported);
+ *   2b. no pod field set to something this node does not do (pod-fields.ts): upstream's
+ *      PodFeatureUnsupported (the reason of its node-declared-features check, 1.35), or for
+ *      supplementalGroupsPolicy: Strict upstream's own SupplementalGroupsPolicyNotSupported check,
+ *      which sits here; the message names the field path;
  *   3. scheduler.AdmissionCheck: resources (OutOfpods, OutOfcpu, OutOfmemory — pod count first,
  *      then requests against allocatable minus what active pods request), node affinity and
  *      nodeSelector (NodeAffinity), spec.nodeName (NodeName), host ports (NodePorts).
@@ -18,6 +23,8 @@ import type { Pod } from '../api/types.js';
 import { isRestartableInitContainer } from '../api/pod.js';
 import { podRequests, ResourceError, type PodResourceTotals } from '../util/pod-resources.js';
 import type { NodeInfo } from '../node/node-info.js';
+import { podFieldRefusal } from './pod-fields.js';
+import { admitSysctls } from './sysctls.js';
 
 /** One admission check of a pod (upstream PodAdmitHandler). */
 export type AdmitHandler = (pod: Pod) => AdmitResult;
@@ -38,6 +45,8 @@ const AdmissionReason = {
   NodePorts: 'NodePorts',
   PodOSSelectorNodeLabelDoesNotMatch: 'PodOSSelectorNodeLabelDoesNotMatch',
   PodOSNotSupported: 'PodOSNotSupported',
+  PodFeatureUnsupported: 'PodFeatureUnsupported',
+  SupplementalGroupsPolicyNotSupported: 'SupplementalGroupsPolicyNotSupported',
   UnexpectedAdmissionError: 'UnexpectedAdmissionError',
 } as const;
 
@@ -164,11 +173,39 @@ const predicateFailure = (name: string, desc: string): AdmitResult => ({
   message: `Predicate ${name} failed: ${desc}`,
 });
 
+/** The product name in refusal messages, so a user knows which kubelet says no. */
+const NODE_AGENT = 'kubelet-ts';
+
+/**
+ * A pod field this node does not act on, set to something that asks for action (pod-fields.ts):
+ * rejected, naming the field, rather than started without it.
+ */
+export function admitPodFields(pod: Pod): AdmitResult {
+  const refusal = podFieldRefusal(pod);
+  if (!refusal) return { admit: true };
+  if (refusal.rule.path === 'spec.securityContext.supplementalGroupsPolicy') {
+    // upstream rejectPodAdmissionBasedOnSupplementalGroupsPolicy, word for word.
+    return {
+      admit: false,
+      reason: AdmissionReason.SupplementalGroupsPolicyNotSupported,
+      message: 'SupplementalGroupsPolicy=Strict is not supported in this node',
+    };
+  }
+  return {
+    admit: false,
+    reason: AdmissionReason.PodFeatureUnsupported,
+    message: `${refusal.path} is not supported by this node (${NODE_AGENT}): ${refusal.rule.why}`,
+  };
+}
+
 /**
  * canAdmitPod: may `pod` run on `node` beside `activePods` (admitted, not terminal, not yet
  * known terminated; `pod` itself excluded)?
  */
 export function canAdmitPod(pod: Pod, activePods: readonly Pod[], node: NodeInfo): AdmitResult {
+  // upstream registers the sysctl allowlist handler before the predicate one.
+  const sysctls = admitSysctls(pod);
+  if (!sysctls.admit) return sysctls;
   const podOS = pod.metadata?.labels?.['kubernetes.io/os'];
   if (podOS !== undefined && podOS !== (node.labels['kubernetes.io/os'] ?? 'linux')) {
     return {
@@ -185,6 +222,8 @@ export function canAdmitPod(pod: Pod, activePods: readonly Pod[], node: NodeInfo
       message: "Failed to admit pod as the OS field doesn't match node OS",
     };
   }
+  const fields = admitPodFields(pod);
+  if (!fields.admit) return fields;
 
   // noderesources.Fits: the pod count first, then (if the pod requests anything) cpu and memory.
   if (activePods.length + 1 > node.allocatable.pods) {

@@ -406,6 +406,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   private rejectPod(pod: Pod, reason: string, message: string): void {
     log('kubelet').warn({ pod: podFullName(pod), reason, message }, 'Pod admission rejected');
+    // upstream rejectPod: a Warning event with the admission reason, then the Failed status.
+    this.deps.recorder?.event(podEventRef(pod), 'Warning', reason, message);
     this.rejected.add(podUID(pod));
     this.deps.statusManager.setPodStatus(pod, rejectedPodStatus(pod, reason, message, new Date(this.clock.now())));
   }

@@ -8,6 +8,7 @@
  * ContainerConfigError → CreateContainerConfigError.
  */
 import type { Container, Pod } from '../api/types.js';
+import { formatPod } from '../api/pod.js';
 import type { ContainerConfig } from '../cri/types.js';
 import { kubeletErrorClass, VolumeError } from '../errors.js';
 import { EnvError, resourceFieldRefValue, type NodeAllocatable } from '../fieldpath/index.js';
@@ -66,8 +67,45 @@ function identity(pod: Pod, container: Container) {
   };
 }
 
+/**
+ * The hardening part of upstream's determineEffectiveSecurityContext: capabilities as given,
+ * readonly_rootfs, no_new_privs (AddNoNewPrivileges: only when allowPrivilegeEscalation is
+ * false and the container is not privileged) and the seccomp profile, the container's over the
+ * pod's, Unconfined when neither sets one (seccompDefault off); AppArmor Unconfined the same
+ * way. Localhost profiles never get here (refused at admission, kubelet/pod-fields.ts).
+ */
+function hardening(pod: Pod, container: Container) {
+  const sc = container.securityContext;
+  const caps = sc?.capabilities;
+  const seccomp = sc?.seccompProfile?.type ?? pod.spec?.securityContext?.seccompProfile?.type;
+  const apparmor = sc?.appArmorProfile?.type ?? pod.spec?.securityContext?.appArmorProfile?.type;
+  return {
+    ...(caps ? { capabilities: { addCapabilities: caps.add ?? [], dropCapabilities: caps.drop ?? [] } } : {}),
+    readonlyRootfs: sc?.readOnlyRootFilesystem === true,
+    noNewPrivs: sc?.privileged !== true && sc?.allowPrivilegeEscalation === false,
+    seccomp: { profileType: seccomp === 'RuntimeDefault' ? ('RuntimeDefault' as const) : ('Unconfined' as const) },
+    // Unset or RuntimeDefault: the runtime applies its default profile where AppArmor is on.
+    ...(apparmor === 'Unconfined' ? { apparmor: { profileType: 'Unconfined' as const } } : {}),
+  };
+}
+
+/**
+ * upstream verifyRunAsNonRoot, for the runAsUser admission lets through (a runAsNonRoot
+ * container without one is refused there, kubelet/pod-fields.ts): user 0 breaks the policy.
+ */
+function verifyRunAsNonRoot(pod: Pod, container: Container): void {
+  const podSc = pod.spec?.securityContext;
+  const nonRoot = container.securityContext?.runAsNonRoot ?? podSc?.runAsNonRoot;
+  const user = container.securityContext?.runAsUser ?? podSc?.runAsUser;
+  if (nonRoot === true && user === 0)
+    throw new ContainerConfigError(
+      `container's runAsUser breaks non-root policy (pod: "${formatPod(pod)}", container: ${container.name})`,
+    );
+}
+
 export async function generateContainerConfig(input: ContainerConfigInput): Promise<ContainerConfig> {
   const { pod, container, restartCount, imageRef } = input;
+  verifyRunAsNonRoot(pod, container);
   try {
     const env = downwardContext(pod, input.env, input.allocatable);
     const envs = makeEnvironmentVariables(pod, container, env);
@@ -89,10 +127,15 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       annotations: newContainerAnnotations(container, pod, restartCount),
       logPath: containerLogPath(container.name, restartCount),
       stdin: container.stdin === true,
+      stdinOnce: container.stdinOnce === true,
       tty: container.tty === true,
       linux: {
         resources: linuxContainerResources(pod, container, input.memoryCapacity),
-        securityContext: { namespaceOptions: namespacesForPod(pod), ...identity(pod, container) },
+        securityContext: {
+          namespaceOptions: namespacesForPod(pod),
+          ...identity(pod, container),
+          ...hardening(pod, container),
+        },
       },
     };
   } catch (err) {

@@ -30,6 +30,7 @@ import type {
   RuntimeSandbox,
   SandboxRuntimeStatus,
 } from './types.js';
+import { lastLogString, needsLogFallback } from './termination-message.js';
 
 function toRuntimeState(state: ContainerState): RuntimeContainerState {
   switch (state) {
@@ -212,11 +213,23 @@ async function podContainerStatuses(runtime: RuntimeService, selector: UidSelect
     .sort(byCreatedDesc);
   const statuses = await Promise.all(containers.map((c) => unlessGone(() => runtime.containerStatus(c.id))));
   const out: ContainerRuntimeStatus[] = [];
-  statuses.forEach((st, i) => {
+  for (const [i, st] of statuses.entries()) {
     const converted = st && toContainerRuntimeStatus(st, containers[i]!.podSandboxId);
-    if (converted) out.push(converted);
-  });
+    if (!st || !converted) continue;
+    if (converted.state === 'exited' && converted.exitCode !== 0) await addLogFallback(converted, st);
+    out.push(converted);
+  }
   return out;
+}
+
+/** terminationMessagePolicy FallbackToLogsOnError (termination-message.ts). */
+async function addLogFallback(out: ContainerRuntimeStatus, st: CriContainerStatus): Promise<void> {
+  const policy = annotated(st.id, st.annotations).terminationMessagePolicy;
+  const exited = { ...out, logPath: st.logPath, terminationMessagePolicy: policy };
+  if (!needsLogFallback(exited)) return;
+  // upstream appends what it read to the runtime's own message.
+  const tail = await lastLogString(st.logPath);
+  if (tail !== '') out.message = out.message === '' ? tail : `${out.message}: ${tail}`;
 }
 
 /**

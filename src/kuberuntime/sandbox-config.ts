@@ -15,6 +15,7 @@ import type {
   Protocol,
 } from '../cri/types.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
+import { podSysctls } from '../util/sysctl.js';
 
 const MAX_HOSTNAME_LENGTH = 63;
 
@@ -105,6 +106,8 @@ export function generatePodSandboxConfig({
       // The pod cgroup under the QoS hierarchy (src/cm); empty lets the runtime choose.
       cgroupParent: cgroupParent ?? '',
       securityContext: { namespaceOptions: namespacesForPod(pod), privileged: hasPrivilegedContainer(pod) },
+      // Admission let only safe, namespaced ones through (kubelet/sysctls.ts).
+      sysctls: podSysctls(pod.spec?.securityContext?.sysctls),
     },
   };
 }

@@ -650,6 +650,72 @@ describe('resources, QoS and pod cgroups', () => {
   });
 });
 
+describe('security context', () => {
+  it(
+    'capabilities, readOnlyRootFilesystem, allowPrivilegeEscalation false, seccomp RuntimeDefault and sysctls reach the container',
+    T,
+    async () => {
+      const pod = makePod(
+        'hardened',
+        [
+          busybox('main', SLEEPER, {
+            securityContext: {
+              capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] },
+              readOnlyRootFilesystem: true,
+              allowPrivilegeEscalation: false,
+            },
+          }),
+          busybox('plain', SLEEPER, { securityContext: { appArmorProfile: { type: 'Unconfined' } } }),
+        ],
+        {
+          securityContext: {
+            seccompProfile: { type: 'RuntimeDefault' },
+            sysctls: [{ name: 'net.ipv4.ip_local_port_range', value: '20000 30000' }],
+          },
+        },
+      );
+      assert.deepEqual([...(await sync(pod)).waiting], []);
+      const st = await waitFor('hardened running', async () => running(pod)(await status(pod)));
+      const procStatus = (name: string) => exec(newest(st, name)!.id, 'cat /proc/self/status');
+      const hardened = await procStatus('main');
+      // CAP_NET_BIND_SERVICE is bit 10 alone; NoNewPrivs 1; Seccomp 2 is a filter.
+      assert.match(hardened, /^CapEff:\s+0000000000000400$/m);
+      assert.match(hardened, /^NoNewPrivs:\s+1$/m);
+      assert.match(hardened, /^Seccomp:\s+2$/m);
+      const r = await conn.runtime.execSync(newest(st, 'main')!.id, ['sh', '-c', 'touch /rootfs-write'], 10);
+      assert.notEqual(r.exitCode, 0, 'the root filesystem is read-only');
+      const plain = await procStatus('plain');
+      assert.match(plain, /^NoNewPrivs:\s+0$/m);
+      assert.match(plain, /^Seccomp:\s+2$/m, "the pod's seccomp profile applies to every container");
+      await exec(newest(st, 'plain')!.id, 'touch /rootfs-write');
+      const range = await exec(newest(st, 'plain')!.id, 'cat /proc/sys/net/ipv4/ip_local_port_range');
+      assert.equal(range.trim().split(/\s+/).join(' '), '20000 30000', 'the pod sysctl is set in its sandbox');
+      await killAndCollect(pod);
+    },
+  );
+
+  it('terminationMessagePolicy FallbackToLogsOnError: a failed container has its log tail as message', T, async () => {
+    const pod = makePod(
+      'tmsg',
+      [
+        busybox('failed', 'echo starting; echo boom; exit 3', {
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+        }),
+        busybox('ok', 'echo fine', { terminationMessagePolicy: 'FallbackToLogsOnError' }),
+        busybox('file', 'echo quiet; exit 4'),
+      ],
+      { restartPolicy: 'Never' },
+    );
+    const st = await syncUntil('all exited', pod, (s) =>
+      ['failed', 'ok', 'file'].every((n) => newest(s, n)?.state === 'exited') ? s : undefined,
+    );
+    assert.equal(newest(st, 'failed')!.message, 'starting\nboom\n');
+    assert.equal(newest(st, 'ok')!.message, '', 'exit 0 reads no log');
+    assert.equal(newest(st, 'file')!.message, '', 'policy File reads no log');
+    await killAndCollect(pod);
+  });
+});
+
 describe('volumes', () => {
   it(
     'memory emptyDir is a tmpfs of sizeLimit (or the pod memory limit); hostPath types are checked; all cleaned up',

@@ -211,6 +211,29 @@ test('admission: a hostPort already held by an active pod is rejected with NodeP
   await stop();
 });
 
+test('admission: a pod setting a field the node does not do is Failed (PodFeatureUnsupported) with a Warning event', async () => {
+  const recorder = new Recorder();
+  const { runtime, updates, statusManager, stop } = setup({ recorder });
+  const containers = [{ name: 'a', image: 'x', securityContext: { procMount: 'Unmasked' } }];
+  updates.push({ op: 'ADD', pods: [pod('caps', { containers })], source: 'file' });
+  await until('rejected', () => statusManager.getPodStatus('caps')?.reason === 'PodFeatureUnsupported');
+  const s = statusManager.getPodStatus('caps')!;
+  assert.equal(s.phase, 'Failed');
+  assert.match(
+    s.message!,
+    /^Pod was rejected: spec\.containers\[0\]\.securityContext\.procMount is not supported by this node \(kubelet-ts\): /,
+  );
+  const events = recorder.recent().filter((e) => e.involvedObject.uid === 'caps');
+  assert.deepEqual(
+    events.map((e) => [e.type, e.reason]),
+    [['Warning', 'PodFeatureUnsupported']],
+  );
+  assert.match(events[0]!.message, /^spec\.containers\[0\]\.securityContext\.procMount is not supported/);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.ok(!runtime.synced.includes('caps'), 'never started');
+  await stop();
+});
+
 test('a pod that completed no longer counts against maxPods', async () => {
   const { runtime, kubelet, updates, statusManager, stop } = setup({ maxPods: 1 });
   runtime.setContainer('done', 'c1', 'exited', 'a');

@@ -123,3 +123,13 @@ describe('generatePodSandboxConfig', () => {
     assert.equal(podHostname(long, ''), 'a'.repeat(62));
   });
 });
+
+describe('sysctls', () => {
+  it('the admitted pod sysctls go to the sandbox with dotted names', () => {
+    const pod = makePod({ containers: [container('a')] });
+    pod.spec!.securityContext = { sysctls: [{ name: 'net/ipv4/ip_local_port_range', value: '1024 65535' }] };
+    const dns = { servers: ['1.1.1.1'], searches: [], options: [] };
+    const cfg = generatePodSandboxConfig({ pod, attempt: 0, podLogsDir: '/var/log/pods', clusterDomain: '', dns });
+    assert.deepEqual(cfg.linux.sysctls, { 'net.ipv4.ip_local_port_range': '1024 65535' });
+  });
+});

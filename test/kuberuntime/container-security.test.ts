@@ -1,0 +1,103 @@
+// The security context a container gets from the runtime (upstream
+// determineEffectiveSecurityContext; cases after TestDetermineEffectiveSecurityContext and
+// TestAddNoNewPrivileges in pkg/kubelet/kuberuntime and pkg/securitycontext).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Container, Pod } from '../../src/api/types.js';
+import { generateContainerConfig } from '../../src/kuberuntime/container-config.js';
+
+function configInput(pod: Pod, c: Container) {
+  return {
+    pod,
+    container: c,
+    restartCount: 0,
+    imageRef: 'sha256:x',
+    env: { nodeName: 'n', hostIP: '10.0.0.1', podIP: '10.1.0.2', podIPs: ['10.1.0.2'] },
+    memoryCapacity: 2 ** 30,
+    allocatable: { cpu: 1000, memory: 2 ** 30 },
+    volumes: { mounted: new Map(), errors: new Map() },
+    subPaths: { prepareSubPath: () => Promise.reject(new Error('no subPaths here')) },
+  };
+}
+
+async function securityOf(container: Partial<Container>, podSc: NonNullable<Pod['spec']>['securityContext'] = {}) {
+  const c = { name: 'c', image: 'busybox', ...container } as Container;
+  const pod = {
+    metadata: { name: 'p', namespace: 'ns', uid: 'u' },
+    spec: { containers: [c], securityContext: podSc },
+  } as Pod;
+  const cfg = await generateContainerConfig(configInput(pod, c));
+  return cfg.linux!.securityContext!;
+}
+
+test('nothing set: writable rootfs, privilege escalation allowed, seccomp Unconfined, no capabilities', async () => {
+  const sc = await securityOf({});
+  assert.equal(sc.readonlyRootfs, false);
+  assert.equal(sc.noNewPrivs, false);
+  assert.deepEqual(sc.seccomp, { profileType: 'Unconfined' });
+  assert.equal(sc.capabilities, undefined);
+});
+
+test('capabilities are passed as given; readOnlyRootFilesystem sets readonly_rootfs', async () => {
+  const sc = await securityOf({
+    securityContext: { capabilities: { add: ['NET_BIND_SERVICE'], drop: ['ALL'] }, readOnlyRootFilesystem: true },
+  });
+  assert.deepEqual(sc.capabilities, { addCapabilities: ['NET_BIND_SERVICE'], dropCapabilities: ['ALL'] });
+  assert.equal(sc.readonlyRootfs, true);
+});
+
+test('AddNoNewPrivileges: only allowPrivilegeEscalation false on a container that is not privileged', async () => {
+  const cases: [Container['securityContext'], boolean][] = [
+    [{}, false],
+    [{ allowPrivilegeEscalation: true }, false],
+    [{ allowPrivilegeEscalation: false }, true],
+    [{ allowPrivilegeEscalation: false, privileged: true }, false],
+  ];
+  for (const [securityContext, want] of cases)
+    assert.equal((await securityOf({ securityContext })).noNewPrivs, want, JSON.stringify(securityContext));
+});
+
+type Sc = Container['securityContext'];
+const profileCases: [string, Sc, NonNullable<Pod['spec']>['securityContext'], string, string | undefined][] = [
+  ['nothing set', {}, {}, 'Unconfined', undefined],
+  [
+    'the pod profiles',
+    {},
+    { seccompProfile: { type: 'RuntimeDefault' }, appArmorProfile: { type: 'Unconfined' } },
+    'RuntimeDefault',
+    'Unconfined',
+  ],
+  [
+    'the container profiles over the pod ones',
+    { seccompProfile: { type: 'Unconfined' }, appArmorProfile: { type: 'RuntimeDefault' } },
+    { seccompProfile: { type: 'RuntimeDefault' }, appArmorProfile: { type: 'Unconfined' } },
+    'Unconfined',
+    undefined,
+  ],
+];
+for (const [what, own, podSc, seccomp, apparmor] of profileCases) {
+  test(`seccomp and AppArmor profiles: ${what} (AppArmor RuntimeDefault is the runtime's default)`, async () => {
+    const sc = await securityOf({ securityContext: own }, podSc);
+    assert.deepEqual(sc.seccomp, { profileType: seccomp });
+    assert.deepEqual(sc.apparmor, apparmor && { profileType: apparmor });
+  });
+}
+
+test('stdin, stdinOnce and tty are passed to the runtime', async () => {
+  const c = { name: 'c', image: 'busybox', stdin: true, stdinOnce: true, tty: true } as Container;
+  const pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [c] } } as Pod;
+  const cfg = await generateContainerConfig(configInput(pod, c));
+  assert.deepEqual([cfg.stdin, cfg.stdinOnce, cfg.tty], [true, true, true]);
+});
+
+test('verifyRunAsNonRoot: runAsNonRoot with runAsUser 0 (own or the pod one) is a config error; a non-zero user passes', async () => {
+  await assert.rejects(
+    securityOf({ securityContext: { runAsNonRoot: true, runAsUser: 0 } }),
+    /container's runAsUser breaks non-root policy \(pod: "p_ns\(u\)", container: c\)/,
+  );
+  await assert.rejects(securityOf({}, { runAsNonRoot: true, runAsUser: 0 }), /breaks non-root policy/);
+  assert.deepEqual((await securityOf({ securityContext: { runAsNonRoot: true } }, { runAsUser: 1000 })).runAsUser, {
+    value: 1000,
+  });
+  await securityOf({ securityContext: { runAsNonRoot: false, runAsUser: 0 } }, { runAsNonRoot: true });
+});
