@@ -7,6 +7,12 @@
 export type { ImageManager, ImageGCManager, ImageGCResult, PullPolicy, PullSecret } from './types.js';
 export { createImageManager, type ImageManagerOptions } from './image-manager.js';
 export { BasicDockerKeyring, makeDockerKeyring, repoToPull, type DockerConfig, type DockerKeyring } from './keyring.js';
+export {
+  createPullManager,
+  type ImagePullManager,
+  type PullManagerConfig,
+  type VerificationPolicy,
+} from './pullmanager/index.js';
 export { createNodeKeyring, type NodeKeyringOptions } from './node-keyring.js';
 export {
   createImageGCManager,
