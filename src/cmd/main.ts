@@ -402,6 +402,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const imageGC = createImageGCManager({
     images,
     listContainers: () => criRuntime.listContainers(),
+    ...(pullManager ? { pruneRecords: (refs, until) => pullManager.pruneUnknownRecords(refs, until) } : {}),
     recorder,
     policy: {
       highThresholdPercent: kc.imageGCHighThresholdPercent,

@@ -346,6 +346,17 @@ describe('intents and records (upstream _RecordPullIntent, _RecordImagePulled, _
   });
 });
 
+describe('PruneUnknownRecords (upstream TestPullManager_PruneUnknownRecords)', () => {
+  it('drops records of images gone from the node, keeps present ones and ones updated since `until`', async () => {
+    const store = await seed(testTempDir('kts-pullmgr-'));
+    await store.writePulled({ imageRef: 'fresh', lastUpdatedTime: T1.toISOString(), credentialMapping: {} });
+    const m = new PullManager({ store, requireVerification: verificationPolicy('NeverVerifyPreloadedImages') });
+    await m.pruneUnknownRecords(['testimageref', 'testimage-anonpull'], T1);
+    const left = (await store.listPulled()).map((r) => r.imageRef).sort();
+    assert.deepEqual(left, ['fresh', 'testimage-anonpull', 'testimageref']);
+  });
+});
+
 describe('policies (upstream image_pull_policies_test.go)', () => {
   it('each policy on a preloaded and a kubelet-pulled image', () => {
     const table: [policy: Parameters<typeof verificationPolicy>[0], preloaded: boolean, pulled: boolean][] = [

@@ -31,6 +31,8 @@ export interface ImagePullManager {
   recordImagePullFailed(image: string): Promise<void>;
   /** Whether `image` (present as `imageRef`) must be pulled again with `podSecrets`. */
   mustAttemptImagePull(image: string, imageRef: string, podSecrets: readonly ImagePullSecret[]): Promise<boolean>;
+  /** Image GC: drops the records of images no longer on the node, last updated before `until`. */
+  pruneUnknownRecords(imageRefs: readonly string[], until: Date): Promise<void>;
 }
 
 /** Serializes async work per key (upstream's striped locks): a record's read-modify-write is atomic. */
@@ -176,6 +178,23 @@ export class PullManager implements ImagePullManager {
         return false;
       }
     return true;
+  }
+
+  async pruneUnknownRecords(imageRefs: readonly string[], until: Date): Promise<void> {
+    const present = new Set(imageRefs);
+    const records = await this.store.listPulled().catch((err: unknown) => {
+      log('images').error({ err: String(err) }, 'failed to list image pulled records');
+      return [] as ImagePulledRecord[];
+    });
+    for (const rec of records) {
+      // Updated since the GC began (a pull that just finished): kept, as upstream.
+      if (present.has(rec.imageRef) || !(Date.parse(rec.lastUpdatedTime) < until.getTime())) continue;
+      await this.pulledLocks
+        .run(rec.imageRef, () => this.store.deletePulled(rec.imageRef))
+        .catch((err: unknown) =>
+          log('images').error({ imageRef: rec.imageRef, err: String(err) }, 'failed to remove an image pulled record'),
+        );
+    }
   }
 
   /**

@@ -43,6 +43,7 @@ export interface PullRecordsStore {
   getPulled(imageRef: string): Promise<ImagePulledRecord | undefined>;
   writePulled(record: ImagePulledRecord): Promise<void>;
   deletePulled(imageRef: string): Promise<void>;
+  listPulled(): Promise<ImagePulledRecord[]>;
 }
 
 const PREFIX = 'sha256-';
@@ -113,19 +114,8 @@ export class FsPullRecords implements PullRecordsStore {
 
   /** The images of every readable intent; unreadable files are skipped (a record is a hint, not truth). */
   async listIntents(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.pullingDir);
-    } catch (err) {
-      if (isMissing(err)) return [];
-      throw err;
-    }
-    const out: string[] = [];
-    for (const name of names.filter((n) => n.startsWith(PREFIX) && !n.endsWith(TMP))) {
-      const obj = await readJson(join(this.pullingDir, name)).catch(() => undefined);
-      if (obj?.kind === 'ImagePullIntent' && typeof obj.image === 'string') out.push(obj.image);
-    }
-    return out;
+    const objs = await readAll(this.pullingDir, 'ImagePullIntent');
+    return objs.flatMap((o) => (typeof o.image === 'string' ? [o.image] : []));
   }
 
   async getPulled(imageRef: string): Promise<ImagePulledRecord | undefined> {
@@ -153,4 +143,28 @@ export class FsPullRecords implements PullRecordsStore {
   deletePulled(imageRef: string): Promise<void> {
     return removeFile(join(this.pulledDir, cacheFilename(imageRef)));
   }
+
+  async listPulled(): Promise<ImagePulledRecord[]> {
+    const objs = await readAll(this.pulledDir, 'ImagePulledRecord');
+    return objs.flatMap((o) =>
+      typeof o.imageRef === 'string' ? [{ ...(o as unknown as ImagePulledRecord), imageRef: o.imageRef }] : [],
+    );
+  }
+}
+
+/** Every readable record file of `kind` in `dir` (temporary and foreign files skipped). */
+async function readAll(dir: string, kind: string): Promise<Record<string, unknown>[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if (isMissing(err)) return [];
+    throw err;
+  }
+  const out: Record<string, unknown>[] = [];
+  for (const name of names.filter((n) => n.startsWith(PREFIX) && !n.endsWith(TMP))) {
+    const obj = await readJson(join(dir, name)).catch(() => undefined);
+    if (obj?.kind === kind) out.push(obj);
+  }
+  return out;
 }
