@@ -3,7 +3,9 @@
  * whether to pull, pull with a per-(pod, image) back-off, and turn every failure into the waiting
  * reason the pod status shows: ErrImageNeverPull, ErrImagePull, ImagePullBackOff,
  * ImageInspectError, InvalidImageName. Pulls go through the pull limiter: one at a time by
- * default (upstream's serializeImagePulls), or up to maxParallelImagePulls.
+ * default (upstream's serializeImagePulls), or up to maxParallelImagePulls. With the pull
+ * manager (KubeletEnsureSecretPulledImages), every pull is recorded with the credentials that
+ * worked, and a present image is used only by pods whose credentials the records accept.
  */
 import type { Container, Pod } from '../api/types.js';
 import { runtimeMessage } from '../cri/errors.js';
