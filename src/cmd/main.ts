@@ -7,7 +7,13 @@ import { mkdir } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { featureGates, renderConfigz } from '../config/index.js';
 import { connectRuntime } from '../cri/index.js';
-import { createImageGCManager, createImageManager, createNodeKeyring } from '../images/index.js';
+import {
+  createImageGCManager,
+  createImageManager,
+  createNodeKeyring,
+  createPullManager,
+  type VerificationPolicy,
+} from '../images/index.js';
 import { createPullSecretsLookup } from '../apimode/pull-secrets.js';
 import { createRuntimeManager } from '../kuberuntime/index.js';
 import { createVolumeManager, setupDataDirs } from '../volume/index.js';
@@ -164,12 +170,22 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const apiMode: ApiMode | undefined = config.flags.kubeconfig
     ? await setupApiServerMode({ config, node, hostIP, runtimeVersion: () => criRuntime.version(), images, recorder })
     : undefined;
+  // KubeletEnsureSecretPulledImages: the pull records under <root-dir>/image_manager; off: none kept.
+  const pullManager = featureGates(kc.featureGates).enabled('KubeletEnsureSecretPulledImages')
+    ? await createPullManager({
+        rootDir,
+        policy: kc.imagePullCredentialsVerificationPolicy as VerificationPolicy,
+        allowlist: kc.preloadedImagesVerificationAllowlist,
+        listImages: () => images.listImages(),
+      })
+    : undefined;
   const imageManager = createImageManager({
     images,
     recorder,
     serializeImagePulls: kc.serializeImagePulls,
     maxParallelImagePulls: kc.maxParallelImagePulls,
     keyring,
+    pullManager,
   });
   // The volume manager: the kubelet mounts each pod's volumes through it before the runtime's
   // SyncPod, the runtime binds what it set up and prepares subPaths with the chosen hot path.
@@ -386,6 +402,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const imageGC = createImageGCManager({
     images,
     listContainers: () => criRuntime.listContainers(),
+    ...(pullManager ? { pruneRecords: (refs, until) => pullManager.pruneUnknownRecords(refs, until) } : {}),
     recorder,
     policy: {
       highThresholdPercent: kc.imageGCHighThresholdPercent,

@@ -102,6 +102,8 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   SystemdWatchdog: g(true, 'BETA', 'off', `the systemd watchdog is ${NO}`),
   UserNamespacesSupport: g(true, 'BETA', 'off', `user namespaces (hostUsers: false) are ${NO}`),
   CPUManagerPolicyBetaOptions: g(true, 'BETA', 'none'),
+  // Pull records and credential verification of present images (src/images/pullmanager).
+  KubeletEnsureSecretPulledImages: g(true, 'BETA', 'both'),
   // Default off; kubelet-ts lacks the behaviour.
   CPUManagerPolicyAlphaOptions: g(false, 'ALPHA', 'off', `the CPU manager is ${NO}`),
   ClusterTrustBundle: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),
@@ -114,7 +116,6 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   HostnameOverride: g(false, 'ALPHA', 'off', `pod hostnameOverride is ${NO}`),
   ImageVolume: g(false, 'BETA', 'off', `image volumes are ${NO}`),
   KubeletCrashLoopBackOffMax: g(false, 'ALPHA', 'off', `crashLoopBackOff.maxContainerRestartPeriod is ${NO}`),
-  KubeletEnsureSecretPulledImages: g(false, 'ALPHA', 'off', `pull-credential verification is ${NO}`),
   KubeletInUserNamespace: g(false, 'ALPHA', 'off', `running in a user namespace is ${NO}`),
   KubeletPodResourcesDynamicResources: g(false, 'ALPHA', 'off', `the pod resources API is ${NO}`),
   KubeletPodResourcesGet: g(false, 'ALPHA', 'off', `the pod resources API is ${NO}`),

@@ -21,6 +21,7 @@ import { renderHelp } from './help.js';
 import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
 import { parseManifestUrlHeaders } from './flag-values.js';
 import { convertFeatureGates, featureGateProblems } from './feature-gates.js';
+import { verificationConfigProblems } from './image-credentials.js';
 import {
   AUTH_FLAGS,
   applyAuthFlags,
@@ -354,6 +355,8 @@ function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, proble
     problems.push('shutdownGracePeriodCriticalPods must not be greater than shutdownGracePeriod');
   if (kc.serializeImagePulls && kc.maxParallelImagePulls > 1)
     problems.push('maxParallelImagePulls must be 0 or 1 when serializeImagePulls is true');
+  const { imagePullCredentialsVerificationPolicy: policy, preloadedImagesVerificationAllowlist: allow } = kc;
+  problems.push(...verificationConfigProblems(policy, allow));
   if (flags.exitOnLockContention && !flags.lockFile) problems.push('--exit-on-lock-contention needs --lock-file');
   if (!(CGROUP_DRIVERS as readonly string[]).includes(kc.cgroupDriver)) {
     problems.push(

@@ -347,6 +347,21 @@ export const FIELDS: readonly FieldSpec[] = [
     min: 0,
   },
   {
+    name: 'imagePullCredentialsVerificationPolicy',
+    key: 'imagePullCredentialsVerificationPolicy',
+    kind: 'string',
+    default: 'NeverVerifyPreloadedImages',
+    help: "Which present images need the pod's pull credentials checked (KubeletEnsureSecretPulledImages): NeverVerify, NeverVerifyPreloadedImages, NeverVerifyAllowlistedImages or AlwaysVerify.",
+    zeroDefault: true,
+  },
+  {
+    name: 'preloadedImagesVerificationAllowlist',
+    key: 'preloadedImagesVerificationAllowlist',
+    kind: 'stringList',
+    default: [],
+    help: 'With NeverVerifyAllowlistedImages: repositories ("registry/path", "registry/path/*") never checked.',
+  },
+  {
     name: 'shutdownGracePeriod',
     key: 'shutdownGracePeriodMs',
     kind: 'duration',

@@ -54,6 +54,10 @@ export interface KubeletConfiguration {
   serializeImagePulls: boolean;
   /** 0 = no limit (upstream: unset). */
   maxParallelImagePulls: number;
+  /** KEP-2535: which images already present need the pod's credentials checked (src/images/pullmanager). */
+  imagePullCredentialsVerificationPolicy: string;
+  /** Repositories ("registry/path" or "registry/path/*") NeverVerifyAllowlistedImages never checks. */
+  preloadedImagesVerificationAllowlist: string[];
   /** Graceful node shutdown (upstream shutdownGracePeriod / shutdownGracePeriodCriticalPods); 0 disables. */
   shutdownGracePeriodMs: number;
   shutdownGracePeriodCriticalPodsMs: number;

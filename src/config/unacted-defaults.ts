@@ -138,11 +138,6 @@ export const UNACTED_FIELDS: Readonly<Record<string, UnactedDefault>> = {
   tlsCurvePreferences: empty('[]', { other: [23] }),
   registryPullQPS: int(5, { why: 'image pulls are not rate-limited' }),
   registryBurst: int(10, { zero: true, why: 'image pulls are not rate-limited' }),
-  imagePullCredentialsVerificationPolicy: str('NeverVerifyPreloadedImages', {
-    zero: true,
-    why: 'pulled-image credential verification (KubeletEnsureSecretPulledImages) is not implemented',
-  }),
-  preloadedImagesVerificationAllowlist: empty('[]', { why: 'pulled-image credential verification is not implemented' }),
   enableContentionProfiling: bool(false),
   oomScoreAdj: int(-999, { why: "the agent's own oom_score_adj is left as started" }),
   volumeStatsAggPeriod: dur('1m', { zero: true }),

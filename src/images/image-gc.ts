@@ -48,6 +48,11 @@ export interface ImageGCOptions {
   /** Capacity and free space of the filesystem at `mountpoint` (default: statfs). */
   fsCapacity?: (mountpoint: string) => Promise<FsCapacity>;
   clock?: Clock;
+  /**
+   * KEP-2535 pull records: after each look at the images, the records of images gone from the
+   * node (and not updated since the look began) are dropped (upstream PruneUnknownRecords).
+   */
+  pruneRecords?: (imageRefs: readonly string[], until: Date) => Promise<void>;
 }
 
 /** Upstream's GC period (ImageGCPeriod), used by the loop in src/kubelet/gc-loops.ts. */
@@ -98,7 +103,12 @@ class RealImageGCManager implements ImageGCManager {
   }
 
   async detectImages(now: number): Promise<{ images: Image[]; inUse: Set<string> }> {
+    const began = new Date();
     const [images, containers] = await Promise.all([this.opts.images.listImages(), this.opts.listContainers()]);
+    await this.opts.pruneRecords?.(
+      images.map((i) => i.id),
+      began,
+    );
     const pinned = new Set(this.opts.pinnedImages ?? []);
     const inUse = new Set<string>();
     for (const img of images) {

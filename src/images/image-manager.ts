@@ -3,7 +3,9 @@
  * whether to pull, pull with a per-(pod, image) back-off, and turn every failure into the waiting
  * reason the pod status shows: ErrImageNeverPull, ErrImagePull, ImagePullBackOff,
  * ImageInspectError, InvalidImageName. Pulls go through the pull limiter: one at a time by
- * default (upstream's serializeImagePulls), or up to maxParallelImagePulls.
+ * default (upstream's serializeImagePulls), or up to maxParallelImagePulls. With the pull
+ * manager (KubeletEnsureSecretPulledImages), every pull is recorded with the credentials that
+ * worked, and a present image is used only by pods whose credentials the records accept.
  */
 import type { Container, Pod } from '../api/types.js';
 import { runtimeMessage } from '../cri/errors.js';
@@ -15,8 +17,10 @@ import { recordImagePull } from '../metrics/pod-startup-latency.js';
 import { Backoff, backOffSettings, type BackOffSettings } from '../util/backoff.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
-import { makeDockerKeyring, repoToPull, type DockerKeyring, type PullSecret } from './keyring.js';
+import { lookupTracked, repoToPull, type DockerKeyring, type PullSecret, type TrackedAuth } from './keyring.js';
 import { PullLimiter } from './pull-limiter.js';
+import type { ImagePullManager } from './pullmanager/pull-manager.js';
+import type { ImagePullCredentials, ImagePullSecret } from './pullmanager/records.js';
 import type { ImageManager, PullPolicy } from './types.js';
 
 export interface ImageManagerOptions {
@@ -35,6 +39,12 @@ export interface ImageManagerOptions {
    * and the credential provider plugins (see createNodeKeyring). Default: none.
    */
   keyring?: DockerKeyring;
+  /**
+   * KubeletEnsureSecretPulledImages: the pull records; an image already present is used by a pod
+   * only when the manager says its credentials may (else it is pulled again). Absent: the gate is
+   * off and a present image is used by every pod, as before KEP-2535.
+   */
+  pullManager?: ImagePullManager;
 }
 
 /** The apiserver's default: Always for ":latest" or no tag (and no digest), else IfNotPresent. */
@@ -63,6 +73,7 @@ interface PullState {
   backOff: Backoff;
   recorder: EventRecorder | undefined;
   keyring: DockerKeyring | undefined;
+  pullManager: ImagePullManager | undefined;
 }
 
 class RealImageManager implements ImageManager {
@@ -101,15 +112,33 @@ class RealImageManager implements ImageManager {
     if (policy === 'Never' && !present) {
       throw startError('ErrImageNeverPull', `Container image "${image}" is not present with pull policy of Never`);
     }
+    const req: PullRequest = { pod, container, image, pullSecrets, sandboxConfig };
     if (present && policy !== 'Always') {
-      this.event(pod, container, {
-        type: 'Normal',
-        reason: 'Pulled',
-        message: `Container image "${image}" already present on machine`,
-      });
-      return present;
+      const usable = await this.mayUsePresent(req, present);
+      if (usable) {
+        this.event(pod, container, { type: 'Normal', reason: 'Pulled', message: usable });
+        return present;
+      }
+      // Present, but this pod's credentials are not among those it was pulled with (KEP-2535).
+      if (policy === 'Never')
+        throw startError(
+          'ErrImageNeverPull',
+          `Container image "${image}" is present with pull policy of "Never" but does not have the proper credentials to access the image`,
+        );
     }
-    return this.pull(images, { pod, container, image, pullSecrets, sandboxConfig });
+    return this.pull(images, req);
+  }
+
+  /** The Pulled event's message when the pod may use the present image; undefined: pull it again. */
+  private async mayUsePresent(req: PullRequest, imageRef: string): Promise<string | undefined> {
+    const { pullManager, keyring } = this.state;
+    if (!pullManager) return `Container image "${req.image}" already present on machine`;
+    const creds = await lookupTracked(req.pullSecrets, keyring, repoToPull(req.image));
+    const podSecrets = creds.flatMap((c) => (c.source ? [pullSecretOf(c)] : []));
+    const must = await pullManager.mustAttemptImagePull(req.image, imageRef, podSecrets);
+    return must
+      ? undefined
+      : `Container image "${req.image}" already present on machine and can be accessed by the pod`;
   }
 
   private event(pod: Pod, container: Container, { type, reason, message }: EventFields): void {
@@ -124,11 +153,13 @@ class RealImageManager implements ImageManager {
       this.event(pod, container, { type: 'Normal', reason: 'BackOff', message: `Back-off pulling image "${image}"` });
       throw startError('ImagePullBackOff', `Back-off pulling image "${image}"`);
     }
+    await this.recordIntent(image);
     try {
       this.event(pod, container, { type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"` });
       const started = Date.now();
-      const ref = await limiter.run(() => pullWithCredentials(images, req, this.state.keyring), this.signal);
+      const { ref, used } = await limiter.run(() => pullWithCredentials(images, req, this.state.keyring), this.signal);
       const finished = Date.now();
+      await this.state.pullManager?.recordImagePulled(image, ref, pulledWith(used));
       recordImagePull(pod.metadata?.uid ?? '', started, finished);
       this.event(pod, container, {
         type: 'Normal',
@@ -140,6 +171,7 @@ class RealImageManager implements ImageManager {
       log('images').info({ pod: pod.metadata?.name, image, ref }, 'pulled image');
       return ref;
     } catch (err) {
+      await this.state.pullManager?.recordImagePullFailed(image);
       // A pull cancelled by a kill is not the image's failure: no back-off, no event.
       if (this.signal?.aborted) throw err;
       // Entries only grow on failures: dropping the expired ones here keeps the map bounded.
@@ -149,6 +181,26 @@ class RealImageManager implements ImageManager {
       throw startError('ErrImagePull', `Failed to pull image "${image}": ${runtimeMessage(err)}`, err);
     }
   }
+
+  /** upstream RecordPullIntent before every pull: a pull the kubelet cannot record is not made. */
+  private async recordIntent(image: string): Promise<void> {
+    try {
+      await this.state.pullManager?.recordPullIntent(image);
+    } catch (err) {
+      const msg = `Failed to record image pull intent for container image "${image}": ${runtimeMessage(err)}`;
+      throw startError('ErrImagePull', msg, err);
+    }
+  }
+}
+
+/** A pod secret's credential as the pull records keep it. */
+function pullSecretOf({ source, hash }: TrackedAuth): ImagePullSecret {
+  return { uid: source!.uid, namespace: source!.namespace, name: source!.name, credentialHash: hash };
+}
+
+/** upstream trackedToImagePullCreds: a pod secret's credential, or node-wide (node keyring, anonymous). */
+function pulledWith(used: TrackedAuth | undefined): ImagePullCredentials {
+  return used?.source ? { kubernetesSecrets: [pullSecretOf(used)] } : { nodePodsAccessible: true };
 }
 
 interface PullRequest {
@@ -167,13 +219,13 @@ async function pullWithCredentials(
   images: ImageService,
   { image, pullSecrets, sandboxConfig }: PullRequest,
   node: DockerKeyring | undefined,
-): Promise<string> {
-  const creds = await makeDockerKeyring(pullSecrets, node).lookup(repoToPull(image));
-  if (creds.length === 0) return images.pullImage(image, undefined, sandboxConfig);
+): Promise<{ ref: string; used?: TrackedAuth }> {
+  const creds = await lookupTracked(pullSecrets, node, repoToPull(image));
+  if (creds.length === 0) return { ref: await images.pullImage(image, undefined, sandboxConfig) };
   let last: unknown;
-  for (const auth of creds) {
+  for (const used of creds) {
     try {
-      return await images.pullImage(image, auth, sandboxConfig);
+      return { ref: await images.pullImage(image, used.auth, sandboxConfig), used };
     } catch (err) {
       last = err;
     }
@@ -190,5 +242,6 @@ export function createImageManager(opts: ImageManagerOptions): ImageManager {
     backOff: new Backoff(opts.clock ?? realClock, initialMs, maxMs),
     recorder: opts.recorder,
     keyring: opts.keyring,
+    pullManager: opts.pullManager,
   });
 }

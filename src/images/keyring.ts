@@ -13,12 +13,13 @@
  * "quay.io/coreos" comes before "quay.io". An image of the default registry (docker.io) with no
  * other match takes the "index.docker.io" credentials.
  */
+import { createHash } from 'node:crypto';
 import type { AuthConfig } from '../cri/types.js';
 import { ContainerStartError } from '../errors.js';
 
 /** The parts of a core/v1 Secret the keyring reads (data values base64, as the API serves them). */
 export interface PullSecret {
-  metadata?: { name?: string; namespace?: string };
+  metadata?: { name?: string; namespace?: string; uid?: string };
   type?: string;
   data?: Record<string, string>;
 }
@@ -124,27 +125,61 @@ function indexKey(loc: string): string {
   return path.length > 0 && path !== '/' ? host + path : host;
 }
 
+/** The secret a credential came from (upstream TrackedAuthConfig.Source): its coordinates. */
+export interface SecretCoordinates {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/**
+ * upstream TrackedAuthConfig: a credential with the pod secret it came from (none: the node's
+ * config file or a plugin) and the hash of its content, which the pull records keep.
+ */
+export interface TrackedAuth {
+  auth: AuthConfig;
+  source?: SecretCoordinates;
+  hash: string;
+}
+
+/** sha256 of the credential's content: equal credentials in two secrets hash the same. */
+export function hashAuth(auth: AuthConfig): string {
+  const fields = [auth.username, auth.password, auth.auth, auth.identityToken, auth.registryToken];
+  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
+}
+
+const track = (auth: AuthConfig, source?: SecretCoordinates): TrackedAuth => ({
+  auth,
+  hash: hashAuth(auth),
+  ...(source ? { source } : {}),
+});
+
 /** upstream BasicDockerKeyring: credentials by registry key, most specific key first. */
 export class BasicDockerKeyring implements DockerKeyring {
   private index: string[] = [];
-  private readonly creds = new Map<string, AuthConfig[]>();
+  private readonly creds = new Map<string, TrackedAuth[]>();
 
-  add(cfg: DockerConfig): this {
+  /** `source`: the pod secret `cfg` came from, kept with each credential for the pull records. */
+  add(cfg: DockerConfig, source?: SecretCoordinates): this {
     for (const [loc, entry] of Object.entries(cfg)) {
       if (!entry || typeof entry !== 'object') continue;
       const key = indexKey(loc);
       if (!this.creds.has(key)) this.creds.set(key, []);
-      this.creds.get(key)!.push(toAuth(entry));
+      this.creds.get(key)!.push(track(toAuth(entry), source));
     }
     this.index = [...this.creds.keys()].sort().reverse();
     return this;
   }
 
-  lookupSync(image: string): AuthConfig[] {
-    const out: AuthConfig[] = [];
+  lookupTracked(image: string): TrackedAuth[] {
+    const out: TrackedAuth[] = [];
     for (const key of this.index) if (urlsMatchStr(key, image)) out.push(...this.creds.get(key)!);
     if (out.length === 0 && isDefaultRegistryMatch(image)) return [...(this.creds.get(DEFAULT_REGISTRY_HOST) ?? [])];
     return out;
+  }
+
+  lookupSync(image: string): AuthConfig[] {
+    return this.lookupTracked(image).map((t) => t.auth);
   }
 
   lookup(image: string): Promise<AuthConfig[]> {
@@ -208,16 +243,37 @@ function malformed(name: string, key: string): ContainerStartError {
  * config file and the plugins); just `node` when no secret holds a docker config.
  */
 export function makeDockerKeyring(secrets: readonly PullSecret[], node?: DockerKeyring): DockerKeyring {
-  const fromSecrets = new BasicDockerKeyring();
+  const fromSecrets = secretsKeyring(secrets);
+  if (!fromSecrets) return node ?? new BasicDockerKeyring();
+  return node ? new UnionDockerKeyring([fromSecrets, node]) : fromSecrets;
+}
+
+/** The pod's docker config secrets in one keyring, each credential tracked to its secret; none: undefined. */
+function secretsKeyring(secrets: readonly PullSecret[]): BasicDockerKeyring | undefined {
+  const keyring = new BasicDockerKeyring();
   let found = 0;
   for (const s of secrets) {
     const cfg = secretConfig(s);
     if (!cfg) continue;
-    fromSecrets.add(cfg);
+    const m = s.metadata ?? {};
+    keyring.add(cfg, { namespace: m.namespace ?? '', name: m.name ?? '', uid: m.uid ?? '' });
     found++;
   }
-  if (found === 0) return node ?? new BasicDockerKeyring();
-  return node ? new UnionDockerKeyring([fromSecrets, node]) : fromSecrets;
+  return found > 0 ? keyring : undefined;
+}
+
+/**
+ * makeDockerKeyring's lookup with each credential's source (upstream's keyring Lookup returning
+ * TrackedAuthConfig): the pod secrets' credentials first, then the node's (no source).
+ */
+export async function lookupTracked(
+  secrets: readonly PullSecret[],
+  node: DockerKeyring | undefined,
+  repo: string,
+): Promise<TrackedAuth[]> {
+  const fromSecrets = secretsKeyring(secrets)?.lookupTracked(repo) ?? [];
+  const fromNode = node ? (await node.lookup(repo)).map((auth) => track(auth)) : [];
+  return [...fromSecrets, ...fromNode];
 }
 
 /**

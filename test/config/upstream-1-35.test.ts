@@ -48,13 +48,6 @@ test('flags removed by 1.35 are unknown flags (KTS_ERR_FLAG), as upstream', () =
 
 test('fields 1.32–1.35 added that we do not act on: accepted at upstream default, refused otherwise', () => {
   const table: [yaml: string, refused?: RegExp][] = [
-    ['imagePullCredentialsVerificationPolicy: NeverVerifyPreloadedImages'],
-    [
-      'imagePullCredentialsVerificationPolicy: AlwaysVerify',
-      /imagePullCredentialsVerificationPolicy: .*NeverVerifyPreloadedImages/,
-    ],
-    ['preloadedImagesVerificationAllowlist: []'],
-    ['preloadedImagesVerificationAllowlist: [registry.example/app]', /preloadedImagesVerificationAllowlist/],
     ['mergeDefaultEvictionSettings: false'],
     [
       'mergeDefaultEvictionSettings: true',

@@ -6,11 +6,15 @@
  * (b) standalone: the node's docker config (<root-dir>/config.json) is the keyring of static pods;
  * (c) a credential provider exec plugin of our own (test/support/credential-provider-plugin.sh),
  *     configured with --image-credential-provider-config/--image-credential-provider-bin-dir,
- *     gives the credentials; its Registry-keyed cache makes the second pull exec it no more.
+ *     gives the credentials; its Registry-keyed cache makes the second pull exec it no more;
+ * (d) ensure-secret-pulled-images (KEP-2535): once pod A pulled the private image with its secret,
+ *     pod B in another namespace without secrets (IfNotPresent) does not run from the cached
+ *     image: it is pulled again and fails with the registry's 401; pod C there with a secret of
+ *     the same credentials runs; the pull record under <root-dir>/image_manager/pulled says so.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
@@ -67,6 +71,14 @@ const sleeperSpec = (image: string, names = ['main']) => ({
     imagePullPolicy: 'Always',
     command: ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"],
   })),
+});
+
+const dockerConfigSecret = (ns: string, name: string) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace: ns },
+  type: 'kubernetes.io/dockerconfigjson',
+  data: { '.dockerconfigjson': Buffer.from(dockerConfigJson()).toString('base64') },
 });
 
 const dockerConfigJson = () =>
@@ -154,6 +166,73 @@ test('(a) API server mode: imagePullSecrets from the secret cache pull a private
       );
     });
   } finally {
+    await api.stop();
+  }
+});
+
+test('(d) a present private image is used only by pods whose credentials pulled it (KEP-2535)', async () => {
+  const api = await startTestApiserver();
+  const NS_B = `${NS}-b`;
+  try {
+    await withAgent(async ({ dir, start }) => {
+      const image = privateImage('api');
+      for (const [ns, name] of [
+        [NS, 'regcred-a'],
+        [NS_B, 'regcred-c'],
+      ] as const) {
+        const r = await api.call('POST', `/api/v1/namespaces/${ns}/secrets`, dockerConfigSecret(ns, name));
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+      }
+      const create = async (ns: string, name: string, pullSecrets: string[]) => {
+        const spec = sleeperSpec(image);
+        spec.containers[0]!.imagePullPolicy = 'IfNotPresent';
+        const r = await api.call('POST', `/api/v1/namespaces/${ns}/pods`, {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name, namespace: ns },
+          spec: { nodeName: 'e2e-node', ...spec, imagePullSecrets: pullSecrets.map((n) => ({ name: n })) },
+        });
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+      };
+      const get = (ns: string, name: string) => api.store.get('pods', ns, name) as Pod | undefined;
+      const running = (ns: string, name: string) => () =>
+        get(ns, name)?.status?.containerStatuses?.[0]?.state?.running ? true : undefined;
+      const events = (ns: string, name: string) =>
+        api.store
+          .list('events', ns)
+          .filter((e) => (e as { involvedObject?: { name?: string } }).involvedObject?.name === name)
+          .map((e) => `${String(e.reason)}: ${String(e.message)}`);
+      await images.removeImage(image).catch(() => undefined);
+      await create(NS, 'pod-a', ['regcred-a']);
+      start([`--kubeconfig=${api.kubeconfig(dir)}`]);
+      await waitFor('pod A Running', 90_000, running(NS, 'pod-a'));
+      await create(NS_B, 'pod-b', []);
+      await waitFor('pod B waiting on the pull', 60_000, () => {
+        const r = waitingReason(get(NS_B, 'pod-b'));
+        return r?.reason === 'ErrImagePull' || r?.reason === 'ImagePullBackOff' ? r : undefined;
+      });
+      await waitFor('pod B pulled again and got the 401', 20_000, () =>
+        events(NS_B, 'pod-b').find((e) => e.startsWith('Failed: ') && /401|unauthorized|authoriz/i.test(e)),
+      );
+      assert.ok(
+        events(NS_B, 'pod-b').some((e) => e.startsWith('Pulling: ')),
+        events(NS_B, 'pod-b').join('\n'),
+      );
+      await create(NS_B, 'pod-c', ['regcred-c']);
+      await waitFor('pod C Running', 90_000, running(NS_B, 'pod-c'));
+      const pulledDir = join(dir, 'root', 'image_manager', 'pulled');
+      const records = readdirSync(pulledDir).map((f) => JSON.parse(readFileSync(join(pulledDir, f), 'utf8')));
+      const mine = records.find((r) => r.credentialMapping?.[`${registry.host}/kts/api`]);
+      assert.ok(mine, JSON.stringify(records));
+      assert.equal(mine.kind, 'ImagePulledRecord');
+      const secrets = mine.credentialMapping[`${registry.host}/kts/api`].kubernetesSecrets as { name: string }[];
+      assert.ok(
+        secrets.some((x) => x.name === 'regcred-a'),
+        JSON.stringify(secrets),
+      );
+    });
+  } finally {
+    await removeTestPods(runtime, { namespace: NS_B });
     await api.stop();
   }
 });

@@ -99,3 +99,22 @@ test('imageMaximumGCAge 0 never removes by age; the loop runs with max age even 
   await ageOnly.gc.garbageCollect();
   assert.deepEqual(ageOnly.removed.sort(), ['a', 'b']);
 });
+
+test('each look at the images hands their ids to pruneRecords (KEP-2535 PruneUnknownRecords)', async () => {
+  const seen: [string[], Date][] = [];
+  const before = new Date();
+  const gc = createImageGCManager({
+    images: {
+      listImages: async () => [image('a'), image('b')],
+      removeImage: async () => undefined,
+      imageFsInfo: async () => [],
+    },
+    listContainers: async () => [],
+    policy: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 0, maxAgeMs: 0 },
+    pruneRecords: async (refs, until) => void seen.push([[...refs], until]),
+  });
+  await gc.detectImages(0);
+  assert.equal(seen.length, 1);
+  assert.deepEqual(seen[0]![0], ['a', 'b']);
+  assert.ok(seen[0]![1].getTime() >= before.getTime());
+});
