@@ -3,6 +3,7 @@
  * validates them (ValidateKubeletConfiguration, pullmanager getAllowlistImagePattern); the image
  * pull manager (src/images/pullmanager) acts on them.
  */
+import { ConfigError } from '../errors.js';
 
 export const VERIFICATION_POLICIES = [
   'NeverVerify',
@@ -33,19 +34,20 @@ const REPOSITORY = new RegExp(`^(?:${HOST}/)?${COMPONENT}(?:/${COMPONENT})*$`);
  * it). Returns the normalized pattern or throws naming the problem.
  */
 export function parseAllowlistPattern(pattern: string): { prefix: boolean; value: string } {
-  if (pattern !== pattern.trim()) throw new Error(`leading/trailing spaces are not allowed: ${pattern}`);
+  if (pattern !== pattern.trim()) throw new ConfigError([`leading/trailing spaces are not allowed: ${pattern}`]);
   const prefix = pattern.endsWith('/*');
   const value = prefix ? pattern.slice(0, -1) : pattern;
-  if (value.length === 0) throw new Error(`the supplied pattern is too short: ${pattern}`);
+  if (value.length === 0) throw new ConfigError([`the supplied pattern is too short: ${pattern}`]);
   if (value.includes('*'))
-    throw new Error(`not a valid wildcard pattern, only patterns ending with '/*' are allowed: ${pattern}`);
+    throw new ConfigError([`not a valid wildcard pattern, only patterns ending with '/*' are allowed: ${pattern}`]);
   if (prefix) {
-    if (value.length === 1) throw new Error('at least registry hostname is required');
+    if (value.length === 1) throw new ConfigError(['at least registry hostname is required']);
     return { prefix, value };
   }
   const noTag = value.replace(/@.*$/, '').replace(/:[^/:]*$/, '');
-  if (!REPOSITORY.test(noTag)) throw new Error(`failed to parse as an image name: ${pattern}`);
-  if (!isFullRepository(value)) throw new Error(`neither tag nor digest is accepted in an image reference: ${pattern}`);
+  if (!REPOSITORY.test(noTag)) throw new ConfigError([`failed to parse as an image name: ${pattern}`]);
+  if (!isFullRepository(value))
+    throw new ConfigError([`neither tag nor digest is accepted in an image reference: ${pattern}`]);
   return { prefix, value };
 }
 
@@ -56,7 +58,7 @@ export function allowlistProblems(patterns: readonly string[]): string[] {
     try {
       parseAllowlistPattern(p);
     } catch (err) {
-      out.push((err as Error).message);
+      out.push(err instanceof ConfigError ? err.problems.join('; ') : String(err));
     }
   }
   return out;

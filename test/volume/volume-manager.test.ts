@@ -195,6 +195,7 @@ describe('the kubelet and the volume manager', () => {
     });
     const pod = podWith([{ name: 'scratch', emptyDir: {} }], ['scratch']);
     const ctx = { signal: new AbortController().signal };
+    await kubelet.runtimeState.update(); // NetworkReady from the runtime, as run() does first
     await kubelet.syncPod(ctx, 'create', pod, undefined);
     await kubelet.syncTerminatingPod(ctx, pod, undefined, { gracePeriodSeconds: 1, statusFn: undefined });
     await kubelet.syncTerminatedPod(ctx, pod, undefined);

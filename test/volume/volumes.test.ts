@@ -194,7 +194,8 @@ describe('downwardAPI volumes through the volume manager and syncPod, and cleanu
     );
     await vm.unmountPodVolumes('uid-1234');
     assert.equal(mounter.mounts.size, 0);
-    assert.equal(existsSync(join(root, 'pods', 'uid-1234')), false);
+    // The pod directory keeps etc-hosts: housekeeping removes it once the pod is gone.
+    assert.equal(existsSync(join(root, 'pods', 'uid-1234', 'volumes')), false);
   });
 });
 
@@ -303,6 +304,7 @@ describe('secret-bearing volumes through the volume manager and syncPod: tmpfs, 
         ['/cfg', true],
         ['/proj', true],
         ['/tmp', false],
+        ['/etc/hosts', false], // the kubelet-managed hosts file, last
       ],
     );
     // Teardown (the kubelet calls it once the pod is terminated): unmounted, deleted.

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { KubeletError } from '../../errors.js';
 
 export const RECORDS_API_VERSION = 'kubelet.config.k8s.io/v1alpha1';
 
@@ -62,13 +63,14 @@ async function readJson(path: string): Promise<Record<string, unknown> | undefin
     throw err;
   }
   const obj = JSON.parse(text) as unknown;
-  if (!obj || typeof obj !== 'object') throw new Error(`${path}: not a JSON object`);
+  if (!obj || typeof obj !== 'object')
+    throw new KubeletError('KTS_ERR_IMAGE_PULL', `pull record ${path}: not a JSON object`);
   return obj as Record<string, unknown>;
 }
 
 function checkKind(obj: Record<string, unknown>, kind: string, path: string): void {
   if (obj.kind !== kind || obj.apiVersion !== RECORDS_API_VERSION)
-    throw new Error(`${path}: not a ${RECORDS_API_VERSION} ${kind}`);
+    throw new KubeletError('KTS_ERR_IMAGE_PULL', `pull record ${path}: not a ${RECORDS_API_VERSION} ${kind}`);
 }
 
 async function writeAtomic(dir: string, name: string, obj: object): Promise<void> {
