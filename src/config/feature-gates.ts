@@ -43,7 +43,11 @@ const g = (d: boolean, stage: Stage, support: Support, why?: string): GateSpec =
 const lockedOn = (support: Support): GateSpec => ({ default: true, stage: 'GA', support, lockToDefault: true });
 const NO = 'not implemented in kubelet-ts';
 
-/** name → spec; GA gates locked on are accepted only at true. */
+/**
+ * name → spec; GA gates locked on are accepted only at true. Defaults, stages and locks checked
+ * against upstream v1.35 pkg/features/kube_features.go (defaultVersionedKubernetesFeatureGates,
+ * the last spec at or below 1.35) and client-go features/known_features.go.
+ */
 export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   // component-base: AllAlpha/AllBeta switch every unlocked gate of their stage.
   AllAlpha: g(false, 'ALPHA', 'off', 'it would switch on every alpha gate, and kubelet-ts implements none of them'),
@@ -60,22 +64,32 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   ComponentStatusz: g(false, 'ALPHA', 'off', `the /statusz endpoint is ${NO}`),
   WatchListClient: g(true, 'BETA', 'none'),
   InformerResourceVersion: g(true, 'GA', 'none'),
-  // Locked: GA behaviour we have.
+  // Locked: GA behaviour we have (or that changes nothing here).
+  ExecProbeTimeout: lockedOn('on'),
+  ImageMaximumGCAge: lockedOn('on'),
   KubeletCgroupDriverFromCRI: lockedOn('on'),
   SidecarContainers: lockedOn('on'),
+  PodLifecycleSleepAction: lockedOn('on'),
+  PodLifecycleSleepActionAllowZero: lockedOn('on'),
   NodeSwap: lockedOn('none'),
   MemoryManager: lockedOn('none'),
-  TopologyManagerPolicyOptions: lockedOn('none'),
   CPUManagerPolicyOptions: lockedOn('none'),
-  SizeMemoryBackedVolumes: lockedOn('none'),
-  PodLifecycleSleepAction: lockedOn('on'),
-  RecursiveReadOnlyMounts: lockedOn('off'),
   DynamicResourceAllocation: lockedOn('none'),
+  KubeletTracing: lockedOn('none'),
   RelaxedEnvironmentVariableValidation: lockedOn('none'),
+  // Locked on, behaviour missing: gaps (docs/differences.md); false is refused by the lock.
+  InPlacePodVerticalScaling: lockedOn('off'),
+  PodObservedGenerationTracking: lockedOn('off'),
+  RecursiveReadOnlyMounts: lockedOn('off'),
+  SupplementalGroupsPolicy: lockedOn('off'),
+  SystemdWatchdog: lockedOn('off'),
+  // GA, not locked.
+  TopologyManagerPolicyOptions: g(true, 'GA', 'none'),
   // Acted on.
   KubeletFineGrainedAuthz: g(true, 'BETA', 'both'),
+  // Pull records and credential verification of present images (src/images/pullmanager).
+  KubeletEnsureSecretPulledImages: g(true, 'BETA', 'both'),
   // Default on; kubelet-ts has the behaviour.
-  ExecProbeTimeout: g(true, 'GA', 'on', 'exec probes always honour timeoutSeconds here'),
   GracefulNodeShutdown: g(
     true,
     'BETA',
@@ -85,45 +99,37 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   KubeletSeparateDiskGC: g(true, 'BETA', 'none'),
   PodLevelResources: g(true, 'BETA', 'on', 'pod-level resources are always honoured'),
   PodReadyToStartContainersCondition: g(true, 'BETA', 'on', 'the PodReadyToStartContainers condition is always set'),
-  PodLifecycleSleepActionAllowZero: g(true, 'BETA', 'on', 'a zero sleep is always allowed'),
-  ImageMaximumGCAge: g(true, 'BETA', 'on', 'imageMaximumGCAge is always acted on'),
-  // Default on; kubelet-ts lacks the behaviour (docs/differences.md, "Feature gates"): the default
-  // is accepted (nobody asked for anything), false is what we do, so it is accepted too.
-  ContainerCheckpoint: g(true, 'BETA', 'off', `/checkpoint is ${NO}`),
-  GracefulNodeShutdownBasedOnPodPriority: g(true, 'BETA', 'off', `shutdown by pod priority is ${NO}`),
-  InPlacePodVerticalScaling: g(true, 'GA', 'off', `in-place pod resize is ${NO}`),
-  KubeletPSI: g(true, 'BETA', 'off', `PSI in the stats summary is ${NO}`),
   KubeletServiceAccountTokenForCredentialProviders: g(true, 'BETA', 'none'),
-  KubeletTracing: g(true, 'BETA', 'none'),
-  PodObservedGenerationTracking: g(true, 'BETA', 'off', `status.observedGeneration is ${NO}`),
-  ProcMountType: g(true, 'BETA', 'off', `procMount is ${NO}`),
   SELinuxMountReadWriteOncePod: g(true, 'BETA', 'none'),
-  SupplementalGroupsPolicy: g(true, 'BETA', 'off', `supplementalGroupsPolicy is ${NO}`),
-  SystemdWatchdog: g(true, 'BETA', 'off', `the systemd watchdog is ${NO}`),
-  UserNamespacesSupport: g(true, 'BETA', 'off', `user namespaces (hostUsers: false) are ${NO}`),
   CPUManagerPolicyBetaOptions: g(true, 'BETA', 'none'),
-  // Pull records and credential verification of present images (src/images/pullmanager).
-  KubeletEnsureSecretPulledImages: g(true, 'BETA', 'both'),
+  // Default on; kubelet-ts lacks the behaviour (docs/differences.md, "Feature gates"): the default
+  // is accepted (nobody asked for anything), false is what we do, so it is accepted too. The pod
+  // fields behind them stay refused at admission.
+  ContainerCheckpoint: g(true, 'BETA', 'off', `/checkpoint is ${NO}`),
+  ContainerRestartRules: g(true, 'BETA', 'off', `container restartPolicyRules are ${NO}`),
+  EnvFiles: g(true, 'BETA', 'off', `env from files is ${NO}`),
+  GracefulNodeShutdownBasedOnPodPriority: g(true, 'BETA', 'off', `shutdown by pod priority is ${NO}`),
+  HostnameOverride: g(true, 'BETA', 'off', `pod hostnameOverride is ${NO}`),
+  ImageVolume: g(true, 'BETA', 'off', `image volumes are ${NO}`),
+  KubeletCrashLoopBackOffMax: g(true, 'BETA', 'off', `crashLoopBackOff.maxContainerRestartPeriod is ${NO}`),
+  KubeletPodResourcesDynamicResources: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
+  KubeletPodResourcesGet: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
+  KubeletPSI: g(true, 'BETA', 'off', `PSI in the stats summary is ${NO}`),
+  ProcMountType: g(true, 'BETA', 'off', `procMount is ${NO}`),
+  UserNamespacesSupport: g(true, 'BETA', 'off', `user namespaces (hostUsers: false) are ${NO}`),
   // Default off; kubelet-ts lacks the behaviour.
   CPUManagerPolicyAlphaOptions: g(false, 'ALPHA', 'off', `the CPU manager is ${NO}`),
   ClusterTrustBundle: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),
   ClusterTrustBundleProjection: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),
-  ContainerRestartRules: g(false, 'ALPHA', 'off', `container restartPolicyRules are ${NO}`),
   ContainerStopSignals: g(false, 'ALPHA', 'off', `lifecycle.stopSignal is ${NO}`),
   CSIVolumeHealth: g(false, 'ALPHA', 'off', `CSI volume health events are ${NO}`),
-  EnvFiles: g(false, 'ALPHA', 'off', `env from files is ${NO}`),
   EventedPLEG: g(false, 'ALPHA', 'off', `the evented PLEG is ${NO}`),
-  HostnameOverride: g(false, 'ALPHA', 'off', `pod hostnameOverride is ${NO}`),
-  ImageVolume: g(false, 'BETA', 'off', `image volumes are ${NO}`),
-  KubeletCrashLoopBackOffMax: g(false, 'ALPHA', 'off', `crashLoopBackOff.maxContainerRestartPeriod is ${NO}`),
   KubeletInUserNamespace: g(false, 'ALPHA', 'off', `running in a user namespace is ${NO}`),
-  KubeletPodResourcesDynamicResources: g(false, 'ALPHA', 'off', `the pod resources API is ${NO}`),
-  KubeletPodResourcesGet: g(false, 'ALPHA', 'off', `the pod resources API is ${NO}`),
   LocalStorageCapacityIsolationFSQuotaMonitoring: g(false, 'BETA', 'off', `project quotas are ${NO}`),
   MemoryQoS: g(false, 'ALPHA', 'off', `memory QoS is ${NO}`),
   NodeLogQuery: g(false, 'BETA', 'off', `node log query is ${NO}`),
   PodAndContainerStatsFromCRI: g(false, 'ALPHA', 'off', `stats from CRI only are ${NO}`),
-  PodCertificateRequest: g(false, 'ALPHA', 'off', `podCertificate projections are ${NO}`),
+  PodCertificateRequest: g(false, 'BETA', 'off', `podCertificate projections are ${NO}`),
   ReduceDefaultCrashLoopBackOffDecay: g(false, 'ALPHA', 'off', `the shorter back-off is ${NO}`),
   ResourceHealthStatus: g(false, 'ALPHA', 'off', `allocatedResourcesStatus is ${NO}`),
   RestartAllContainersOnContainerExits: g(false, 'ALPHA', 'off', `restarting all containers is ${NO}`),
