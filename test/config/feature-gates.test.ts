@@ -92,6 +92,27 @@ test('ours: a value whose behaviour kubelet-ts lacks is refused, naming the gate
   assert.deepEqual(refused({ KubeletSeparateDiskGC: false, ContextualLogging: false }), []);
 });
 
+test("the whole shared table, as upstream's kubelet registers it: other components' gates take any value", () => {
+  const refused = (set: Record<string, boolean>) => featureGateProblems(set, 'featureGates');
+  // Operators set these in kubelet configs; upstream's kubelet accepts them.
+  assert.deepEqual(refused({ RotateKubeletServerCertificate: true }), []);
+  assert.match(refused({ RotateKubeletServerCertificate: false })[0]!, /serverTLSBootstrap alone/);
+  // API server / scheduler / client-go gates: not the kubelet's, either value accepted.
+  for (const name of ['APIResponseCompression', 'SchedulerAsyncAPICalls', 'InOrderInformers', 'ClientsPreferCBOR'])
+    assert.deepEqual(refused({ [name]: true }).concat(refused({ [name]: false })), [], name);
+  // Locked ones keep upstream's lock.
+  assert.match(
+    refused({ JobManagedBy: false })[0]!,
+    /cannot set feature gate JobManagedBy to false, feature is locked/,
+  );
+  // A kubelet gate we lack at its non-default value is still refused, naming it.
+  assert.match(refused({ QOSReserved: true })[0]!, /feature gate QOSReserved=true is not supported by kubelet-ts/);
+  // A name in no table stays unknown.
+  assert.deepEqual(refused({ NoSuchGate: true }), ['featureGates: unrecognized feature gate: NoSuchGate']);
+  // 1.35's whole table (pkg/features with the gates it links, component-base logs, client-go): a change is noticed.
+  assert.equal(Object.keys(FEATURE_GATES).length, 219);
+});
+
 test('the gaps are the default-on gates whose behaviour is missing (docs/differences.md lists them)', () => {
   assert.deepEqual(featureGateGaps(), [
     'ContainerCheckpoint',
@@ -106,8 +127,10 @@ test('the gaps are the default-on gates whose behaviour is missing (docs/differe
     'KubeletPodResourcesDynamicResources',
     'KubeletPodResourcesGet',
     'PodObservedGenerationTracking',
+    'PreventStaticPodAPIReferences',
     'ProcMountType',
     'RecursiveReadOnlyMounts',
+    'ReloadKubeletServerCertificateFile',
     'SupplementalGroupsPolicy',
     'SystemdWatchdog',
     'UserNamespacesSupport',
