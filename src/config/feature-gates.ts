@@ -7,9 +7,10 @@
  * default is never refused, even where that default is a behaviour we lack (docs/differences.md
  * lists those). What the agent acts on it reads through FeatureGates.enabled().
  *
- * The table is the kubelet's share of upstream's 1.35 gates (pkg/features versioned specs,
- * component-base logs/features, client-go features) as read for kubelet-ts; gates read only by
- * other components are not in it.
+ * The table is upstream's whole 1.35 gate table (pkg/features/kube_features.go versioned specs
+ * with the apiserver, apiextensions, controller-manager and zpages gates it links, component-base
+ * logs/features, client-go features), as upstream's kubelet registers it; gates only other
+ * components read are accepted at any value and do nothing ('elsewhere'), as upstream's kubelet.
  */
 
 export type Stage = 'ALPHA' | 'BETA' | 'GA' | 'DEPRECATED';
@@ -20,9 +21,12 @@ export type Stage = 'ALPHA' | 'BETA' | 'GA' | 'DEPRECATED';
  * - on: the behaviour is always there (false is refused);
  * - off: the behaviour is missing (true is refused, unless it is the default: a gap, listed by
  *   featureGateGaps and in docs/differences.md);
- * - none: nothing the kubelet does changes with it here (either value is harmless).
+ * - none: nothing the kubelet does changes with it here (either value is harmless);
+ * - elsewhere: not the kubelet's; only other components (API server, scheduler, controllers,
+ *   kube-proxy) read it. Upstream's kubelet registers the whole shared table and accepts any
+ *   value of these with no effect, so kubelet-ts does too (a locked one still refuses its other value).
  */
-export type Support = 'both' | 'on' | 'off' | 'none';
+export type Support = 'both' | 'on' | 'off' | 'none' | 'elsewhere';
 
 export interface GateSpec {
   default: boolean;
@@ -43,7 +47,126 @@ const g = (d: boolean, stage: Stage, support: Support, why?: string): GateSpec =
 const lockedOn = (support: Support): GateSpec => ({ default: true, stage: 'GA', support, lockToDefault: true });
 const NO = 'not implemented in kubelet-ts';
 
-/** name → spec; GA gates locked on are accepted only at true. */
+/** One spec for many gates, named in a whitespace-separated list (keeps the long lists compact). */
+function group(names: string, spec: GateSpec): Record<string, GateSpec> {
+  return Object.fromEntries(names.split(/\s+/).flatMap((n) => (n ? [[n, spec]] : [])));
+}
+const locked = (d: boolean, stage: Stage, support: Support): GateSpec => ({
+  ...g(d, stage, support),
+  lockToDefault: true,
+});
+
+/** More gates the upstream kubelet reads (pkg/kubelet, pkg/volume, cmd/kubelet). */
+const KUBELET_MORE: Readonly<Record<string, GateSpec>> = {
+  // Default on, behaviour present: false would ask for upstream's old behaviour, which we lack.
+  RotateKubeletServerCertificate: g(
+    true,
+    'BETA',
+    'on',
+    'serverTLSBootstrap alone decides whether the serving certificate is requested and rotated',
+  ),
+  DisableNodeKubeProxyVersion: g(true, 'DEPRECATED', 'on', 'status.nodeInfo.kubeProxyVersion is always left empty'),
+  // Default on, behaviour missing: gaps (docs/differences.md); false is what we do.
+  PreventStaticPodAPIReferences: g(true, 'BETA', 'off', `refusing static pods that reference API objects is ${NO}`),
+  ReloadKubeletServerCertificateFile: g(true, 'BETA', 'off', `reloading a changed tlsCertFile is ${NO}`),
+  // Nothing here changes with them: no CPU/topology manager policies, CSI volumes, SELinux
+  // relabelling or pod resources API in kubelet-ts; the Windows gates act on Windows nodes only.
+  ...group(
+    `CSIServiceAccountTokenSecrets DisableCPUQuotaWithExclusiveCPUs
+     MutableCSINodeAllocatableCount SELinuxChangePolicy TopologyManagerPolicyBetaOptions`,
+    g(true, 'BETA', 'none'),
+  ),
+  KubeletPodResourcesListUseActivePods: g(true, 'DEPRECATED', 'none'),
+  SELinuxMount: g(false, 'BETA', 'none'),
+  InTreePluginPortworxUnregister: g(false, 'ALPHA', 'none'),
+  ...group('CSIMigrationPortworx RecoverVolumeExpansionFailure', locked(true, 'GA', 'none')),
+  WindowsCPUAndMemoryAffinity: g(false, 'ALPHA', 'none'),
+  WindowsGracefulNodeShutdown: g(true, 'BETA', 'none'),
+  WindowsHostNetwork: g(false, 'DEPRECATED', 'none'),
+  // Locked off (upstream's lock refuses true).
+  AllowOverwriteTerminationGracePeriodSeconds: locked(false, 'DEPRECATED', 'none'),
+  // Default off, behaviour missing: true is refused.
+  ChangeContainerStatusOnKubeletRestart: g(false, 'DEPRECATED', 'off', `marking containers on restart is ${NO}`),
+  CustomCPUCFSQuotaPeriod: g(false, 'ALPHA', 'off', `cpuCFSQuotaPeriod other than 100ms is ${NO}`),
+  DRAExtendedResource: g(false, 'ALPHA', 'off', `extended resources backed by DRA are ${NO}`),
+  GitRepoVolumeDriver: g(false, 'DEPRECATED', 'off', `gitRepo volumes are ${NO}`),
+  ImageVolumeWithDigest: g(false, 'ALPHA', 'off', `image volumes are ${NO}`),
+  InPlacePodLevelResourcesVerticalScaling: g(false, 'ALPHA', 'off', `in-place resize is ${NO}`),
+  InPlacePodVerticalScalingAllocatedStatus: g(false, 'DEPRECATED', 'off', `in-place resize is ${NO}`),
+  InPlacePodVerticalScalingExclusiveCPUs: g(false, 'ALPHA', 'off', `in-place resize is ${NO}`),
+  InPlacePodVerticalScalingExclusiveMemory: g(false, 'ALPHA', 'off', `in-place resize is ${NO}`),
+  KubeletRegistrationGetOnExistsOnly: g(false, 'DEPRECATED', 'off', `GET-only re-registration is ${NO}`),
+  NodeDeclaredFeatures: g(false, 'ALPHA', 'off', `status.declaredFeatures is ${NO}`),
+  PodLogsQuerySplitStreams: g(false, 'ALPHA', 'off', `the pod logs stream= query is ${NO}`),
+  QOSReserved: g(false, 'ALPHA', 'off', `qosReserved is ${NO}`),
+  RuntimeClassInImageCriAPI: g(false, 'ALPHA', 'off', `runtime handlers in image CRI calls are ${NO}`),
+  TopologyManagerPolicyAlphaOptions: g(false, 'ALPHA', 'off', `the topology manager is ${NO}`),
+  UserNamespacesHostNetworkSupport: g(false, 'ALPHA', 'off', `user namespaces are ${NO}`),
+};
+
+/**
+ * Gates only other components read (API server, scheduler, controllers, kube-proxy; from
+ * pkg/features, k8s.io/apiserver, apiextensions, controller-manager, client-go), by 1.35 spec.
+ */
+const ELSEWHERE: Readonly<Record<string, GateSpec>> = {
+  ...group(
+    `AnyVolumeDataSource AuthorizeNodeWithSelectors DisableAllocatorDualWrite HonorPVReclaimPolicy
+     JobBackoffLimitPerIndex JobManagedBy JobPodReplacementPolicy JobSuccessPolicy LogarithmicScaleDown
+     MatchLabelKeysInPodAffinity MultiCIDRServiceAllocator NFTablesProxyMode NodeInclusionPolicyInPodTopologySpread
+     OrderedNamespaceDeletion PodSchedulingReadiness PreferSameTrafficDistribution RelaxedDNSSearchValidation
+     SchedulerQueueingHints SeparateTaintEvictionController ServiceAccountTokenJTI ServiceAccountTokenNodeBinding
+     ServiceAccountTokenNodeBindingValidation ServiceAccountTokenPodNodeInfo ServiceTrafficDistribution
+     StreamingCollectionEncodingToJSON StreamingCollectionEncodingToProtobuf TopologyAwareHints WinDSR WinOverlay
+     CRDValidationRatcheting CustomResourceFieldSelectors APIServerTracing AnonymousAuthConfigurableEndpoints
+     AuthorizeWithSelectors BtreeWatchCache ConsistentListFromCache ResilientWatchCacheInitialization
+     RetryGenerateName StructuredAuthenticationConfiguration StructuredAuthorizationConfiguration`,
+    locked(true, 'GA', 'elsewhere'),
+  ),
+  VolumeAttributesClass: g(true, 'GA', 'elsewhere'),
+  ...group(
+    `AuthorizePodWebsocketUpgradeCreatePermission ClearingNominatedNodeNameAfterBinding DRAAdminAccess
+     DRAPrioritizedList DRAResourceClaimDeviceStatus DRASchedulerFilterTimeout DeploymentReplicaSetTerminatingReplicas
+     ExternalServiceAccountTokenSigner HPAConfigurableTolerance MatchLabelKeysInPodTopologySpread
+     MatchLabelKeysInPodTopologySpreadSelectorMerge MaxUnavailableStatefulSet NominatedNodeNameForExpectation
+     OpportunisticBatching PodDeletionCost PodTopologyLabelsAdmission PortForwardWebsockets SchedulerAsyncPreemption
+     SchedulerPopFromBackoffQ ServiceAccountNodeAudienceRestriction StatefulSetSemanticRevisionComparison
+     TranslateStreamCloseWebsocketRequests APIResponseCompression APIServerIdentity AllowParsingUserUIDFromCertAuth
+     DeclarativeValidation DetectCacheInconsistency ListFromCacheSnapshot OpenAPIEnums RemoteRequestHeaderUID
+     SizeBasedListCostEstimate StorageVersionHash StructuredAuthenticationConfigurationEgressSelector
+     StructuredAuthenticationConfigurationJWKSMetrics TokenRequestServiceAccountUIDValidation
+     UnauthenticatedHTTP2DOSMitigation WatchList InOrderInformers InOrderInformersBatchProcess`,
+    g(true, 'BETA', 'elsewhere'),
+  ),
+  ...group(
+    `SchedulerAsyncAPICalls StorageVersionMigrator CRDObservedGenerationTracking ConcurrentWatchObjectDecode
+     CoordinatedLeaderElection DeclarativeValidationTakeover MutatingAdmissionPolicy
+     WatchCacheInitializationPostStartHook`,
+    g(false, 'BETA', 'elsewhere'),
+  ),
+  ...group(
+    `CrossNamespaceVolumeDataSource DRAConsumableCapacity DRADeviceBindingConditions DRADeviceTaintRules
+     DRADeviceTaints DRAPartitionableDevices GangScheduling GenericWorkload HPAScaleToZero MutablePVNodeAffinity
+     MutablePodResourcesForSuspendedJobs MutableSchedulingDirectivesForSuspendedJobs RelaxedServiceNameValidation
+     StorageCapacityScoring StrictIPCIDRValidation TaintTolerationComparisonOperators VolumeLimitScaling
+     APIServingWithRoutine AllowUnsafeMalformedObjectDeletion CBORServingAndStorage ConstrainedImpersonation
+     StorageVersionAPI UnknownVersionInteroperabilityProxy CloudControllerManagerWatchBasedRoutesReconciliation
+     CloudControllerManagerWebhook ClientsAllowCBOR ClientsPreferCBOR`,
+    g(false, 'ALPHA', 'elsewhere'),
+  ),
+  ...group('StorageNamespaceIndex', g(true, 'DEPRECATED', 'elsewhere')),
+  ...group(
+    'AllowInsecureKubeletCertificateSigningRequests KMSv1 SeparateCacheWatchRPC',
+    g(false, 'DEPRECATED', 'elsewhere'),
+  ),
+  AggregatedDiscoveryRemoveBetaType: locked(true, 'DEPRECATED', 'elsewhere'),
+  WatchFromStorageWithoutResourceVersion: locked(false, 'DEPRECATED', 'elsewhere'),
+};
+
+/**
+ * name → spec; GA gates locked on are accepted only at true. Defaults, stages and locks checked
+ * against upstream v1.35 pkg/features/kube_features.go (defaultVersionedKubernetesFeatureGates,
+ * the last spec at or below 1.35) and client-go features/known_features.go.
+ */
 export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   // component-base: AllAlpha/AllBeta switch every unlocked gate of their stage.
   AllAlpha: g(false, 'ALPHA', 'off', 'it would switch on every alpha gate, and kubelet-ts implements none of them'),
@@ -60,22 +183,32 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   ComponentStatusz: g(false, 'ALPHA', 'off', `the /statusz endpoint is ${NO}`),
   WatchListClient: g(true, 'BETA', 'none'),
   InformerResourceVersion: g(true, 'GA', 'none'),
-  // Locked: GA behaviour we have.
+  // Locked: GA behaviour we have (or that changes nothing here).
+  ExecProbeTimeout: lockedOn('on'),
+  ImageMaximumGCAge: lockedOn('on'),
   KubeletCgroupDriverFromCRI: lockedOn('on'),
   SidecarContainers: lockedOn('on'),
+  PodLifecycleSleepAction: lockedOn('on'),
+  PodLifecycleSleepActionAllowZero: lockedOn('on'),
   NodeSwap: lockedOn('none'),
   MemoryManager: lockedOn('none'),
-  TopologyManagerPolicyOptions: lockedOn('none'),
   CPUManagerPolicyOptions: lockedOn('none'),
-  SizeMemoryBackedVolumes: lockedOn('none'),
-  PodLifecycleSleepAction: lockedOn('on'),
-  RecursiveReadOnlyMounts: lockedOn('off'),
   DynamicResourceAllocation: lockedOn('none'),
+  KubeletTracing: lockedOn('none'),
   RelaxedEnvironmentVariableValidation: lockedOn('none'),
+  // Locked on, behaviour missing: gaps (docs/differences.md); false is refused by the lock.
+  InPlacePodVerticalScaling: lockedOn('off'),
+  PodObservedGenerationTracking: lockedOn('off'),
+  RecursiveReadOnlyMounts: lockedOn('off'),
+  SupplementalGroupsPolicy: lockedOn('off'),
+  SystemdWatchdog: lockedOn('off'),
+  // GA, not locked.
+  TopologyManagerPolicyOptions: g(true, 'GA', 'none'),
   // Acted on.
   KubeletFineGrainedAuthz: g(true, 'BETA', 'both'),
+  // Pull records and credential verification of present images (src/images/pullmanager).
+  KubeletEnsureSecretPulledImages: g(true, 'BETA', 'both'),
   // Default on; kubelet-ts has the behaviour.
-  ExecProbeTimeout: g(true, 'GA', 'on', 'exec probes always honour timeoutSeconds here'),
   GracefulNodeShutdown: g(
     true,
     'BETA',
@@ -85,50 +218,44 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   KubeletSeparateDiskGC: g(true, 'BETA', 'none'),
   PodLevelResources: g(true, 'BETA', 'on', 'pod-level resources are always honoured'),
   PodReadyToStartContainersCondition: g(true, 'BETA', 'on', 'the PodReadyToStartContainers condition is always set'),
-  PodLifecycleSleepActionAllowZero: g(true, 'BETA', 'on', 'a zero sleep is always allowed'),
-  ImageMaximumGCAge: g(true, 'BETA', 'on', 'imageMaximumGCAge is always acted on'),
-  // Default on; kubelet-ts lacks the behaviour (docs/differences.md, "Feature gates"): the default
-  // is accepted (nobody asked for anything), false is what we do, so it is accepted too.
-  ContainerCheckpoint: g(true, 'BETA', 'off', `/checkpoint is ${NO}`),
-  GracefulNodeShutdownBasedOnPodPriority: g(true, 'BETA', 'off', `shutdown by pod priority is ${NO}`),
-  InPlacePodVerticalScaling: g(true, 'GA', 'off', `in-place pod resize is ${NO}`),
-  KubeletPSI: g(true, 'BETA', 'off', `PSI in the stats summary is ${NO}`),
   KubeletServiceAccountTokenForCredentialProviders: g(true, 'BETA', 'none'),
-  KubeletTracing: g(true, 'BETA', 'none'),
-  PodObservedGenerationTracking: g(true, 'BETA', 'off', `status.observedGeneration is ${NO}`),
-  ProcMountType: g(true, 'BETA', 'off', `procMount is ${NO}`),
   SELinuxMountReadWriteOncePod: g(true, 'BETA', 'none'),
-  SupplementalGroupsPolicy: g(true, 'BETA', 'off', `supplementalGroupsPolicy is ${NO}`),
-  SystemdWatchdog: g(true, 'BETA', 'off', `the systemd watchdog is ${NO}`),
-  UserNamespacesSupport: g(true, 'BETA', 'off', `user namespaces (hostUsers: false) are ${NO}`),
   CPUManagerPolicyBetaOptions: g(true, 'BETA', 'none'),
-  // Pull records and credential verification of present images (src/images/pullmanager).
-  KubeletEnsureSecretPulledImages: g(true, 'BETA', 'both'),
+  // Default on; kubelet-ts lacks the behaviour (docs/differences.md, "Feature gates"): the default
+  // is accepted (nobody asked for anything), false is what we do, so it is accepted too. The pod
+  // fields behind them stay refused at admission.
+  ContainerCheckpoint: g(true, 'BETA', 'off', `/checkpoint is ${NO}`),
+  ContainerRestartRules: g(true, 'BETA', 'off', `container restartPolicyRules are ${NO}`),
+  EnvFiles: g(true, 'BETA', 'off', `env from files is ${NO}`),
+  GracefulNodeShutdownBasedOnPodPriority: g(true, 'BETA', 'off', `shutdown by pod priority is ${NO}`),
+  HostnameOverride: g(true, 'BETA', 'off', `pod hostnameOverride is ${NO}`),
+  ImageVolume: g(true, 'BETA', 'off', `image volumes are ${NO}`),
+  KubeletCrashLoopBackOffMax: g(true, 'BETA', 'off', `crashLoopBackOff.maxContainerRestartPeriod is ${NO}`),
+  KubeletPodResourcesDynamicResources: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
+  KubeletPodResourcesGet: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
+  KubeletPSI: g(true, 'BETA', 'off', `PSI in the stats summary is ${NO}`),
+  ProcMountType: g(true, 'BETA', 'off', `procMount is ${NO}`),
+  UserNamespacesSupport: g(true, 'BETA', 'off', `user namespaces (hostUsers: false) are ${NO}`),
   // Default off; kubelet-ts lacks the behaviour.
   CPUManagerPolicyAlphaOptions: g(false, 'ALPHA', 'off', `the CPU manager is ${NO}`),
   ClusterTrustBundle: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),
   ClusterTrustBundleProjection: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),
-  ContainerRestartRules: g(false, 'ALPHA', 'off', `container restartPolicyRules are ${NO}`),
   ContainerStopSignals: g(false, 'ALPHA', 'off', `lifecycle.stopSignal is ${NO}`),
   CSIVolumeHealth: g(false, 'ALPHA', 'off', `CSI volume health events are ${NO}`),
-  EnvFiles: g(false, 'ALPHA', 'off', `env from files is ${NO}`),
   EventedPLEG: g(false, 'ALPHA', 'off', `the evented PLEG is ${NO}`),
-  HostnameOverride: g(false, 'ALPHA', 'off', `pod hostnameOverride is ${NO}`),
-  ImageVolume: g(false, 'BETA', 'off', `image volumes are ${NO}`),
-  KubeletCrashLoopBackOffMax: g(false, 'ALPHA', 'off', `crashLoopBackOff.maxContainerRestartPeriod is ${NO}`),
   KubeletInUserNamespace: g(false, 'ALPHA', 'off', `running in a user namespace is ${NO}`),
-  KubeletPodResourcesDynamicResources: g(false, 'ALPHA', 'off', `the pod resources API is ${NO}`),
-  KubeletPodResourcesGet: g(false, 'ALPHA', 'off', `the pod resources API is ${NO}`),
   LocalStorageCapacityIsolationFSQuotaMonitoring: g(false, 'BETA', 'off', `project quotas are ${NO}`),
   MemoryQoS: g(false, 'ALPHA', 'off', `memory QoS is ${NO}`),
   NodeLogQuery: g(false, 'BETA', 'off', `node log query is ${NO}`),
   PodAndContainerStatsFromCRI: g(false, 'ALPHA', 'off', `stats from CRI only are ${NO}`),
-  PodCertificateRequest: g(false, 'ALPHA', 'off', `podCertificate projections are ${NO}`),
+  PodCertificateRequest: g(false, 'BETA', 'off', `podCertificate projections are ${NO}`),
   ReduceDefaultCrashLoopBackOffDecay: g(false, 'ALPHA', 'off', `the shorter back-off is ${NO}`),
   ResourceHealthStatus: g(false, 'ALPHA', 'off', `allocatedResourcesStatus is ${NO}`),
   RestartAllContainersOnContainerExits: g(false, 'ALPHA', 'off', `restarting all containers is ${NO}`),
   // Deprecated, default off.
   AllowDNSOnlyNodeCSR: g(false, 'DEPRECATED', 'off', `DNS-only serving CSRs are ${NO}`),
+  ...KUBELET_MORE,
+  ...ELSEWHERE,
 };
 
 /** Gates whose 1.35 default is on for a behaviour kubelet-ts does not have. */
