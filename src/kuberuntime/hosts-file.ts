@@ -95,7 +95,7 @@ export function hostsFileProblem(pod: Pod, input: HostsFileInput): string | unde
 }
 
 /** upstream ValidateHostAliases: each ip a valid IP, each hostname a DNS-1123 subdomain. */
-export function hostAliasesProblem(aliases: unknown): string | undefined {
+function hostAliasesProblem(aliases: unknown): string | undefined {
   if (aliases === undefined || aliases === null) return undefined;
   if (!Array.isArray(aliases)) return 'spec.hostAliases must be a list';
   for (const [i, a] of aliases.entries()) {
