@@ -43,6 +43,11 @@ export async function runReflector<T extends Meta>(o: ReflectorOptions<T>): Prom
       if (st.code === 410) throw new ApiError(410, 'Expired', `${o.what} watch: ${st.message ?? 'Gone'}`);
       throw new ApiError(st.code ?? 500, 'WatchError', `${o.what} watch: ${st.message ?? 'error event'}`);
     }
+    // A hostile server's `"object": null` must not end the watch (and relist) at every event.
+    if (typeof e.object !== 'object' || e.object === null) {
+      log('apiclient').warn({ what: o.what, type: e.type }, 'Ignoring a watch event without an object');
+      return;
+    }
     const rv = e.object.metadata?.resourceVersion;
     if (rv) resourceVersion = rv;
     if (e.type !== 'BOOKMARK') o.onEvent(e.type, e.object);

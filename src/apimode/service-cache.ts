@@ -7,14 +7,29 @@
  *
  * Standalone mode has no informer: upstream's empty lister that has always synced, i.e. no
  * Service variables.
+ *
+ * A Service the apiserver could not have stored (serviceProblem: a name with '=' or a newline, a
+ * port out of range, not an object) is dropped with a warning and never reaches an env var. The
+ * cache holds every valid Service of the cluster, as upstream's informer; its size is bounded by
+ * the bounded API client's LIST and watch limits (docs/security.md).
  */
 import type { ApiClient } from '../apiclient/types.js';
 import { runReflector } from '../apiclient/reflector.js';
-import type { Service, ServiceLister } from '../kuberuntime/index.js';
+import { serviceProblem, type Service, type ServiceLister } from '../kuberuntime/index.js';
+import { log } from '../util/log.js';
 
 export const SERVICES_PATH = '/api/v1/services';
 
 const key = (s: Service) => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`;
+
+/** A Service fit for the env vars; a malformed one is logged (at most its first problem) and dropped. */
+function admit(s: Service): boolean {
+  const problem = serviceProblem(s);
+  if (problem === undefined) return true;
+  const m = (s as Service | null)?.metadata;
+  log('kubelet').warn({ service: `${String(m?.namespace)}/${String(m?.name)}`, problem }, 'Ignoring malformed Service');
+  return false;
+}
 
 export class ServiceCache implements ServiceLister {
   private readonly abort = new AbortController();
@@ -31,10 +46,11 @@ export class ServiceCache implements ServiceLister {
       signal: this.abort.signal,
       onList: (items) => {
         this.services.clear();
-        for (const s of items) this.services.set(key(s), s);
+        for (const s of items) if (admit(s)) this.services.set(key(s), s);
         this.listed = true;
       },
       onEvent: (type, s) => {
+        if (!admit(s)) return;
         if (type === 'DELETED') this.services.delete(key(s));
         else this.services.set(key(s), s);
       },

@@ -5,14 +5,14 @@
  * dir, the working dir, $HOME and /. Upstream caches what it read for 5 minutes
  * (CachingDockerConfigProvider), so an edited file is seen within that time without a restart.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { AuthConfig } from '../cri/types.js';
 import { errorMessage } from '../errors.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
-import { BasicDockerKeyring, type DockerConfig, type DockerKeyring } from './keyring.js';
+import { BasicDockerKeyring, dockerConfigProblem, type DockerConfig, type DockerKeyring } from './keyring.js';
 
 /** upstream CachingDockerConfigProvider's Lifetime for the default provider. */
 export const DOCKER_CONFIG_CACHE_MS = 5 * 60_000;
@@ -25,21 +25,49 @@ export function dockerConfigSearchPaths(rootDir: string, home = homedir()): { js
   };
 }
 
-/** The file's docker config, or undefined when absent or not valid (upstream moves on to the next path). */
-function readConfig(path: string, auths: boolean): DockerConfig | undefined {
-  let text: string;
+/** A docker config file larger than this is skipped (upstream reads any size; a node's is a few KiB). */
+export const MAX_DOCKER_CONFIG_BYTES = 4 << 20;
+
+/**
+ * The file's text; undefined when absent, or (with a warning) when it is not a regular file
+ * (a link to a FIFO, /dev/zero, a directory) or over the size bound, so nothing blocks or fills memory.
+ */
+function readBoundedFile(path: string): string | undefined {
+  let fd: number;
   try {
-    text = readFileSync(path, 'utf8');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch {
     return undefined;
   }
   try {
+    const st = fstatSync(fd);
+    const why = !st.isFile() ? 'is not a regular file' : st.size > MAX_DOCKER_CONFIG_BYTES ? 'is too large' : '';
+    if (why) {
+      log('images').warn({ path, size: st.size, max: MAX_DOCKER_CONFIG_BYTES }, `docker config file ${why}; skipped`);
+      return undefined;
+    }
+    return readFileSync(fd, 'utf8');
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The file's docker config, or undefined when absent or not valid (upstream moves on to the next path). */
+function readConfig(path: string, auths: boolean): DockerConfig | undefined {
+  const text = readBoundedFile(path);
+  if (text === undefined) return undefined;
+  try {
     const parsed: unknown = JSON.parse(text);
-    const cfg = auths ? (parsed as { auths?: unknown } | null)?.auths : parsed;
-    if (cfg && typeof cfg === 'object' && !Array.isArray(cfg)) return cfg as DockerConfig;
-    if (auths && parsed && typeof parsed === 'object') return {}; // a config.json without "auths"
+    const cfg = auths
+      ? ((parsed as { auths?: unknown } | null)?.auths ?? (parsed && typeof parsed === 'object' ? {} : undefined))
+      : parsed;
+    const problem = dockerConfigProblem(cfg);
+    if (problem === undefined) return cfg as DockerConfig;
+    log('images').warn({ path, problem }, 'docker config file is not a valid docker config; skipped');
   } catch (err) {
-    log('images').debug({ path, err: errorMessage(err) }, 'docker config file is not valid JSON; skipped');
+    log('images').warn({ path, err: errorMessage(err) }, 'docker config file is not valid JSON; skipped');
   }
   return undefined;
 }

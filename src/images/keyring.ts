@@ -51,6 +51,26 @@ function decodeAuth(field: string): { username: string; password: string } | und
   return i < 0 ? undefined : { username: decoded.slice(0, i), password: decoded.slice(i + 1) };
 }
 
+const ENTRY_STRINGS = ['username', 'password', 'auth', 'email', 'identitytoken', 'registrytoken'] as const;
+
+/**
+ * What upstream's DockerConfigEntry.UnmarshalJSON would refuse in a docker config (a secret's,
+ * the node's file, a plugin's answer), naming the registry key; undefined when all is well.
+ */
+export function dockerConfigProblem(cfg: unknown): string | undefined {
+  if (typeof cfg !== 'object' || cfg === null || Array.isArray(cfg)) return 'the docker config is not a map';
+  for (const [loc, entry] of Object.entries(cfg as Record<string, unknown>)) {
+    const at = `entry ${JSON.stringify(loc)}`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return `${at} is not an object`;
+    const e = entry as Record<string, unknown>;
+    const bad = ENTRY_STRINGS.find((k) => e[k] !== undefined && e[k] !== null && typeof e[k] !== 'string');
+    if (bad) return `${at}: ${bad} must be a string`;
+    if (typeof e.auth === 'string' && e.auth !== '' && !decodeAuth(e.auth))
+      return `${at}: auth must be formatted as base64(username:password)`;
+  }
+  return undefined;
+}
+
 /**
  * No serverAddress: containerd parses it as a URL and drops (or, for "host:port", fails on)
  * credentials whose address is not the image's host with a scheme; the keyring already chose
@@ -59,7 +79,7 @@ function decodeAuth(field: string): { username: string; password: string } | und
 function toAuth(entry: DockerConfigEntry): AuthConfig {
   const auth: AuthConfig = {};
   let { username, password } = entry;
-  const decoded = entry.auth ? decodeAuth(entry.auth) : undefined;
+  const decoded = typeof entry.auth === 'string' && entry.auth ? decodeAuth(entry.auth) : undefined;
   if (decoded) ({ username, password } = decoded);
   if (username) auth.username = username;
   if (password !== undefined) auth.password = password;
@@ -93,7 +113,11 @@ function globMatch(glob: string, target: string): boolean {
       i = end;
     } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
   }
-  return new RegExp(`${re}$`).test(target);
+  try {
+    return new RegExp(`${re}$`).test(target);
+  } catch {
+    return false; // a class such as [z-a]: Go's ErrBadPattern, no match
+  }
 }
 
 /** upstream URLsMatchStr: whether the registry key `glob` applies to `target`. */
@@ -200,6 +224,7 @@ export class UnionDockerKeyring implements DockerKeyring {
 
 function decodeSecretJson(value: string): unknown {
   try {
+    if (typeof value !== 'string') return undefined; // a hostile apiserver's number or object
     return JSON.parse(Buffer.from(value, 'base64').toString('utf8'));
   } catch {
     return undefined;
@@ -219,23 +244,26 @@ function secretConfig(secret: PullSecret): DockerConfig | undefined {
   if (secret.type === 'kubernetes.io/dockerconfigjson' && json) {
     const parsed = decodeSecretJson(json) as { auths?: DockerConfig } | undefined;
     if (!parsed || typeof parsed !== 'object') throw malformed(name, '.dockerconfigjson');
-    return parsed.auths ?? {};
+    return checked(parsed.auths ?? {}, name, '.dockerconfigjson');
   }
   if (secret.type === 'kubernetes.io/dockercfg' && cfg) {
     const parsed = decodeSecretJson(cfg) as DockerConfig | undefined;
     if (!parsed || typeof parsed !== 'object') throw malformed(name, '.dockercfg');
-    return parsed;
+    return checked(parsed, name, '.dockercfg');
   }
   return undefined;
 }
 
 /** A pull secret whose docker config is not JSON: upstream MakeDockerKeyring's error. */
-function malformed(name: string, key: string): ContainerStartError {
-  return new ContainerStartError(
-    'KTS_ERR_IMAGE_PULL',
-    'ErrImagePull',
-    `image pull secret "${name}": ${key} is not valid JSON`,
-  );
+function malformed(name: string, key: string, why = 'is not valid JSON'): ContainerStartError {
+  return new ContainerStartError('KTS_ERR_IMAGE_PULL', 'ErrImagePull', `image pull secret "${name}": ${key} ${why}`);
+}
+
+/** The config when its entries decode (upstream's JSON decode fails the keyring otherwise). */
+function checked(cfg: DockerConfig, name: string, key: string): DockerConfig {
+  const problem = dockerConfigProblem(cfg);
+  if (problem) throw malformed(name, key, `is not a valid docker config: ${problem}`);
+  return cfg;
 }
 
 /**

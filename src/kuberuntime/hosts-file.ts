@@ -7,10 +7,12 @@
  * subdomain); a hostNetwork pod gets the node's /etc/hosts. hostAliases are appended to both.
  */
 import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
 import type { Mount } from '../cri/types.js';
 import { errorMessage, VolumeError } from '../errors.js';
+import { isDns1123Label, isDns1123Subdomain } from '../util/pod-identity.js';
 
 /** upstream etcHostsPath: where the file goes in the container, and the node's own hosts file. */
 export const ETC_HOSTS_PATH = '/etc/hosts';
@@ -66,6 +68,49 @@ export async function nodeHostsFileContent(nodeHostsFile: string, aliases: HostA
   return MANAGED_HOSTS_HEADER_WITH_HOST_NETWORK + node + hostsEntriesFromHostAliases(aliases);
 }
 
+/** The pod name fallback and the domain: the apiserver allows DNS names; no blank, '#' or control. */
+const HOST_NAME_CHARS = /^[A-Za-z0-9_.-]+$/;
+const HOST_NAME_MSG = "must hold only letters, digits, '-', '.' and '_'";
+
+/**
+ * Upstream's API validation (ValidateHostAliases, the hostname and subdomain DNS labels) and
+ * GeneratePodHostNameAndDomain, for pods the apiserver sent unvalidated: every value written
+ * into the file must be an IP or a DNS name, so no value can add a line (newline, '#', NUL).
+ * The first problem, naming its field; undefined when all is well.
+ */
+export function hostsFileProblem(pod: Pod, input: HostsFileInput): string | undefined {
+  const spec = pod.spec;
+  for (const k of ['hostname', 'subdomain'] as const) {
+    const v = spec?.[k];
+    if (v && !isDns1123Label(v)) return `spec.${k} ${JSON.stringify(v)} is not a valid DNS-1123 label`;
+  }
+  for (const [what, v] of [
+    ['hostname', input.hostname],
+    ['host domain', input.hostDomain],
+  ])
+    if (v && !HOST_NAME_CHARS.test(v)) return `${what} ${JSON.stringify(v)} ${HOST_NAME_MSG}`;
+  const badIP = input.podIPs.find((ip) => isIP(ip) === 0);
+  if (badIP !== undefined) return `pod IP ${JSON.stringify(badIP)} is not a valid IP address`;
+  return hostAliasesProblem(spec?.hostAliases);
+}
+
+/** upstream ValidateHostAliases: each ip a valid IP, each hostname a DNS-1123 subdomain. */
+function hostAliasesProblem(aliases: unknown): string | undefined {
+  if (aliases === undefined || aliases === null) return undefined;
+  if (!Array.isArray(aliases)) return 'spec.hostAliases must be a list';
+  for (const [i, a] of aliases.entries()) {
+    const path = `spec.hostAliases[${i}]`;
+    const ip: unknown = (a as { ip?: unknown } | null)?.ip;
+    if (typeof ip !== 'string' || isIP(ip) === 0) return `${path}.ip ${JSON.stringify(ip)} must be a valid IP address`;
+    const names: unknown = (a as { hostnames?: unknown }).hostnames ?? [];
+    if (!Array.isArray(names)) return `${path}.hostnames must be a list`;
+    for (const [j, n] of names.entries())
+      if (typeof n !== 'string' || !isDns1123Subdomain(n))
+        return `${path}.hostnames[${j}] ${JSON.stringify(n)} is not a valid DNS-1123 subdomain`;
+  }
+  return undefined;
+}
+
 /** upstream ensureHostsFile: (re)writes the pod's file, mode 0644. */
 async function ensureHostsFile(path: string, pod: Pod, input: HostsFileInput): Promise<void> {
   const aliases = pod.spec?.hostAliases;
@@ -89,6 +134,8 @@ export async function makeHostsMount(
 ): Promise<Mount | undefined> {
   if (input.podIPs.length === 0 || containerMountPaths.includes(ETC_HOSTS_PATH)) return undefined;
   const hostPath = join(input.podDir, 'etc-hosts');
+  const problem = hostsFileProblem(pod, input);
+  if (problem) throw new VolumeError(`refusing to write the pod's hosts file ${hostPath}: ${problem}`);
   try {
     await ensureHostsFile(hostPath, pod, input);
   } catch (err) {

@@ -28,7 +28,7 @@ export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../util/back
 export { DEFAULT_GC_POLICY } from './gc.js';
 export { createCriStartScheduler, type CriStartScheduler, type StartClass } from './cri-scheduler.js';
 export { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
-export { fromServices, serviceEnvVarMap, type Service, type ServiceLister } from './service-env.js';
+export { fromServices, serviceEnvVarMap, serviceProblem, type Service, type ServiceLister } from './service-env.js';
 
 export interface RuntimeManagerDeps {
   /**

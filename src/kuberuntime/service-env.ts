@@ -6,7 +6,13 @@
  *
  * They are computed when a container is created and never change a running container: a
  * Service made later reaches only containers started later (upstream's documented race).
+ *
+ * The Services come from the apiserver unvalidated: serviceProblem refuses, as upstream's
+ * ValidateService would have, any value that could add or rename a variable ('=', a newline, a
+ * name that is no DNS label) before it reaches an env var name.
  */
+import { isIP } from 'node:net';
+import { isDns1123Label } from '../util/pod-identity.js';
 
 /** The fields of a v1 Service we read. */
 export interface Service {
@@ -37,6 +43,46 @@ export interface NamedValue {
 export function isServiceIPSet(s: Service): boolean {
   const ip = s.spec?.clusterIP;
   return ip !== undefined && ip !== '' && ip !== 'None';
+}
+
+/** upstream ValidateService's DNS-1035 label: the Service name starts with a letter. */
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'SCTP']);
+
+/** The problem with a port (upstream validateServicePort), or undefined. */
+function portProblem(p: unknown, i: number): string | undefined {
+  const sp = p as { name?: unknown; port?: unknown; protocol?: unknown } | null;
+  if (typeof sp !== 'object' || sp === null) return `spec.ports[${i}] is not an object`;
+  if (typeof sp.port !== 'number' || !Number.isInteger(sp.port) || sp.port < 1 || sp.port > 65535)
+    return `spec.ports[${i}].port ${JSON.stringify(sp.port)} is not a port number`;
+  if (sp.name !== undefined && sp.name !== '' && (typeof sp.name !== 'string' || !isDns1123Label(sp.name)))
+    return `spec.ports[${i}].name ${JSON.stringify(sp.name)} is not a DNS-1123 label`;
+  if (sp.protocol !== undefined && sp.protocol !== '' && !PROTOCOLS.has(sp.protocol as string))
+    return `spec.ports[${i}].protocol ${JSON.stringify(sp.protocol)} is not TCP, UDP or SCTP`;
+  return undefined;
+}
+
+/**
+ * What upstream's ValidateService would refuse among the fields we read, naming the field;
+ * undefined for a Service the env vars can be made from.
+ */
+export function serviceProblem(s: unknown): string | undefined {
+  if (typeof s !== 'object' || s === null) return 'not an object';
+  const { metadata: m, spec } = s as Service;
+  if (typeof m?.name !== 'string' || !DNS1035_LABEL.test(m.name))
+    return `metadata.name ${JSON.stringify(m?.name)} is not a DNS-1035 label`;
+  if (typeof m.namespace !== 'string' || !isDns1123Label(m.namespace))
+    return `metadata.namespace ${JSON.stringify(m.namespace)} is not a DNS-1123 label`;
+  const ip: unknown = spec?.clusterIP;
+  if (ip !== undefined && ip !== '' && ip !== 'None' && (typeof ip !== 'string' || isIP(ip) === 0))
+    return `spec.clusterIP ${JSON.stringify(ip)} is not an IP address`;
+  const ports: unknown = spec?.ports ?? [];
+  if (!Array.isArray(ports)) return 'spec.ports is not a list';
+  for (const [i, p] of ports.entries()) {
+    const problem = portProblem(p, i);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 /** upstream makeEnvVariableName: upper case, '-' → '_' (dots and leading digits stay). */
@@ -98,7 +144,7 @@ export function serviceEnvVarMap(
 ): Map<string, string> {
   const chosen = new Map<string, Service>();
   for (const s of services) {
-    if (!isServiceIPSet(s)) continue;
+    if (serviceProblem(s) !== undefined || !isServiceIPSet(s)) continue;
     const name = s.metadata?.name ?? '';
     const ns = s.metadata?.namespace ?? '';
     if (ns === MASTER_SERVICE_NAMESPACE && MASTER_SERVICES.has(name)) {

@@ -13,6 +13,7 @@ import {
   UID_MSG,
 } from '../util/pod-identity.js';
 import { FILE_MODE_MESSAGE, ID_MESSAGE, isValidFileMode, isValidId, octal } from '../api/pod.js';
+import { isIP } from 'node:net';
 import { tryParseQuantity } from '../util/quantity.js';
 import { isObj, type Obj } from './defaults.js';
 
@@ -253,6 +254,7 @@ function validateSpec(c: Checker, spec: Obj): void {
     c.bool(spec, k, `spec.${k}`);
   c.str(spec, 'nodeName', 'spec.nodeName');
   for (const k of ['hostname', 'subdomain']) c.label(spec, k, `spec.${k}`);
+  validateHostAliases(c, spec);
   c.list(spec, 'tolerations', 'spec.tolerations').forEach(([t, path]) => {
     c.oneOf(t, 'operator', `${path}.operator`, ['Exists', 'Equal']);
     c.oneOf(t, 'effect', `${path}.effect`, ['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
@@ -270,6 +272,24 @@ function validateSpec(c: Checker, spec: Obj): void {
     validateContainer(c, ctr, path, { kind: 'init', spec, volumes, names });
   for (const [ctr, path] of c.list(spec, 'containers', 'spec.containers'))
     validateContainer(c, ctr, path, { kind: 'regular', spec, volumes, names });
+}
+
+/** upstream ValidateHostAliases: the lines of the managed /etc/hosts, so nothing can add a line. */
+function validateHostAliases(c: Checker, spec: Obj): void {
+  for (const [alias, path] of c.list(spec, 'hostAliases', 'spec.hostAliases')) {
+    const ip = c.str(alias, 'ip', `${path}.ip`, true);
+    if (ip && isIP(ip) === 0) c.add(`${path}.ip`, `Invalid value: ${q(ip)}: must be a valid IP address`);
+    const names = alias.hostnames;
+    if (names === undefined || names === null) continue;
+    if (!Array.isArray(names)) {
+      c.add(`${path}.hostnames`, `must be a list, got ${q(names)}`);
+      continue;
+    }
+    names.forEach((n: unknown, i) => {
+      if (typeof n !== 'string' || !isDns1123Subdomain(n))
+        c.add(`${path}.hostnames[${i}]`, `Invalid value: ${q(n)}: ${SUBDOMAIN_MSG}`);
+    });
+  }
 }
 
 function validateVolumes(c: Checker, spec: Obj): Set<string> {

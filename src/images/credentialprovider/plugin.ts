@@ -10,7 +10,7 @@
  * (upstream's singleflight). A plugin that fails, times out (1 minute) or answers badly gives no
  * credentials and an error log line; the pull then goes on without them, as upstream's.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuthConfig } from '../../cri/types.js';
@@ -18,7 +18,13 @@ import { ConfigError, errorMessage, kubeletErrorClass } from '../../errors.js';
 import { parseDuration } from '../../util/duration.js';
 import { realClock, type Clock } from '../../util/clock.js';
 import { log } from '../../util/log.js';
-import { BasicDockerKeyring, urlsMatchStr, type DockerConfig, type DockerKeyring } from '../keyring.js';
+import {
+  BasicDockerKeyring,
+  dockerConfigProblem,
+  urlsMatchStr,
+  type DockerConfig,
+  type DockerKeyring,
+} from '../keyring.js';
 import { readCredentialProviderConfig, type CredentialProvider } from './config.js';
 
 /** A plugin that failed or answered badly (logged; the pull goes on without its credentials). */
@@ -70,36 +76,63 @@ export function decodeResponse(stdout: string, apiVersion: string): CredentialPr
     throw new CredentialProviderError(`invalid cacheDuration ${JSON.stringify(o.cacheDuration)}`);
   const auth = (o.auth ?? {}) as DockerConfig;
   if (typeof auth !== 'object' || Array.isArray(auth)) throw new CredentialProviderError('auth must be a map');
+  const problem = dockerConfigProblem(auth);
+  if (problem) throw new CredentialProviderError(`invalid auth in the response: ${problem}`);
   return { cacheKeyType: type, cacheDurationMs, auth };
 }
 
-/** upstream execPlugin.ExecPlugin: the request on stdin, the response on stdout, 1 minute at most. */
+/** Kills the plugin and everything it started (its own process group), so no descendant keeps a pipe open. */
+function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL'); // the group is gone already
+  }
+}
+
+/**
+ * upstream execPlugin.ExecPlugin: the request on stdin, the response on stdout, 1 minute at most.
+ * A plugin over the time or output bound is killed with its process group and fails at once:
+ * a descendant holding stdout open cannot hold the pull.
+ */
 export function execPlugin(binDir: string, provider: CredentialProvider, timeoutMs = PLUGIN_TIMEOUT_MS): ExecPlugin {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const { name, value } of provider.env) env[name] = value;
   return (image) =>
     new Promise((resolve, reject) => {
-      const child = spawn(join(binDir, provider.name), provider.args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(join(binDir, provider.name), provider.args, {
+        env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
       let stdout = '';
       let stderr = '';
-      const fail = (why: string) =>
+      let done = false;
+      const fail = (why: string) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        killGroup(child);
+        child.stdout.destroy();
+        child.stderr.destroy();
         reject(
           new CredentialProviderError(
             `error execing credential provider plugin ${provider.name} for image ${image}: ${why}`,
           ),
         );
-      let timedOut = false;
-      const timer = setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs);
+      };
+      const timer = setTimeout(() => fail(`timed out after ${timeoutMs}ms`), timeoutMs);
       child.stdout.on('data', (d: Buffer) => {
         stdout += d.toString('utf8');
-        if (stdout.length > MAX_OUTPUT) child.kill('SIGKILL');
+        if (stdout.length > MAX_OUTPUT) fail(`its output exceeded ${MAX_OUTPUT} bytes`);
       });
       child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-4096)));
-      child.on('error', (err) => (clearTimeout(timer), fail(errorMessage(err))));
+      child.on('error', (err) => fail(errorMessage(err)));
       child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        if (timedOut) return fail(`timed out after ${timeoutMs}ms`);
+        if (done) return;
         if (code !== 0) return fail(`${signal ? `killed by ${signal}` : `exit status ${code}`}: ${stderr.trim()}`);
+        done = true;
+        clearTimeout(timer);
         try {
           resolve(decodeResponse(stdout, provider.apiVersion));
         } catch (err) {

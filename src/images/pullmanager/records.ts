@@ -73,6 +73,29 @@ function checkKind(obj: Record<string, unknown>, kind: string, path: string): vo
     throw new KubeletError('KTS_ERR_IMAGE_PULL', `pull record ${path}: not a ${RECORDS_API_VERSION} ${kind}`);
 }
 
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const SECRET_FIELDS = ['uid', 'namespace', 'name', 'credentialHash'] as const;
+
+/**
+ * A corrupt or hand-edited record's credentialMapping (upstream decodes it strictly): the problem,
+ * so the caller pulls again rather than trusting it or throwing a TypeError mid-check.
+ */
+function credentialMappingProblem(mapping: unknown): string | undefined {
+  if (!isMap(mapping)) return 'credentialMapping is not a map';
+  for (const [image, creds] of Object.entries(mapping)) {
+    const at = `credentialMapping[${JSON.stringify(image)}]`;
+    if (!isMap(creds)) return `${at} is not an object`;
+    const { kubernetesSecrets: secrets, nodePodsAccessible: node } = creds;
+    if (node !== undefined && typeof node !== 'boolean') return `${at}.nodePodsAccessible is not a boolean`;
+    if (secrets === undefined) continue;
+    if (!Array.isArray(secrets)) return `${at}.kubernetesSecrets is not a list`;
+    for (const [i, sec] of secrets.entries())
+      if (!isMap(sec) || SECRET_FIELDS.some((f) => typeof sec[f] !== 'string'))
+        return `${at}.kubernetesSecrets[${i}] lacks a string uid, namespace, name or credentialHash`;
+  }
+  return undefined;
+}
+
 async function writeAtomic(dir: string, name: string, obj: object): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const target = join(dir, name);
@@ -127,10 +150,13 @@ export class FsPullRecords implements PullRecordsStore {
     checkKind(obj, 'ImagePulledRecord', path);
     // A hash collision or a hand-edited file: not this image's record (upstream's check).
     if (obj.imageRef !== imageRef) return undefined;
+    const credentialMapping = obj.credentialMapping ?? {};
+    const problem = credentialMappingProblem(credentialMapping);
+    if (problem) throw new KubeletError('KTS_ERR_IMAGE_PULL', `pull record ${path}: ${problem}`);
     return {
       lastUpdatedTime: String(obj.lastUpdatedTime ?? ''),
       imageRef,
-      credentialMapping: (obj.credentialMapping ?? {}) as Record<string, ImagePullCredentials>,
+      credentialMapping: credentialMapping as Record<string, ImagePullCredentials>,
     };
   }
 
