@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
 import type { Mount } from '../cri/types.js';
 import { errorMessage, VolumeError } from '../errors.js';
-import { isDns1123Label, isDns1123Subdomain } from '../util/pod-identity.js';
+import { hostAliasProblems, isDns1123Label } from '../util/pod-identity.js';
 
 /** upstream etcHostsPath: where the file goes in the container, and the node's own hosts file. */
 export const ETC_HOSTS_PATH = '/etc/hosts';
@@ -91,24 +91,8 @@ export function hostsFileProblem(pod: Pod, input: HostsFileInput): string | unde
     if (v && !HOST_NAME_CHARS.test(v)) return `${what} ${JSON.stringify(v)} ${HOST_NAME_MSG}`;
   const badIP = input.podIPs.find((ip) => isIP(ip) === 0);
   if (badIP !== undefined) return `pod IP ${JSON.stringify(badIP)} is not a valid IP address`;
-  return hostAliasesProblem(spec?.hostAliases);
-}
-
-/** upstream ValidateHostAliases: each ip a valid IP, each hostname a DNS-1123 subdomain. */
-function hostAliasesProblem(aliases: unknown): string | undefined {
-  if (aliases === undefined || aliases === null) return undefined;
-  if (!Array.isArray(aliases)) return 'spec.hostAliases must be a list';
-  for (const [i, a] of aliases.entries()) {
-    const path = `spec.hostAliases[${i}]`;
-    const ip: unknown = (a as { ip?: unknown } | null)?.ip;
-    if (typeof ip !== 'string' || isIP(ip) === 0) return `${path}.ip ${JSON.stringify(ip)} must be a valid IP address`;
-    const names: unknown = (a as { hostnames?: unknown }).hostnames ?? [];
-    if (!Array.isArray(names)) return `${path}.hostnames must be a list`;
-    for (const [j, n] of names.entries())
-      if (typeof n !== 'string' || !isDns1123Subdomain(n))
-        return `${path}.hostnames[${j}] ${JSON.stringify(n)} is not a valid DNS-1123 subdomain`;
-  }
-  return undefined;
+  const alias = hostAliasProblems(spec?.hostAliases)[0];
+  return alias && `${alias.field}: ${alias.detail}`;
 }
 
 /** upstream ensureHostsFile: (re)writes the pod's file, mode 0644. */

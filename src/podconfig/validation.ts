@@ -5,6 +5,7 @@
  */
 import type { Pod } from '../api/types.js';
 import {
+  hostAliasProblems,
   isDns1123Label,
   isDns1123Subdomain,
   isPodUID,
@@ -13,7 +14,6 @@ import {
   UID_MSG,
 } from '../util/pod-identity.js';
 import { FILE_MODE_MESSAGE, ID_MESSAGE, isValidFileMode, isValidId, octal } from '../api/pod.js';
-import { isIP } from 'node:net';
 import { tryParseQuantity } from '../util/quantity.js';
 import { isObj, type Obj } from './defaults.js';
 
@@ -276,20 +276,7 @@ function validateSpec(c: Checker, spec: Obj): void {
 
 /** upstream ValidateHostAliases: the lines of the managed /etc/hosts, so nothing can add a line. */
 function validateHostAliases(c: Checker, spec: Obj): void {
-  for (const [alias, path] of c.list(spec, 'hostAliases', 'spec.hostAliases')) {
-    const ip = c.str(alias, 'ip', `${path}.ip`, true);
-    if (ip && isIP(ip) === 0) c.add(`${path}.ip`, `Invalid value: ${q(ip)}: must be a valid IP address`);
-    const names = alias.hostnames;
-    if (names === undefined || names === null) continue;
-    if (!Array.isArray(names)) {
-      c.add(`${path}.hostnames`, `must be a list, got ${q(names)}`);
-      continue;
-    }
-    names.forEach((n: unknown, i) => {
-      if (typeof n !== 'string' || !isDns1123Subdomain(n))
-        c.add(`${path}.hostnames[${i}]`, `Invalid value: ${q(n)}: ${SUBDOMAIN_MSG}`);
-    });
-  }
+  for (const p of hostAliasProblems(spec.hostAliases)) c.add(p.field, p.detail);
 }
 
 function validateVolumes(c: Checker, spec: Obj): Set<string> {

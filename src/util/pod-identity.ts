@@ -6,6 +6,7 @@
  * builder here also refuses a component that is not one safe path segment, so a value that got
  * past validation still cannot walk out of the directory it is joined to.
  */
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { PodNames } from '../api/pod.js';
 import { pathComponent } from './path-component.js';
@@ -31,6 +32,43 @@ export function isDns1123Label(s: string): boolean {
 /** Pod names: at most 253 characters. */
 export function isDns1123Subdomain(s: string): boolean {
   return s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
+}
+
+/** One problem of a spec field: its path and what is wrong with it (upstream's field.Error). */
+export interface FieldProblem {
+  field: string;
+  detail: string;
+}
+
+const quote = (v: unknown): string => JSON.stringify(v) ?? String(v);
+
+/**
+ * upstream ValidateHostAliases: a list of objects, each `ip` a valid IP and each hostname a
+ * DNS-1123 subdomain. These become lines of the managed /etc/hosts, so both the pod sources'
+ * validation and the hosts-file writer (for pods the apiserver sent) ask this one function.
+ */
+export function hostAliasProblems(aliases: unknown): FieldProblem[] {
+  if (aliases === undefined || aliases === null) return [];
+  if (!Array.isArray(aliases)) return [{ field: 'spec.hostAliases', detail: `must be a list, got ${quote(aliases)}` }];
+  return aliases.flatMap((a: unknown, i) => hostAliasEntryProblems(a, `spec.hostAliases[${i}]`));
+}
+
+function hostAliasEntryProblems(alias: unknown, path: string): FieldProblem[] {
+  if (typeof alias !== 'object' || alias === null || Array.isArray(alias))
+    return [{ field: path, detail: `must be an object, got ${quote(alias)}` }];
+  const { ip, hostnames } = alias as { ip?: unknown; hostnames?: unknown };
+  const out: FieldProblem[] = [];
+  if (ip === undefined || ip === null || ip === '') out.push({ field: `${path}.ip`, detail: 'Required value' });
+  else if (typeof ip !== 'string' || isIP(ip) === 0)
+    out.push({ field: `${path}.ip`, detail: `Invalid value: ${quote(ip)}: must be a valid IP address` });
+  if (hostnames === undefined || hostnames === null) return out;
+  if (!Array.isArray(hostnames))
+    return [...out, { field: `${path}.hostnames`, detail: `must be a list, got ${quote(hostnames)}` }];
+  hostnames.forEach((n: unknown, j) => {
+    if (typeof n !== 'string' || !isDns1123Subdomain(n))
+      out.push({ field: `${path}.hostnames[${j}]`, detail: `Invalid value: ${quote(n)}: ${SUBDOMAIN_MSG}` });
+  });
+  return out;
 }
 
 /**
