@@ -10,7 +10,7 @@
 import type { Pod } from '../api/types.js';
 import { podUID } from '../api/pod.js';
 import type { ApiClient } from '../apiclient/types.js';
-import { runReflector } from '../apiclient/reflector.js';
+import { ReflectedStore } from '../apiclient/reflected-store.js';
 import { KubeletError } from '../errors.js';
 import type { RuntimeClassInfo, RuntimeClassLookup } from '../kuberuntime/runtime-class.js';
 import type { PodSource, PodUpdate } from '../podconfig/types.js';
@@ -28,34 +28,29 @@ export const RUNTIME_CLASSES_PATH = '/apis/node.k8s.io/v1/runtimeclasses';
 export const RUNTIME_CLASS_SYNC_TIMEOUT_MS = 30_000;
 
 export class RuntimeClassCache implements RuntimeClassLookup {
-  private readonly abort = new AbortController();
-  private readonly classes = new Map<string, RuntimeClass>();
-  private listed = false;
+  private readonly classes: ReflectedStore<RuntimeClass>;
+  private stopped = false;
   private readonly waiters: (() => void)[] = [];
 
-  constructor(private readonly client: ApiClient) {}
-
-  start(): void {
-    void runReflector<RuntimeClass>({
-      client: this.client,
+  constructor(client: ApiClient) {
+    this.classes = new ReflectedStore<RuntimeClass>({
+      client,
       path: RUNTIME_CLASSES_PATH,
       what: 'runtimeclasses',
-      signal: this.abort.signal,
-      onList: (items) => {
-        this.classes.clear();
-        for (const rc of items) this.put(rc);
-        this.markSynced();
-      },
-      onEvent: (type, rc) => {
-        if (type === 'DELETED') this.classes.delete(rc.metadata?.name ?? '');
-        else this.put(rc);
-      },
+      key: (rc) => rc.metadata?.name || undefined,
+      admit: hasHandler,
+      onList: () => this.wake(),
     });
   }
 
+  start(): void {
+    this.classes.start();
+  }
+
   stop(): void {
-    this.abort.abort();
-    this.markSynced();
+    this.classes.stop();
+    this.stopped = true;
+    this.wake();
   }
 
   /**
@@ -65,7 +60,7 @@ export class RuntimeClassCache implements RuntimeClassLookup {
    * sandbox until the list succeeds).
    */
   synced(timeoutMs = RUNTIME_CLASS_SYNC_TIMEOUT_MS): Promise<void> {
-    if (this.listed) return Promise.resolve();
+    if (this.stopped || this.classes.hasSynced()) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         log('kubelet').warn({ timeoutMs }, 'RuntimeClasses not listed yet; starting pods without them');
@@ -83,7 +78,7 @@ export class RuntimeClassCache implements RuntimeClassLookup {
   lookup(name: string): RuntimeClassInfo {
     const rc = this.classes.get(name);
     if (!rc) {
-      const why = this.listed
+      const why = this.classes.hasSynced()
         ? `runtimeclasses.node.k8s.io "${name}" not found`
         : `failed to lookup RuntimeClass ${name}: runtimeclasses not synced yet`;
       throw new KubeletError('KTS_ERR_SANDBOX', why);
@@ -105,18 +100,15 @@ export class RuntimeClassCache implements RuntimeClassLookup {
     return overhead ? { ...pod, spec: { ...pod.spec, overhead: { ...overhead } } } : pod;
   }
 
-  private put(rc: RuntimeClass): void {
-    const name = rc.metadata?.name;
-    if (!name) return;
-    // handler is required and immutable upstream; a class without one is unusable, not default.
-    if (!rc.handler) log('kubelet').warn({ runtimeClass: name }, 'RuntimeClass has no handler; ignored');
-    else this.classes.set(name, rc);
-  }
-
-  private markSynced(): void {
-    this.listed = true;
+  private wake(): void {
     for (const w of this.waiters.splice(0)) w();
   }
+}
+
+/** handler is required and immutable upstream; a class without one is unusable, not default. */
+function hasHandler(rc: RuntimeClass): boolean {
+  if (!rc.handler) log('kubelet').warn({ runtimeClass: rc.metadata?.name }, 'RuntimeClass has no handler; ignored');
+  return Boolean(rc.handler);
 }
 
 /**

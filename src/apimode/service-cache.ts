@@ -14,13 +14,15 @@
  * the bounded API client's LIST and watch limits (docs/security.md).
  */
 import type { ApiClient } from '../apiclient/types.js';
-import { runReflector } from '../apiclient/reflector.js';
+import { ReflectedStore } from '../apiclient/reflected-store.js';
 import { serviceProblem, type Service, type ServiceLister } from '../kuberuntime/index.js';
 import { log } from '../util/log.js';
 
 export const SERVICES_PATH = '/api/v1/services';
 
-const key = (s: Service) => `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`;
+/** namespace/name; undefined for what is not an object (a DELETED event is not admitted first). */
+const key = (s: Service | null): string | undefined =>
+  typeof s === 'object' && s !== null ? `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}` : undefined;
 
 /** A Service fit for the env vars; a malformed one is logged (at most its first problem) and dropped. */
 function admit(s: Service): boolean {
@@ -32,40 +34,25 @@ function admit(s: Service): boolean {
 }
 
 export class ServiceCache implements ServiceLister {
-  private readonly abort = new AbortController();
-  private readonly services = new Map<string, Service>();
-  private listed = false;
+  private readonly store: ReflectedStore<Service>;
 
-  constructor(private readonly client: ApiClient) {}
+  constructor(client: ApiClient) {
+    this.store = new ReflectedStore<Service>({ client, path: SERVICES_PATH, what: 'services', key, admit });
+  }
 
   start(): void {
-    void runReflector<Service>({
-      client: this.client,
-      path: SERVICES_PATH,
-      what: 'services',
-      signal: this.abort.signal,
-      onList: (items) => {
-        this.services.clear();
-        for (const s of items) if (admit(s)) this.services.set(key(s), s);
-        this.listed = true;
-      },
-      onEvent: (type, s) => {
-        if (!admit(s)) return;
-        if (type === 'DELETED') this.services.delete(key(s));
-        else this.services.set(key(s), s);
-      },
-    });
+    this.store.start();
   }
 
   stop(): void {
-    this.abort.abort();
+    this.store.stop();
   }
 
   hasSynced(): boolean {
-    return this.listed;
+    return this.store.hasSynced();
   }
 
   list(): readonly Service[] {
-    return [...this.services.values()];
+    return this.store.list();
   }
 }

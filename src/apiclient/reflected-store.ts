@@ -1,0 +1,81 @@
+/**
+ * A keyed store kept by one reflector (client-go's informer store, reduced): the list replaces
+ * it, watch events add, change and delete entries. An object `admit` refuses never enters it
+ * (and a refused update of a known object leaves the last good copy). The RuntimeClass and
+ * Service caches of API server mode are each one of these.
+ */
+import { runReflector } from './reflector.js';
+import type { ApiClient } from './types.js';
+
+interface Meta {
+  metadata?: { resourceVersion?: string };
+}
+
+export interface ReflectedStoreOptions<T> {
+  client: ApiClient;
+  /** Collection path, e.g. /api/v1/services. */
+  path: string;
+  /** For logs. */
+  what: string;
+  /** The store key; objects without one are not stored. */
+  key(obj: T): string | undefined;
+  /** Whether an object may be stored; false drops it (the function logs why). */
+  admit(obj: T): boolean;
+  /** Called after every list. */
+  onList?(): void;
+}
+
+export class ReflectedStore<T extends Meta> {
+  private readonly abort = new AbortController();
+  private readonly items = new Map<string, T>();
+  private listed = false;
+
+  constructor(private readonly o: ReflectedStoreOptions<T>) {}
+
+  start(): void {
+    void runReflector<T>({
+      client: this.o.client,
+      path: this.o.path,
+      what: this.o.what,
+      signal: this.abort.signal,
+      onList: (items) => {
+        this.items.clear();
+        for (const obj of items) this.put(obj);
+        this.listed = true;
+        this.o.onList?.();
+      },
+      onEvent: (type, obj) => {
+        if (type !== 'DELETED') return this.put(obj);
+        const k = this.o.key(obj);
+        if (k !== undefined) this.items.delete(k);
+      },
+    });
+  }
+
+  stop(): void {
+    this.abort.abort();
+  }
+
+  /** Whether the first list has arrived. */
+  hasSynced(): boolean {
+    return this.listed;
+  }
+
+  get(key: string): T | undefined {
+    return this.items.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.items.has(key);
+  }
+
+  list(): T[] {
+    return [...this.items.values()];
+  }
+
+  private put(obj: T): void {
+    if (!this.o.admit(obj)) return;
+    const k = this.o.key(obj);
+    if (k !== undefined) this.items.set(k, obj);
+  }
+}
