@@ -5,7 +5,8 @@
  */
 import type { Pod } from '../api/types.js';
 import { podNames, podNamespace } from '../api/pod.js';
-import { podLogsDirectory } from '../util/pod-identity.js';
+import { isDns1123Label, podLogsDirectory } from '../util/pod-identity.js';
+import { KubeletError } from '../errors.js';
 import type {
   DNSConfig,
   NamespaceMode,
@@ -18,6 +19,12 @@ import { newPodAnnotations, newPodLabels } from './labels.js';
 import { podSysctls } from '../util/sysctl.js';
 
 const MAX_HOSTNAME_LENGTH = 63;
+const MAX_FQDN_LENGTH = 64;
+/** upstream's words (GeneratePodHostNameAndDomain with IsDNS1123Label's message). */
+const NOT_A_LABEL =
+  "is not a valid DNS label: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', " +
+  'and must start and end with an alphanumeric character (at most 63 characters)';
+const q = (v: string): string => JSON.stringify(v);
 
 export function namespacesForPod(pod: Pod): NamespaceOption {
   const pid: NamespaceMode = pod.spec?.hostPID ? 'NODE' : pod.spec?.shareProcessNamespace ? 'POD' : 'CONTAINER';
@@ -39,6 +46,12 @@ function truncateHostname(name: string): string {
  * a subdomain the domain `<subdomain>.<namespace>.svc.<clusterDomain>` (the managed /etc/hosts).
  */
 export function podHostnameAndDomain(pod: Pod, clusterDomain: string): { hostname: string; hostDomain: string } {
+  // The apiserver validates both; a pod that skipped it must not reach the runtime's hostname.
+  for (const [what, v] of [
+    ['Hostname', pod.spec?.hostname],
+    ['Subdomain', pod.spec?.subdomain],
+  ] as const)
+    if (v && !isDns1123Label(v)) throw new KubeletError('KTS_ERR_SANDBOX', `pod ${what} ${q(v)} ${NOT_A_LABEL}`);
   const hostname = truncateHostname(pod.spec?.hostname || pod.metadata?.name || '');
   const sub = pod.spec?.subdomain;
   return { hostname, hostDomain: sub ? `${sub}.${podNamespace(pod)}.svc.${clusterDomain}` : '' };
@@ -50,8 +63,21 @@ export function podHostnameAndDomain(pod: Pod, clusterDomain: string): { hostnam
  */
 export function podHostname(pod: Pod, clusterDomain: string): string {
   const { hostname, hostDomain } = podHostnameAndDomain(pod, clusterDomain);
-  if (pod.spec?.setHostnameAsFQDN && hostDomain && clusterDomain) return `${hostname}.${hostDomain}`;
-  return hostname;
+  return nodenameForKernel(hostname, clusterDomain ? hostDomain : '', pod.spec?.setHostnameAsFQDN === true);
+}
+
+/** upstream GetNodenameForKernel: the FQDN when asked for and there is a domain; 64 characters at most. */
+export function nodenameForKernel(hostname: string, hostDomain: string, setHostnameAsFQDN: boolean): string {
+  if (!setHostnameAsFQDN || !hostDomain) return hostname;
+  const fqdn = `${hostname}.${hostDomain}`;
+  // The kernel's hostname field holds 64 characters.
+  if (fqdn.length > MAX_FQDN_LENGTH)
+    throw new KubeletError(
+      'KTS_ERR_SANDBOX',
+      `failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long ` +
+        `(${MAX_FQDN_LENGTH} characters is the max, ${fqdn.length} characters requested)`,
+    );
+  return fqdn;
 }
 
 function toProtocol(p: string | undefined): Protocol {

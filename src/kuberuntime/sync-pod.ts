@@ -26,7 +26,7 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
-import type { DNSConfig, PodSandboxConfig, RuntimeService } from '../cri/types.js';
+import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
 import type { EventFields, EventRecorder } from '../events/types.js';
 import { containerEventRef, podEventRef } from '../events/refs.js';
 import type { ImageManager, PullSecret } from '../images/types.js';
@@ -347,12 +347,19 @@ async function prepareSandbox(
   // The pod directory holds the managed /etc/hosts. Kubelet.syncPod made it already; a runtime
   // manager driven on its own (tests, run-once) makes it here, with the same modes.
   if (deps.rootDir !== undefined) await makePodDataDirs(deps.rootDir, podUID(pod));
-  let dns: DNSConfig;
+  let sandboxConfig: PodSandboxConfig;
   try {
-    dns = await podDNS(pod, deps.dns);
+    sandboxConfig = generatePodSandboxConfig({
+      pod,
+      attempt: actions.attempt,
+      podLogsDir: deps.podLogsDir,
+      clusterDomain: deps.dns.clusterDomain,
+      dns: await podDNS(pod, deps.dns),
+      cgroupParent: deps.podCgroups.getPodContainerName(pod),
+    });
   } catch (err) {
-    // upstream: generatePodSandboxConfig fails (resolvConf unreadable); creating a sandbox
-    // reports it as FailedCreatePodSandBox, as any other sandbox failure.
+    // upstream: generatePodSandboxConfig fails (resolvConf unreadable, a hostname that is no DNS
+    // label); creating a sandbox reports it as FailedCreatePodSandBox, as any sandbox failure.
     if (actions.createSandbox)
       podEvent(deps, pod, {
         type: 'Warning',
@@ -361,14 +368,6 @@ async function prepareSandbox(
       });
     throw err;
   }
-  const sandboxConfig = generatePodSandboxConfig({
-    pod,
-    attempt: actions.attempt,
-    podLogsDir: deps.podLogsDir,
-    clusterDomain: deps.dns.clusterDomain,
-    dns,
-    cgroupParent: deps.podCgroups.getPodContainerName(pod),
-  });
   if (!actions.createSandbox) return { sandboxId: actions.sandboxId, sandboxConfig, podIPs: status.ips };
   let sandboxId: string;
   try {

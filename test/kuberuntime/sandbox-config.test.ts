@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildPodDNS, parseResolvConf } from '../../src/kuberuntime/dns.js';
-import { generatePodSandboxConfig, podHostname } from '../../src/kuberuntime/sandbox-config.js';
+import { generatePodSandboxConfig, nodenameForKernel, podHostname } from '../../src/kuberuntime/sandbox-config.js';
 import { container, makePod } from './helpers.js';
 
 const host = parseResolvConf(`# generated
@@ -122,6 +122,64 @@ describe('generatePodSandboxConfig', () => {
     const long = makePod({ name: `${'a'.repeat(62)}-bbbb` });
     assert.equal(podHostname(long, ''), 'a'.repeat(62));
   });
+});
+
+// upstream GeneratePodHostNameAndDomain's DNS-label checks (kubelet_pods.go) and GetNodenameForKernel's
+// 64-character limit: a pod the apiserver did not validate never reaches the runtime's hostname.
+describe('hostname a pod cannot set', () => {
+  const withSpec = (extra: Record<string, unknown>) => {
+    const pod = makePod();
+    Object.assign(pod.spec!, extra);
+    return pod;
+  };
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['hostname with a newline', { hostname: 'a\nb' }, /pod Hostname "a\\nb" is not a valid DNS label/],
+    ['hostname in capitals', { hostname: 'Web' }, /pod Hostname "Web" is not a valid DNS label/],
+    ['hostname of 64 characters', { hostname: 'a'.repeat(64) }, /pod Hostname "a{64}" is not a valid DNS label/],
+    ['subdomain with a dot', { subdomain: 'a.b' }, /pod Subdomain "a.b" is not a valid DNS label/],
+    [
+      'FQDN over 64 characters',
+      { hostname: 'h'.repeat(30), subdomain: 's'.repeat(30), setHostnameAsFQDN: true },
+      /FQDN h{30}\.s{30}\.default\.svc\.cluster\.local is too long \(64 characters is the max, 87 characters requested\)/,
+    ],
+  ];
+  for (const [name, extra, message] of cases)
+    it(name, () => assert.throws(() => podHostname(withSpec(extra), 'cluster.local'), { message }));
+
+  it('a valid FQDN of 64 characters is kept', () => {
+    const pod = withSpec({ hostname: 'h'.repeat(21), subdomain: 's'.repeat(16), setHostnameAsFQDN: true });
+    assert.equal(podHostname(pod, 'cluster.local').length, 64);
+  });
+});
+
+// upstream pkg/kubelet/util/util_test.go TestGetNodenameForKernel, case for case.
+describe('nodenameForKernel (upstream TestGetNodenameForKernel)', () => {
+  const long = { hostname: '1234567.1234567', hostDomain: '1234567.1234567.1234567.1234567.1234567.1234567.1234567' };
+  const cases: Array<[string, string, string, boolean, string | RegExp]> = [
+    ['no hostDomain, setHostnameAsFQDN false', 'test.pod.hostname', '', false, 'test.pod.hostname'],
+    ['no hostDomain, setHostnameAsFQDN true', 'test.pod.hostname', '', true, 'test.pod.hostname'],
+    [
+      'valid hostDomain, setHostnameAsFQDN false',
+      'test.pod.hostname',
+      'svc.subdomain.local',
+      false,
+      'test.pod.hostname',
+    ],
+    [
+      'valid hostDomain, setHostnameAsFQDN true',
+      'test.pod.hostname',
+      'svc.subdomain.local',
+      true,
+      'test.pod.hostname.svc.subdomain.local',
+    ],
+    ['FQDN is too long, setHostnameAsFQDN false', long.hostname, long.hostDomain, false, long.hostname],
+    ['FQDN is too long, setHostnameAsFQDN true', long.hostname, long.hostDomain, true, /is too long \(64 characters/],
+  ];
+  for (const [name, hostname, hostDomain, fqdn, want] of cases)
+    it(name, () => {
+      if (typeof want === 'string') assert.equal(nodenameForKernel(hostname, hostDomain, fqdn), want);
+      else assert.throws(() => nodenameForKernel(hostname, hostDomain, fqdn), { message: want });
+    });
 });
 
 describe('sysctls', () => {
