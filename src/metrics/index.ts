@@ -25,6 +25,25 @@ const podStartBuckets = [
 ];
 
 export const metrics = {
+  credentialProviderPluginErrors: new Counter({
+    name: 'kubelet_credential_provider_plugin_errors_total',
+    help: 'Number of errors from credential provider plugin',
+    labelNames: ['plugin_name'] as const,
+    registers: [registry],
+  }),
+  credentialProviderPluginDuration: new Histogram({
+    name: 'kubelet_credential_provider_plugin_duration',
+    help: 'Duration of execution in seconds for credential provider plugin',
+    labelNames: ['plugin_name'] as const,
+    buckets: [...DEF_BUCKETS],
+    registers: [registry],
+  }),
+  credentialProviderConfigInfo: new Gauge({
+    name: 'kubelet_credential_provider_config_info',
+    help: 'Information about the last applied credential provider configuration with hash as label',
+    labelNames: ['hash'] as const,
+    registers: [registry],
+  }),
   certificateManagerServerTtl: new Gauge({
     name: 'kubelet_certificate_manager_server_ttl_seconds',
     help: "Gauge of the shortest TTL (time-to-live) of the Kubelet's serving certificate. The value is in seconds until certificate expiry (negative if already expired).",

@@ -8,6 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { metrics } from '../../src/metrics/index.js';
 import {
   ExternalCredentialProviderKeyring,
   PluginProvider,
@@ -228,4 +230,32 @@ test('upstream RegisterCredentialProviderPlugins: bin dir and executables are ch
   );
   writePlugin(bin, 'mine', 'exit 0');
   assert.equal(registerCredentialProviderPlugins(cfg, bin).length, 1);
+});
+
+// upstream pkg/credentialprovider/plugin/metrics_test.go (TestKubeletCredentialProviderPluginErrors,
+// TestKubeletCredentialProviderPluginDuration, TestKubeletCredentialProviderConfigInfo) and the
+// config hash of readCredentialProviderConfig: length-prefixed file bytes, `sha256:<hex>`.
+test('credential provider metrics: config hash, per-plugin duration and errors', async () => {
+  const dir = testTempDir('kts-credplugin-metrics-');
+  const cfg = join(dir, 'config.yaml');
+  const text = `apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n- name: m1\n  matchImages: ["r.io"]\n  defaultCacheDuration: 1m\n  apiVersion: ${V1}\n`;
+  writeFileSync(cfg, text);
+  writePlugin(dir, 'm1', 'exit 0');
+  registerCredentialProviderPlugins(cfg, dir);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64BE(BigInt(Buffer.byteLength(text)));
+  const want = `sha256:${createHash('sha256').update(len).update(text).digest('hex')}`;
+  const info = await metrics.credentialProviderConfigInfo.get();
+  assert.deepEqual(
+    info.values.map((v) => [v.labels.hash, v.value]),
+    [[want, 1]],
+  );
+  writePlugin(dir, 'm2', 'exit 4');
+  const p = { ...provider(['r.io']), name: 'm2' };
+  await assert.rejects(execPlugin(dir, p)('r.io/app'), /exit status 4/);
+  const errors = await metrics.credentialProviderPluginErrors.get();
+  assert.equal(errors.values.find((v) => v.labels.plugin_name === 'm2')?.value, 1);
+  const duration = await metrics.credentialProviderPluginDuration.get();
+  const count = duration.values.find((v) => v.metricName?.endsWith('_count') && v.labels.plugin_name === 'm2');
+  assert.equal(count?.value, 1);
 });

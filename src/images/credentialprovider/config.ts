@@ -9,6 +9,7 @@
  * KubeletServiceAccountTokenForCredentialProviders, beta and on by default in 1.35) is not
  * implemented: a provider that sets it is refused, naming the field, rather than run without it.
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { ConfigError, errorMessage } from '../../errors.js';
@@ -190,4 +191,20 @@ export function readCredentialProviderConfig(path: string): CredentialProvider[]
     problems.push(`${path}: providers: Required value: at least 1 item in plugins is required`);
   if (problems.length > 0) throw new ConfigError(problems.map((p) => `--image-credential-provider-config: ${p}`));
   return providers;
+}
+
+/**
+ * upstream readCredentialProviderConfig's hash, for kubelet_credential_provider_config_info:
+ * SHA-256 over each config file (sorted, as read) prefixed by its length as a big-endian uint64,
+ * written `sha256:<hex>` as image digests are.
+ */
+export function credentialProviderConfigHash(path: string): string {
+  const hasher = createHash('sha256');
+  for (const file of configFiles(path)) {
+    const data = readFileSync(file);
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64BE(BigInt(data.length));
+    hasher.update(len).update(data);
+  }
+  return `sha256:${hasher.digest('hex')}`;
 }

@@ -25,7 +25,8 @@ import {
   type DockerConfig,
   type DockerKeyring,
 } from '../keyring.js';
-import { readCredentialProviderConfig, type CredentialProvider } from './config.js';
+import { credentialProviderConfigHash, readCredentialProviderConfig, type CredentialProvider } from './config.js';
+import { metrics } from '../../metrics/index.js';
 
 /** A plugin that failed or answered badly (logged; the pull goes on without its credentials). */
 export class CredentialProviderError extends kubeletErrorClass('KTS_ERR_IMAGE_PULL') {}
@@ -98,8 +99,8 @@ function killGroup(child: ChildProcess): void {
 export function execPlugin(binDir: string, provider: CredentialProvider, timeoutMs = PLUGIN_TIMEOUT_MS): ExecPlugin {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const { name, value } of provider.env) env[name] = value;
-  return (image) =>
-    new Promise((resolve, reject) => {
+  const run = (image: string) =>
+    new Promise<CredentialProviderResponse>((resolve, reject) => {
       const child = spawn(join(binDir, provider.name), provider.args, {
         env,
         stdio: ['pipe', 'pipe', 'pipe'],
@@ -142,6 +143,22 @@ export function execPlugin(binDir: string, provider: CredentialProvider, timeout
       child.stdin.on('error', () => undefined); // a plugin that exits without reading stdin
       child.stdin.end(JSON.stringify({ apiVersion: provider.apiVersion, kind: 'CredentialProviderRequest', image }));
     });
+  return instrumented(provider.name, run);
+}
+
+/** upstream ExecPlugin's metrics: every run's duration, and each failed run, by plugin name. */
+function instrumented(name: string, run: ExecPlugin): ExecPlugin {
+  return async (image) => {
+    const end = metrics.credentialProviderPluginDuration.startTimer({ plugin_name: name });
+    try {
+      return await run(image);
+    } catch (err) {
+      metrics.credentialProviderPluginErrors.inc({ plugin_name: name });
+      throw err;
+    } finally {
+      end();
+    }
+  };
 }
 
 interface CacheEntry {
@@ -262,5 +279,7 @@ export function registerCredentialProviderPlugins(configPath: string, binDir: st
         `--image-credential-provider-bin-dir: plugin binary executable ${bin} did not exist or is not executable`,
     );
   if (missing.length > 0) throw new ConfigError(missing);
+  metrics.credentialProviderConfigInfo.reset();
+  metrics.credentialProviderConfigInfo.set({ hash: credentialProviderConfigHash(configPath) }, 1);
   return providers.map((p) => new PluginProvider(p, execPlugin(binDir, p)));
 }
