@@ -133,8 +133,10 @@ class RealImageManager implements ImageManager {
   private async mayUsePresent(req: PullRequest, imageRef: string): Promise<string | undefined> {
     const { pullManager, keyring } = this.state;
     if (!pullManager) return `Container image "${req.image}" already present on machine`;
-    const creds = await lookupTracked(req.pullSecrets, keyring, repoToPull(req.image));
-    const podSecrets = creds.flatMap((c) => (c.source ? [pullSecretOf(c)] : []));
+    const podSecrets = async () => {
+      const creds = await lookupTracked(req.pullSecrets, keyring, repoToPull(req.image));
+      return creds.flatMap((c) => (c.source ? [pullSecretOf(c)] : []));
+    };
     const must = await pullManager.mustAttemptImagePull(req.image, imageRef, podSecrets);
     return must
       ? undefined

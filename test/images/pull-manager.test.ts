@@ -297,7 +297,24 @@ describe('MustAttemptImagePull (upstream TestFileBasedImagePullManager_MustAttem
       writeFileSync(join(store.pulledDir, cacheFilename('corrupt')), '{not json');
       const m = new PullManager({ store, requireVerification: verificationPolicy(policy, ['docker.io/testing/*']) });
       assert.equal(await m.mustAttemptImagePull(image, ref, secrets), want);
+      // upstream GetPodCredentials: the same answer when the secrets are looked up lazily.
+      assert.equal(await m.mustAttemptImagePull(image, ref, async () => secrets), want);
     });
+
+  it('the lazy lookup of the pod secrets is not made when no record needs them', async () => {
+    const store = await seed(testTempDir('kts-pullmgr-'));
+    let lookups = 0;
+    const lookup = async () => {
+      lookups++;
+      return [exact];
+    };
+    const never = new PullManager({ store, requireVerification: verificationPolicy('NeverVerify') });
+    assert.equal(await never.mustAttemptImagePull(IMG, 'testimageref', lookup), false);
+    assert.equal(lookups, 0);
+    const always = new PullManager({ store, requireVerification: verificationPolicy('AlwaysVerify') });
+    assert.equal(await always.mustAttemptImagePull(IMG, 'testimageref', lookup), false);
+    assert.equal(lookups, 1);
+  });
 
   it('a match by hash with new coordinates is written to the record (upstream writes while matching)', async () => {
     const store = await seed(testTempDir('kts-pullmgr-'));

@@ -22,6 +22,13 @@ export interface ListedImage {
   repoDigests: string[];
 }
 
+/**
+ * The pod's pull secrets for the image, or (upstream GetPodCredentials) a function that looks them
+ * up: the keyring (and so any credential provider plugin) is asked only when a record must be
+ * compared with them, not for every present image.
+ */
+export type PodSecrets = readonly ImagePullSecret[] | (() => Promise<readonly ImagePullSecret[]>);
+
 /** upstream ImagePullManager. */
 export interface ImagePullManager {
   /** Before a pull; a failure to write fails the pull. */
@@ -30,7 +37,7 @@ export interface ImagePullManager {
   recordImagePulled(image: string, imageRef: string, credentials?: ImagePullCredentials): Promise<void>;
   recordImagePullFailed(image: string): Promise<void>;
   /** Whether `image` (present as `imageRef`) must be pulled again with `podSecrets`. */
-  mustAttemptImagePull(image: string, imageRef: string, podSecrets: readonly ImagePullSecret[]): Promise<boolean>;
+  mustAttemptImagePull(image: string, imageRef: string, podSecrets: PodSecrets): Promise<boolean>;
   /** Image GC: drops the records of images no longer on the node, last updated before `until`. */
   pruneUnknownRecords(imageRefs: readonly string[], until: Date): Promise<void>;
 }
@@ -145,11 +152,7 @@ export class PullManager implements ImagePullManager {
     return this.dropIntent(image);
   }
 
-  async mustAttemptImagePull(
-    image: string,
-    imageRef: string,
-    podSecrets: readonly ImagePullSecret[],
-  ): Promise<boolean> {
+  async mustAttemptImagePull(image: string, imageRef: string, podSecrets: PodSecrets): Promise<boolean> {
     if (!imageRef) return true;
     let record: ImagePulledRecord | undefined;
     let pulledByKubelet: boolean;
@@ -165,7 +168,8 @@ export class PullManager implements ImagePullManager {
     if (!cached) return true;
     if (cached.nodePodsAccessible) return false;
     const recorded = cached.kubernetesSecrets ?? [];
-    for (const pod of podSecrets)
+    if (recorded.length === 0) return true;
+    for (const pod of typeof podSecrets === 'function' ? await podSecrets() : podSecrets)
       for (const rec of recorded) {
         const hashMatch = rec.credentialHash.length > 0 && rec.credentialHash === pod.credentialHash;
         const coordMatch = sameCoordinates(rec, pod);
