@@ -67,7 +67,7 @@ const KUBELET_MORE: Readonly<Record<string, GateSpec>> = {
   ),
   DisableNodeKubeProxyVersion: g(true, 'DEPRECATED', 'on', 'status.nodeInfo.kubeProxyVersion is always left empty'),
   // Default on, behaviour missing: gaps (docs/differences.md); false is what we do.
-  PreventStaticPodAPIReferences: g(true, 'BETA', 'off', `refusing static pods that reference API objects is ${NO}`),
+  PreventStaticPodAPIReferences: g(true, 'BETA', 'on', 'static pods that reference API objects are always refused'),
   ReloadKubeletServerCertificateFile: g(true, 'BETA', 'off', `reloading a changed tlsCertFile is ${NO}`),
   // Nothing here changes with them: no CPU/topology manager policies, CSI volumes, SELinux
   // relabelling or pod resources API in kubelet-ts; the Windows gates act on Windows nodes only.

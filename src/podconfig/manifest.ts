@@ -5,6 +5,7 @@
  */
 import { isScalar, parseAllDocuments } from 'yaml';
 import { ManifestError, errorMessage } from '../errors.js';
+import { apiObjectReference } from './api-references.js';
 import type { Pod } from '../api/types.js';
 import { isObj, setPodDefaults, type Obj } from './defaults.js';
 import { isDns1123Subdomain, summarizeProblems, validatePod, type Problem } from './validation.js';
@@ -153,6 +154,12 @@ function decodeEither(text: string, where: string): { list: boolean; pods: Pod[]
   return { list: true, pods };
 }
 
+/** PreventStaticPodAPIReferences (see api-references.ts), with upstream's message. */
+function refuseAPIReferences(pod: Pod, where: string, field: string): void {
+  const resource = apiObjectReference(pod);
+  if (resource) throw new ManifestError(where, `static pods may not reference ${resource}`, field);
+}
+
 function checkGeneratedName(pod: Pod, where: string, field: string): void {
   const name = pod.metadata!.name!;
   if (!isDns1123Subdomain(name)) {
@@ -170,6 +177,7 @@ function checkGeneratedName(pod: Pod, where: string, field: string): void {
  */
 export function decodeStaticPodManifest(text: string, opts: { file: string; nodeName: string }): Pod {
   const pod = decodeSinglePod(text, opts.file);
+  refuseAPIReferences(pod, opts.file, 'spec');
   applyStaticPodIdentity(pod, { source: opts.file, nodeName: opts.nodeName, kind: FileSource });
   checkGeneratedName(pod, opts.file, 'metadata.name');
   return pod;
@@ -179,6 +187,7 @@ export function decodeStaticPodManifest(text: string, opts: { file: string; node
 export function decodeUrlManifest(text: string, opts: { url: string; nodeName: string }): Pod[] {
   const { list, pods } = decodeEither(text, opts.url);
   pods.forEach((pod, i) => {
+    refuseAPIReferences(pod, opts.url, list ? `items[${i}].spec` : 'spec');
     applyStaticPodIdentity(pod, { source: opts.url, nodeName: opts.nodeName, kind: HTTPSource });
     checkGeneratedName(pod, opts.url, list ? `items[${i}].metadata.name` : 'metadata.name');
   });

@@ -127,7 +127,6 @@ test('the gaps are the default-on gates whose behaviour is missing (docs/differe
     'KubeletPodResourcesDynamicResources',
     'KubeletPodResourcesGet',
     'PodObservedGenerationTracking',
-    'PreventStaticPodAPIReferences',
     'ProcMountType',
     'RecursiveReadOnlyMounts',
     'ReloadKubeletServerCertificateFile',
