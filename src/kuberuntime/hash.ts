@@ -1,20 +1,118 @@
 /**
- * The container spec hash (upstream kubecontainer.HashContainer). It is stored on each container
- * as an annotation; when the spec's hash no longer matches, computePodActions restarts the
- * container. It must therefore be stable across agent restarts and Node versions: we hash a
- * canonical JSON of the whole V1Container (keys sorted, empty values dropped as Go's omitempty
- * would, so `env: []` and a missing `env` hash alike).
+ * The container spec hash, bit for bit upstream's kubecontainer.HashContainer (v1.31 and later,
+ * v1.35 included), so that a node taken over from the upstream kubelet keeps its containers: the
+ * `io.kubernetes.container.hash` annotation upstream wrote is the one we compute.
+ *
+ * Upstream hashes only the fields a container may change while it lives (pickFieldsToHash: name
+ * and image); everything else in a container is immutable on the API, and resources change in
+ * place (resize). The steps, each matched here:
+ *   1. json.Marshal(map[string]string{"name", "image"}): keys sorted, Go's string escaping;
+ *   2. hashutil.DeepHashObject: go-spew's `%#v` of that []byte, `([]uint8)[123 34 ...]` (the
+ *      formatter, not Sdump: no length, capacity or hex dump), written into FNV-32a;
+ *   3. strconv.FormatUint(sum, 16): lowercase hex without leading zeros.
+ * Checked against upstream's own vectors (test/kuberuntime/upstream-hash-table.test.ts).
+ *
+ * Containers created by kubelet-ts before this change carry our old hash (16 hex digits of
+ * SHA-256 over the whole container); containerHashMatches still accepts it when the spec is
+ * unchanged, so upgrading the agent restarts nothing.
  */
 import { createHash } from 'node:crypto';
 import type { Container } from '../api/types.js';
 
-/** 16 lowercase hex digits (64 bits of SHA-256 over the canonical JSON). */
+const FNV32_OFFSET = 0x811c9dc5;
+const FNV32_PRIME = 0x01000193;
+const SPACE = 0x20;
+const DIGIT_0 = 0x30;
+
+/** upstream HashContainer, as strconv.FormatUint(hash, 16) writes it into the annotation. */
 export function hashContainer(container: Container): string {
-  return createHash('sha256').update(canonicalJson(container)).digest('hex').slice(0, 16);
+  return deepHashJson(goMarshalNameImage(container)).toString(16);
+}
+
+/**
+ * Whether a container's annotated hash says it runs this spec. An upstream hash is compared as
+ * the number upstream parses (ParseUint base 16, so leading zeros and upper case do not matter);
+ * our pre-upstream hash (exactly 16 digits) by recomputing it from the spec.
+ */
+export function containerHashMatches(container: Container, annotated: string): boolean {
+  if (!/^[0-9a-f]+$/i.test(annotated)) return false;
+  const want = hashContainer(container);
+  if (BigInt(`0x${annotated}`) === BigInt(`0x${want}`)) return true;
+  return annotated.length === LEGACY_HASH_DIGITS && annotated.toLowerCase() === legacyHashContainer(container);
+}
+
+/** json.Marshal(pickFieldsToHash(container)): a map, so the keys come sorted. */
+function goMarshalNameImage(container: Container): Buffer {
+  const json = `{"image":${goJsonString(container.image ?? '')},"name":${goJsonString(container.name ?? '')}}`;
+  // Lone UTF-16 surrogates become U+FFFD here, as Go's decoder made them when it read the pod.
+  return Buffer.from(json, 'utf8');
+}
+
+/** The escapes of Go's encoding/json (HTML-safe, as json.Marshal is) for one string. */
+export function goJsonString(s: string): string {
+  let out = '"';
+  for (const ch of s) out += GO_ESCAPES[ch] ?? (ch < ' ' ? unicodeEscape(ch) : ch);
+  return `${out}"`;
+}
+
+const GO_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '<': '\\u003c',
+  '>': '\\u003e',
+  '&': '\\u0026',
+  '\u2028': '\\u2028',
+  '\u2029': '\\u2029',
+};
+
+function unicodeEscape(ch: string): string {
+  return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/** hashutil.DeepHashObject(fnv.New32a(), jsonBytes): FNV-32a of spew's `([]uint8)[b0 b1 ...]`. */
+export function deepHashJson(json: Uint8Array): number {
+  let h = feed(FNV32_OFFSET, '([]uint8)[');
+  json.forEach((byte, i) => {
+    if (i > 0) h = fnvByte(h, SPACE);
+    h = feedDecimal(h, byte);
+  });
+  return feed(h, ']');
+}
+
+function fnvByte(h: number, byte: number): number {
+  return Math.imul(h ^ byte, FNV32_PRIME) >>> 0;
+}
+
+/** ASCII text only. */
+function feed(h: number, text: string): number {
+  for (let i = 0; i < text.length; i++) h = fnvByte(h, text.charCodeAt(i));
+  return h;
+}
+
+function feedDecimal(h: number, n: number): number {
+  if (n >= 100) h = fnvByte(h, DIGIT_0 + Math.floor(n / 100));
+  if (n >= 10) h = fnvByte(h, DIGIT_0 + (Math.floor(n / 10) % 10));
+  return fnvByte(h, DIGIT_0 + (n % 10));
+}
+
+const LEGACY_HASH_DIGITS = 16;
+
+/**
+ * The hash kubelet-ts wrote before it followed upstream: the first 16 hex digits of SHA-256 over
+ * a canonical JSON of the whole container. Kept only to recognise containers created by those
+ * versions; never written any more.
+ */
+export function legacyHashContainer(container: Container): string {
+  return createHash('sha256').update(canonicalJson(container)).digest('hex').slice(0, LEGACY_HASH_DIGITS);
 }
 
 /** JSON with sorted keys and without undefined, null, empty arrays and empty objects. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   return JSON.stringify(canonicalize(value) ?? null);
 }
 

@@ -14,7 +14,7 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import { isRestartableInitContainer } from '../api/pod.js';
-import { hashContainer } from './hash.js';
+import { containerHashMatches } from './hash.js';
 import type { ContainerRuntimeStatus, PodRuntimeStatus } from './types.js';
 
 /** Newest status of the container called name (containerStatuses are newest first). */
@@ -122,7 +122,7 @@ export function computeInitContainerActions(
         }
         if (i === inits.length - 1) initialized = true;
         else if (!previouslyInitialized) out.toStart.push(i + 1);
-        if (s.hash !== hashContainer(c)) {
+        if (!containerHashMatches(c, s.hash)) {
           out.toKill.push({
             status: s,
             container: c,

@@ -46,7 +46,7 @@ export interface LabeledContainerInfo {
 
 /** What the annotations say about a container (upstream annotatedContainerInfo). */
 export interface AnnotatedContainerInfo {
-  /** '' when absent or malformed: compares unequal to every spec hash, so the container restarts. */
+  /** As written (hex); '' when absent or malformed, which matches no spec, so the container restarts. */
   hash: string;
   restartCount: number;
   podDeletionGracePeriod?: number;
@@ -179,15 +179,18 @@ function bad(key: string, value: string, why: string): string {
   return `annotation ${key}=${JSON.stringify(value)}: ${why}`;
 }
 
+/** What upstream's strconv.ParseUint(v, 16, 64) accepts: hex digits of either case, at most 64 bits. */
 function readHash(a: Labels, errors: string[]): string {
   const v = a[ContainerHashAnnotation];
   if (v === undefined) return '';
-  if (!/^[0-9a-f]+$/.test(v)) {
-    errors.push(bad(ContainerHashAnnotation, v, 'not a lowercase hexadecimal hash'));
+  if (!/^[0-9a-f]+$/i.test(v) || BigInt(`0x${v}`) > MAX_UINT64) {
+    errors.push(bad(ContainerHashAnnotation, v, 'not a hexadecimal hash of at most 64 bits'));
     return '';
   }
   return v;
 }
+
+const MAX_UINT64 = (1n << 64n) - 1n;
 
 function readInt(a: Labels, key: string, errors: string[]): number | undefined {
   const v = a[key];

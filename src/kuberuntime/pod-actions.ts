@@ -9,7 +9,7 @@ import type { Container, Pod } from '../api/types.js';
 import { formatPod, podFullName, podUID } from '../api/pod.js';
 import type { BackoffView } from '../util/backoff.js';
 import { formatGoDuration } from '../util/backoff.js';
-import { hashContainer } from './hash.js';
+import { containerHashMatches, hashContainer } from './hash.js';
 import {
   computeInitContainerActions,
   findContainerStatusByName,
@@ -246,7 +246,7 @@ function computeOneContainer(
   let message: string;
   let reason: ContainerKillReason;
   const probe = opts.probeFailure?.(s.id);
-  if (s.hash !== hashContainer(container)) {
+  if (!containerHashMatches(container, s.hash)) {
     message = `Container ${container.name} definition changed`;
     reason = 'SpecChanged';
     // A changed spec restarts the container whatever the restart policy says.

@@ -1,6 +1,6 @@
 /**
  * The runtime manager against real containerd (the shared test daemon): pods reach running via
- * syncPod, restarts and spec changes, killPod within the grace period, adoption by labels from a
+ * syncPod, restarts and image changes, killPod within the grace period, adoption by labels from a
  * fresh manager, and garbage collection.
  *
  * The daemon is shared with other test files, so every manager here sees the runtime through
@@ -185,9 +185,10 @@ describe('kuberuntime against containerd', () => {
     );
   });
 
-  it('a spec change restarts the container', TIMEOUT, async () => {
+  it('an image change restarts the container', TIMEOUT, async () => {
     const before = newest(await status(netPod), 'a')!;
-    netPod.spec!.containers[0] = busybox('a', `echo changed; ${SLEEPER}`);
+    // The same image by another reference (no tag: latest): a new image, so a new spec hash.
+    netPod.spec!.containers[0] = { ...busybox('a', SLEEPER), image: TEST_IMAGES.busybox.replace(/:latest$/, '') };
     await sync(netPod);
     const st = await waitFor('new a running', async () => {
       const s = await status(netPod);

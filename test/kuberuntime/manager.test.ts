@@ -12,6 +12,7 @@ import type { Pod } from '../../src/api/types.js';
 import { CriError, KubeletError } from '../../src/errors.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { hashContainer } from '../../src/kuberuntime/hash.js';
 import { createVolumeManager, type VolumeManager } from '../../src/volume/index.js';
 import { createRecorder, type Recorder } from '../../src/events/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
@@ -188,17 +189,17 @@ describe('syncPod', () => {
     assert.match(r.waiting.get('a')!.message, /^back-off 20s /);
   });
 
-  it('a spec change kills the old container with the pod grace period and starts the new spec', async () => {
+  it('an image change kills the old container with the pod grace period and starts the new spec', async () => {
     const pod = makePod({ containers: [container('a')] });
     pod.spec!.terminationGracePeriodSeconds = 7;
     await sync(pod);
     const old = fake.containersNamed('a')[0]!;
-    pod.spec!.containers[0]!.command = ['sleep', '99'];
+    pod.spec!.containers[0]!.image = 'busybox:1.37';
     await sync(pod);
     assert.equal(old.state, 'CONTAINER_EXITED');
     assert.equal(old.stoppedWithGrace, 7);
     const fresh = fake.containersNamed('a')[1]!;
-    assert.deepEqual(fresh.config.command, ['sleep', '99']);
+    assert.equal(fresh.config.annotations['io.kubernetes.container.hash'], hashContainer(pod.spec!.containers[0]!));
     assert.equal(fresh.state, 'CONTAINER_RUNNING');
   });
 
@@ -419,7 +420,7 @@ describe('getPods / getPodStatus', () => {
       { uid: 'uid-1234', name: 'web', namespace: 'default' },
     );
     assert.deepEqual(pods[0]!.containers.map((c) => c.name).sort(), ['a', 'b']);
-    assert.equal(pods[0]!.containers[0]!.hash.length, 16);
+    assert.equal(pods[0]!.containers[0]!.hash, hashContainer(container(pods[0]!.containers[0]!.name)));
     // Nothing to do for the same spec after adoption.
     const before = fake.calls.length;
     const r = await fresh.syncPod(makePod(), await fresh.getPodStatus('uid-1234', 'web', 'default'));

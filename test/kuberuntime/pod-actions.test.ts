@@ -110,10 +110,16 @@ const cases: Case[] = [
     want: { killPod: false, createSandbox: false, sandboxId: 'sb1', start: [], kill: [] },
   },
   {
-    name: 'spec hash changed: kill and restart that container',
-    pod: makePod({ containers: [container('a', { command: ['sleep', '5'] }), b] }),
+    name: 'image changed (a new spec hash): kill and restart that container',
+    pod: makePod({ containers: [container('a', { image: 'busybox:1.37' }), b] }),
     status: podStatus(ready, running),
     want: { killPod: false, createSandbox: false, start: [0], kill: ['a:SpecChanged'] },
+  },
+  {
+    name: 'a change outside name and image keeps the container (upstream pickFieldsToHash)',
+    pod: makePod({ containers: [container('a', { command: ['sleep', '5'], resources: { limits: { cpu: '1' } } }), b] }),
+    status: podStatus(ready, running),
+    want: { killPod: false, createSandbox: false, sandboxId: 'sb1', start: [], kill: [] },
   },
   {
     name: 'spec hash changed under restartPolicy Never: still restarted',
@@ -324,7 +330,7 @@ describe('computePodActions', () => {
 
   it('messages say why a container is killed', () => {
     const got = computePodActions(
-      makePod({ containers: [container('a', { args: ['x'] }), b] }),
+      makePod({ containers: [container('a', { image: 'busybox:1.37' }), b] }),
       podStatus(ready, running),
     );
     assert.equal(got.containersToKill[0]!.message, 'Container a definition changed, will be restarted');
@@ -379,7 +385,7 @@ describe('computePodActions back-off', () => {
   });
 
   it('a changed spec has its own back-off key', () => {
-    const changed = makePod({ containers: [container('a', { command: ['sh'] }), b] });
+    const changed = makePod({ containers: [container('a', { image: 'busybox:1.37' }), b] });
     assert.notEqual(restartBackOffKey(changed, changed.spec!.containers[0]!), key);
   });
 
