@@ -63,8 +63,11 @@ class ApiStatusManager implements StatusManager {
     this.deps.base.setPodStatus(pod, status);
     const uid = pod.metadata?.uid;
     if (!uid) return;
+    // Updated in place: a sync in flight records what it sent on this same entry, so a status set
+    // meanwhile is compared with it (a new object would forget it and patch the same status again).
     const prev = this.entries.get(uid);
-    this.entries.set(uid, { ...prev, pod, status });
+    if (prev) Object.assign(prev, { pod, status });
+    else this.entries.set(uid, { pod, status });
     this.dirty.add(uid);
     this.kick();
   }

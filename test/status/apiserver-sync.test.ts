@@ -1,0 +1,37 @@
+/**
+ * The API status sync's bookkeeping of what it sent: a status set again while its patch is still
+ * in flight is not patched a second time (a race the nodestatus test hit under load).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Pod } from '../../src/api/types.js';
+import type { ApiClient } from '../../src/apiclient/types.js';
+import { createApiStatusManager, createStatusManager } from '../../src/status/index.js';
+
+test('a status set again while its patch is in flight is not patched twice', async () => {
+  const sent: unknown[] = [];
+  let release: () => void = () => undefined;
+  const client = {
+    request: (req: { body?: unknown }) => {
+      sent.push(req.body);
+      return new Promise((resolve) => (release = () => resolve({ statusCode: 200, body: {} })));
+    },
+  } as unknown as ApiClient;
+  const sm = createApiStatusManager({ client, base: createStatusManager(), retryMs: 10 });
+  try {
+    const pod = { metadata: { name: 'p', namespace: 's', uid: 'u1' }, spec: { containers: [] } } as Pod;
+    const status = { phase: 'Running' as const };
+    sm.setPodStatus(pod, status);
+    assert.equal(sent.length, 1, 'the first status is patched at once');
+    sm.setPodStatus(pod, { ...status });
+    release();
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(sent.length, 1, 'the same status, set during the patch, is not sent again');
+    sm.setPodStatus(pod, { phase: 'Succeeded' });
+    await new Promise((r) => setTimeout(r, 10));
+    release();
+    assert.equal(sent.length, 2, 'a changed status is');
+  } finally {
+    sm.stop();
+  }
+});
