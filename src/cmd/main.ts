@@ -127,6 +127,11 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const kc = config.kubelet;
   const rootDir = config.flags.rootDir;
   const cgroupRoot = kc.cgroupRoot || '/';
+  // upstream NodeAddress: the given --node-ip (validated: on a host interface, refused at once
+  // when it is not) or the detected IP.
+  const nodeIPs = resolveNodeIPs({ nodeIPs: config.flags.nodeIPs, hostnameOverride: config.flags.hostnameOverride });
+  const hostIPs = hostIPsOf(nodeIPs);
+  const hostIP = hostIPs[0] ?? '';
   await setupDataDirs(rootDir);
   await mkdir(kc.podLogsDir, { recursive: true });
   reportNative();
@@ -152,10 +157,6 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     cgroupDriver === 'systemd' && kc.cgroupsPerQOS
       ? await connectSystemdSlices({ fromRuntime: driverChoice.from === 'runtime' })
       : undefined;
-  // upstream NodeAddress: the given --node-ip (validated: on a host interface) or the detected IP.
-  const nodeIPs = resolveNodeIPs({ nodeIPs: config.flags.nodeIPs, hostnameOverride: config.flags.hostnameOverride });
-  const hostIPs = hostIPsOf(nodeIPs);
-  const hostIP = hostIPs[0] ?? '';
   const node = computeNodeInfo({
     nodeName: config.nodeName,
     maxPods: kc.maxPods,
