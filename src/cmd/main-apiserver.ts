@@ -46,7 +46,8 @@ import { ServiceCache } from '../apimode/service-cache.js';
 export interface ApiModeInput {
   config: Config;
   node: NodeInfo;
-  hostIP: string;
+  /** The node's IPs (resolveNodeIPs): its InternalIP addresses. */
+  nodeIPs: readonly string[];
   runtimeVersion: Runtime['version'];
   images: ImageService;
   recorder: Recorder;
@@ -119,14 +120,14 @@ export const SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 
 /**
  * serverTLSBootstrap: the main port's certificate comes from the certificates API (signer
- * kubernetes.io/kubelet-serving, the node's name and IP as SANs) and is rotated like the client
+ * kubernetes.io/kubelet-serving, the node's name and IPs as SANs) and is rotated like the client
  * one; each issued pair goes to the running server at once. Until the first one is issued (a
  * serving CSR waits for the cluster's approver) the self-signed pair serves.
  */
 export function servingCertificateRotation(
   config: Config,
   clients: ApiClients,
-  hostIP: string | undefined,
+  nodeIPs: readonly string[],
   servers: { setServingPair(cert: Buffer, key: Buffer): void },
 ): CertificateRotation | undefined {
   if (config.kubelet.tlsCertFile) {
@@ -150,7 +151,7 @@ export function servingCertificateRotation(
     signerName: SERVING_SIGNER,
     subject: { commonName: `system:node:${config.nodeName}`, organizations: ['system:nodes'] },
     usages: (keyPem) => nodeCertUsages(keyPem, 'server auth'),
-    altNames: () => ({ dnsNames: [config.nodeName], ips: hostIP ? [hostIP] : [] }),
+    altNames: () => ({ dnsNames: [config.nodeName], ips: [...nodeIPs] }),
     onRotated: (pair) => {
       serve(pair);
       ttl();
@@ -190,7 +191,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     client: clients.main,
     heartbeat: clients.heartbeat,
     node: input.node,
-    hostIP: input.hostIP,
+    nodeIPs: input.nodeIPs,
     kubeletPort: kc.port,
     registerNode: kc.registerNode,
     taints: taints.taints,
@@ -206,6 +207,8 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
         names: [...i.repoTags, ...i.repoDigests],
         sizeBytes: Number(i.size),
       })),
+    runtimeHandlers: () => kubelet?.runtimeState.runtimeHandlers() ?? [],
+    runtimeFeatures: () => kubelet?.runtimeState.runtimeFeatures(),
     readinessErrors: () => {
       if (!kubelet) return ['kubelet is starting'];
       return kubelet.runtimeState.nodeReadyErrors();

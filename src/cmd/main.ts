@@ -41,7 +41,7 @@ import { RunOnce, type RunOnceResult } from '../kubelet/run-once.js';
 import { createGarbageCollection } from '../kubelet/gc-loops.js';
 import { PodManager } from '../podmanager/index.js';
 import { killPodNow } from '../podworkers/index.js';
-import { computeNodeInfo, detectNodeIP } from '../node/index.js';
+import { computeNodeInfo, hostIPsOf, resolveNodeIPs } from '../node/index.js';
 import { createRecorder } from '../events/index.js';
 import { createNodeShutdownManager, signalTrigger, NodeShutdownReason } from '../nodeshutdown/index.js';
 import { createProbeManager } from '../prober/index.js';
@@ -127,6 +127,11 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const kc = config.kubelet;
   const rootDir = config.flags.rootDir;
   const cgroupRoot = kc.cgroupRoot || '/';
+  // upstream NodeAddress: the given --node-ip (validated: on a host interface, refused at once
+  // when it is not) or the detected IP.
+  const nodeIPs = resolveNodeIPs({ nodeIPs: config.flags.nodeIPs, hostnameOverride: config.flags.hostnameOverride });
+  const hostIPs = hostIPsOf(nodeIPs);
+  const hostIP = hostIPs[0] ?? '';
   await setupDataDirs(rootDir);
   await mkdir(kc.podLogsDir, { recursive: true });
   reportNative();
@@ -152,7 +157,6 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     cgroupDriver === 'systemd' && kc.cgroupsPerQOS
       ? await connectSystemdSlices({ fromRuntime: driverChoice.from === 'runtime' })
       : undefined;
-  const hostIP = detectNodeIP(config.flags.nodeIP);
   const node = computeNodeInfo({
     nodeName: config.nodeName,
     maxPods: kc.maxPods,
@@ -168,7 +172,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const prober = createProbeManager({ runtime: criRuntime, recorder });
   // API server mode (--kubeconfig): set up before the runtime manager, which reads its objects.
   const apiMode: ApiMode | undefined = config.flags.kubeconfig
-    ? await setupApiServerMode({ config, node, hostIP, runtimeVersion: () => criRuntime.version(), images, recorder })
+    ? await setupApiServerMode({ config, node, nodeIPs, runtimeVersion: () => criRuntime.version(), images, recorder })
     : undefined;
   // KubeletEnsureSecretPulledImages: the pull records under <root-dir>/image_manager; off: none kept.
   const pullManager = featureGates(kc.featureGates).enabled('KubeletEnsureSecretPulledImages')
@@ -207,6 +211,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     clusterDomain: kc.clusterDomain,
     resolvConf: kc.resolvConf,
     hostIP,
+    hostIPs,
     memoryCapacity: node.capacity.memory,
     nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
     cgroupsPerQOS: kc.cgroupsPerQOS,
@@ -319,6 +324,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const kubelet = new Kubelet({
     nodeName: config.nodeName,
     hostIP,
+    hostIPs,
     rootDir,
     maxPods: kc.maxPods,
     node,
@@ -378,7 +384,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       port: kc.port,
       nodeName: config.nodeName,
       rootDir,
-      nodeIPs: hostIP ? [hostIP] : [],
+      nodeIPs: hostIPs,
       tlsCertFile: kc.tlsCertFile,
       tlsPrivateKeyFile: kc.tlsPrivateKeyFile,
       tlsMinVersion: kc.tlsMinVersion,
@@ -424,7 +430,9 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   });
   logRotation.start();
   const servingRotation =
-    apiMode && kc.serverTLSBootstrap ? servingCertificateRotation(config, apiMode.clients, hostIP, servers) : undefined;
+    apiMode && kc.serverTLSBootstrap
+      ? servingCertificateRotation(config, apiMode.clients, hostIPs, servers)
+      : undefined;
   const mallocTrim = startMallocTrim(addonMallocTrim());
   const exePages = startExePagesRelease(addonReleaseExecutablePages());
   const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());

@@ -22,6 +22,7 @@ import type { Config, KubeletConfiguration, KubeletFlags } from './types.js';
 import { parseManifestUrlHeaders } from './flag-values.js';
 import { convertFeatureGates, featureGateProblems } from './feature-gates.js';
 import { verificationConfigProblems } from './image-credentials.js';
+import { parseNodeIPArgument } from '../node/node-ip.js';
 import {
   AUTH_FLAGS,
   applyAuthFlags,
@@ -416,14 +417,14 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   if (loggingFormat !== 'json' && loggingFormat !== 'text')
     problems.push(`--logging-format: must be json or text (got "${loggingFormat}")`);
   const nodeIP = values.get('node-ip');
-  if (nodeIP !== undefined && !/^[\d.]+$|^[0-9a-fA-F:]+$/.test(nodeIP))
-    problems.push(`--node-ip: "${nodeIP}" is not an IP address`);
+  const nodeIPs = parseNodeIPFlag(nodeIP, problems);
 
   const flags: KubeletFlags = {
     config: values.get('config'),
     rootDir: values.get('root-dir') ?? env.KUBELET_TS_ROOT_DIR ?? '/var/lib/kubelet',
     hostnameOverride: values.get('hostname-override'),
     nodeIP,
+    nodeIPs,
     kubeconfig: values.get('kubeconfig'),
     bootstrapKubeconfig: values.get('bootstrap-kubeconfig'),
     certDir:
@@ -453,4 +454,16 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     acceptedNotActedOn: Object.freeze(accepted),
   };
   return { kind: 'run', config: Object.freeze(config) };
+}
+
+/**
+ * --node-ip as upstream splits it (cloud providers are refused, so dual stack is allowed). An
+ * entry that is not an IP is refused here, where upstream logs and ignores it.
+ */
+function parseNodeIPFlag(raw: string | undefined, problems: string[]): readonly string[] {
+  if (raw === undefined) return [];
+  const parsed = parseNodeIPArgument(raw, '');
+  for (const bad of parsed.invalid) problems.push(`--node-ip: "${bad}" is not an IP address (in "${raw}")`);
+  if (parsed.error) problems.push(`--node-ip: "${raw}": ${parsed.error}`);
+  return Object.freeze(parsed.ips);
 }

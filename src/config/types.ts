@@ -127,6 +127,8 @@ export interface KubeletFlags {
   rootDir: string;
   hostnameOverride?: string;
   nodeIP?: string;
+  /** --node-ip split and parsed (upstream ParseNodeIPArgument): [] = detect; one IP; or a dual-stack pair. */
+  nodeIPs: readonly string[];
   kubeconfig?: string;
   /** --bootstrap-kubeconfig: credentials for TLS bootstrap (src/certificate). */
   bootstrapKubeconfig?: string;

@@ -111,7 +111,12 @@ export function versionFromWire(w: Wire): VersionResponse {
   };
 }
 
-export function runtimeStatusFromWire(w: Wire): RuntimeStatus {
+/**
+ * upstream toKubeRuntimeStatus: `status` is StatusResponse.status; handlers and features come
+ * from the response itself. A handler without features supports none of them.
+ */
+export function runtimeStatusFromWire(w: Wire, response?: Wire): RuntimeStatus {
+  const features: Wire = response?.features;
   return {
     conditions: (w?.conditions ?? []).map((c: Wire) => ({
       type: str(c?.type),
@@ -119,6 +124,12 @@ export function runtimeStatusFromWire(w: Wire): RuntimeStatus {
       reason: str(c?.reason),
       message: str(c?.message),
     })),
+    handlers: (response?.runtimeHandlers ?? []).map((h: Wire) => ({
+      name: str(h?.name),
+      supportsRecursiveReadOnlyMounts: h?.features?.recursiveReadOnlyMounts === true,
+      supportsUserNamespaces: h?.features?.userNamespaces === true,
+    })),
+    ...(features ? { features: { supplementalGroupsPolicy: features.supplementalGroupsPolicy === true } } : {}),
   };
 }
 

@@ -140,7 +140,7 @@ export class RemoteRuntimeService implements RuntimeService {
   async status(opts?: CallOptions): Promise<RuntimeStatus> {
     const r = await this.call('Status', { verbose: false }, opts?.timeoutMs);
     if (!r?.status) throw replyError('Status', 'status is not set');
-    return runtimeStatusFromWire(r.status);
+    return runtimeStatusFromWire(r.status, r);
   }
 
   async runPodSandbox(config: PodSandboxConfig, runtimeHandler = ''): Promise<string> {

@@ -24,8 +24,24 @@ export interface RuntimeCondition {
   reason: string;
   message: string;
 }
+/** A runtime handler the runtime reports in StatusResponse.runtime_handlers ('' = the default one). */
+export interface RuntimeHandler {
+  name: string;
+  supportsRecursiveReadOnlyMounts: boolean;
+  supportsUserNamespaces: boolean;
+}
+
+/** StatusResponse.features: what the CRI implementation supports, independent of handlers. */
+export interface RuntimeFeatures {
+  supplementalGroupsPolicy: boolean;
+}
+
 export interface RuntimeStatus {
   conditions: RuntimeCondition[];
+  /** Empty when the runtime reports none (containerd before 2.0). */
+  handlers: RuntimeHandler[];
+  /** Absent when the runtime does not send the field (upstream: node status.features unset). */
+  features?: RuntimeFeatures;
 }
 
 export interface PodSandboxMetadata {

@@ -17,6 +17,8 @@ export class EnvError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
 export interface FieldPathContext {
   nodeName: string;
   hostIP: string;
+  /** Every node IP (dual stack), for status.hostIPs; default [hostIP]. */
+  hostIPs?: readonly string[];
   podIP: string;
   podIPs: string[];
 }
@@ -60,7 +62,7 @@ export function fieldRefValue(
     case 'status.hostIP':
       return ctx.hostIP;
     case 'status.hostIPs':
-      return ctx.hostIP;
+      return (ctx.hostIPs ?? (ctx.hostIP ? [ctx.hostIP] : [])).join(',');
     case 'status.podIP':
       return ctx.podIPs[0] ?? ctx.podIP;
     case 'status.podIPs':

@@ -9,7 +9,7 @@
  *   DaemonSet that installs the CNI config can start.
  * Both are KTS_ERR_RUNTIME_NOT_READY errors with upstream's messages, logged once per change.
  */
-import type { RuntimeCondition } from '../cri/types.js';
+import type { RuntimeCondition, RuntimeFeatures, RuntimeHandler } from '../cri/types.js';
 import type { Runtime } from '../kuberuntime/types.js';
 import type { PodLifecycleEventGenerator } from '../pleg/types.js';
 import { errorMessage, KubeletError } from '../errors.js';
@@ -22,6 +22,8 @@ export class RuntimeState {
   /** upstream ErrNetworkUnknown until the first status. */
   private networkError: KubeletError | undefined = notReady('network state unknown');
   private readonly lastLogged = new Map<'runtime' | 'network', string | undefined>();
+  private handlers: readonly RuntimeHandler[] = [];
+  private features: RuntimeFeatures | undefined;
 
   constructor(
     private readonly runtime: Runtime,
@@ -31,7 +33,10 @@ export class RuntimeState {
   /** upstream updateRuntimeUp: a failed Status call leaves the network state as it was. */
   async update(): Promise<void> {
     try {
-      const { conditions } = await this.runtime.status();
+      const { conditions, handlers, features } = await this.runtime.status();
+      // upstream setRuntimeHandlers/setRuntimeFeatures: the last good reply's, kept over failures.
+      this.handlers = handlers;
+      this.features = features;
       const network = conditions.find((c) => c.type === 'NetworkReady');
       this.networkError = network?.status
         ? undefined
@@ -75,6 +80,16 @@ export class RuntimeState {
     return [this.runtimeError?.message, this.plegProblem(), this.networkError?.message].filter(
       (m): m is string => m !== undefined,
     );
+  }
+
+  /** The runtime handlers of the last Status reply (node status.runtimeHandlers). */
+  runtimeHandlers(): readonly RuntimeHandler[] {
+    return this.handlers;
+  }
+
+  /** StatusResponse.features of the last reply; undefined when the runtime sent none. */
+  runtimeFeatures(): RuntimeFeatures | undefined {
+    return this.features;
   }
 
   /** upstream networkErrors: set while the runtime's NetworkReady is false or missing. */

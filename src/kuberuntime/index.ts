@@ -49,6 +49,8 @@ export interface RuntimeManagerDeps {
   clusterDomain?: string;
   /** For status.hostIP in the downward API, and httpGet hooks of hostNetwork pods. */
   hostIP?: string;
+  /** Every node IP (dual stack): a hostNetwork pod's IPs and status.hostIPs; default [hostIP]. */
+  hostIPs?: readonly string[];
   /** Host resolv.conf for dnsPolicy Default (default /etc/resolv.conf; '' for none). */
   resolvConf?: string;
   /** Node memory in bytes for the Burstable OOM score (default: os.totalmem()). */
@@ -124,6 +126,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     rootDir: deps.rootDir,
     nodeName: deps.nodeName,
     hostIP: deps.hostIP ?? '',
+    hostIPs: deps.hostIPs,
     dns: {
       clusterDNS: deps.clusterDNS ?? [],
       clusterDomain: deps.clusterDomain ?? '',

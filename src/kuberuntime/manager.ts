@@ -104,12 +104,13 @@ export class KubeGenericRuntimeManager implements Runtime {
       podLogsDir: opts.podLogsDir,
       nodeName: opts.nodeName,
       hostIP: opts.hostIP,
+      hostIPs: opts.hostIPs,
       dns: opts.dns,
       memoryCapacity: opts.memoryCapacity,
       allocatable: opts.allocatable,
       podCgroups: this.podCgroups,
       hookTimeoutMs: opts.hookTimeoutMs,
-      podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIP),
+      podIPs: (uid) => podIPsFromRuntime(opts.runtime, uid, opts.hostIPs ?? (opts.hostIP ? [opts.hostIP] : [])),
       objects: opts.objects,
       services: opts.services,
       pullSecretsFor: opts.pullSecretsFor,
@@ -126,8 +127,7 @@ export class KubeGenericRuntimeManager implements Runtime {
   }
 
   async status(): Promise<RuntimeStatus> {
-    const { conditions } = await this.opts.runtime.status();
-    return { conditions };
+    return this.opts.runtime.status();
   }
 
   getPods(all: boolean): Promise<RunningPod[]> {

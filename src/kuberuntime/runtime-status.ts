@@ -236,7 +236,11 @@ async function addLogFallback(out: ContainerRuntimeStatus, st: CriContainerStatu
  * The IPs of the pod's newest sandbox while it is ready (for httpGet hooks without a host); a
  * host-network pod has the node's.
  */
-export async function podIPsFromRuntime(runtime: RuntimeService, uid: string, hostIP: string): Promise<string[]> {
+export async function podIPsFromRuntime(
+  runtime: RuntimeService,
+  uid: string,
+  hostIPs: readonly string[],
+): Promise<string[]> {
   const sandboxes = (await runtime.listPodSandbox({ labelSelector: { [KubernetesPodUIDLabel]: uid } })).sort(
     byCreatedDesc,
   );
@@ -244,6 +248,6 @@ export async function podIPsFromRuntime(runtime: RuntimeService, uid: string, ho
   if (!newest || newest.state !== 'SANDBOX_READY') return [];
   const st = await unlessGone(() => runtime.podSandboxStatus(newest.id));
   if (!st) return [];
-  if (st.networkNamespaceMode === 'NODE') return hostIP ? [hostIP] : [];
+  if (st.networkNamespaceMode === 'NODE') return [...hostIPs];
   return st.network.ip ? [st.network.ip, ...st.network.additionalIps] : [];
 }

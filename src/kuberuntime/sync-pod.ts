@@ -65,6 +65,8 @@ export interface SyncDeps {
   podLogsDir: string;
   nodeName: string;
   hostIP: string;
+  /** Every node IP (dual stack); default [hostIP]. A hostNetwork pod's IPs are these. */
+  hostIPs?: readonly string[];
   dns: DnsSettings;
   memoryCapacity: number;
   allocatable: NodeAllocatable;
@@ -98,10 +100,15 @@ export interface SyncDeps {
  * The managed /etc/hosts of the pod's containers (hosts-file.ts): a hostNetwork pod's IPs are the
  * node's, as upstream's SyncPod sets them from the API status.
  */
+/** upstream: a hostNetwork pod's IPs are the node's (its API status podIPs, set from them). */
+function nodeIPsOf(deps: Pick<SyncDeps, 'hostIP' | 'hostIPs'>): string[] {
+  return [...(deps.hostIPs ?? (deps.hostIP ? [deps.hostIP] : []))];
+}
+
 function hostsFileInput(deps: SyncDeps, pod: Pod, podIPs: readonly string[]): HostsFileInput | undefined {
   if (deps.rootDir === undefined) return undefined;
   const { hostname, hostDomain } = podHostnameAndDomain(pod, deps.dns.clusterDomain);
-  const ips = isHostNetworkPod(pod) ? (deps.hostIP ? [deps.hostIP] : []) : podIPs;
+  const ips = isHostNetworkPod(pod) ? nodeIPsOf(deps) : podIPs;
   return { podDir: podDir(deps.rootDir, podUID(pod)), podIPs: ips, hostname, hostDomain };
 }
 
@@ -368,7 +375,9 @@ async function prepareSandbox(
       });
     throw err;
   }
-  if (!actions.createSandbox) return { sandboxId: actions.sandboxId, sandboxConfig, podIPs: status.ips };
+  const hostNetwork = isHostNetworkPod(pod);
+  if (!actions.createSandbox)
+    return { sandboxId: actions.sandboxId, sandboxConfig, podIPs: hostNetwork ? nodeIPsOf(deps) : status.ips };
   let sandboxId: string;
   try {
     // An unknown RuntimeClass fails here, before anything of the pod exists (upstream
@@ -386,11 +395,11 @@ async function prepareSandbox(
     throw new KubeletError('KTS_ERR_SANDBOX', message, { cause: err });
   }
   log('kuberuntime').info({ pod: formatPod(pod), sandboxId, attempt: actions.attempt }, 'created pod sandbox');
-  let podIPs = status.ips;
+  let podIPs = hostNetwork ? nodeIPsOf(deps) : status.ips;
   try {
     const st = await deps.runtime.podSandboxStatus(sandboxId);
-    // A host-network pod has no sandbox IP of its own; the status manager reports the host's.
-    if (!isHostNetworkPod(pod)) podIPs = st.network.ip ? [st.network.ip, ...st.network.additionalIps] : [];
+    // A host-network pod has no sandbox IP of its own: its IPs are the node's.
+    if (!hostNetwork) podIPs = st.network.ip ? [st.network.ip, ...st.network.additionalIps] : [];
   } catch (err) {
     throw new KubeletError('KTS_ERR_SANDBOX', `Unable to get pod sandbox status: ${runtimeMessage(err)}`, {
       cause: err,
@@ -486,6 +495,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, container: Cont
       env: {
         nodeName: deps.nodeName,
         hostIP: deps.hostIP,
+        hostIPs: nodeIPsOf(deps),
         podIP: target.podIPs[0] ?? '',
         podIPs: target.podIPs,
         objects: deps.objects,
@@ -538,7 +548,7 @@ async function runPostStartHook(
         target.podIPs.length > 0
           ? target.podIPs
           : isHostNetworkPod(pod) && deps.hostIP
-            ? [deps.hostIP]
+            ? nodeIPsOf(deps)
             : deps.podIPs(podUID(pod)),
       timeoutMs: deps.hookTimeoutMs,
     });

@@ -1,2 +1,2 @@
 export { computeNodeInfo, type NodeInfo } from './node-info.js';
-export { detectNodeIP } from './node-ip.js';
+export { hostIPsOf, parseNodeIPArgument, resolveNodeIPs } from './node-ip.js';

@@ -5,7 +5,8 @@
  */
 import { readFileSync, statfsSync } from 'node:fs';
 import { release } from 'node:os';
-import type { V1NodeStatus } from '@kubernetes/client-node';
+import type { V1NodeAddress, V1NodeStatus } from '@kubernetes/client-node';
+import type { RuntimeFeatures, RuntimeHandler } from '../cri/types.js';
 import { goArch, thresholdBytes } from '../node/node-info.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import type { ApiNode, ContainerImage, NodeCondition, NodeStatusDeps } from './types.js';
@@ -153,10 +154,7 @@ export function nodeStatus(input: NodeStatusInput): V1NodeStatus {
   return {
     ...capacityAndAllocatable(deps),
     conditions,
-    addresses: [
-      { type: 'InternalIP', address: deps.hostIP },
-      { type: 'Hostname', address: deps.node.name },
-    ],
+    addresses: nodeAddresses(deps.nodeIPs, deps.node.name),
     daemonEndpoints: { kubeletEndpoint: { Port: deps.kubeletPort } },
     nodeInfo: {
       machineID: readTrim('/etc/machine-id'),
@@ -171,8 +169,58 @@ export function nodeStatus(input: NodeStatusInput): V1NodeStatus {
       architecture: goArch(),
     },
     images: imagesOf(input.images),
+    ...runtimeHandlersStatus(deps.runtimeHandlers?.() ?? []),
+    ...featuresStatus(deps.runtimeFeatures?.()),
   };
 }
+
+/**
+ * upstream NodeAddress without a cloud provider: every node IP as an InternalIP (the primary
+ * first, then the other family's), then the Hostname.
+ */
+export function nodeAddresses(nodeIPs: readonly string[], hostname: string): V1NodeAddress[] {
+  return [...nodeIPs.map((address) => ({ type: 'InternalIP', address })), { type: 'Hostname', address: hostname }];
+}
+
+/** upstream RuntimeHandlers setter: each handler with both features; none reported, no field. */
+export function runtimeHandlersStatus(handlers: readonly RuntimeHandler[]): Pick<V1NodeStatus, 'runtimeHandlers'> {
+  if (handlers.length === 0) return {};
+  return {
+    runtimeHandlers: handlers.map((h) => ({
+      name: h.name,
+      features: {
+        recursiveReadOnlyMounts: h.supportsRecursiveReadOnlyMounts,
+        userNamespaces: h.supportsUserNamespaces,
+      },
+    })),
+  };
+}
+
+/**
+ * upstream NodeFeatures setter (SupplementalGroupsPolicy is GA and locked on): unset while the
+ * runtime sends no features (containerd 1.x), else what it says.
+ */
+export function featuresStatus(features: RuntimeFeatures | undefined): Pick<V1NodeStatus, 'features'> {
+  return features ? { features: { supplementalGroupsPolicy: features.supplementalGroupsPolicy } } : {};
+}
+
+/**
+ * NodeStatus.addresses is tagged patchStrategy=merge on `type`, which cannot hold two
+ * InternalIPs: like upstream's fixupPatchForNodeStatusAddresses, the patch replaces the list.
+ */
+export function statusPatch(status: V1NodeStatus, current?: ApiNode): Record<string, unknown> {
+  const patch: Record<string, unknown> = {
+    status: { ...status, addresses: [...(status.addresses ?? []), { $patch: 'replace' }] },
+  };
+  // upstream NodeAddress: without a cloud provider a stale provided-node-ip annotation (a node
+  // taken over from a kubelet that had one) is removed; status patches may change metadata.
+  if (current?.metadata?.annotations?.[PROVIDED_NODE_IP] !== undefined)
+    patch.metadata = { annotations: { [PROVIDED_NODE_IP]: null } };
+  return patch;
+}
+
+/** cloudproviderapi.AnnotationAlphaProvidedIPAddr. */
+export const PROVIDED_NODE_IP = 'alpha.kubernetes.io/provided-node-ip';
 
 /** The Node to register: labels, taints and the first status (upstream initialNode). */
 export function initialNode(input: NodeStatusInput): ApiNode {

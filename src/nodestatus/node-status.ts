@@ -13,7 +13,7 @@ import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { apiTime } from '../util/time.js';
-import { initialNode, nodeStatus, statusFingerprint, type NodeStatusInput } from './node-object.js';
+import { initialNode, nodeStatus, statusFingerprint, statusPatch, type NodeStatusInput } from './node-object.js';
 import type { ApiNode, ContainerImage, NodeStatusDeps, NodeStatusManager } from './types.js';
 
 const REGISTER_BACKOFF_MAX_MS = 7000;
@@ -162,7 +162,7 @@ class NodeStatusLoop implements NodeStatusManager {
       method: 'PATCH',
       path: `${this.path}/status`,
       contentType: 'application/strategic-merge-patch+json',
-      body: { status },
+      body: statusPatch(status, current),
     });
     this.lastReport = this.clock.now();
     this.lastFingerprint = fingerprint;

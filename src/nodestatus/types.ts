@@ -4,6 +4,7 @@
  */
 import type { V1NodeCondition, V1Taint, V1Node, V1ContainerImage } from '@kubernetes/client-node';
 import type { ApiClient } from '../apiclient/types.js';
+import type { RuntimeFeatures, RuntimeHandler } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
 import type { NodeInfo } from '../node/node-info.js';
 import type { Clock } from '../util/clock.js';
@@ -19,7 +20,8 @@ export interface NodeStatusDeps {
   /** Heartbeat client: status updates and the lease. */
   heartbeat: ApiClient;
   node: NodeInfo;
-  hostIP: string;
+  /** The node IPs (validated --node-ip, or the detected one): InternalIP addresses, in order. */
+  nodeIPs: readonly string[];
   /** daemonEndpoints.kubeletEndpoint.Port. */
   kubeletPort: number;
   /** registerNode (default true): when false the Node must already exist. */
@@ -38,6 +40,10 @@ export interface NodeStatusDeps {
   /** e.g. containerd://1.6.20; undefined while the runtime cannot be asked. */
   runtimeVersion(): Promise<string | undefined>;
   images(): Promise<ContainerImage[]>;
+  /** The runtime handlers of the last CRI Status (status.runtimeHandlers); [] = none reported. */
+  runtimeHandlers?: () => readonly RuntimeHandler[];
+  /** CRI StatusResponse.features (status.features); undefined = the runtime sent none. */
+  runtimeFeatures?: () => RuntimeFeatures | undefined;
   /** Why the node is not ready (runtime down, PLEG unhealthy, ...); empty = ready. */
   readinessErrors(): string[];
   /** MemoryPressure/DiskPressure/PIDPressure from the eviction manager; default all False. */

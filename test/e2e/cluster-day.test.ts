@@ -22,6 +22,8 @@ import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
 import type { RuntimeService } from '../../src/cri/types.js';
@@ -50,6 +52,8 @@ import { testTempDir } from '../support/temp-dir.js';
 import { makeVariantImage } from '../support/variant-images.js';
 
 const NODE = 'e2e-node';
+/** --node-ip: a dual-stack pair, both on the host's loopback interface. */
+const NODE_IPS = ['127.0.0.1', '::1'];
 const SYSTEM = 'kube-system';
 const APPS = 'default';
 const TEAM = 'team-a';
@@ -195,7 +199,12 @@ test('a node joins with no CNI config: it registers, NotReady because the runtim
     dir,
     manifests,
     endpoint: ctr!.endpoint,
-    extraArgs: [`--kubeconfig=${apiserver().kubeconfig(dir)}`, '--node-status-update-frequency=2s'],
+    // A dual-stack pair on loopback (ours: upstream refuses a loopback node IP).
+    extraArgs: [
+      `--kubeconfig=${apiserver().kubeconfig(dir)}`,
+      '--node-status-update-frequency=2s',
+      `--node-ip=${NODE_IPS.join(',')}`,
+    ],
     extraConfig: [`resolvConf: ${resolvConf}`, 'clusterDNS: [10.96.0.10]', 'clusterDomain: cluster.local'],
   });
   const ready = await waitFor('the node registered with a Ready condition', 60_000, () => nodeReady(), 250).catch(
@@ -229,8 +238,11 @@ test('a hostNetwork DaemonSet-style pod runs without the network and installs th
     'pods',
     cniInstallerPod({ nodeName: NODE, namespace: SYSTEM, confDir: CNI_CONF_DIR, configMapName: 'kube-cni-cfg' }),
   );
-  await waitForPod(SYSTEM, 'kube-cni-ds-installer', 'Running and Ready', isReady);
+  const p = await waitForPod(SYSTEM, 'kube-cni-ds-installer', 'Running and Ready', isReady);
   assert.equal(readFileSync(join(CNI_CONF_DIR, CNI_CONFLIST), 'utf8'), conflist, 'the conflist on the node');
+  // upstream generateAPIPodStatus: a hostNetwork pod's IPs and every pod's hostIPs are the node's, both families.
+  const both = NODE_IPS.map((ip) => ({ ip }));
+  assert.deepEqual([p.status?.podIPs, p.status?.hostIPs, p.status?.hostIP], [both, both, NODE_IPS[0]]);
 });
 
 test('the node turns Ready and the waiting CoreDNS-like pod starts, with the node resolv.conf, and is Ready', async () => {
@@ -255,6 +267,40 @@ test('the node turns Ready and the waiting CoreDNS-like pod starts, with the nod
   assert.match(resolv, /^nameserver 192\.0\.2\.53$/m, `dnsPolicy Default gets the node's resolvConf:\n${resolv}`);
   assert.match(resolv, /^search cluster-day\.example$/m, resolv);
   assert.doesNotMatch(resolv, /10\.96\.0\.10|cluster\.local/, `no cluster DNS with dnsPolicy Default:\n${resolv}`);
+});
+
+test('node status: both node IPs (kubectl shows them), the runtime handlers and features the runtime reports', async () => {
+  const reply = await runtime!.status();
+  const handlers = reply.handlers.map((h) => ({
+    name: h.name,
+    features: { recursiveReadOnlyMounts: h.supportsRecursiveReadOnlyMounts, userNamespaces: h.supportsUserNamespaces },
+  }));
+  const { runtimeVersion } = await runtime!.version();
+  // containerd 2.x reports its handlers ('' plus each configured one) and features; 1.6/1.7 neither.
+  if (!runtimeVersion.startsWith('1.')) {
+    assert.deepEqual(handlers.map((h) => h.name).sort(), ['', 'alt', 'runc'], `handlers of ${runtimeVersion}`);
+    assert.equal(reply.features?.supplementalGroupsPolicy, true, `features of ${runtimeVersion}`);
+  } else assert.deepEqual([handlers, reply.features], [[], undefined], `containerd ${runtimeVersion} reports none`);
+  type NodeStatus = { addresses?: unknown[]; runtimeHandlers?: unknown[]; features?: unknown };
+  const status = () => (node() as { status?: NodeStatus } | undefined)?.status ?? {};
+  await waitFor('the runtime handlers on the node', 30_000, () =>
+    JSON.stringify(status().runtimeHandlers ?? []) === JSON.stringify(handlers) ? true : undefined,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(status().runtimeHandlers)}`, { cause: err });
+  });
+  assert.deepEqual(status().features, reply.features, 'status.features as the runtime reports them (or absent)');
+  const addresses = [
+    ...NODE_IPS.map((address) => ({ type: 'InternalIP', address })),
+    { type: 'Hostname', address: NODE },
+  ];
+  assert.deepEqual(status().addresses, addresses);
+  const yaml = await promisify(execFile)(
+    'kubectl',
+    [`--kubeconfig=${apiserver().kubeconfig(dir)}`, 'get', 'node', NODE, '-o', 'yaml'],
+    { timeout: 30_000 },
+  ).then((r) => r.stdout);
+  for (const ip of NODE_IPS)
+    assert.match(yaml, new RegExp(`address: ['"]?${ip.replace(/[.]/g, '\\.')}['"]?\\n\\s+type: InternalIP`), yaml);
 });
 
 test('an in-cluster client reads KUBERNETES_SERVICE_HOST/PORT and its service account token', async () => {

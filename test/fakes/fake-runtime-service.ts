@@ -131,6 +131,7 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
         { type: 'RuntimeReady', status: true, reason: '', message: '' },
         { type: 'NetworkReady', status: true, reason: '', message: '' },
       ],
+      handlers: [],
     };
   }
 

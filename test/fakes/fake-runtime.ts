@@ -101,7 +101,7 @@ export class FakeRuntime implements Runtime, RawRelistSource {
     { type: 'NetworkReady', status: true, reason: '', message: '' },
   ];
   async status() {
-    return { conditions: this.conditions };
+    return { conditions: this.conditions, handlers: [] };
   }
   async getPods(): Promise<RunningPod[]> {
     return structuredClone(this.pods);

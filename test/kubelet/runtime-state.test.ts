@@ -24,7 +24,7 @@ function state(pleg: { ok: boolean; message?: string }, conditions: RuntimeCondi
   const rt = new FakeRuntime();
   rt.status = async () => {
     if (conditions instanceof Error) throw conditions;
-    return { conditions };
+    return { conditions, handlers: [] };
   };
   const fakePleg = { healthy: () => pleg } as unknown as PodLifecycleEventGenerator;
   return new RuntimeState(rt, fakePleg);

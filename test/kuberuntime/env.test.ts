@@ -51,6 +51,18 @@ describe('makeEnvironmentVariables', () => {
     });
   });
 
+  it('status.hostIPs and status.podIPs join both families (upstream podFieldSelectorRuntimeValue)', () => {
+    const ref = (fieldPath: string) => ({ name: fieldPath, valueFrom: { fieldRef: { fieldPath } } });
+    const c = container('a', { env: ['status.hostIP', 'status.hostIPs', 'status.podIPs'].map(ref) });
+    const dual = { ...ctx, hostIPs: ['192.168.1.10', 'fd00::10'], podIPs: ['10.0.0.7', 'fd10::7'] };
+    const got = Object.fromEntries(makeEnvironmentVariables(makePod(), c, dual).map((e) => [e.key, e.value]));
+    assert.deepEqual(got, {
+      'status.hostIP': '192.168.1.10',
+      'status.hostIPs': '192.168.1.10,fd00::10',
+      'status.podIPs': '10.0.0.7,fd10::7',
+    });
+  });
+
   it('rejects what it cannot resolve with a clear EnvError', () => {
     const pod = makePod();
     assert.throws(

@@ -58,7 +58,7 @@ test('registers, reports Ready=False with the reason, then Ready; patches only o
   const deps: NodeStatusDeps = {
     client: clients.main,
     heartbeat: clients.heartbeat,
-    hostIP: '10.0.0.5',
+    nodeIPs: ['10.0.0.5'],
     kubeletPort: 10250,
     registerNode: true,
     node: computeNodeInfo({
@@ -182,4 +182,60 @@ test('event sink: repeats aggregate into count/lastTimestamp; the bucket limits 
   const backoff = events.find((e) => e.reason === 'BackOff');
   assert.equal(backoff?.count, 3);
   assert.equal(backoff?.source.component, 'kubelet');
+});
+
+test('dual-stack node IPs, runtime handlers and features reach the Node through the status patch', async () => {
+  let handlers = [{ name: 'runc', supportsRecursiveReadOnlyMounts: true, supportsUserNamespaces: false }];
+  let features: { supplementalGroupsPolicy: boolean } | undefined = undefined;
+  const m = createNodeStatusManager({
+    client: clients.main,
+    heartbeat: clients.heartbeat,
+    nodeIPs: ['192.0.2.20', '2001:db8::20'],
+    kubeletPort: 10250,
+    registerNode: true,
+    node: computeNodeInfo({ nodeName: 'n2', maxPods: 10, capacity: { milliCPU: 1000, memory: 1024 ** 3 } }),
+    taints: [],
+    rootDir: dir,
+    kubeletVersion: 'v0-test',
+    runtimeVersion: async () => 'containerd://1.7.0',
+    images: async () => [],
+    runtimeHandlers: () => handlers,
+    runtimeFeatures: () => features,
+    readinessErrors: () => [],
+    updateFrequencyMs: 50,
+    reportFrequencyMs: 60_000,
+  });
+  m.start();
+  await m.registered();
+  type Shape = { metadata: { annotations?: Record<string, string> }; status: Record<string, unknown> };
+  const get = () => api.store.get('nodes', undefined, 'n2') as unknown as Shape;
+  assert.deepEqual(get().status.addresses, [
+    { type: 'InternalIP', address: '192.0.2.20' },
+    { type: 'InternalIP', address: '2001:db8::20' },
+    { type: 'Hostname', address: 'n2' },
+  ]);
+  assert.deepEqual(get().status.runtimeHandlers, [
+    { name: 'runc', features: { recursiveReadOnlyMounts: true, userNamespaces: false } },
+  ]);
+  assert.equal(get().status.features, undefined, 'no features from the runtime: none on the node');
+  // Someone merged an address by type and left a stale annotation: the next patch puts both back.
+  await api.call('PATCH', '/api/v1/nodes/n2', {
+    metadata: { annotations: { 'alpha.kubernetes.io/provided-node-ip': '192.0.2.99' } },
+  });
+  handlers = [
+    { name: '', supportsRecursiveReadOnlyMounts: true, supportsUserNamespaces: true },
+    { name: 'runc', supportsRecursiveReadOnlyMounts: true, supportsUserNamespaces: true },
+  ];
+  features = { supplementalGroupsPolicy: true };
+  await waitFor('features', 5000, () => (get().status.features ? true : undefined), 20);
+  assert.deepEqual(get().status.features, { supplementalGroupsPolicy: true });
+  assert.equal((get().status.runtimeHandlers as unknown[]).length, 2);
+  assert.equal((get().status.addresses as unknown[]).length, 3, 'the addresses list is replaced, not merged by type');
+  await waitFor(
+    'stale annotation removed',
+    5000,
+    () => (get().metadata.annotations?.['alpha.kubernetes.io/provided-node-ip'] === undefined ? true : undefined),
+    20,
+  );
+  m.stop();
 });

@@ -5,7 +5,8 @@
  * - Strategic merge patch, simplified: like a merge patch, except that lists named in MERGE_KEYS
  *   merge element by element on their key (conditions by `type`, containerStatuses by `name`,
  *   addresses by `type`, podIPs/hostIPs by `ip`, ...), an element `{"$patch": "delete", key}`
- *   removes it, and `$setElementOrder/<list>` / `$retainKeys` directives are dropped. Other
+ *   removes it, an element `{"$patch": "replace"}` makes the others the whole list, and
+ *   `$setElementOrder/<list>` / `$retainKeys` directives are dropped. Other
  *   lists (images, taints, ...) are replaced whole, as the real strategy does for atomic lists.
  *   This covers what the kubelet patches on pods/status and nodes/status.
  */
@@ -54,6 +55,10 @@ export function strategicMergePatch(target: unknown, patch: unknown): unknown {
 }
 
 function mergeList(current: unknown[], patch: unknown[], key: string): unknown[] {
+  // A `{"$patch": "replace"}` element: the other elements replace the list (how the kubelet
+  // patches node addresses, whose merge key `type` cannot hold two InternalIPs).
+  if (patch.some((p) => isObj(p) && p.$patch === 'replace'))
+    return patch.filter((p) => !(isObj(p) && p.$patch === 'replace')).map((p) => structuredClone(p));
   const out = current.map((e) => structuredClone(e));
   for (const p of patch) {
     if (!isObj(p)) continue;

@@ -377,8 +377,11 @@ class ApiHandler {
     const merged: Obj = statusOnly
       ? { ...current, status: next.status }
       : { ...next, status: current.status ?? next.status };
+    // upstream nodeStatusStrategy resets only the spec: nodes/status may change the metadata too
+    // (the kubelet drops a stale provided-node-ip annotation that way).
+    const metadataFromNext = !statusOnly || def.plural === 'nodes';
     merged.metadata = {
-      ...(statusOnly ? current.metadata : next.metadata),
+      ...(metadataFromNext ? next.metadata : current.metadata),
       uid: current.metadata!.uid,
       creationTimestamp: current.metadata!.creationTimestamp,
       namespace: current.metadata!.namespace,
