@@ -114,6 +114,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       services: opts.services,
       pullSecretsFor: opts.pullSecretsFor,
       runtimeClasses: opts.runtimeClasses,
+      ephemeralRefusal: opts.ephemeralRefusal,
       volumes: opts.volumes,
       criStarts: opts.criStarts,
       rootDir: opts.rootDir,
