@@ -39,6 +39,7 @@ import { probeRegistry } from '../metrics/probes.js';
 import { Kubelet } from '../kubelet/kubelet.js';
 import { RunOnce, type RunOnceResult } from '../kubelet/run-once.js';
 import { createGarbageCollection } from '../kubelet/gc-loops.js';
+import { ephemeralContainerRefusalMessage } from '../kubelet/admission.js';
 import { PodManager } from '../podmanager/index.js';
 import { killPodNow } from '../podworkers/index.js';
 import { computeNodeInfo, hostIPsOf, resolveNodeIPs } from '../node/index.js';
@@ -225,6 +226,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       recorder,
     ),
     runtimeClasses: apiMode?.runtimeClasses,
+    ephemeralRefusal: ephemeralContainerRefusalMessage,
     services: apiMode?.services,
     probeFailure: (id) => prober.probeFailure(id),
     startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id),

@@ -73,6 +73,8 @@ export interface NamespaceOption {
   network: NamespaceMode;
   pid: NamespaceMode;
   ipc: NamespaceMode;
+  /** The container whose namespace a TARGET mode joins (an ephemeral container's target). */
+  targetId?: string;
 }
 
 export interface LinuxContainerResources {

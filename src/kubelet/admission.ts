@@ -23,7 +23,7 @@ import type { Pod } from '../api/types.js';
 import { isRestartableInitContainer } from '../api/pod.js';
 import { podRequests, ResourceError, type PodResourceTotals } from '../util/pod-resources.js';
 import type { NodeInfo } from '../node/node-info.js';
-import { podFieldRefusal } from './pod-fields.js';
+import { ephemeralContainerRefusal, podFieldRefusal, type FieldRefusal } from './pod-fields.js';
 import { admitSysctls } from './sysctls.js';
 
 /** One admission check of a pod (upstream PodAdmitHandler). */
@@ -191,11 +191,21 @@ export function admitPodFields(pod: Pod): AdmitResult {
       message: 'SupplementalGroupsPolicy=Strict is not supported in this node',
     };
   }
-  return {
-    admit: false,
-    reason: AdmissionReason.PodFeatureUnsupported,
-    message: `${refusal.path} is not supported by this node (${NODE_AGENT}): ${refusal.rule.why}`,
-  };
+  return { admit: false, reason: AdmissionReason.PodFeatureUnsupported, message: refusalMessage(refusal) };
+}
+
+function refusalMessage(refusal: FieldRefusal): string {
+  return `${refusal.path} is not supported by this node (${NODE_AGENT}): ${refusal.rule.why}`;
+}
+
+/**
+ * Why ephemeral container `index` of `pod` cannot run here, or undefined. Ephemeral containers
+ * come by pod update, after admission: the runtime asks before starting one, and a refused one
+ * waits with this message (CreateContainerConfigError) while the pod runs on.
+ */
+export function ephemeralContainerRefusalMessage(pod: Pod, index: number): string | undefined {
+  const refusal = ephemeralContainerRefusal(pod, index);
+  return refusal ? refusalMessage(refusal) : undefined;
 }
 
 /**

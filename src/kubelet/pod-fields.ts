@@ -221,7 +221,7 @@ function securityProfileRules(p: string): FieldRule[] {
 
 // ---- containers ------------------------------------------------------------------------------
 
-type ContainerKind = 'containers' | 'initContainers';
+type ContainerKind = 'containers' | 'initContainers' | 'ephemeralContainers';
 
 function containerSecurityRules(p: string): FieldRule[] {
   const sc = `${p}.securityContext`;
@@ -372,6 +372,49 @@ function containerRules(kind: ContainerKind): FieldRule[] {
     refused(`${p}.lifecycle.stopSignal`, 'containers are stopped with the signal of their image', {
       example: 'SIGUSR1',
     }),
+  ];
+}
+
+const EPHEMERAL = 'spec.ephemeralContainers[]';
+
+/**
+ * What API validation forbids in an ephemeral container (upstream validateEphemeralContainers:
+ * allowedEphemeralContainerFields, and no subPaths). Such a container cannot reach the node
+ * through the API server; one that does anyway is refused, naming the field.
+ */
+function ephemeralForbiddenRules(): FieldRule[] {
+  const why = 'cannot be set for an ephemeral container (API validation)';
+  const f = (name: string, example: unknown): FieldRule =>
+    (typeof example === 'string' ? refused : refusedTree)(`${EPHEMERAL}.${name}`, why, { example });
+  const probe = { exec: { command: ['true'] } };
+  return [
+    f('ports', [{ containerPort: 80 }]),
+    f('resources', { limits: { cpu: '1' } }),
+    f('resizePolicy', [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }]),
+    f('livenessProbe', probe),
+    f('readinessProbe', probe),
+    f('startupProbe', probe),
+    f('lifecycle', { preStop: probe }),
+    f('restartPolicy', 'Always'),
+    f('restartPolicyRules', [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }]),
+    f('volumeMounts[].subPath', 'sub'),
+    f('volumeMounts[].subPathExpr', '$(POD_NAME)'),
+  ];
+}
+
+/**
+ * spec.ephemeralContainers (kubectl debug): run once when a pod update adds them
+ * (kuberuntime/pod-actions.ts), with a regular container's fields minus those API validation
+ * forbids, plus targetContainerName.
+ */
+function ephemeralContainerRules(): FieldRule[] {
+  const forbidden = ephemeralForbiddenRules();
+  const covered = (path: string): boolean =>
+    forbidden.some((r) => path === r.path || path.startsWith(`${r.path}.`) || path.startsWith(`${r.path}[].`));
+  return [
+    ...containerRules('ephemeralContainers').filter((r) => !covered(r.path)),
+    h(`${EPHEMERAL}.targetContainerName`, "joins that container's process namespace (CRI pid TARGET)"),
+    ...forbidden,
   ];
 }
 
@@ -584,12 +627,10 @@ function podRules(): FieldRule[] {
     ...many('spec.hostAliases[]', ['ip', 'hostnames'], 'the kubelet-managed /etc/hosts'),
     h('spec.imagePullSecrets', 'credentials for the image pulls (src/images)'),
     h('spec.imagePullSecrets[].name', 'as imagePullSecrets'),
-    refusedTree('spec.ephemeralContainers', 'ephemeral containers (kubectl debug) are not run', {
-      example: [{ name: 'debug', image: 'busybox' }],
-    }),
     ...podSecurityRules(),
     ...containerRules('containers'),
     ...containerRules('initContainers'),
+    ...ephemeralContainerRules(),
     ...volumeRules(),
   ];
 }
@@ -641,15 +682,55 @@ export interface FieldRefusal {
   rule: FieldRule;
 }
 
-const REFUSED = POD_FIELD_RULES.filter((r) => r.class === 'refused').map((r) => ({ r, segs: r.path.split('.') }));
+const isEphemeralRule = (r: FieldRule): boolean => r.path.startsWith(`${EPHEMERAL}.`);
+const refusedRules = (ephemeral: boolean) =>
+  POD_FIELD_RULES.filter((r) => r.class === 'refused' && isEphemeralRule(r) === ephemeral).map((r) => ({
+    r,
+    segs: r.path.split('.'),
+  }));
+const REFUSED = refusedRules(false);
+const REFUSED_EPHEMERAL = refusedRules(true);
 
-/** The first field of `pod` set to something this node does not do, in table order. */
-export function podFieldRefusal(pod: Pod): FieldRefusal | undefined {
+function firstRefusal(
+  pod: Pod,
+  rules: typeof REFUSED,
+  keep: (path: string) => boolean = () => true,
+): FieldRefusal | undefined {
   const root = pod as unknown as Record<string, unknown>;
-  for (const { r, segs } of REFUSED) {
+  for (const { r, segs } of rules) {
     const needs = r.needsAction ?? isSet;
-    const hit = valuesAt(root, segs, '').find((f) => needs(f.value, f.parent, pod));
+    const hit = valuesAt(root, segs, '').find((f) => keep(f.path) && needs(f.value, f.parent, pod));
     if (hit) return { path: hit.path, rule: r };
   }
   return undefined;
+}
+
+/**
+ * The first field of `pod` set to something this node does not do, in table order. Ephemeral
+ * containers are not looked at: they arrive by update after admission, and one this node cannot
+ * run must not get its pod rejected when the agent restarts (ephemeralContainerRefusal).
+ */
+export function podFieldRefusal(pod: Pod): FieldRefusal | undefined {
+  return firstRefusal(pod, REFUSED);
+}
+
+/** The pod's runAsNonRoot covers the container, and no runAsUser applies to it. */
+function ephemeralUserUnchecked(pod: Pod, index: number): boolean {
+  const sc = pod.spec?.ephemeralContainers?.[index]?.securityContext;
+  return (
+    pod.spec?.securityContext?.runAsNonRoot === true &&
+    sc?.runAsNonRoot !== false &&
+    !hasUser(sc) &&
+    !hasUser(pod.spec?.securityContext)
+  );
+}
+
+/** The first field of ephemeral container `index` this node refuses (checked when it is started). */
+export function ephemeralContainerRefusal(pod: Pod, index: number): FieldRefusal | undefined {
+  const prefix = `spec.ephemeralContainers[${index}].`;
+  const hit = firstRefusal(pod, REFUSED_EPHEMERAL, (path) => path.startsWith(prefix));
+  if (hit) return hit;
+  if (!ephemeralUserUnchecked(pod, index)) return undefined;
+  const rule = POD_FIELD_RULES.find((r) => r.path === 'spec.securityContext.runAsNonRoot')!;
+  return { path: 'spec.securityContext.runAsNonRoot', rule };
 }

@@ -9,7 +9,7 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import { formatPod } from '../api/pod.js';
-import type { ContainerConfig } from '../cri/types.js';
+import type { ContainerConfig, NamespaceOption } from '../cri/types.js';
 import { kubeletErrorClass, VolumeError } from '../errors.js';
 import { EnvError, resourceFieldRefValue, type NodeAllocatable } from '../fieldpath/index.js';
 import type { PodVolumes, RuntimeVolumes } from '../volume/index.js';
@@ -40,6 +40,18 @@ export interface ContainerConfigInput {
   subPaths: Pick<RuntimeVolumes, 'prepareSubPath'>;
   /** The pod's managed /etc/hosts (hosts-file.ts); absent: none. */
   hosts?: HostsFileInput;
+  /** An ephemeral container's target: the container whose process namespace it joins. */
+  targetId?: string;
+}
+
+/**
+ * upstream generateLinuxContainerConfig: a debug container with a target joins the target's
+ * process namespace, unless the pod shares one process namespace (or the host's) anyway.
+ */
+function containerNamespaces(pod: Pod, targetId: string | undefined): NamespaceOption {
+  const ns = namespacesForPod(pod);
+  if (targetId === undefined || ns.pid !== 'CONTAINER') return ns;
+  return { ...ns, pid: 'TARGET', targetId };
 }
 
 /** The downward API context with resourceFieldRef bound to the node's allocatable. */
@@ -132,7 +144,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       linux: {
         resources: linuxContainerResources(pod, container, input.memoryCapacity),
         securityContext: {
-          namespaceOptions: namespacesForPod(pod),
+          namespaceOptions: containerNamespaces(pod, input.targetId),
           ...identity(pod, container),
           ...hardening(pod, container),
         },

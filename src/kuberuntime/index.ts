@@ -92,6 +92,8 @@ export interface RuntimeManagerDeps {
   runtimeClasses?: RuntimeClassLookup;
   /** upstream getPullSecretsForPod: the pod's imagePullSecrets from the secret cache (API server mode); absent: none. */
   pullSecretsFor?: (pod: Pod) => Promise<readonly PullSecret[]>;
+  /** Why an ephemeral container cannot run here (a refused field); absent: none refused. */
+  ephemeralRefusal?: (pod: Pod, index: number) => string | undefined;
   /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
   hookTimeoutMs?: number;
   /**
@@ -143,6 +145,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     services: deps.services,
     pullSecretsFor: deps.pullSecretsFor,
     runtimeClasses: deps.runtimeClasses,
+    ephemeralRefusal: deps.ephemeralRefusal,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
     volumes: deps.volumes,

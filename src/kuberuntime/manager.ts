@@ -115,6 +115,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       services: opts.services,
       pullSecretsFor: opts.pullSecretsFor,
       runtimeClasses: opts.runtimeClasses,
+      ephemeralRefusal: opts.ephemeralRefusal,
       volumes: opts.volumes,
       criStarts: opts.criStarts,
       rootDir: opts.rootDir,

@@ -56,6 +56,11 @@ export interface PodActions {
   initContainersToStart: number[];
   /** Indexes in spec.containers to start. */
   containersToStart: number[];
+  /**
+   * Indexes in spec.ephemeralContainers to start: those the runtime has no instance of. An
+   * ephemeral container runs once; it is never restarted (upstream EphemeralContainersToStart).
+   */
+  ephemeralContainersToStart: number[];
   containersToKill: ContainerToKill[];
   /** By container name, for the containers to start that have run before. */
   backOff: Map<string, RestartBackOff>;
@@ -128,6 +133,7 @@ function emptyActions(changed: boolean, attempt: number, sandboxId: string): Pod
     attempt,
     initContainersToStart: [],
     containersToStart: [],
+    ephemeralContainersToStart: [],
     containersToKill: [],
     backOff: new Map(),
   };
@@ -173,6 +179,7 @@ function computeContainerActions(
   opts: PodActionsOptions,
 ): void {
   killUnwantedInstances(pod, status, actions);
+  actions.ephemeralContainersToStart = ephemeralContainersToStart(pod, status);
   const init = computeInitContainerActions(pod, status, {
     probeFailure: opts.probeFailure,
     startupProbeSucceeded: opts.startupProbeSucceeded,
@@ -204,6 +211,20 @@ function computeContainerActions(
     // Sidecars alone must not keep the pod alive: do not restart them.
     actions.initContainersToStart = [];
   }
+}
+
+/**
+ * upstream computePodActions: an ephemeral container starts when the runtime has no instance of
+ * it, even before initialization completes (it may be what debugs a stuck init container), and
+ * never again once it has one, whatever its exit and the restart policy. Not with a new sandbox:
+ * the pod starts over without its debug containers, as upstream.
+ */
+function ephemeralContainersToStart(pod: Pod, status: PodRuntimeStatus): number[] {
+  const out: number[] = [];
+  (pod.spec?.ephemeralContainers ?? []).forEach((c, idx) => {
+    if (!findContainerStatusByName(status, c.name)) out.push(idx);
+  });
+  return out;
 }
 
 /** What computePodActions does with one regular container. */

@@ -9,8 +9,14 @@
  *     follows), else kill the containers that must go (each with its preStop hook);
  *  3. prune dead init container instances;
  *  4. create the sandbox if needed (cgroup parent = the pod cgroup) and read its IPs;
- *  5. start the init containers to start, in order (a failed regular one stops the sync, a
- *     sidecar's failure does not), then the regular containers.
+ *  5. start the ephemeral containers to start (before the init containers, as upstream, so a
+ *     pod stuck initializing can be debugged), then the init containers to start, in order (a
+ *     failed regular one stops the sync, a sidecar's failure does not), then the regular ones.
+ *
+ * An ephemeral container with `targetContainerName` joins the process namespace of that
+ * container's newest instance (NamespaceOption pid TARGET, upstream namespacesForPod and
+ * getTargetID); one whose fields this node refuses (SyncDeps.ephemeralRefusal) is not created and
+ * waits with CreateContainerConfigError naming the field.
  *
  * Starting a container (startContainer): crash-loop back-off check, EnsureImageExists, restart
  * count, container config, CreateContainer, StartContainer, then the postStart hook; a failed hook
@@ -94,6 +100,11 @@ export interface SyncDeps {
   criStarts?: CriStartScheduler | undefined;
   /** upstream --root-dir: the pod directory holds the managed /etc/hosts; absent: none (unit tests). */
   rootDir?: string | undefined;
+  /**
+   * Why an ephemeral container of the pod cannot run here (a refused field, named), or undefined.
+   * Ephemeral containers arrive by pod update, after admission; default: none refused.
+   */
+  ephemeralRefusal?: ((pod: Pod, index: number) => string | undefined) | undefined;
 }
 
 /**
@@ -222,7 +233,9 @@ async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus):
     return result;
   }
   await pruneInitContainersBeforeStart(deps.runtime, pod, status);
-  if (actions.initContainersToStart.length === 0 && actions.containersToStart.length === 0) return result;
+  // A killed pod that gets no new sandbox has nowhere to start a debug container.
+  if (actions.killPod && !actions.createSandbox) actions.ephemeralContainersToStart = [];
+  if (nothingToStart(actions)) return result;
 
   let target: StartTarget;
   try {
@@ -234,18 +247,56 @@ async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus):
     return result;
   }
   const ctx: StartContext = { pod, status, actions, target, result };
+  for (const idx of actions.ephemeralContainersToStart) {
+    deps.signal?.throwIfAborted();
+    await start(deps, ctx, ephemeralStartSpec(deps, pod, idx), 'ephemeral_container');
+  }
   for (const idx of actions.initContainersToStart) {
     deps.signal?.throwIfAborted();
     const init = pod.spec!.initContainers![idx]!;
-    const started = await start(deps, ctx, init, 'init_container');
+    const started = await start(deps, ctx, { container: init }, 'init_container');
     // A regular init container that could not start holds up initialization; a sidecar does not.
     if (!started && !isRestartableInitContainer(init)) return result;
   }
   for (const idx of actions.containersToStart) {
     deps.signal?.throwIfAborted();
-    await start(deps, ctx, pod.spec!.containers[idx]!, 'container');
+    await start(deps, ctx, { container: pod.spec!.containers[idx]! }, 'container');
   }
   return result;
+}
+
+function nothingToStart(a: PodActions): boolean {
+  return a.initContainersToStart.length + a.containersToStart.length + a.ephemeralContainersToStart.length === 0;
+}
+
+/** What starting one container needs beyond the pod: its spec, and for a debug container its target. */
+interface ContainerStartSpec {
+  container: Container;
+  /** targetContainerName of an ephemeral container. */
+  targetName?: string | undefined;
+  /** Why this ephemeral container must not be created (a refused field). */
+  refusal?: string | undefined;
+}
+
+function ephemeralStartSpec(deps: SyncDeps, pod: Pod, idx: number): ContainerStartSpec {
+  const ec = pod.spec!.ephemeralContainers![idx]!;
+  const { targetContainerName, ...common } = ec;
+  return {
+    container: common as Container,
+    targetName: targetContainerName || undefined,
+    refusal: deps.ephemeralRefusal?.(pod, idx),
+  };
+}
+
+/**
+ * upstream containerStartSpec.getTargetID: the ID of the target container's newest instance,
+ * whose process namespace a debug container joins; an error while it has none.
+ */
+function targetContainerId(status: PodRuntimeStatus, spec: ContainerStartSpec): string | undefined {
+  if (spec.targetName === undefined) return undefined;
+  const target = findContainerStatusByName(status, spec.targetName);
+  if (!target) throw new ContainerConfigError(`unable to find target container ${spec.targetName}`);
+  return target.id;
 }
 
 /**
@@ -296,6 +347,7 @@ function describe(a: PodActions): Record<string, unknown> {
     attempt: a.attempt,
     initToStart: a.initContainersToStart,
     toStart: a.containersToStart,
+    ephemeralToStart: a.ephemeralContainersToStart,
     toKill: a.containersToKill.map((k) => `${k.name}:${k.reason}`),
   };
 }
@@ -412,10 +464,11 @@ async function prepareSandbox(
 async function start(
   deps: SyncDeps,
   ctx: StartContext,
-  container: Container,
-  containerType: 'container' | 'init_container',
+  startSpec: ContainerStartSpec,
+  containerType: 'container' | 'init_container' | 'ephemeral_container',
 ): Promise<boolean> {
   const { pod, actions, result } = ctx;
+  const { container } = startSpec;
   const backOff = actions.backOff.get(container.name);
   if (backOff?.inBackOff) {
     result.waiting.set(container.name, { reason: 'CrashLoopBackOff', message: backOff.message });
@@ -436,7 +489,7 @@ async function start(
   metrics.startedContainers.inc({ container_type: containerType });
   try {
     result.changed = true;
-    const id = await startContainer(deps, ctx, container);
+    const id = await startContainer(deps, ctx, startSpec);
     log('kuberuntime').info({ pod: formatPod(pod), container: container.name, containerId: id }, 'started container');
     containerEvent(deps, pod, container, {
       type: 'Normal',
@@ -476,8 +529,11 @@ async function start(
 const NO_PULL_SECRETS: readonly PullSecret[] = [];
 
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
-async function startContainer(deps: SyncDeps, ctx: StartContext, container: Container): Promise<string> {
+async function startContainer(deps: SyncDeps, ctx: StartContext, spec: ContainerStartSpec): Promise<string> {
   const { pod, status, actions, target } = ctx;
+  const { container } = spec;
+  if (spec.refusal !== undefined)
+    throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'CreateContainerConfigError', spec.refusal);
   ctx.pullSecrets ??= deps.pullSecretsFor?.(pod) ?? Promise.resolve(NO_PULL_SECRETS);
   const pullSecrets = await ctx.pullSecrets;
   const imageRef = await deps.imageManager.ensureImageExists(pod, container, pullSecrets, target.sandboxConfig);
@@ -486,6 +542,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, container: Cont
   const restartCount = previous ? previous.restartCount + 1 : await restartCountFromLogDir(logDir);
   let config;
   try {
+    const targetId = targetContainerId(status, spec);
     await mkdir(logDir, { recursive: true, mode: 0o755 });
     config = await generateContainerConfig({
       pod,
@@ -506,6 +563,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, container: Cont
       volumes: deps.volumes.getMountedVolumesForPod(pod.metadata?.uid ?? ''),
       subPaths: deps.volumes,
       hosts: hostsFileInput(deps, pod, target.podIPs),
+      ...(targetId !== undefined ? { targetId } : {}),
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);

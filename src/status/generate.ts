@@ -20,7 +20,7 @@
  * agent restarted, nothing recorded it) starts at that sandbox's creation, where upstream
  * without an apiserver starts it again at the first status.
  */
-import type { ApiContainerStatus, ApiPodStatus, Pod, PodCondition } from '../api/types.js';
+import type { ApiContainerStatus, ApiPodStatus, Container, Pod, PodCondition } from '../api/types.js';
 import type { ContainerWaiting, PodRuntimeStatus } from '../kuberuntime/types.js';
 import type { PodSyncHandler, ShouldEvictResponse } from './types.js';
 import { podQOSClass } from '../util/pod-resources.js';
@@ -149,6 +149,17 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
     waiting,
   });
 
+  // upstream: the ephemeral containers' specs as containers, converted as regular ones (sorted by
+  // name); they are left out of the phase and the conditions.
+  const ephemeralContainerStatuses = convertToAPIContainerStatuses({
+    pod,
+    runtime,
+    previous: previous?.ephemeralContainerStatuses,
+    containers: ephemeralContainerSpecs(pod),
+    isInit: false,
+    waiting,
+  });
+
   let phase: PodPhase = getPhase(
     pod,
     [...containerStatuses, ...initContainerStatuses],
@@ -211,8 +222,14 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   if (initContainerStatuses.length > 0) status.initContainerStatuses = initContainerStatuses;
   status.containerStatuses = containerStatuses;
   status.qosClass = podQOSClass(pod);
+  if (ephemeralContainerStatuses.length > 0) status.ephemeralContainerStatuses = ephemeralContainerStatuses;
   if (input.wasOomKilled) markOomKilled(status, input.wasOomKilled);
   return status;
+}
+
+/** spec.ephemeralContainers as plain containers (without targetContainerName). */
+function ephemeralContainerSpecs(pod: Pod): Container[] {
+  return (pod.spec?.ephemeralContainers ?? []).map(({ targetContainerName: _target, ...common }) => common);
 }
 
 /**

@@ -7,7 +7,8 @@ import type { ApiPodStatus } from '../api/types.js';
 const OOMKilled = 'OOMKilled';
 
 export function markOomKilled(status: ApiPodStatus, wasOomKilled: (containerId: string) => boolean): void {
-  for (const s of [...(status.containerStatuses ?? []), ...(status.initContainerStatuses ?? [])]) {
+  const all = [status.containerStatuses, status.initContainerStatuses, status.ephemeralContainerStatuses];
+  for (const s of all.flatMap((l) => l ?? [])) {
     for (const st of [s.state, s.lastState]) {
       const t = st?.terminated;
       if (!t || t.exitCode === 0 || t.reason === OOMKilled || !t.containerID) continue;

@@ -9,9 +9,10 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { Pod } from '../../src/api/types.js';
-import { admitPodFields, canAdmitPod } from '../../src/kubelet/admission.js';
+import { admitPodFields, canAdmitPod, ephemeralContainerRefusalMessage } from '../../src/kubelet/admission.js';
 import {
   classify,
+  ephemeralContainerRefusal,
   podFieldRefusal,
   POD_FIELD_RULES,
   POD_FIELDS_1_35,
@@ -125,7 +126,17 @@ test('honoured rules classify their own field only; refused rules carry an examp
 
 const refusedRules = POD_FIELD_RULES.filter((r) => r.class === 'refused');
 
+/** An ephemeral container's field: refused when the container is to start, not at admission. */
+function assertEphemeralRefused(r: FieldRule, value: unknown): void {
+  const { pod, concrete } = withField(r.path, value);
+  assert.deepEqual(ephemeralContainerRefusal(pod, 0)?.path, concrete, `${r.path}: ${JSON.stringify(value)}`);
+  assert.deepEqual(admitPodFields(pod), { admit: true }, r.path);
+  const message = ephemeralContainerRefusalMessage(pod, 0);
+  assert.ok(message?.startsWith(`${concrete} is not supported by this node (kubelet-ts): `), message);
+}
+
 function assertRefused(r: FieldRule, value: unknown): void {
+  if (r.path.startsWith('spec.ephemeralContainers[]')) return assertEphemeralRefused(r, value);
   const { pod, concrete } = withField(r.path, value);
   assert.deepEqual(podFieldRefusal(pod)?.path, concrete, `${r.path}: ${JSON.stringify(value)}`);
   const result = canAdmitPod(pod, [], node);
@@ -144,6 +155,7 @@ for (const r of refusedRules) {
     if (r.allowed !== undefined) {
       const { pod } = withField(r.path, r.allowed);
       assert.deepEqual(admitPodFields(pod), { admit: true }, `${r.path}: ${JSON.stringify(r.allowed)}`);
+      assert.equal(ephemeralContainerRefusal(pod, 0), undefined, `${r.path}: ${JSON.stringify(r.allowed)}`);
     }
   });
 }
@@ -184,6 +196,28 @@ test('a sidecar (init container restartPolicy: Always) is admitted; a regular co
   assert.deepEqual(admitPodFields(pod), { admit: true });
   pod.spec!.containers[0]!.restartPolicy = 'Always';
   assert.equal(podFieldRefusal(pod)?.path, 'spec.containers[0].restartPolicy');
+});
+
+test('an ephemeral container is checked on its own: admission passes, its start is refused', () => {
+  const pod = basePod();
+  pod.spec!.ephemeralContainers = [
+    { name: 'ok', image: 'busybox', targetContainerName: 'c' },
+    { name: 'bad', image: 'busybox', securityContext: { procMount: 'Unmasked' } },
+  ];
+  assert.deepEqual(admitPodFields(pod), { admit: true });
+  assert.equal(ephemeralContainerRefusal(pod, 0), undefined);
+  assert.equal(ephemeralContainerRefusal(pod, 1)?.path, 'spec.ephemeralContainers[1].securityContext.procMount');
+});
+
+test("an ephemeral container under the pod's runAsNonRoot needs a runAsUser", () => {
+  const pod = basePod();
+  pod.spec!.securityContext = { runAsNonRoot: true };
+  pod.spec!.containers[0]!.securityContext = { runAsUser: 1000 };
+  pod.spec!.ephemeralContainers = [{ name: 'debug', image: 'busybox' }];
+  assert.deepEqual(admitPodFields(pod), { admit: true });
+  assert.equal(ephemeralContainerRefusal(pod, 0)?.path, 'spec.securityContext.runAsNonRoot');
+  pod.spec!.ephemeralContainers[0]!.securityContext = { runAsUser: 1000 };
+  assert.equal(ephemeralContainerRefusal(pod, 0), undefined);
 });
 
 test('a Memory emptyDir may have a sizeLimit; a disk one may not', () => {

@@ -11,7 +11,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { CriError, KubeletError } from '../../src/errors.js';
 import { createImageManager } from '../../src/images/index.js';
-import { createRuntimeManager } from '../../src/kuberuntime/index.js';
+import { createRuntimeManager, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
 import { hashContainer } from '../../src/kuberuntime/hash.js';
 import { createVolumeManager, type VolumeManager } from '../../src/volume/index.js';
 import { createRecorder, type Recorder } from '../../src/events/index.js';
@@ -27,9 +27,10 @@ let rt: Runtime;
 let volumes: VolumeManager;
 let recorder: Recorder;
 
-function manager(): Runtime {
+function manager(extra: Partial<RuntimeManagerDeps> = {}): Runtime {
   volumes = createVolumeManager({ rootDir: join(dir, 'root'), nodeName: 'node-1', hostIP: '192.168.1.10' });
   return createRuntimeManager({
+    ...extra,
     runtime: fake,
     imageManager: createImageManager({ images: fake, clock, recorder }),
     clock,
@@ -323,6 +324,86 @@ describe('syncPod', () => {
       { containerPath: '/etc/hosts', hostPath: join(dir, 'root', 'pods', 'uid-1234', 'etc-hosts'), readonly: false },
     ]);
     assert.ok(existsSync(hostPath));
+  });
+});
+
+describe('ephemeral containers (upstream EphemeralContainersToStart, getTargetID, namespacesForPod)', () => {
+  const withDebug = (pod: Pod, debug: Record<string, unknown>): Pod => ({
+    ...pod,
+    spec: { ...pod.spec!, ephemeralContainers: [{ name: 'debug', image: 'busybox:1.36', ...debug }] },
+  });
+
+  it("a pod update adds one: it starts in the target container's pid namespace, once", async () => {
+    const pod = makePod({ containers: [container('a')] });
+    await sync(pod);
+    const target = fake.containersNamed('a')[0]!;
+    const updated = withDebug(pod, { targetContainerName: 'a', command: ['sh'] });
+    const result = await sync(updated);
+    assert.deepEqual([...result.waiting], []);
+    const [debug, ...more] = fake.containersNamed('debug');
+    assert.equal(more.length, 0);
+    assert.equal(debug!.podSandboxId, target.podSandboxId, 'in the running sandbox');
+    assert.deepEqual(debug!.config.linux?.securityContext?.namespaceOptions, {
+      network: 'POD',
+      pid: 'TARGET',
+      ipc: 'POD',
+      targetId: target.id,
+    });
+    assert.equal(debug!.config.annotations['io.kubernetes.container.type'], 'ephemeral');
+    fake.exitContainer(debug!.id, 1);
+    await sync(updated);
+    await sync(updated);
+    assert.equal(fake.containersNamed('debug').length, 1, 'an exited ephemeral container is never restarted');
+    assert.equal(fake.containersNamed('a').length, 1, 'the pod is left alone');
+  });
+
+  it("without a target, or in a pod sharing its process namespace, the pod's pid mode", async () => {
+    const pod = makePod({ containers: [container('a')] });
+    await sync(pod);
+    await sync(withDebug(pod, {}));
+    assert.equal(fake.containersNamed('debug')[0]!.config.linux?.securityContext?.namespaceOptions?.pid, 'CONTAINER');
+    const shared = { ...pod, spec: { ...pod.spec!, shareProcessNamespace: true } };
+    fake = new FakeRuntimeService();
+    fake.addImage('busybox:1.36');
+    rt = manager();
+    await sync(shared);
+    await sync(withDebug(shared, { targetContainerName: 'a' }));
+    const ns = fake.containersNamed('debug')[0]!.config.linux?.securityContext?.namespaceOptions;
+    assert.equal(ns?.pid, 'POD');
+    assert.equal(ns?.targetId, undefined);
+  });
+
+  it('a target with no instance yet: CreateContainerConfigError, retried on the next sync', async () => {
+    const pod = makePod({ containers: [container('a')] });
+    await sync(pod);
+    const result = await sync(withDebug(pod, { targetContainerName: 'nope' }));
+    assert.deepEqual(result.waiting.get('debug'), {
+      reason: 'CreateContainerConfigError',
+      message: 'unable to find target container nope',
+    });
+    assert.equal(fake.containersNamed('debug').length, 0);
+    assert.equal(fake.containersNamed('a')[0]!.state, 'CONTAINER_RUNNING', 'the pod runs on');
+  });
+
+  it('a refused field: not created, CreateContainerConfigError naming it', async () => {
+    rt = manager({
+      ephemeralRefusal: (_pod, idx) => (idx === 0 ? 'spec.ephemeralContainers[0].x is not supported' : undefined),
+    });
+    const pod = makePod({ containers: [container('a')] });
+    await sync(pod);
+    const result = await sync(withDebug(pod, {}));
+    assert.equal(result.waiting.get('debug')?.reason, 'CreateContainerConfigError');
+    assert.equal(result.waiting.get('debug')?.message, 'spec.ephemeralContainers[0].x is not supported');
+    assert.equal(fake.containersNamed('debug').length, 0);
+  });
+
+  it('killPod stops it with the pod', async () => {
+    const pod = makePod({ containers: [container('a')] });
+    await sync(pod);
+    await sync(withDebug(pod, {}));
+    const [running] = await rt.getPods(false);
+    await rt.killPod(pod, running!);
+    assert.equal(fake.containersNamed('debug')[0]!.state, 'CONTAINER_EXITED');
   });
 });
 

@@ -6,8 +6,6 @@
  * upstream's verifyActions clears them).
  *
  * What does not apply, and why:
- *  - ephemeral containers are never started by kubelet-ts (no EphemeralContainersToStart): the
- *    cases that expect one to start are registered as skipped with that reason; the others run;
  *  - TestComputePodActionsWithInitContainersWithLegacySidecarContainers (LegacySidecarContainers
  *    gate, NextInitContainerToStart): we only have the SidecarContainers path upstream uses by
  *    default, which the WithInitContainers table covers;
@@ -35,6 +33,8 @@ interface Want {
   start?: number[];
   /** `id:name` of each container to kill. */
   kill?: string[];
+  /** upstream EphemeralContainersToStart. */
+  ephemeral?: number[];
 }
 
 type ProbeResult = 'success' | 'failure' | 'unknown';
@@ -54,8 +54,6 @@ interface Case {
   /** Why the case cannot run here; it is registered as skipped with this reason. */
   unsupported?: string;
 }
-
-const NO_EPHEMERAL = 'kubelet-ts never starts ephemeral containers (upstream EphemeralContainersToStart)';
 
 function spec(name: string, extra: Partial<Container> = {}): Container {
   return { name, image: 'busybox', ...extra };
@@ -170,6 +168,7 @@ function actual(a: PodActions): Required<Want> {
     init: a.initContainersToStart,
     start: a.containersToStart,
     kill: a.containersToKill.map((k) => `${k.id}:${k.name}`).sort(),
+    ephemeral: a.ephemeralContainersToStart,
   };
 }
 
@@ -182,6 +181,7 @@ function expected(w: Want): Required<Want> {
     init: w.init ?? [],
     start: w.start ?? [],
     kill: [...(w.kill ?? [])].sort(),
+    ephemeral: w.ephemeral ?? [],
   };
 }
 
@@ -627,14 +627,12 @@ const ephemeralCases: Case[] = [
   {
     name: 'No ephemeral containers running; start one',
     status: (s) => void (s.containerStatuses = s.containerStatuses.slice(0, 4)),
-    want: noAction,
-    unsupported: NO_EPHEMERAL,
+    want: { sandboxId: SANDBOX, ephemeral: [0] },
   },
   {
     name: 'Start second ephemeral container',
     pod: (pod) => void pod.spec!.ephemeralContainers!.push({ name: 'debug2', image: 'busybox' }),
-    want: noAction,
-    unsupported: NO_EPHEMERAL,
+    want: { sandboxId: SANDBOX, ephemeral: [1] },
   },
   {
     name: 'Ephemeral container exited; do not restart',
@@ -648,8 +646,7 @@ const ephemeralCases: Case[] = [
       set(s.containerStatuses[3]!, 'running');
       s.containerStatuses = s.containerStatuses.slice(0, 4);
     },
-    want: noAction,
-    unsupported: NO_EPHEMERAL,
+    want: { sandboxId: SANDBOX, ephemeral: [0] },
   },
   {
     name: 'Create a new pod sandbox if the pod sandbox is dead, init container failed and RestartPolicy == OnFailure',

@@ -614,3 +614,25 @@ test("startTime: the one we reported, else the API's, else the oldest ready sand
   );
   assert.equal(json(gen(pod('Always'), runtime([], 'none'))), '2026-01-01T00:00:00Z');
 });
+
+// upstream generateAPIPodStatus: ephemeral containers are converted as regular ones into
+// ephemeralContainerStatuses, and getPhase and the conditions leave them out.
+test('ephemeral containers: their own statuses, never the phase, Ready or a restart count', () => {
+  const p = pod('Never', ['a'], {
+    ephemeralContainers: [{ name: 'debug', image: 'busybox', targetContainerName: 'a' }],
+  });
+  const none = gen(p, runtime([ctr('a', 'running')]));
+  assert.equal(none.ephemeralContainerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating');
+  const running = gen(p, runtime([ctr('a', 'running'), ctr('debug', 'running')]));
+  assert.equal(running.phase, 'Running');
+  assert.ok(running.ephemeralContainerStatuses?.[0]?.state?.running);
+  assert.equal(running.ephemeralContainerStatuses?.[0]?.containerID, 'containerd://debug-0');
+  const done = gen(p, runtime([ctr('a', 'running'), ctr('debug', 'exited', { exitCode: 1, reason: 'Error' })]));
+  assert.equal(done.phase, 'Running', 'an exited debug container does not end the pod');
+  assert.equal(cond(done, 'Ready').status, 'True');
+  assert.equal(done.ephemeralContainerStatuses?.[0]?.state?.terminated?.exitCode, 1);
+  assert.equal(done.ephemeralContainerStatuses?.[0]?.restartCount, 0);
+  const appDone = gen(p, runtime([ctr('a', 'exited'), ctr('debug', 'running')]));
+  assert.equal(appDone.phase, 'Succeeded', 'a running debug container does not keep the pod Running');
+  assert.equal(gen(pod('Never'), runtime([ctr('a', 'running')])).ephemeralContainerStatuses, undefined);
+});

@@ -20,6 +20,8 @@ export const MERGE_KEYS: Readonly<Record<string, string>> = {
   containerStatuses: 'name',
   initContainerStatuses: 'name',
   ephemeralContainerStatuses: 'name',
+  // PodSpec's list kubectl debug patches (pods/ephemeralcontainers).
+  ephemeralContainers: 'name',
   addresses: 'type',
   podIPs: 'ip',
   hostIPs: 'ip',

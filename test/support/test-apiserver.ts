@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { setPodDefaults } from '../../src/podconfig/defaults.js';
 import { ApiStore, type Obj } from './apiserver-store.js';
 import { jsonMergePatch, strategicMergePatch } from './apiserver-patch.js';
+import { withEphemeralContainers } from './apiserver-ephemeral.js';
 import { makeTestCerts, writeKubeconfig, type TestCerts } from './test-certs.js';
 import { NodeProxy } from './apiserver-node-proxy.js';
 import { join } from 'node:path';
@@ -238,6 +239,8 @@ class ApiHandler {
     const method = req.method ?? 'GET';
     if (def.plural === 'serviceaccounts' && sub === 'token' && method === 'POST')
       return send(res, 201, this.tokenRequest(parseJson(body), namespace, name!));
+    if (def.plural === 'pods' && sub === 'ephemeralcontainers' && name)
+      return send(res, 200, this.ephemeralContainers({ def, namespace, name }, method, body, req));
     // certificatesigningrequests/approval is a status-like subresource (conditions only).
     const statusLike = sub === 'status' || (sub === 'approval' && def.plural === 'certificatesigningrequests');
     if (sub && !statusLike) throw new HttpError(404, 'NotFound', `unknown subresource ${sub}`);
@@ -285,6 +288,17 @@ class ApiHandler {
                 singularName: '',
                 namespaced: d.namespaced,
                 kind: d.kind,
+                verbs: ['get', 'patch', 'update'],
+              },
+            ]
+          : []),
+        ...(d.plural === 'pods'
+          ? [
+              {
+                name: 'pods/ephemeralcontainers',
+                singularName: '',
+                namespaced: true,
+                kind: 'Pod',
                 verbs: ['get', 'patch', 'update'],
               },
             ]
@@ -396,8 +410,26 @@ class ApiHandler {
     return this.store_(def, current, obj, statusOnly);
   }
 
+  /** pods/{name}/ephemeralcontainers (apiserver-ephemeral.ts): only ephemeral containers change. */
+  private ephemeralContainers(ref: ObjectRef, method: string, body: Buffer, req: IncomingMessage): Obj {
+    const current = this.mustGet(ref.def, ref.namespace, ref.name);
+    if (method === 'GET') return current;
+    if (method !== 'PUT' && method !== 'PATCH')
+      throw new HttpError(405, 'MethodNotAllowed', `${method} is not allowed`);
+    const next = method === 'PUT' ? parseJson(body) : this.patched(current, body, req.headers['content-type'] ?? '');
+    this.checkPreconditions(current, next.metadata as Record<string, unknown> | undefined);
+    const result = withEphemeralContainers(current, next);
+    if ('invalid' in result) throw new HttpError(422, 'Invalid', result.invalid);
+    return this.store_(ref.def, current, result.pod, false);
+  }
+
   private patch({ def, namespace, name }: ObjectRef, body: Buffer, contentType: string, statusOnly: boolean): Obj {
     const current = this.mustGet(def, namespace, name);
+    return this.store_(def, current, this.patched(current, body, contentType), statusOnly);
+  }
+
+  /** `current` with the patch in `body` applied (its preconditions checked). */
+  private patched(current: Obj, body: Buffer, contentType: string): Obj {
     const patch = parseJson(body);
     this.checkPreconditions(current, patch.metadata as Record<string, unknown> | undefined);
     let next: unknown;
@@ -410,7 +442,7 @@ class ApiHandler {
         'UnsupportedMediaType',
         `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`,
       );
-    return this.store_(def, current, next as Obj, statusOnly);
+    return next as Obj;
   }
 
   private delete({ def, namespace, name }: ObjectRef, opts: Obj, q: URLSearchParams): Obj {
