@@ -250,6 +250,9 @@ function validateSpec(c: Checker, spec: Obj): void {
     c.add('spec.dnsConfig', 'Required value: must provide dnsConfig when dnsPolicy is None');
   c.int(spec, 'terminationGracePeriodSeconds', 'spec.terminationGracePeriodSeconds', { min: 0 });
   c.int(spec, 'activeDeadlineSeconds', 'spec.activeDeadlineSeconds', { min: 1 });
+  // upstream ValidatePodCreate: ephemeral containers come only through their subresource.
+  if (Array.isArray(spec.ephemeralContainers) && spec.ephemeralContainers.length > 0)
+    c.add('spec.ephemeralContainers', 'Forbidden: cannot be set on create');
   for (const k of ['hostNetwork', 'hostPID', 'hostIPC', 'enableServiceLinks', 'shareProcessNamespace'])
     c.bool(spec, k, `spec.${k}`);
   c.str(spec, 'nodeName', 'spec.nodeName');

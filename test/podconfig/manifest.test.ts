@@ -316,6 +316,13 @@ describe('decodeSinglePod', () => {
         message: /Forbidden/,
       },
       {
+        // upstream ValidatePodCreate: only the ephemeralcontainers subresource adds them.
+        name: 'ephemeral containers in a manifest',
+        text: edit('  volumes:\n', '  ephemeralContainers: [{name: dbg, image: busybox}]\n  volumes:\n'),
+        field: 'spec.ephemeralContainers',
+        message: /Forbidden: cannot be set on create/,
+      },
+      {
         name: 'bad timestamp',
         text: edit('  name: web\n', '  name: web\n  deletionTimestamp: yesterday\n'),
         field: 'metadata.deletionTimestamp',
