@@ -156,7 +156,7 @@ class ApiStatusManager implements StatusManager {
       !isStatic &&
       meta.deletionTimestamp &&
       isTerminal(status.phase) &&
-      !(status.containerStatuses ?? []).some((c) => c.state?.running)
+      !anyRunning(status)
     ) {
       await this.deps.client
         .request({
@@ -172,6 +172,16 @@ class ApiStatusManager implements StatusManager {
     }
     return true;
   }
+}
+
+/** Whether any container of the status, init and ephemeral ones too, still runs (upstream canBeDeleted). */
+function anyRunning(status: ApiPodStatus): boolean {
+  const all = [
+    ...(status.initContainerStatuses ?? []),
+    ...(status.containerStatuses ?? []),
+    ...(status.ephemeralContainerStatuses ?? []),
+  ];
+  return all.some((c) => c.state?.running);
 }
 
 /** A StatusManager that also syncs to the apiserver; `stop()` ends its retry timer. */

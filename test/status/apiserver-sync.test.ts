@@ -35,3 +35,47 @@ test('a status set again while its patch is in flight is not patched twice', asy
     sm.stop();
   }
 });
+
+test('the final delete waits for every container, ephemeral ones too', async () => {
+  const sent: Array<{ method: string }> = [];
+  const client = {
+    request: async (req: { method: string }) => {
+      sent.push(req);
+      return { statusCode: 200, body: {} };
+    },
+  } as unknown as ApiClient;
+  const sm = createApiStatusManager({ client, base: createStatusManager(), retryMs: 10 });
+  try {
+    const pod = {
+      metadata: { name: 'p', namespace: 's', uid: 'u2', deletionTimestamp: new Date() },
+      spec: { containers: [] },
+    } as unknown as Pod;
+    const ctr = (running: boolean) => ({
+      name: 'c',
+      image: 'i',
+      imageID: '',
+      ready: false,
+      restartCount: 0,
+      state: running ? { running: {} } : { terminated: { exitCode: 0 } },
+    });
+    sm.setPodStatus(pod, { phase: 'Failed', containerStatuses: [ctr(false)], ephemeralContainerStatuses: [ctr(true)] });
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(
+      sent.map((r) => r.method),
+      ['PATCH'],
+      'a running ephemeral container holds the delete',
+    );
+    sm.setPodStatus(pod, {
+      phase: 'Failed',
+      containerStatuses: [ctr(false)],
+      ephemeralContainerStatuses: [ctr(false)],
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(
+      sent.map((r) => r.method),
+      ['PATCH', 'PATCH', 'DELETE'],
+    );
+  } finally {
+    sm.stop();
+  }
+});
