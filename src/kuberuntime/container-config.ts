@@ -40,6 +40,8 @@ export interface ContainerConfigInput {
   subPaths: Pick<RuntimeVolumes, 'prepareSubPath'>;
   /** The pod's managed /etc/hosts (hosts-file.ts); absent: none. */
   hosts?: HostsFileInput;
+  /** upstream getPodDir: the termination message file goes below it; absent: none (unit tests). */
+  podDir?: string;
 }
 
 /** The downward API context with resourceFieldRef bound to the node's allocatable. */
@@ -110,10 +112,20 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
     const env = downwardContext(pod, input.env, input.allocatable);
     const envs = makeEnvironmentVariables(pod, container, env);
     const { command, args } = expandCommandAndArgs(container, envs);
+    const linux = {
+      resources: linuxContainerResources(pod, container, input.memoryCapacity),
+      securityContext: {
+        namespaceOptions: namespacesForPod(pod),
+        ...identity(pod, container),
+        ...hardening(pod, container),
+      },
+    };
+    // Last: the mounts write files (hosts, the termination message) that a later failure would leave.
     const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), {
       volumes: input.volumes,
       subPaths: input.subPaths,
       ...(input.hosts ? { hosts: input.hosts } : {}),
+      ...(input.podDir !== undefined ? { podDir: input.podDir } : {}),
     });
     return {
       metadata: { name: container.name, attempt: restartCount },
@@ -129,14 +141,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       stdin: container.stdin === true,
       stdinOnce: container.stdinOnce === true,
       tty: container.tty === true,
-      linux: {
-        resources: linuxContainerResources(pod, container, input.memoryCapacity),
-        securityContext: {
-          namespaceOptions: namespacesForPod(pod),
-          ...identity(pod, container),
-          ...hardening(pod, container),
-        },
-      },
+      linux,
     };
   } catch (err) {
     if (err instanceof EnvError || err instanceof ResourceError || err instanceof VolumeError) {

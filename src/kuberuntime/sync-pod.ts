@@ -49,6 +49,7 @@ import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
 import type { ServiceLister } from './service-env.js';
 import { generatePodSandboxConfig, podHostnameAndDomain } from './sandbox-config.js';
 import type { HostsFileInput } from './hosts-file.js';
+import { discardTerminationMessageFile } from './termination-message.js';
 import { containerLogsDirectory, podDir, restartCountOfLogFileName } from '../util/pod-identity.js';
 import type { PodRuntimeStatus, PodSyncResult } from './types.js';
 import { metrics } from '../metrics/index.js';
@@ -497,6 +498,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, container: Cont
       volumes: deps.volumes.getMountedVolumesForPod(pod.metadata?.uid ?? ''),
       subPaths: deps.volumes,
       hosts: hostsFileInput(deps, pod, target.podIPs),
+      ...(deps.rootDir !== undefined ? { podDir: podDir(deps.rootDir, podUID(pod)) } : {}),
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);
@@ -508,6 +510,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, container: Cont
       deps.runtime.createContainer(target.sandboxId, config, target.sandboxConfig),
     );
   } catch (err) {
+    await discardTerminationMessageFile(pod, container, config);
     throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'CreateContainerError', runtimeMessage(err), {
       cause: err,
     });

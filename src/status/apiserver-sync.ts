@@ -15,6 +15,7 @@ import type { ApiClient } from '../apiclient/types.js';
 import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { isStaticPod, isTerminalPhase as isTerminal, klogRef } from '../api/pod.js';
+import { normalizeStatus } from './normalize.js';
 import type { StatusManager } from './types.js';
 
 export interface ApiStatusSyncDeps {
@@ -64,7 +65,7 @@ class ApiStatusManager implements StatusManager {
     const uid = pod.metadata?.uid;
     if (!uid) return;
     const prev = this.entries.get(uid);
-    this.entries.set(uid, { ...prev, pod, status });
+    this.entries.set(uid, { ...prev, pod, status: normalizeStatus(pod, status) });
     this.dirty.add(uid);
     this.kick();
   }
