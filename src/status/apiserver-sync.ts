@@ -16,6 +16,7 @@ import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { isStaticPod, isTerminalPhase as isTerminal, klogRef } from '../api/pod.js';
 import { normalizeStatus } from './normalize.js';
+import { podStatusPatch } from './status-patch.js';
 import type { StatusManager } from './types.js';
 
 export interface ApiStatusSyncDeps {
@@ -134,7 +135,7 @@ class ApiStatusManager implements StatusManager {
           method: 'PATCH',
           path: `${path}/status`,
           contentType: 'application/strategic-merge-patch+json',
-          body: { metadata: { uid }, status },
+          body: { metadata: { uid }, status: podStatusPatch(lastKnown(entry, uid), status) },
         });
       } catch (err) {
         if (err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 409)) {
@@ -170,6 +171,11 @@ class ApiStatusManager implements StatusManager {
     }
     return true;
   }
+}
+
+/** What the API holds as far as we know: what we last sent there, else the status the pod came with. */
+function lastKnown(entry: Entry, uid: string): unknown {
+  return entry.sent !== undefined && entry.sentUid === uid ? JSON.parse(entry.sent) : entry.pod.status;
 }
 
 /** A StatusManager that also syncs to the apiserver; `stop()` ends its retry timer. */

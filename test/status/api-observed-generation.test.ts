@@ -81,3 +81,36 @@ test('the status on the API names the generation of the pod it was computed for'
     sm.stop();
   }
 });
+
+test('the status patch drops what the new status no longer has (upstream CreateTwoWayMergePatch)', async () => {
+  await api.call('POST', '/api/v1/namespaces/g/pods', {
+    metadata: { name: 'q' },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
+  });
+  const q = () => api.store.get('pods', 'g', 'q') as Pod;
+  const cs = (state: object) => [{ name: 'c', image: 'i', imageID: '', ready: false, restartCount: 0, state }];
+  const sm = createApiStatusManager({ client: clients.main, base: createStatusManager(), retryMs: 50 });
+  try {
+    sm.setPodStatus(q(), {
+      phase: 'Pending',
+      conditions: [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'm' }],
+      containerStatuses: cs({ waiting: { reason: 'ContainerCreating' } }),
+    });
+    await waitFor(
+      'waiting on the API',
+      5000,
+      () => (q().status?.containerStatuses?.[0]?.state?.waiting ? true : undefined),
+      20,
+    );
+    sm.setPodStatus(q(), {
+      phase: 'Failed',
+      conditions: [{ type: 'Ready', status: 'True' }],
+      containerStatuses: cs({ terminated: { exitCode: 1, message: 'why' } }),
+    });
+    await waitFor('Failed on the API', 5000, () => (q().status?.phase === 'Failed' ? true : undefined), 20);
+    assert.deepEqual(q().status?.containerStatuses?.[0]?.state, { terminated: { exitCode: 1, message: 'why' } });
+    assert.deepEqual(q().status?.conditions, [{ type: 'Ready', status: 'True' }]);
+  } finally {
+    sm.stop();
+  }
+});
