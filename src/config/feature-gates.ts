@@ -196,9 +196,10 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   DynamicResourceAllocation: lockedOn('none'),
   KubeletTracing: lockedOn('none'),
   RelaxedEnvironmentVariableValidation: lockedOn('none'),
+  // status.observedGeneration and the conditions' (status/normalize.ts, conditions.ts).
+  PodObservedGenerationTracking: lockedOn('on'),
   // Locked on, behaviour missing: gaps (docs/differences.md); false is refused by the lock.
   InPlacePodVerticalScaling: lockedOn('off'),
-  PodObservedGenerationTracking: lockedOn('off'),
   RecursiveReadOnlyMounts: lockedOn('off'),
   SupplementalGroupsPolicy: lockedOn('off'),
   SystemdWatchdog: lockedOn('off'),

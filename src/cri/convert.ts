@@ -18,6 +18,7 @@ import type {
   Labels,
   LinuxContainerResources,
   MemoryUsage,
+  Mount,
   NamespaceMode,
   PodSandbox,
   PodSandboxMetadata,
@@ -218,7 +219,12 @@ export function containerStatusFromWire(w: Wire): ContainerStatus {
   if (w?.imageId) out.imageId = str(w.imageId);
   const r = resourcesFromWire(w?.resources?.linux);
   if (r) out.resources = r;
+  if (Array.isArray(w?.mounts) && w.mounts.length > 0) out.mounts = w.mounts.map(mountFromWire);
   return out;
+}
+
+function mountFromWire(w: Wire): Mount {
+  return { containerPath: str(w?.containerPath), hostPath: str(w?.hostPath), readonly: w?.readonly === true };
 }
 
 export function imageFromWire(w: Wire): Image {

@@ -200,6 +200,8 @@ export interface ContainerStatus {
   imageId?: string;
   /** The resources the runtime applied, when it reports them. */
   resources?: LinuxContainerResources;
+  /** The mounts the container was created with (CRI mounts; the termination message file among them). */
+  mounts?: Mount[];
 }
 
 export interface ContainerFilter {

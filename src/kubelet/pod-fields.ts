@@ -346,14 +346,13 @@ function containerRules(kind: ContainerKind): FieldRule[] {
     h(`${p}.imagePullPolicy`, 'the image manager (src/images)'),
     h(`${p}.ports`, 'host ports: CRI port mappings and admission (NodePorts); the rest is informational'),
     ...many(`${p}.ports[]`, ['name', 'containerPort', 'protocol', 'hostPort', 'hostIP'], 'as ports'),
-    refused(
+    h(
       `${p}.terminationMessagePath`,
-      'the termination message file is not mounted nor read',
-      unless('/dev/termination-log', '/tmp/msg', 'not the default /dev/termination-log'),
+      'a file of the pod directory bound there, read when the container exits (kuberuntime/termination-message.ts)',
     ),
     h(
       `${p}.terminationMessagePolicy`,
-      'FallbackToLogsOnError: the log tail of a failed container (termination-message.ts)',
+      'FallbackToLogsOnError: the log tail of a failed container with an empty message file (termination-message.ts)',
     ),
     restartPolicy,
     refusedTree(`${p}.restartPolicyRules`, 'container restart rules (ContainerRestartRules) are not implemented', {

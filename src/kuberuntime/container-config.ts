@@ -42,6 +42,8 @@ export interface ContainerConfigInput {
   hosts?: HostsFileInput;
   /** An ephemeral container's target: the container whose process namespace it joins. */
   targetId?: string;
+  /** upstream getPodDir: the termination message file goes below it; absent: none (unit tests). */
+  podDir?: string;
 }
 
 /**
@@ -122,10 +124,20 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
     const env = downwardContext(pod, input.env, input.allocatable);
     const envs = makeEnvironmentVariables(pod, container, env);
     const { command, args } = expandCommandAndArgs(container, envs);
+    const linux = {
+      resources: linuxContainerResources(pod, container, input.memoryCapacity),
+      securityContext: {
+        namespaceOptions: containerNamespaces(pod, input.targetId),
+        ...identity(pod, container),
+        ...hardening(pod, container),
+      },
+    };
+    // Last: the mounts write files (hosts, the termination message) that a later failure would leave.
     const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), {
       volumes: input.volumes,
       subPaths: input.subPaths,
       ...(input.hosts ? { hosts: input.hosts } : {}),
+      ...(input.podDir !== undefined ? { podDir: input.podDir } : {}),
     });
     return {
       metadata: { name: container.name, attempt: restartCount },
@@ -141,14 +153,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       stdin: container.stdin === true,
       stdinOnce: container.stdinOnce === true,
       tty: container.tty === true,
-      linux: {
-        resources: linuxContainerResources(pod, container, input.memoryCapacity),
-        securityContext: {
-          namespaceOptions: containerNamespaces(pod, input.targetId),
-          ...identity(pod, container),
-          ...hardening(pod, container),
-        },
-      },
+      linux,
     };
   } catch (err) {
     if (err instanceof EnvError || err instanceof ResourceError || err instanceof VolumeError) {

@@ -30,7 +30,7 @@ import type {
   RuntimeSandbox,
   SandboxRuntimeStatus,
 } from './types.js';
-import { lastLogString, needsLogFallback } from './termination-message.js';
+import { terminationMessage } from './termination-message.js';
 
 function toRuntimeState(state: ContainerState): RuntimeContainerState {
   switch (state) {
@@ -216,20 +216,24 @@ async function podContainerStatuses(runtime: RuntimeService, selector: UidSelect
   for (const [i, st] of statuses.entries()) {
     const converted = st && toContainerRuntimeStatus(st, containers[i]!.podSandboxId);
     if (!st || !converted) continue;
-    if (converted.state === 'exited' && converted.exitCode !== 0) await addLogFallback(converted, st);
+    if (converted.state === 'exited') await addTerminationMessage(converted, st);
     out.push(converted);
   }
   return out;
 }
 
-/** terminationMessagePolicy FallbackToLogsOnError (termination-message.ts). */
-async function addLogFallback(out: ContainerRuntimeStatus, st: CriContainerStatus): Promise<void> {
-  const policy = annotated(st.id, st.annotations).terminationMessagePolicy;
-  const exited = { ...out, logPath: st.logPath, terminationMessagePolicy: policy };
-  if (!needsLogFallback(exited)) return;
-  // upstream appends what it read to the runtime's own message.
-  const tail = await lastLogString(st.logPath);
-  if (tail !== '') out.message = out.message === '' ? tail : `${out.message}: ${tail}`;
+/** The message file's content or the log tail (termination-message.ts), after the runtime's own message. */
+async function addTerminationMessage(out: ContainerRuntimeStatus, st: CriContainerStatus): Promise<void> {
+  const { terminationMessagePath, terminationMessagePolicy } = annotated(st.id, st.annotations);
+  const message = await terminationMessage({
+    ...out,
+    logPath: st.logPath,
+    terminationMessagePath,
+    terminationMessagePolicy,
+    mounts: st.mounts ?? [],
+  });
+  // upstream appends it to the runtime's own message.
+  if (message !== '') out.message = out.message === '' ? message : `${out.message}: ${message}`;
 }
 
 /**

@@ -55,6 +55,7 @@ import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
 import type { ServiceLister } from './service-env.js';
 import { generatePodSandboxConfig, podHostnameAndDomain } from './sandbox-config.js';
 import type { HostsFileInput } from './hosts-file.js';
+import { discardTerminationMessageFile } from './termination-message.js';
 import { containerLogsDirectory, podDir, restartCountOfLogFileName } from '../util/pod-identity.js';
 import type { PodRuntimeStatus, PodSyncResult } from './types.js';
 import { metrics } from '../metrics/index.js';
@@ -564,6 +565,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, spec: Container
       subPaths: deps.volumes,
       hosts: hostsFileInput(deps, pod, target.podIPs),
       ...(targetId !== undefined ? { targetId } : {}),
+      ...(deps.rootDir !== undefined ? { podDir: podDir(deps.rootDir, podUID(pod)) } : {}),
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);
@@ -575,6 +577,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, spec: Container
       deps.runtime.createContainer(target.sandboxId, config, target.sandboxConfig),
     );
   } catch (err) {
+    await discardTerminationMessageFile(pod, container, config);
     throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'CreateContainerError', runtimeMessage(err), {
       cause: err,
     });

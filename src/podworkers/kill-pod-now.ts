@@ -20,7 +20,8 @@ export function killPodNow(
     return podWorkers.terminatePodAbnormally(pod, {
       evict: true,
       reason,
-      statusFn: (status) => markTerminatedByKubelet(status, reason, message, now),
+      statusFn: (status) =>
+        markTerminatedByKubelet(status, { reason, message, nowMs: now, generation: pod.metadata?.generation }),
       ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
     });
   };

@@ -15,6 +15,8 @@ import type { ApiClient } from '../apiclient/types.js';
 import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { isStaticPod, isTerminalPhase as isTerminal, klogRef } from '../api/pod.js';
+import { normalizeStatus } from './normalize.js';
+import { podStatusPatch } from './status-patch.js';
 import type { StatusManager } from './types.js';
 
 export interface ApiStatusSyncDeps {
@@ -66,8 +68,8 @@ class ApiStatusManager implements StatusManager {
     // Updated in place: a sync in flight records what it sent on this same entry, so a status set
     // meanwhile is compared with it (a new object would forget it and patch the same status again).
     const prev = this.entries.get(uid);
-    if (prev) Object.assign(prev, { pod, status });
-    else this.entries.set(uid, { pod, status });
+    if (prev) Object.assign(prev, { pod, status: normalizeStatus(pod, status) });
+    else this.entries.set(uid, { pod, status: normalizeStatus(pod, status) });
     this.dirty.add(uid);
     this.kick();
   }
@@ -136,7 +138,7 @@ class ApiStatusManager implements StatusManager {
           method: 'PATCH',
           path: `${path}/status`,
           contentType: 'application/strategic-merge-patch+json',
-          body: { metadata: { uid }, status },
+          body: { metadata: { uid }, status: podStatusPatch(lastKnown(entry, uid), status) },
         });
       } catch (err) {
         if (err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 409)) {
@@ -152,12 +154,7 @@ class ApiStatusManager implements StatusManager {
       entry.sentUid = uid;
       log('status').debug({ pod: klogRef(meta), phase: status.phase }, 'Patched pod status');
     }
-    if (
-      !isStatic &&
-      meta.deletionTimestamp &&
-      isTerminal(status.phase) &&
-      !anyRunning(status)
-    ) {
+    if (!isStatic && meta.deletionTimestamp && isTerminal(status.phase) && !anyRunning(status)) {
       await this.deps.client
         .request({
           method: 'DELETE',
@@ -182,6 +179,11 @@ function anyRunning(status: ApiPodStatus): boolean {
     ...(status.ephemeralContainerStatuses ?? []),
   ];
   return all.some((c) => c.state?.running);
+}
+
+/** What the API holds as far as we know: what we last sent there, else the status the pod came with. */
+function lastKnown(entry: Entry, uid: string): unknown {
+  return entry.sent !== undefined && entry.sentUid === uid ? JSON.parse(entry.sent) : entry.pod.status;
 }
 
 /** A StatusManager that also syncs to the apiserver; `stop()` ends its retry timer. */

@@ -13,7 +13,9 @@
  *  - PodScheduled: always True (the pod is on this node).
  *
  * lastTransitionTime is kept from the previous status while the condition's status is
- * unchanged (upstream status manager updateLastTransitionTime); lastProbeTime is null.
+ * unchanged (upstream status manager updateLastTransitionTime); lastProbeTime is null. Each
+ * carries the metadata.generation of the pod it was computed for as observedGeneration
+ * (upstream CalculatePodConditionObservedGeneration, PodObservedGenerationTracking locked on).
  */
 import type { ApiContainerStatus, ApiPodStatus, Pod, PodCondition } from '../api/types.js';
 import type { PodRuntimeStatus } from '../kuberuntime/types.js';
@@ -154,6 +156,16 @@ export function withTimes(c: Cond, previous: ApiPodStatus | undefined, now: Date
   if (c.reason) out.reason = c.reason;
   if (c.message) out.message = c.message;
   return out;
+}
+
+/**
+ * upstream CalculatePodConditionObservedGeneration with the gate on: `c` with the pod's
+ * generation after its type (upstream's field order); a pod without one (0) leaves it out.
+ */
+export function withObservedGeneration(c: PodCondition, generation: number | undefined): PodCondition {
+  if (!generation) return c;
+  const { type, observedGeneration: _old, ...rest } = c;
+  return { type, observedGeneration: generation, ...rest };
 }
 
 /**

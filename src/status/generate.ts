@@ -11,7 +11,8 @@
  *  4. started / ready from the probe results;
  *  5. conditions: those not owned by the kubelet are kept (readiness-gate conditions from the
  *     API, DisruptionTarget from the previous status), then PodReadyToStartContainers,
- *     Initialized, Ready, ContainersReady, PodScheduled (conditions.ts);
+ *     Initialized, Ready, ContainersReady, PodScheduled (conditions.ts), each with the pod's
+ *     generation as observedGeneration;
  *  6. hostIP(s), startTime (kept once set), qosClass.
  *
  * Differences from upstream, on purpose: hostIP/hostIPs (and the pod IPs of a hostNetwork pod)
@@ -39,6 +40,7 @@ import {
   podInitializedCondition,
   podReadyCondition,
   podReadyToStartContainersCondition,
+  withObservedGeneration,
   withTimes,
 } from './conditions.js';
 import { apiTime } from '../util/time.js';
@@ -198,11 +200,13 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   const disruption = previous?.conditions?.find((c) => c.type === DisruptionTarget);
   if (disruption) conditions.push(disruption);
   const all: ApiContainerStatus[] = [...initContainerStatuses, ...containerStatuses];
-  conditions.push(withTimes(podReadyToStartContainersCondition(pod, runtime), previous, now));
-  conditions.push(withTimes(podInitializedCondition(pod, all, phase), previous, now));
-  conditions.push(withTimes(podReadyCondition(pod, conditions, all, phase), previous, now));
-  conditions.push(withTimes(containersReadyCondition(pod, all, phase), previous, now));
-  conditions.push(withTimes({ type: 'PodScheduled', status: 'True' }, previous, now));
+  const owned = (c: Parameters<typeof withTimes>[0]) =>
+    withObservedGeneration(withTimes(c, previous, now), pod.metadata?.generation);
+  conditions.push(owned(podReadyToStartContainersCondition(pod, runtime)));
+  conditions.push(owned(podInitializedCondition(pod, all, phase)));
+  conditions.push(owned(podReadyCondition(pod, conditions, all, phase)));
+  conditions.push(owned(containersReadyCondition(pod, all, phase)));
+  conditions.push(owned({ type: 'PodScheduled', status: 'True' }));
 
   const hostIPs = (input.hostIPs ?? [input.hostIP]).filter(Boolean);
   const ips = podIPs(input, previous);

@@ -1,8 +1,10 @@
 /**
  * In-memory status manager. In standalone mode the status lives only here (served by /pods);
- * the apiserver sync (pods/status patches) is added with API-server mode.
+ * the apiserver sync (pods/status patches) is added with API-server mode. Every status is kept
+ * normalized (normalize.ts: observedGeneration, the pod's termination message budget).
  */
 import type { ApiPodStatus, Pod } from '../api/types.js';
+import { normalizeStatus } from './normalize.js';
 import type { StatusManager } from './types.js';
 
 class MemoryStatusManager implements StatusManager {
@@ -14,7 +16,7 @@ class MemoryStatusManager implements StatusManager {
 
   setPodStatus(pod: Pod, status: ApiPodStatus): void {
     const uid = pod.metadata?.uid;
-    if (uid) this.statuses.set(uid, status);
+    if (uid) this.statuses.set(uid, normalizeStatus(pod, status));
   }
 
   removePodStatus(uid: string): void {

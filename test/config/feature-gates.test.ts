@@ -126,7 +126,6 @@ test('the gaps are the default-on gates whose behaviour is missing (docs/differe
     'KubeletPSI',
     'KubeletPodResourcesDynamicResources',
     'KubeletPodResourcesGet',
-    'PodObservedGenerationTracking',
     'ProcMountType',
     'RecursiveReadOnlyMounts',
     'ReloadKubeletServerCertificateFile',

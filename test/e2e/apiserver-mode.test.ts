@@ -7,8 +7,6 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
-import { promisify } from 'node:util';
 import { existsSync, lstatSync, readFileSync, readlinkSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +22,7 @@ import {
   waitFor,
   type KubeletProcess,
 } from '../support/kubelet-process.js';
+import { findKubectl, kubectlWith } from '../support/kubectl.js';
 import { startTestApiserver, type TestApiserver } from '../support/test-apiserver.js';
 
 const NS = `api-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
@@ -181,6 +180,13 @@ test('a pod created through the API runs and its status appears on the API', asy
   assert.ok(p.status!.podIPs?.length, 'podIPs');
   assert.ok(p.status!.hostIP, 'hostIP');
   assert.equal(p.status!.containerStatuses![0]!.ready, true);
+  // PodObservedGenerationTracking (GA): the status and the kubelet's conditions name the generation.
+  assert.equal(p.metadata!.generation, 1);
+  assert.equal(p.status!.observedGeneration, 1);
+  assert.ok(
+    (p.status!.conditions ?? []).every((c) => c.observedGeneration === 1),
+    JSON.stringify(p.status!.conditions),
+  );
   const nodeEvents = () =>
     api.store
       .list('events', 'default')
@@ -212,10 +218,17 @@ test('a static pod shows up as a mirror pod owned by the node, with its status',
 
 test('a graceful delete stops the pod and then removes it from the API', async () => {
   const before = getPod('web')!;
+  const rv = api.store.rv;
   const r = await api.call('DELETE', `/api/v1/namespaces/${NS}/pods/web`, { gracePeriodSeconds: 15 });
   assert.equal(r.status, 200);
   assert.ok(getPod('web')?.metadata?.deletionTimestamp, 'deletionTimestamp set');
+  assert.equal(getPod('web')?.metadata?.generation, 2, 'a graceful deletion is a new generation');
   await waitFor('web removed after termination', 30_000, () => (getPod('web') ? undefined : true), 250);
+  // The kubelet acted on the deletion: its last statuses name generation 2.
+  const observed = (api.store.since(rv) ?? [])
+    .filter((c) => c.plural === 'pods' && (c.object.metadata as { name?: string } | undefined)?.name === 'web')
+    .map((c) => (c.object as Pod).status?.observedGeneration);
+  assert.equal(observed.at(-1), 2, `observedGeneration of web's last writes: ${observed.join(',')}`);
   await waitFor('Killing event of web', 10_000, () => (podEvents('web').includes('Killing') ? true : undefined));
   const sandboxes = await runtime.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': before.metadata!.uid! } });
   assert.ok(
@@ -617,17 +630,12 @@ test(`an apiserver outage (${OUTAGE_MS / 1000} s) loses no pod and the agent cat
 });
 
 test('kubectl get/describe work against the test apiserver', async (t) => {
-  let kubectl: string;
-  try {
-    kubectl = execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim();
-  } catch {
+  const kubectl = await findKubectl();
+  if (!kubectl) {
     t.skip('kubectl not installed (Debian kubernetes-client): shape check skipped');
     return;
   }
-  // Async: the test apiserver lives in this process and must keep answering while kubectl runs.
-  const run = async (...args: string[]) =>
-    (await promisify(execFile)(kubectl, [`--kubeconfig=${kubeconfig}`, ...args], { encoding: 'utf8', timeout: 30_000 }))
-      .stdout;
+  const run = kubectlWith(kubectl, kubeconfig);
   assert.match(await run('get', 'nodes'), new RegExp(NODE));
   assert.match(await run('describe', 'node', NODE), /Ready\s+True/);
   assert.match(await run('get', 'pods', '-n', NS), /steady/);

@@ -14,7 +14,10 @@
  * 5. an in-cluster client finds KUBERNETES_SERVICE_HOST/PORT (the `kubernetes` Service) and its
  *    service account token (the kube-api-access projected volume) and turns Ready;
  * 6. a pod whose image is in a registry with htpasswd auth pulls it with its imagePullSecrets;
- * 7. every pod is deleted through the API and leaves the node.
+ * 7. a job-like pod fails: `kubectl describe pod` (the real kubectl) shows why, from each
+ *    container's termination message (the file, the log tail of FallbackToLogsOnError, the
+ *    4096-byte cap), and its status names the generation it was computed for;
+ * 8. every pod is deleted through the API and leaves the node.
  *
  * A failed wait prints the pod's status and events and the agent's log file.
  */
@@ -27,7 +30,13 @@ import { promisify } from 'node:util';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
 import type { RuntimeService } from '../../src/cri/types.js';
-import { REPO_ROOT, startNoCniContainerd, uniqueName, type NoCniContainerd } from '../support/containerd.js';
+import {
+  REPO_ROOT,
+  TEST_IMAGES,
+  startNoCniContainerd,
+  uniqueName,
+  type NoCniContainerd,
+} from '../support/containerd.js';
 import {
   CNI_CONFLIST,
   COREFILE,
@@ -46,6 +55,7 @@ import {
   waitFor,
   type KubeletProcess,
 } from '../support/kubelet-process.js';
+import { findKubectl, kubectlWith } from '../support/kubectl.js';
 import { startRegistry, type TestRegistry } from '../support/registry.js';
 import { startTestApiserver, type TestApiserver } from '../support/test-apiserver.js';
 import { testTempDir } from '../support/temp-dir.js';
@@ -333,8 +343,58 @@ test('a pod pulls its image from a registry with auth with its imagePullSecrets 
   );
 });
 
+test("a failed job-like pod: kubectl describe shows each container's termination message", async (t) => {
+  const sh = (name: string, script: string, extra: Record<string, unknown> = {}) => ({
+    name,
+    image: TEST_IMAGES.busybox,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['sh', '-c', script],
+    ...extra,
+  });
+  await create(APPS, 'pods', {
+    metadata: { name: 'failing-job' },
+    spec: {
+      nodeName: NODE,
+      restartPolicy: 'Never',
+      containers: [
+        sh('migrate', 'echo -n "migration failed: schema v7 is missing" > /dev/termination-log; exit 1'),
+        sh('report', 'echo "cannot reach the database"; exit 2', { terminationMessagePolicy: 'FallbackToLogsOnError' }),
+        sh(
+          'huge',
+          "head -c 5000 /dev/zero | tr '\\0' x > /dev/termination-log; echo -n END >> /dev/termination-log; exit 3",
+        ),
+      ],
+    },
+  });
+  const p = await waitForPod(APPS, 'failing-job', 'Failed with every container terminated', (x) =>
+    x.status?.phase === 'Failed' && (x.status.containerStatuses ?? []).every((c) => c.state?.terminated) ? true : false,
+  );
+  const message = (name: string) =>
+    p.status!.containerStatuses!.find((c) => c.name === name)?.state?.terminated?.message;
+  assert.equal(message('migrate'), 'migration failed: schema v7 is missing', describePod(APPS, 'failing-job'));
+  assert.equal(message('report'), 'cannot reach the database\n', 'FallbackToLogsOnError: the log tail');
+  assert.equal(message('huge'), `${'x'.repeat(4093)}END`, 'the last 4096 bytes of the file');
+  assert.equal(p.metadata?.generation, 1);
+  assert.equal(p.status?.observedGeneration, 1, 'the status names the generation it was computed for');
+  for (const c of p.status!.conditions ?? []) assert.equal(c.observedGeneration, 1, `condition ${c.type}`);
+  const kubectl = await findKubectl();
+  if (!kubectl) {
+    t.skip('kubectl not installed (Debian kubernetes-client): describe check skipped');
+    return;
+  }
+  const stdout = await kubectlWith(kubectl, apiserver().kubeconfig(dir))('describe', 'pod', '-n', APPS, 'failing-job');
+  assert.match(
+    stdout,
+    /Reason:\s+Error\n\s+Message:\s+migration failed: schema v7 is missing\n\s+Exit Code:\s+1/,
+    stdout,
+  );
+  assert.match(stdout, /Message:\s+cannot reach the database\n/, stdout);
+  assert.match(stdout, /Exit Code:\s+2/, stdout);
+});
+
 test('every pod deleted through the API leaves the API and the node', async () => {
   const pods: [string, string][] = [
+    [APPS, 'failing-job'],
     [SYSTEM, 'coredns'],
     [APPS, 'in-cluster-app'],
     [TEAM, 'private-image'],

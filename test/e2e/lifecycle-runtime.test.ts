@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -694,26 +694,56 @@ describe('security context', () => {
     },
   );
 
-  it('terminationMessagePolicy FallbackToLogsOnError: a failed container has its log tail as message', T, async () => {
-    const pod = makePod(
-      'tmsg',
-      [
-        busybox('failed', 'echo starting; echo boom; exit 3', {
-          terminationMessagePolicy: 'FallbackToLogsOnError',
-        }),
-        busybox('ok', 'echo fine', { terminationMessagePolicy: 'FallbackToLogsOnError' }),
-        busybox('file', 'echo quiet; exit 4'),
-      ],
-      { restartPolicy: 'Never' },
-    );
-    const st = await syncUntil('all exited', pod, (s) =>
-      ['failed', 'ok', 'file'].every((n) => newest(s, n)?.state === 'exited') ? s : undefined,
-    );
-    assert.equal(newest(st, 'failed')!.message, 'starting\nboom\n');
-    assert.equal(newest(st, 'ok')!.message, '', 'exit 0 reads no log');
-    assert.equal(newest(st, 'file')!.message, '', 'policy File reads no log');
-    await killAndCollect(pod);
-  });
+  it(
+    'termination messages (upstream conformance "on terminated container" cases): the file, the log tail, the 4096-byte cap; the files go with the containers',
+    T,
+    async () => {
+      const TL = '/dev/termination-log';
+      const file = { terminationMessagePath: TL, terminationMessagePolicy: 'File' };
+      const fallback = { terminationMessagePath: TL, terminationMessagePolicy: 'FallbackToLogsOnError' };
+      // name, container, expected message: the rows of test/e2e/common/node/runtime.go, plus ours.
+      const rows: Array<[string, Container, string]> = [
+        ['set', busybox('set', `echo -n DONE > ${TL}; exit 1`, file), 'DONE'],
+        [
+          'as non-root user and at a non-default path',
+          busybox('nonroot', 'echo -n DONE > /dev/termination-custom-log', {
+            terminationMessagePath: '/dev/termination-custom-log',
+            securityContext: { runAsUser: 1000, readOnlyRootFilesystem: true },
+          }),
+          'DONE',
+        ],
+        ['from log output with FallbackToLogsOnError', busybox('fromlog', 'echo -n DONE; exit 1', fallback), 'DONE'],
+        ['empty when the pod succeeds with FallbackToLogsOnError', busybox('empty', 'echo -n DONE', fallback), ''],
+        [
+          'from file when the pod succeeds with FallbackToLogsOnError',
+          busybox('fromfile', `echo -n OK > ${TL}; echo DONE`, fallback),
+          'OK',
+        ],
+        ['policy File reads no log', busybox('nolog', 'echo quiet; exit 4', file), ''],
+        [
+          'more than 4096 bytes: the last 4096',
+          busybox('big', `head -c 5000 /dev/zero | tr '\\0' x > ${TL}; echo -n END >> ${TL}; exit 1`, file),
+          `${'x'.repeat(4093)}END`,
+        ],
+      ];
+      const pod = makePod(
+        'tmsg',
+        rows.map(([, c]) => c),
+        { restartPolicy: 'Never' },
+      );
+      const names = rows.map(([, c]) => c.name);
+      const st = await syncUntil('all exited', pod, (s) =>
+        names.every((n) => newest(s, n)?.state === 'exited') ? s : undefined,
+      );
+      for (const [what, c, want] of rows) assert.equal(newest(st, c.name)!.message, want, what);
+      const containersDir = join(dir, 'root', 'pods', pod.metadata!.uid!, 'containers');
+      for (const n of names) assert.equal((await readdir(join(containersDir, n))).length, 1, `one file for ${n}`);
+      await killAndCollect(pod);
+      await rt.garbageCollect(new Set());
+      for (const n of names)
+        assert.deepEqual(await readdir(join(containersDir, n)).catch(() => []), [], `${n}: its file went with it`);
+    },
+  );
 });
 
 describe('volumes', () => {

@@ -294,6 +294,8 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
       labels: c.config.labels,
       annotations: c.config.annotations,
       logPath: '',
+      // As containerd: the mounts the container was created with.
+      mounts: c.config.mounts,
     };
   }
 

@@ -4,9 +4,9 @@
  * adoption by labels, and garbage collection.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { rm, writeFile, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { CriError, KubeletError } from '../../src/errors.js';
@@ -559,6 +559,40 @@ describe('garbageCollect', () => {
       ['CONTAINER_EXITED', 'CONTAINER_RUNNING'],
     );
     assert.equal(left[0]!.config.annotations['io.kubernetes.container.restartCount'], '2');
+  });
+
+  it('termination messages: a file per instance bound last, read on exit, removed with its container', async () => {
+    const pod = makePod({
+      containers: [
+        container('a', { terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' }),
+      ],
+    });
+    const messages: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await sync(pod);
+      const newest = fake.containersNamed('a').at(-1)!;
+      const mounts = newest.config.mounts;
+      assert.deepEqual(
+        mounts.map((m) => m.containerPath),
+        ['/etc/hosts', '/dev/termination-log'],
+        'after /etc/hosts, as upstream makeMounts',
+      );
+      await writeFile(mounts[1]!.hostPath, `exit ${i}`);
+      fake.exitContainer(newest.id, 1);
+      const st = await rt.getPodStatus('uid-1234', 'web', 'default');
+      messages.push(st.containerStatuses.find((c) => c.id === newest.id)!.message);
+      clock.advance(400_000); // past any back-off
+    }
+    assert.deepEqual(messages, ['exit 0', 'exit 1', 'exit 2'], 'each instance reads its own file');
+    const files = () => readdirSync(join(dir, 'root', 'pods', 'uid-1234', 'containers', 'a'));
+    assert.equal(files().length, 3);
+    await rt.garbageCollect(new Set(['uid-1234']));
+    assert.equal(fake.containersNamed('a').length, 1, 'the newest dead instance is kept');
+    assert.deepEqual(
+      files(),
+      [basename(fake.containersNamed('a')[0]!.config.mounts[1]!.hostPath)],
+      'with its file only',
+    );
   });
 
   it('removes everything of a pod that is gone once it is stopped, including its log dir and emptyDirs', async () => {

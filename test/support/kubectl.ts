@@ -1,6 +1,8 @@
 /**
  * The machine's real kubectl (KUBECTL, default `kubectl` on PATH) for e2e tests against the test
- * apiserver: whether it is installed, and a runner bound to a kubeconfig and namespace.
+ * apiserver: whether it is installed, and runners bound to a kubeconfig. They run kubectl
+ * asynchronously: the test apiserver lives in the test's own process and must keep answering
+ * while kubectl waits for it.
  */
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -14,6 +16,11 @@ export const kubectlSkip: Promise<false | string> = promisify(execFile)(KUBECTL,
   () => false,
   () => 'kubectl is not installed',
 );
+
+/** kubectl's name when it runs, or undefined when it is not installed (the caller skips its check). */
+export async function findKubectl(): Promise<string | undefined> {
+  return (await kubectlSkip) === false ? KUBECTL : undefined;
+}
 
 export interface KubectlResult {
   code: number | null;
@@ -40,4 +47,15 @@ export function kubectlRunner(
       });
       child.stdin.end(input ?? '');
     });
+}
+
+/** A runner of `kubectl --kubeconfig=<kubeconfig> <args…>` returning its stdout (30 s at most). */
+export function kubectlWith(kubectl: string, kubeconfig: string): (...args: string[]) => Promise<string> {
+  return async (...args) =>
+    (
+      await promisify(execFile)(kubectl, [`--kubeconfig=${kubeconfig}`, ...args], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      })
+    ).stdout;
 }

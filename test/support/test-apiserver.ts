@@ -6,7 +6,8 @@
  * proxied to the node's kubelet (apiserver-node-proxy.ts); list with field and label selectors; watch as a
  * chunked stream of JSON watch events resuming from a resourceVersion, with bookmarks and
  * 410 Gone; JSON merge and (simplified, see apiserver-patch.ts) strategic merge patch; 409 on
- * resourceVersion and UID precondition conflicts; graceful pod deletion. As a real apiserver,
+ * resourceVersion and UID precondition conflicts; graceful pod deletion; pod metadata.generation
+ * (1 at creation, +1 on each spec change and on graceful deletion: podGeneration). As a real apiserver,
  * namespace default holds the `kubernetes` Service (cluster IP 10.96.0.1, port 443 → this
  * server's port), and a created Service gets a cluster IP of 10.96.0.0/16 unless it is headless
  * or ExternalName. A fixture, not product.
@@ -20,6 +21,7 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import { setPodDefaults } from '../../src/podconfig/defaults.js';
+import { deepEqual } from '../../src/podconfig/pod-config.js';
 import { ApiStore, type Obj } from './apiserver-store.js';
 import { jsonMergePatch, strategicMergePatch } from './apiserver-patch.js';
 import { withEphemeralContainers } from './apiserver-ephemeral.js';
@@ -364,6 +366,7 @@ class ApiHandler {
     if (def.plural === 'pods') {
       setPodDefaults(obj);
       obj.status = { phase: 'Pending', ...(obj.status as Obj | undefined) };
+      meta.generation = 1;
     }
     if (def.plural === 'services') setServiceDefaults(obj, this.store);
     return { kind: def.kind, apiVersion: apiVersionOf(def), ...this.store.put(def.plural, obj, 'ADDED') };
@@ -401,6 +404,7 @@ class ApiHandler {
       namespace: current.metadata!.namespace,
       name: current.metadata!.name,
     };
+    if (def.plural === 'pods') podGeneration(current, merged);
     return { kind: def.kind, apiVersion: apiVersionOf(def), ...this.store.put(def.plural, merged, 'MODIFIED') };
   }
 
@@ -463,6 +467,8 @@ class ApiHandler {
         if (meta.deletionTimestamp && Number(meta.deletionGracePeriodSeconds) <= grace) return current;
         meta.deletionTimestamp = new Date(Date.now() + grace * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
         meta.deletionGracePeriodSeconds = grace;
+        // upstream rest.BeforeDelete: a graceful deletion is a new generation.
+        if (Number(meta.generation) > 0) meta.generation = Number(meta.generation) + 1;
         return { kind: def.kind, apiVersion: apiVersionOf(def), ...this.store.put(def.plural, current, 'MODIFIED') };
       }
     }
@@ -613,6 +619,18 @@ function authorize(user: RequestUser, method: string, path: string): void {
   )
     return;
   throw new HttpError(403, 'Forbidden', `User "${user.name}" cannot ${method.toLowerCase()} ${path}`);
+}
+
+/**
+ * kube-apiserver's pod generation (KEP-5067, GA in 1.35): what a client sends is ignored; a write
+ * that changes the spec (an update, a patch, a subresource such as ephemeralcontainers or resize)
+ * is the next generation, any other write keeps the current one.
+ */
+export function podGeneration(current: Obj, next: Obj): void {
+  const was = Number(current.metadata?.generation ?? 0);
+  const generation = deepEqual(current.spec, next.spec) ? was : was + 1;
+  if (generation > 0) next.metadata!.generation = generation;
+  else delete next.metadata!.generation;
 }
 
 /** A created CSR records its requester (spec.username / groups), as kube-apiserver does. */
