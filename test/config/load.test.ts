@@ -121,7 +121,12 @@ test('systemReserved, kubeReserved, evictionHard: upstream defaults, file maps a
   assert.deepEqual(d.flags.nodeLabels, {});
   assert.equal(d.kubelet.cgroupsPerQOS, true);
   assert.equal(d.kubelet.cgroupRoot, '');
-  const cg = run(['--hostname-override=x', '--cgroups-per-qos=false', '--cgroup-root=/kts']);
+  const cg = run([
+    '--hostname-override=x',
+    '--cgroups-per-qos=false',
+    '--enforce-node-allocatable=',
+    '--cgroup-root=/kts',
+  ]);
   assert.equal(cg.kubelet.cgroupsPerQOS, false);
   assert.equal(cg.kubelet.cgroupRoot, '/kts');
   const p = configFile(

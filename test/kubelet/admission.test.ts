@@ -43,23 +43,32 @@ test('allocatable = capacity − systemReserved − kubeReserved − hard evicti
     systemReserved: { cpu: '500m', memory: '1Gi' },
     kubeReserved: { cpu: '0.25', memory: '512Mi' },
     evictionHard: { 'memory.available': '100Mi' },
+    hugePages: [{ pageSize: 2 * Mi, pages: 4 }],
   });
-  assert.deepEqual(n.capacity, { milliCPU: 4000, memory: 8 * Gi, pods: 10 });
-  assert.deepEqual(n.allocatable, { milliCPU: 3250, memory: 8 * Gi - Gi - 512 * Mi - 100 * Mi, pods: 10 });
+  const huge = { 'hugepages-2Mi': 8 * Mi };
+  assert.deepEqual(n.capacity, { milliCPU: 4000, memory: 8 * Gi, pods: 10, hugePages: huge });
+  assert.deepEqual(n.allocatable, {
+    milliCPU: 3250,
+    memory: 8 * Gi - Gi - 512 * Mi - 100 * Mi,
+    pods: 10,
+    hugePages: huge,
+  });
   const pct = computeNodeInfo({
     nodeName: 'n',
     maxPods: 10,
     capacity: { milliCPU: 1000, memory: 10 * Gi },
     evictionHard: { 'memory.available': '10%' },
   });
-  assert.equal(pct.allocatable.memory, 9 * Gi);
+  // upstream's float32 percentage: 10% of 10Gi is 1073741840 there, so 16 bytes less than 9Gi.
+  assert.equal(pct.allocatable.memory, 9 * Gi - 16);
   const over = computeNodeInfo({
     nodeName: 'n',
     maxPods: 10,
     capacity: { milliCPU: 1000, memory: Gi },
     systemReserved: { cpu: '2', memory: '2Gi' },
+    hugePages: [],
   });
-  assert.deepEqual(over.allocatable, { milliCPU: 0, memory: 0, pods: 10 }, 'never negative');
+  assert.deepEqual(over.allocatable, { milliCPU: 0, memory: 0, pods: 10, hugePages: {} }, 'never negative');
   assert.equal(thresholdBytes(undefined, 100), 0);
   const host = computeNodeInfo({ nodeName: 'n', maxPods: 5 });
   assert.ok(host.capacity.milliCPU >= 1000 && host.capacity.memory > 0, 'capacity from the host by default');
