@@ -226,3 +226,27 @@ test('the first failing check decides, in upstream order', () => {
   bad.spec!.containers[0]!.resources!.requests!.memory = '1Ki';
   assert.equal(canAdmitPod(bad, [], n).reason, 'NodeName');
 });
+
+test('hugepages-*: requests against the host pool minus the active pods (OutOfhugepages-2Mi); none without the pool', () => {
+  const hugeCtr = (name: string, amount: string): Container => ({
+    name,
+    image: 'x',
+    resources: { requests: { memory: '16Mi', 'hugepages-2Mi': amount }, limits: { 'hugepages-2Mi': amount } },
+  });
+  const n = computeNodeInfo({
+    nodeName: 'n',
+    maxPods: 10,
+    capacity: { milliCPU: 1000, memory: Gi },
+    hugePages: [{ pageSize: 2 * Mi, pages: 4 }],
+  });
+  const first = pod('h1', [hugeCtr('a', '6Mi')]);
+  assert.deepEqual(canAdmitPod(first, [], n), { admit: true });
+  assert.deepEqual(canAdmitPod(pod('h2', [hugeCtr('a', '4Mi')]), [first], n), {
+    admit: false,
+    reason: 'OutOfhugepages-2Mi',
+    message: `Node didn't have enough resource: hugepages-2Mi, requested: ${4 * Mi}, used: ${6 * Mi}, capacity: ${8 * Mi}`,
+  });
+  const none = computeNodeInfo({ nodeName: 'n', maxPods: 10, capacity: { milliCPU: 1000, memory: Gi }, hugePages: [] });
+  assert.equal(canAdmitPod(pod('h3', [hugeCtr('a', '2Mi')]), [], none).reason, 'OutOfhugepages-2Mi');
+  assert.equal(canAdmitPod(pod('h4', [hugeCtr('a', '2Mi')]), [], n).admit, true);
+});
