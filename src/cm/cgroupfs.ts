@@ -18,6 +18,7 @@ import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { log } from '../util/log.js';
 import { cpuSharesToCpuWeight } from './helpers.js';
+import { hostHugePageSizes, hugePageSizeName } from '../node/hugepages.js';
 import { metrics } from '../metrics/index.js';
 import type { CgroupMounts, ResourceConfig } from './types.js';
 
@@ -84,19 +85,23 @@ function errno(err: unknown): string | undefined {
 export interface CgroupfsOptions {
   /** How a cgroup directory is removed (tests on plain directories remove their files too). */
   rmdir?: (path: string) => Promise<void>;
+  /** The host's huge page sizes in bytes (default: /sys/kernel/mm/hugepages). */
+  hugePageSizes?: readonly number[];
 }
 
 /** The controllers set() may limit in the unified tree. */
-const V2_CONTROLLERS = ['cpu', 'memory', 'pids'];
+const V2_CONTROLLERS = ['cpu', 'memory', 'pids', 'hugetlb'];
 
 export class Cgroupfs {
   private readonly rmdirFn: (path: string) => Promise<void>;
+  private readonly hugePageSizes: readonly number[];
 
   constructor(
     readonly mounts: CgroupMounts,
     opts: CgroupfsOptions = {},
   ) {
     this.rmdirFn = opts.rmdir ?? ((p) => rmdir(p));
+    this.hugePageSizes = opts.hugePageSizes ?? hostHugePageSizes();
   }
 
   /** True when at least one cgroup hierarchy is mounted. */
@@ -204,7 +209,19 @@ export class Cgroupfs {
     const pids = this.v1Path('pids', name);
     if (pids && r.pidsLimit !== undefined)
       await writeFile(join(pids, 'pids.max'), r.pidsLimit > 0 ? String(r.pidsLimit) : 'max');
+    const hugetlb = this.v1Path('hugetlb', name);
+    if (hugetlb) await this.setHugetlb(hugetlb, r, 'limit_in_bytes');
     if (this.mounts.unified) await this.setV2(join(this.mounts.unified, name), r);
+  }
+
+  /** hugetlb.<size>.<file> for every page size of the host: the limit asked, else 0 (upstream maybeSetHugetlb). */
+  private async setHugetlb(dir: string, r: ResourceConfig, file: 'limit_in_bytes' | 'max'): Promise<void> {
+    if (!r.hugePageLimit) return;
+    for (const size of this.hugePageSizes) {
+      const limit = r.hugePageLimit.get(size) ?? 0;
+      const value = Number.isFinite(limit) ? String(limit) : file === 'max' ? 'max' : '-1';
+      await writeFile(join(dir, `hugetlb.${hugePageSizeName(size)}.${file}`), value);
+    }
   }
 
   /** Period then quota; if the kernel refuses the period against the old quota, the other way round. */
@@ -236,6 +253,7 @@ export class Cgroupfs {
       await writeFile(join(dir, 'memory.max'), r.memory > 0 ? String(r.memory) : 'max');
     if (parentEnabled.includes('pids') && r.pidsLimit !== undefined)
       await writeFile(join(dir, 'pids.max'), r.pidsLimit > 0 ? String(r.pidsLimit) : 'max');
+    if (parentEnabled.includes('hugetlb')) await this.setHugetlb(dir, r, 'max');
   }
 
   /** The child cgroups of name (from the first hierarchy that has it). */

@@ -8,7 +8,8 @@ import { PodContainerManagerImpl, NoopPodContainerManager } from './pod-containe
 import { CgroupfsCgroupManager } from './cgroup-manager.js';
 import type { CgroupDriver } from './cgroup-name.js';
 import { SystemdCgroupManager, type SliceUnits } from './systemd-cgroup-manager.js';
-import type { CgroupMounts, PodContainerManager } from './types.js';
+import type { CgroupMounts, PodContainerManager, ResourceConfig } from './types.js';
+import type { ReservedCgroup } from './node-allocatable.js';
 
 export * from './cgroup-name.js';
 export { CgroupfsCgroupManager, type CgroupManager } from './cgroup-manager.js';
@@ -28,6 +29,7 @@ export {
 export type { PodContainerManager, ResourceConfig, QOSClass, CgroupMounts } from './types.js';
 export { Cgroupfs, parseCgroupMounts, detectCgroupMounts } from './cgroupfs.js';
 export { PodContainerManagerImpl, NoopPodContainerManager } from './pod-container-manager.js';
+export * from './node-allocatable.js';
 export {
   MIN_SHARES,
   MAX_SHARES,
@@ -52,6 +54,12 @@ export interface PodContainerManagerConfig {
   systemdUnits?: SliceUnits;
   /** The node's allocatable CPU in milli-CPU, written as the kubepods cgroup's cpu.shares. */
   allocatableMilliCPU?: number;
+  /** The kubepods cgroup's limits (kubepodsCgroupConfig); replaces allocatableMilliCPU. */
+  kubepods?: ResourceConfig;
+  /** upstream podPidsLimit: pids.max of each pod cgroup when positive. */
+  podPidsLimit?: number;
+  /** Existing cgroups limited with enforceNodeAllocatable system-reserved / kube-reserved. */
+  reservedCgroups?: readonly ReservedCgroup[];
   /** Mounts to use instead of /proc/self/mountinfo's (tests). */
   mounts?: CgroupMounts;
   cgroupfs?: CgroupfsOptions;
@@ -76,5 +84,8 @@ export function createPodContainerManager(config: PodContainerManagerConfig = {}
     cgroups,
     cgroupRoot: config.cgroupRoot ?? '/',
     allocatableMilliCPU: config.allocatableMilliCPU,
+    kubepods: config.kubepods,
+    podPidsLimit: config.podPidsLimit,
+    reservedCgroups: config.reservedCgroups,
   });
 }

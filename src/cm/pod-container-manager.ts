@@ -23,6 +23,9 @@ import { qosCgroupNames, type CgroupName } from './cgroup-name.js';
 import { milliCPUToShares, MIN_SHARES, podResourceConfig } from './helpers.js';
 import { podQOSClass, podRequests } from '../util/pod-resources.js';
 import type { PodContainerManager, ResourceConfig } from './types.js';
+import { hugePageLimits, podHugePages } from '../node/hugepages.js';
+import type { ReservedCgroup } from './node-allocatable.js';
+import { ConfigError } from '../errors.js';
 
 export interface PodContainerManagerOptions {
   /** The driver (cgroupfs or systemd). */
@@ -31,6 +34,12 @@ export interface PodContainerManagerOptions {
   cgroupRoot: string;
   /** The node's allocatable CPU in milli-CPU, for the kubepods cgroup's cpu.shares (omit to leave it). */
   allocatableMilliCPU?: number | undefined;
+  /** The kubepods cgroup's limits (node-allocatable.ts kubepodsCgroupConfig); replaces allocatableMilliCPU. */
+  kubepods?: ResourceConfig | undefined;
+  /** upstream podPidsLimit: pids.max of every pod cgroup when positive. */
+  podPidsLimit?: number | undefined;
+  /** Existing cgroups limited to their reservation (enforceNodeAllocatable system-/kube-reserved). */
+  reservedCgroups?: readonly ReservedCgroup[] | undefined;
 }
 
 export class PodContainerManagerImpl implements PodContainerManager {
@@ -73,18 +82,42 @@ export class PodContainerManagerImpl implements PodContainerManager {
   /** Creates the node allocatable and QoS cgroups once (retried after a failure). */
   ensureQOSCgroups(): Promise<void> {
     this.qosReady ??= (async () => {
-      const allocatable = this.opts.allocatableMilliCPU;
-      await this.cgroups.create(
-        this.kubepods,
-        allocatable !== undefined ? { cpuShares: milliCPUToShares(allocatable) } : {},
-      );
+      await this.cgroups.create(this.kubepods, this.kubepodsConfig());
       await this.cgroups.create(this.burstable, { cpuShares: this.burstableShares() });
       await this.cgroups.create(this.besteffort, { cpuShares: MIN_SHARES });
+      await this.enforceReservedCgroups();
     })().catch((err: unknown) => {
       this.qosReady = undefined;
       throw err;
     });
     return this.qosReady;
+  }
+
+  private kubepodsConfig(): ResourceConfig {
+    const allocatable = this.opts.allocatableMilliCPU;
+    if (this.opts.kubepods) return this.opts.kubepods;
+    return allocatable !== undefined ? { cpuShares: milliCPUToShares(allocatable) } : {};
+  }
+
+  /** upstream enforceExistingCgroup: the reserved cgroups must exist already (the agent does not make them). */
+  private async enforceReservedCgroups(): Promise<void> {
+    for (const { name, config } of this.opts.reservedCgroups ?? []) {
+      const parsed = this.cgroups.naming.parse(name);
+      if (!(await this.cgroups.exists(parsed)))
+        throw new ConfigError([
+          `reserved cgroup ${name} does not exist in every hierarchy: create it (and put the daemons it reserves for in it) before enforcing its reservation`,
+        ]);
+      await this.cgroups.update(parsed, config);
+      log('cm').info({ cgroup: name, config }, 'enforced the reservation on the reserved cgroup');
+    }
+  }
+
+  /** upstream ResourceConfigForPod with the hugetlb limits, and podPidsLimit as the pod container manager adds it. */
+  private podConfig(pod: Pod): ResourceConfig {
+    const config: ResourceConfig = { ...podResourceConfig(pod), hugePageLimit: hugePageLimits(podHugePages(pod)) };
+    const pids = this.opts.podPidsLimit;
+    if (pids !== undefined && pids > 0) config.pidsLimit = pids;
+    return config;
   }
 
   private burstableShares(): number {
@@ -106,7 +139,7 @@ export class PodContainerManagerImpl implements PodContainerManager {
   async ensureExists(pod: Pod): Promise<void> {
     await this.ensureQOSCgroups();
     const name = this.podCgroupName(pod);
-    const config: ResourceConfig = podResourceConfig(pod);
+    const config = this.podConfig(pod);
     if (!(await this.cgroups.exists(name))) {
       await this.cgroups.create(name, config);
       log('cm').debug({ cgroup: this.cgroups.naming.format(name), config }, 'created pod cgroup');

@@ -18,6 +18,11 @@ export interface ResourceConfig {
   memory?: number;
   /** Maximum number of pids; 0 or negative: unlimited. */
   pidsLimit?: number;
+  /**
+   * hugetlb limits: page size in bytes → bytes (upstream HugePageLimit). The host's page sizes
+   * not named get 0, as upstream's maybeSetHugetlb does: a pod asking for none gets none.
+   */
+  hugePageLimit?: ReadonlyMap<number, number>;
 }
 
 /**

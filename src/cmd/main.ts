@@ -15,7 +15,7 @@ import {
   type VerificationPolicy,
 } from '../images/index.js';
 import { createPullSecretsLookup } from '../apimode/pull-secrets.js';
-import { createRuntimeManager } from '../kuberuntime/index.js';
+import { createRuntimeManager, type RuntimeManagerDeps } from '../kuberuntime/index.js';
 import { createVolumeManager, setupDataDirs } from '../volume/index.js';
 import {
   createGenericPLEG,
@@ -42,7 +42,17 @@ import { createGarbageCollection } from '../kubelet/gc-loops.js';
 import { ephemeralContainerRefusalMessage } from '../kubelet/admission.js';
 import { PodManager } from '../podmanager/index.js';
 import { killPodNow } from '../podworkers/index.js';
-import { computeNodeInfo, hostIPsOf, resolveNodeIPs } from '../node/index.js';
+import {
+  computeNodeInfo,
+  fsCapacity,
+  hostIPsOf,
+  hostMaxPID,
+  nodeAllocatableProblems,
+  resolveNodeIPs,
+  resourceList,
+  type NodeInfo,
+} from '../node/index.js';
+import { ConfigError } from '../errors.js';
 import { createRecorder } from '../events/index.js';
 import { createNodeShutdownManager, signalTrigger, NodeShutdownReason } from '../nodeshutdown/index.js';
 import { createProbeManager } from '../prober/index.js';
@@ -68,6 +78,8 @@ import {
   cgroupDriverFromRuntime,
   cgroupNaming,
   connectSystemdSlices,
+  kubepodsCgroupConfig,
+  reservedCgroups,
   type CgroupDriverChoice,
   type RuntimeConfigSource,
 } from '../cm/index.js';
@@ -122,6 +134,39 @@ async function effectiveCgroupDriver(
     );
   }
   return choice;
+}
+
+/**
+ * upstream enforceNodeAllocatableCgroups' inputs: kubepods' limits from the internal capacity
+ * (with the host's pids), podPidsLimit and the reserved cgroups. A reservation larger than the
+ * capacity stops the start, as upstream's validateNodeAllocatable does.
+ */
+function nodeAllocatableCgroups(
+  kc: Config['kubelet'],
+  node: NodeInfo,
+  rootDir: string,
+): Pick<RuntimeManagerDeps, 'kubepodsCgroup' | 'podPidsLimit' | 'reservedCgroups'> {
+  const maxPID = hostMaxPID();
+  const reserved = { systemReserved: resourceList(kc.systemReserved), kubeReserved: resourceList(kc.kubeReserved) };
+  const cfg = {
+    capacity: {
+      cpu: node.capacity.milliCPU,
+      memory: node.capacity.memory,
+      'ephemeral-storage': fsCapacity(rootDir),
+      ...node.capacity.hugePages,
+      ...(maxPID !== undefined ? { pid: maxPID } : {}),
+    },
+    ...reserved,
+    evictionHard: kc.evictionHard,
+  };
+  const problems = nodeAllocatableProblems(cfg);
+  if (problems.length > 0)
+    throw new ConfigError(problems.map((p) => `systemReserved + kubeReserved + evictionHard: ${p}`));
+  return {
+    kubepodsCgroup: kubepodsCgroupConfig(cfg, kc.enforceNodeAllocatable),
+    podPidsLimit: kc.podPidsLimit,
+    reservedCgroups: reservedCgroups(kc.enforceNodeAllocatable, kc, reserved),
+  };
 }
 
 export async function startDaemon(config: Config): Promise<Daemon> {
@@ -215,6 +260,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     hostIPs,
     memoryCapacity: node.capacity.memory,
     nodeAllocatable: { cpuMilli: node.allocatable.milliCPU, memoryBytes: node.allocatable.memory },
+    ...nodeAllocatableCgroups(kc, node, rootDir),
     cgroupsPerQOS: kc.cgroupsPerQOS,
     cgroupRoot,
     cgroupDriver,

@@ -359,11 +359,58 @@ function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, proble
   const { imagePullCredentialsVerificationPolicy: policy, preloadedImagesVerificationAllowlist: allow } = kc;
   problems.push(...verificationConfigProblems(policy, allow));
   if (flags.exitOnLockContention && !flags.lockFile) problems.push('--exit-on-lock-contention needs --lock-file');
+  problems.push(...enforceNodeAllocatableProblems(kc));
   if (!(CGROUP_DRIVERS as readonly string[]).includes(kc.cgroupDriver)) {
     problems.push(
       `cgroupDriver (--cgroup-driver): "${kc.cgroupDriver}" is not a cgroup driver; use ${CGROUP_DRIVERS.map((d) => `"${d}"`).join(' or ')} (the same as containerd's runc SystemdCgroup option: true for "systemd")`,
     );
   }
+}
+
+/** The keys enforceNodeAllocatable accepts (upstream kubetypes *EnforcementKey, NodeAllocatableNoneKey). */
+export const ENFORCEMENT_KEYS = [
+  'pods',
+  'system-reserved',
+  'kube-reserved',
+  'system-reserved-compressible',
+  'kube-reserved-compressible',
+  'none',
+] as const;
+
+/** upstream ValidateKubeletConfiguration's enforceNodeAllocatable rules. */
+export function enforceNodeAllocatableProblems(
+  kc: Pick<
+    KubeletConfiguration,
+    'enforceNodeAllocatable' | 'systemReservedCgroup' | 'kubeReservedCgroup' | 'cgroupsPerQOS'
+  >,
+): string[] {
+  const keys = kc.enforceNodeAllocatable;
+  const field = 'enforceNodeAllocatable (--enforce-node-allocatable)';
+  const out: string[] = [];
+  const cgroupNeeded = (key: string, cgroup: string, what: string): void => {
+    if (keys.includes(key) && cgroup === '') out.push(`${what} must be specified when "${key}" is in ${field}`);
+  };
+  for (const k of keys) {
+    if (!(ENFORCEMENT_KEYS as readonly string[]).includes(k))
+      out.push(`${field}: "${k}" is not an option; use ${ENFORCEMENT_KEYS.map((o) => `"${o}"`).join(', ')}`);
+  }
+  if (keys.includes('none') && keys.length > 1)
+    out.push(`${field} may not contain other enforcements when "none" is specified`);
+  for (const what of ['system', 'kube'] as const) {
+    if (keys.includes(`${what}-reserved`) && keys.includes(`${what}-reserved-compressible`))
+      out.push(`${field}: "${what}-reserved" and "${what}-reserved-compressible" cannot be specified together`);
+  }
+  cgroupNeeded('system-reserved', kc.systemReservedCgroup, 'systemReservedCgroup (--system-reserved-cgroup)');
+  cgroupNeeded(
+    'system-reserved-compressible',
+    kc.systemReservedCgroup,
+    'systemReservedCgroup (--system-reserved-cgroup)',
+  );
+  cgroupNeeded('kube-reserved', kc.kubeReservedCgroup, 'kubeReservedCgroup (--kube-reserved-cgroup)');
+  cgroupNeeded('kube-reserved-compressible', kc.kubeReservedCgroup, 'kubeReservedCgroup (--kube-reserved-cgroup)');
+  if (!kc.cgroupsPerQOS && keys.some((k) => k !== 'none'))
+    out.push(`${field} of ${JSON.stringify(keys)} is not supported unless cgroupsPerQOS (--cgroups-per-qos) is true`);
+  return out;
 }
 
 /** The upstream field and flag names not acted on: each is held to upstream's default (unacted-defaults.ts). */

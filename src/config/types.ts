@@ -40,6 +40,13 @@ export interface KubeletConfiguration {
   systemReserved: Readonly<Record<string, string>>;
   /** Resource name → quantity reserved for Kubernetes daemons (upstream kubeReserved); default {}. */
   kubeReserved: Readonly<Record<string, string>>;
+  /** Cgroups limited to node allocatable / the reservations (upstream enforceNodeAllocatable); default [pods]. */
+  enforceNodeAllocatable: readonly string[];
+  /** Existing cgroups limited with system-reserved / kube-reserved enforcement ('' = none). */
+  systemReservedCgroup: string;
+  kubeReservedCgroup: string;
+  /** pids.max of each pod cgroup (upstream podPidsLimit); 0 or negative: no per-pod limit. */
+  podPidsLimit: number;
   /** Eviction signal → threshold, a quantity or a percentage (upstream evictionHard). */
   evictionHard: Readonly<Record<string, string>>;
   /** Manifest URL source (upstream staticPodURL / staticPodURLHeader); '' disables it. */

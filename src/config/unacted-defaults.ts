@@ -83,18 +83,6 @@ const quantity = (d: string): UnactedDefault => ({
   other: '1Gi',
 });
 
-/** A list; a flag writes it comma-separated. */
-const list = (d: readonly string[], o: Opts = {}): UnactedDefault => ({
-  shown: JSON.stringify(d),
-  isDefault: (v) => {
-    const items = typeof v === 'string' ? v.split(',').filter(Boolean) : v === null ? [...d] : v;
-    return Array.isArray(items) && items.length === d.length && items.every((x, i) => String(x) === d[i]);
-  },
-  sample: d,
-  other: [...d, 'x'],
-  why: o.why,
-});
-
 /** nil / empty: a map, a list of objects or a "k=v,..." flag left empty. */
 const empty = (shown: '{}' | '[]', o: Opts = {}): UnactedDefault => ({
   shown,
@@ -160,7 +148,6 @@ export const UNACTED_FIELDS: Readonly<Record<string, UnactedDefault>> = {
   qosReserved: empty('{}'),
   hairpinMode: str('promiscuous-bridge', { zero: true, why: 'pod networking is left to the CNI plugin' }),
   podCIDR: str('', { why: 'pod addresses come from the CNI configuration' }),
-  podPidsLimit: { ...int(-1), isDefault: (v) => v === null || (asNumber(v) ?? 0) < 0, other: 1024 },
   runOnce: bool(false, { why: 'use the --runonce flag' }),
   cpuCFSQuota: bool(true),
   cpuCFSQuotaPeriod: dur('100ms'),
@@ -185,9 +172,6 @@ export const UNACTED_FIELDS: Readonly<Record<string, UnactedDefault>> = {
   configMapAndSecretChangeDetectionStrategy: str('Watch', { zero: true }),
   reservedSystemCPUs: str(''),
   showHiddenMetricsForVersion: str(''),
-  systemReservedCgroup: str(''),
-  kubeReservedCgroup: str(''),
-  enforceNodeAllocatable: list(['pods']),
   allowedUnsafeSysctls: empty('[]', { why: 'a pod asking for an unsafe sysctl is refused' }),
   volumePluginDir: str('/usr/libexec/kubernetes/kubelet-plugins/volume/exec/', {
     zero: true,
@@ -279,7 +263,6 @@ export const UNACTED_FLAGS: Readonly<Record<string, string | UnactedDefault>> = 
   'topology-manager-policy-options': 'topologyManagerPolicyOptions',
   'hairpin-mode': 'hairpinMode',
   'pod-cidr': 'podCIDR',
-  'pod-max-pids': 'podPidsLimit',
   'cpu-cfs-quota': 'cpuCFSQuota',
   'cpu-cfs-quota-period': 'cpuCFSQuotaPeriod',
   'enable-controller-attach-detach': 'enableControllerAttachDetach',
@@ -296,9 +279,6 @@ export const UNACTED_FLAGS: Readonly<Record<string, string | UnactedDefault>> = 
   'pods-per-core': 'podsPerCore',
   'protect-kernel-defaults': 'protectKernelDefaults',
   'reserved-cpus': 'reservedSystemCPUs',
-  'enforce-node-allocatable': 'enforceNodeAllocatable',
-  'system-reserved-cgroup': 'systemReservedCgroup',
-  'kube-reserved-cgroup': 'kubeReservedCgroup',
   'memory-manager-policy': 'memoryManagerPolicy',
   'reserved-memory': 'reservedMemory',
   // component-base logging: --logging-format and -v are acted on

@@ -83,6 +83,13 @@ export interface LinuxContainerResources {
   cpuShares?: number;
   memoryLimitInBytes?: number;
   oomScoreAdj?: number;
+  /** hugetlb limits by the kernel's page size name ("2MB"), in bytes. */
+  hugepageLimits?: HugepageLimit[];
+}
+
+export interface HugepageLimit {
+  pageSize: string;
+  limit: number;
 }
 
 /** CRI SecurityProfile (seccomp, AppArmor); Localhost profiles are refused at admission. */

@@ -23,6 +23,7 @@ import type { Pod } from '../api/types.js';
 import { isRestartableInitContainer } from '../api/pod.js';
 import { podRequests, ResourceError, type PodResourceTotals } from '../util/pod-resources.js';
 import type { NodeInfo } from '../node/node-info.js';
+import { podHugePages } from '../node/hugepages.js';
 import { ephemeralContainerRefusal, podFieldRefusal, type FieldRefusal } from './pod-fields.js';
 import { admitSysctls } from './sysctls.js';
 
@@ -167,6 +168,18 @@ const insufficient = (name: string, reason: string, { requested, used, capacity 
   message: `Node didn't have enough resource: ${name}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
 });
 
+/** noderesources.Fits on the scalar resources hugepages-*: a size the host lacks has 0 allocatable ("OutOfhugepages-2Mi"). */
+function hugePagesShortfall(pod: Pod, activePods: readonly Pod[], node: NodeInfo): AdmitResult | undefined {
+  const want = podHugePages(pod);
+  for (const [name, requested] of Object.entries(want)) {
+    if (requested <= 0) continue;
+    const used = activePods.reduce((sum, p) => sum + (podHugePages(p)[name] ?? 0), 0);
+    const capacity = node.allocatable.hugePages[name] ?? 0;
+    if (requested > capacity - used) return insufficient(name, `OutOf${name}`, { requested, used, capacity });
+  }
+  return undefined;
+}
+
 const predicateFailure = (name: string, desc: string): AdmitResult => ({
   admit: false,
   reason: name,
@@ -261,6 +274,8 @@ export function canAdmitPod(pod: Pod, activePods: readonly Pod[], node: NodeInfo
       });
     }
   }
+  const hugePages = hugePagesShortfall(pod, activePods, node);
+  if (hugePages) return hugePages;
 
   if (!matchesNodeAffinity(pod, node)) return predicateFailure(AdmissionReason.NodeAffinity, ErrReasonNodeAffinity);
   const nodeName = pod.spec?.nodeName;

@@ -294,31 +294,21 @@ function mountRules(p: string): FieldRule[] {
 
 function resourceRules(p: string): FieldRule[] {
   const r = `${p}.resources`;
-  const unsupported = (v: unknown, limits: boolean): boolean =>
-    Object.keys((v as Record<string, unknown>) ?? {}).some(
-      (k) => k.startsWith('hugepages-') || (limits && k === 'ephemeral-storage'),
-    );
   return [
-    h(r, 'cpu and memory: cgroups, QoS, admission, eviction (src/cm, kuberuntime/resources.ts)'),
+    h(r, 'cpu, memory and hugepages-*: cgroups, QoS, admission, eviction (src/cm, kuberuntime/resources.ts)'),
     refused(
       `${r}.limits`,
-      'cpu and memory limits are honoured; hugepages and ephemeral-storage limits are not enforced',
+      'cpu, memory and hugepages-* limits are honoured; ephemeral-storage limits are not enforced',
       {
-        when: 'it names hugepages-* or ephemeral-storage',
-        needsAction: (v) => unsupported(v, true),
+        when: 'it names ephemeral-storage',
+        needsAction: (v) => Object.keys((v as Record<string, unknown>) ?? {}).includes('ephemeral-storage'),
         example: { 'ephemeral-storage': '1Gi' },
-        allowed: { cpu: '1', memory: '64Mi' },
+        allowed: { cpu: '1', memory: '64Mi', 'hugepages-2Mi': '2Mi' },
       },
     ),
-    refused(
+    h(
       `${r}.requests`,
-      'cpu and memory requests are honoured (extended and ephemeral-storage requests are for the scheduler); hugepages are not set up',
-      {
-        when: 'it names hugepages-*',
-        needsAction: (v) => unsupported(v, false),
-        example: { 'hugepages-2Mi': '2Mi' },
-        allowed: { cpu: '100m', 'ephemeral-storage': '1Gi' },
-      },
+      'cpu, memory and hugepages-* are honoured (extended and ephemeral-storage requests are for the scheduler)',
     ),
     refusedTree(`${r}.claims`, 'dynamic resource allocation (DRA) is not implemented', { example: [{ name: 'gpu' }] }),
     refusedTree(`${p}.resizePolicy`, 'in-place resize is not implemented', {
@@ -493,11 +483,12 @@ function volumeRules(): FieldRule[] {
     h('spec.volumes', why),
     h(`${v}.name`, why),
     h(`${v}.emptyDir`, 'volume/plugins/empty-dir.ts'),
-    refused(
-      `${v}.emptyDir.medium`,
-      'only disk and Memory (tmpfs) emptyDirs are made',
-      unless('Memory', 'HugePages', 'not "" nor Memory (HugePages)'),
-    ),
+    refused(`${v}.emptyDir.medium`, 'disk, Memory (tmpfs) and HugePages[-<size>] (hugetlbfs) emptyDirs are made', {
+      when: 'not "", Memory, HugePages nor HugePages-<size>',
+      needsAction: (val) => isSet(val) && !/^(Memory|HugePages(-.+)?)$/.test(String(val)),
+      example: 'Tape',
+      allowed: 'HugePages-2Mi',
+    }),
     refused(
       `${v}.emptyDir.sizeLimit`,
       'a disk emptyDir is not measured nor evicted for its size (a Memory one is a sized tmpfs)',
@@ -605,12 +596,7 @@ function podRules(): FieldRule[] {
     h('spec.readinessGates', 'the Ready condition waits for them (status/conditions.ts)'),
     h('spec.readinessGates[].conditionType', 'as readinessGates'),
     h('spec.resources', 'pod-level resources: the pod cgroup and QoS (util/pod-resources.ts)'),
-    refused('spec.resources.limits', 'pod-level cpu and memory limits are honoured; hugepages are not', {
-      when: 'it names hugepages-*',
-      needsAction: (v) => Object.keys((v as object) ?? {}).some((k) => k.startsWith('hugepages-')),
-      example: { 'hugepages-2Mi': '2Mi' },
-      allowed: { cpu: '1' },
-    }),
+    h('spec.resources.limits', 'pod-level cpu, memory and hugepages-* limits: the pod cgroup (src/cm)'),
     h('spec.resources.requests', 'as spec.resources'),
     refusedTree('spec.resources.claims', 'dynamic resource allocation (DRA) is not implemented', {
       example: [{ name: 'gpu' }],

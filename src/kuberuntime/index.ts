@@ -1,6 +1,12 @@
 /** The runtime manager factory: the only way other subsystems get a Runtime. */
 import { cpus, totalmem } from 'node:os';
-import { createPodContainerManager, type CgroupDriver, type SliceUnits } from '../cm/index.js';
+import {
+  createPodContainerManager,
+  type CgroupDriver,
+  type ReservedCgroup,
+  type ResourceConfig,
+  type SliceUnits,
+} from '../cm/index.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { RuntimeService } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
@@ -61,6 +67,12 @@ export interface RuntimeManagerDeps {
    * 1000 milli-CPU, memoryCapacity).
    */
   nodeAllocatable?: { cpuMilli?: number; memoryBytes?: number; ephemeralStorageBytes?: number };
+  /** The kubepods cgroup's limits (cm kubepodsCgroupConfig); default: cpu.shares of nodeAllocatable's cpu. */
+  kubepodsCgroup?: ResourceConfig;
+  /** upstream podPidsLimit: pids.max of each pod cgroup when positive. */
+  podPidsLimit?: number;
+  /** Reserved cgroups limited with enforceNodeAllocatable system-reserved / kube-reserved. */
+  reservedCgroups?: readonly ReservedCgroup[];
   /** Liveness/startup probe failures by container ID (the prober's results). */
   probeFailure?: (containerId: string) => ProbeFailure | undefined;
   /**
@@ -119,6 +131,9 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
       cgroupDriver: deps.cgroupDriver,
       systemdUnits: deps.systemdUnits,
       allocatableMilliCPU: allocatable.cpu,
+      kubepods: deps.kubepodsCgroup,
+      podPidsLimit: deps.podPidsLimit,
+      reservedCgroups: deps.reservedCgroups,
     });
   return new KubeGenericRuntimeManager({
     runtime: deps.runtime,

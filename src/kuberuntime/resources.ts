@@ -7,7 +7,14 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import { milliCPUToQuota, milliCPUToShares, QUOTA_PERIOD } from '../cm/index.js';
-import type { LinuxContainerResources } from '../cri/types.js';
+import type { HugepageLimit, LinuxContainerResources } from '../cri/types.js';
+import {
+  containerHugePages,
+  hostHugePageSizes,
+  hugePageSizeFromResourceName,
+  hugePageSizeName,
+} from '../node/hugepages.js';
+import { tryParseQuantity } from '../util/quantity.js';
 import { isMirrorPod, isRestartableInitContainer, isStaticPod } from '../api/pod.js';
 import { containerMemory, containerMilliCPU, podQOSClass } from '../util/pod-resources.js';
 
@@ -50,7 +57,30 @@ export function linuxContainerResources(
     oomScoreAdj: containerOOMScoreAdjust(pod, container, memoryCapacity),
   };
   if (memoryLimit !== 0) r.memoryLimitInBytes = memoryLimit;
+  r.hugepageLimits = containerHugepageLimits(pod, container);
   return r;
+}
+
+/**
+ * upstream GetHugepageLimitsFromResources: every page size of the host, 0 unless the container
+ * (or, when it names none of that size, the pod level spec.resources) asks for it.
+ */
+export function containerHugepageLimits(
+  pod: Pod,
+  container: Container,
+  pageSizes: readonly number[] = hostHugePageSizes(),
+): HugepageLimit[] {
+  const wanted = new Map<number, number>();
+  const podLevel = pod.spec?.resources?.limits as Record<string, string> | undefined;
+  for (const [name, raw] of Object.entries(podLevel ?? {})) {
+    const size = hugePageSizeFromResourceName(name);
+    if (size !== undefined) wanted.set(size, Math.ceil(tryParseQuantity(raw) ?? 0));
+  }
+  for (const [name, bytes] of Object.entries(containerHugePages(container))) {
+    const size = hugePageSizeFromResourceName(name);
+    if (size !== undefined) wanted.set(size, bytes);
+  }
+  return pageSizes.map((size) => ({ pageSize: hugePageSizeName(size), limit: wanted.get(size) ?? 0 }));
 }
 
 /** upstream types.IsNodeCriticalPod: a critical pod (static, mirror or system priority) of class system-node-critical. */

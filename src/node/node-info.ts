@@ -2,18 +2,22 @@
  * What admission knows of this node (upstream: the Node object from getNodeAnyWay plus
  * NodeInfo's allocatable): its name, labels, capacity and allocatable.
  *
- * Allocatable is upstream's GetNodeAllocatableAbsolute: capacity minus systemReserved, minus
- * kubeReserved, minus the hard eviction threshold (memory.available for memory, as a quantity or
- * a percentage of capacity), never below zero.
+ * Allocatable is what the node status reports (upstream GetNodeAllocatableReservation subtracted
+ * from the capacity, allocatable.ts): capacity minus systemReserved, minus kubeReserved, minus the
+ * hard eviction threshold (memory.available for memory, as a quantity or a percentage of
+ * capacity), never below zero. Huge pages are the host's pools (hugepages.ts).
  */
 import { arch, cpus, totalmem } from 'node:os';
-import { tryParseQuantity } from '../util/quantity.js';
+import { allocatableForScheduling, resourceList, thresholdQuantity } from './allocatable.js';
+import { hostHugePages, hugePageResourceName, type HostHugePages } from './hugepages.js';
 
-/** Resource amounts in base units: milli-CPU, memory bytes, pods. */
+/** Resource amounts in base units: milli-CPU, memory bytes, pods, hugepages-<size> bytes. */
 export interface NodeResources {
   milliCPU: number;
   memory: number;
   pods: number;
+  /** hugepages-<size> → bytes, one entry per page size of the host (0 when no pages are set aside). */
+  hugePages: Readonly<Record<string, number>>;
 }
 
 export interface NodeInfo {
@@ -33,6 +37,8 @@ export interface NodeInfoConfig {
   nodeLabels?: Readonly<Record<string, string>>;
   /** Default: os.cpus().length * 1000 and os.totalmem() (cAdvisor's MachineInfo). */
   capacity?: { milliCPU: number; memory: number };
+  /** Default: the host's pools under /sys/kernel/mm/hugepages. */
+  hugePages?: readonly HostHugePages[];
 }
 
 /** Node's GOARCH as upstream labels it (Node's process.arch names differ). */
@@ -67,19 +73,15 @@ function nodeLabels(nodeName: string, extra: Readonly<Record<string, string>> = 
   };
 }
 
-function quantityOf(map: Readonly<Record<string, string>> | undefined, name: string, milli: boolean): number {
-  const raw = map?.[name];
-  if (raw === undefined) return 0;
-  const v = tryParseQuantity(raw) ?? 0;
-  return milli ? Math.ceil(v * 1000) : Math.ceil(v);
-}
-
 /** A threshold ("100Mi" or "10%") in bytes of `capacity`; 0 when absent. */
 export function thresholdBytes(threshold: string | undefined, capacity: number): number {
-  if (threshold === undefined) return 0;
-  const pct = /^(\d+(?:\.\d+)?)%$/.exec(threshold);
-  if (pct) return Math.ceil((Number(pct[1]) / 100) * capacity);
-  return Math.ceil(tryParseQuantity(threshold) ?? 0);
+  return threshold === undefined ? 0 : thresholdQuantity(threshold, capacity);
+}
+
+function hugePagesCapacity(pools: readonly HostHugePages[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of pools) out[hugePageResourceName(p.pageSize)] = p.pageSize * p.pages;
+  return out;
 }
 
 export function computeNodeInfo(cfg: NodeInfoConfig): NodeInfo {
@@ -87,20 +89,19 @@ export function computeNodeInfo(cfg: NodeInfoConfig): NodeInfo {
     milliCPU: cfg.capacity?.milliCPU ?? Math.max(1, cpus().length) * 1000,
     memory: cfg.capacity?.memory ?? totalmem(),
     pods: cfg.maxPods,
+    hugePages: hugePagesCapacity(cfg.hugePages ?? hostHugePages()),
   };
-  const reservedCPU = quantityOf(cfg.systemReserved, 'cpu', true) + quantityOf(cfg.kubeReserved, 'cpu', true);
-  const reservedMemory =
-    quantityOf(cfg.systemReserved, 'memory', false) +
-    quantityOf(cfg.kubeReserved, 'memory', false) +
-    thresholdBytes(cfg.evictionHard?.['memory.available'], capacity.memory);
+  const alloc = allocatableForScheduling({
+    capacity: { cpu: capacity.milliCPU, memory: capacity.memory, ...capacity.hugePages },
+    systemReserved: resourceList(cfg.systemReserved),
+    kubeReserved: resourceList(cfg.kubeReserved),
+    evictionHard: cfg.evictionHard,
+  });
+  const hugePages = Object.fromEntries(Object.keys(capacity.hugePages).map((k) => [k, alloc[k] ?? 0]));
   return {
     name: cfg.nodeName,
     labels: Object.freeze(nodeLabels(cfg.nodeName, cfg.nodeLabels)),
     capacity,
-    allocatable: {
-      milliCPU: Math.max(0, capacity.milliCPU - reservedCPU),
-      memory: Math.max(0, capacity.memory - reservedMemory),
-      pods: capacity.pods,
-    },
+    allocatable: { milliCPU: alloc.cpu ?? 0, memory: alloc.memory ?? 0, pods: capacity.pods, hugePages },
   };
 }

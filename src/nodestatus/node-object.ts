@@ -3,11 +3,13 @@
  * capacity/allocatable, addresses, daemon endpoints, nodeInfo, images and conditions.
  * Pure functions of their inputs, so tests can compare shapes without an apiserver.
  */
-import { readFileSync, statfsSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import type { V1NodeAddress, V1NodeStatus } from '@kubernetes/client-node';
 import type { RuntimeFeatures, RuntimeHandler } from '../cri/types.js';
 import { goArch, thresholdBytes } from '../node/node-info.js';
+import { binaryQuantity } from '../node/hugepages.js';
+import { fsCapacity } from '../node/allocatable.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import type { ApiNode, ContainerImage, NodeCondition, NodeStatusDeps } from './types.js';
 
@@ -27,15 +29,6 @@ function osImage(): string {
   return m?.[1] ?? 'Linux';
 }
 
-function ephemeralCapacity(rootDir: string): number {
-  try {
-    const s = statfsSync(rootDir);
-    return Number(s.blocks) * Number(s.bsize);
-  } catch {
-    return 0;
-  }
-}
-
 const cpuQuantity = (milli: number) => (milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`);
 const bytesQuantity = (b: number) => (b % 1024 === 0 ? `${b / 1024}Ki` : String(b));
 
@@ -43,7 +36,7 @@ function capacityAndAllocatable(
   deps: Pick<NodeStatusDeps, 'node' | 'rootDir' | 'reserved'>,
 ): Pick<V1NodeStatus, 'capacity' | 'allocatable'> {
   const { node, reserved } = deps;
-  const storage = ephemeralCapacity(deps.rootDir);
+  const storage = fsCapacity(deps.rootDir);
   const reservedStorage =
     ['systemReserved', 'kubeReserved'].reduce(
       (sum, k) =>
@@ -56,21 +49,23 @@ function capacityAndAllocatable(
         ),
       0,
     ) + thresholdBytes(reserved?.evictionHard?.['nodefs.available'], storage);
-  const huge = { 'hugepages-1Gi': '0', 'hugepages-2Mi': '0' };
+  // The host's huge page pools (none listed when the kernel has no hugetlb support).
+  const huge = (m: Readonly<Record<string, number>>) =>
+    Object.fromEntries(Object.entries(m).map(([k, v]) => [k, binaryQuantity(v)]));
   return {
     capacity: {
       cpu: cpuQuantity(node.capacity.milliCPU),
       memory: bytesQuantity(node.capacity.memory),
       pods: String(node.capacity.pods),
       'ephemeral-storage': bytesQuantity(storage),
-      ...huge,
+      ...huge(node.capacity.hugePages),
     },
     allocatable: {
       cpu: cpuQuantity(node.allocatable.milliCPU),
       memory: bytesQuantity(node.allocatable.memory),
       pods: String(node.allocatable.pods),
       'ephemeral-storage': String(Math.max(0, storage - reservedStorage)),
-      ...huge,
+      ...huge(node.allocatable.hugePages),
     },
   };
 }

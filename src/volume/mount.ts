@@ -39,6 +39,8 @@ export interface Mounter {
   /** The filesystem type mounted exactly at path; undefined when path is not a mount point (or absent). */
   fsTypeAt(path: string): Promise<string | undefined>;
   mountTmpfs(path: string, opts: TmpfsOptions): Promise<void>;
+  /** mount -t hugetlbfs -o pagesize=<size> nodev <path> (upstream emptyDir setupHugepages). */
+  mountHugetlbfs(path: string, pageSize: string): Promise<void>;
   unmount(path: string): Promise<void>;
   /** Mount points strictly below dir, deepest first. */
   mountsUnder(dir: string): Promise<string[]>;
@@ -150,9 +152,13 @@ export async function bindMount(source: string, target: string): Promise<void> {
   await run('mount', ['--no-canonicalize', '--bind', source, target]);
 }
 
+export async function mountHugetlbfs(path: string, pageSize: string): Promise<void> {
+  await run('mount', ['-t', 'hugetlbfs', '-o', `pagesize=${pageSize}`, 'nodev', path]);
+}
+
 export async function unmount(path: string): Promise<void> {
   await run('umount', [path]);
 }
 
 /** The host's mounts. */
-export const hostMounter: Mounter = { fsTypeAt, mountTmpfs, unmount, mountsUnder };
+export const hostMounter: Mounter = { fsTypeAt, mountTmpfs, mountHugetlbfs, unmount, mountsUnder };

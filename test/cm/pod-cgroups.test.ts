@@ -171,7 +171,7 @@ describe('Cgroupfs and the pod container manager on plain directories', () => {
       ]),
       unified: join(root, 'unified'),
     };
-    fs = new Cgroupfs(mounts, { rmdir: rmdirRecursive });
+    fs = new Cgroupfs(mounts, { rmdir: rmdirRecursive, hugePageSizes: [2 * MiB, 1024 * MiB] });
   });
   afterEach(async () => {
     await rm(root, { recursive: true, force: true });
@@ -188,8 +188,8 @@ describe('Cgroupfs and the pod container manager on plain directories', () => {
     assert.equal(await read('cpuset', 'a', 'cpuset.cpus'), '0-3');
     assert.equal(
       await read('unified', 'cgroup.subtree_control'),
-      '+cpu +memory +pids',
-      'hugetlb is not ours to enable',
+      '+cpu +memory +pids +hugetlb',
+      'every controller the pod cgroups are limited by, hugetlb included',
     );
     assert.equal(await fs.exists('/a/b'), true);
     assert.equal(await fs.exists('/a/c'), false);
@@ -210,6 +210,65 @@ describe('Cgroupfs and the pod container manager on plain directories', () => {
     assert.equal(existsSync(join(root, 'unified', 'a', 'b', 'pids.max')), false, 'pids is not enabled in the parent');
     await fs.set('/a/b', { cpuQuota: 0 });
     assert.equal(await read('cpu,cpuacct', 'a', 'b', 'cpu.cfs_quota_us'), '-1');
+  });
+
+  /** The fixture's hierarchies plus v1 ones of these controllers. */
+  async function withHierarchies(...controllers: string[]): Promise<Cgroupfs> {
+    const v1 = new Map(mounts.v1);
+    for (const c of controllers) {
+      await mkdir(join(root, c), { recursive: true });
+      v1.set(join(root, c), [c]);
+    }
+    return new Cgroupfs(
+      { v1, unified: mounts.unified },
+      { rmdir: rmdirRecursive, hugePageSizes: [2 * MiB, 1024 * MiB] },
+    );
+  }
+
+  it('hugetlb: the limit asked for each page size, 0 for the others (v1 limit_in_bytes, v2 max)', async () => {
+    const withV1 = await withHierarchies('hugetlb');
+    await mkdir(join(root, 'unified', 'a'), { recursive: true });
+    await writeFile(join(root, 'unified', 'a', 'cgroup.subtree_control'), 'hugetlb');
+    await withV1.create('/a/b');
+    await withV1.set('/a/b', { hugePageLimit: new Map([[2 * MiB, 8 * MiB]]) });
+    assert.equal(await read('hugetlb', 'a', 'b', 'hugetlb.2MB.limit_in_bytes'), String(8 * MiB));
+    assert.equal(await read('hugetlb', 'a', 'b', 'hugetlb.1GB.limit_in_bytes'), '0');
+    assert.equal(await read('unified', 'a', 'b', 'hugetlb.2MB.max'), String(8 * MiB), 'enabled in the parent');
+    assert.equal(await read('unified', 'a', 'b', 'hugetlb.1GB.max'), '0');
+    await withV1.set('/a/b', { cpuShares: 2 });
+    assert.equal(await read('hugetlb', 'a', 'b', 'hugetlb.2MB.limit_in_bytes'), String(8 * MiB), 'unset: left alone');
+  });
+
+  it('node allocatable on kubepods, podPidsLimit on pod cgroups, hugetlb from the pod, reserved cgroups', async () => {
+    const reserved = [{ name: '/system.slice', config: { cpuShares: 512, memory: 256 * MiB } }];
+    const withV1 = await withHierarchies('hugetlb', 'pids');
+    const make = () =>
+      new PodContainerManagerImpl({
+        cgroups: new CgroupfsCgroupManager(withV1),
+        cgroupRoot: '/na',
+        kubepods: { cpuShares: 1536, memory: 3 * 1024 * MiB, pidsLimit: 4000, hugePageLimit: new Map([[2 * MiB, 0]]) },
+        podPidsLimit: 64,
+        reservedCgroups: reserved,
+      });
+    const huge = pod(
+      [ctr('a', { 'hugepages-2Mi': '4Mi' }, { 'hugepages-2Mi': '4Mi', memory: '64Mi' })],
+      undefined,
+      'h1',
+    );
+    await assert.rejects(make().ensureExists(huge), /reserved cgroup \/system.slice does not exist/);
+    await withV1.create('/system.slice');
+    const pcm = make();
+    await pcm.ensureExists(huge);
+    assert.equal(await read('cpu,cpuacct', 'na', 'kubepods', 'cpu.shares'), '1536');
+    assert.equal(await read('memory', 'na', 'kubepods', 'memory.limit_in_bytes'), String(3 * 1024 * MiB));
+    assert.equal(await read('hugetlb', 'na', 'kubepods', 'hugetlb.2MB.limit_in_bytes'), '0');
+    assert.equal(await read('pids', 'na', 'kubepods', 'pids.max'), '4000');
+    assert.equal(await read('cpu,cpuacct', 'system.slice', 'cpu.shares'), '512');
+    assert.equal(await read('memory', 'system.slice', 'memory.limit_in_bytes'), String(256 * MiB));
+    const podDir = ['na', 'kubepods', 'burstable', 'podh1'];
+    assert.equal(await read('hugetlb', ...podDir, 'hugetlb.2MB.limit_in_bytes'), String(4 * MiB));
+    assert.equal(await read('hugetlb', ...podDir, 'hugetlb.1GB.limit_in_bytes'), '0');
+    assert.equal(await read('pids', ...podDir, 'pids.max'), '64', 'podPidsLimit');
   });
 
   it('the QoS hierarchy, pod cgroups by QoS, their limits, listing and removal', async () => {

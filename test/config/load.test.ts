@@ -121,7 +121,12 @@ test('systemReserved, kubeReserved, evictionHard: upstream defaults, file maps a
   assert.deepEqual(d.flags.nodeLabels, {});
   assert.equal(d.kubelet.cgroupsPerQOS, true);
   assert.equal(d.kubelet.cgroupRoot, '');
-  const cg = run(['--hostname-override=x', '--cgroups-per-qos=false', '--cgroup-root=/kts']);
+  const cg = run([
+    '--hostname-override=x',
+    '--cgroups-per-qos=false',
+    '--enforce-node-allocatable=',
+    '--cgroup-root=/kts',
+  ]);
   assert.equal(cg.kubelet.cgroupsPerQOS, false);
   assert.equal(cg.kubelet.cgroupRoot, '/kts');
   const p = configFile(
@@ -184,4 +189,49 @@ test('reserved and eviction maps are validated entry by entry', () => {
   );
   assert.match(all, /--kube-reserved: "cpu" must look like key=value/);
   assert.match(all, /--node-labels: "bad label" is not a valid key=value label/);
+});
+
+// The enforceNodeAllocatable rules of upstream ValidateKubeletConfiguration (validation_test.go cases).
+test('enforceNodeAllocatable: options, none alone, the reserved cgroups named, cgroupsPerQOS', () => {
+  const cases: [args: string[], problem: RegExp | undefined][] = [
+    [['--enforce-node-allocatable=pods'], undefined],
+    [['--enforce-node-allocatable='], undefined],
+    [['--enforce-node-allocatable=none'], undefined],
+    [['--enforce-node-allocatable=pods,none'], /may not contain other enforcements when "none"/],
+    [
+      ['--enforce-node-allocatable=invalid-enforce-node-allocatable'],
+      /"invalid-enforce-node-allocatable" is not an option/,
+    ],
+    [
+      ['--enforce-node-allocatable=pods,system-reserved'],
+      /systemReservedCgroup \(--system-reserved-cgroup\) must be specified/,
+    ],
+    [
+      ['--enforce-node-allocatable=kube-reserved-compressible'],
+      /kubeReservedCgroup \(--kube-reserved-cgroup\) must be specified/,
+    ],
+    [
+      [
+        '--enforce-node-allocatable=system-reserved,kube-reserved',
+        '--system-reserved-cgroup=/system.slice',
+        '--kube-reserved-cgroup=/kube.slice',
+      ],
+      undefined,
+    ],
+    [
+      ['--enforce-node-allocatable=system-reserved,system-reserved-compressible', '--system-reserved-cgroup=/s'],
+      /"system-reserved" and "system-reserved-compressible" cannot be specified together/,
+    ],
+    [['--cgroups-per-qos=false'], /is not supported unless cgroupsPerQOS/],
+    [['--cgroups-per-qos=false', '--enforce-node-allocatable=none'], undefined],
+  ];
+  for (const [args, problem] of cases) {
+    const argv = ['--hostname-override=x', ...args];
+    if (problem) assert.match(problems(argv).join('\n'), problem, args.join(' '));
+    else assert.doesNotThrow(() => run(argv), args.join(' '));
+  }
+  const kc = run(['--hostname-override=x', '--pod-max-pids=100', '--kube-reserved-cgroup=/k']).kubelet;
+  assert.equal(kc.podPidsLimit, 100);
+  assert.deepEqual(kc.enforceNodeAllocatable, ['pods']);
+  assert.equal(kc.kubeReservedCgroup, '/k');
 });

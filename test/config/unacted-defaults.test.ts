@@ -74,12 +74,10 @@ test('defaults compare by meaning: durations, quantities, zero values defaults.g
     ['cpuManagerReconcilePeriod', '0s'],
     ['cpuCFSQuotaPeriod', '0.1s'],
     ['registryBurst', 0],
-    ['podPidsLimit', -5],
     ['cpuManagerPolicy', ''],
     ['memorySwap', {}],
     ['memorySwap', { swapBehavior: 'NoSwap' }],
     ['memorySwap', { swapBehavior: '' }],
-    ['enforceNodeAllocatable', ['pods']],
     ['volumePluginDir', '/usr/libexec/kubernetes/kubelet-plugins/volume/exec'],
     ['logging', { flushFrequency: 0, options: { json: { infoBufferSize: '0' }, text: { infoBufferSize: '0' } } }],
     ['logging', { format: 'text', flushFrequency: '5s', verbosity: 0 }],
@@ -89,8 +87,6 @@ test('defaults compare by meaning: durations, quantities, zero values defaults.g
   ];
   for (const [name, v] of accepted) assert.doesNotThrow(() => run(fileArgv(name, v)), `${name}: ${JSON.stringify(v)}`);
   const refused: [name: string, value: unknown][] = [
-    ['enforceNodeAllocatable', []],
-    ['enforceNodeAllocatable', ['pods', 'system-reserved']],
     ['memorySwap', { swapBehavior: 'LimitedSwap' }],
     ['logging', { verbosity: 4 }],
     ['registryPullQPS', 0],

@@ -43,23 +43,32 @@ test('allocatable = capacity − systemReserved − kubeReserved − hard evicti
     systemReserved: { cpu: '500m', memory: '1Gi' },
     kubeReserved: { cpu: '0.25', memory: '512Mi' },
     evictionHard: { 'memory.available': '100Mi' },
+    hugePages: [{ pageSize: 2 * Mi, pages: 4 }],
   });
-  assert.deepEqual(n.capacity, { milliCPU: 4000, memory: 8 * Gi, pods: 10 });
-  assert.deepEqual(n.allocatable, { milliCPU: 3250, memory: 8 * Gi - Gi - 512 * Mi - 100 * Mi, pods: 10 });
+  const huge = { 'hugepages-2Mi': 8 * Mi };
+  assert.deepEqual(n.capacity, { milliCPU: 4000, memory: 8 * Gi, pods: 10, hugePages: huge });
+  assert.deepEqual(n.allocatable, {
+    milliCPU: 3250,
+    memory: 8 * Gi - Gi - 512 * Mi - 100 * Mi,
+    pods: 10,
+    hugePages: huge,
+  });
   const pct = computeNodeInfo({
     nodeName: 'n',
     maxPods: 10,
     capacity: { milliCPU: 1000, memory: 10 * Gi },
     evictionHard: { 'memory.available': '10%' },
   });
-  assert.equal(pct.allocatable.memory, 9 * Gi);
+  // upstream's float32 percentage: 10% of 10Gi is 1073741840 there, so 16 bytes less than 9Gi.
+  assert.equal(pct.allocatable.memory, 9 * Gi - 16);
   const over = computeNodeInfo({
     nodeName: 'n',
     maxPods: 10,
     capacity: { milliCPU: 1000, memory: Gi },
     systemReserved: { cpu: '2', memory: '2Gi' },
+    hugePages: [],
   });
-  assert.deepEqual(over.allocatable, { milliCPU: 0, memory: 0, pods: 10 }, 'never negative');
+  assert.deepEqual(over.allocatable, { milliCPU: 0, memory: 0, pods: 10, hugePages: {} }, 'never negative');
   assert.equal(thresholdBytes(undefined, 100), 0);
   const host = computeNodeInfo({ nodeName: 'n', maxPods: 5 });
   assert.ok(host.capacity.milliCPU >= 1000 && host.capacity.memory > 0, 'capacity from the host by default');
@@ -216,4 +225,28 @@ test('the first failing check decides, in upstream order', () => {
   assert.equal(canAdmitPod(bad, [], n).reason, 'OutOfmemory');
   bad.spec!.containers[0]!.resources!.requests!.memory = '1Ki';
   assert.equal(canAdmitPod(bad, [], n).reason, 'NodeName');
+});
+
+test('hugepages-*: requests against the host pool minus the active pods (OutOfhugepages-2Mi); none without the pool', () => {
+  const hugeCtr = (name: string, amount: string): Container => ({
+    name,
+    image: 'x',
+    resources: { requests: { memory: '16Mi', 'hugepages-2Mi': amount }, limits: { 'hugepages-2Mi': amount } },
+  });
+  const n = computeNodeInfo({
+    nodeName: 'n',
+    maxPods: 10,
+    capacity: { milliCPU: 1000, memory: Gi },
+    hugePages: [{ pageSize: 2 * Mi, pages: 4 }],
+  });
+  const first = pod('h1', [hugeCtr('a', '6Mi')]);
+  assert.deepEqual(canAdmitPod(first, [], n), { admit: true });
+  assert.deepEqual(canAdmitPod(pod('h2', [hugeCtr('a', '4Mi')]), [first], n), {
+    admit: false,
+    reason: 'OutOfhugepages-2Mi',
+    message: `Node didn't have enough resource: hugepages-2Mi, requested: ${4 * Mi}, used: ${6 * Mi}, capacity: ${8 * Mi}`,
+  });
+  const none = computeNodeInfo({ nodeName: 'n', maxPods: 10, capacity: { milliCPU: 1000, memory: Gi }, hugePages: [] });
+  assert.equal(canAdmitPod(pod('h3', [hugeCtr('a', '2Mi')]), [], none).reason, 'OutOfhugepages-2Mi');
+  assert.equal(canAdmitPod(pod('h4', [hugeCtr('a', '2Mi')]), [], n).admit, true);
 });

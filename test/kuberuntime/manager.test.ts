@@ -3,6 +3,7 @@
  * back-off, image pull policies, config errors, KillPod grace periods, getPods/getPodStatus
  * adoption by labels, and garbage collection.
  */
+import { hostHugePageSizes, hugePageSizeName } from '../../src/node/hugepages.js';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { rm, writeFile, mkdir } from 'node:fs/promises';
@@ -153,6 +154,7 @@ describe('syncPod', () => {
       cpuQuota: 25000,
       memoryLimitInBytes: 67108864,
       oomScoreAdj: -997,
+      hugepageLimits: hostHugePageSizes().map((size) => ({ pageSize: hugePageSizeName(size), limit: 0 })),
     });
     assert.equal(cfg.labels['io.kubernetes.container.name'], 'a');
     assert.equal(cfg.image.image, fake.images.get('busybox:1.36')!.id, 'created from the resolved image ID');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Container } from '../../src/api/types.js';
 import {
+  containerHugepageLimits,
   containerOOMScoreAdjust,
   linuxContainerResources,
   milliCPUToQuota,
@@ -48,6 +49,7 @@ describe('linuxContainerResources', () => {
       cpuPeriod: 100000,
       cpuQuota: 0,
       oomScoreAdj: 1000,
+      hugepageLimits: containerHugepageLimits(podOf(c), c),
     });
   });
 
@@ -59,6 +61,7 @@ describe('linuxContainerResources', () => {
       cpuQuota: 50000,
       memoryLimitInBytes: 134217728,
       oomScoreAdj: -997,
+      hugepageLimits: containerHugepageLimits(podOf(c), c),
     });
   });
 
@@ -147,5 +150,27 @@ describe('OOM score: node-critical pods and sidecars (upstream GetContainerOOMSc
       952,
       'a missing request counts as 200 MiB: 1000-48',
     );
+  });
+});
+
+describe('containerHugepageLimits (upstream GetHugepageLimitsFromResources)', () => {
+  const MiB = 2 ** 20;
+  const sizes = [2 * MiB, GiB];
+  it('every page size of the host, 0 unless asked for', () => {
+    const c = withRes({ 'hugepages-2Mi': '4Mi' }, { 'hugepages-2Mi': '4Mi' });
+    assert.deepEqual(containerHugepageLimits(podOf(c), c, sizes), [
+      { pageSize: '2MB', limit: 4 * MiB },
+      { pageSize: '1GB', limit: 0 },
+    ]);
+    assert.deepEqual(containerHugepageLimits(podOf(container('b')), container('b'), []), [], 'no hugetlb support');
+  });
+  it("the pod level's limit when the container names none of that size; the container's wins", () => {
+    const c = withRes(undefined, { 'hugepages-1Gi': '1Gi' });
+    const pod = podOf(c);
+    pod.spec!.resources = { limits: { 'hugepages-2Mi': '8Mi', 'hugepages-1Gi': '2Gi' } };
+    assert.deepEqual(containerHugepageLimits(pod, c, sizes), [
+      { pageSize: '2MB', limit: 8 * MiB },
+      { pageSize: '1GB', limit: GiB },
+    ]);
   });
 });

@@ -68,6 +68,10 @@ test('registers, reports Ready=False with the reason, then Ready; patches only o
       capacity: { milliCPU: 4000, memory: 8 * 1024 ** 3 },
       systemReserved: { memory: '1Gi' },
       evictionHard: { 'memory.available': '100Mi' },
+      hugePages: [
+        { pageSize: 2 * 1024 ** 2, pages: 3 },
+        { pageSize: 1024 ** 3, pages: 0 },
+      ],
     }),
     taints: parseTaints('a=b:NoSchedule').taints,
     rootDir: dir,
@@ -90,6 +94,10 @@ test('registers, reports Ready=False with the reason, then Ready; patches only o
     { cpu: '4', memory: '8388608Ki', pods: '50' },
   );
   assert.equal(n.status.allocatable.memory, `${(8 * 1024 ** 3 - 1024 ** 3 - 100 * 1024 ** 2) / 1024}Ki`);
+  // The host's huge page pools (nr_hugepages × page size), as upstream's capacity and allocatable.
+  assert.equal(n.status.capacity['hugepages-2Mi'], '6Mi');
+  assert.equal(n.status.capacity['hugepages-1Gi'], '0');
+  assert.equal(n.status.allocatable['hugepages-2Mi'], '6Mi');
   const notReady = n.status.conditions.find((c) => c.type === 'Ready')!;
   assert.equal(notReady.status, 'False');
   assert.match(notReady.message, /container runtime is down/);

@@ -17,6 +17,7 @@ import { createPodStatusCache } from '../../src/pleg/index.js';
 import { createStatusManager } from '../../src/status/index.js';
 import { createVolumeManager, DEFAULT_VOLUME_PLUGINS, type VolumePlugin } from '../../src/volume/index.js';
 import { podVolumeDir } from '../../src/volume/pod-dirs.js';
+import { hugePagesMountSize } from '../../src/volume/plugins/empty-dir.js';
 import { FakeMounter } from '../fakes/fake-mounter.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 import { FakeVolumeManager } from '../fakes/fake-volume-manager.js';
@@ -131,6 +132,40 @@ describe('VolumeManager', () => {
     const again = await vm.mountPodVolumes(pod);
     assert.deepEqual([...again.mounted.keys()].sort(), ['ext', 'scratch']);
     assert.deepEqual([...again.errors.keys()], ['odd']);
+  });
+
+  it('emptyDir HugePages[-<size>]: a hugetlbfs with the page size (upstream getPageSizeMountOption)', async () => {
+    const root = join(dir, 'hugepages');
+    const mounter = new FakeMounter();
+    const vm = createVolumeManager({ rootDir: root, mounter });
+    const pod = podWith(
+      [
+        { name: 'hp', emptyDir: { medium: 'HugePages' } },
+        { name: 'g', emptyDir: { medium: 'HugePages-1Gi' } },
+      ],
+      ['hp', 'g'],
+    );
+    pod.spec!.containers[0]!.resources = { limits: { 'hugepages-2Mi': '4Mi', memory: '8Mi' } };
+    const r = await vm.mountPodVolumes(pod);
+    assert.equal(r.errors.size, 0);
+    assert.equal(mounter.hugetlbfs.get(podVolumeDir(root, 'uid-1234', 'kubernetes.io~empty-dir', 'hp')), '2Mi');
+    assert.equal(mounter.hugetlbfs.get(podVolumeDir(root, 'uid-1234', 'kubernetes.io~empty-dir', 'g')), '1Gi');
+    await vm.unmountPodVolumes('uid-1234');
+    assert.equal(mounter.hugetlbfs.size, 0);
+  });
+
+  it('emptyDir HugePages: no page size asked for, or several, is an error naming the volume', () => {
+    const p = (limits: Record<string, string>) => {
+      const pod = podWith([], []);
+      pod.spec!.containers[0]!.resources = { limits };
+      return pod;
+    };
+    assert.throws(() => hugePagesMountSize(p({ memory: '1Mi' }), 'hp', 'HugePages'), /volume hp: .*needs a container/);
+    assert.throws(
+      () => hugePagesMountSize(p({ 'hugepages-2Mi': '2Mi', 'hugepages-1Gi': '1Gi' }), 'hp', 'HugePages'),
+      /several page sizes/,
+    );
+    assert.throws(() => hugePagesMountSize(p({}), 'hp', 'HugePages-x'), /medium HugePages-x is not supported/);
   });
 
   it('unmountPodVolumes tears each volume down through its plugin, then the pod directories; unknown plugins are left alone', async () => {
