@@ -10,7 +10,9 @@ import type { Container } from '../api/types.js';
 
 /** 16 lowercase hex digits (64 bits of SHA-256 over the canonical JSON). */
 export function hashContainer(container: Container): string {
-  return createHash('sha256').update(canonicalJson(container)).digest('hex').slice(0, 16);
+  // Upstream 1.35 hashes only name and image, so a resize (or any other in-place change) keeps the container.
+  const fields = { name: container.name, image: container.image };
+  return createHash('sha256').update(canonicalJson(fields)).digest('hex').slice(0, 16);
 }
 
 /** JSON with sorted keys and without undefined, null, empty arrays and empty objects. */

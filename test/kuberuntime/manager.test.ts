@@ -193,12 +193,13 @@ describe('syncPod', () => {
     pod.spec!.terminationGracePeriodSeconds = 7;
     await sync(pod);
     const old = fake.containersNamed('a')[0]!;
-    pod.spec!.containers[0]!.command = ['sleep', '99'];
+    fake.addImage('busybox:1.37');
+    pod.spec!.containers[0]!.image = 'busybox:1.37';
     await sync(pod);
     assert.equal(old.state, 'CONTAINER_EXITED');
     assert.equal(old.stoppedWithGrace, 7);
     const fresh = fake.containersNamed('a')[1]!;
-    assert.deepEqual(fresh.config.command, ['sleep', '99']);
+    assert.equal(fresh.config.image?.image, fake.images.get('busybox:1.37')!.id);
     assert.equal(fresh.state, 'CONTAINER_RUNNING');
   });
 

@@ -111,7 +111,7 @@ const cases: Case[] = [
   },
   {
     name: 'spec hash changed: kill and restart that container',
-    pod: makePod({ containers: [container('a', { command: ['sleep', '5'] }), b] }),
+    pod: makePod({ containers: [container('a', { image: 'busybox:1.37' }), b] }),
     status: podStatus(ready, running),
     want: { killPod: false, createSandbox: false, start: [0], kill: ['a:SpecChanged'] },
   },
@@ -324,7 +324,7 @@ describe('computePodActions', () => {
 
   it('messages say why a container is killed', () => {
     const got = computePodActions(
-      makePod({ containers: [container('a', { args: ['x'] }), b] }),
+      makePod({ containers: [container('a', { image: 'busybox:1.37' }), b] }),
       podStatus(ready, running),
     );
     assert.equal(got.containersToKill[0]!.message, 'Container a definition changed, will be restarted');
@@ -379,7 +379,7 @@ describe('computePodActions back-off', () => {
   });
 
   it('a changed spec has its own back-off key', () => {
-    const changed = makePod({ containers: [container('a', { command: ['sh'] }), b] });
+    const changed = makePod({ containers: [container('a', { image: 'busybox:1.37' }), b] });
     assert.notEqual(restartBackOffKey(changed, changed.spec!.containers[0]!), key);
   });
 
