@@ -44,6 +44,8 @@ import { findContainerStatusByName } from './init-containers.js';
 import { killContainer, killPod, runningPodFromStatus, type KillDeps } from './kill.js';
 import { runHandler, type HookTarget, type LifecycleHandler } from './lifecycle-hooks.js';
 import { computePodActions, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
+import { doPodResizeAction, type ActuatedResources } from './resize.js';
+import { podResourceConfig } from '../cm/index.js';
 import { removeAllLogged, removeContainer } from './remove.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
 import type { ServiceLister } from './service-env.js';
@@ -92,6 +94,8 @@ export interface SyncDeps {
   criStarts?: CriStartScheduler | undefined;
   /** upstream --root-dir: the pod directory holds the managed /etc/hosts; absent: none (unit tests). */
   rootDir?: string | undefined;
+  /** In-place resize: what each container was last given (the allocation manager); absent: no resize. */
+  actuated?: ActuatedResources | undefined;
 }
 
 /**
@@ -200,10 +204,13 @@ export async function syncPod(
 async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult> {
   const result: PodSyncResult = { waiting: new Map() };
   if (!(await ensurePodCgroup(deps, pod, status, result))) return result;
+  const uid = podUID(pod);
+  const actuated = deps.actuated;
   const actions = computePodActions(pod, status, {
     backOff: deps.crashBackOff,
     probeFailure: deps.probeFailure,
     startupProbeSucceeded: deps.startupProbeSucceeded,
+    actuated: actuated ? (name) => actuated.getActuated(uid, name) : undefined,
   });
   log('kuberuntime').debug({ pod: formatPod(pod), actions: describe(actions) }, 'computePodActions');
   if (actions.killPod || actions.containersToKill.length > 0) result.changed = true;
@@ -214,6 +221,7 @@ async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus):
     result.error = err as Error;
     return result;
   }
+  await resizeInPlace(deps, pod, actions, result);
   await pruneInitContainersBeforeStart(deps.runtime, pod, status);
   if (actions.initContainersToStart.length === 0 && actions.containersToStart.length === 0) return result;
 
@@ -239,6 +247,28 @@ async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus):
     await start(deps, ctx, pod.spec!.containers[idx]!, 'container');
   }
   return result;
+}
+
+/**
+ * upstream SyncPod's resize step (doPodResizeAction, resize.ts) when the pod keeps running; a
+ * container restarted for its resizePolicy gets the pod cgroup resized before it starts. A failure
+ * is the resize's error (PodResizeInProgress reason Error); the next sync retries.
+ */
+async function resizeInPlace(deps: SyncDeps, pod: Pod, actions: PodActions, result: PodSyncResult): Promise<void> {
+  if (actions.killPod || !deps.actuated) return;
+  const updates = actions.containersToUpdate;
+  const restarts = actions.containersToKill.some((k) => k.reason === 'ResizeRestart');
+  if (updates.cpu.length === 0 && updates.memory.length === 0 && !restarts) return;
+  result.changed = true;
+  result.resized = true;
+  try {
+    if (restarts && deps.podCgroups.enabled) await deps.podCgroups.setPodCgroupConfig(pod, podResourceConfig(pod));
+    await doPodResizeAction(deps, pod, updates);
+  } catch (err) {
+    rethrowIfCancelled(deps, err);
+    result.resizeError = errorMessage(err);
+    log('kuberuntime').warn({ pod: formatPod(pod), err: result.resizeError }, 'in-place resize failed');
+  }
 }
 
 /**
@@ -517,6 +547,8 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, container: Cont
   } catch (err) {
     throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'RunContainerError', runtimeMessage(err), { cause: err });
   }
+  // What the container runs with now: the base an in-place resize is measured from.
+  deps.actuated?.setActuated(podUID(pod), container.name, container.resources ?? {});
   const postStart = container.lifecycle?.postStart;
   if (postStart)
     await runPostStartHook(deps, { pod, container, containerId: id }, target, postStart as LifecycleHandler);
