@@ -156,6 +156,14 @@ export class PodContainerManagerImpl implements PodContainerManager {
     }
   }
 
+  async setPodCgroupConfig(pod: Pod, r: ResourceConfig): Promise<void> {
+    await this.cgroups.update(this.podCgroupName(pod), r);
+    if (r.cpuShares !== undefined && podQOSClass(pod) === 'Burstable') {
+      this.burstableRequests.set(podUID(pod), podRequests(pod).cpu);
+      await this.updateBurstableShares();
+    }
+  }
+
   /** Removes a pod cgroup, named as getPodContainerName and getAllPodsFromCgroups give it. */
   async destroy(formatted: string): Promise<void> {
     const name = this.cgroups.naming.parse(formatted);
@@ -191,6 +199,7 @@ export class NoopPodContainerManager implements PodContainerManager {
     return true;
   }
   async destroy(): Promise<void> {}
+  async setPodCgroupConfig(): Promise<void> {}
   async getAllPodsFromCgroups(): Promise<Map<string, string>> {
     return new Map();
   }

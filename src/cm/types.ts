@@ -38,6 +38,8 @@ export interface PodContainerManager {
   /** Creates the QoS cgroups when needed, then the pod cgroup, and applies the pod's limits. */
   ensureExists(pod: Pod): Promise<void>;
   exists(pod: Pod): Promise<boolean>;
+  /** upstream SetPodCgroupConfig: writes the given fields on the pod's cgroup (in-place resize). */
+  setPodCgroupConfig(pod: Pod, r: ResourceConfig): Promise<void>;
   /** Removes a pod cgroup (and empty cgroups left below it) from every hierarchy. */
   destroy(cgroupName: string): Promise<void>;
   /** The pod cgroups present, by pod UID. */

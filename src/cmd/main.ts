@@ -37,6 +37,7 @@ import {
 import { metrics, registry } from '../metrics/index.js';
 import { probeRegistry } from '../metrics/probes.js';
 import { Kubelet } from '../kubelet/kubelet.js';
+import { AllocationManager } from '../kubelet/allocation.js';
 import { RunOnce, type RunOnceResult } from '../kubelet/run-once.js';
 import { createGarbageCollection } from '../kubelet/gc-loops.js';
 import { ephemeralContainerRefusalMessage } from '../kubelet/admission.js';
@@ -247,11 +248,14 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
     bindSubPath: hotPaths().subpath.bindSubPath,
   });
+  // In-place resize: allocated and actuated resources, checkpointed under the root dir.
+  const allocation = new AllocationManager({ rootDir, now: () => Date.now() });
   const runtime = createRuntimeManager({
     runtime: criRuntime,
     imageManager,
     podLogsDir: kc.podLogsDir,
     rootDir,
+    actuated: allocation,
     nodeName: config.nodeName,
     clusterDNS: kc.clusterDNS,
     clusterDomain: kc.clusterDomain,
@@ -374,6 +378,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     hostIP,
     hostIPs,
     rootDir,
+    allocation,
     maxPods: kc.maxPods,
     node,
     syncFrequencyMs: kc.syncFrequencyMs,

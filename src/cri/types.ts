@@ -325,6 +325,8 @@ export interface RuntimeService {
   removeContainer(containerId: string): Promise<void>;
   listContainers(filter?: ContainerFilter): Promise<Container[]>;
   containerStatus(containerId: string): Promise<ContainerStatus>;
+  /** In-place resize: the runtime applies new cpu/memory to a running container. */
+  updateContainerResources(containerId: string, linux: LinuxContainerResources): Promise<void>;
   execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResponse>;
   close(): void;
 }

@@ -12,7 +12,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
 import type { PodUpdate } from '../podconfig/types.js';
-import type { PodRuntimeStatus, Runtime, RunningPod, ContainerWaiting } from '../kuberuntime/types.js';
+import type { PodRuntimeStatus, PodSyncResult, Runtime, RunningPod, ContainerWaiting } from '../kuberuntime/types.js';
 import type { PodLifecycleEventGenerator, PodStatusCache } from '../pleg/types.js';
 import type { ApiPodStatus } from '../api/types.js';
 import type { EventRecorder } from '../events/types.js';
@@ -58,6 +58,7 @@ import { podEventRef } from '../events/refs.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
 import { syncLoopIteration } from './sync-loop.js';
+import type { AllocationManager } from './allocation.js';
 import { newActiveDeadlineHandler, type PodSyncLoopHandler } from './active-deadline.js';
 import type { PodSyncHandler } from '../status/index.js';
 import type { SyncHandler, SyncLoopInput } from './types.js';
@@ -69,6 +70,8 @@ export interface KubeletDeps {
   /** Every node IP (dual stack); default [hostIP]. */
   hostIPs?: string[];
   rootDir: string;
+  /** In-place resize: allocated/actuated resources and the resize decisions; absent: none (the spec is run as is). */
+  allocation?: AllocationManager | undefined;
   maxPods: number;
   /** Node name, labels, capacity and allocatable for admission; default: computed from the host with maxPods. */
   node?: NodeInfo;
@@ -316,11 +319,16 @@ export class Kubelet implements PodSyncer, SyncHandler {
       if (!this.firstSeen.has(uid)) this.firstSeen.set(uid, this.clock.now());
       // Admission, unless the pod is already on its way out (upstream HandlePodAdditions).
       if (!this.podWorkers.isPodTerminationRequested(uid) && !isTerminalPhase(pod.status?.phase)) {
-        const result = this.canAdmitPod(pod, this.filterOutInactivePods(existing));
+        // upstream allocation manager AddPod: admitted at the allocation kept across a restart.
+        const alloc = this.deps.allocation;
+        const admitted = alloc?.updatePodFromAllocation(pod).pod ?? pod;
+        const others = this.filterOutInactivePods(existing).map((p) => alloc?.updatePodFromAllocation(p).pod ?? p);
+        const result = this.canAdmitPod(admitted, others);
         if (!result.admit) {
           this.rejectPod(pod, result.reason ?? 'UnexpectedAdmissionError', result.message ?? '');
           continue;
         }
+        alloc?.addPod(admitted);
         this.rejected.delete(uid);
       }
       this.dispatch(pod, 'create');
@@ -436,6 +444,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const desiredUids = new Set(desired.map(podUID));
     const workers = this.podWorkers.syncKnownPods(desired);
     this.deps.statusManager.removeOrphanStatuses(new Set([...desiredUids, ...workers.keys()]));
+    this.deps.allocation?.removeOrphanedPods(new Set([...desiredUids, ...workers.keys()]));
     for (const uid of this.waiting.keys()) if (!desiredUids.has(uid)) this.waiting.delete(uid);
     for (const uid of this.rejected) if (!desiredUids.has(uid)) this.rejected.delete(uid);
     // A pod gone before it ran: a later pod of the same UID (a restored static manifest) starts its own clock.
@@ -502,6 +511,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
       this.deps.statusManager.removePodStatus(uid);
     }
     const status = runtimeStatus ?? emptyRuntimeStatus(pod, now);
+    // In-place resize: decide a pending resize, then run the pod at its allocation.
+    const allocated = this.handlePodResourcesResize(pod);
     const apiStatus = this.updateStatus(pod, status, false);
     if (isTerminalPhase(apiStatus.phase)) return { isTerminal: true };
     this.checkNetworkReady(pod);
@@ -509,8 +520,9 @@ export class Kubelet implements PodSyncer, SyncHandler {
     // upstream WaitForAttachAndMount, before SyncPod. It does not wait for a volume that cannot
     // be set up: the containers that mount it report its error, the others start.
     await this.volumeManager.mountPodVolumes(pod);
-    const result = await this.deps.runtime.syncPod(pod, status, ctx.signal);
+    const result = await this.deps.runtime.syncPod(allocated, status, ctx.signal);
     this.waiting.set(uid, result.waiting);
+    await this.afterResize(pod, allocated, status, result);
     if (result.error) {
       if (result.changed) void this.deps.pleg.relist();
       throw result.error;
@@ -523,6 +535,30 @@ export class Kubelet implements PodSyncer, SyncHandler {
       // RequestPodRelist), once the worker has recorded the end of this sync.
       ...(result.changed ? { postSync: () => void this.deps.pleg.relist() } : {}),
     };
+  }
+
+  /**
+   * PodResizeInProgress from what this sync did; after an actuation the status is reported at
+   * once from a fresh runtime status (nothing else would trigger a sync: no container changed state).
+   */
+  private async afterResize(pod: Pod, allocated: Pod, status: PodRuntimeStatus, result: PodSyncResult): Promise<void> {
+    const alloc = this.deps.allocation;
+    if (!alloc) return;
+    if (!result.resized) return alloc.updateResizeInProgress(allocated, status, result.resizeError);
+    const { uid, name, namespace } = podNames(pod);
+    const fresh = await this.deps.runtime.getPodStatus(uid, name, namespace).catch(() => status);
+    // upstream pleg.UpdateCache: later syncs read the resized resources, not the relist's old ones.
+    if (fresh !== status) this.deps.cache.set(uid, fresh, undefined, this.clock.now());
+    alloc.updateResizeInProgress(allocated, fresh, result.resizeError);
+    this.updateStatus(pod, fresh, false);
+  }
+
+  /** upstream handlePodResourcesResize (allocation.ts): the pod to run, at its allocated resources. */
+  private handlePodResourcesResize(pod: Pod): Pod {
+    const alloc = this.deps.allocation;
+    if (!alloc) return pod;
+    const others = this.activePods().filter((p) => podUID(p) !== podUID(pod));
+    return alloc.handlePodResourcesResize(pod, others, this.node, (p, o) => this.canAdmitPod(p, o));
   }
 
   /**
@@ -617,6 +653,10 @@ export class Kubelet implements PodSyncer, SyncHandler {
       probes: this.deps.probes,
       wasOomKilled: this.deps.wasOomKilled,
       podSyncHandlers: this.podSyncHandlers,
+      resizeConditions: this.deps.allocation?.resizeConditions(uid),
+      containerResources: this.deps.allocation
+        ? (c, newest) => this.deps.allocation!.containerResources(uid, c, newest)
+        : undefined,
     });
     statusFn?.(apiStatus);
     this.deps.statusManager.setPodStatus(pod, apiStatus);

@@ -311,13 +311,9 @@ function resourceRules(p: string): FieldRule[] {
       'cpu, memory and hugepages-* are honoured (extended and ephemeral-storage requests are for the scheduler)',
     ),
     refusedTree(`${r}.claims`, 'dynamic resource allocation (DRA) is not implemented', { example: [{ name: 'gpu' }] }),
-    refusedTree(`${p}.resizePolicy`, 'in-place resize is not implemented', {
-      when: 'an entry asks for RestartContainer (NotRequired is what any resize would do)',
-      needsAction: (v) =>
-        Array.isArray(v) && v.some((e) => (e as { restartPolicy?: string }).restartPolicy === 'RestartContainer'),
-      example: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }],
-      allowed: [{ resourceName: 'cpu', restartPolicy: 'NotRequired' }],
-    }),
+    h(`${p}.resizePolicy`, 'in-place resize: NotRequired updates in place, RestartContainer restarts (docs/resize.md)'),
+    h(`${p}.resizePolicy[].resourceName`, 'cpu or memory (kuberuntime/resize.ts)'),
+    h(`${p}.resizePolicy[].restartPolicy`, 'NotRequired or RestartContainer (kuberuntime/resize.ts)'),
   ];
 }
 

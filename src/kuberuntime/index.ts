@@ -29,6 +29,8 @@ export type { GCPolicy } from './gc.js';
 export type { BackOffSettings } from '../util/backoff.js';
 export { computePodActions, type PodActions } from './pod-actions.js';
 export { hashContainer } from './hash.js';
+export type { ActuatedResources } from './resize.js';
+import type { ActuatedResources } from './resize.js';
 export { runningPodFromStatus } from './kill.js';
 export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../util/backoff.js';
 export { DEFAULT_GC_POLICY } from './gc.js';
@@ -50,6 +52,8 @@ export interface RuntimeManagerDeps {
   podLogsDir: string;
   /** upstream --root-dir (default /var/lib/kubelet): garbage collection tears down the volumes of pods gone from <rootDir>/pods. */
   rootDir: string;
+  /** In-place resize: what each container was last given (the kubelet's allocation manager). */
+  actuated?: ActuatedResources | undefined;
   nodeName: string;
   clusterDNS?: string[];
   clusterDomain?: string;
@@ -141,6 +145,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     clock: deps.clock ?? realClock,
     podLogsDir: deps.podLogsDir,
     rootDir: deps.rootDir,
+    actuated: deps.actuated,
     nodeName: deps.nodeName,
     hostIP: deps.hostIP ?? '',
     hostIPs: deps.hostIPs,

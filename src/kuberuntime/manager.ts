@@ -5,7 +5,7 @@
  * time.
  */
 import type { Pod } from '../api/types.js';
-import type { PodContainerManager } from '../cm/types.js';
+import type { PodContainerManager, ResourceConfig } from '../cm/types.js';
 import type { RuntimeStatus } from '../cri/types.js';
 import type { Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
@@ -76,6 +76,10 @@ class DegradingPodContainerManager implements PodContainerManager {
     return this.inner.destroy(name);
   }
 
+  setPodCgroupConfig(pod: Pod, r: ResourceConfig): Promise<void> {
+    return this.enabled ? this.inner.setPodCgroupConfig(pod, r) : Promise.resolve();
+  }
+
   getAllPodsFromCgroups(): Promise<Map<string, string>> {
     return this.enabled ? this.inner.getAllPodsFromCgroups() : Promise.resolve(new Map());
   }
@@ -119,6 +123,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       volumes: opts.volumes,
       criStarts: opts.criStarts,
       rootDir: opts.rootDir,
+      actuated: opts.actuated,
     };
   }
 

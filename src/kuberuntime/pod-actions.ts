@@ -5,7 +5,7 @@
  * runtime status and two read-only views (restart back-off, probe results), so it is tested table
  * by table without a runtime.
  */
-import type { Container, Pod } from '../api/types.js';
+import type { Container, Pod, ResourceRequirements } from '../api/types.js';
 import { formatPod, podFullName, podUID } from '../api/pod.js';
 import type { BackoffView } from '../util/backoff.js';
 import { formatGoDuration } from '../util/backoff.js';
@@ -16,10 +16,18 @@ import {
   hasAnyRegularContainerCreated,
 } from './init-containers.js';
 import type { ContainerRuntimeStatus, PodRuntimeStatus } from './types.js';
+import { addUpdate, computeContainerResize, type ContainersToUpdate, type ResizeDecision } from './resize.js';
 
 /** Why a container is killed; the message carries the details. */
 export type ContainerKillReason =
-  'SpecChanged' | 'NotInSpec' | 'Duplicate' | 'LivenessProbe' | 'StartupProbe' | 'Unknown' | 'FailedPostStartHook';
+  | 'SpecChanged'
+  | 'NotInSpec'
+  | 'Duplicate'
+  | 'LivenessProbe'
+  | 'StartupProbe'
+  | 'Unknown'
+  | 'FailedPostStartHook'
+  | 'ResizeRestart';
 
 export interface ContainerToKill {
   id: string;
@@ -64,6 +72,8 @@ export interface PodActions {
   containersToKill: ContainerToKill[];
   /** By container name, for the containers to start that have run before. */
   backOff: Map<string, RestartBackOff>;
+  /** In-place resizes by resource, decreases first (upstream ContainersToUpdate; resize.ts). */
+  containersToUpdate: ContainersToUpdate;
 }
 
 export type ProbeFailure = 'LivenessProbe' | 'StartupProbe';
@@ -75,6 +85,11 @@ export interface PodActionsOptions {
   probeFailure?: ((containerId: string) => ProbeFailure | undefined) | undefined;
   /** Whether a container's startup probe succeeded (sidecars wait for it); default: yes. */
   startupProbeSucceeded?: ((containerId: string) => boolean | undefined) | undefined;
+  /**
+   * The resources last given to the runtime for a container (allocation manager); absent or
+   * unknown: the spec's, so nothing is resized.
+   */
+  actuated?: ((containerName: string) => ResourceRequirements | undefined) | undefined;
 }
 
 export function isHostNetworkPod(pod: Pod): boolean {
@@ -136,6 +151,7 @@ function emptyActions(changed: boolean, attempt: number, sandboxId: string): Pod
     ephemeralContainersToStart: [],
     containersToKill: [],
     backOff: new Map(),
+    containersToUpdate: { cpu: [], memory: [] },
   };
 }
 
@@ -205,6 +221,10 @@ function computeContainerActions(
     if (d.start) actions.containersToStart.push(idx);
     if (d.kill) actions.containersToKill.push(d.kill);
     if (d.keep) keepCount++;
+    for (const r of ['cpu', 'memory'] as const) {
+      const u = d.update?.[r];
+      if (u) addUpdate(actions.containersToUpdate[r], u, r);
+    }
   });
   if (keepCount === 0 && actions.containersToStart.length === 0) {
     actions.killPod = true;
@@ -235,6 +255,8 @@ interface ContainerDecision {
   start: boolean;
   /** Its running (or unknown) instance is killed first. */
   kill?: ContainerToKill;
+  /** In-place resizes of the running instance. */
+  update?: ResizeDecision['update'];
 }
 
 /** Decides start/kill/keep for one regular container. */
@@ -279,10 +301,22 @@ function computeOneContainer(
     message = `Container ${container.name} failed startup probe`;
     reason = probe;
   } else {
-    return { keep: true, start: false };
+    return resizeDecision(container, s, opts);
   }
   if (restart) message = `${message}, will be restarted`;
   return { keep: false, start: restart, kill: { id: s.id, name: s.name, container, message, reason } };
+}
+
+/**
+ * upstream computePodResizeAction: a running container that keeps its instance may need its
+ * resources updated in place, or, when its resizePolicy says RestartContainer, a restart.
+ */
+function resizeDecision(container: Container, s: ContainerRuntimeStatus, opts: PodActionsOptions): ContainerDecision {
+  const actuated = opts.actuated?.(container.name) ?? container.resources;
+  const d = computeContainerResize(container, s, actuated);
+  if (!d.restart) return { keep: true, start: false, update: d.update };
+  const message = `Container ${container.name} resize requires restart`;
+  return { keep: false, start: true, kill: { id: s.id, name: s.name, container, message, reason: 'ResizeRestart' } };
 }
 
 /**

@@ -109,6 +109,7 @@ function toContainerRuntimeStatus(s: CriContainerStatus, podSandboxId: string): 
     out.message = s.message;
     if (s.finishedAt > 0n) out.finishedAt = nsToDate(s.finishedAt);
   }
+  if (s.resources) out.resources = s.resources;
   return out;
 }
 

@@ -50,6 +50,8 @@ import { findContainerStatusByName } from './init-containers.js';
 import { killContainer, killPod, runningPodFromStatus, type KillDeps } from './kill.js';
 import { runHandler, type HookTarget, type LifecycleHandler } from './lifecycle-hooks.js';
 import { computePodActions, isHostNetworkPod, type PodActions, type ProbeFailure } from './pod-actions.js';
+import { doPodResizeAction, type ActuatedResources } from './resize.js';
+import { podResourceConfig } from '../cm/index.js';
 import { removeAllLogged, removeContainer } from './remove.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from './runtime-class.js';
 import type { ServiceLister } from './service-env.js';
@@ -106,6 +108,8 @@ export interface SyncDeps {
    * Ephemeral containers arrive by pod update, after admission; default: none refused.
    */
   ephemeralRefusal?: ((pod: Pod, index: number) => string | undefined) | undefined;
+  /** In-place resize: what each container was last given (the allocation manager); absent: no resize. */
+  actuated?: ActuatedResources | undefined;
 }
 
 /**
@@ -219,10 +223,13 @@ export async function syncPod(
 async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus): Promise<PodSyncResult> {
   const result: PodSyncResult = { waiting: new Map() };
   if (!(await ensurePodCgroup(deps, pod, status, result))) return result;
+  const uid = podUID(pod);
+  const actuated = deps.actuated;
   const actions = computePodActions(pod, status, {
     backOff: deps.crashBackOff,
     probeFailure: deps.probeFailure,
     startupProbeSucceeded: deps.startupProbeSucceeded,
+    actuated: actuated ? (name) => actuated.getActuated(uid, name) : undefined,
   });
   log('kuberuntime').debug({ pod: formatPod(pod), actions: describe(actions) }, 'computePodActions');
   if (actions.killPod || actions.containersToKill.length > 0) result.changed = true;
@@ -233,6 +240,7 @@ async function syncPodSteps(deps: SyncDeps, pod: Pod, status: PodRuntimeStatus):
     result.error = err as Error;
     return result;
   }
+  await resizeInPlace(deps, pod, actions, result);
   await pruneInitContainersBeforeStart(deps.runtime, pod, status);
   // A killed pod that gets no new sandbox has nowhere to start a debug container.
   if (actions.killPod && !actions.createSandbox) actions.ephemeralContainersToStart = [];
@@ -298,6 +306,28 @@ function targetContainerId(status: PodRuntimeStatus, spec: ContainerStartSpec): 
   const target = findContainerStatusByName(status, spec.targetName);
   if (!target) throw new ContainerConfigError(`unable to find target container ${spec.targetName}`);
   return target.id;
+}
+
+/**
+ * upstream SyncPod's resize step (doPodResizeAction, resize.ts) when the pod keeps running; a
+ * container restarted for its resizePolicy gets the pod cgroup resized before it starts. A failure
+ * is the resize's error (PodResizeInProgress reason Error); the next sync retries.
+ */
+async function resizeInPlace(deps: SyncDeps, pod: Pod, actions: PodActions, result: PodSyncResult): Promise<void> {
+  if (actions.killPod || !deps.actuated) return;
+  const updates = actions.containersToUpdate;
+  const restarts = actions.containersToKill.some((k) => k.reason === 'ResizeRestart');
+  if (updates.cpu.length === 0 && updates.memory.length === 0 && !restarts) return;
+  result.changed = true;
+  result.resized = true;
+  try {
+    if (restarts && deps.podCgroups.enabled) await deps.podCgroups.setPodCgroupConfig(pod, podResourceConfig(pod));
+    await doPodResizeAction(deps, pod, updates);
+  } catch (err) {
+    rethrowIfCancelled(deps, err);
+    result.resizeError = errorMessage(err);
+    log('kuberuntime').warn({ pod: formatPod(pod), err: result.resizeError }, 'in-place resize failed');
+  }
 }
 
 /**
@@ -587,6 +617,8 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, spec: Container
   } catch (err) {
     throw new ContainerStartError('KTS_ERR_CREATE_CONTAINER', 'RunContainerError', runtimeMessage(err), { cause: err });
   }
+  // What the container runs with now: the base an in-place resize is measured from.
+  deps.actuated?.setActuated(podUID(pod), container.name, container.resources ?? {});
   const postStart = container.lifecycle?.postStart;
   if (postStart)
     await runPostStartHook(deps, { pod, container, containerId: id }, target, postStart as LifecycleHandler);

@@ -3,7 +3,7 @@
  * and the status code see of containers, independent of CRI wire types.
  */
 import type { Pod } from '../api/types.js';
-import type { RuntimeStatus } from '../cri/types.js';
+import type { LinuxContainerResources, RuntimeStatus } from '../cri/types.js';
 
 export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
 
@@ -59,6 +59,8 @@ export interface ContainerRuntimeStatus {
   message: string;
   hash: string;
   podSandboxId: string;
+  /** The resources the runtime reports it applied (CRI ContainerStatus.resources), when it does. */
+  resources?: LinuxContainerResources;
 }
 
 export interface SandboxRuntimeStatus {
@@ -98,6 +100,10 @@ export interface PodSyncResult {
   error?: Error;
   /** Something was killed, created or started: the runtime state moved, relist now. */
   changed?: boolean;
+  /** An in-place resize was actuated (or attempted): the status has new resources to show. */
+  resized?: boolean;
+  /** An in-place resize failed (upstream ErrResizePodInPlace): PodResizeInProgress says why. */
+  resizeError?: string;
 }
 
 export interface Runtime {

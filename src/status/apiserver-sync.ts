@@ -10,7 +10,7 @@
  * Syncs run one at a time, right after a change and every `retryMs` for those that failed, so a
  * status computed during an apiserver outage goes out when the server is back.
  */
-import type { ApiPodStatus, Pod } from '../api/types.js';
+import type { ApiPodStatus, Pod, PodCondition } from '../api/types.js';
 import type { ApiClient } from '../apiclient/types.js';
 import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
@@ -138,7 +138,13 @@ class ApiStatusManager implements StatusManager {
           method: 'PATCH',
           path: `${path}/status`,
           contentType: 'application/strategic-merge-patch+json',
-          body: { metadata: { uid }, status: podStatusPatch(lastKnown(entry, uid), status) },
+          body: {
+            metadata: { uid },
+            status: podStatusPatch(
+              lastKnown(entry, uid),
+              withConditionDeletes(status, [pod.status, lastSent(entry.sent)]),
+            ),
+          },
         });
       } catch (err) {
         if (err instanceof ApiError && (err.statusCode === 404 || err.statusCode === 409)) {
@@ -189,4 +195,31 @@ function lastKnown(entry: Entry, uid: string): unknown {
 /** A StatusManager that also syncs to the apiserver; `stop()` ends its retry timer. */
 export function createApiStatusManager(deps: ApiStatusSyncDeps): StatusManager & { stop(): void } {
   return new ApiStatusManager(deps);
+}
+
+/** Conditions the kubelet sets and clears again (in-place resize): cleared ones need an explicit delete. */
+const CLEARED_CONDITIONS = ['PodResizePending', 'PodResizeInProgress'];
+
+/**
+ * A strategic merge patch keeps list entries it does not name: a resize condition that the API
+ * has and our status no longer has is deleted by a `$patch: delete` entry (what upstream's
+ * two-way patch emits).
+ */
+function withConditionDeletes(status: ApiPodStatus, before: readonly (ApiPodStatus | undefined)[]): ApiPodStatus {
+  const ours = new Set((status.conditions ?? []).map((c) => c.type));
+  const had = new Set(before.flatMap((b) => (b?.conditions ?? []).map((c) => c.type)));
+  const gone = CLEARED_CONDITIONS.filter((t) => had.has(t) && !ours.has(t));
+  if (gone.length === 0) return status;
+  const deletes = gone.map((type) => ({ type, $patch: 'delete' }) as unknown as PodCondition);
+  return { ...status, conditions: [...(status.conditions ?? []), ...deletes] };
+}
+
+/** The status last patched (its JSON), if any. */
+function lastSent(json: string | undefined): ApiPodStatus | undefined {
+  if (json === undefined) return undefined;
+  try {
+    return JSON.parse(json) as ApiPodStatus;
+  } catch {
+    return undefined;
+  }
 }

@@ -35,6 +35,9 @@ export const KUBELET_CONDITIONS: readonly string[] = [
   'Initialized',
   'ContainersReady',
   'PodReadyToStartContainers',
+  // In-place resize (GA in 1.35): the allocation manager's, given by GenerateInput.resizeConditions.
+  'PodResizePending',
+  'PodResizeInProgress',
 ];
 /** Set by the kubelet on eviction and kept from then on (upstream PodConditionSharedByKubelet). */
 export const DisruptionTarget = 'DisruptionTarget';

@@ -136,6 +136,8 @@ function ordered(s: ApiContainerStatus): ApiContainerStatus {
   };
   if (s.containerID) out.containerID = s.containerID;
   if (s.started !== undefined) out.started = s.started;
+  if (s.allocatedResources) out.allocatedResources = s.allocatedResources;
+  if (s.resources) out.resources = s.resources;
   return out;
 }
 

@@ -22,7 +22,7 @@
  * without an apiserver starts it again at the first status.
  */
 import type { ApiContainerStatus, ApiPodStatus, Container, Pod, PodCondition } from '../api/types.js';
-import type { ContainerWaiting, PodRuntimeStatus } from '../kuberuntime/types.js';
+import type { ContainerRuntimeStatus, ContainerWaiting, PodRuntimeStatus } from '../kuberuntime/types.js';
 import type { PodSyncHandler, ShouldEvictResponse } from './types.js';
 import { podQOSClass } from '../util/pod-resources.js';
 import { markOomKilled } from './oom-killed.js';
@@ -65,6 +65,33 @@ export interface GenerateInput {
   wasOomKilled?: ((containerId: string) => boolean) | undefined;
   /** Modules that may fail the pod (upstream PodSyncHandlers: the active deadline). */
   podSyncHandlers?: readonly PodSyncHandler[] | undefined;
+  /** In-place resize: the pod's PodResizePending / PodResizeInProgress conditions (allocation manager). */
+  resizeConditions?: readonly PodCondition[] | undefined;
+  /** In-place resize: a container's allocatedResources and actual resources (allocation manager). */
+  containerResources?: ContainerResourcesFn | undefined;
+}
+
+export type ContainerResourcesFn = (
+  container: Container,
+  newest: ContainerRuntimeStatus | undefined,
+) => Pick<ApiContainerStatus, 'allocatedResources' | 'resources'>;
+
+/** upstream convertContainerStatusResources: allocated and actual resources on each status. */
+function addContainerResources(
+  statuses: ApiContainerStatus[],
+  containers: readonly Container[],
+  runtime: PodRuntimeStatus,
+  fn: ContainerResourcesFn | undefined,
+): void {
+  if (!fn) return;
+  for (const s of statuses) {
+    const c = containers.find((x) => x.name === s.name);
+    if (!c) continue;
+    const newest = runtime.containerStatuses.find((x) => x.name === s.name);
+    const r = fn(c, newest);
+    if (r.allocatedResources) s.allocatedResources = r.allocatedResources;
+    if (r.resources) s.resources = r.resources;
+  }
 }
 
 const isIPv6 = (ip: string): boolean => ip.includes(':');
@@ -150,6 +177,9 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
     isInit: true,
     waiting,
   });
+  addContainerResources(containerStatuses, pod.spec?.containers ?? [], runtime, input.containerResources);
+  const sidecars = (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+  addContainerResources(initContainerStatuses, sidecars, runtime, input.containerResources);
 
   // upstream: the ephemeral containers' specs as containers, converted as regular ones (sorted by
   // name); they are left out of the phase and the conditions.
@@ -207,6 +237,7 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   conditions.push(owned(podReadyCondition(pod, conditions, all, phase)));
   conditions.push(owned(containersReadyCondition(pod, all, phase)));
   conditions.push(owned({ type: 'PodScheduled', status: 'True' }));
+  for (const c of input.resizeConditions ?? []) conditions.push({ ...c });
 
   const hostIPs = (input.hostIPs ?? [input.hostIP]).filter(Boolean);
   const ips = podIPs(input, previous);

@@ -21,7 +21,8 @@ const MERGE_KEYS: Readonly<Record<string, string>> = {
 
 function pairedList(key: string, old: unknown[], next: unknown[]): unknown[] {
   return next.map((e) => {
-    const o = isObj(e) ? old.find((x) => isObj(x) && x[key] === e[key]) : undefined;
+    // A directive ({type, $patch: delete}) goes as it is.
+    const o = isObj(e) && e.$patch === undefined ? old.find((x) => isObj(x) && x[key] === e[key]) : undefined;
     return isObj(e) && isObj(o) ? objectPatch(o, e) : e;
   });
 }

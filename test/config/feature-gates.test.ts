@@ -121,7 +121,6 @@ test('the gaps are the default-on gates whose behaviour is missing (docs/differe
     'GracefulNodeShutdownBasedOnPodPriority',
     'HostnameOverride',
     'ImageVolume',
-    'InPlacePodVerticalScaling',
     'KubeletCrashLoopBackOffMax',
     'KubeletPSI',
     'KubeletPodResourcesDynamicResources',

@@ -14,6 +14,7 @@ import type {
   FilesystemUsage,
   Image,
   ImageService,
+  LinuxContainerResources,
   Labels,
   PodSandbox,
   PodSandboxConfig,
@@ -272,6 +273,15 @@ export class FakeRuntimeService implements RuntimeService, ImageService {
           matches(c.config.labels, filter?.labelSelector),
       )
       .map((c) => this.toContainer(c));
+  }
+
+  /** UpdateContainerResources calls, in order. */
+  readonly resourceUpdates: { id: string; linux: LinuxContainerResources }[] = [];
+
+  async updateContainerResources(id: string, linux: LinuxContainerResources): Promise<void> {
+    this.call('updateContainerResources');
+    if (!this.containers.has(id)) throw notFound('UpdateContainerResources', `container ${id}`);
+    this.resourceUpdates.push({ id, linux });
   }
 
   async containerStatus(id: string): Promise<ContainerStatus> {

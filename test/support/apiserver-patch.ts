@@ -27,6 +27,10 @@ export const MERGE_KEYS: Readonly<Record<string, string>> = {
   hostIPs: 'ip',
   ownerReferences: 'uid',
   volumesInUse: '',
+  // PodSpec: what a `resize` patch names (upstream patchMergeKey of containers and resizePolicy).
+  containers: 'name',
+  initContainers: 'name',
+  resizePolicy: 'resourceName',
 };
 
 export function jsonMergePatch(target: unknown, patch: unknown): unknown {

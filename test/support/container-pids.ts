@@ -49,3 +49,9 @@ export function killContainerProcesses(id: string): number {
   }
   return pids.length;
 }
+
+/** A file of container `id`'s cgroup in one v1 controller (e.g. `cpu`, `memory`); undefined when not found. */
+export function containerCgroupFile(controller: string, id: string, file: string): string | undefined {
+  const dir = findDir(join('/sys/fs/cgroup', controller, 'kubepods'), id, 3);
+  return dir ? readFileSync(join(dir, file), 'utf8').trim() : undefined;
+}

@@ -122,6 +122,52 @@ class HttpError extends Error {
 const apiVersionOf = (d: ResourceDef) => (d.group ? `${d.group}/v1` : 'v1');
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
+const RESIZABLE = ['cpu', 'memory'];
+
+/** The pod spec after a resize: `next`'s container resources and resizePolicy on `current`'s spec. */
+function resizedSpec(current: Obj, next: Obj | undefined, name: string): Obj {
+  const invalid = (m: string) => new HttpError(422, 'Invalid', `Pod "${name}" is invalid: ${m}`);
+  const cur = (current.containers as Obj[] | undefined) ?? [];
+  const want = (next?.containers as Obj[] | undefined) ?? cur;
+  if (want.length !== cur.length || want.some((c, i) => c.name !== cur[i]!.name))
+    throw invalid('spec.containers: Forbidden: containers may not be added, removed or renamed by a resize');
+  const containers = cur.map((c, i) => {
+    const w = want[i]!;
+    const rest = (o: Obj) => JSON.stringify({ ...o, resources: undefined, resizePolicy: undefined });
+    if (rest(c) !== rest(w))
+      throw invalid(`spec: Forbidden: only cpu and memory resources are mutable (container ${String(c.name)})`);
+    for (const kind of ['requests', 'limits']) {
+      const a = ((c.resources as Obj | undefined)?.[kind] as Obj | undefined) ?? {};
+      const b = ((w.resources as Obj | undefined)?.[kind] as Obj | undefined) ?? {};
+      for (const k of new Set([...Object.keys(a), ...Object.keys(b)]))
+        if (!RESIZABLE.includes(k) && JSON.stringify(a[k]) !== JSON.stringify(b[k]))
+          throw invalid(
+            `spec.containers[${i}].resources.${kind}[${k}]: Forbidden: only cpu and memory resources are mutable`,
+          );
+    }
+    return { ...c, resources: w.resources, resizePolicy: w.resizePolicy ?? c.resizePolicy };
+  });
+  const resized = { ...current, containers };
+  if (qosClass(resized) !== qosClass(current))
+    throw invalid('spec: Forbidden: Pod QOS Class may not change as a result of resizing');
+  return resized;
+}
+
+/** The pod's QoS class from its containers (enough for the resize check). */
+function qosClass(spec: Obj): string {
+  const cs = (spec.containers as Obj[] | undefined) ?? [];
+  const res = (c: Obj, k: string) => ((c.resources as Obj | undefined)?.[k] as Obj | undefined) ?? {};
+  if (cs.every((c) => Object.keys(res(c, 'requests')).length === 0 && Object.keys(res(c, 'limits')).length === 0))
+    return 'BestEffort';
+  const guaranteed = cs.every((c) =>
+    RESIZABLE.every(
+      (r) =>
+        res(c, 'limits')[r] !== undefined && (res(c, 'requests')[r] ?? res(c, 'limits')[r]) === res(c, 'limits')[r],
+    ),
+  );
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
 function statusBody(code: number, reason: string, message: string): Obj {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
 }
@@ -243,6 +289,7 @@ class ApiHandler {
       return send(res, 201, this.tokenRequest(parseJson(body), namespace, name!));
     if (def.plural === 'pods' && sub === 'ephemeralcontainers' && name)
       return send(res, 200, this.ephemeralContainers({ def, namespace, name }, method, body, req));
+    if (def.plural === 'pods' && sub === 'resize' && name) return this.resize({ def, namespace, name }, req, res, body);
     // certificatesigningrequests/approval is a status-like subresource (conditions only).
     const statusLike = sub === 'status' || (sub === 'approval' && def.plural === 'certificatesigningrequests');
     if (sub && !statusLike) throw new HttpError(404, 'NotFound', `unknown subresource ${sub}`);
@@ -298,6 +345,13 @@ class ApiHandler {
           ? [
               {
                 name: 'pods/ephemeralcontainers',
+                singularName: '',
+                namespaced: true,
+                kind: 'Pod',
+                verbs: ['get', 'patch', 'update'],
+              },
+              {
+                name: 'pods/resize',
                 singularName: '',
                 namespaced: true,
                 kind: 'Pod',
@@ -447,6 +501,30 @@ class ApiHandler {
         `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`,
       );
     return next as Obj;
+  }
+
+  /**
+   * pods/resize (upstream 1.35): only the containers' cpu/memory requests and limits and their
+   * resizePolicy may change; the pod's QoS class may not. Anything else is 422 Invalid.
+   */
+  private resize(ref: ObjectRef, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    const method = req.method ?? 'GET';
+    const current = this.mustGet(ref.def, ref.namespace, ref.name);
+    if (method === 'GET') return send(res, 200, current);
+    let next: Obj;
+    if (method === 'PUT') next = parseJson(body);
+    else if (method === 'PATCH') {
+      const patch = parseJson(body);
+      const type = req.headers['content-type'] ?? '';
+      next = (type.startsWith('application/merge-patch+json') ? jsonMergePatch : strategicMergePatch)(
+        current,
+        patch,
+      ) as Obj;
+    } else throw new HttpError(405, 'MethodNotAllowed', `${method} is not allowed`);
+    const spec = resizedSpec(current.spec as Obj, next.spec as Obj | undefined, ref.name);
+    const meta = { ...(current.metadata as Obj) };
+    meta.generation = Number(meta.generation ?? 1) + 1;
+    send(res, 200, this.store_(ref.def, current, { ...current, metadata: meta, spec }, false));
   }
 
   private delete({ def, namespace, name }: ObjectRef, opts: Obj, q: URLSearchParams): Obj {
