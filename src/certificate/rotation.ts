@@ -19,6 +19,12 @@ export interface RotationOptions {
   store: CertFileStore;
   /** The client CSRs are filed with (the node's own, authenticated by its current certificate). */
   client: () => ApiClient;
+  /**
+   * upstream's clientset function given no current certificate: once the stored one has expired
+   * the node's own client cannot authenticate, so CSRs go through this one (the bootstrap
+   * kubeconfig's credentials), closed after each attempt. Absent: the node's client is used.
+   */
+  expiredClient?: () => Promise<{ client: ApiClient; close(): void }>;
   signerName: string;
   subject: CsrSubject;
   usages: (keyPem: string) => string[];
@@ -73,6 +79,12 @@ export class CertificateRotation {
     return this.rotating;
   }
 
+  /** upstream Manager.Current's nil: the stored certificate is past its notAfter. */
+  private expired(): boolean {
+    const cur = this.o.store.current();
+    return cur !== undefined && new Date(cur.leaf.validTo).getTime() <= this.clock.now();
+  }
+
   private get clock(): Clock {
     return this.o.clock ?? realClock;
   }
@@ -122,13 +134,17 @@ export class CertificateRotation {
     const keyPem = generateKeyPem();
     const usages = this.o.usages(keyPem);
     const name = digestedCsrName(this.o.kind === 'client' ? 'node-csr-' : 'csr-', keyPem, this.o.subject, usages);
-    const client = this.o.client();
-    const csr = await requestCertificate(
-      client,
-      { name, csrPem: makeCsrPem(keyPem, this.o.subject, this.o.altNames?.()), signerName: this.o.signerName, usages },
-      new Date(this.clock.now()),
-    );
-    const certPem = await waitForCertificate(client, csr.metadata?.name ?? name, this.o.waitMs ?? 15 * 60_000);
+    const lease = this.expired() && this.o.expiredClient ? await this.o.expiredClient() : undefined;
+    const client = lease?.client ?? this.o.client();
+    let certPem: string;
+    try {
+      const csrPem = makeCsrPem(keyPem, this.o.subject, this.o.altNames?.());
+      const request = { name, csrPem, signerName: this.o.signerName, usages };
+      const csr = await requestCertificate(client, request, new Date(this.clock.now()));
+      certPem = await waitForCertificate(client, csr.metadata?.name ?? name, this.o.waitMs ?? 15 * 60_000);
+    } finally {
+      lease?.close();
+    }
     if (this.stopped) return;
     const file = this.o.store.update(certPem, keyPem, new Date(this.clock.now()));
     const pair = this.o.store.current();

@@ -17,7 +17,7 @@ import { VERSION } from '../version.js';
 import type { PodConfig } from '../podconfig/index.js';
 import type { StatusManager } from '../status/index.js';
 import type { Recorder } from '../events/index.js';
-import { createApiClients, type ApiClients } from '../apiclient/index.js';
+import { createApiClients, type ApiClient, type ApiClients } from '../apiclient/index.js';
 import { metrics } from '../metrics/index.js';
 import { log } from '../util/log.js';
 import {
@@ -83,6 +83,12 @@ function setCertificateTtl(store: CertFileStore, set: (seconds: number) => void)
   if (c) set((new Date(c.leaf.validTo).getTime() - Date.now()) / 1000);
 }
 
+/** Clients from a kubeconfig for one CSR attempt (the bootstrap credentials of an expired node). */
+async function leaseClients(kubeconfig: string): Promise<{ client: ApiClient; close(): void }> {
+  const c = await createApiClients(kubeconfig, { userAgent: `kubelet-ts/${VERSION}` });
+  return { client: c.main, close: () => c.close() };
+}
+
 /**
  * rotateCertificates: the client certificate in --cert-dir (kubelet-client-current.pem, where TLS
  * bootstrap and kubeadm put it) is renewed before it expires, and the clients switch to it.
@@ -99,10 +105,12 @@ function clientCertificateRotation(config: Config, clients: ApiClients): Certifi
   }
   const ttl = () => setCertificateTtl(store, (s) => metrics.certificateManagerClientTtl.set(s));
   ttl();
+  const bootstrap = config.flags.bootstrapKubeconfig;
   const rotation = new CertificateRotation({
     store,
     kind: 'client',
     client: () => clients.main,
+    ...(bootstrap ? { expiredClient: () => leaseClients(bootstrap) } : {}),
     signerName: CLIENT_SIGNER,
     subject: { commonName: `system:node:${config.nodeName}`, organizations: ['system:nodes'] },
     usages: clientUsages,

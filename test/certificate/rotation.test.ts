@@ -63,7 +63,7 @@ async function bootstrappedNode(node: string, onRenewError?: () => void) {
     random: () => 0.5,
     onRenewError,
   });
-  return { clients, store, rotation, certDir };
+  return { clients, store, rotation, certDir, bootstrap };
 }
 
 const serialOf = (store: CertFileStore) => store.current()!.leaf.serialNumber;
@@ -139,4 +139,37 @@ test('the stored pair is cert then key, 0600, and the link moves atomically', ()
   store.update(pem, key, new Date('2026-11-25T20:00:00Z'));
   store.update(pem, key, new Date('2026-11-25T20:00:00Z')); // same second: a second file, not an overwrite
   assert.equal(new X509Certificate(store.current()!.certPem).serialNumber, new X509Certificate(pem).serialNumber);
+});
+
+// upstream's kubelet clientset function: with no current certificate (expired), CSRs go through
+// the bootstrap credentials; the node's own expired certificate could not authenticate them.
+test('an expired client certificate is renewed through the bootstrap credentials', async () => {
+  const signer = new CsrSigner(api.store, api.certs, { lifetimeSeconds: 1 });
+  const { clients, store, bootstrap } = await bootstrappedNode('r4');
+  try {
+    const expiry = new Date(store.current()!.leaf.validTo).getTime();
+    await new Promise((r) => setTimeout(r, Math.max(0, expiry - Date.now()) + 200));
+    const first = serialOf(store);
+    let leased = 0;
+    const rotation = new CertificateRotation({
+      store,
+      client: () => clients.main,
+      expiredClient: async () => {
+        leased++;
+        const c = await createApiClients(bootstrap);
+        return { client: c.main, close: () => c.close() };
+      },
+      signerName: CLIENT_SIGNER,
+      kind: 'client',
+      subject: { commonName: 'system:node:r4', organizations: ['system:nodes'] },
+      usages: clientUsages,
+      onRotated: () => clients.reloadTls(),
+    });
+    await rotation.rotateNow();
+    assert.equal(leased, 1, 'the bootstrap client was used');
+    assert.notEqual(serialOf(store), first, 'a new certificate is stored');
+  } finally {
+    signer.close();
+    clients.close();
+  }
 });
