@@ -8,8 +8,6 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { promisify } from 'node:util';
 import { copyFileSync } from 'node:fs';
 import type { ApiContainerStatus, Pod } from '../../src/api/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
@@ -24,14 +22,11 @@ import {
   type KubeletProcess,
 } from '../support/kubelet-process.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
+import { kubectlRunner, kubectlSkip } from '../support/kubectl.js';
 
 const NS = `resize-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const NODE = 'e2e-node';
-const KUBECTL = process.env.KUBECTL ?? 'kubectl';
-const skip = await promisify(execFile)(KUBECTL, ['version', '--client'], { timeout: 10_000 }).then(
-  () => false,
-  () => 'kubectl is not installed',
-);
+const skip = await kubectlSkip;
 
 const endpoint = await runtimeEndpoint();
 const { runtime } = connectRuntime(endpoint);
@@ -49,20 +44,7 @@ after(async () => {
   runtime.close();
 });
 
-const kubectl = (args: string[]) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(KUBECTL, [`--kubeconfig=${kubeconfig}`, '-n', NS, ...args], { stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end();
-  });
+const kubectl = kubectlRunner(kubeconfig, NS);
 
 async function resize(container: string, resources: unknown): Promise<void> {
   const patch = JSON.stringify({ spec: { containers: [{ name: container, resources }] } });
