@@ -237,7 +237,9 @@ export function generateAPIPodStatus(input: GenerateInput): ApiPodStatus {
   conditions.push(owned(podReadyCondition(pod, conditions, all, phase)));
   conditions.push(owned(containersReadyCondition(pod, all, phase)));
   conditions.push(owned({ type: 'PodScheduled', status: 'True' }));
-  for (const c of input.resizeConditions ?? []) conditions.push({ ...c });
+  // The resize conditions name the generation whose resize they describe (KEP-5067).
+  for (const c of input.resizeConditions ?? [])
+    conditions.push(withObservedGeneration({ ...c }, pod.metadata?.generation));
 
   const hostIPs = (input.hostIPs ?? [input.hostIP]).filter(Boolean);
   const ips = podIPs(input, previous);

@@ -636,3 +636,15 @@ test('ephemeral containers: their own statuses, never the phase, Ready or a rest
   assert.equal(appDone.phase, 'Succeeded', 'a running debug container does not keep the pod Running');
   assert.equal(gen(pod('Never'), runtime([ctr('a', 'running')])).ephemeralContainerStatuses, undefined);
 });
+
+test('resize conditions carry the pod generation (KEP-5067), after the type', () => {
+  const p = pod('Always');
+  p.metadata!.generation = 3;
+  const s = gen(p, runtime([ctr('a', 'running')]), {
+    resizeConditions: [{ type: 'PodResizePending', status: 'True', reason: 'Deferred', message: 'later' }],
+  });
+  const c = cond(s, 'PodResizePending');
+  assert.deepEqual(Object.keys(c).slice(0, 2), ['type', 'observedGeneration']);
+  assert.equal(c.observedGeneration, 3);
+  assert.equal(c.reason, 'Deferred');
+});
