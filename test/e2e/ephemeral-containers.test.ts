@@ -6,43 +6,19 @@
  * after its exit, not after an agent restart, which adopts it), `kubectl attach` reaches it,
  * and deleting the pod kills a running one.
  */
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ApiContainerStatus, Pod } from '../../src/api/types.js';
-import { connectRuntime } from '../../src/cri/index.js';
-import { removeTestPods, runtimeEndpoint, TEST_IMAGES } from '../support/containerd.js';
-import {
-  makeKubeletDirs,
-  startKubelet,
-  stopKubelet,
-  unmountUnder,
-  waitFor,
-  type KubeletProcess,
-} from '../support/kubelet-process.js';
-import { startTestApiserver } from '../support/test-apiserver.js';
-import { KUBECTL, kubectlRunner, kubectlSkip } from '../support/kubectl.js';
+import { TEST_IMAGES } from '../support/containerd.js';
+import { startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { apiModeE2e } from '../support/api-mode-e2e.js';
+import { KUBECTL } from '../support/kubectl.js';
 
-const NS = `debug-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
-const NODE = 'e2e-node';
-const skip = await kubectlSkip;
+const fx = await apiModeE2e('debug');
+const { ns: NS, node: NODE, endpoint, runtime, dir, manifests, api, kubeconfig, skip } = fx;
 
-const endpoint = await runtimeEndpoint();
-const { runtime } = connectRuntime(endpoint);
-const { dir, manifests } = makeKubeletDirs();
-const api = await startTestApiserver();
-const kubeconfig = api.kubeconfig(dir);
-let kubelet: KubeletProcess | undefined;
-
-after(async () => {
-  if (kubelet) await stopKubelet(kubelet);
-  await api.stop();
-  await removeTestPods(runtime, { namespace: NS });
-  await unmountUnder(dir);
-  runtime.close();
-});
-
-const run = kubectlRunner(kubeconfig, NS);
+const run = fx.kubectl;
 
 function start(): KubeletProcess {
   return startKubelet({
@@ -93,7 +69,7 @@ test(
   'kubectl debug: started in the target pid namespace, attached, never restarted, killed with the pod',
   { skip },
   async () => {
-    kubelet = start();
+    fx.kubelet = start();
     await waitFor('node registered', 60_000, () => api.store.get('nodes', undefined, NODE), 250);
     const pod = {
       apiVersion: 'v1',
@@ -169,8 +145,8 @@ test(
     assert.equal(getPod()!.status!.phase, 'Running', 'nor does it change the phase');
 
     // An agent restart adopts it: still one instance, still terminated.
-    await stopKubelet(kubelet);
-    kubelet = start();
+    await stopKubelet(fx.kubelet!);
+    fx.kubelet = start();
     await waitFor(
       'pod status after restart',
       60_000,

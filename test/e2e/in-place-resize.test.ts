@@ -6,45 +6,17 @@
  * RestartContainer is restarted alone; a resize beyond the node's cpu is PodResizePending
  * Infeasible; an agent restart keeps the allocation (docs/resize.md).
  */
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync } from 'node:fs';
 import type { ApiContainerStatus, Pod } from '../../src/api/types.js';
-import { connectRuntime } from '../../src/cri/index.js';
-import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
 import { containerCgroupFile } from '../support/container-pids.js';
-import {
-  makeKubeletDirs,
-  startKubelet,
-  stopKubelet,
-  unmountUnder,
-  waitFor,
-  type KubeletProcess,
-} from '../support/kubelet-process.js';
-import { startTestApiserver } from '../support/test-apiserver.js';
-import { kubectlRunner, kubectlSkip } from '../support/kubectl.js';
+import { startKubelet, stopKubelet, waitFor, type KubeletProcess } from '../support/kubelet-process.js';
+import { apiModeE2e } from '../support/api-mode-e2e.js';
 
-const NS = `resize-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
-const NODE = 'e2e-node';
-const skip = await kubectlSkip;
+const fx = await apiModeE2e('resize');
+const { ns: NS, node: NODE, endpoint, dir, manifests, api, kubeconfig, skip } = fx;
 
-const endpoint = await runtimeEndpoint();
-const { runtime } = connectRuntime(endpoint);
-const { dir, manifests } = makeKubeletDirs();
-const api = await startTestApiserver();
-const kubeconfig = api.kubeconfig(dir);
-let kubelet: KubeletProcess | undefined;
-
-after(async () => {
-  if (kubelet && process.env.KEEP_LOG) copyFileSync(kubelet.logFile, process.env.KEEP_LOG);
-  if (kubelet) await stopKubelet(kubelet);
-  await api.stop();
-  await removeTestPods(runtime, { namespace: NS });
-  await unmountUnder(dir);
-  runtime.close();
-});
-
-const kubectl = kubectlRunner(kubeconfig, NS);
+const kubectl = fx.kubectl;
 
 async function resize(container: string, resources: unknown): Promise<void> {
   const patch = JSON.stringify({ spec: { containers: [{ name: container, resources }] } });
@@ -91,7 +63,7 @@ test(
   'in-place resize through kubectl: cgroups, status, RestartContainer, Infeasible, agent restart',
   { skip },
   async () => {
-    kubelet = start();
+    fx.kubelet = start();
     await waitFor('node registered', 60_000, () => api.store.get('nodes', undefined, NODE), 250);
     const pod = {
       apiVersion: 'v1',
@@ -158,8 +130,8 @@ test(
     assert.deepEqual(statusOf('main')?.allocatedResources, { cpu: '100m', memory: '32Mi' });
 
     // An agent restart keeps the allocation: the pod is admitted at it and still runs as it was.
-    await stopKubelet(kubelet);
-    kubelet = start();
+    await stopKubelet(fx.kubelet!);
+    fx.kubelet = start();
     await waitForStatus(
       're-evaluated after the restart',
       60_000,

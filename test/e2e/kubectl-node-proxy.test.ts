@@ -4,48 +4,22 @@
  * client certificate, the node's InternalIP and kubelet port): `kubectl logs`, `kubectl exec`
  * with stdin and exit codes, and `kubectl port-forward` all work through the agent.
  */
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { get as httpGet } from 'node:http';
 import type { Pod } from '../../src/api/types.js';
-import { connectRuntime } from '../../src/cri/index.js';
-import { removeTestPods, runtimeEndpoint } from '../support/containerd.js';
-import {
-  makeKubeletDirs,
-  randomPort,
-  startKubelet,
-  stopKubelet,
-  unmountUnder,
-  waitFor,
-  type KubeletProcess,
-} from '../support/kubelet-process.js';
-import { startTestApiserver } from '../support/test-apiserver.js';
-import { KUBECTL, kubectlRunner, kubectlSkip } from '../support/kubectl.js';
+import { randomPort, startKubelet, waitFor } from '../support/kubelet-process.js';
+import { apiModeE2e } from '../support/api-mode-e2e.js';
+import { KUBECTL } from '../support/kubectl.js';
 
-const NS = `kubectl-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
-const NODE = 'e2e-node';
-const skip = await kubectlSkip;
+const fx = await apiModeE2e('kubectl');
+const { ns: NS, node: NODE, endpoint, dir, manifests, api, kubeconfig, skip } = fx;
 
-const endpoint = await runtimeEndpoint();
-const { runtime } = connectRuntime(endpoint);
-const { dir, manifests } = makeKubeletDirs();
-const api = await startTestApiserver();
-const kubeconfig = api.kubeconfig(dir);
-let kubelet: KubeletProcess | undefined;
-
-after(async () => {
-  if (kubelet) await stopKubelet(kubelet);
-  await api.stop();
-  await removeTestPods(runtime, { namespace: NS });
-  await unmountUnder(dir);
-  runtime.close();
-});
-
-const kubectl = kubectlRunner(kubeconfig, NS);
+const kubectl = fx.kubectl;
 
 test('kubectl logs, exec and port-forward reach the agent through the apiserver', { skip }, async () => {
-  kubelet = startKubelet({
+  fx.kubelet = startKubelet({
     dir,
     manifests,
     endpoint,
