@@ -8,7 +8,7 @@
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
@@ -280,6 +280,8 @@ test('seccomp Localhost, seccompDefault and AppArmor: the profiles reach the con
     'sc-default': sleeper('sc-default', {}),
     'sc-unconfined': sleeper('sc-unconfined', { seccompProfile: { type: 'Unconfined' } }),
     'aa-default': sleeper('aa-default', {}, { appArmorProfile: { type: 'RuntimeDefault' } }),
+    // An attack: a profile path climbing out of <root-dir>/seccomp is refused with the manifest.
+    'sc-escape': sleeper('sc-escape', {}, { seccompProfile: { type: 'Localhost', localhostProfile: '../../x.json' } }),
   };
   for (const [name, text] of Object.entries(pods)) writeFileSync(join(manifests, `${name}.json`), text);
   const ids: Record<string, string> = {};
@@ -318,8 +320,17 @@ test('seccomp Localhost, seccompDefault and AppArmor: the profiles reach the con
   assert.equal(aa.status?.reason, 'AppArmor');
   assert.equal(aa.status?.message, 'Pod was rejected: Cannot enforce AppArmor: AppArmor is not enabled on the host');
   assert.deepEqual(await sandboxesOf('aa-default'), [], 'the refused pod never got a sandbox');
+  await waitFor('sc-escape refused in the log', 10_000, () =>
+    /sc-escape\.json.*seccompProfile\.localhostProfile.*must not contain '\.\.'/.test(
+      readFileSync(agent().logFile, 'utf8'),
+    )
+      ? true
+      : undefined,
+  );
+  assert.equal(await podNamed('sc-escape'), undefined, 'never a pod');
+  assert.deepEqual(await sandboxesOf('sc-escape'), []);
   for (const name of Object.keys(pods)) unlinkSync(join(manifests, `${name}.json`));
-  for (const name of Object.keys(pods))
+  for (const name of Object.keys(pods).filter((n) => n !== 'sc-escape'))
     await waitFor(`${name} gone`, 30_000, async () => ((await podNamed(name)) ? undefined : true), 200);
 });
 
