@@ -282,6 +282,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id),
     recorder,
     volumes: volumeManager,
+    seccompDefault: kc.seccompDefault,
   });
   const version = await runtime.version().catch((err: unknown) => {
     log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');

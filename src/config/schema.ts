@@ -626,6 +626,14 @@ export const FIELDS: readonly FieldSpec[] = [
     help: 'Refuse to start on a cgroup v1 host (upstream 1.35 default); false starts with a warning.',
   },
   {
+    name: 'seccompDefault',
+    key: 'seccompDefault',
+    kind: 'bool',
+    default: false,
+    flag: 'seccomp-default',
+    help: "Run containers that set no seccompProfile (pod or container) with the runtime's default profile (RuntimeDefault) instead of Unconfined.",
+  },
+  {
     name: 'failSwapOn',
     key: 'failSwapOn',
     kind: 'bool',

@@ -111,6 +111,8 @@ export interface KubeletConfiguration {
   eventBurst: number;
   /** Refuse a cgroup v1 host at start (upstream failCgroupV1; default true since 1.35). */
   failCgroupV1: boolean;
+  /** RuntimeDefault seccomp for containers without a profile (upstream seccompDefault; default false). */
+  seccompDefault: boolean;
   /** Refuse to start when swap is on (upstream failSwapOn; default true). */
   failSwapOn: boolean;
   /** Feature gates set in the file or on --feature-gates (unset ones keep their default). */

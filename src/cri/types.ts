@@ -92,9 +92,10 @@ export interface HugepageLimit {
   limit: number;
 }
 
-/** CRI SecurityProfile (seccomp, AppArmor); Localhost profiles are refused at admission. */
+/** CRI SecurityProfile (seccomp, AppArmor): localhostRef is the seccomp file or the AppArmor profile name. */
 export interface SecurityProfile {
-  profileType: 'RuntimeDefault' | 'Unconfined';
+  profileType: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
+  localhostRef?: string;
 }
 
 export interface PodSandboxConfig {
@@ -107,7 +108,7 @@ export interface PodSandboxConfig {
   annotations: Labels;
   linux: {
     cgroupParent?: string;
-    securityContext: { namespaceOptions: NamespaceOption; privileged?: boolean };
+    securityContext: { namespaceOptions: NamespaceOption; privileged?: boolean; seccomp?: SecurityProfile };
     /** Admitted pod sysctls, dotted names (kubelet/sysctls.ts). */
     sysctls?: Record<string, string>;
   };
@@ -147,6 +148,8 @@ export interface ContainerConfig {
       noNewPrivs?: boolean;
       seccomp?: SecurityProfile;
       apparmor?: SecurityProfile;
+      /** Deprecated string form of apparmor (runtime/default, unconfined, localhost/<name>), for older runtimes. */
+      apparmorProfile?: string;
     };
   };
 }

@@ -56,6 +56,7 @@ import { makePodDataDirs, type VolumeManager } from '../volume/index.js';
 import { RuntimeState } from './runtime-state.js';
 import { podEventRef } from '../events/refs.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
+import { newAppArmorValidator, type AppArmorValidator } from './apparmor.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
 import { syncLoopIteration } from './sync-loop.js';
 import type { AllocationManager } from './allocation.js';
@@ -93,6 +94,8 @@ export interface KubeletDeps {
   podManager?: PodManager;
   /** Extra admission checks run before the resource fit (upstream PodAdmitHandlers); more via addPodAdmitHandler. */
   admitHandlers?: readonly AdmitHandler[];
+  /** The AppArmor admission check, after the resource fit as upstream; default: this host's. */
+  appArmor?: AppArmorValidator;
   /** Kubernetes events (Killing, Evicted, ...); default: dropped. */
   recorder?: EventRecorder;
   /** Probe workers: told each pod's status, their result changes sync the pod. Default: none. */
@@ -128,6 +131,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   /** PLEG events waiting in the inbox (bounded by PLEG_CHANNEL_CAPACITY). */
   private plegPending = 0;
   private readonly admitHandlers: AdmitHandler[];
+  private readonly appArmor: AppArmorValidator;
   private wake: (() => void) | undefined;
   private readonly abort = new AbortController();
   private readonly seenSources = new Set<string>();
@@ -149,6 +153,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.node = deps.node ?? computeNodeInfo({ nodeName: deps.nodeName, maxPods: deps.maxPods });
     this.podManager = deps.podManager ?? new PodManager();
     this.admitHandlers = [...(deps.admitHandlers ?? [])];
+    this.appArmor = deps.appArmor ?? newAppArmorValidator();
     this.podWorkers = createPodWorkers({
       syncer: this,
       cache: deps.cache,
@@ -391,7 +396,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
       const r = handler(pod);
       if (!r.admit) return r;
     }
-    return canAdmitPod(pod, activePods, this.node);
+    const fit = canAdmitPod(pod, activePods, this.node);
+    return fit.admit ? this.appArmor.admit(pod) : fit;
   }
 
   /**

@@ -180,14 +180,9 @@ function fieldRefRules(p: string, why: string): FieldRule[] {
   return [h(p, why), ...many(p, ['apiVersion', 'fieldPath'], why)];
 }
 
-/** A seccomp or AppArmor profile: refused only as a Localhost profile (a file on the node). */
-function localhostProfile(path: string, why: string, allowed: string): FieldRule {
-  return refusedTree(path, why, {
-    when: 'type is Localhost',
-    needsAction: (v) => (v as { type?: string } | null)?.type === 'Localhost',
-    example: { type: 'Localhost', localhostProfile: 'profiles/example' },
-    allowed: { type: allowed },
-  });
+/** A seccomp or AppArmor profile: every type is acted on (kuberuntime/security-profiles.ts). */
+function profileRules(path: string, why: string): FieldRule[] {
+  return [h(path, why), h(`${path}.type`, why), h(`${path}.localhostProfile`, why)];
 }
 
 /** SELinux, seccomp, AppArmor and Windows options, the same at pod and container level. */
@@ -197,15 +192,13 @@ function securityProfileRules(p: string): FieldRule[] {
       example: { type: 'spc_t' },
       allowed: {},
     }),
-    localhostProfile(
+    ...profileRules(
       `${p}.seccompProfile`,
-      'RuntimeDefault and Unconfined are given to the runtime; Localhost profiles are not',
-      'RuntimeDefault',
+      'given to the runtime, Localhost as a file below <root-dir>/seccomp (unset: seccompDefault)',
     ),
-    localhostProfile(
+    ...profileRules(
       `${p}.appArmorProfile`,
-      'Unconfined is given to the runtime and RuntimeDefault is its default; Localhost profiles are not',
-      'Unconfined',
+      'given to the runtime; a profile other than Unconfined on a host without AppArmor is refused (reason AppArmor)',
     ),
     refusedTree(`${p}.windowsOptions`, 'Windows options on a Linux node', {
       when: 'any option is set other than hostProcess: false',

@@ -21,6 +21,12 @@ import { linuxContainerResources } from './resources.js';
 import { ResourceError } from '../util/pod-resources.js';
 import { namespacesForPod } from './sandbox-config.js';
 import { containerLogPath } from '../util/pod-identity.js';
+import {
+  containerSecurityProfiles,
+  DEFAULT_SECCOMP_PROFILE_ROOT,
+  SecurityProfileError,
+  type SecurityProfileSettings,
+} from './security-profiles.js';
 
 export class ContainerConfigError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
 
@@ -44,7 +50,14 @@ export interface ContainerConfigInput {
   targetId?: string;
   /** upstream getPodDir: the termination message file goes below it; absent: none (unit tests). */
   podDir?: string;
+  /** seccompDefault and the Localhost seccomp root; absent: upstream's defaults (off, /var/lib/kubelet/seccomp). */
+  securityProfiles?: SecurityProfileSettings;
 }
+
+const DEFAULT_PROFILE_SETTINGS: SecurityProfileSettings = {
+  seccompDefault: false,
+  seccompProfileRoot: DEFAULT_SECCOMP_PROFILE_ROOT,
+};
 
 /**
  * upstream generateLinuxContainerConfig: a debug container with a target joins the target's
@@ -84,22 +97,16 @@ function identity(pod: Pod, container: Container) {
 /**
  * The hardening part of upstream's determineEffectiveSecurityContext: capabilities as given,
  * readonly_rootfs, no_new_privs (AddNoNewPrivileges: only when allowPrivilegeEscalation is
- * false and the container is not privileged) and the seccomp profile, the container's over the
- * pod's, Unconfined when neither sets one (seccompDefault off); AppArmor Unconfined the same
- * way. Localhost profiles never get here (refused at admission, kubelet/pod-fields.ts).
+ * false and the container is not privileged). The seccomp and AppArmor profiles are
+ * security-profiles.ts's.
  */
-function hardening(pod: Pod, container: Container) {
+function hardening(container: Container) {
   const sc = container.securityContext;
   const caps = sc?.capabilities;
-  const seccomp = sc?.seccompProfile?.type ?? pod.spec?.securityContext?.seccompProfile?.type;
-  const apparmor = sc?.appArmorProfile?.type ?? pod.spec?.securityContext?.appArmorProfile?.type;
   return {
     ...(caps ? { capabilities: { addCapabilities: caps.add ?? [], dropCapabilities: caps.drop ?? [] } } : {}),
     readonlyRootfs: sc?.readOnlyRootFilesystem === true,
     noNewPrivs: sc?.privileged !== true && sc?.allowPrivilegeEscalation === false,
-    seccomp: { profileType: seccomp === 'RuntimeDefault' ? ('RuntimeDefault' as const) : ('Unconfined' as const) },
-    // Unset or RuntimeDefault: the runtime applies its default profile where AppArmor is on.
-    ...(apparmor === 'Unconfined' ? { apparmor: { profileType: 'Unconfined' as const } } : {}),
   };
 }
 
@@ -129,7 +136,8 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       securityContext: {
         namespaceOptions: containerNamespaces(pod, input.targetId),
         ...identity(pod, container),
-        ...hardening(pod, container),
+        ...hardening(container),
+        ...containerSecurityProfiles(pod, container, input.securityProfiles ?? DEFAULT_PROFILE_SETTINGS),
       },
     };
     // Last: the mounts write files (hosts, the termination message) that a later failure would leave.
@@ -156,7 +164,12 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       linux,
     };
   } catch (err) {
-    if (err instanceof EnvError || err instanceof ResourceError || err instanceof VolumeError) {
+    if (
+      err instanceof EnvError ||
+      err instanceof ResourceError ||
+      err instanceof VolumeError ||
+      err instanceof SecurityProfileError
+    ) {
       throw new ContainerConfigError(err.message, { cause: err });
     }
     throw err;

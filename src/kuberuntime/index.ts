@@ -112,6 +112,8 @@ export interface RuntimeManagerDeps {
   ephemeralRefusal?: (pod: Pod, index: number) => string | undefined;
   /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
   hookTimeoutMs?: number;
+  /** upstream seccompDefault: RuntimeDefault seccomp for containers that set no profile (default false). */
+  seccompDefault?: boolean;
   /**
    * The volume manager (src/volume), which the kubelet asks to mount each pod's volumes before
    * syncPod: containers bind what it set up, and it prepares their subPaths. Required, and the
@@ -168,6 +170,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     ephemeralRefusal: deps.ephemeralRefusal,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
+    seccompDefault: deps.seccompDefault,
     volumes: deps.volumes,
     criStarts: createCriStartScheduler(deps.criStartConcurrency ?? CRI_START_CONCURRENCY),
   });

@@ -124,6 +124,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       criStarts: opts.criStarts,
       rootDir: opts.rootDir,
       actuated: opts.actuated,
+      seccompDefault: opts.seccompDefault,
     };
   }
 

@@ -17,6 +17,7 @@ import type {
 } from '../cri/types.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 import { podSysctls } from '../util/sysctl.js';
+import { SANDBOX_SECCOMP } from './security-profiles.js';
 
 const MAX_HOSTNAME_LENGTH = 63;
 const MAX_FQDN_LENGTH = 64;
@@ -131,7 +132,11 @@ export function generatePodSandboxConfig({
     linux: {
       // The pod cgroup under the QoS hierarchy (src/cm); empty lets the runtime choose.
       cgroupParent: cgroupParent ?? '',
-      securityContext: { namespaceOptions: namespacesForPod(pod), privileged: hasPrivilegedContainer(pod) },
+      securityContext: {
+        namespaceOptions: namespacesForPod(pod),
+        privileged: hasPrivilegedContainer(pod),
+        seccomp: SANDBOX_SECCOMP,
+      },
       // Admission let only safe, namespaced ones through (kubelet/sysctls.ts).
       sysctls: podSysctls(pod.spec?.securityContext?.sysctls),
     },

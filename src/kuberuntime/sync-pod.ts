@@ -30,6 +30,7 @@
  * (CreateContainerConfigError) and a FailedMount event.
  */
 import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
@@ -58,6 +59,7 @@ import type { ServiceLister } from './service-env.js';
 import { generatePodSandboxConfig, podHostnameAndDomain } from './sandbox-config.js';
 import type { HostsFileInput } from './hosts-file.js';
 import { discardTerminationMessageFile } from './termination-message.js';
+import { DEFAULT_SECCOMP_PROFILE_ROOT, type SecurityProfileSettings } from './security-profiles.js';
 import { containerLogsDirectory, podDir, restartCountOfLogFileName } from '../util/pod-identity.js';
 import type { PodRuntimeStatus, PodSyncResult } from './types.js';
 import { metrics } from '../metrics/index.js';
@@ -110,6 +112,8 @@ export interface SyncDeps {
   ephemeralRefusal?: ((pod: Pod, index: number) => string | undefined) | undefined;
   /** In-place resize: what each container was last given (the allocation manager); absent: no resize. */
   actuated?: ActuatedResources | undefined;
+  /** upstream seccompDefault: RuntimeDefault for containers without a seccomp profile; default false. */
+  seccompDefault?: boolean | undefined;
 }
 
 /**
@@ -559,6 +563,14 @@ async function start(
 /** No pullSecretsFor (tests, embedders): no pull secrets. */
 const NO_PULL_SECRETS: readonly PullSecret[] = [];
 
+/** seccompDefault, and Localhost seccomp profiles below `<root-dir>/seccomp` (upstream seccompProfileRoot). */
+function securityProfileSettings(deps: SyncDeps): SecurityProfileSettings {
+  return {
+    seccompDefault: deps.seccompDefault === true,
+    seccompProfileRoot: deps.rootDir !== undefined ? join(deps.rootDir, 'seccomp') : DEFAULT_SECCOMP_PROFILE_ROOT,
+  };
+}
+
 /** upstream startContainer: image, restart count, config, create, start. Returns the container ID. */
 async function startContainer(deps: SyncDeps, ctx: StartContext, spec: ContainerStartSpec): Promise<string> {
   const { pod, status, actions, target } = ctx;
@@ -596,6 +608,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, spec: Container
       hosts: hostsFileInput(deps, pod, target.podIPs),
       ...(targetId !== undefined ? { targetId } : {}),
       ...(deps.rootDir !== undefined ? { podDir: podDir(deps.rootDir, podUID(pod)) } : {}),
+      securityProfiles: securityProfileSettings(deps),
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);

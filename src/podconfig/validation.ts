@@ -16,6 +16,7 @@ import {
 import { FILE_MODE_MESSAGE, ID_MESSAGE, isValidFileMode, isValidId, octal } from '../api/pod.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import { isObj, type Obj } from './defaults.js';
+import { securityProfileProblems } from './profile-validation.js';
 
 export { isDns1123Label, isDns1123Subdomain };
 
@@ -320,6 +321,7 @@ function validateVolumeModes(c: Checker, v: Obj, path: string): void {
 function validateSecurityContext(c: Checker, o: Obj, path: string, pod: boolean): void {
   const sc = c.object(o, 'securityContext', path);
   if (!sc) return;
+  for (const p of securityProfileProblems(sc, path)) c.add(p.field, p.message);
   for (const k of pod ? ['runAsUser', 'runAsGroup', 'fsGroup'] : ['runAsUser', 'runAsGroup'])
     c.id(sc[k], `${path}.${k}`);
   if (!pod) return;

@@ -1,14 +1,15 @@
 /**
  * The kubelet side of the pod lifecycle against real containerd: admission (a pod too large for
- * the node, a host port already taken), the grace period honoured by a container that ignores
+ * the node, a host port already taken, AppArmor on a host without it), seccomp profiles (Localhost
+ * below the root dir, seccompDefault, which the agent of this file runs with), the grace period honoured by a container that ignores
  * SIGTERM, a kill restarted with a shorter grace period while it runs (deletion requests, driven
  * in-process since static pods have none), and the status JSON of pods through their life
  * compared with the table the unit tests use.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
 import type { PodUpdate } from '../../src/podconfig/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
@@ -61,8 +62,18 @@ function manifest(name: string, spec: object): string {
 
 const sh = (script: string) => ({ image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', script] });
 
+/** A Localhost seccomp profile below the agent's <root-dir>/seccomp: mkdir fails with EPERM, the rest runs. */
+const DENY_MKDIR = 'kts/deny-mkdir.json';
+
 function agent(): KubeletProcess {
-  kubelet ??= startKubelet({ dir, manifests, endpoint });
+  if (!kubelet) {
+    const profile = join(dir, 'root', 'seccomp', DENY_MKDIR);
+    mkdirSync(dirname(profile), { recursive: true });
+    const deny = { names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO' };
+    writeFileSync(profile, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [deny] }));
+    // seccompDefault: the pods of this file that set no profile run the runtime's default.
+    kubelet = startKubelet({ dir, manifests, endpoint, extraConfig: ['seccompDefault: true'] });
+  }
   return kubelet;
 }
 
@@ -254,6 +265,73 @@ test('a host port already held by an active pod is rejected with NodePorts', asy
   unlinkSync(join(manifests, 'port-b.json'));
   unlinkSync(join(manifests, 'port-a.json'));
   await waitFor('port-a gone', 30_000, async () => ((await podNamed('port-a')) ? undefined : true));
+});
+
+test('seccomp Localhost, seccompDefault and AppArmor: the profiles reach the containers, AppArmor is refused here', async () => {
+  agent();
+  const sleeper = (name: string, podSc: object, sc: object = {}) =>
+    manifest(name, {
+      terminationGracePeriodSeconds: 1,
+      securityContext: podSc,
+      containers: [{ name: 'c', ...sh('sleep 3600'), securityContext: sc }],
+    });
+  const pods: Record<string, string> = {
+    'sc-local': sleeper('sc-local', {}, { seccompProfile: { type: 'Localhost', localhostProfile: DENY_MKDIR } }),
+    'sc-default': sleeper('sc-default', {}),
+    'sc-unconfined': sleeper('sc-unconfined', { seccompProfile: { type: 'Unconfined' } }),
+    'aa-default': sleeper('aa-default', {}, { appArmorProfile: { type: 'RuntimeDefault' } }),
+    // An attack: a profile path climbing out of <root-dir>/seccomp is refused with the manifest.
+    'sc-escape': sleeper('sc-escape', {}, { seccompProfile: { type: 'Localhost', localhostProfile: '../../x.json' } }),
+  };
+  for (const [name, text] of Object.entries(pods)) writeFileSync(join(manifests, `${name}.json`), text);
+  const ids: Record<string, string> = {};
+  for (const name of ['sc-local', 'sc-default', 'sc-unconfined']) {
+    await waitFor(
+      `${name} Running`,
+      60_000,
+      async () => ((await podNamed(name))?.status?.phase === 'Running' ? true : undefined),
+      200,
+    );
+    ids[name] = (await runningContainers(`${name}-${NODE}`))[0]!.id;
+  }
+  const run = (name: string, script: string) => cri.execSync(ids[name]!, ['sh', '-c', script], 10);
+  const seccompMode = async (name: string) =>
+    /^Seccomp:\s+(\d)$/m.exec((await run(name, 'cat /proc/1/status')).stdout.toString())?.[1];
+  // The Localhost profile: a filter, mkdir refused with EPERM, other calls allowed.
+  assert.equal(await seccompMode('sc-local'), '2');
+  const mkdir = await run('sc-local', 'mkdir /tmp/blocked');
+  assert.notEqual(mkdir.exitCode, 0, 'mkdir is blocked');
+  assert.match(mkdir.stderr.toString(), /Operation not permitted/);
+  assert.equal((await run('sc-local', 'touch /tmp/allowed && ls /tmp/allowed')).exitCode, 0, 'the rest runs');
+  // seccompDefault: a pod that sets no profile gets RuntimeDefault; an explicit Unconfined stays so.
+  assert.equal(await seccompMode('sc-default'), '2');
+  assert.equal((await run('sc-default', 'mkdir /tmp/fine')).exitCode, 0);
+  assert.equal(await seccompMode('sc-unconfined'), '0');
+  // AppArmor: this host has none, so a pod asking for a profile is refused as upstream does.
+  const aa = await waitFor(
+    'aa-default rejected',
+    30_000,
+    async () => {
+      const pod = await podNamed('aa-default');
+      return pod?.status?.phase === 'Failed' ? pod : undefined;
+    },
+    200,
+  );
+  assert.equal(aa.status?.reason, 'AppArmor');
+  assert.equal(aa.status?.message, 'Pod was rejected: Cannot enforce AppArmor: AppArmor is not enabled on the host');
+  assert.deepEqual(await sandboxesOf('aa-default'), [], 'the refused pod never got a sandbox');
+  await waitFor('sc-escape refused in the log', 10_000, () =>
+    /sc-escape\.json.*seccompProfile\.localhostProfile.*must not contain '\.\.'/.test(
+      readFileSync(agent().logFile, 'utf8'),
+    )
+      ? true
+      : undefined,
+  );
+  assert.equal(await podNamed('sc-escape'), undefined, 'never a pod');
+  assert.deepEqual(await sandboxesOf('sc-escape'), []);
+  for (const name of Object.keys(pods)) unlinkSync(join(manifests, `${name}.json`));
+  for (const name of Object.keys(pods).filter((n) => n !== 'sc-escape'))
+    await waitFor(`${name} gone`, 30_000, async () => ((await podNamed(name)) ? undefined : true), 200);
 });
 
 test('the grace period is honoured: a container ignoring SIGTERM is killed when it runs out', async () => {
