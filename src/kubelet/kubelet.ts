@@ -56,6 +56,7 @@ import { makePodDataDirs, type VolumeManager } from '../volume/index.js';
 import { RuntimeState } from './runtime-state.js';
 import { podEventRef } from '../events/refs.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
+import { nodeSysctlAllowlist, type SysctlAllowlist } from './sysctls.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
 import { syncLoopIteration } from './sync-loop.js';
 import type { AllocationManager } from './allocation.js';
@@ -91,6 +92,8 @@ export interface KubeletDeps {
   sources: ReadonlySet<string>;
   /** The desired pods; default: a new, empty one. The root shares it with stats and the OOM watcher. */
   podManager?: PodManager;
+  /** upstream allowedUnsafeSysctls: admitted besides the safe ones (validated with the config). */
+  allowedUnsafeSysctls?: readonly string[];
   /** Extra admission checks run before the resource fit (upstream PodAdmitHandlers); more via addPodAdmitHandler. */
   admitHandlers?: readonly AdmitHandler[];
   /** Kubernetes events (Killing, Evicted, ...); default: dropped. */
@@ -128,6 +131,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   /** PLEG events waiting in the inbox (bounded by PLEG_CHANNEL_CAPACITY). */
   private plegPending = 0;
   private readonly admitHandlers: AdmitHandler[];
+  private readonly sysctls: SysctlAllowlist;
   private wake: (() => void) | undefined;
   private readonly abort = new AbortController();
   private readonly seenSources = new Set<string>();
@@ -149,6 +153,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.node = deps.node ?? computeNodeInfo({ nodeName: deps.nodeName, maxPods: deps.maxPods });
     this.podManager = deps.podManager ?? new PodManager();
     this.admitHandlers = [...(deps.admitHandlers ?? [])];
+    this.sysctls = nodeSysctlAllowlist(deps.allowedUnsafeSysctls);
     this.podWorkers = createPodWorkers({
       syncer: this,
       cache: deps.cache,
@@ -391,7 +396,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
       const r = handler(pod);
       if (!r.admit) return r;
     }
-    return canAdmitPod(pod, activePods, this.node);
+    return canAdmitPod(pod, activePods, this.node, this.sysctls);
   }
 
   /**
