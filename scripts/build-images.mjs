@@ -5,6 +5,9 @@
 //                                        /tmp; Cmd ["sh"]
 //   localhost/kubelet-ts/pause:latest    the sandbox image: the same layer, an entrypoint that sleeps
 //                                        until SIGTERM/SIGINT and then exits 0 at once
+//   localhost/kubelet-ts/busybox-uid1000, -uid1000-gid1000, -nobody
+//                                        busybox whose config User is "1000", "1000:1000" and
+//                                        "nobody" (runAsNonRoot against the image's user)
 //
 // Each image is written as an OCI image-layout tarball (oci-layout, index.json, blobs/sha256/...)
 // that `ctr images import` and `skopeo copy oci-archive:FILE:latest ...` both read. The index
@@ -33,6 +36,9 @@ const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 export const IMAGES = {
   busybox: 'localhost/kubelet-ts/busybox:latest',
   pause: 'localhost/kubelet-ts/pause:latest',
+  'busybox-uid1000': 'localhost/kubelet-ts/busybox-uid1000:latest',
+  'busybox-uid1000-gid1000': 'localhost/kubelet-ts/busybox-uid1000-gid1000:latest',
+  'busybox-nobody': 'localhost/kubelet-ts/busybox-nobody:latest',
 };
 
 /**
@@ -200,7 +206,7 @@ function imageTarball({ name, layer, config: runConfig, arch }) {
   return { archive, manifestDigest: `sha256:${manifestDigest}`, configDigest: `sha256:${configDigest}` };
 }
 
-/** Build both images into outDir; returns { key: { name, file, digest, imageId } }. */
+/** Build the images into outDir; returns { key: { name, file, digest, imageId } }. */
 export function buildImages({ outDir = join(REPO, '.state', 'images'), busybox = '/bin/busybox' } = {}) {
   if (!existsSync(busybox)) {
     throw new Error(`${busybox} not found: install busybox-static (scripts/install-deps.sh)`);
@@ -211,6 +217,9 @@ export function buildImages({ outDir = join(REPO, '.state', 'images'), busybox =
   const specs = {
     busybox: { name: IMAGES.busybox, config: { Cmd: ['sh'] } },
     pause: { name: IMAGES.pause, config: { Entrypoint: ['/bin/sh', '-c', PAUSE_SCRIPT] } },
+    'busybox-uid1000': { name: IMAGES['busybox-uid1000'], config: { Cmd: ['sh'], User: '1000' } },
+    'busybox-uid1000-gid1000': { name: IMAGES['busybox-uid1000-gid1000'], config: { Cmd: ['sh'], User: '1000:1000' } },
+    'busybox-nobody': { name: IMAGES['busybox-nobody'], config: { Cmd: ['sh'], User: 'nobody' } },
   };
   const out = {};
   for (const [key, spec] of Object.entries(specs)) {

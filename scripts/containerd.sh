@@ -345,7 +345,7 @@ import_images() {
   command -v node >/dev/null || die "node is needed to build the local images"
   node "$REPO/scripts/build-images.mjs" --quiet --out "$IMAGES_DIR" \
     || die "building the local images failed"
-  for img in pause busybox; do
+  for img in pause busybox busybox-uid1000 busybox-uid1000-gid1000 busybox-nobody; do
     if ! out=$(ctr -a "$SOCK" -n "$NS" images import --snapshotter "$snapshotter" \
         "$IMAGES_DIR/$img.tar" 2>&1); then
       echo "$out" >&2

@@ -382,6 +382,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     allocation,
     maxPods: kc.maxPods,
     node,
+    allowedUnsafeSysctls: kc.allowedUnsafeSysctls,
     syncFrequencyMs: kc.syncFrequencyMs,
     runtime,
     volumeManager,

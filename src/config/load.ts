@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, errorMessage } from '../errors.js';
 import { tryParseQuantity } from '../util/quantity.js';
+import { sysctlPatternProblem } from '../util/sysctl.js';
 import { EVICTION_SIGNALS, FIELDS, RESERVABLE_RESOURCES, type FieldSpec } from './schema.js';
 import { UPSTREAM_FIELDS } from './upstream-names.js';
 import { acceptFileFields, acceptFlags, acceptedHelpSection, unusedUpstreamFlags } from './accepted.js';
@@ -360,6 +361,10 @@ function checkDaemonFields(kc: KubeletConfiguration, flags: KubeletFlags, proble
   problems.push(...verificationConfigProblems(policy, allow));
   if (flags.exitOnLockContention && !flags.lockFile) problems.push('--exit-on-lock-contention needs --lock-file');
   problems.push(...enforceNodeAllocatableProblems(kc));
+  for (const p of kc.allowedUnsafeSysctls) {
+    const problem = sysctlPatternProblem(p);
+    if (problem) problems.push(`allowedUnsafeSysctls (--allowed-unsafe-sysctls): ${problem}`);
+  }
   if (!(CGROUP_DRIVERS as readonly string[]).includes(kc.cgroupDriver)) {
     problems.push(
       `cgroupDriver (--cgroup-driver): "${kc.cgroupDriver}" is not a cgroup driver; use ${CGROUP_DRIVERS.map((d) => `"${d}"`).join(' or ')} (the same as containerd's runc SystemdCgroup option: true for "systemd")`,

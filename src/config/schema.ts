@@ -394,6 +394,14 @@ export const FIELDS: readonly FieldSpec[] = [
     help: 'With NeverVerifyAllowlistedImages: repositories ("registry/path", "registry/path/*") never checked.',
   },
   {
+    name: 'allowedUnsafeSysctls',
+    key: 'allowedUnsafeSysctls',
+    kind: 'stringList',
+    default: [],
+    flag: 'allowed-unsafe-sysctls',
+    help: 'Unsafe sysctls pods may set besides the safe set: names or prefixes ending in * (kernel.msg*,net.core.somaxconn), each namespaced (net.*, kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*).',
+  },
+  {
     name: 'shutdownGracePeriod',
     key: 'shutdownGracePeriodMs',
     kind: 'duration',

@@ -65,6 +65,8 @@ export interface KubeletConfiguration {
   imagePullCredentialsVerificationPolicy: string;
   /** Repositories ("registry/path" or "registry/path/*") NeverVerifyAllowlistedImages never checks. */
   preloadedImagesVerificationAllowlist: string[];
+  /** Unsafe sysctls (names or `prefix*`, namespaced ones only) pods may set besides the safe set. */
+  allowedUnsafeSysctls: string[];
   /** Graceful node shutdown (upstream shutdownGracePeriod / shutdownGracePeriodCriticalPods); 0 disables. */
   shutdownGracePeriodMs: number;
   shutdownGracePeriodCriticalPodsMs: number;

@@ -172,7 +172,6 @@ export const UNACTED_FIELDS: Readonly<Record<string, UnactedDefault>> = {
   configMapAndSecretChangeDetectionStrategy: str('Watch', { zero: true }),
   reservedSystemCPUs: str(''),
   showHiddenMetricsForVersion: str(''),
-  allowedUnsafeSysctls: empty('[]', { why: 'a pod asking for an unsafe sysctl is refused' }),
   volumePluginDir: str('/usr/libexec/kubernetes/kubelet-plugins/volume/exec/', {
     zero: true,
     alts: ['/usr/libexec/kubernetes/kubelet-plugins/volume/exec'],
@@ -267,7 +266,6 @@ export const UNACTED_FLAGS: Readonly<Record<string, string | UnactedDefault>> = 
   'make-iptables-util-chains': 'makeIPTablesUtilChains',
   'iptables-masquerade-bit': 'iptablesMasqueradeBit',
   'iptables-drop-bit': 'iptablesDropBit',
-  'allowed-unsafe-sysctls': 'allowedUnsafeSysctls',
   'node-status-max-images': 'nodeStatusMaxImages',
   'kernel-memcg-notification': 'kernelMemcgNotification',
   'local-storage-capacity-isolation': 'localStorageCapacityIsolation',

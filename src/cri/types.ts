@@ -141,6 +141,8 @@ export interface ContainerConfig {
       namespaceOptions?: NamespaceOption;
       privileged?: boolean;
       runAsUser?: { value: number };
+      /** The image's user name when no uid applies (upstream sets it from getImageUser). */
+      runAsUsername?: string;
       runAsGroup?: { value: number };
       supplementalGroups?: number[];
       capabilities?: { addCapabilities: string[]; dropCapabilities: string[] };

@@ -9,7 +9,7 @@
  */
 import type { Container, Pod } from '../api/types.js';
 import { runtimeMessage } from '../cri/errors.js';
-import type { ImageService, PodSandboxConfig } from '../cri/types.js';
+import type { Image, ImageService, PodSandboxConfig } from '../cri/types.js';
 import { ContainerStartError } from '../errors.js';
 import { containerEventRef } from '../events/refs.js';
 import type { EventFields, EventRecorder } from '../events/types.js';
@@ -86,6 +86,16 @@ class RealImageManager implements ImageManager {
     return new RealImageManager(this.state, signal);
   }
 
+  /** The image service with its calls bound to this manager's signal. */
+  private boundImages() {
+    const { signal } = this;
+    return (signal && this.state.images.withSignal?.(signal)) || this.state.images;
+  }
+
+  imageStatus(image: string): Promise<Image | undefined> {
+    return this.boundImages().imageStatus(image);
+  }
+
   async ensureImageExists(
     pod: Pod,
     container: Container,
@@ -93,7 +103,7 @@ class RealImageManager implements ImageManager {
     sandboxConfig: PodSandboxConfig,
   ): Promise<string> {
     const { signal } = this;
-    const images = (signal && this.state.images.withSignal?.(signal)) || this.state.images;
+    const images = this.boundImages();
     const image = container.image ?? '';
     if (!image)
       throw new ContainerStartError(

@@ -34,6 +34,11 @@ export interface ImageManager {
    * cancelled this way is not the image's failure: no back-off, no event.
    */
   withSignal(signal: AbortSignal): ImageManager;
+  /**
+   * The runtime's ImageStatus of `image` (undefined: not present), through the same image
+   * service and signal: kuberuntime reads the image's user from it (upstream getImageUser).
+   */
+  imageStatus(image: string): Promise<Image | undefined>;
 }
 
 /** Upstream ImageGCManager, the part the GC loop (src/kubelet/gc-loops.ts) drives. */

@@ -3,7 +3,7 @@
  * a node makes before it runs a pod that a source assigned to it, in upstream's order, the
  * first failure deciding the reason:
  *
- *   0. pod sysctls: safe and namespaced ones only (SysctlForbidden, sysctls.ts);
+ *   0. pod sysctls: the safe ones and the node's allowedUnsafeSysctls (SysctlForbidden, sysctls.ts);
  *   1. the `kubernetes.io/os` pod label against the node's (PodOSSelectorNodeLabelDoesNotMatch);
  *   2. spec.os.name, when set, must be linux (PodOSNotSupported);
  *   2b. no pod field set to something this node does not do (pod-fields.ts): upstream's
@@ -25,7 +25,7 @@ import { podRequests, ResourceError, type PodResourceTotals } from '../util/pod-
 import type { NodeInfo } from '../node/node-info.js';
 import { podHugePages } from '../node/hugepages.js';
 import { ephemeralContainerRefusal, podFieldRefusal, type FieldRefusal } from './pod-fields.js';
-import { admitSysctls } from './sysctls.js';
+import { admitSysctls, type SysctlAllowlist } from './sysctls.js';
 
 /** One admission check of a pod (upstream PodAdmitHandler). */
 export type AdmitHandler = (pod: Pod) => AdmitResult;
@@ -225,9 +225,14 @@ export function ephemeralContainerRefusalMessage(pod: Pod, index: number): strin
  * canAdmitPod: may `pod` run on `node` beside `activePods` (admitted, not terminal, not yet
  * known terminated; `pod` itself excluded)?
  */
-export function canAdmitPod(pod: Pod, activePods: readonly Pod[], node: NodeInfo): AdmitResult {
+export function canAdmitPod(
+  pod: Pod,
+  activePods: readonly Pod[],
+  node: NodeInfo,
+  sysctlAllowlist?: SysctlAllowlist,
+): AdmitResult {
   // upstream registers the sysctl allowlist handler before the predicate one.
-  const sysctls = admitSysctls(pod);
+  const sysctls = admitSysctls(pod, sysctlAllowlist);
   if (!sysctls.admit) return sysctls;
   const podOS = pod.metadata?.labels?.['kubernetes.io/os'];
   if (podOS !== undefined && podOS !== (node.labels['kubernetes.io/os'] ?? 'linux')) {

@@ -57,6 +57,7 @@ import { RuntimeState } from './runtime-state.js';
 import { podEventRef } from '../events/refs.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
 import { newAppArmorValidator, type AppArmorValidator } from './apparmor.js';
+import { nodeSysctlAllowlist, type SysctlAllowlist } from './sysctls.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
 import { syncLoopIteration } from './sync-loop.js';
 import type { AllocationManager } from './allocation.js';
@@ -92,6 +93,8 @@ export interface KubeletDeps {
   sources: ReadonlySet<string>;
   /** The desired pods; default: a new, empty one. The root shares it with stats and the OOM watcher. */
   podManager?: PodManager;
+  /** upstream allowedUnsafeSysctls: admitted besides the safe ones (validated with the config). */
+  allowedUnsafeSysctls?: readonly string[];
   /** Extra admission checks run before the resource fit (upstream PodAdmitHandlers); more via addPodAdmitHandler. */
   admitHandlers?: readonly AdmitHandler[];
   /** The AppArmor admission check, after the resource fit as upstream; default: this host's. */
@@ -132,6 +135,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   private plegPending = 0;
   private readonly admitHandlers: AdmitHandler[];
   private readonly appArmor: AppArmorValidator;
+  private readonly sysctls: SysctlAllowlist;
   private wake: (() => void) | undefined;
   private readonly abort = new AbortController();
   private readonly seenSources = new Set<string>();
@@ -154,6 +158,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     this.podManager = deps.podManager ?? new PodManager();
     this.admitHandlers = [...(deps.admitHandlers ?? [])];
     this.appArmor = deps.appArmor ?? newAppArmorValidator();
+    this.sysctls = nodeSysctlAllowlist(deps.allowedUnsafeSysctls);
     this.podWorkers = createPodWorkers({
       syncer: this,
       cache: deps.cache,
@@ -396,7 +401,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
       const r = handler(pod);
       if (!r.admit) return r;
     }
-    const fit = canAdmitPod(pod, activePods, this.node);
+    const fit = canAdmitPod(pod, activePods, this.node, this.sysctls);
     return fit.admit ? this.appArmor.admit(pod) : fit;
   }
 

@@ -93,28 +93,9 @@ const unless = (fine: string, example: string, when = `not ${fine}`): Partial<Fi
   allowed: fine,
 });
 
-type SecurityContextLike = { runAsUser?: number | null; runAsNonRoot?: boolean | null } | undefined;
-const hasUser = (sc: SecurityContextLike): boolean => sc?.runAsUser !== undefined && sc?.runAsUser !== null;
-
-/**
- * runAsNonRoot: true is checked against runAsUser (kuberuntime/container-config.ts, upstream
- * verifyRunAsNonRoot); the image's own user is not looked at, so a container that would run as
- * the image's user is refused.
- */
-function runAsNonRoot(sc: string, level: 'pod' | 'container'): FieldRule {
-  const podUser = (pod: Pod): boolean => hasUser(pod.spec?.securityContext);
-  const imageUser = (pod: Pod): boolean =>
-    [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].some(
-      (c) => c.securityContext?.runAsNonRoot !== false && !hasUser(c.securityContext),
-    );
-  return refused(`${sc}.runAsNonRoot`, "the image's user is not checked against root (set runAsUser)", {
-    when: 'true and no runAsUser applies (the image would choose the user)',
-    needsAction: (v, parent, pod) =>
-      v === true && (level === 'pod' ? !podUser(pod) && imageUser(pod) : !hasUser(parent) && !podUser(pod)),
-    example: true,
-    allowed: false,
-  });
-}
+/** runAsNonRoot (the container's over the pod's) is checked when each container is created. */
+const NON_ROOT_WHY =
+  "checked against runAsUser or the image's user before the container is created (kuberuntime/run-as-non-root.ts): root or a non-numeric image user is CreateContainerConfigError";
 
 // ---- shared structs --------------------------------------------------------------------------
 
@@ -228,7 +209,7 @@ function containerSecurityRules(p: string): FieldRule[] {
     h(`${sc}.capabilities.drop`, 'dropped by the runtime'),
     h(`${sc}.allowPrivilegeEscalation`, 'false sets no_new_privs (unless privileged)'),
     h(`${sc}.readOnlyRootFilesystem`, 'a read-only root filesystem, by the runtime'),
-    runAsNonRoot(sc, 'container'),
+    h(`${sc}.runAsNonRoot`, NON_ROOT_WHY),
     refused(`${sc}.procMount`, 'only the default masked /proc is given', unless('Default', 'Unmasked')),
     ...securityProfileRules(sc),
   ];
@@ -525,7 +506,7 @@ function podSecurityRules(): FieldRule[] {
     ...many(sc, ['runAsUser', 'runAsGroup', 'supplementalGroups'], why),
     h(`${sc}.fsGroup`, 'group owner of the volumes and a supplemental group'),
     h(`${sc}.fsGroupChangePolicy`, 'the volumes served here are made fresh, so OnRootMismatch and Always end the same'),
-    runAsNonRoot(sc, 'pod'),
+    h(`${sc}.runAsNonRoot`, NON_ROOT_WHY),
     refused(
       `${sc}.supplementalGroupsPolicy`,
       'SupplementalGroupsPolicy=Strict is not supported in this node',
@@ -688,23 +669,8 @@ export function podFieldRefusal(pod: Pod): FieldRefusal | undefined {
   return firstRefusal(pod, REFUSED);
 }
 
-/** The pod's runAsNonRoot covers the container, and no runAsUser applies to it. */
-function ephemeralUserUnchecked(pod: Pod, index: number): boolean {
-  const sc = pod.spec?.ephemeralContainers?.[index]?.securityContext;
-  return (
-    pod.spec?.securityContext?.runAsNonRoot === true &&
-    sc?.runAsNonRoot !== false &&
-    !hasUser(sc) &&
-    !hasUser(pod.spec?.securityContext)
-  );
-}
-
 /** The first field of ephemeral container `index` this node refuses (checked when it is started). */
 export function ephemeralContainerRefusal(pod: Pod, index: number): FieldRefusal | undefined {
   const prefix = `spec.ephemeralContainers[${index}].`;
-  const hit = firstRefusal(pod, REFUSED_EPHEMERAL, (path) => path.startsWith(prefix));
-  if (hit) return hit;
-  if (!ephemeralUserUnchecked(pod, index)) return undefined;
-  const rule = POD_FIELD_RULES.find((r) => r.path === 'spec.securityContext.runAsNonRoot')!;
-  return { path: 'spec.securityContext.runAsNonRoot', rule };
+  return firstRefusal(pod, REFUSED_EPHEMERAL, (path) => path.startsWith(prefix));
 }

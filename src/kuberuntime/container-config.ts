@@ -8,7 +8,6 @@
  * ContainerConfigError → CreateContainerConfigError.
  */
 import type { Container, Pod } from '../api/types.js';
-import { formatPod } from '../api/pod.js';
 import type { ContainerConfig, NamespaceOption } from '../cri/types.js';
 import { kubeletErrorClass, VolumeError } from '../errors.js';
 import { EnvError, resourceFieldRefValue, type NodeAllocatable } from '../fieldpath/index.js';
@@ -27,6 +26,7 @@ import {
   SecurityProfileError,
   type SecurityProfileSettings,
 } from './security-profiles.js';
+import { runAsNonRootProblem, type ImageUser } from './run-as-non-root.js';
 
 export class ContainerConfigError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
 
@@ -36,6 +36,8 @@ export interface ContainerConfigInput {
   restartCount: number;
   /** The image reference EnsureImageExists returned (the image ID). */
   imageRef: string;
+  /** Who the image runs as (run-as-non-root.ts getImageUser). */
+  imageUser: ImageUser;
   env: EnvContext;
   memoryCapacity: number;
   /** What a missing limit means to the downward API (resourceFieldRef). */
@@ -76,19 +78,23 @@ export function downwardContext(pod: Pod, env: EnvContext, allocatable: NodeAllo
 
 /**
  * Who the container runs as (upstream determineEffectiveSecurityContext): runAsUser and
- * runAsGroup, the container's over the pod's, and as supplemental groups the pod's fsGroup —
- * which group-owns its volumes — followed by its supplementalGroups.
+ * runAsGroup, the container's over the pod's — with no runAsUser, the image's uid, or its user
+ * name as run_as_username (the runtime resolves it in the image) — and as supplemental groups the
+ * pod's fsGroup, which group-owns its volumes, followed by its supplementalGroups.
  */
-function identity(pod: Pod, container: Container) {
+function identity(pod: Pod, container: Container, image: ImageUser) {
   const podSc = pod.spec?.securityContext;
-  const runAsUser = container.securityContext?.runAsUser ?? podSc?.runAsUser;
+  const runAsUser = container.securityContext?.runAsUser ?? podSc?.runAsUser ?? undefined;
   const runAsGroup = container.securityContext?.runAsGroup ?? podSc?.runAsGroup;
   const groups = [podSc?.fsGroup, ...(podSc?.supplementalGroups ?? [])].filter(
     (g): g is number => g !== undefined && g !== null,
   );
+  const imageUid = image.uid === undefined ? undefined : Number(image.uid);
+  const user = runAsUser ?? imageUid;
   return {
     privileged: container.securityContext?.privileged === true,
-    ...(runAsUser !== undefined && runAsUser !== null ? { runAsUser: { value: runAsUser } } : {}),
+    ...(user !== undefined ? { runAsUser: { value: user } } : {}),
+    ...(runAsUser === undefined && image.username ? { runAsUsername: image.username } : {}),
     ...(runAsGroup !== undefined && runAsGroup !== null ? { runAsGroup: { value: runAsGroup } } : {}),
     ...(groups.length > 0 ? { supplementalGroups: groups } : {}),
   };
@@ -110,23 +116,11 @@ function hardening(container: Container) {
   };
 }
 
-/**
- * upstream verifyRunAsNonRoot, for the runAsUser admission lets through (a runAsNonRoot
- * container without one is refused there, kubelet/pod-fields.ts): user 0 breaks the policy.
- */
-function verifyRunAsNonRoot(pod: Pod, container: Container): void {
-  const podSc = pod.spec?.securityContext;
-  const nonRoot = container.securityContext?.runAsNonRoot ?? podSc?.runAsNonRoot;
-  const user = container.securityContext?.runAsUser ?? podSc?.runAsUser;
-  if (nonRoot === true && user === 0)
-    throw new ContainerConfigError(
-      `container's runAsUser breaks non-root policy (pod: "${formatPod(pod)}", container: ${container.name})`,
-    );
-}
-
 export async function generateContainerConfig(input: ContainerConfigInput): Promise<ContainerConfig> {
   const { pod, container, restartCount, imageRef } = input;
-  verifyRunAsNonRoot(pod, container);
+  // upstream: runAsNonRoot is checked against the effective user before anything else is made.
+  const nonRoot = runAsNonRootProblem(pod, container, input.imageUser);
+  if (nonRoot) throw new ContainerConfigError(nonRoot);
   try {
     const env = downwardContext(pod, input.env, input.allocatable);
     const envs = makeEnvironmentVariables(pod, container, env);
@@ -135,7 +129,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       resources: linuxContainerResources(pod, container, input.memoryCapacity),
       securityContext: {
         namespaceOptions: containerNamespaces(pod, input.targetId),
-        ...identity(pod, container),
+        ...identity(pod, container, input.imageUser),
         ...hardening(container),
         ...containerSecurityProfiles(pod, container, input.securityProfiles ?? DEFAULT_PROFILE_SETTINGS),
       },

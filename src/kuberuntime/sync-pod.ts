@@ -43,6 +43,7 @@ import { log } from '../util/log.js';
 import { makePodDataDirs, type PodObjectSource, type RuntimeVolumes } from '../volume/index.js';
 import type { Backoff } from '../util/backoff.js';
 import { ContainerConfigError, generateContainerConfig } from './container-config.js';
+import { getImageUser } from './run-as-non-root.js';
 import { runtimeMessage } from '../cri/errors.js';
 import { podDNS, type DnsSettings } from './dns.js';
 import type { CriStartScheduler, StartClass } from './cri-scheduler.js';
@@ -592,6 +593,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, spec: Container
       container,
       restartCount,
       imageRef,
+      imageUser: await getImageUser(deps.imageManager, container.image ?? ''),
       env: {
         nodeName: deps.nodeName,
         hostIP: deps.hostIP,

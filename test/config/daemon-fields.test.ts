@@ -62,3 +62,21 @@ test('invalid daemon settings are named', () => {
   );
   assert.ok(problems(['--image-gc-high-threshold=101']).some((m) => /0-100/.test(m)));
 });
+
+test('allowedUnsafeSysctls: the flag (comma list) and the file; a pattern not namespaced is refused as NewAllowlist does', () => {
+  assert.deepEqual(run([]).kubelet.allowedUnsafeSysctls, []);
+  assert.deepEqual(run(['--allowed-unsafe-sysctls=kernel.msg*,net/ipv4/ip_forward']).kubelet.allowedUnsafeSysctls, [
+    'kernel.msg*',
+    'net/ipv4/ip_forward',
+  ]);
+  const file = join(testTempDir('kts-config-'), 'c.yaml');
+  writeFileSync(
+    file,
+    'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nallowedUnsafeSysctls: [kernel.sem, fs.mqueue.*]\n',
+  );
+  assert.deepEqual(run([`--config=${file}`]).kubelet.allowedUnsafeSysctls, ['kernel.sem', 'fs.mqueue.*']);
+  assert.deepEqual(problems(['--allowed-unsafe-sysctls=vm.swappiness,net.*.foo']), [
+    'allowedUnsafeSysctls (--allowed-unsafe-sysctls): the sysctl "vm.swappiness" are not known to be namespaced',
+    'allowedUnsafeSysctls (--allowed-unsafe-sysctls): sysctl "net.*.foo" must have at most 253 characters and match regex ([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*([a-z0-9][-_a-z0-9]*)?[a-z0-9*]',
+  ]);
+});

@@ -76,8 +76,8 @@ test('image GC removes unused images least recently used first, never in-use, pi
     listContainers: () => runtime.listContainers(),
     recorder,
     node: { kind: 'Node' as const, name: 'e2e-node' },
-    // busybox and pause are shared with every other e2e test: pinned here, as the sandbox image is in the agent.
-    pinnedImages: [TEST_IMAGES.busybox, TEST_IMAGES.pause],
+    // The local images are shared with every other e2e test: pinned here, as the sandbox image is in the agent.
+    pinnedImages: Object.values(TEST_IMAGES),
     clock: {
       now: () => now,
       setTimeout: (fn: () => void, ms: number) => {

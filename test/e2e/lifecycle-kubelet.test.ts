@@ -1,7 +1,8 @@
 /**
  * The kubelet side of the pod lifecycle against real containerd: admission (a pod too large for
- * the node, a host port already taken, AppArmor on a host without it), seccomp profiles (Localhost
- * below the root dir, seccompDefault, which the agent of this file runs with), the grace period honoured by a container that ignores
+ * the node, a host port already taken, AppArmor on a host without it, unsafe sysctls allowed or
+ * not), seccomp profiles (Localhost below the root dir, seccompDefault, which the agent of this
+ * file runs with), the grace period honoured by a container that ignores
  * SIGTERM, a kill restarted with a shorter grace period while it runs (deletion requests, driven
  * in-process since static pods have none), and the status JSON of pods through their life
  * compared with the table the unit tests use.
@@ -64,6 +65,8 @@ const sh = (script: string) => ({ image: IMAGE, imagePullPolicy: 'IfNotPresent',
 
 /** A Localhost seccomp profile below the agent's <root-dir>/seccomp: mkdir fails with EPERM, the rest runs. */
 const DENY_MKDIR = 'kts/deny-mkdir.json';
+/** The unsafe sysctls this file's agent allows (its sysctl test). */
+const ALLOWED_UNSAFE = 'kernel.msg*,net.ipv4.ip_forward';
 
 function agent(): KubeletProcess {
   if (!kubelet) {
@@ -72,13 +75,32 @@ function agent(): KubeletProcess {
     const deny = { names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO' };
     writeFileSync(profile, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [deny] }));
     // seccompDefault: the pods of this file that set no profile run the runtime's default.
-    kubelet = startKubelet({ dir, manifests, endpoint, extraConfig: ['seccompDefault: true'] });
+    kubelet = startKubelet({
+      dir,
+      manifests,
+      endpoint,
+      extraConfig: ['seccompDefault: true'],
+      extraArgs: [`--allowed-unsafe-sysctls=${ALLOWED_UNSAFE}`],
+    });
   }
   return kubelet;
 }
 
 async function podNamed(name: string): Promise<Pod | undefined> {
   return (await getPods(agent())).find((p) => p.metadata?.name === `${name}-${NODE}`);
+}
+
+/** The pod once admission rejected it (phase Failed). */
+function rejected(name: string, timeoutMs = 60_000): Promise<Pod> {
+  return waitFor(
+    `${name} rejected`,
+    timeoutMs,
+    async () => {
+      const pod = await podNamed(name);
+      return pod?.status?.phase === 'Failed' ? pod : undefined;
+    },
+    200,
+  );
 }
 
 async function runningContainers(podName: string) {
@@ -203,15 +225,7 @@ test('a pod too large for the node is rejected with OutOfmemory and never starte
       containers: [{ name: 'c', ...sh('sleep 3600'), resources: { requests: { memory: '64Ti' } } }],
     }),
   );
-  const p = await waitFor(
-    'huge rejected',
-    60_000,
-    async () => {
-      const pod = await podNamed('huge');
-      return pod?.status?.phase === 'Failed' ? pod : undefined;
-    },
-    200,
-  );
+  const p = await rejected('huge');
   assert.equal(p.status?.reason, 'OutOfmemory');
   assert.match(
     p.status?.message ?? '',
@@ -246,15 +260,7 @@ test('a host port already held by an active pod is rejected with NodePorts', asy
     200,
   );
   writeFileSync(join(manifests, 'port-b.json'), withPort('port-b'));
-  const b = await waitFor(
-    'port-b rejected',
-    30_000,
-    async () => {
-      const pod = await podNamed('port-b');
-      return pod?.status?.phase === 'Failed' ? pod : undefined;
-    },
-    200,
-  );
+  const b = await rejected('port-b', 30_000);
   assert.equal(b.status?.reason, 'NodePorts');
   assert.equal(
     b.status?.message,
@@ -308,15 +314,7 @@ test('seccomp Localhost, seccompDefault and AppArmor: the profiles reach the con
   assert.equal((await run('sc-default', 'mkdir /tmp/fine')).exitCode, 0);
   assert.equal(await seccompMode('sc-unconfined'), '0');
   // AppArmor: this host has none, so a pod asking for a profile is refused as upstream does.
-  const aa = await waitFor(
-    'aa-default rejected',
-    30_000,
-    async () => {
-      const pod = await podNamed('aa-default');
-      return pod?.status?.phase === 'Failed' ? pod : undefined;
-    },
-    200,
-  );
+  const aa = await rejected('aa-default', 30_000);
   assert.equal(aa.status?.reason, 'AppArmor');
   assert.equal(aa.status?.message, 'Pod was rejected: Cannot enforce AppArmor: AppArmor is not enabled on the host');
   assert.deepEqual(await sandboxesOf('aa-default'), [], 'the refused pod never got a sandbox');
@@ -332,6 +330,41 @@ test('seccomp Localhost, seccompDefault and AppArmor: the profiles reach the con
   for (const name of Object.keys(pods)) unlinkSync(join(manifests, `${name}.json`));
   for (const name of Object.keys(pods).filter((n) => n !== 'sc-escape'))
     await waitFor(`${name} gone`, 30_000, async () => ((await podNamed(name)) ? undefined : true), 200);
+});
+
+test('allowedUnsafeSysctls: an allowed unsafe sysctl reaches the sandbox; one not allowed is SysctlForbidden', async () => {
+  agent();
+  const withSysctls = (name: string, sysctls: { name: string; value: string }[]) =>
+    manifest(name, {
+      terminationGracePeriodSeconds: 1,
+      securityContext: { sysctls },
+      containers: [{ name: 'c', ...sh("trap 'exit 0' TERM; sleep 3600 & wait") }],
+    });
+  const allowed = [
+    { name: 'kernel.msgmax', value: '12345' },
+    { name: 'net/ipv4/ip_forward', value: '1' },
+  ];
+  writeFileSync(join(manifests, 'sysctl-ok.json'), withSysctls('sysctl-ok', allowed));
+  writeFileSync(
+    join(manifests, 'sysctl-no.json'),
+    withSysctls('sysctl-no', [{ name: 'kernel.sem', value: '1 2 3 4' }]),
+  );
+  const no = await rejected('sysctl-no');
+  assert.equal(no.status?.reason, 'SysctlForbidden');
+  assert.equal(no.status?.message, 'Pod was rejected: forbidden sysctl: "kernel.sem" not allowlisted');
+  await waitFor(
+    'sysctl-ok Running',
+    60_000,
+    async () => ((await podNamed('sysctl-ok'))?.status?.phase === 'Running' ? true : undefined),
+    200,
+  );
+  const [c] = await runningContainers(`sysctl-ok-${NODE}`);
+  const r = await cri.execSync(c!.id, ['cat', '/proc/sys/kernel/msgmax', '/proc/sys/net/ipv4/ip_forward'], 10);
+  assert.equal(r.stdout.toString(), '12345\n1\n', "set in the pod's IPC and network namespaces");
+  assert.deepEqual(await sandboxesOf('sysctl-no'), [], 'the rejected pod never got a sandbox');
+  unlinkSync(join(manifests, 'sysctl-ok.json'));
+  unlinkSync(join(manifests, 'sysctl-no.json'));
+  await waitFor('sysctl-ok gone', 30_000, async () => ((await podNamed('sysctl-ok')) ? undefined : true));
 });
 
 test('the grace period is honoured: a container ignoring SIGTERM is killed when it runs out', async () => {

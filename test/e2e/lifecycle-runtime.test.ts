@@ -695,6 +695,43 @@ describe('security context', () => {
   );
 
   it(
+    "runAsNonRoot against the image's user: uid 1000 runs; root and a named user are CreateContainerConfigError, the others run on",
+    T,
+    async () => {
+      const nonRoot = { securityContext: { runAsNonRoot: true } };
+      const pod = makePod('nonroot', [
+        busybox('uid1000', SLEEPER, { image: TEST_IMAGES.busyboxUid1000, ...nonRoot }),
+        busybox('uidgid', SLEEPER, { image: TEST_IMAGES.busyboxUid1000Gid1000, ...nonRoot }),
+        busybox('named', SLEEPER, { image: TEST_IMAGES.busyboxNobody }),
+        busybox('root', SLEEPER, nonRoot),
+        busybox('nobody', SLEEPER, { image: TEST_IMAGES.busyboxNobody, ...nonRoot }),
+      ]);
+      const who = (c: string) => `(pod: "nonroot_${NS}(${pod.metadata!.uid})", container: ${c})`;
+      const result = await syncOnce(pod, rt);
+      assert.deepEqual(Object.fromEntries(result.waiting), {
+        root: {
+          reason: 'CreateContainerConfigError',
+          message: `container has runAsNonRoot and image will run as root ${who('root')}`,
+        },
+        nobody: {
+          reason: 'CreateContainerConfigError',
+          message: `container has runAsNonRoot and image has non-numeric user (nobody), cannot verify user is non-root ${who('nobody')}`,
+        },
+      });
+      const st = await waitFor('the allowed ones running', async () =>
+        running(pod, ['uid1000', 'uidgid', 'named'])(await status(pod)),
+      );
+      const ids = async (name: string) => (await exec(newest(st, name)!.id, 'echo $(id -u) $(id -g)')).trim();
+      assert.equal(await ids('uid1000'), '1000 0', "the image's uid, as run_as_user (no passwd entry: gid 0)");
+      // upstream sends only the uid of "1000:1000" (containerd's ImageStatus cuts the group off).
+      assert.equal(await ids('uidgid'), '1000 0');
+      assert.equal(await ids('named'), '65534 65534', 'run_as_username: the runtime resolves it in the image');
+      assert.equal(newest(st, 'root'), undefined, 'never created');
+      await killAndCollect(pod);
+    },
+  );
+
+  it(
     'termination messages (upstream conformance "on terminated container" cases): the file, the log tail, the 4096-byte cap; the files go with the containers',
     T,
     async () => {

@@ -5,13 +5,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Pod } from '../../src/api/types.js';
 import { generateContainerConfig } from '../../src/kuberuntime/container-config.js';
+import type { ImageUser } from '../../src/kuberuntime/run-as-non-root.js';
 
-function configInput(pod: Pod, c: Container) {
+/** An image that names no user runs as root: upstream getImageUser gives uid 0. */
+const ROOT_IMAGE: ImageUser = { uid: 0n, username: '' };
+
+function configInput(pod: Pod, c: Container, imageUser = ROOT_IMAGE) {
   return {
     pod,
     container: c,
     restartCount: 0,
     imageRef: 'sha256:x',
+    imageUser,
     env: { nodeName: 'n', hostIP: '10.0.0.1', podIP: '10.1.0.2', podIPs: ['10.1.0.2'] },
     memoryCapacity: 2 ** 30,
     allocatable: { cpu: 1000, memory: 2 ** 30 },
@@ -20,13 +25,17 @@ function configInput(pod: Pod, c: Container) {
   };
 }
 
-async function securityOf(container: Partial<Container>, podSc: NonNullable<Pod['spec']>['securityContext'] = {}) {
+async function securityOf(
+  container: Partial<Container>,
+  podSc: NonNullable<Pod['spec']>['securityContext'] = {},
+  imageUser = ROOT_IMAGE,
+) {
   const c = { name: 'c', image: 'busybox', ...container } as Container;
   const pod = {
     metadata: { name: 'p', namespace: 'ns', uid: 'u' },
     spec: { containers: [c], securityContext: podSc },
   } as Pod;
-  const cfg = await generateContainerConfig(configInput(pod, c));
+  const cfg = await generateContainerConfig(configInput(pod, c, imageUser));
   return cfg.linux!.securityContext!;
 }
 
@@ -90,14 +99,30 @@ test('stdin, stdinOnce and tty are passed to the runtime', async () => {
   assert.deepEqual([cfg.stdin, cfg.stdinOnce, cfg.tty], [true, true, true]);
 });
 
-test('verifyRunAsNonRoot: runAsNonRoot with runAsUser 0 (own or the pod one) is a config error; a non-zero user passes', async () => {
+test("verifyRunAsNonRoot fails the config with upstream's message (the table: run-as-non-root.test.ts)", async () => {
   await assert.rejects(
     securityOf({ securityContext: { runAsNonRoot: true, runAsUser: 0 } }),
-    /container's runAsUser breaks non-root policy \(pod: "p_ns\(u\)", container: c\)/,
+    /container's runAsUser breaks non-root policy \(pod: "p_ns\(u\)", container: c\)$/,
   );
-  await assert.rejects(securityOf({}, { runAsNonRoot: true, runAsUser: 0 }), /breaks non-root policy/);
-  assert.deepEqual((await securityOf({ securityContext: { runAsNonRoot: true } }, { runAsUser: 1000 })).runAsUser, {
-    value: 1000,
-  });
-  await securityOf({ securityContext: { runAsNonRoot: false, runAsUser: 0 } }, { runAsNonRoot: true });
+  await assert.rejects(
+    securityOf({}, { runAsNonRoot: true }),
+    /container has runAsNonRoot and image will run as root \(pod: "p_ns\(u\)", container: c\)/,
+  );
 });
+
+// upstream determineEffectiveSecurityContext: with no runAsUser, RunAsUser is the image's uid and
+// RunAsUsername its user name (getImageUser sets only one of them).
+const userCases: [string, Partial<Container>, ImageUser, number | undefined, string | undefined][] = [
+  ['an image without a user runs as uid 0', {}, ROOT_IMAGE, 0, undefined],
+  ["the image's uid", {}, { uid: 1000n, username: '' }, 1000, undefined],
+  ["the image's user name", {}, { username: 'nobody' }, undefined, 'nobody'],
+  ['runAsUser over the image uid', { securityContext: { runAsUser: 7 } }, { uid: 1000n, username: '' }, 7, undefined],
+  ['runAsUser over the image name', { securityContext: { runAsUser: 7 } }, { username: 'nobody' }, 7, undefined],
+];
+for (const [what, c, image, uid, name] of userCases) {
+  test(`run_as_user and run_as_username: ${what}`, async () => {
+    const sc = await securityOf(c, {}, image);
+    assert.deepEqual(sc.runAsUser, uid === undefined ? undefined : { value: uid });
+    assert.equal(sc.runAsUsername, name);
+  });
+}

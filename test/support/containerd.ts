@@ -24,6 +24,10 @@ const execFileAsync = promisify(execFile);
 export const TEST_IMAGES = {
   busybox: 'localhost/kubelet-ts/busybox:latest',
   pause: 'localhost/kubelet-ts/pause:latest',
+  /** busybox whose image config User is "1000", "1000:1000" and "nobody" (scripts/build-images.mjs). */
+  busyboxUid1000: 'localhost/kubelet-ts/busybox-uid1000:latest',
+  busyboxUid1000Gid1000: 'localhost/kubelet-ts/busybox-uid1000-gid1000:latest',
+  busyboxNobody: 'localhost/kubelet-ts/busybox-nobody:latest',
 } as const;
 
 /** Label key tests may put on their sandboxes/containers to find them again. */
