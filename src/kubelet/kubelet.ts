@@ -56,6 +56,7 @@ import { makePodDataDirs, type VolumeManager } from '../volume/index.js';
 import { RuntimeState } from './runtime-state.js';
 import { podEventRef } from '../events/refs.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
+import type { UsernsManager } from './userns/index.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
 import { syncLoopIteration } from './sync-loop.js';
 import type { AllocationManager } from './allocation.js';
@@ -91,6 +92,11 @@ export interface KubeletDeps {
   sources: ReadonlySet<string>;
   /** The desired pods; default: a new, empty one. The root shares it with stats and the OOM watcher. */
   podManager?: PodManager;
+  /**
+   * The user namespace manager (userns/): housekeeping releases the blocks of pods gone (upstream
+   * CleanupOrphanedPodUsernsAllocations, and Release when a pod directory is removed). Absent: none.
+   */
+  userns?: Pick<UsernsManager, 'release' | 'cleanupOrphaned'>;
   /** Extra admission checks run before the resource fit (upstream PodAdmitHandlers); more via addPodAdmitHandler. */
   admitHandlers?: readonly AdmitHandler[];
   /** Kubernetes events (Killing, Evicted, ...); default: dropped. */
@@ -465,6 +471,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
       }
     }
     await this.cleanupOrphanedPodDirs(desiredUids, workers);
+    await this.deps.userns?.cleanupOrphaned(new Set([...desiredUids, ...workers.keys(), ...running.map((p) => p.uid)]));
   }
 
   private isRejected(pod: Pod): boolean {
@@ -488,6 +495,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
       // volume manager; an rm -rf here would empty a live mount and then fail on it.
       if (existsSync(join(podsDir, uid, 'volumes'))) continue;
       await rm(join(podsDir, uid), { recursive: true, force: true }).catch(() => undefined);
+      await this.deps.userns?.release(uid);
     }
   }
 

@@ -32,7 +32,7 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
-import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
+import type { PodSandboxConfig, RuntimeService, UserNamespace } from '../cri/types.js';
 import type { EventFields, EventRecorder } from '../events/types.js';
 import { containerEventRef, podEventRef } from '../events/refs.js';
 import type { ImageManager, PullSecret } from '../images/types.js';
@@ -110,6 +110,20 @@ export interface SyncDeps {
   ephemeralRefusal?: ((pod: Pod, index: number) => string | undefined) | undefined;
   /** In-place resize: what each container was last given (the allocation manager); absent: no resize. */
   actuated?: ActuatedResources | undefined;
+  /**
+   * upstream GetOrCreateUserNamespaceMappings (kubelet/userns): the pod's CRI userns_options for
+   * the sandbox and its containers, given the pod's runtime handler; absent: none sent (tests).
+   */
+  userNamespaces?: UserNamespaceMappings | undefined;
+}
+
+export type UserNamespaceMappings = (pod: Pod, runtimeHandler: string) => Promise<UserNamespace>;
+
+/** The pod's user namespace options; only a hostUsers:false pod needs its handler resolved. */
+async function podUserNamespace(deps: SyncDeps, pod: Pod): Promise<UserNamespace | undefined> {
+  if (!deps.userNamespaces) return undefined;
+  const handler = pod.spec?.hostUsers === false ? runtimeHandlerFor(pod, deps.runtimeClasses) : '';
+  return deps.userNamespaces(pod, handler);
 }
 
 /**
@@ -446,6 +460,7 @@ async function prepareSandbox(
       clusterDomain: deps.dns.clusterDomain,
       dns: await podDNS(pod, deps.dns),
       cgroupParent: deps.podCgroups.getPodContainerName(pod),
+      userns: await podUserNamespace(deps, pod),
     });
   } catch (err) {
     // upstream: generatePodSandboxConfig fails (resolvConf unreadable, a hostname that is no DNS
@@ -595,6 +610,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, spec: Container
       subPaths: deps.volumes,
       hosts: hostsFileInput(deps, pod, target.podIPs),
       ...(targetId !== undefined ? { targetId } : {}),
+      userns: target.sandboxConfig.linux.securityContext.namespaceOptions.usernsOptions,
       ...(deps.rootDir !== undefined ? { podDir: podDir(deps.rootDir, podUID(pod)) } : {}),
     });
   } catch (err) {
