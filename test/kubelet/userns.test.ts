@@ -232,6 +232,14 @@ describe('UsernsManager (upstream userns_manager_test.go)', () => {
     await assert.rejects(readFile(file), { code: 'ENOENT' });
   });
 
+  it('only pod directories are read at start; a stray file is no pod', async () => {
+    const root = join(dir, `root-${n++}`);
+    await mkdir(join(root, 'pods'), { recursive: true });
+    await writeFile(join(root, 'pods', 'stray'), 'x');
+    const m = await createUserNamespaces({ rootDir: root, maxPods: 110, handlers: () => [], files: noKubeletUser });
+    assert.ok(!m.podAllocated('stray'));
+  });
+
   it('a corrupt checkpoint stops the start, naming the pod', async () => {
     const root = join(dir, `root-${n++}`);
     await mkdir(join(root, 'pods', 'p1'), { recursive: true });

@@ -18,6 +18,16 @@ export {
 export { getKubeletMappings, defaultMappings, KUBELET_USER, type IdRange, type IdFiles } from './kubelet-mappings.js';
 export { usernsAdmitHandler, handlerSupport, USERNS_REFUSAL_REASON } from './admit.js';
 
+/** upstream listPodsFromDisk: the directories under <root-dir>/pods (none when it is missing). */
+async function listPodDirs(podsDir: string): Promise<string[]> {
+  try {
+    return (await readdir(podsDir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
 export interface UserNamespacesOptions {
   rootDir: string;
   maxPods: number;
@@ -36,11 +46,7 @@ export async function createUserNamespaces(o: UserNamespacesOptions): Promise<Us
   return UsernsManager.create(
     {
       podDir: (uid) => podDir(o.rootDir, uid),
-      listPodsFromDisk: () =>
-        readdir(podsDir).catch((err: NodeJS.ErrnoException) => {
-          if (err.code === 'ENOENT') return [];
-          throw err;
-        }),
+      listPodsFromDisk: () => listPodDirs(podsDir),
       handlerSupportsUserNamespaces: (h) => handlerSupport(o.handlers(), h),
       maxPods: o.maxPods,
     },
