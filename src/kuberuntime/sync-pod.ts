@@ -483,10 +483,12 @@ async function prepareSandbox(
     const handler = runtimeHandlerFor(pod, deps.runtimeClasses);
     await mkdir(sandboxConfig.logDirectory, { recursive: true, mode: 0o755 });
     metrics.startedPods.inc();
+    if (pod.spec?.hostUsers === false) metrics.startedUserNamespacedPods.inc();
     sandboxId = await criStart(deps, pod, actions, () => deps.runtime.runPodSandbox(sandboxConfig, handler));
   } catch (err) {
     rethrowIfCancelled(deps, err);
     metrics.startedPodsErrors.inc();
+    if (pod.spec?.hostUsers === false) metrics.startedUserNamespacedPodsErrors.inc();
     const message = `Failed to create pod sandbox: ${runtimeMessage(err)}`;
     // upstream SyncPod: FailedCreatePodSandBox on the pod, and the sync fails (CreatePodSandboxError).
     podEvent(deps, pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });

@@ -246,7 +246,8 @@ const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'Non
 /**
  * upstream validateHostUsers: a pod in its own user namespace may not share the host's network,
  * PID or IPC namespace (UserNamespacesHostNetworkSupport, alpha and off, is refused). Upstream's
- * paths and words, its capitals included.
+ * paths and words, its capitals included. Nor may any container use raw block devices (1.35:
+ * AllowUserNamespacesWithVolumeDevices is false).
  */
 function validateHostUsers(c: Checker, spec: Obj): void {
   if (spec.hostUsers !== false) return;
@@ -254,6 +255,13 @@ function validateHostUsers(c: Checker, spec: Obj): void {
   if (spec.hostNetwork === true) c.add('spec.hostNetwork', why);
   if (spec.hostPID === true) c.add('spec.HostPID', why);
   if (spec.hostIPC === true) c.add('spec.HostIPC', why);
+  for (const list of ['containers', 'initContainers', 'ephemeralContainers']) {
+    const ctrs = Array.isArray(spec[list]) ? (spec[list] as unknown[]) : [];
+    ctrs.forEach((ctr, i) => {
+      const devices = isObj(ctr) ? ctr.volumeDevices : undefined;
+      if (Array.isArray(devices) && devices.length > 0) c.add(`spec.${list}[${i}].volumeDevices`, why);
+    });
+  }
 }
 
 function validateSpec(c: Checker, spec: Obj): void {

@@ -25,6 +25,7 @@ import {
   type UsernsPods,
 } from '../../src/kubelet/userns/index.js';
 import { subIdRange } from '../../src/kubelet/userns/kubelet-mappings.js';
+import { metrics } from '../../src/metrics/index.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 import { fakeRuntimeManager, makePod } from '../kuberuntime/helpers.js';
 import { testTempDir } from '../support/temp-dir.js';
@@ -359,7 +360,11 @@ describe('admission and the CRI request', () => {
       await rt.syncPod(pod, await rt.getPodStatus(m.uid!, m.name!, m.namespace!));
     };
     const mapped = withHostUsers(false);
+    const count = async () => (await metrics.startedUserNamespacedPods.get()).values[0]?.value ?? 0;
+    const before = await count();
     await sync(mapped);
+    // upstream kubelet_started_user_namespaced_pods_total: one per sandbox of such a pod.
+    assert.equal(await count(), before + 1);
     const plain = makePod({ name: 'plain' });
     plain.metadata!.uid = 'plain-uid';
     await sync(plain);

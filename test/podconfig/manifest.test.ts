@@ -342,6 +342,15 @@ describe('decodeSinglePod', () => {
         message: /Forbidden: when `pod.Spec.HostUsers` is false/,
       },
       {
+        name: 'hostUsers false with a raw block device',
+        text: edit(
+          '  volumes:\n',
+          '    volumeDevices: [{name: data, devicePath: /dev/xvda}]\n  hostUsers: false\n  volumes:\n',
+        ),
+        field: 'spec.containers[0].volumeDevices',
+        message: /Forbidden: when `pod.Spec.HostUsers` is false/,
+      },
+      {
         name: 'hostUsers not a bool',
         text: edit('  volumes:\n', '  hostUsers: "no"\n  volumes:\n'),
         field: 'spec.hostUsers',
