@@ -15,7 +15,7 @@ import {
   type VerificationPolicy,
 } from '../images/index.js';
 import { createPullSecretsLookup } from '../apimode/pull-secrets.js';
-import { createRuntimeManager, type RuntimeManagerDeps } from '../kuberuntime/index.js';
+import { createRuntimeManager, runtimeHandlerFor, type RuntimeManagerDeps } from '../kuberuntime/index.js';
 import { createVolumeManager, setupDataDirs } from '../volume/index.js';
 import {
   createGenericPLEG,
@@ -41,6 +41,8 @@ import { AllocationManager } from '../kubelet/allocation.js';
 import { RunOnce, type RunOnceResult } from '../kubelet/run-once.js';
 import { createGarbageCollection } from '../kubelet/gc-loops.js';
 import { ephemeralContainerRefusalMessage } from '../kubelet/admission.js';
+import { createUserNamespaces, usernsAdmitHandler } from '../kubelet/userns/index.js';
+import type { RuntimeHandler } from '../cri/index.js';
 import { PodManager } from '../podmanager/index.js';
 import { killPodNow } from '../podworkers/index.js';
 import {
@@ -250,6 +252,15 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   });
   // In-place resize: allocated and actuated resources, checkpointed under the root dir.
   const allocation = new AllocationManager({ rootDir, now: () => Date.now() });
+  // User namespaces (hostUsers: false): the kubelet's ID range and the blocks already handed out
+  // (pod directories' checkpoints); a bad range stops the start, as upstream's.
+  let runtimeHandlers: () => readonly RuntimeHandler[] = () => [];
+  const userns = await createUserNamespaces({
+    rootDir,
+    maxPods: kc.maxPods,
+    idsPerPod: kc.userNamespaces.idsPerPod,
+    handlers: () => runtimeHandlers(),
+  });
   const runtime = createRuntimeManager({
     runtime: criRuntime,
     imageManager,
@@ -277,6 +288,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     ),
     runtimeClasses: apiMode?.runtimeClasses,
     ephemeralRefusal: ephemeralContainerRefusalMessage,
+    userNamespaces: (pod, handler) => userns.getOrCreateUserNamespaceMappings(pod, handler),
     services: apiMode?.services,
     probeFailure: (id) => prober.probeFailure(id),
     startupProbeSucceeded: (id) => prober.startupProbeSucceeded(id),
@@ -395,7 +407,16 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     wasOomKilled: (id) => oom.wasOomKilled(id),
     probes: prober,
     prober,
+    userns,
   });
+  runtimeHandlers = () => kubelet.runtimeState.runtimeHandlers();
+  // hostUsers: false pods whose runtime handler lacks user namespaces: refused, never run without.
+  kubelet.addPodAdmitHandler(
+    usernsAdmitHandler({
+      handlers: runtimeHandlers,
+      handlerFor: (pod) => runtimeHandlerFor(pod, apiMode?.runtimeClasses),
+    }),
+  );
   const killPod = killPodNow(kubelet.podWorkers);
   const eviction = createEvictionManager({
     evictionHard: kc.evictionHard,

@@ -66,6 +66,7 @@ const KUBELET_MORE: Readonly<Record<string, GateSpec>> = {
     'serverTLSBootstrap alone decides whether the serving certificate is requested and rotated',
   ),
   DisableNodeKubeProxyVersion: g(true, 'DEPRECATED', 'on', 'status.nodeInfo.kubeProxyVersion is always left empty'),
+  UserNamespacesSupport: g(true, 'BETA', 'on', 'user namespaces (hostUsers: false) are always supported'),
   // Default on, behaviour missing: gaps (docs/differences.md); false is what we do.
   PreventStaticPodAPIReferences: g(true, 'BETA', 'on', 'static pods that reference API objects are always refused'),
   ReloadKubeletServerCertificateFile: g(true, 'BETA', 'off', `reloading a changed tlsCertFile is ${NO}`),
@@ -106,7 +107,7 @@ const KUBELET_MORE: Readonly<Record<string, GateSpec>> = {
   QOSReserved: g(false, 'ALPHA', 'off', `qosReserved is ${NO}`),
   RuntimeClassInImageCriAPI: g(false, 'ALPHA', 'off', `runtime handlers in image CRI calls are ${NO}`),
   TopologyManagerPolicyAlphaOptions: g(false, 'ALPHA', 'off', `the topology manager is ${NO}`),
-  UserNamespacesHostNetworkSupport: g(false, 'ALPHA', 'off', `user namespaces are ${NO}`),
+  UserNamespacesHostNetworkSupport: g(false, 'ALPHA', 'off', `user namespaces with hostNetwork are ${NO}`),
 };
 
 /**
@@ -241,7 +242,6 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   KubeletPodResourcesGet: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
   KubeletPSI: g(true, 'BETA', 'off', `PSI in the stats summary is ${NO}`),
   ProcMountType: g(true, 'BETA', 'off', `procMount is ${NO}`),
-  UserNamespacesSupport: g(true, 'BETA', 'off', `user namespaces (hostUsers: false) are ${NO}`),
   // Default off; kubelet-ts lacks the behaviour.
   CPUManagerPolicyAlphaOptions: g(false, 'ALPHA', 'off', `the CPU manager is ${NO}`),
   ClusterTrustBundle: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),

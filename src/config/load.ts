@@ -235,7 +235,30 @@ function convert(spec: FieldSpec, raw: unknown, where: string): { value?: unknow
       return convertTaints(raw, where);
     case 'featureGates':
       return convertFeatureGates(raw, where);
+    case 'userNamespaces':
+      return convertUserNamespaces(raw, where);
   }
+}
+
+/** upstream's userNamespaces.idsPerPod bounds (validation_linux.go), the unit being 65536. */
+const USERNS_UNIT = 65536;
+
+/** userNamespaces: {idsPerPod} checked as upstream ValidateKubeletConfiguration checks it. */
+function convertUserNamespaces(raw: unknown, where: string): { value?: unknown; problem?: string } {
+  if (raw === null) return { value: Object.freeze({}) };
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    return { problem: `${where}: must be an object such as {idsPerPod: 65536} (got ${JSON.stringify(raw)})` };
+  const unknown = Object.keys(raw).filter((k) => k !== 'idsPerPod');
+  if (unknown.length > 0) return { problem: `${where}: unknown field "${unknown[0]}"` };
+  const ids = (raw as { idsPerPod?: unknown }).idsPerPod;
+  if (ids === undefined || ids === null) return { value: Object.freeze({}) };
+  const at = `${where}: invalid configuration: userNamespaces.idsPerPod`;
+  if (typeof ids !== 'number' || !Number.isInteger(ids))
+    return { problem: `${at} must be an integer (got ${JSON.stringify(ids)})` };
+  if (ids < USERNS_UNIT) return { problem: `${at} must not be less than ${USERNS_UNIT}` };
+  if (ids % USERNS_UNIT !== 0) return { problem: `${at} must be a multiple of ${USERNS_UNIT}` };
+  if (ids > 0xffff_ffff) return { problem: `${at} must not be more than ${0xffff_ffff}` };
+  return { value: Object.freeze({ idsPerPod: ids }) };
 }
 
 /** staticPodURLHeader: {name: [values]} in the file, `key:value,...` on the command line. */

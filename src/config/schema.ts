@@ -24,6 +24,7 @@ export type FieldKind =
   | 'quantity'
   | 'evictionGraceMap'
   | 'taints'
+  | 'userNamespaces'
   | 'featureGates';
 
 export interface FieldSpec {
@@ -648,6 +649,13 @@ export const FIELDS: readonly FieldSpec[] = [
     default: true,
     flag: 'fail-swap-on',
     help: 'Refuse to start when swap is on (/proc/swaps lists a device); false starts, pods run with NoSwap semantics.',
+  },
+  {
+    name: 'userNamespaces',
+    key: 'userNamespaces',
+    kind: 'userNamespaces',
+    default: {},
+    help: 'User namespaces of hostUsers: false pods: {idsPerPod: N}, the host IDs each pod gets (default 65536; a multiple of 65536, at most 4294967295).',
   },
   {
     name: 'featureGates',

@@ -119,6 +119,8 @@ export interface KubeletConfiguration {
   failSwapOn: boolean;
   /** Feature gates set in the file or on --feature-gates (unset ones keep their default). */
   featureGates: Readonly<Record<string, boolean>>;
+  /** upstream UserNamespaces: idsPerPod absent means 65536 (kubelet/userns). */
+  userNamespaces: { readonly idsPerPod?: number };
   /** Where the fields not listed here would go: kept so /configz can echo the file later. */
 }
 

@@ -219,12 +219,6 @@ export const UNACTED_FIELDS: Readonly<Record<string, UnactedDefault>> = {
   memoryReservationPolicy: str('None', { zero: true, why: 'MemoryQoS is not implemented' }),
   tracing: empty('{}', { why: 'OpenTelemetry tracing is not implemented' }),
   localStorageCapacityIsolation: bool(true),
-  userNamespaces: obj(
-    { idsPerPod: { ...int(65536), isDefault: (v) => v === 0 || v === 65536 } },
-    '{idsPerPod: 65536}',
-    { idsPerPod: 131072 },
-    'user namespaces are not implemented',
-  ),
   podHousekeepingPeriod: dur('2s'),
 };
 

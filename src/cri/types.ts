@@ -75,6 +75,22 @@ export interface NamespaceOption {
   ipc: NamespaceMode;
   /** The container whose namespace a TARGET mode joins (an ephemeral container's target). */
   targetId?: string;
+  /** CRI userns_options: NODE (the host's) or POD with the pod's mappings (src/userns). */
+  usernsOptions?: UserNamespace;
+}
+
+/** CRI IDMapping: `length` IDs from container_id inside map to host_id outside. */
+export interface IDMapping {
+  hostId: number;
+  containerId: number;
+  length: number;
+}
+
+/** CRI UserNamespace (NamespaceOption.userns_options). */
+export interface UserNamespace {
+  mode: NamespaceMode;
+  uids: IDMapping[];
+  gids: IDMapping[];
 }
 
 export interface LinuxContainerResources {

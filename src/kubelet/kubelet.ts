@@ -58,6 +58,7 @@ import { podEventRef } from '../events/refs.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
 import { newAppArmorValidator, type AppArmorValidator } from './apparmor.js';
 import { nodeSysctlAllowlist, type SysctlAllowlist } from './sysctls.js';
+import type { UsernsManager } from './userns/index.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
 import { syncLoopIteration } from './sync-loop.js';
 import type { AllocationManager } from './allocation.js';
@@ -95,6 +96,11 @@ export interface KubeletDeps {
   podManager?: PodManager;
   /** upstream allowedUnsafeSysctls: admitted besides the safe ones (validated with the config). */
   allowedUnsafeSysctls?: readonly string[];
+  /**
+   * The user namespace manager (userns/): housekeeping releases the blocks of pods gone (upstream
+   * CleanupOrphanedPodUsernsAllocations, and Release when a pod directory is removed). Absent: none.
+   */
+  userns?: Pick<UsernsManager, 'release' | 'cleanupOrphaned'>;
   /** Extra admission checks run before the resource fit (upstream PodAdmitHandlers); more via addPodAdmitHandler. */
   admitHandlers?: readonly AdmitHandler[];
   /** The AppArmor admission check, after the resource fit as upstream; default: this host's. */
@@ -476,6 +482,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
       }
     }
     await this.cleanupOrphanedPodDirs(desiredUids, workers);
+    await this.deps.userns?.cleanupOrphaned(new Set([...desiredUids, ...workers.keys(), ...running.map((p) => p.uid)]));
   }
 
   private isRejected(pod: Pod): boolean {
@@ -499,6 +506,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
       // volume manager; an rm -rf here would empty a live mount and then fail on it.
       if (existsSync(join(podsDir, uid, 'volumes'))) continue;
       await rm(join(podsDir, uid), { recursive: true, force: true }).catch(() => undefined);
+      await this.deps.userns?.release(uid);
     }
   }
 

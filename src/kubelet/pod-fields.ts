@@ -77,14 +77,6 @@ const notIn =
   (v: unknown): boolean =>
     isSet(v) && !fine.includes(v);
 
-/** A boolean refused when it is `bad` (the other value is what the node does anyway). */
-const whenBool = (bad: boolean): Partial<FieldRule> => ({
-  when: String(bad),
-  needsAction: (v) => v === bad,
-  example: bad,
-  allowed: !bad,
-});
-
 /** A string refused unless it is `fine` (the default, what the node does anyway). */
 const unless = (fine: string, example: string, when = `not ${fine}`): Partial<FieldRule> => ({
   when,
@@ -557,7 +549,7 @@ function podRules(): FieldRule[] {
     h('spec.serviceAccountName', 'service account tokens and the downward API'),
     ...many('spec', ['hostNetwork', 'hostPID', 'hostIPC', 'shareProcessNamespace'], sandbox),
     ...many('spec', ['hostname', 'subdomain', 'setHostnameAsFQDN'], sandbox),
-    refused('spec.hostUsers', 'user namespaces are not implemented', whenBool(false)),
+    h('spec.hostUsers', 'user namespaces (kubelet/userns), where the runtime handler supports them'),
     refused('spec.hostnameOverride', 'the pod hostname override (HostnameOverride) is not implemented', {
       example: 'name.example',
     }),

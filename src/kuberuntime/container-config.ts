@@ -8,7 +8,7 @@
  * ContainerConfigError → CreateContainerConfigError.
  */
 import type { Container, Pod } from '../api/types.js';
-import type { ContainerConfig, NamespaceOption } from '../cri/types.js';
+import type { ContainerConfig, NamespaceOption, UserNamespace } from '../cri/types.js';
 import { kubeletErrorClass, VolumeError } from '../errors.js';
 import { EnvError, resourceFieldRefValue, type NodeAllocatable } from '../fieldpath/index.js';
 import type { PodVolumes, RuntimeVolumes } from '../volume/index.js';
@@ -50,6 +50,8 @@ export interface ContainerConfigInput {
   hosts?: HostsFileInput;
   /** An ephemeral container's target: the container whose process namespace it joins. */
   targetId?: string;
+  /** The sandbox's user namespace options (kubelet/userns); absent: not sent. */
+  userns?: UserNamespace | undefined;
   /** upstream getPodDir: the termination message file goes below it; absent: none (unit tests). */
   podDir?: string;
   /** seccompDefault and the Localhost seccomp root; absent: upstream's defaults (off, /var/lib/kubelet/seccomp). */
@@ -65,8 +67,8 @@ const DEFAULT_PROFILE_SETTINGS: SecurityProfileSettings = {
  * upstream generateLinuxContainerConfig: a debug container with a target joins the target's
  * process namespace, unless the pod shares one process namespace (or the host's) anyway.
  */
-function containerNamespaces(pod: Pod, targetId: string | undefined): NamespaceOption {
-  const ns = namespacesForPod(pod);
+function containerNamespaces(pod: Pod, targetId: string | undefined, userns?: UserNamespace): NamespaceOption {
+  const ns = namespacesForPod(pod, userns);
   if (targetId === undefined || ns.pid !== 'CONTAINER') return ns;
   return { ...ns, pid: 'TARGET', targetId };
 }
@@ -128,7 +130,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
     const linux = {
       resources: linuxContainerResources(pod, container, input.memoryCapacity),
       securityContext: {
-        namespaceOptions: containerNamespaces(pod, input.targetId),
+        namespaceOptions: containerNamespaces(pod, input.targetId, input.userns),
         ...identity(pod, container, input.imageUser),
         ...hardening(container),
         ...containerSecurityProfiles(pod, container, input.securityProfiles ?? DEFAULT_PROFILE_SETTINGS),

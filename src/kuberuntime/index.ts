@@ -23,6 +23,7 @@ import type { PodObjectSource, Runtime } from './types.js';
 import { createCriStartScheduler, CRI_START_CONCURRENCY } from './cri-scheduler.js';
 import type { RuntimeClassLookup } from './runtime-class.js';
 import type { ServiceLister } from './service-env.js';
+import type { UserNamespaceMappings } from './sync-pod.js';
 
 export type { PodObjectSource, Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
@@ -35,6 +36,7 @@ export { runningPodFromStatus } from './kill.js';
 export { DEFAULT_BACKOFF_INITIAL_MS, DEFAULT_BACKOFF_MAX_MS } from '../util/backoff.js';
 export { DEFAULT_GC_POLICY } from './gc.js';
 export { createCriStartScheduler, type CriStartScheduler, type StartClass } from './cri-scheduler.js';
+export { runtimeHandlerFor, nameIsHandler } from './runtime-class.js';
 export { DEFAULT_HOOK_TIMEOUT_MS } from './lifecycle-hooks.js';
 export { fromServices, serviceEnvVarMap, serviceProblem, type Service, type ServiceLister } from './service-env.js';
 
@@ -110,6 +112,8 @@ export interface RuntimeManagerDeps {
   pullSecretsFor?: (pod: Pod) => Promise<readonly PullSecret[]>;
   /** Why an ephemeral container cannot run here (a refused field); absent: none refused. */
   ephemeralRefusal?: (pod: Pod, index: number) => string | undefined;
+  /** The pods' user namespaces (kubelet/userns UsernsManager); absent: no userns_options sent. */
+  userNamespaces?: UserNamespaceMappings;
   /** Bound of a postStart hook, and of an httpGet hook request (default 2 min; preStop is bounded by the grace period). */
   hookTimeoutMs?: number;
   /** upstream seccompDefault: RuntimeDefault seccomp for containers that set no profile (default false). */
@@ -168,6 +172,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     pullSecretsFor: deps.pullSecretsFor,
     runtimeClasses: deps.runtimeClasses,
     ephemeralRefusal: deps.ephemeralRefusal,
+    userNamespaces: deps.userNamespaces,
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
     seccompDefault: deps.seccompDefault,

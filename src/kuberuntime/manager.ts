@@ -120,6 +120,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       pullSecretsFor: opts.pullSecretsFor,
       runtimeClasses: opts.runtimeClasses,
       ephemeralRefusal: opts.ephemeralRefusal,
+      userNamespaces: opts.userNamespaces,
       volumes: opts.volumes,
       criStarts: opts.criStarts,
       rootDir: opts.rootDir,

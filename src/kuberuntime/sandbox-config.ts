@@ -14,6 +14,7 @@ import type {
   PodSandboxConfig,
   PortMapping,
   Protocol,
+  UserNamespace,
 } from '../cri/types.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 import { podSysctls } from '../util/sysctl.js';
@@ -27,12 +28,17 @@ const NOT_A_LABEL =
   'and must start and end with an alphanumeric character (at most 63 characters)';
 const q = (v: string): string => JSON.stringify(v);
 
-export function namespacesForPod(pod: Pod): NamespaceOption {
+/**
+ * upstream NamespacesForPod. `userns`: the pod's user namespace (kubelet/userns
+ * GetOrCreateUserNamespaceMappings), the same for the sandbox and each container; absent: not sent.
+ */
+export function namespacesForPod(pod: Pod, userns?: UserNamespace): NamespaceOption {
   const pid: NamespaceMode = pod.spec?.hostPID ? 'NODE' : pod.spec?.shareProcessNamespace ? 'POD' : 'CONTAINER';
   return {
     network: pod.spec?.hostNetwork ? 'NODE' : 'POD',
     pid,
     ipc: pod.spec?.hostIPC ? 'NODE' : 'POD',
+    ...(userns ? { usernsOptions: userns } : {}),
   };
 }
 
@@ -109,6 +115,8 @@ export interface SandboxConfigInput {
   dns: DNSConfig;
   /** The pod cgroup (cgroupfs form, e.g. /kubepods/burstable/pod<uid>); '' lets the runtime choose. */
   cgroupParent?: string;
+  /** The pod's user namespace options (kubelet/userns); absent: not sent. */
+  userns?: UserNamespace | undefined;
 }
 
 export function generatePodSandboxConfig({
@@ -118,6 +126,7 @@ export function generatePodSandboxConfig({
   clusterDomain,
   dns,
   cgroupParent,
+  userns,
 }: SandboxConfigInput): PodSandboxConfig {
   const hostNetwork = pod.spec?.hostNetwork === true;
   return {
@@ -133,7 +142,7 @@ export function generatePodSandboxConfig({
       // The pod cgroup under the QoS hierarchy (src/cm); empty lets the runtime choose.
       cgroupParent: cgroupParent ?? '',
       securityContext: {
-        namespaceOptions: namespacesForPod(pod),
+        namespaceOptions: namespacesForPod(pod, userns),
         privileged: hasPrivilegedContainer(pod),
         seccomp: SANDBOX_SECCOMP,
       },

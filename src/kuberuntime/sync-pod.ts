@@ -33,7 +33,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Container, Pod } from '../api/types.js';
 import type { PodContainerManager } from '../cm/types.js';
-import type { PodSandboxConfig, RuntimeService } from '../cri/types.js';
+import type { PodSandboxConfig, RuntimeService, UserNamespace } from '../cri/types.js';
 import type { EventFields, EventRecorder } from '../events/types.js';
 import { containerEventRef, podEventRef } from '../events/refs.js';
 import type { ImageManager, PullSecret } from '../images/types.js';
@@ -115,6 +115,20 @@ export interface SyncDeps {
   actuated?: ActuatedResources | undefined;
   /** upstream seccompDefault: RuntimeDefault for containers without a seccomp profile; default false. */
   seccompDefault?: boolean | undefined;
+  /**
+   * upstream GetOrCreateUserNamespaceMappings (kubelet/userns): the pod's CRI userns_options for
+   * the sandbox and its containers, given the pod's runtime handler; absent: none sent (tests).
+   */
+  userNamespaces?: UserNamespaceMappings | undefined;
+}
+
+export type UserNamespaceMappings = (pod: Pod, runtimeHandler: string) => Promise<UserNamespace>;
+
+/** The pod's user namespace options; only a hostUsers:false pod needs its handler resolved. */
+async function podUserNamespace(deps: SyncDeps, pod: Pod): Promise<UserNamespace | undefined> {
+  if (!deps.userNamespaces) return undefined;
+  const handler = pod.spec?.hostUsers === false ? runtimeHandlerFor(pod, deps.runtimeClasses) : '';
+  return deps.userNamespaces(pod, handler);
 }
 
 /**
@@ -451,6 +465,7 @@ async function prepareSandbox(
       clusterDomain: deps.dns.clusterDomain,
       dns: await podDNS(pod, deps.dns),
       cgroupParent: deps.podCgroups.getPodContainerName(pod),
+      userns: await podUserNamespace(deps, pod),
     });
   } catch (err) {
     // upstream: generatePodSandboxConfig fails (resolvConf unreadable, a hostname that is no DNS
@@ -473,10 +488,12 @@ async function prepareSandbox(
     const handler = runtimeHandlerFor(pod, deps.runtimeClasses);
     await mkdir(sandboxConfig.logDirectory, { recursive: true, mode: 0o755 });
     metrics.startedPods.inc();
+    if (pod.spec?.hostUsers === false) metrics.startedUserNamespacedPods.inc();
     sandboxId = await criStart(deps, pod, actions, () => deps.runtime.runPodSandbox(sandboxConfig, handler));
   } catch (err) {
     rethrowIfCancelled(deps, err);
     metrics.startedPodsErrors.inc();
+    if (pod.spec?.hostUsers === false) metrics.startedUserNamespacedPodsErrors.inc();
     const message = `Failed to create pod sandbox: ${runtimeMessage(err)}`;
     // upstream SyncPod: FailedCreatePodSandBox on the pod, and the sync fails (CreatePodSandboxError).
     podEvent(deps, pod, { type: 'Warning', reason: 'FailedCreatePodSandBox', message });
@@ -609,6 +626,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, spec: Container
       subPaths: deps.volumes,
       hosts: hostsFileInput(deps, pod, target.podIPs),
       ...(targetId !== undefined ? { targetId } : {}),
+      userns: target.sandboxConfig.linux.securityContext.namespaceOptions.usernsOptions,
       ...(deps.rootDir !== undefined ? { podDir: podDir(deps.rootDir, podUID(pod)) } : {}),
       securityProfiles: securityProfileSettings(deps),
     });

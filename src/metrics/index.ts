@@ -228,6 +228,17 @@ export const metrics = {
     help: 'Cumulative number of errors when starting pods',
     registers: [registry],
   }),
+  /** upstream's Linux-only pair: sandboxes of hostUsers: false pods, and their failures. */
+  startedUserNamespacedPods: new Counter({
+    name: 'kubelet_started_user_namespaced_pods_total',
+    help: 'Cumulative number of pods with user namespaces started. This metric will only be collected on Linux.',
+    registers: [registry],
+  }),
+  startedUserNamespacedPodsErrors: new Counter({
+    name: 'kubelet_started_user_namespaced_pods_errors_total',
+    help: 'Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.',
+    registers: [registry],
+  }),
   startedContainers: new Counter({
     name: 'kubelet_started_containers_total',
     help: 'Cumulative number of containers started',

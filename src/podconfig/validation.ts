@@ -244,6 +244,27 @@ function validateMetadata(c: Checker, pod: Obj): void {
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'] as const;
 const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'] as const;
 
+/**
+ * upstream validateHostUsers: a pod in its own user namespace may not share the host's network,
+ * PID or IPC namespace (UserNamespacesHostNetworkSupport, alpha and off, is refused). Upstream's
+ * paths and words, its capitals included. Nor may any container use raw block devices (1.35:
+ * AllowUserNamespacesWithVolumeDevices is false).
+ */
+function validateHostUsers(c: Checker, spec: Obj): void {
+  if (spec.hostUsers !== false) return;
+  const why = 'Forbidden: when `pod.Spec.HostUsers` is false';
+  if (spec.hostNetwork === true) c.add('spec.hostNetwork', why);
+  if (spec.hostPID === true) c.add('spec.HostPID', why);
+  if (spec.hostIPC === true) c.add('spec.HostIPC', why);
+  for (const list of ['containers', 'initContainers', 'ephemeralContainers']) {
+    const ctrs = Array.isArray(spec[list]) ? (spec[list] as unknown[]) : [];
+    ctrs.forEach((ctr, i) => {
+      const devices = isObj(ctr) ? ctr.volumeDevices : undefined;
+      if (Array.isArray(devices) && devices.length > 0) c.add(`spec.${list}[${i}].volumeDevices`, why);
+    });
+  }
+}
+
 function validateSpec(c: Checker, spec: Obj): void {
   c.oneOf(spec, 'restartPolicy', 'spec.restartPolicy', RESTART_POLICIES);
   c.oneOf(spec, 'dnsPolicy', 'spec.dnsPolicy', DNS_POLICIES);
@@ -254,8 +275,9 @@ function validateSpec(c: Checker, spec: Obj): void {
   // upstream ValidatePodCreate: ephemeral containers come only through their subresource.
   if (Array.isArray(spec.ephemeralContainers) && spec.ephemeralContainers.length > 0)
     c.add('spec.ephemeralContainers', 'Forbidden: cannot be set on create');
-  for (const k of ['hostNetwork', 'hostPID', 'hostIPC', 'enableServiceLinks', 'shareProcessNamespace'])
+  for (const k of ['hostNetwork', 'hostPID', 'hostIPC', 'hostUsers', 'enableServiceLinks', 'shareProcessNamespace'])
     c.bool(spec, k, `spec.${k}`);
+  validateHostUsers(c, spec);
   c.str(spec, 'nodeName', 'spec.nodeName');
   for (const k of ['hostname', 'subdomain']) c.label(spec, k, `spec.${k}`);
   validateHostAliases(c, spec);

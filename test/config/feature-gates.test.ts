@@ -87,7 +87,9 @@ test('ours: a value whose behaviour kubelet-ts lacks is refused, naming the gate
   const defaults = Object.fromEntries(Object.entries(FEATURE_GATES).map(([n, s]) => [n, s.default]));
   assert.deepEqual(refused(defaults), []);
   // A gap's false is what the agent does: accepted.
-  assert.deepEqual(refused({ ImageVolume: false, UserNamespacesSupport: false }), []);
+  assert.deepEqual(refused({ ImageVolume: false }), []);
+  // User namespaces are implemented (kubelet/userns): turning them off is refused.
+  assert.match(refused({ UserNamespacesSupport: false })[0]!, /UserNamespacesSupport=false .*always supported/);
   // A gate that changes nothing here takes either value.
   assert.deepEqual(refused({ KubeletSeparateDiskGC: false, ContextualLogging: false }), []);
 });
@@ -130,7 +132,6 @@ test('the gaps are the default-on gates whose behaviour is missing (docs/differe
     'ReloadKubeletServerCertificateFile',
     'SupplementalGroupsPolicy',
     'SystemdWatchdog',
-    'UserNamespacesSupport',
   ]);
 });
 

@@ -57,7 +57,11 @@ test('fields 1.32–1.35 added that we do not act on: accepted at upstream defau
     ['crashLoopBackOff: {maxContainerRestartPeriod: 0s}'],
     ['crashLoopBackOff: {maxContainerRestartPeriod: 30s}', /crashLoopBackOff: .*KubeletCrashLoopBackOffMax/],
     ['userNamespaces: {idsPerPod: 65536}'],
-    ['userNamespaces: {idsPerPod: 131072}', /userNamespaces: .*user namespaces are not implemented/],
+    // upstream validation_linux.go: at least 65536, a multiple of it, at most 4294967295.
+    ['userNamespaces: {idsPerPod: 131072}'],
+    ['userNamespaces: {idsPerPod: 1}', /userNamespaces.idsPerPod must not be less than 65536/],
+    ['userNamespaces: {idsPerPod: 100000}', /userNamespaces.idsPerPod must be a multiple of 65536/],
+    ['userNamespaces: {idsPerPod: 4295032832}', /userNamespaces.idsPerPod must not be more than 4294967295/],
     ['containerLogMaxWorkers: 1'],
     ['containerLogMaxWorkers: 4', /containerLogMaxWorkers/],
   ];

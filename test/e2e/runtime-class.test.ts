@@ -6,6 +6,8 @@
  * the runtime does not know gets no sandbox, and the failure is reported (event
  * FailedCreatePodSandBox, the pod stays Pending with its container waiting).
  *
+ * A hostUsers: false pod is refused where the handler lacks user namespaces (or runs mapped).
+ *
  * Then API server mode (test apiserver): a node.k8s.io/v1 RuntimeClass maps a class name to the
  * alt handler and brings overhead.podFixed, which lands in the pod cgroup's memory limit; a class
  * with no RuntimeClass object runs nothing and posts FailedCreatePodSandBox with upstream's
@@ -153,6 +155,51 @@ test('a pod whose runtime class is unknown runs nothing and reports FailedCreate
   assert.equal(p?.status?.phase, 'Pending');
   assert.equal(p?.status?.containerStatuses?.[0]?.state?.waiting?.reason, 'ContainerCreating');
   assert.deepEqual(await ourSandboxes('nope-e2e-node'), [], 'no sandbox in the runtime');
+});
+
+/**
+ * hostUsers: false (kubelet/userns). Where the handler reports user namespace support (CRI
+ * Status), the pod runs in its own user namespace: /proc/self/uid_map maps container root to a
+ * block of 65536 host IDs, never to host root. Where it does not (runc 1.1 on every release of
+ * this matrix: 1.6 and 1.7 report no handlers, 2.x reports user_namespaces false), the pod is
+ * refused at admission, naming the handler, and nothing of it runs.
+ */
+test('a hostUsers: false pod runs mapped where the handler supports user namespaces, else is refused', async () => {
+  kubelet ??= startKubelet({ dir, manifests, endpoint });
+  const { handlers } = await runtime.status();
+  for (const [name, cls] of [
+    ['userns', undefined],
+    ['userns-alt', 'alt'],
+  ] as const) {
+    const pod = podObject(name, cls, { command: ['sh', '-c', 'cat /proc/self/uid_map > /dev/termination-log'] });
+    pod.spec!.hostUsers = false;
+    pod.spec!.restartPolicy = 'Never';
+    writeFileSync(join(manifests, `${name}.json`), JSON.stringify(pod));
+    const supported = handlers.find((h) => h.name === (cls ?? ''))?.supportsUserNamespaces === true;
+    const done = await waitFor(
+      `${name} refused or finished`,
+      60_000,
+      async () => {
+        const p = await podNamed(name);
+        return p?.status?.phase === 'Failed' || p?.status?.phase === 'Succeeded' ? p : undefined;
+      },
+      200,
+    );
+    if (supported) {
+      const map = done.status?.containerStatuses?.[0]?.state?.terminated?.message ?? '';
+      const [inside, host, length] = map.trim().split(/\s+/).map(Number);
+      assert.equal(inside, 0, map);
+      assert.ok(host! >= 65536 && length === 65536, `root maps to a block of 65536 host IDs: ${map}`);
+      continue;
+    }
+    assert.equal(done.status?.reason, 'PodFeatureUnsupported', JSON.stringify(done.status));
+    const who = cls ? `RuntimeClass handler "${cls}" does not` : 'runtime does not';
+    assert.match(
+      done.status?.message ?? '',
+      new RegExp(`^Pod was rejected: can't set \`spec.hostUsers: false\`, ${who} support user namespaces`),
+    );
+    assert.deepEqual(await ourSandboxes(`${name}-e2e-node`), [], 'nothing of the refused pod runs');
+  }
 });
 
 let api: TestApiserver | undefined;

@@ -218,7 +218,7 @@ test('a Memory emptyDir may have a sizeLimit; a disk one may not', () => {
 });
 
 test('the OS checks come first, then the fields, then the resource fit (upstream order)', () => {
-  const { pod } = withField('spec.hostUsers', false);
+  const { pod } = withField('spec.hostnameOverride', 'name.example');
   pod.spec!.os = { name: 'windows' };
   assert.equal(canAdmitPod(pod, [], node).reason, 'PodOSNotSupported');
   delete pod.spec!.os;

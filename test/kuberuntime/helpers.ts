@@ -8,6 +8,12 @@ import type {
   SandboxRuntimeStatus,
 } from '../../src/kuberuntime/types.js';
 import type { Clock } from '../../src/util/clock.js';
+import type { Recorder } from '../../src/events/index.js';
+import { createImageManager } from '../../src/images/index.js';
+import { createRuntimeManager, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
+import { createVolumeManager } from '../../src/volume/index.js';
+import { join } from 'node:path';
+import type { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
 
 export const UID = 'uid-1234';
 
@@ -107,4 +113,29 @@ export class FakeClock implements Clock {
   setTimeout(_fn: () => void, _ms: number): { cancel(): void } {
     return { cancel() {} };
   }
+}
+
+/** A runtime manager over the in-memory CRI fake, logs and root dir under `dir`, no cgroups. */
+export function fakeRuntimeManager(
+  fake: FakeRuntimeService,
+  dir: string,
+  recorder: Recorder,
+  extra: Partial<RuntimeManagerDeps> = {},
+) {
+  return createRuntimeManager({
+    runtime: fake,
+    imageManager: createImageManager({ images: fake, recorder }),
+    clock: new FakeClock(1_700_000_000_000),
+    podLogsDir: join(dir, 'logs'),
+    rootDir: join(dir, 'root'),
+    volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
+    nodeName: 'node-1',
+    hostIP: '192.168.1.10',
+    resolvConf: '',
+    memoryCapacity: 8 * 2 ** 30,
+    // Never the host's cgroups from a unit test.
+    cgroupsPerQOS: false,
+    recorder,
+    ...extra,
+  });
 }

@@ -7,17 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
 import { KubeletError } from '../../src/errors.js';
 import { createRecorder, type Recorder } from '../../src/events/index.js';
-import { createImageManager } from '../../src/images/index.js';
-import { createRuntimeManager } from '../../src/kuberuntime/index.js';
-import { createVolumeManager } from '../../src/volume/index.js';
 import { runtimeHandlerFor, type RuntimeClassLookup } from '../../src/kuberuntime/runtime-class.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
-import { FakeClock, makePod } from './helpers.js';
+import { fakeRuntimeManager, makePod } from './helpers.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
@@ -39,21 +35,7 @@ function podWithClass(runtimeClassName?: string): Pod {
 }
 
 async function sync(pod: Pod, runtimeClasses?: RuntimeClassLookup) {
-  const rt = createRuntimeManager({
-    runtime: fake,
-    imageManager: createImageManager({ images: fake, recorder }),
-    clock: new FakeClock(1_700_000_000_000),
-    podLogsDir: join(dir, 'logs'),
-    rootDir: join(dir, 'root'),
-    volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
-    nodeName: 'node-1',
-    hostIP: '192.168.1.10',
-    resolvConf: '',
-    memoryCapacity: 8 * 2 ** 30,
-    cgroupsPerQOS: false,
-    recorder,
-    runtimeClasses,
-  });
+  const rt = fakeRuntimeManager(fake, dir, recorder, { runtimeClasses });
   const status = await rt.getPodStatus(pod.metadata!.uid!, pod.metadata!.name!, pod.metadata!.namespace!);
   return rt.syncPod(pod, status);
 }

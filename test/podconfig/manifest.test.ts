@@ -323,6 +323,40 @@ describe('decodeSinglePod', () => {
         message: /Forbidden: cannot be set on create/,
       },
       {
+        // upstream validateHostUsers: no host namespace beside a user namespace.
+        name: 'hostUsers false with hostNetwork',
+        text: edit('  volumes:\n', '  hostUsers: false\n  hostNetwork: true\n  volumes:\n'),
+        field: 'spec.hostNetwork',
+        message: /Forbidden: when `pod.Spec.HostUsers` is false/,
+      },
+      {
+        name: 'hostUsers false with hostPID',
+        text: edit('  volumes:\n', '  hostUsers: false\n  hostPID: true\n  volumes:\n'),
+        field: 'spec.HostPID',
+        message: /Forbidden: when `pod.Spec.HostUsers` is false/,
+      },
+      {
+        name: 'hostUsers false with hostIPC',
+        text: edit('  volumes:\n', '  hostUsers: false\n  hostIPC: true\n  volumes:\n'),
+        field: 'spec.HostIPC',
+        message: /Forbidden: when `pod.Spec.HostUsers` is false/,
+      },
+      {
+        name: 'hostUsers false with a raw block device',
+        text: edit(
+          '  volumes:\n',
+          '    volumeDevices: [{name: data, devicePath: /dev/xvda}]\n  hostUsers: false\n  volumes:\n',
+        ),
+        field: 'spec.containers[0].volumeDevices',
+        message: /Forbidden: when `pod.Spec.HostUsers` is false/,
+      },
+      {
+        name: 'hostUsers not a bool',
+        text: edit('  volumes:\n', '  hostUsers: "no"\n  volumes:\n'),
+        field: 'spec.hostUsers',
+        message: /must be true or false/,
+      },
+      {
         name: 'bad timestamp',
         text: edit('  name: web\n', '  name: web\n  deletionTimestamp: yesterday\n'),
         field: 'metadata.deletionTimestamp',
