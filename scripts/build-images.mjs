@@ -5,6 +5,11 @@
 //                                        /tmp; Cmd ["sh"]
 //   localhost/kubelet-ts/pause:latest    the sandbox image: the same layer, an entrypoint that sleeps
 //                                        until SIGTERM/SIGINT and then exits 0 at once
+//   localhost/kubelet-ts/setuid:latest   busybox plus a setuid-root copy, /bin/busybox-suid (04755),
+//                                        whose /etc/busybox.conf (0600) keeps euid 0 for `id`: run by a
+//                                        non-root user it prints euid=0 unless no_new_privs stopped
+//                                        the setuid bit (test/e2e/attack-security-context.test.ts).
+//                                        Not imported by scripts/containerd.sh: the test imports it.
 //
 // Each image is written as an OCI image-layout tarball (oci-layout, index.json, blobs/sha256/...)
 // that `ctr images import` and `skopeo copy oci-archive:FILE:latest ...` both read. The index
@@ -33,7 +38,18 @@ const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 export const IMAGES = {
   busybox: 'localhost/kubelet-ts/busybox:latest',
   pause: 'localhost/kubelet-ts/pause:latest',
+  setuid: 'localhost/kubelet-ts/setuid:latest',
 };
+
+/**
+ * The setuid image's additions. busybox drops a setuid euid for most applets; its config file,
+ * readable only with euid 0, lists `id` as one that keeps it, so `busybox-suid id` shows
+ * whether the kernel granted the setuid bit.
+ */
+const SETUID_ENTRIES = (busybox) => [
+  { name: 'bin/busybox-suid', type: 'file', mode: 0o4755, data: busybox },
+  { name: 'etc/busybox.conf', type: 'file', mode: 0o600, data: Buffer.from('[SUID]\nid = ssx root.root\n') },
+];
 
 /**
  * The pause entrypoint. `sleep & wait` keeps the shell able to run its trap as soon as a signal
@@ -111,7 +127,7 @@ function hostArch() {
   return a;
 }
 
-function rootfsLayer(busyboxPath) {
+function rootfsLayer(busyboxPath, extra = () => []) {
   const busybox = readFileSync(busyboxPath);
   const applets = execFileSync(busyboxPath, ['--list'], { encoding: 'utf8' })
     .split('\n')
@@ -139,6 +155,7 @@ function rootfsLayer(busyboxPath) {
     { name: 'usr/sbin', type: 'symlink', target: '../bin' },
     { name: 'var', type: 'dir' },
     { name: 'var/tmp', type: 'dir', mode: 0o1777 },
+    ...extra(busybox),
   ];
   for (const a of applets) entries.push({ name: `bin/${a}`, type: 'symlink', target: 'busybox' });
   return tar(entries);
@@ -200,7 +217,7 @@ function imageTarball({ name, layer, config: runConfig, arch }) {
   return { archive, manifestDigest: `sha256:${manifestDigest}`, configDigest: `sha256:${configDigest}` };
 }
 
-/** Build both images into outDir; returns { key: { name, file, digest, imageId } }. */
+/** Build the images into outDir; returns { key: { name, file, digest, imageId } }. */
 export function buildImages({ outDir = join(REPO, '.state', 'images'), busybox = '/bin/busybox' } = {}) {
   if (!existsSync(busybox)) {
     throw new Error(`${busybox} not found: install busybox-static (scripts/install-deps.sh)`);
@@ -209,12 +226,13 @@ export function buildImages({ outDir = join(REPO, '.state', 'images'), busybox =
   const arch = hostArch();
   const layer = rootfsLayer(busybox);
   const specs = {
-    busybox: { name: IMAGES.busybox, config: { Cmd: ['sh'] } },
-    pause: { name: IMAGES.pause, config: { Entrypoint: ['/bin/sh', '-c', PAUSE_SCRIPT] } },
+    busybox: { name: IMAGES.busybox, config: { Cmd: ['sh'] }, layer },
+    pause: { name: IMAGES.pause, config: { Entrypoint: ['/bin/sh', '-c', PAUSE_SCRIPT] }, layer },
+    setuid: { name: IMAGES.setuid, config: { Cmd: ['sh'] }, layer: rootfsLayer(busybox, SETUID_ENTRIES) },
   };
   const out = {};
   for (const [key, spec] of Object.entries(specs)) {
-    const { archive, manifestDigest, configDigest } = imageTarball({ ...spec, layer, arch });
+    const { archive, manifestDigest, configDigest } = imageTarball({ ...spec, arch });
     const file = join(outDir, `${key}.tar`);
     let same = false;
     try {
