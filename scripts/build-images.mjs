@@ -226,13 +226,14 @@ export function buildImages({ outDir = join(REPO, '.state', 'images'), busybox =
   const arch = hostArch();
   const layer = rootfsLayer(busybox);
   const specs = {
-    busybox: { name: IMAGES.busybox, config: { Cmd: ['sh'] }, layer },
-    pause: { name: IMAGES.pause, config: { Entrypoint: ['/bin/sh', '-c', PAUSE_SCRIPT] }, layer },
+    busybox: { name: IMAGES.busybox, config: { Cmd: ['sh'] } },
+    pause: { name: IMAGES.pause, config: { Entrypoint: ['/bin/sh', '-c', PAUSE_SCRIPT] } },
     setuid: { name: IMAGES.setuid, config: { Cmd: ['sh'] }, layer: rootfsLayer(busybox, SETUID_ENTRIES) },
   };
   const out = {};
   for (const [key, spec] of Object.entries(specs)) {
-    const { archive, manifestDigest, configDigest } = imageTarball({ ...spec, arch });
+    // The shared busybox layer unless the spec brings its own.
+    const { archive, manifestDigest, configDigest } = imageTarball({ layer, ...spec, arch });
     const file = join(outDir, `${key}.tar`);
     let same = false;
     try {
