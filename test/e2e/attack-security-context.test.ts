@@ -6,8 +6,9 @@
  * every capability set is empty; `add: [NET_ADMIN]` gives that bit alone; no_new_privs keeps a
  * setuid-root binary from giving euid 0; a read-only root stays read-only beside a writable
  * emptyDir; RuntimeDefault seccomp refuses a user namespace; a root image with runAsNonRoot never
- * runs; an unsafe sysctl is SysctlForbidden; a container that is not privileged sees no host
- * device and cannot remount /proc/sys. One agent, every pod started at once.
+ * runs; hostUsers: false never runs in the host's user namespace; an unsafe sysctl is
+ * SysctlForbidden; a container that is not privileged sees no host device, cannot write or remount
+ * /proc/sys and reads the masked /proc files as empty. One agent, every pod started at once.
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -69,6 +70,8 @@ manifest('privileged', { containers: [c('host', { privileged: true })] });
 // The busybox image runs as root (no User): runAsNonRoot must keep it from starting.
 manifest('nonroot', { securityContext: { runAsNonRoot: true }, containers: [c('app')] });
 manifest('uid0', { containers: [c('app', { runAsNonRoot: true, runAsUser: 0 })] });
+// A user namespace of its own: where the runtime cannot give one, refused, never the host's.
+manifest('userns', { hostUsers: false, containers: [c('app')] });
 manifest('sysctl', {
   securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '65536' }] },
   containers: [c('app')],
@@ -211,6 +214,23 @@ test('runAsNonRoot: a root image with no runAsUser, or runAsUser 0, never runs',
     });
     assert.deepEqual(created, [], `${name}: no container was created`);
   }
+});
+
+test('hostUsers false: refused, or run in a user namespace of its own, never in the host one', async () => {
+  const seen = await waitFor(
+    'userns: refused or running',
+    60_000,
+    async (): Promise<{ refused: string } | { id: string } | undefined> => {
+      const p = await pod('userns');
+      if (p?.status?.phase === 'Failed') return { refused: `${p.status.reason}: ${p.status.message}` };
+      const s = p?.status?.containerStatuses?.[0];
+      return s?.state?.running && s.containerID ? { id: s.containerID.replace(/^[a-z]+:\/\//, '') } : undefined;
+    },
+    250,
+  );
+  if ('refused' in seen) return assert.match(seen.refused, /^\w+: .*(hostUsers|[Uu]ser namespace)/);
+  const map = (await runtime.execSync(seen.id, ['cat', '/proc/self/uid_map'], 10)).stdout.toString();
+  assert.doesNotMatch(map, /^\s*0\s+0\s+4294967295\s*$/, `not the host's identity map: ${map}`);
 });
 
 test('an unsafe sysctl is refused with SysctlForbidden; the safe one reached the sandbox', async () => {
