@@ -8,6 +8,11 @@
 //   localhost/kubelet-ts/busybox-uid1000, -uid1000-gid1000, -nobody
 //                                        busybox whose config User is "1000", "1000:1000" and
 //                                        "nobody" (runAsNonRoot against the image's user)
+//   localhost/kubelet-ts/setuid:latest   busybox plus a setuid-root copy, /bin/busybox-suid (04755),
+//                                        whose /etc/busybox.conf (0600) keeps euid 0 for `id`: run by a
+//                                        non-root user it prints euid=0 unless no_new_privs stopped
+//                                        the setuid bit (test/e2e/attack-security-context.test.ts).
+//                                        Not imported by scripts/containerd.sh: the test imports it.
 //
 // Each image is written as an OCI image-layout tarball (oci-layout, index.json, blobs/sha256/...)
 // that `ctr images import` and `skopeo copy oci-archive:FILE:latest ...` both read. The index
@@ -39,7 +44,18 @@ export const IMAGES = {
   'busybox-uid1000': 'localhost/kubelet-ts/busybox-uid1000:latest',
   'busybox-uid1000-gid1000': 'localhost/kubelet-ts/busybox-uid1000-gid1000:latest',
   'busybox-nobody': 'localhost/kubelet-ts/busybox-nobody:latest',
+  setuid: 'localhost/kubelet-ts/setuid:latest',
 };
+
+/**
+ * The setuid image's additions. busybox drops a setuid euid for most applets; its config file,
+ * readable only with euid 0, lists `id` as one that keeps it, so `busybox-suid id` shows
+ * whether the kernel granted the setuid bit.
+ */
+const SETUID_ENTRIES = (busybox) => [
+  { name: 'bin/busybox-suid', type: 'file', mode: 0o4755, data: busybox },
+  { name: 'etc/busybox.conf', type: 'file', mode: 0o600, data: Buffer.from('[SUID]\nid = ssx root.root\n') },
+];
 
 /**
  * The pause entrypoint. `sleep & wait` keeps the shell able to run its trap as soon as a signal
@@ -117,7 +133,7 @@ function hostArch() {
   return a;
 }
 
-function rootfsLayer(busyboxPath) {
+function rootfsLayer(busyboxPath, extra = () => []) {
   const busybox = readFileSync(busyboxPath);
   const applets = execFileSync(busyboxPath, ['--list'], { encoding: 'utf8' })
     .split('\n')
@@ -145,6 +161,7 @@ function rootfsLayer(busyboxPath) {
     { name: 'usr/sbin', type: 'symlink', target: '../bin' },
     { name: 'var', type: 'dir' },
     { name: 'var/tmp', type: 'dir', mode: 0o1777 },
+    ...extra(busybox),
   ];
   for (const a of applets) entries.push({ name: `bin/${a}`, type: 'symlink', target: 'busybox' });
   return tar(entries);
@@ -220,10 +237,12 @@ export function buildImages({ outDir = join(REPO, '.state', 'images'), busybox =
     'busybox-uid1000': { name: IMAGES['busybox-uid1000'], config: { Cmd: ['sh'], User: '1000' } },
     'busybox-uid1000-gid1000': { name: IMAGES['busybox-uid1000-gid1000'], config: { Cmd: ['sh'], User: '1000:1000' } },
     'busybox-nobody': { name: IMAGES['busybox-nobody'], config: { Cmd: ['sh'], User: 'nobody' } },
+    setuid: { name: IMAGES.setuid, config: { Cmd: ['sh'] }, layer: rootfsLayer(busybox, SETUID_ENTRIES) },
   };
   const out = {};
   for (const [key, spec] of Object.entries(specs)) {
-    const { archive, manifestDigest, configDigest } = imageTarball({ ...spec, layer, arch });
+    // The shared busybox layer unless the spec brings its own.
+    const { archive, manifestDigest, configDigest } = imageTarball({ layer, ...spec, arch });
     const file = join(outDir, `${key}.tar`);
     let same = false;
     try {

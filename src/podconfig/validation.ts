@@ -346,11 +346,25 @@ function validateSecurityContext(c: Checker, o: Obj, path: string, pod: boolean)
   for (const p of securityProfileProblems(sc, path)) c.add(p.field, p.message);
   for (const k of pod ? ['runAsUser', 'runAsGroup', 'fsGroup'] : ['runAsUser', 'runAsGroup'])
     c.id(sc[k], `${path}.${k}`);
-  if (!pod) return;
+  if (!pod) return validateEscalation(c, sc, path);
   const groups = sc.supplementalGroups;
   if (groups === undefined || groups === null) return;
   if (!Array.isArray(groups)) c.add(`${path}.supplementalGroups`, `must be a list, got ${q(groups)}`);
   else groups.forEach((g, i) => c.id(g, `${path}.supplementalGroups[${i}]`));
+}
+
+/**
+ * upstream ValidateSecurityContext: allowPrivilegeEscalation false (no_new_privs) cannot hold for
+ * a privileged container, nor with CAP_SYS_ADMIN added (upstream compares that exact spelling), so
+ * the pod is refused rather than run with escalation allowed. Upstream's words.
+ */
+function validateEscalation(c: Checker, sc: Obj, path: string): void {
+  if (sc.allowPrivilegeEscalation !== false) return;
+  if (sc.privileged === true)
+    c.add(path, 'Invalid value: cannot set `allowPrivilegeEscalation` to false and `privileged` to true');
+  const add = isObj(sc.capabilities) && Array.isArray(sc.capabilities.add) ? sc.capabilities.add : [];
+  if (add.includes('CAP_SYS_ADMIN'))
+    c.add(path, 'Invalid value: cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN');
 }
 
 /** What a container is checked against: its kind, the pod spec, its volumes and the names so far. */

@@ -407,6 +407,25 @@ describe('decodeSinglePod', () => {
         field: 'spec.containers[0].securityContext.runAsUser',
         message: /must be between 0 and 2147483647/,
       },
+      {
+        // upstream ValidateSecurityContext: no_new_privs would be silently dropped.
+        name: 'allowPrivilegeEscalation false on a privileged container',
+        text: edit(
+          '    image: nginx:1.25\n',
+          '    image: nginx:1.25\n    securityContext: {privileged: true, allowPrivilegeEscalation: false}\n',
+        ),
+        field: 'spec.containers[0].securityContext',
+        message: /cannot set `allowPrivilegeEscalation` to false and `privileged` to true/,
+      },
+      {
+        name: 'allowPrivilegeEscalation false with CAP_SYS_ADMIN added',
+        text: edit(
+          '    image: nginx:1.25\n',
+          '    image: nginx:1.25\n    securityContext: {allowPrivilegeEscalation: false, capabilities: {add: [CAP_SYS_ADMIN]}}\n',
+        ),
+        field: 'spec.containers[0].securityContext',
+        message: /cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN/,
+      },
     ];
     for (const tc of table) {
       it(tc.name, () => {

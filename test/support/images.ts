@@ -15,7 +15,11 @@ export const IMAGES_DIR = join(REPO_ROOT, '.state', 'images');
 export const IMAGE_TARBALLS = {
   busybox: join(IMAGES_DIR, 'busybox.tar'),
   pause: join(IMAGES_DIR, 'pause.tar'),
+  /** busybox with a setuid-root copy (scripts/build-images.mjs); not imported by containerd.sh. */
+  setuid: join(IMAGES_DIR, 'setuid.tar'),
 } as const;
+
+export const SETUID_IMAGE = 'localhost/kubelet-ts/setuid:latest';
 
 /** (Re)builds the tarballs (idempotent: unchanged files are not rewritten). */
 export async function buildImages(): Promise<typeof IMAGE_TARBALLS> {
