@@ -6,7 +6,7 @@
  */
 import type { Pod } from '../../api/types.js';
 import type { RuntimeHandler } from '../../cri/types.js';
-import { handlerRefusal } from './manager.js';
+import { handlerRefusal, UsernsError } from './manager.js';
 
 /** Our reason for a pod field the node cannot act on (kubelet/admission.ts). */
 export const USERNS_REFUSAL_REASON = 'PodFeatureUnsupported';
@@ -16,9 +16,9 @@ export const USERNS_REFUSAL_REASON = 'PodFeatureUnsupported';
  * throws when the runtime reported none, or not this one.
  */
 export function handlerSupport(handlers: readonly RuntimeHandler[], handler: string): boolean {
-  if (handlers.length === 0) throw new Error('runtime handlers are not set');
+  if (handlers.length === 0) throw new UsernsError('runtime handlers are not set');
   const h = handlers.find((x) => x.name === handler);
-  if (!h) throw new Error(`the handler "${handler}" is not known`);
+  if (!h) throw new UsernsError(`the handler "${handler}" is not known`);
   return h.supportsUserNamespaces;
 }
 

@@ -18,8 +18,11 @@ import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import type { IDMapping, UserNamespace } from '../../cri/types.js';
-import { ConfigError, KubeletError } from '../../errors.js';
+import { ConfigError, KubeletError, kubeletErrorClass } from '../../errors.js';
 import type { IdRange } from './kubelet-mappings.js';
+
+/** A user namespace allocation or mappings file that cannot be used; the pod's sandbox fails with it. */
+export class UsernsError extends kubeletErrorClass('KTS_ERR_SANDBOX') {}
 
 /** upstream userNsUnitLength: idsPerPod is a multiple of it. */
 export const USERNS_UNIT_LENGTH = 65536;
@@ -171,7 +174,7 @@ export class UsernsManager {
   /** upstream allocateOne: a free block for the pod; its first host ID and length. */
   allocateOne(uid: string): { first: number; length: number } {
     const i = this.used.allocateNext();
-    if (i === undefined) throw new Error('could not find an empty slot to allocate a user namespace');
+    if (i === undefined) throw new UsernsError('could not find an empty slot to allocate a user namespace');
     const first = (i + this.off) * this.idsPerPod;
     this.usedBy.set(uid, first);
     return { first, length: this.idsPerPod };
@@ -179,15 +182,15 @@ export class UsernsManager {
 
   /** upstream record: marks [from, from+length) as the pod's (idempotent for the same range). */
   record(uid: string, from: number, length: number): void {
-    if (length !== this.idsPerPod) throw new Error(`wrong user namespace length ${length}`);
-    if (from % this.idsPerPod !== 0) throw new Error(`wrong user namespace offset specified ${from}`);
+    if (length !== this.idsPerPod) throw new UsernsError(`wrong user namespace length ${length}`);
+    if (from % this.idsPerPod !== 0) throw new UsernsError(`wrong user namespace offset specified ${from}`);
     const prev = this.usedBy.get(uid);
     if (prev !== undefined && prev !== from)
-      throw new Error(`different user namespace range already used by pod "${uid}"`);
+      throw new UsernsError(`different user namespace range already used by pod "${uid}"`);
     const i = from / this.idsPerPod - this.off;
-    if (i < 0 || i >= this.used.size) throw new Error(`id ${from} is out of range`);
+    if (i < 0 || i >= this.used.size) throw new UsernsError(`id ${from} is out of range`);
     if (prev === from) return;
-    if (this.used.has(i)) throw new Error(`range picked for pod "${uid}" already taken`);
+    if (this.used.has(i)) throw new UsernsError(`range picked for pod "${uid}" already taken`);
     this.used.set(i, true);
     this.usedBy.set(uid, from);
   }
@@ -279,18 +282,19 @@ function parseMappings(content: string): MappingsFile {
   try {
     raw = JSON.parse(content) as typeof raw;
   } catch (err) {
-    throw new Error(`invalid user namespace mappings file: ${errText(err)}`, { cause: err });
+    throw new UsernsError(`invalid user namespace mappings file: ${errText(err)}`, { cause: err });
   }
   const uids = Array.isArray(raw?.uidMappings) ? raw.uidMappings : [];
   const gids = Array.isArray(raw?.gidMappings) ? raw.gidMappings : [];
-  if (uids.length !== 1) throw new Error('invalid user namespace configuration: no more than one mapping allowed.');
+  if (uids.length !== 1)
+    throw new UsernsError('invalid user namespace configuration: no more than one mapping allowed.');
   if (uids.length !== gids.length)
-    throw new Error('invalid user namespace configuration: GID and UID mappings should be identical.');
+    throw new UsernsError('invalid user namespace configuration: GID and UID mappings should be identical.');
   const [u, g] = [uids[0], gids[0]];
-  if (!isMapping(u) || !isMapping(g)) throw new Error('invalid user namespace mappings file: bad mapping');
+  if (!isMapping(u) || !isMapping(g)) throw new UsernsError('invalid user namespace mappings file: bad mapping');
   if (u.hostId !== g.hostId || u.containerId !== g.containerId || u.length !== g.length)
-    throw new Error('invalid user namespace configuration: GID and UID mapping should be identical');
-  if (u.containerId !== 0) throw new Error('invalid user namespace configuration: UID 0 must be mapped');
+    throw new UsernsError('invalid user namespace configuration: GID and UID mapping should be identical');
+  if (u.containerId !== 0) throw new UsernsError('invalid user namespace configuration: UID 0 must be mapped');
   return { uidMappings: [{ ...u }], gidMappings: [{ ...g }] };
 }
 
