@@ -18,7 +18,7 @@ import { createVolumeManager, type VolumeManager } from '../../src/volume/index.
 import { createRecorder, type Recorder } from '../../src/events/index.js';
 import type { Runtime } from '../../src/kuberuntime/types.js';
 import { FakeRuntimeService } from '../fakes/fake-runtime-service.js';
-import { FakeClock, container, makePod } from './helpers.js';
+import { FakeClock, container, fakeRuntimeManager, makePod } from './helpers.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 let dir: string;
@@ -30,22 +30,8 @@ let recorder: Recorder;
 
 function manager(extra: Partial<RuntimeManagerDeps> = {}): Runtime {
   volumes = createVolumeManager({ rootDir: join(dir, 'root'), nodeName: 'node-1', hostIP: '192.168.1.10' });
-  return createRuntimeManager({
-    ...extra,
-    runtime: fake,
-    imageManager: createImageManager({ images: fake, clock, recorder }),
-    clock,
-    podLogsDir: join(dir, 'logs'),
-    rootDir: join(dir, 'root'),
-    nodeName: 'node-1',
-    hostIP: '192.168.1.10',
-    resolvConf: '',
-    memoryCapacity: 8 * 2 ** 30,
-    // Never the host's cgroups from a unit test.
-    cgroupsPerQOS: false,
-    recorder,
-    volumes,
-  });
+  const imageManager = createImageManager({ images: fake, clock, recorder });
+  return fakeRuntimeManager(fake, dir, recorder, { ...extra, imageManager, clock, volumes });
 }
 
 /** As the kubelet: the pod's volumes first, then the runtime's sync. */
