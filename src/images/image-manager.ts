@@ -21,7 +21,7 @@ import { lookupTracked, repoToPull, type DockerKeyring, type PullSecret, type Tr
 import { PullLimiter } from './pull-limiter.js';
 import type { ImagePullManager } from './pullmanager/pull-manager.js';
 import type { ImagePullCredentials, ImagePullSecret } from './pullmanager/records.js';
-import type { ImageManager, PullPolicy } from './types.js';
+import type { ImageManager, ImageUser, PullPolicy } from './types.js';
 
 export interface ImageManagerOptions {
   images: ImageService;
@@ -84,6 +84,15 @@ class RealImageManager implements ImageManager {
 
   withSignal(signal: AbortSignal): ImageManager {
     return new RealImageManager(this.state, signal);
+  }
+
+  async imageUser(imageRef: string): Promise<ImageUser> {
+    const { signal } = this;
+    const images = (signal && this.state.images.withSignal?.(signal)) || this.state.images;
+    const image = await images.imageStatus(imageRef);
+    if (image?.uid !== undefined) return { uid: image.uid };
+    if (image?.username) return { username: image.username };
+    return { uid: 0n };
   }
 
   async ensureImageExists(

@@ -4,7 +4,7 @@
  * provider plugins), the pull records of KEP-2535 (pullmanager/), and image garbage collection. The
  * composition root builds both and passes them in.
  */
-export type { ImageManager, ImageGCManager, ImageGCResult, PullPolicy, PullSecret } from './types.js';
+export type { ImageManager, ImageUser, ImageGCManager, ImageGCResult, PullPolicy, PullSecret } from './types.js';
 export { createImageManager, type ImageManagerOptions } from './image-manager.js';
 export { BasicDockerKeyring, makeDockerKeyring, repoToPull, type DockerConfig, type DockerKeyring } from './keyring.js';
 export {

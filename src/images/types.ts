@@ -34,6 +34,18 @@ export interface ImageManager {
    * cancelled this way is not the image's failure: no back-off, no event.
    */
   withSignal(signal: AbortSignal): ImageManager;
+  /**
+   * upstream kuberuntime getImageUser: the user the image runs as, from its status: the uid when
+   * numeric, else the name; an image that names none runs as root (uid 0). Rejects when the runtime
+   * cannot say (the caller's CreateContainerConfigError).
+   */
+  imageUser(imageRef: string): Promise<ImageUser>;
+}
+
+/** An image's default user: a numeric uid, or else a name. */
+export interface ImageUser {
+  uid?: bigint;
+  username?: string;
 }
 
 /** Upstream ImageGCManager, the part the GC loop (src/kubelet/gc-loops.ts) drives. */

@@ -391,7 +391,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
       const r = handler(pod);
       if (!r.admit) return r;
     }
-    return canAdmitPod(pod, activePods, this.node);
+    const features = this.runtimeState.runtimeFeatures();
+    return canAdmitPod(pod, activePods, features ? { ...this.node, features } : this.node);
   }
 
   /**

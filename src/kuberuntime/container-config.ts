@@ -20,6 +20,8 @@ import { newContainerAnnotations, newContainerLabels } from './labels.js';
 import { linuxContainerResources } from './resources.js';
 import { ResourceError } from '../util/pod-resources.js';
 import { namespacesForPod } from './sandbox-config.js';
+import { containerIdentity, SecurityContextError } from './security-context.js';
+import type { ImageUser } from '../images/index.js';
 import { containerLogPath } from '../util/pod-identity.js';
 
 export class ContainerConfigError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
@@ -44,6 +46,8 @@ export interface ContainerConfigInput {
   targetId?: string;
   /** upstream getPodDir: the termination message file goes below it; absent: none (unit tests). */
   podDir?: string;
+  /** The image's user (upstream getImageUser): run_as_user / run_as_username when the spec sets none. */
+  imageUser?: ImageUser;
 }
 
 /**
@@ -59,26 +63,6 @@ function containerNamespaces(pod: Pod, targetId: string | undefined): NamespaceO
 /** The downward API context with resourceFieldRef bound to the node's allocatable. */
 export function downwardContext(pod: Pod, env: EnvContext, allocatable: NodeAllocatable): EnvContext {
   return { ...env, resourceFieldRef: (fs, c) => resourceFieldRefValue(pod, c, fs, allocatable) };
-}
-
-/**
- * Who the container runs as (upstream determineEffectiveSecurityContext): runAsUser and
- * runAsGroup, the container's over the pod's, and as supplemental groups the pod's fsGroup —
- * which group-owns its volumes — followed by its supplementalGroups.
- */
-function identity(pod: Pod, container: Container) {
-  const podSc = pod.spec?.securityContext;
-  const runAsUser = container.securityContext?.runAsUser ?? podSc?.runAsUser;
-  const runAsGroup = container.securityContext?.runAsGroup ?? podSc?.runAsGroup;
-  const groups = [podSc?.fsGroup, ...(podSc?.supplementalGroups ?? [])].filter(
-    (g): g is number => g !== undefined && g !== null,
-  );
-  return {
-    privileged: container.securityContext?.privileged === true,
-    ...(runAsUser !== undefined && runAsUser !== null ? { runAsUser: { value: runAsUser } } : {}),
-    ...(runAsGroup !== undefined && runAsGroup !== null ? { runAsGroup: { value: runAsGroup } } : {}),
-    ...(groups.length > 0 ? { supplementalGroups: groups } : {}),
-  };
 }
 
 /**
@@ -117,6 +101,9 @@ function verifyRunAsNonRoot(pod: Pod, container: Container): void {
     );
 }
 
+/** Errors that are the pod's configuration's: CreateContainerConfigError. */
+const CONFIG_PROBLEMS = [EnvError, ResourceError, VolumeError, SecurityContextError];
+
 export async function generateContainerConfig(input: ContainerConfigInput): Promise<ContainerConfig> {
   const { pod, container, restartCount, imageRef } = input;
   verifyRunAsNonRoot(pod, container);
@@ -128,7 +115,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       resources: linuxContainerResources(pod, container, input.memoryCapacity),
       securityContext: {
         namespaceOptions: containerNamespaces(pod, input.targetId),
-        ...identity(pod, container),
+        ...containerIdentity(pod, container, input.imageUser),
         ...hardening(pod, container),
       },
     };
@@ -156,9 +143,8 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       linux,
     };
   } catch (err) {
-    if (err instanceof EnvError || err instanceof ResourceError || err instanceof VolumeError) {
-      throw new ContainerConfigError(err.message, { cause: err });
-    }
+    if (CONFIG_PROBLEMS.some((k) => err instanceof k))
+      throw new ContainerConfigError((err as Error).message, { cause: err });
     throw err;
   }
 }

@@ -575,11 +575,13 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, spec: Container
   try {
     const targetId = targetContainerId(status, spec);
     await mkdir(logDir, { recursive: true, mode: 0o755 });
+    const imageUser = await deps.imageManager.imageUser(imageRef);
     config = await generateContainerConfig({
       pod,
       container,
       restartCount,
       imageRef,
+      imageUser,
       env: {
         nodeName: deps.nodeName,
         hostIP: deps.hostIP,

@@ -5,20 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Pod } from '../../src/api/types.js';
 import { generateContainerConfig } from '../../src/kuberuntime/container-config.js';
-
-function configInput(pod: Pod, c: Container) {
-  return {
-    pod,
-    container: c,
-    restartCount: 0,
-    imageRef: 'sha256:x',
-    env: { nodeName: 'n', hostIP: '10.0.0.1', podIP: '10.1.0.2', podIPs: ['10.1.0.2'] },
-    memoryCapacity: 2 ** 30,
-    allocatable: { cpu: 1000, memory: 2 ** 30 },
-    volumes: { mounted: new Map(), errors: new Map() },
-    subPaths: { prepareSubPath: () => Promise.reject(new Error('no subPaths here')) },
-  };
-}
+import { configInput } from './helpers.js';
 
 async function securityOf(container: Partial<Container>, podSc: NonNullable<Pod['spec']>['securityContext'] = {}) {
   const c = { name: 'c', image: 'busybox', ...container } as Container;

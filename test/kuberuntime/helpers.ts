@@ -108,3 +108,18 @@ export class FakeClock implements Clock {
     return { cancel() {} };
   }
 }
+
+/** generateContainerConfig's input for `c` of `pod` with nothing else around (no volumes, no subPaths). */
+export function configInput(pod: Pod, c: Container) {
+  return {
+    pod,
+    container: c,
+    restartCount: 0,
+    imageRef: 'sha256:x',
+    env: { nodeName: 'n', hostIP: '10.0.0.1', podIP: '10.1.0.2', podIPs: ['10.1.0.2'] },
+    memoryCapacity: 2 ** 30,
+    allocatable: { cpu: 1000, memory: 2 ** 30 },
+    volumes: { mounted: new Map(), errors: new Map() },
+    subPaths: { prepareSubPath: () => Promise.reject(new Error('no subPaths here')) },
+  };
+}
