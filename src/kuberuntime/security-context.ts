@@ -36,6 +36,9 @@ type SELinuxOptions = NonNullable<PodSecurityContext['seLinuxOptions']>;
 
 const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
 
+/** A security context the runtime cannot be given: CreateContainerConfigError (or the sandbox's error). */
+export class SecurityContextError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
+
 /** The container fields upstream's DetermineEffectiveSecurityContext lays over the pod's. */
 const CONTAINER_OVER_POD = [
   'seLinuxOptions',
@@ -104,9 +107,6 @@ export function runtimeSupplementalGroupsPolicy(policy: string | undefined): Sup
   if (policy === 'Merge' || policy === 'Strict') return policy;
   throw new SecurityContextError(`unsupported supplementalGroupsPolicy: ${policy}`);
 }
-
-/** A security context the runtime cannot be given: CreateContainerConfigError (or the sandbox's error). */
-export class SecurityContextError extends kubeletErrorClass('KTS_ERR_CONTAINER_CONFIG') {}
 
 /** The pod's groups for a container: fsGroup, then supplementalGroups (upstream's order). */
 function podGroups(podSc: PodSecurityContext): number[] {

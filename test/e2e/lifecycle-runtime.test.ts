@@ -698,11 +698,15 @@ describe('security context', () => {
     "identity and /proc: upstream's masked and read-only paths, the pod's groups, SELinux options, the user the runtime reports",
     T,
     async () => {
+      // containerd 2.x implements supplementalGroupsPolicy and reports the identity (CRI
+      // ContainerStatus.user); 1.6 and 1.7 do neither (admission refuses Strict there).
+      const strict = (await conn.runtime.status()).features?.supplementalGroupsPolicy === true;
       const pod = makePod('identity', [busybox('main', SLEEPER, { securityContext: { runAsGroup: 3000 } })], {
         securityContext: {
           runAsUser: 1000,
           fsGroup: 2000,
           supplementalGroups: [4000],
+          ...(strict ? { supplementalGroupsPolicy: 'Strict' } : {}),
           // No SELinux here: the runtime takes the label and does nothing with it, as for upstream.
           seLinuxOptions: { level: 's0:c1,c2' },
         },
@@ -726,11 +730,14 @@ describe('security context', () => {
       assert.equal(keys, 'keys-masked', '/proc/keys is /dev/null (this kernel has no /proc/kcore)');
       assert.equal(interrupts, 'interrupts=0', '/proc/interrupts masked (upstream 1.33+ list, not containerd 1.x)');
       assert.equal(sysMode, 'ro', '/proc/sys read-only');
-      // containerd 2.x reports the identity (CRI ContainerStatus.user); 1.6 and 1.7 do not.
-      const features = (await conn.runtime.status()).features;
-      if (features?.supplementalGroupsPolicy) {
-        assert.deepEqual([main.user?.linux?.uid, main.user?.linux?.gid], [1000, 3000]);
-        for (const g of [2000, 4000]) assert.ok(main.user!.linux!.supplementalGroups.includes(g), `user ${g}`);
+      if (strict) {
+        const user = main.user?.linux;
+        assert.deepEqual([user?.uid, user?.gid], [1000, 3000]);
+        for (const g of [2000, 4000]) assert.ok(user!.supplementalGroups.includes(g), `user ${g}`);
+        assert.ok(
+          user!.supplementalGroups.every((g) => [2000, 3000, 4000].includes(g)),
+          `Strict: only the pod's groups (${user!.supplementalGroups})`,
+        );
       } else assert.equal(main.user, undefined);
       await killAndCollect(pod);
     },
