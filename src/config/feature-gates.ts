@@ -205,9 +205,10 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   RelaxedEnvironmentVariableValidation: lockedOn('none'),
   // status.observedGeneration and the conditions' (status/normalize.ts, conditions.ts).
   PodObservedGenerationTracking: lockedOn('on'),
+  // supplementalGroupsPolicy passed to the runtime, Strict admission, containerStatuses[].user.
+  SupplementalGroupsPolicy: lockedOn('on'),
   // Locked on, behaviour missing: gaps (docs/differences.md); false is refused by the lock.
   RecursiveReadOnlyMounts: lockedOn('off'),
-  SupplementalGroupsPolicy: lockedOn('off'),
   SystemdWatchdog: lockedOn('off'),
   // GA, not locked.
   TopologyManagerPolicyOptions: g(true, 'GA', 'none'),
@@ -227,6 +228,8 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   PodReadyToStartContainersCondition: g(true, 'BETA', 'on', 'the PodReadyToStartContainers condition is always set'),
   KubeletServiceAccountTokenForCredentialProviders: g(true, 'BETA', 'none'),
   SELinuxMountReadWriteOncePod: g(true, 'BETA', 'none'),
+  // procMount is the runtime's masked paths either way (security-context.ts): Unmasked waits for hostUsers: false.
+  ProcMountType: g(true, 'BETA', 'none'),
   CPUManagerPolicyBetaOptions: g(true, 'BETA', 'none'),
   // Default on; kubelet-ts lacks the behaviour (docs/differences.md, "Feature gates"): the default
   // is accepted (nobody asked for anything), false is what we do, so it is accepted too. The pod
@@ -241,7 +244,6 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   KubeletPodResourcesDynamicResources: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
   KubeletPodResourcesGet: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
   KubeletPSI: g(true, 'BETA', 'off', `PSI in the stats summary is ${NO}`),
-  ProcMountType: g(true, 'BETA', 'off', `procMount is ${NO}`),
   // Default off; kubelet-ts lacks the behaviour.
   CPUManagerPolicyAlphaOptions: g(false, 'ALPHA', 'off', `the CPU manager is ${NO}`),
   ClusterTrustBundle: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),

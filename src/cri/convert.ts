@@ -17,6 +17,7 @@ import type {
   Image,
   Labels,
   LinuxContainerResources,
+  LinuxContainerUser,
   MemoryUsage,
   Mount,
   NamespaceMode,
@@ -220,7 +221,21 @@ export function containerStatusFromWire(w: Wire): ContainerStatus {
   const r = resourcesFromWire(w?.resources?.linux);
   if (r) out.resources = r;
   if (Array.isArray(w?.mounts) && w.mounts.length > 0) out.mounts = w.mounts.map(mountFromWire);
+  if (w?.user) out.user = containerUserFromWire(w.user);
   return out;
+}
+
+/** CRI ContainerUser (absent from runtimes before the field, e.g. containerd 1.6/1.7). */
+function containerUserFromWire(w: Wire): { linux?: LinuxContainerUser } {
+  const linux = w?.linux;
+  if (!linux) return {};
+  return {
+    linux: {
+      uid: toNumber(linux.uid),
+      gid: toNumber(linux.gid),
+      supplementalGroups: (linux.supplementalGroups ?? []).map(toNumber),
+    },
+  };
 }
 
 function mountFromWire(w: Wire): Mount {

@@ -108,10 +108,73 @@ export interface HugepageLimit {
   limit: number;
 }
 
-/** CRI SecurityProfile (seccomp, AppArmor): localhostRef is the seccomp file or the AppArmor profile name. */
+/** CRI SecurityProfile (seccomp, AppArmor); localhostRef only with Localhost. */
 export interface SecurityProfile {
   profileType: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
   localhostRef?: string;
+}
+
+/** CRI SELinuxOption: the label parts; a runtime on a host without SELinux ignores them. */
+export interface SELinuxOption {
+  user: string;
+  role: string;
+  type: string;
+  level: string;
+}
+
+/** CRI SupplementalGroupsPolicy: Merge (the enum's zero) adds the image's groups of the user. */
+export type SupplementalGroupsPolicy = 'Merge' | 'Strict';
+
+export interface Capability {
+  addCapabilities: string[];
+  dropCapabilities: string[];
+  addAmbientCapabilities?: string[];
+}
+
+/** runtime.v1.LinuxSandboxSecurityContext: every field (seccompProfilePath is deprecated, never set). */
+export interface LinuxSandboxSecurityContext {
+  namespaceOptions: NamespaceOption;
+  selinuxOptions?: SELinuxOption;
+  runAsUser?: { value: number };
+  runAsGroup?: { value: number };
+  readonlyRootfs?: boolean;
+  supplementalGroups?: number[];
+  supplementalGroupsPolicy?: SupplementalGroupsPolicy;
+  privileged?: boolean;
+  seccomp?: SecurityProfile;
+  apparmor?: SecurityProfile;
+  seccompProfilePath?: string;
+}
+
+/**
+ * runtime.v1.LinuxContainerSecurityContext: every field. apparmorProfile and seccompProfilePath
+ * are the deprecated string forms of apparmor and seccomp (upstream still fills apparmorProfile).
+ */
+export interface LinuxContainerSecurityContext {
+  capabilities?: Capability;
+  privileged?: boolean;
+  namespaceOptions?: NamespaceOption;
+  selinuxOptions?: SELinuxOption;
+  runAsUser?: { value: number };
+  runAsGroup?: { value: number };
+  runAsUsername?: string;
+  readonlyRootfs?: boolean;
+  supplementalGroups?: number[];
+  supplementalGroupsPolicy?: SupplementalGroupsPolicy;
+  noNewPrivs?: boolean;
+  maskedPaths?: string[];
+  readonlyPaths?: string[];
+  seccomp?: SecurityProfile;
+  apparmor?: SecurityProfile;
+  apparmorProfile?: string;
+  seccompProfilePath?: string;
+}
+
+/** runtime.v1.LinuxContainerUser: the identity of the container's first process. */
+export interface LinuxContainerUser {
+  uid: number;
+  gid: number;
+  supplementalGroups: number[];
 }
 
 export interface PodSandboxConfig {
@@ -124,7 +187,7 @@ export interface PodSandboxConfig {
   annotations: Labels;
   linux: {
     cgroupParent?: string;
-    securityContext: { namespaceOptions: NamespaceOption; privileged?: boolean; seccomp?: SecurityProfile };
+    securityContext: LinuxSandboxSecurityContext;
     /** Admitted pod sysctls, dotted names (kubelet/sysctls.ts). */
     sysctls?: Record<string, string>;
   };
@@ -153,22 +216,7 @@ export interface ContainerConfig {
   tty?: boolean;
   linux?: {
     resources?: LinuxContainerResources;
-    securityContext?: {
-      namespaceOptions?: NamespaceOption;
-      privileged?: boolean;
-      runAsUser?: { value: number };
-      /** The image's user name when no uid applies (upstream sets it from getImageUser). */
-      runAsUsername?: string;
-      runAsGroup?: { value: number };
-      supplementalGroups?: number[];
-      capabilities?: { addCapabilities: string[]; dropCapabilities: string[] };
-      readonlyRootfs?: boolean;
-      noNewPrivs?: boolean;
-      seccomp?: SecurityProfile;
-      apparmor?: SecurityProfile;
-      /** Deprecated string form of apparmor (runtime/default, unconfined, localhost/<name>), for older runtimes. */
-      apparmorProfile?: string;
-    };
+    securityContext?: LinuxContainerSecurityContext;
   };
 }
 
@@ -230,6 +278,8 @@ export interface ContainerStatus {
   resources?: LinuxContainerResources;
   /** The mounts the container was created with (CRI mounts; the termination message file among them). */
   mounts?: Mount[];
+  /** CRI ContainerStatus.user, when the runtime reports it (containerd 2.x; not 1.6/1.7). */
+  user?: { linux?: LinuxContainerUser };
 }
 
 export interface ContainerFilter {

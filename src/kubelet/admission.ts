@@ -6,10 +6,12 @@
  *   0. pod sysctls: the safe ones and the node's allowedUnsafeSysctls (SysctlForbidden, sysctls.ts);
  *   1. the `kubernetes.io/os` pod label against the node's (PodOSSelectorNodeLabelDoesNotMatch);
  *   2. spec.os.name, when set, must be linux (PodOSNotSupported);
- *   2b. no pod field set to something this node does not do (pod-fields.ts): upstream's
- *      PodFeatureUnsupported (the reason of its node-declared-features check, 1.35), or for
- *      supplementalGroupsPolicy: Strict upstream's own SupplementalGroupsPolicyNotSupported check,
- *      which sits here; the message names the field path;
+ *   2b. supplementalGroupsPolicy: Strict on a node whose runtime does not report the feature
+ *      (node status features.supplementalGroupsPolicy; containerd 1.6/1.7 report none)
+ *      (SupplementalGroupsPolicyNotSupported, upstream's words);
+ *   2c. no pod field set to something this node does not do (pod-fields.ts): upstream's
+ *      PodFeatureUnsupported (the reason of its node-declared-features check, 1.35); the message
+ *      names the field path;
  *   3. scheduler.AdmissionCheck: resources (OutOfpods, OutOfcpu, OutOfmemory — pod count first,
  *      then requests against allocatable minus what active pods request), node affinity and
  *      nodeSelector (NodeAffinity), spec.nodeName (NodeName), host ports (NodePorts).
@@ -196,15 +198,21 @@ const NODE_AGENT = 'kubelet-ts';
 export function admitPodFields(pod: Pod): AdmitResult {
   const refusal = podFieldRefusal(pod);
   if (!refusal) return { admit: true };
-  if (refusal.rule.path === 'spec.securityContext.supplementalGroupsPolicy') {
-    // upstream rejectPodAdmissionBasedOnSupplementalGroupsPolicy, word for word.
-    return {
-      admit: false,
-      reason: AdmissionReason.SupplementalGroupsPolicyNotSupported,
-      message: 'SupplementalGroupsPolicy=Strict is not supported in this node',
-    };
-  }
   return { admit: false, reason: AdmissionReason.PodFeatureUnsupported, message: refusalMessage(refusal) };
+}
+
+/**
+ * upstream rejectPodAdmissionBasedOnSupplementalGroupsPolicy (the gate is GA in 1.35): a pod that
+ * asks for Strict is refused where the node cannot promise it, rather than run with Merge.
+ */
+export function admitSupplementalGroupsPolicy(pod: Pod, node: Pick<NodeInfo, 'features'>): AdmitResult {
+  const policy = pod.spec?.securityContext?.supplementalGroupsPolicy;
+  if (policy !== 'Strict' || node.features?.supplementalGroupsPolicy === true) return { admit: true };
+  return {
+    admit: false,
+    reason: AdmissionReason.SupplementalGroupsPolicyNotSupported,
+    message: 'SupplementalGroupsPolicy=Strict is not supported in this node',
+  };
 }
 
 function refusalMessage(refusal: FieldRefusal): string {
@@ -250,6 +258,8 @@ export function canAdmitPod(
       message: "Failed to admit pod as the OS field doesn't match node OS",
     };
   }
+  const groupsPolicy = admitSupplementalGroupsPolicy(pod, node);
+  if (!groupsPolicy.admit) return groupsPolicy;
   const fields = admitPodFields(pod);
   if (!fields.admit) return fields;
 

@@ -407,7 +407,9 @@ export class Kubelet implements PodSyncer, SyncHandler {
       const r = handler(pod);
       if (!r.admit) return r;
     }
-    const fit = canAdmitPod(pod, activePods, this.node, this.sysctls);
+    const features = this.runtimeState.runtimeFeatures();
+    const node = features ? { ...this.node, features } : this.node;
+    const fit = canAdmitPod(pod, activePods, node, this.sysctls);
     return fit.admit ? this.appArmor.admit(pod) : fit;
   }
 

@@ -158,13 +158,19 @@ function profileRules(path: string, why: string): FieldRule[] {
   return [h(path, why), h(`${path}.type`, why), h(`${path}.localhostProfile`, why)];
 }
 
+/**
+ * seLinuxOptions: given to the runtime (the container's over the pod's), as upstream; where the
+ * host has no SELinux the runtime does nothing with them, as for upstream's kubelet.
+ */
+function seLinuxRules(p: string): FieldRule[] {
+  const why = 'the SELinux label given to the runtime (kuberuntime/security-context.ts); no effect without SELinux';
+  return [h(`${p}.seLinuxOptions`, why), ...many(`${p}.seLinuxOptions`, ['user', 'role', 'type', 'level'], why)];
+}
+
 /** SELinux, seccomp, AppArmor and Windows options, the same at pod and container level. */
 function securityProfileRules(p: string): FieldRule[] {
   return [
-    refusedTree(`${p}.seLinuxOptions`, 'SELinux labels are not passed to the runtime', {
-      example: { type: 'spc_t' },
-      allowed: {},
-    }),
+    ...seLinuxRules(p),
     ...profileRules(
       `${p}.seccompProfile`,
       'given to the runtime, Localhost as a file below <root-dir>/seccomp (unset: seccompDefault)',
@@ -202,7 +208,17 @@ function containerSecurityRules(p: string): FieldRule[] {
     h(`${sc}.allowPrivilegeEscalation`, 'false sets no_new_privs (unless privileged)'),
     h(`${sc}.readOnlyRootFilesystem`, 'a read-only root filesystem, by the runtime'),
     h(`${sc}.runAsNonRoot`, NON_ROOT_WHY),
-    refused(`${sc}.procMount`, 'only the default masked /proc is given', unless('Default', 'Unmasked')),
+    refused(
+      `${sc}.procMount`,
+      "Default masks and write-protects /proc paths (upstream's lists); Unmasked needs hostUsers: false " +
+        '(upstream API validation: `hostUsers` must be false to use `Unmasked`)',
+      {
+        when: 'Unmasked and hostUsers is not false',
+        needsAction: (v, _parent, pod) => v === 'Unmasked' && pod.spec?.hostUsers !== false,
+        example: 'Unmasked',
+        allowed: 'Default',
+      },
+    ),
     ...securityProfileRules(sc),
   ];
 }
@@ -499,17 +515,16 @@ function podSecurityRules(): FieldRule[] {
     h(`${sc}.fsGroup`, 'group owner of the volumes and a supplemental group'),
     h(`${sc}.fsGroupChangePolicy`, 'the volumes served here are made fresh, so OnRootMismatch and Always end the same'),
     h(`${sc}.runAsNonRoot`, NON_ROOT_WHY),
-    refused(
+    h(
       `${sc}.supplementalGroupsPolicy`,
-      'SupplementalGroupsPolicy=Strict is not supported in this node',
-      unless('Merge', 'Strict', 'Strict (Merge is what the runtime does)'),
+      'passed to the runtime; Strict where the runtime reports it (else SupplementalGroupsPolicyNotSupported)',
     ),
     h(
       `${sc}.sysctls`,
       'safe namespaced sysctls go to the sandbox; others are SysctlForbidden at admission (sysctls.ts)',
     ),
     ...many(`${sc}.sysctls[]`, ['name', 'value'], 'as sysctls'),
-    refused(`${sc}.seLinuxChangePolicy`, 'SELinux relabelling is not done', { example: 'Recursive' }),
+    h(`${sc}.seLinuxChangePolicy`, 'as upstream, it only changes how volumes are relabelled on an SELinux host'),
     ...securityProfileRules(sc),
   ];
 }

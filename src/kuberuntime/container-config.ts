@@ -19,6 +19,7 @@ import { newContainerAnnotations, newContainerLabels } from './labels.js';
 import { linuxContainerResources } from './resources.js';
 import { ResourceError } from '../util/pod-resources.js';
 import { namespacesForPod } from './sandbox-config.js';
+import { containerIdentity, SecurityContextError } from './security-context.js';
 import { containerLogPath } from '../util/pod-identity.js';
 import {
   containerSecurityProfiles,
@@ -36,8 +37,8 @@ export interface ContainerConfigInput {
   restartCount: number;
   /** The image reference EnsureImageExists returned (the image ID). */
   imageRef: string;
-  /** Who the image runs as (run-as-non-root.ts getImageUser). */
-  imageUser: ImageUser;
+  /** Who the image runs as (run-as-non-root.ts getImageUser); absent: not known (unit tests). */
+  imageUser?: ImageUser;
   env: EnvContext;
   memoryCapacity: number;
   /** What a missing limit means to the downward API (resourceFieldRef). */
@@ -57,6 +58,9 @@ export interface ContainerConfigInput {
   /** seccompDefault and the Localhost seccomp root; absent: upstream's defaults (off, /var/lib/kubelet/seccomp). */
   securityProfiles?: SecurityProfileSettings;
 }
+
+/** No image user known: neither a uid nor a name (unit tests that do not ask). */
+const UNKNOWN_IMAGE_USER: ImageUser = { username: '' };
 
 const DEFAULT_PROFILE_SETTINGS: SecurityProfileSettings = {
   seccompDefault: false,
@@ -79,30 +83,6 @@ export function downwardContext(pod: Pod, env: EnvContext, allocatable: NodeAllo
 }
 
 /**
- * Who the container runs as (upstream determineEffectiveSecurityContext): runAsUser and
- * runAsGroup, the container's over the pod's — with no runAsUser, the image's uid, or its user
- * name as run_as_username (the runtime resolves it in the image) — and as supplemental groups the
- * pod's fsGroup, which group-owns its volumes, followed by its supplementalGroups.
- */
-function identity(pod: Pod, container: Container, image: ImageUser) {
-  const podSc = pod.spec?.securityContext;
-  const runAsUser = container.securityContext?.runAsUser ?? podSc?.runAsUser ?? undefined;
-  const runAsGroup = container.securityContext?.runAsGroup ?? podSc?.runAsGroup;
-  const groups = [podSc?.fsGroup, ...(podSc?.supplementalGroups ?? [])].filter(
-    (g): g is number => g !== undefined && g !== null,
-  );
-  const imageUid = image.uid === undefined ? undefined : Number(image.uid);
-  const user = runAsUser ?? imageUid;
-  return {
-    privileged: container.securityContext?.privileged === true,
-    ...(user !== undefined ? { runAsUser: { value: user } } : {}),
-    ...(runAsUser === undefined && image.username ? { runAsUsername: image.username } : {}),
-    ...(runAsGroup !== undefined && runAsGroup !== null ? { runAsGroup: { value: runAsGroup } } : {}),
-    ...(groups.length > 0 ? { supplementalGroups: groups } : {}),
-  };
-}
-
-/**
  * The hardening part of upstream's determineEffectiveSecurityContext: capabilities as given,
  * readonly_rootfs, no_new_privs (AddNoNewPrivileges: only when allowPrivilegeEscalation is
  * false and the container is not privileged). The seccomp and AppArmor profiles are
@@ -118,10 +98,13 @@ function hardening(container: Container) {
   };
 }
 
+/** Errors that are the pod's configuration's: CreateContainerConfigError. */
+const CONFIG_PROBLEMS = [EnvError, ResourceError, VolumeError, SecurityContextError, SecurityProfileError];
+
 export async function generateContainerConfig(input: ContainerConfigInput): Promise<ContainerConfig> {
   const { pod, container, restartCount, imageRef } = input;
   // upstream: runAsNonRoot is checked against the effective user before anything else is made.
-  const nonRoot = runAsNonRootProblem(pod, container, input.imageUser);
+  const nonRoot = runAsNonRootProblem(pod, container, input.imageUser ?? UNKNOWN_IMAGE_USER);
   if (nonRoot) throw new ContainerConfigError(nonRoot);
   try {
     const env = downwardContext(pod, input.env, input.allocatable);
@@ -131,7 +114,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       resources: linuxContainerResources(pod, container, input.memoryCapacity),
       securityContext: {
         namespaceOptions: containerNamespaces(pod, input.targetId, input.userns),
-        ...identity(pod, container, input.imageUser),
+        ...containerIdentity(pod, container, input.imageUser),
         ...hardening(container),
         ...containerSecurityProfiles(pod, container, input.securityProfiles ?? DEFAULT_PROFILE_SETTINGS),
       },
@@ -160,14 +143,8 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       linux,
     };
   } catch (err) {
-    if (
-      err instanceof EnvError ||
-      err instanceof ResourceError ||
-      err instanceof VolumeError ||
-      err instanceof SecurityProfileError
-    ) {
-      throw new ContainerConfigError(err.message, { cause: err });
-    }
+    if (CONFIG_PROBLEMS.some((k) => err instanceof k))
+      throw new ContainerConfigError((err as Error).message, { cause: err });
     throw err;
   }
 }

@@ -110,6 +110,7 @@ function toContainerRuntimeStatus(s: CriContainerStatus, podSandboxId: string): 
     if (s.finishedAt > 0n) out.finishedAt = nsToDate(s.finishedAt);
   }
   if (s.resources) out.resources = s.resources;
+  if (s.user) out.user = s.user;
   return out;
 }
 

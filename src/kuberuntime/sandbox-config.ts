@@ -1,7 +1,8 @@
 /**
  * The PodSandboxConfig for RunPodSandbox (upstream kuberuntime_sandbox.go
  * generatePodSandboxConfig): metadata with the attempt, hostname, log directory, DNS, port
- * mappings, our labels and the pod's annotations, and the Linux namespace options.
+ * mappings, our labels and the pod's annotations, and the Linux namespace options and security
+ * context (security-context.ts).
  */
 import type { Pod } from '../api/types.js';
 import { podNames, podNamespace } from '../api/pod.js';
@@ -18,7 +19,7 @@ import type {
 } from '../cri/types.js';
 import { newPodAnnotations, newPodLabels } from './labels.js';
 import { podSysctls } from '../util/sysctl.js';
-import { SANDBOX_SECCOMP } from './security-profiles.js';
+import { sandboxSecurityContext, SecurityContextError } from './security-context.js';
 
 const MAX_HOSTNAME_LENGTH = 63;
 const MAX_FQDN_LENGTH = 64;
@@ -141,19 +142,19 @@ export function generatePodSandboxConfig({
     linux: {
       // The pod cgroup under the QoS hierarchy (src/cm); empty lets the runtime choose.
       cgroupParent: cgroupParent ?? '',
-      securityContext: {
-        namespaceOptions: namespacesForPod(pod, userns),
-        privileged: hasPrivilegedContainer(pod),
-        seccomp: SANDBOX_SECCOMP,
-      },
+      securityContext: { namespaceOptions: namespacesForPod(pod, userns), ...sandboxContext(pod) },
       // Admission let only safe, namespaced ones through (kubelet/sysctls.ts).
       sysctls: podSysctls(pod.spec?.securityContext?.sysctls),
     },
   };
 }
 
-/** The sandbox must be privileged for any privileged container to be allowed in it. */
-function hasPrivilegedContainer(pod: Pod): boolean {
-  const all = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
-  return all.some((c) => c.securityContext?.privileged === true);
+/** security-context.ts's sandbox context; a policy the CRI does not know is the sandbox's error. */
+function sandboxContext(pod: Pod): ReturnType<typeof sandboxSecurityContext> {
+  try {
+    return sandboxSecurityContext(pod);
+  } catch (err) {
+    if (err instanceof SecurityContextError) throw new KubeletError('KTS_ERR_SANDBOX', err.message, { cause: err });
+    throw err;
+  }
 }

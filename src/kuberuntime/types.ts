@@ -3,7 +3,7 @@
  * and the status code see of containers, independent of CRI wire types.
  */
 import type { Pod } from '../api/types.js';
-import type { LinuxContainerResources, RuntimeStatus } from '../cri/types.js';
+import type { LinuxContainerResources, LinuxContainerUser, RuntimeStatus } from '../cri/types.js';
 
 export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
 
@@ -61,6 +61,8 @@ export interface ContainerRuntimeStatus {
   podSandboxId: string;
   /** The resources the runtime reports it applied (CRI ContainerStatus.resources), when it does. */
   resources?: LinuxContainerResources;
+  /** The identity of its first process (CRI ContainerStatus.user), when the runtime reports it. */
+  user?: { linux?: LinuxContainerUser };
 }
 
 export interface SandboxRuntimeStatus {

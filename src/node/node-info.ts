@@ -25,6 +25,8 @@ export interface NodeInfo {
   labels: Readonly<Record<string, string>>;
   capacity: NodeResources;
   allocatable: NodeResources;
+  /** upstream node.status.features: what the runtime's CRI Status reported; absent: nothing. */
+  features?: { supplementalGroupsPolicy?: boolean };
 }
 
 export interface NodeInfoConfig {

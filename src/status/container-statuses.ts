@@ -15,7 +15,8 @@
  *    failed shows the failure as waiting (CrashLoopBackOff, ErrImagePull, ...) with its previous
  *    death as lastState;
  *  - started: running and (no startup probe, or it succeeded); ready: started and (no
- *    readiness probe, or it succeeded); a regular init container is ready once it exited 0.
+ *    readiness probe, or it succeeded); a regular init container is ready once it exited 0;
+ *  - user: the uid, gid and supplemental groups the runtime reports for the newest instance.
  *
  * Regular container statuses are sorted by name, init container statuses follow the spec.
  */
@@ -138,7 +139,20 @@ function ordered(s: ApiContainerStatus): ApiContainerStatus {
   if (s.started !== undefined) out.started = s.started;
   if (s.allocatedResources) out.allocatedResources = s.allocatedResources;
   if (s.resources) out.resources = s.resources;
+  if (s.user) out.user = s.user;
   return out;
+}
+
+/**
+ * upstream convertContainerStatusUser (SupplementalGroupsPolicy, GA in 1.35): the identity the
+ * runtime reports for the container's first process; none from a runtime that reports none
+ * (containerd 1.6/1.7), an empty user from one that reports no Linux part.
+ */
+function apiContainerUser(cs: ContainerRuntimeStatus): ApiContainerStatus['user'] {
+  if (!cs.user) return undefined;
+  const linux = cs.user.linux;
+  if (!linux) return {};
+  return { linux: { uid: linux.uid, gid: linux.gid, supplementalGroups: [...linux.supplementalGroups] } };
 }
 
 export interface ConvertInput {
@@ -213,6 +227,8 @@ export function convertToAPIContainerStatuses(input: ConvertInput): ApiContainer
       imageID: cur!.imageRef,
       containerID: containerIDString(cur!.id),
     };
+    const user = apiContainerUser(cur!);
+    if (user) s.user = user;
     if (prev) s.lastState = runtimeState(prev, undefined).state;
     statuses.set(c.name, s);
   }

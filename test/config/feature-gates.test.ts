@@ -127,10 +127,8 @@ test('the gaps are the default-on gates whose behaviour is missing (docs/differe
     'KubeletPSI',
     'KubeletPodResourcesDynamicResources',
     'KubeletPodResourcesGet',
-    'ProcMountType',
     'RecursiveReadOnlyMounts',
     'ReloadKubeletServerCertificateFile',
-    'SupplementalGroupsPolicy',
     'SystemdWatchdog',
   ]);
 });

@@ -380,3 +380,55 @@ test('RuntimeConfig through the client: each driver, no Linux part, and a runtim
       err instanceof CriError && err.code === 'KTS_ERR_CRI_UNIMPLEMENTED' && err.method === 'RuntimeConfig',
   );
 });
+
+test('CreateContainer and RunPodSandbox carry the whole security context (enum names, paths, SELinux)', async () => {
+  server.handlers.CreateContainer = () => ({ containerId: 'c1' });
+  server.handlers.RunPodSandbox = () => ({ podSandboxId: 'sb-1' });
+  const selinuxOptions = { user: 'u', role: 'r', type: 't', level: 's0' };
+  const securityContext = {
+    runAsUsername: 'nobody',
+    supplementalGroups: [2000, 3000],
+    supplementalGroupsPolicy: 'Strict' as const,
+    selinuxOptions,
+    maskedPaths: ['/proc/kcore'],
+    readonlyPaths: ['/proc/sys'],
+    noNewPrivs: true,
+    seccomp: { profileType: 'RuntimeDefault' as const },
+  };
+  const config = {
+    metadata: { name: 'c', attempt: 0 },
+    image: { image: 'busybox' },
+    command: [],
+    args: [],
+    workingDir: '',
+    envs: [],
+    mounts: [],
+    labels: {},
+    annotations: {},
+    logPath: 'c/0.log',
+    linux: { securityContext },
+  };
+  const sandbox = {
+    ...sandboxConfig,
+    linux: {
+      securityContext: {
+        ...sandboxConfig.linux.securityContext,
+        runAsUser: { value: 1000 },
+        supplementalGroupsPolicy: 'Strict' as const,
+        selinuxOptions,
+        seccomp: { profileType: 'RuntimeDefault' as const },
+      },
+    },
+  };
+  await cri.runtime.createContainer('sb', config, sandbox);
+  const sc = server.requests[0]!.request.config.linux.securityContext;
+  assert.equal(sc.runAsUsername, 'nobody');
+  assert.deepEqual(sc.supplementalGroups, ['2000', '3000']);
+  assert.equal(sc.supplementalGroupsPolicy, 'Strict');
+  assert.deepEqual(sc.selinuxOptions, selinuxOptions);
+  assert.deepEqual([sc.maskedPaths, sc.readonlyPaths, sc.noNewPrivs], [['/proc/kcore'], ['/proc/sys'], true]);
+  await cri.runtime.runPodSandbox(sandbox);
+  const ssc = server.requests[1]!.request.config.linux.securityContext;
+  assert.deepEqual([ssc.runAsUser.value, ssc.supplementalGroupsPolicy], ['1000', 'Strict']);
+  assert.deepEqual([ssc.seccomp.profileType, ssc.selinuxOptions.type], ['RuntimeDefault', 't']);
+});

@@ -732,6 +732,55 @@ describe('security context', () => {
   );
 
   it(
+    "identity and /proc: upstream's masked and read-only paths, the pod's groups, SELinux options, the user the runtime reports",
+    T,
+    async () => {
+      // containerd 2.x implements supplementalGroupsPolicy and reports the identity (CRI
+      // ContainerStatus.user); 1.6 and 1.7 do neither (admission refuses Strict there).
+      const strict = (await conn.runtime.status()).features?.supplementalGroupsPolicy === true;
+      const pod = makePod('identity', [busybox('main', SLEEPER, { securityContext: { runAsGroup: 3000 } })], {
+        securityContext: {
+          runAsUser: 1000,
+          fsGroup: 2000,
+          supplementalGroups: [4000],
+          ...(strict ? { supplementalGroupsPolicy: 'Strict' } : {}),
+          // No SELinux here: the runtime takes the label and does nothing with it, as for upstream.
+          seLinuxOptions: { level: 's0:c1,c2' },
+        },
+      });
+      assert.deepEqual([...(await sync(pod)).waiting], []);
+      const st = await waitFor('identity running', async () => running(pod)(await status(pod)));
+      const main = newest(st, 'main')!;
+      const probe = [
+        'id',
+        'test -c /proc/keys && echo keys-masked',
+        'echo interrupts=$(wc -c < /proc/interrupts)',
+        "grep ' /proc/sys ' /proc/mounts | cut -d' ' -f4 | cut -d, -f1",
+      ];
+      const [id, keys, interrupts, sysMode] = (await exec(main.id, probe.join('; '))).trim().split('\n');
+      assert.match(id!, /^uid=1000 gid=3000 groups=/);
+      const groups = id!
+        .replace(/^.*groups=/, '')
+        .split(',')
+        .map((g) => Number.parseInt(g, 10));
+      for (const g of [2000, 4000]) assert.ok(groups.includes(g), `fsGroup and supplementalGroups in ${id}`);
+      assert.equal(keys, 'keys-masked', '/proc/keys is /dev/null (this kernel has no /proc/kcore)');
+      assert.equal(interrupts, 'interrupts=0', '/proc/interrupts masked (upstream 1.33+ list, not containerd 1.x)');
+      assert.equal(sysMode, 'ro', '/proc/sys read-only');
+      if (strict) {
+        const user = main.user?.linux;
+        assert.deepEqual([user?.uid, user?.gid], [1000, 3000]);
+        for (const g of [2000, 4000]) assert.ok(user!.supplementalGroups.includes(g), `user ${g}`);
+        assert.ok(
+          user!.supplementalGroups.every((g) => [2000, 3000, 4000].includes(g)),
+          `Strict: only the pod's groups (${user!.supplementalGroups})`,
+        );
+      } else assert.equal(main.user, undefined);
+      await killAndCollect(pod);
+    },
+  );
+
+  it(
     'termination messages (upstream conformance "on terminated container" cases): the file, the log tail, the 4096-byte cap; the files go with the containers',
     T,
     async () => {

@@ -250,3 +250,37 @@ test('hugepages-*: requests against the host pool minus the active pods (OutOfhu
   assert.equal(canAdmitPod(pod('h3', [hugeCtr('a', '2Mi')]), [], none).reason, 'OutOfhugepages-2Mi');
   assert.equal(canAdmitPod(pod('h4', [hugeCtr('a', '2Mi')]), [], n).admit, true);
 });
+
+// Cases of upstream TestRejectPodAdmissionBasedOnSupplementalGroupsPolicy
+// (pkg/kubelet/lifecycle/predicate_test.go), the gate being GA in 1.35.
+test('SupplementalGroupsPolicyNotSupported: Strict only where the runtime reports the feature', () => {
+  const rows: Array<[string, string | undefined, NodeInfo['features'], boolean]> = [
+    ['no policy, node without features', undefined, undefined, true],
+    ['Merge, node without features', 'Merge', undefined, true],
+    ['Merge, node feature false', 'Merge', { supplementalGroupsPolicy: false }, true],
+    ['Strict, node without features (containerd 1.6/1.7)', 'Strict', undefined, false],
+    ['Strict, node feature false', 'Strict', { supplementalGroupsPolicy: false }, false],
+    ['Strict, node feature true', 'Strict', { supplementalGroupsPolicy: true }, true],
+  ];
+  for (const [what, policy, features, admit] of rows) {
+    const sc = policy ? { supplementalGroupsPolicy: policy } : {};
+    const n = features ? { ...node(), features } : node();
+    const r = canAdmitPod(pod('a', [ctr('a')], { securityContext: sc }), [], n);
+    if (admit) assert.deepEqual(r, { admit: true }, what);
+    else
+      assert.deepEqual(
+        r,
+        {
+          admit: false,
+          reason: 'SupplementalGroupsPolicyNotSupported',
+          message: 'SupplementalGroupsPolicy=Strict is not supported in this node',
+        },
+        what,
+      );
+  }
+  // After the OS checks, before the resource fit (upstream's order).
+  const both = pod('b', [ctr('b', '100')], { securityContext: { supplementalGroupsPolicy: 'Strict' } });
+  assert.equal(canAdmitPod(both, [], node()).reason, 'SupplementalGroupsPolicyNotSupported');
+  both.spec!.os = { name: 'windows' };
+  assert.equal(canAdmitPod(both, [], node()).reason, 'PodOSNotSupported');
+});

@@ -141,10 +141,6 @@ function assertRefused(r: FieldRule, value: unknown): void {
   assert.deepEqual(podFieldRefusal(pod)?.path, concrete, `${r.path}: ${JSON.stringify(value)}`);
   const result = canAdmitPod(pod, [], node);
   assert.equal(result.admit, false, r.path);
-  if (r.path === 'spec.securityContext.supplementalGroupsPolicy') {
-    assert.equal(result.reason, 'SupplementalGroupsPolicyNotSupported');
-    return;
-  }
   assert.equal(result.reason, 'PodFeatureUnsupported', r.path);
   assert.ok(result.message?.startsWith(`${concrete} is not supported by this node (kubelet-ts): `), result.message);
 }
@@ -242,4 +238,17 @@ test("runAsNonRoot is admitted with or without a runAsUser: the image's user is 
   pod.spec!.ephemeralContainers = [{ name: 'debug', image: 'busybox', securityContext: { runAsNonRoot: true } }];
   assert.deepEqual(admitPodFields(pod), { admit: true });
   assert.equal(ephemeralContainerRefusal(pod, 0), undefined);
+});
+
+test('procMount Unmasked: refused with upstream validation reason unless hostUsers is false (then hostUsers decides)', () => {
+  const pod = basePod();
+  pod.spec!.containers[0]!.securityContext = { procMount: 'Unmasked' };
+  const refusal = podFieldRefusal(pod);
+  assert.equal(refusal?.path, 'spec.containers[0].securityContext.procMount');
+  assert.match(refusal!.rule.why, /`hostUsers` must be false to use `Unmasked`/);
+  pod.spec!.hostUsers = false;
+  assert.notEqual(podFieldRefusal(pod)?.path, 'spec.containers[0].securityContext.procMount');
+  pod.spec!.containers[0]!.securityContext = { procMount: 'Default' };
+  pod.spec!.hostUsers = true;
+  assert.equal(podFieldRefusal(pod), undefined);
 });

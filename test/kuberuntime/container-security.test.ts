@@ -6,24 +6,10 @@ import assert from 'node:assert/strict';
 import type { Container, Pod } from '../../src/api/types.js';
 import { generateContainerConfig } from '../../src/kuberuntime/container-config.js';
 import type { ImageUser } from '../../src/kuberuntime/run-as-non-root.js';
+import { configInput } from './helpers.js';
 
 /** An image that names no user runs as root: upstream getImageUser gives uid 0. */
 const ROOT_IMAGE: ImageUser = { uid: 0n, username: '' };
-
-function configInput(pod: Pod, c: Container, imageUser = ROOT_IMAGE) {
-  return {
-    pod,
-    container: c,
-    restartCount: 0,
-    imageRef: 'sha256:x',
-    imageUser,
-    env: { nodeName: 'n', hostIP: '10.0.0.1', podIP: '10.1.0.2', podIPs: ['10.1.0.2'] },
-    memoryCapacity: 2 ** 30,
-    allocatable: { cpu: 1000, memory: 2 ** 30 },
-    volumes: { mounted: new Map(), errors: new Map() },
-    subPaths: { prepareSubPath: () => Promise.reject(new Error('no subPaths here')) },
-  };
-}
 
 async function securityOf(
   container: Partial<Container>,

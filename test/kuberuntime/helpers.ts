@@ -8,6 +8,7 @@ import type {
   SandboxRuntimeStatus,
 } from '../../src/kuberuntime/types.js';
 import type { Clock } from '../../src/util/clock.js';
+import type { ImageUser } from '../../src/kuberuntime/run-as-non-root.js';
 import type { Recorder } from '../../src/events/index.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager, type RuntimeManagerDeps } from '../../src/kuberuntime/index.js';
@@ -138,4 +139,23 @@ export function fakeRuntimeManager(
     recorder,
     ...extra,
   });
+}
+
+/**
+ * generateContainerConfig's input for `c` of `pod` with nothing else around (no volumes, no
+ * subPaths); `imageUser` absent: the image's user is not known.
+ */
+export function configInput(pod: Pod, c: Container, imageUser?: ImageUser) {
+  return {
+    pod,
+    container: c,
+    restartCount: 0,
+    imageRef: 'sha256:x',
+    ...(imageUser ? { imageUser } : {}),
+    env: { nodeName: 'n', hostIP: '10.0.0.1', podIP: '10.1.0.2', podIPs: ['10.1.0.2'] },
+    memoryCapacity: 2 ** 30,
+    allocatable: { cpu: 1000, memory: 2 ** 30 },
+    volumes: { mounted: new Map(), errors: new Map() },
+    subPaths: { prepareSubPath: () => Promise.reject(new Error('no subPaths here')) },
+  };
 }

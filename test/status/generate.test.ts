@@ -648,3 +648,23 @@ test('resize conditions carry the pod generation (KEP-5067), after the type', ()
   assert.equal(c.observedGeneration, 3);
   assert.equal(c.reason, 'Deferred');
 });
+
+// upstream convertToAPIContainerStatuses with convertContainerStatusUser (SupplementalGroupsPolicy,
+// GA in 1.35): the newest instance's identity as the runtime reports it, last in the field order.
+test('containerStatuses[].user: from the runtime when it reports one (containerd 2.x), absent otherwise', () => {
+  const linux = { uid: 1000, gid: 3000, supplementalGroups: [3000, 4000] };
+  const s = gen(
+    pod('Always', ['a', 'b', 'c']),
+    runtime([
+      ctr('a', 'running', { user: { linux } }),
+      ctr('b', 'running'),
+      ctr('c', 'exited', { restartCount: 1, user: {} }),
+      ctr('c', 'exited', { restartCount: 0, user: { linux: { uid: 1, gid: 1, supplementalGroups: [] } } }),
+    ]),
+  );
+  const [a, b, c] = s.containerStatuses!;
+  assert.deepEqual(a!.user, { linux });
+  assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(a))).slice(-2), ['started', 'user']);
+  assert.equal(b!.user, undefined, 'containerd 1.6/1.7 report no user');
+  assert.deepEqual(c!.user, {}, "the newest instance's: a user without a Linux part");
+});
