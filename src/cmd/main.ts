@@ -41,6 +41,7 @@ import { AllocationManager } from '../kubelet/allocation.js';
 import { RunOnce, type RunOnceResult } from '../kubelet/run-once.js';
 import { createGarbageCollection } from '../kubelet/gc-loops.js';
 import { ephemeralContainerRefusalMessage } from '../kubelet/admission.js';
+import { newAppArmorValidator } from '../kubelet/apparmor.js';
 import { createUserNamespaces, usernsAdmitHandler } from '../kubelet/userns/index.js';
 import type { RuntimeHandler } from '../cri/index.js';
 import { PodManager } from '../podmanager/index.js';
@@ -261,6 +262,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     idsPerPod: kc.userNamespaces.idsPerPod,
     handlers: () => runtimeHandlers(),
   });
+  // AppArmor on this host, read once: admission and ephemeral containers ask the same validator.
+  const appArmor = newAppArmorValidator();
   const runtime = createRuntimeManager({
     runtime: criRuntime,
     imageManager,
@@ -287,7 +290,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       recorder,
     ),
     runtimeClasses: apiMode?.runtimeClasses,
-    ephemeralRefusal: ephemeralContainerRefusalMessage,
+    ephemeralRefusal: (pod, i) => ephemeralContainerRefusalMessage(pod, i) ?? appArmor.ephemeralRefusal(pod, i),
     userNamespaces: (pod, handler) => userns.getOrCreateUserNamespaceMappings(pod, handler),
     services: apiMode?.services,
     probeFailure: (id) => prober.probeFailure(id),
@@ -395,6 +398,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     maxPods: kc.maxPods,
     node,
     allowedUnsafeSysctls: kc.allowedUnsafeSysctls,
+    appArmor,
     syncFrequencyMs: kc.syncFrequencyMs,
     runtime,
     volumeManager,

@@ -83,6 +83,17 @@ export class AppArmorValidator {
   }
 
   /**
+   * Why ephemeral container `index` cannot start here as far as AppArmor goes, or undefined. It
+   * comes by pod update, after admission (upstream never checks it, and it would run
+   * unconfined): a confining profile on a host without AppArmor fails that container alone.
+   */
+  ephemeralRefusal(pod: Pod, index: number): string | undefined {
+    const c = pod.spec?.ephemeralContainers?.[index];
+    if (!c || !this.hostError || !confining(appArmorProfileOf(pod, c))) return undefined;
+    return `Cannot enforce AppArmor: ${this.hostError}`;
+  }
+
+  /**
    * upstream appArmorAdmitHandler.Admit: only a pending pod is checked (a running one was admitted
    * before). A pod with no phase yet counts as pending here, so nothing is let through unchecked.
    */

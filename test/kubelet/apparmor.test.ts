@@ -124,3 +124,21 @@ test('this host (no AppArmor in the kernel, as the brief says of these machines)
   const pod = podWithProfile('runtime/default');
   assert.equal(newAppArmorValidator().admit(pod).admit, enabled);
 });
+
+test('an ephemeral container asking AppArmor on a host without it waits; others and enabled hosts run', () => {
+  const debug = (profile?: string) => ({
+    name: 'debug',
+    image: 'busybox',
+    ...(profile ? { securityContext: { appArmorProfile: { type: profile } } } : {}),
+  });
+  const pod = {
+    metadata: { name: 'p' },
+    spec: { containers: [{ name: 'c' }], ephemeralContainers: [debug('RuntimeDefault'), debug(), debug('Unconfined')] },
+  } as Pod;
+  const off = new AppArmorValidator(HOST_ERROR);
+  assert.equal(off.ephemeralRefusal(pod, 0), `Cannot enforce AppArmor: ${HOST_ERROR}`);
+  assert.equal(off.ephemeralRefusal(pod, 1), undefined);
+  assert.equal(off.ephemeralRefusal(pod, 2), undefined);
+  assert.equal(off.ephemeralRefusal(pod, 9), undefined, 'no such container');
+  assert.equal(new AppArmorValidator(undefined).ephemeralRefusal(pod, 0), undefined);
+});
