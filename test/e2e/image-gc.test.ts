@@ -14,6 +14,7 @@ import { createGarbageCollection } from '../../src/kubelet/gc-loops.js';
 import { ManualClock } from '../fakes/manual-clock.js';
 import { removeTestPods, runtimeEndpoint, TEST_IMAGES, uniqueName } from '../support/containerd.js';
 import { importImage, makeVariantImage } from '../support/variant-images.js';
+import { SETUID_IMAGE } from '../support/images.js';
 import { testTempDir } from '../support/temp-dir.js';
 
 const RUN = uniqueName('imggc');
@@ -76,8 +77,9 @@ test('image GC removes unused images least recently used first, never in-use, pi
     listContainers: () => runtime.listContainers(),
     recorder,
     node: { kind: 'Node' as const, name: 'e2e-node' },
-    // The local images are shared with every other e2e test: pinned here, as the sandbox image is in the agent.
-    pinnedImages: Object.values(TEST_IMAGES),
+    // The local images are shared with every other e2e test: pinned here, as the sandbox image is
+    // in the agent; so is the setuid image attack-security-context imports (it may run first).
+    pinnedImages: [...Object.values(TEST_IMAGES), SETUID_IMAGE],
     clock: {
       now: () => now,
       setTimeout: (fn: () => void, ms: number) => {
