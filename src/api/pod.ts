@@ -2,6 +2,14 @@
 import { PodIdentityError } from '../errors.js';
 import { ConfigMirrorAnnotationKey, ConfigSourceAnnotationKey, type Container, type Pod } from './types.js';
 
+type EphemeralContainer = NonNullable<NonNullable<Pod['spec']>['ephemeralContainers']>[number];
+
+/** upstream VisitContainers(AllContainers): init, then regular, then ephemeral containers. */
+export function allPodContainers(pod: Pod): (Container | EphemeralContainer)[] {
+  const spec = pod.spec;
+  return [...(spec?.initContainers ?? []), ...(spec?.containers ?? []), ...(spec?.ephemeralContainers ?? [])];
+}
+
 /**
  * A pod's identity. The pod sources refuse a pod without all three (podconfig's
  * validatePodIdentity), so past them a missing one is a bug: the accessors below throw a

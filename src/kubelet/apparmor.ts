@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { Pod } from '../api/types.js';
+import { allPodContainers } from '../api/pod.js';
 import { APPARMOR_ANNOTATION_PREFIX, appArmorProfileOf } from '../kuberuntime/security-profiles.js';
 import type { AdmitResult } from './admission.js';
 
@@ -40,12 +41,6 @@ export function validateAppArmorHost(paths: AppArmorHostPaths = HOST_PATHS): str
   return appArmorEnabled(paths) ? undefined : 'AppArmor is not enabled on the host';
 }
 
-const allContainers = (pod: Pod) => [
-  ...(pod.spec?.initContainers ?? []),
-  ...(pod.spec?.containers ?? []),
-  ...(pod.spec?.ephemeralContainers ?? []),
-];
-
 const confining = (p: { type?: string | null } | null | undefined): boolean => !!p && p.type !== 'Unconfined';
 
 /**
@@ -55,7 +50,7 @@ const confining = (p: { type?: string | null } | null | undefined): boolean => !
  */
 export function appArmorRequired(pod: Pod): boolean {
   if (confining(pod.spec?.securityContext?.appArmorProfile)) return true;
-  if (allContainers(pod).some((c) => confining(c.securityContext?.appArmorProfile))) return true;
+  if (allPodContainers(pod).some((c) => confining(c.securityContext?.appArmorProfile))) return true;
   return Object.entries(pod.metadata?.annotations ?? {}).some(
     ([k, v]) => k.startsWith(APPARMOR_ANNOTATION_PREFIX) && v !== 'unconfined',
   );
@@ -74,7 +69,7 @@ export class AppArmorValidator {
   validate(pod: Pod): string | undefined {
     if (!appArmorRequired(pod)) return undefined;
     if (this.hostError) return this.hostError;
-    for (const c of allContainers(pod)) {
+    for (const c of allPodContainers(pod)) {
       const profile = appArmorProfileOf(pod, c);
       if (profile?.type === 'Localhost' && (profile.localhostProfile ?? '').trim() === '')
         return `invalid empty AppArmor profile name: ${JSON.stringify(profile)}`;

@@ -10,13 +10,10 @@
 import type { Container, Pod } from '../api/types.js';
 import { formatPod } from '../api/pod.js';
 import type { Image } from '../cri/types.js';
+import { effectiveSecurityContext, type ImageUser } from './security-context.js';
 
-/** Who the image runs as: exactly one of uid and username is set (upstream's guarantee). */
-export interface ImageUser {
-  uid?: bigint;
-  /** Non-empty only when uid is absent. */
-  username: string;
-}
+// The type lives beside its other reader, the security context (which may not import this file).
+export type { ImageUser } from './security-context.js';
 
 /** upstream maxUserID (validation.IsValidUserID): uids are 0..MaxInt32. */
 const MAX_UID = 2n ** 31n - 1n;
@@ -39,14 +36,11 @@ export async function getImageUser(
   return imageUserOf(await images.imageStatus(image));
 }
 
-const effective = <K extends 'runAsNonRoot' | 'runAsUser'>(pod: Pod, c: Container, key: K) =>
-  c.securityContext?.[key] ?? pod.spec?.securityContext?.[key] ?? undefined;
-
 /** upstream verifyRunAsNonRoot: why `container` may not run as `user`, or undefined. */
 export function runAsNonRootProblem(pod: Pod, container: Container, user: ImageUser): string | undefined {
-  if (effective(pod, container, 'runAsNonRoot') !== true) return undefined;
+  const { runAsNonRoot, runAsUser } = effectiveSecurityContext(pod, container);
+  if (runAsNonRoot !== true) return undefined;
   const who = `(pod: "${formatPod(pod)}", container: ${container.name})`;
-  const runAsUser = effective(pod, container, 'runAsUser');
   if (runAsUser !== undefined && runAsUser !== null)
     return runAsUser === 0 ? `container's runAsUser breaks non-root policy ${who}` : undefined;
   if (user.uid === undefined && user.username !== '')

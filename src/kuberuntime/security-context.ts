@@ -21,8 +21,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { Container, Pod } from '../api/types.js';
+import { allPodContainers } from '../api/pod.js';
 import { kubeletErrorClass } from '../errors.js';
-import type { ImageUser } from './run-as-non-root.js';
 import type {
   LinuxContainerSecurityContext,
   LinuxSandboxSecurityContext,
@@ -33,6 +33,13 @@ import type {
 type PodSecurityContext = NonNullable<NonNullable<Pod['spec']>['securityContext']>;
 type ContainerSecurityContext = NonNullable<Container['securityContext']>;
 type SELinuxOptions = NonNullable<PodSecurityContext['seLinuxOptions']>;
+
+/** Who the image runs as (run-as-non-root.ts getImageUser): exactly one of uid and username is set. */
+export interface ImageUser {
+  uid?: bigint;
+  /** Non-empty only when uid is absent. */
+  username: string;
+}
 
 const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
 
@@ -247,7 +254,5 @@ export function sandboxSecurityContext(pod: Pod): Omit<LinuxSandboxSecurityConte
  * privileged for any privileged container to be allowed in it.
  */
 function hasPrivilegedContainer(pod: Pod): boolean {
-  const spec = pod.spec;
-  const all = [...(spec?.initContainers ?? []), ...(spec?.containers ?? []), ...(spec?.ephemeralContainers ?? [])];
-  return all.some((c) => c.securityContext?.privileged === true);
+  return allPodContainers(pod).some((c) => c.securityContext?.privileged === true);
 }
