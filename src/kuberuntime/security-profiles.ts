@@ -138,9 +138,3 @@ export function appArmorProfileFor(
 export function containerSecurityProfiles(pod: Pod, container: Container, settings: SecurityProfileSettings) {
   return { seccomp: seccompProfileFor(pod, container, settings), ...appArmorProfileFor(pod, container) };
 }
-
-/**
- * upstream generatePodSandboxLinuxConfig: the sandbox (pause) always runs RuntimeDefault, so a
- * pod's least-privileged profile need not allow what the pause process does (upstream #84623).
- */
-export const SANDBOX_SECCOMP: SecurityProfile = RUNTIME_DEFAULT;
