@@ -5,6 +5,7 @@
  * the CSINode object and the node annotation from NodeGetInfo there).
  */
 import { PluginRegistrationError } from '../../errors.js';
+import { CsiNodeClient, type NodeInfo } from './node-client.js';
 import type { PluginHandler } from './plugin-reconciler.js';
 
 export interface CsiVersion {
@@ -47,7 +48,8 @@ export function highestSupportedVersion(versions: string[]): CsiVersion {
 }
 
 export interface CsiRegistrationEvents {
-  onRegister?(driver: CsiDriver): void | Promise<void>;
+  /** After NodeGetInfo answered: the next step installs the driver into the CSINode object here. */
+  onRegister?(driver: CsiDriver, nodeInfo: NodeInfo): void | Promise<void>;
   onDeregister?(driver: CsiDriver): void | Promise<void>;
 }
 
@@ -64,11 +66,28 @@ export class CsiRegistrationHandler implements PluginHandler {
     this.validateVersions('ValidatePlugin', name, endpoint, versions);
   }
 
-  async registerPlugin(name: string, endpoint: string, versions: string[]): Promise<void> {
+  /**
+   * Records the driver, asks it for its node ID, topology and volume limit (NodeGetInfo, bounded
+   * by `timeoutMs`) and tells the owner; a failure unregisters the driver again and is thrown
+   * (the reconciler then answers NotifyRegistrationStatus(false)), as upstream does.
+   */
+  async registerPlugin(name: string, endpoint: string, versions: string[], timeoutMs: number): Promise<void> {
     const version = this.validateVersions('RegisterPlugin', name, endpoint, versions);
     const driver = { name, endpoint, highestSupportedVersion: version };
     this.drivers.set(name, driver);
-    await this.events.onRegister?.(driver);
+    const client = new CsiNodeClient(endpoint, timeoutMs);
+    try {
+      const info = await client.nodeGetInfo();
+      await this.events.onRegister?.(driver, info);
+    } catch (err) {
+      if (this.drivers.get(name) === driver) this.drivers.delete(name);
+      throw new PluginRegistrationError(
+        `RegisterPlugin for CSI driver ${JSON.stringify(name)} failed: ${(err as Error).message}`,
+        { cause: err },
+      );
+    } finally {
+      client.close();
+    }
   }
 
   async deRegisterPlugin(name: string, endpoint: string): Promise<void> {

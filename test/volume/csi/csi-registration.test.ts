@@ -3,10 +3,26 @@
  * pkg/volume/csi/csi_plugin_test.go TestValidatePlugin and TestValidatePluginExistingDriver.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
 import { CsiRegistrationHandler, highestSupportedVersion } from '../../../src/volume/csi/csi-registration.js';
+import { CSI_NODE_SERVICE } from '../../../src/volume/csi/proto.js';
+import { testTempDir } from '../../support/temp-dir.js';
+import { startServer, type TestServer } from './grpc-server.js';
 
-const EP = '/var/lib/kubelet/plugins/d/csi.sock';
+const dir = testTempDir('kts-csi-reg-');
+const EP = join(dir, 'csi.sock');
+const OLD = join(dir, 'old.sock');
+const NEW = join(dir, 'new.sock');
+const servers: TestServer[] = [];
+before(async () => {
+  for (const p of [EP, OLD, NEW]) {
+    servers.push(await startServer(p, { [CSI_NODE_SERVICE]: { NodeGetInfo: () => ({ nodeId: 'n1' }) } }));
+  }
+});
+after(async () => {
+  for (const s of servers) await s.stop();
+});
 
 describe('CsiRegistrationHandler.validatePlugin (upstream TestValidatePlugin)', () => {
   const cases: Array<[string[], boolean]> = [
@@ -46,7 +62,7 @@ describe('an existing driver of the same name (upstream TestValidatePluginExisti
   for (const [existing, offered, ok] of cases) {
     it(`registered ${existing}, offered ${offered} → ${ok ? 'accepted' : 'refused'}`, async () => {
       const h = new CsiRegistrationHandler();
-      await h.registerPlugin('d', EP, [existing]);
+      await h.registerPlugin('d', EP, [existing], 1000);
       if (ok) h.validatePlugin('d', EP, [offered]);
       else assert.throws(() => h.validatePlugin('d', EP, [offered]), /higher or equal version/);
     });
@@ -55,12 +71,12 @@ describe('an existing driver of the same name (upstream TestValidatePluginExisti
   it('deregistering an older endpoint keeps the newer registration', async () => {
     const gone: string[] = [];
     const h = new CsiRegistrationHandler({ onDeregister: (d) => void gone.push(d.endpoint) });
-    await h.registerPlugin('d', '/old.sock', ['1.0.0']);
-    await h.registerPlugin('d', '/new.sock', ['1.1.0']);
-    await h.deRegisterPlugin('d', '/old.sock');
-    assert.equal(h.get('d')?.endpoint, '/new.sock');
-    await h.deRegisterPlugin('d', '/new.sock');
+    await h.registerPlugin('d', OLD, ['1.0.0'], 1000);
+    await h.registerPlugin('d', NEW, ['1.1.0'], 1000);
+    await h.deRegisterPlugin('d', OLD);
+    assert.equal(h.get('d')?.endpoint, NEW);
+    await h.deRegisterPlugin('d', NEW);
     assert.equal(h.get('d'), undefined);
-    assert.deepEqual(gone, ['/new.sock']);
+    assert.deepEqual(gone, [NEW]);
   });
 });

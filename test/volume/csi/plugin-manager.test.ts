@@ -10,9 +10,10 @@ import { after, afterEach, describe, it } from 'node:test';
 import { join } from 'node:path';
 import { hotPaths } from '../../../src/cmd/hot-paths.js';
 import { CsiRegistrationHandler, type CsiDriver } from '../../../src/volume/csi/csi-registration.js';
+import type { NodeInfo } from '../../../src/volume/csi/node-client.js';
 import { CSI_PLUGIN } from '../../../src/volume/csi/plugin-reconciler.js';
 import { PluginManager } from '../../../src/volume/csi/plugin-manager.js';
-import { REGISTRATION_SERVICE } from '../../../src/volume/csi/proto.js';
+import { CSI_NODE_SERVICE, REGISTRATION_SERVICE } from '../../../src/volume/csi/proto.js';
 import { testTempDir } from '../../support/temp-dir.js';
 import { stall, startServer, waitFor, type Handler, type TestServer } from './grpc-server.js';
 
@@ -31,11 +32,20 @@ interface Info {
   supportedVersions?: string[];
 }
 
-/** A registrar socket answering GetInfo with `info` (or with `getInfo`, to stall it). */
-async function registrar(socketPath: string, info: Info, getInfo?: Handler): Promise<TestServer> {
-  const reply = { type: CSI_PLUGIN, endpoint: '/run/csi/driver.sock', supportedVersions: ['1.0.0'], ...info };
+/**
+ * A registrar socket answering GetInfo with `info` (or with `getInfo`, to stall it); the same
+ * socket serves the driver's Node service (the endpoint it registers), NodeGetInfo by `nodeGetInfo`.
+ */
+async function registrar(
+  socketPath: string,
+  info: Info,
+  getInfo?: Handler,
+  nodeGetInfo?: Handler,
+): Promise<TestServer> {
+  const reply = { type: CSI_PLUGIN, endpoint: socketPath, supportedVersions: ['1.0.0'], ...info };
   const s = await startServer(socketPath, {
     [REGISTRATION_SERVICE]: { GetInfo: getInfo ?? (() => reply), NotifyRegistrationStatus: () => ({}) },
+    [CSI_NODE_SERVICE]: { NodeGetInfo: nodeGetInfo ?? (() => ({ nodeId: 'node-1', maxVolumesPerNode: '8' })) },
   });
   servers.push(s);
   return s;
@@ -51,8 +61,9 @@ function setup(timeouts = {}) {
   const root = testTempDir('kts-csi-pm-');
   const dir = join(root, 'plugins_registry');
   const log: string[] = [];
+  const nodeIds: string[] = [];
   const csi = new CsiRegistrationHandler({
-    onRegister: (d: CsiDriver) => void log.push(`+${d.name}`),
+    onRegister: (d: CsiDriver, info: NodeInfo) => void (log.push(`+${d.name}`), nodeIds.push(info.nodeId)),
     onDeregister: (d: CsiDriver) => void log.push(`-${d.name}`),
   });
   const pm = new PluginManager({
@@ -62,12 +73,12 @@ function setup(timeouts = {}) {
   });
   pm.addHandler(CSI_PLUGIN, csi);
   managers.push(pm);
-  return { root, dir, log, csi, pm };
+  return { root, dir, log, nodeIds, csi, pm };
 }
 
 describe('PluginManager (plugins_registry)', () => {
   it('registers a socket present at start, and tells it so', async () => {
-    const { dir, log, csi, pm } = setup();
+    const { dir, log, nodeIds, csi, pm } = setup();
     mkdirSync(dir, { recursive: true });
     const s = await registrar(join(dir, 'd1-reg.sock'), {
       name: 'd1.example.com',
@@ -77,8 +88,9 @@ describe('PluginManager (plugins_registry)', () => {
     await waitFor(() => notifications(s).length === 1, 5000, 'NotifyRegistrationStatus');
     assert.deepEqual(notifications(s)[0], { pluginRegistered: true, error: '' });
     assert.deepEqual(log, ['+d1.example.com']);
+    assert.deepEqual(nodeIds, ['node-1']);
     assert.deepEqual(csi.get('d1.example.com')?.highestSupportedVersion, { major: 1, minor: 2, patch: 0 });
-    assert.equal(pm.registered().get(s.socketPath)?.endpoint, '/run/csi/driver.sock');
+    assert.equal(pm.registered().get(s.socketPath)?.endpoint, s.socketPath);
   });
 
   it('registers a socket created after start (in a subdirectory too); ignores plain files', async () => {
@@ -121,6 +133,20 @@ describe('PluginManager (plugins_registry)', () => {
       assert.equal(pm.registered().size, 0);
     });
   }
+
+  it('refuses a driver whose NodeGetInfo fails, and forgets it', async () => {
+    const { dir, log, csi, pm } = setup();
+    pm.run();
+    const s = await registrar(join(dir, 'd1.sock'), { name: 'd1' }, undefined, () => ({ nodeId: '' }));
+    await waitFor(() => notifications(s).length >= 1, 5000, 'NotifyRegistrationStatus(false)');
+    assert.equal(notifications(s)[0]!.pluginRegistered, false);
+    assert.match(
+      notifications(s)[0]!.error,
+      /RegisterPlugin for CSI driver "d1" failed: CSI NodeGetInfo: .*empty node_id/,
+    );
+    assert.deepEqual(log, []);
+    assert.equal(csi.get('d1'), undefined);
+  });
 
   it('deregisters a driver whose socket is removed', async () => {
     const { dir, log, csi, pm } = setup();
