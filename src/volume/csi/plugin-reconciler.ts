@@ -123,12 +123,13 @@ export class PluginReconciler {
       if (this.dsw.generationOf(socketPath) !== plugin.generation) await this.deregister(socketPath, plugin);
     }
     const now = Date.now();
-    for (const p of this.dsw.getPluginsToRegister()) {
-      if (this.actual.has(p.socketPath)) continue;
+    const due = this.dsw.getPluginsToRegister().filter((p) => {
       const f = this.failures.get(p.socketPath);
-      if (f && f.generation === p.generation && f.retryAt > now) continue;
-      await this.register(p);
-    }
+      return !this.actual.has(p.socketPath) && !(f && f.generation === p.generation && f.retryAt > now);
+    });
+    // In parallel, as upstream's operation executor runs one operation per socket: a stalled
+    // socket delays only itself.
+    await Promise.all(due.map((p) => this.register(p)));
     for (const key of this.failures.keys()) if (this.dsw.generationOf(key) === undefined) this.failures.delete(key);
   }
 
