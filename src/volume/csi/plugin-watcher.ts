@@ -18,14 +18,17 @@ export interface DesiredPlugin {
 
 /** Upstream's desiredStateOfWorld: the sockets present in the registry directory. */
 export class DesiredStateOfWorld {
-  private readonly plugins = new Map<string, DesiredPlugin & { ino: number; ctimeMs: number }>();
+  private readonly plugins = new Map<string, DesiredPlugin & { ino: number }>();
   private nextGeneration = 1;
 
-  /** Records a socket; a new inode or change time, or `fresh` (a create event), starts a new generation. */
+  /**
+   * Records a socket; `fresh` (a create event) or a new inode (a rescan finding it replaced)
+   * starts a new generation. A chmod (the registrar narrowing its socket) does not.
+   */
   addOrUpdatePlugin(socketPath: string, st: Stats, fresh: boolean): void {
     const old = this.plugins.get(socketPath);
-    if (old && !fresh && old.ino === st.ino && old.ctimeMs === st.ctimeMs) return;
-    this.plugins.set(socketPath, { socketPath, generation: this.nextGeneration++, ino: st.ino, ctimeMs: st.ctimeMs });
+    if (old && !fresh && old.ino === st.ino) return;
+    this.plugins.set(socketPath, { socketPath, generation: this.nextGeneration++, ino: st.ino });
   }
 
   /** Removes the socket at `path` and every socket under it (a removed subdirectory). */

@@ -5,7 +5,7 @@
  * reconciler_test.go (register, unregister, re-register cases).
  */
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { after, afterEach, describe, it } from 'node:test';
 import { join } from 'node:path';
 import { hotPaths } from '../../../src/cmd/hot-paths.js';
@@ -174,6 +174,17 @@ describe('PluginManager (plugins_registry)', () => {
     await waitFor(() => log.length === 3, 5000, 'deregister + register');
     assert.deepEqual(log, ['+d1', '-d1', '+d1']);
     assert.equal(pm.registered().size, 1);
+  });
+
+  it('a chmod of a registered socket does not re-register it', async () => {
+    const { dir, log, pm } = setup();
+    pm.run();
+    const s = await registrar(join(dir, 'd1.sock'), { name: 'd1' });
+    await waitFor(() => log.length === 1, 5000, 'registered');
+    chmodSync(s.socketPath, 0o600);
+    await new Promise((r) => setTimeout(r, 400)); // several reconciler passes (loopMs 100)
+    assert.deepEqual(log, ['+d1']);
+    assert.equal(notifications(s).length, 1);
   });
 
   it('a stalled GetInfo times out, is retried, and does not hold up other sockets', async () => {
