@@ -69,13 +69,15 @@ export class PluginWatcher {
 
   constructor(private readonly opts: PluginWatcherOptions) {}
 
-  /** Creates the directory, starts watching and records the sockets already there. */
+  /** Creates the directory, starts watching and records the sockets already there; throws if it cannot watch. */
   start(): void {
     mkdirSync(this.opts.dir, { recursive: true, mode: 0o750 });
     this.watcher = this.opts.createFsWatcher(
       (events) => this.handleEvents(events),
       (err) => log('pluginwatcher').warn({ err: err.message }, 'Plugin registry watcher error; rescanning'),
     );
+    // Throws (ENOSPC: out of inotify watches) rather than run blind to new sockets.
+    this.watcher.add(this.opts.dir);
     this.traverse(this.opts.dir);
     this.opts.onChange();
   }
