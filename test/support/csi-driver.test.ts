@@ -6,11 +6,12 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { mountsUnder, unmount } from '../../src/volume/mount.js';
 import { loadCsiProtos, parseFaults, startCsiDriver, type TestCsiDriver, TOPOLOGY_KEY } from './csi-driver.js';
+import { spawnCsiDriver } from './csi-driver-process.js';
 import { testTempDir } from './temp-dir.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- proto-loader's untyped clients and messages */
@@ -185,5 +186,32 @@ describe('test CSI driver', () => {
       B: { kind: 'stall' },
       C: { kind: 'fail', code: grpc.status.NOT_FOUND },
     });
+  });
+});
+
+describe('test CSI driver as a process', () => {
+  it('starts from its CLI, takes faults from CSI_DRIVER_FAULTS, and removes its sockets on SIGTERM', async () => {
+    const dir = testTempDir('kts-csi-driver-main-');
+    const opts = {
+      endpoint: join(dir, 'csi.sock'),
+      registrationDir: join(dir, 'plugins_registry'),
+      driverName: DRIVER,
+      nodeId: 'node-b',
+      stateDir: join(dir, 'state'),
+    };
+    const proc = await spawnCsiDriver(opts, { CSI_DRIVER_FAULTS: 'NodeGetInfo=fail:INTERNAL' });
+    const pkg = loadCsiProtos();
+    const reg = caller(pkg.pluginregistration.Registration, join(opts.registrationDir, `${DRIVER}-reg.sock`));
+    const node = caller(pkg.csi.v1.Node, opts.endpoint);
+    try {
+      assert.equal((await reg.call('GetInfo')).endpoint, opts.endpoint);
+      await assert.rejects(node.call('NodeGetInfo'), { code: grpc.status.INTERNAL });
+    } finally {
+      reg.close();
+      node.close();
+      await proc.stop();
+    }
+    assert.equal(proc.child.exitCode, 0);
+    assert.equal(existsSync(opts.endpoint) || existsSync(join(opts.registrationDir, `${DRIVER}-reg.sock`)), false);
   });
 });
