@@ -173,6 +173,8 @@ describe('test CSI driver', () => {
     writeFileSync(driver.faultsPath, 'NodeGetInfo=fail:UNAVAILABLE\nProbe=stall\n');
     await assert.rejects(node('NodeGetInfo'), { code: grpc.status.UNAVAILABLE });
     await assert.rejects(identity('Probe', {}, 300), { code: grpc.status.DEADLINE_EXCEEDED });
+    const probes = driver.calls().filter((c) => c.method === 'Probe');
+    assert.equal(probes.at(-1)?.code, undefined, 'a stalled call is logged as received, unanswered');
     writeFileSync(driver.faultsPath, '');
     assert.equal((await node('NodeGetInfo')).nodeId, 'node-a');
     const failed = driver.calls().filter((c) => c.method === 'NodeGetInfo' && c.code === grpc.status.UNAVAILABLE);

@@ -9,12 +9,13 @@
  * - `faults`: lines `<Method>=fail:<grpc code name or number>` or `<Method>=stall`, read on every
  *   call (so a test can change them while the driver runs); a stalled call waits until its line
  *   is gone. The CSI_DRIVER_FAULTS environment variable holds more, comma-separated.
- * - `calls.jsonl`: one JSON line per call received (method, request with secrets left out,
- *   answer code), in order.
+ * - `calls.jsonl`: a line when a call arrives (method, request with secrets left out) and one
+ *   when it is answered (status code); readCallLog pairs them.
  * e2e tests run it as a process of its own through csi-driver-main.ts.
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,12 +38,28 @@ export interface CsiDriverOptions {
   topology?: Record<string, string>;
 }
 
-export interface CsiCall {
+/**
+ * One call as the log has it: a `received` line when it arrives (so a stalled call, or one the
+ * driver was killed in, is seen) and an `answered` line with the same seq when it is answered.
+ */
+export interface CsiLogLine {
+  /** <driver instance>:<n>, unique across restarts of a driver on one state dir. */
+  seq: string;
+  phase: 'received' | 'answered';
   time: string;
   method: string;
+  /** On `received`: the request, its secrets left out. */
+  request?: unknown;
+  /** On `answered`: 0 for OK, else the gRPC status code. */
+  code?: number;
+  error?: string;
+}
+
+/** A call with its answer; code is undefined while the call has not been answered. */
+export interface CsiCall {
+  method: string;
   request: unknown;
-  /** 0 for OK, else the gRPC status code answered. */
-  code: number;
+  code?: number;
   error?: string;
 }
 
@@ -100,11 +117,27 @@ function loggable(request: any): unknown {
   return rest;
 }
 
+/** The calls in a driver's calls.jsonl, in the order received, each with its answer if any. */
+export function readCallLog(path: string): CsiCall[] {
+  if (!existsSync(path)) return [];
+  const calls = new Map<string, CsiCall>();
+  for (const text of readFileSync(path, 'utf8').split('\n')) {
+    if (text === '') continue;
+    const line = JSON.parse(text) as CsiLogLine;
+    if (line.phase === 'received') calls.set(line.seq, { method: line.method, request: line.request });
+    const call = calls.get(line.seq);
+    if (line.phase === 'answered' && call) Object.assign(call, { code: line.code, error: line.error });
+  }
+  return [...calls.values()];
+}
+
 export class TestCsiDriver {
   private readonly csiServer = new grpc.Server();
   private readonly regServer = new grpc.Server();
   private readonly volumes: CsiVolumes;
   private stopped = false;
+  private seq = 0;
+  private readonly instance = randomUUID().slice(0, 8);
   /** The last NotifyRegistrationStatus the kubelet sent. */
   registrationStatus: { pluginRegistered: boolean; error: string } | undefined;
 
@@ -131,9 +164,7 @@ export class TestCsiDriver {
 
   /** Every call received so far, oldest first. */
   calls(): CsiCall[] {
-    if (!existsSync(this.callLogPath)) return [];
-    const lines = readFileSync(this.callLogPath, 'utf8').split('\n');
-    return lines.filter((l) => l !== '').map((l) => JSON.parse(l) as CsiCall);
+    return readCallLog(this.callLogPath);
   }
 
   async start(): Promise<void> {
@@ -173,10 +204,8 @@ export class TestCsiDriver {
     return fault;
   }
 
-  private record(method: string, request: unknown, err?: CsiError): void {
-    const call: CsiCall = { time: new Date().toISOString(), method, request: loggable(request), code: err?.code ?? 0 };
-    if (err) call.error = err.message;
-    appendFileSync(this.callLogPath, JSON.stringify(call) + '\n');
+  private log(line: Omit<CsiLogLine, 'time'>): void {
+    appendFileSync(this.callLogPath, JSON.stringify({ ...line, time: new Date().toISOString() }) + '\n');
   }
 
   private async answer(method: string, handler: (req: any) => Promise<any>, request: any): Promise<any> {
@@ -195,13 +224,15 @@ export class TestCsiDriver {
     const impl: grpc.UntypedServiceImplementation = {};
     for (const [method, handler] of Object.entries(handlers)) {
       impl[method] = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
+        const seq = `${this.instance}:${++this.seq}`;
+        this.log({ seq, phase: 'received', method, request: loggable(call.request) });
         this.answer(method, handler, call.request).then(
           (reply) => {
-            this.record(method, call.request);
+            this.log({ seq, phase: 'answered', method, code: 0 });
             callback(null, reply);
           },
           (err: CsiError) => {
-            this.record(method, call.request, err);
+            this.log({ seq, phase: 'answered', method, code: err.code, error: err.message });
             callback({ code: err.code, details: err.message });
           },
         );
