@@ -50,6 +50,16 @@ function volumeId(value: unknown): string {
   return id;
 }
 
+/** Whether the mount at path is read-only (mountinfo's per-mount options, field 6). */
+async function mountedReadOnly(path: string): Promise<boolean> {
+  const text = await readFile('/proc/self/mountinfo', 'utf8');
+  const line = text
+    .split('\n')
+    .filter((l) => l.split(' ')[4] === path)
+    .pop();
+  return (line?.split(' ')[5] ?? '').split(',').includes('ro');
+}
+
 async function isMountPoint(path: string): Promise<boolean> {
   return (await mountAt(path)) !== undefined;
 }
@@ -132,10 +142,19 @@ export class CsiVolumes {
     }
     const source = staging || (await this.source(id, req.volumeContext));
     await mkdir(target, { recursive: true });
-    if (await isMountPoint(target)) return {};
+    if (await isMountPoint(target)) return this.republish(target, !!req.readonly);
     await bindMount(source, target);
     if (req.readonly) await execFileAsync('mount', ['-o', 'remount,bind,ro', target]);
     return {};
+  }
+
+  /** A second publish at a mounted target: OK when compatible, else ALREADY_EXISTS (the spec). */
+  private async republish(target: string, readonly: boolean): Promise<any> {
+    if ((await mountedReadOnly(target)) === readonly) return {};
+    throw new CsiError(
+      grpc.status.ALREADY_EXISTS,
+      `${target} is already published ${readonly ? 'read-write' : 'read-only'}`,
+    );
   }
 
   /** Unmounts and removes the target (the spec makes the plugin delete it); absent is fine. */

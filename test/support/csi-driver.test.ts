@@ -139,21 +139,45 @@ describe('test CSI driver', () => {
     },
   );
 
-  it('publishes read-only when asked', { skip: !isRoot && 'needs root' }, async () => {
-    await controller('CreateVolume', { name: 'pvc-ro', volumeCapabilities: [mountCap] });
-    const target = join(dir, 'kubelet', 'ro', 'mount');
-    await node('NodePublishVolume', {
-      volumeId: 'pvc-ro',
-      targetPath: target,
-      volumeCapability: mountCap,
-      readonly: true,
-    });
-    try {
-      assert.throws(() => writeFileSync(join(target, 'x'), 'x'), { code: 'EROFS' });
-    } finally {
-      await node('NodeUnpublishVolume', { volumeId: 'pvc-ro', targetPath: target });
-    }
-  });
+  it(
+    'publishes read-only when asked, and refuses the same target read-write',
+    { skip: !isRoot && 'needs root' },
+    async () => {
+      await controller('CreateVolume', { name: 'pvc-ro', volumeCapabilities: [mountCap] });
+      const target = join(dir, 'kubelet', 'ro', 'mount');
+      const publish = { volumeId: 'pvc-ro', targetPath: target, volumeCapability: mountCap, readonly: true };
+      await node('NodePublishVolume', publish);
+      try {
+        assert.throws(() => writeFileSync(join(target, 'x'), 'x'), { code: 'EROFS' });
+        await node('NodePublishVolume', publish);
+        await assert.rejects(node('NodePublishVolume', { ...publish, readonly: false }), {
+          code: grpc.status.ALREADY_EXISTS,
+        });
+      } finally {
+        await node('NodeUnpublishVolume', { volumeId: 'pvc-ro', targetPath: target });
+      }
+    },
+  );
+
+  it(
+    'makes an inline volume on its publish and removes it on unpublish',
+    { skip: !isRoot && 'needs root' },
+    async () => {
+      const target = join(dir, 'kubelet', 'inline', 'mount');
+      const volumeContext = { 'csi.storage.k8s.io/ephemeral': 'true' };
+      await node('NodePublishVolume', {
+        volumeId: 'csi-inline1',
+        targetPath: target,
+        volumeCapability: mountCap,
+        volumeContext,
+      });
+      writeFileSync(join(target, 'f'), 'x');
+      assert.equal(existsSync(join(driver.backingDir('csi-inline1'), 'f')), true);
+      await node('NodeUnpublishVolume', { volumeId: 'csi-inline1', targetPath: target });
+      assert.equal(existsSync(driver.backingDir('csi-inline1')), false);
+      assert.equal(existsSync(target), false);
+    },
+  );
 
   it('refuses bad requests with the codes the spec gives', async () => {
     await assert.rejects(node('NodePublishVolume', { volumeId: 'pvc-x', volumeCapability: mountCap }), {
