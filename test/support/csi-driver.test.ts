@@ -10,7 +10,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { mountsUnder, unmount } from '../../src/volume/mount.js';
-import { loadCsiProtos, parseFaults, startCsiDriver, type TestCsiDriver, TOPOLOGY_KEY } from './csi-driver.js';
+import {
+  loadCsiProtos,
+  parseFaults,
+  readCallLog,
+  startCsiDriver,
+  type TestCsiDriver,
+  TOPOLOGY_KEY,
+} from './csi-driver.js';
 import { spawnCsiDriver } from './csi-driver-process.js';
 import { testTempDir } from './temp-dir.js';
 
@@ -239,5 +246,27 @@ describe('test CSI driver as a process', () => {
     }
     assert.equal(proc.child.exitCode, 0);
     assert.equal(existsSync(opts.endpoint) || existsSync(join(opts.registrationDir, `${DRIVER}-reg.sock`)), false);
+  });
+
+  it('comes back after SIGKILL on the same state dir, its call log continued', async () => {
+    const dir = testTempDir('kts-csi-driver-restart-');
+    const opts = {
+      endpoint: join(dir, 'csi.sock'),
+      driverName: DRIVER,
+      nodeId: 'node-c',
+      stateDir: join(dir, 'state'),
+    };
+    const pkg = loadCsiProtos();
+    const codes: (number | undefined)[] = [];
+    for (const faults of ['NodeGetInfo=fail:UNAVAILABLE', '']) {
+      const proc = await spawnCsiDriver(opts, { CSI_DRIVER_FAULTS: faults });
+      const node = caller(pkg.csi.v1.Node, opts.endpoint);
+      await node.call('NodeGetInfo').catch((err: { code: number }) => codes.push(err.code));
+      node.close();
+      await proc.stop('SIGKILL');
+    }
+    assert.deepEqual(codes, [grpc.status.UNAVAILABLE]);
+    const log = readCallLog(join(opts.stateDir, 'calls.jsonl')).map((c) => c.code);
+    assert.deepEqual(log, [grpc.status.UNAVAILABLE, 0]);
   });
 });
