@@ -34,6 +34,10 @@ export const ERROR_CODES = {
   KTS_ERR_CONTAINER_CONFIG:
     "A container's configuration could not be built from its pod: env, resources, downward API (CreateContainerConfigError).",
   KTS_ERR_VOLUME: 'A pod volume could not be set up, mounted or torn down.',
+  KTS_ERR_CSI: 'A call to a CSI driver (its Node or Identity service) failed, or the driver could not be reached.',
+  KTS_ERR_CSI_TIMEOUT: 'A call to a CSI driver exceeded its deadline.',
+  KTS_ERR_PLUGIN_REGISTRATION:
+    'A plugin socket in <root-dir>/plugins_registry could not be registered: GetInfo failed or timed out, or the plugin offered an unknown type, no supported version, or no name.',
   KTS_ERR_SUBPATH:
     'A volumeMount subPath (or expanded subPathExpr) is absolute, has a ".." component, resolves outside its volume through a symlink, or changed to a symlink while it was opened: it is not mounted and the container waits (CreateContainerConfigError).',
   KTS_ERR_HOOK: 'A lifecycle hook (postStart, preStop) failed.',
@@ -123,6 +127,20 @@ export class CriError extends KubeletError {
     this.grpcCode = options.grpcCode;
   }
 }
+
+/** A failed CSI driver call; `grpcCode` is the gRPC status code when the driver answered. */
+export class CsiError extends KubeletError {
+  readonly method: string;
+  readonly grpcCode: number | undefined;
+  constructor(code: ErrorCode, method: string, message: string, options: { grpcCode?: number; cause?: unknown } = {}) {
+    super(code, `CSI ${method}: ${message}`, 'cause' in options ? { cause: options.cause } : undefined);
+    this.method = method;
+    this.grpcCode = options.grpcCode;
+  }
+}
+
+/** A plugin registration socket that was refused (plugin watcher). */
+export class PluginRegistrationError extends kubeletErrorClass('KTS_ERR_PLUGIN_REGISTRATION') {}
 
 /** Errors from starting a container that the pod status reports as a waiting reason. */
 export class ContainerStartError extends KubeletError {

@@ -16,7 +16,7 @@ import {
 } from '../images/index.js';
 import { createPullSecretsLookup } from '../apimode/pull-secrets.js';
 import { createRuntimeManager, runtimeHandlerFor, type RuntimeManagerDeps } from '../kuberuntime/index.js';
-import { createVolumeManager, setupDataDirs } from '../volume/index.js';
+import { createCsiPluginManager, createVolumeManager, setupDataDirs, type PluginManager } from '../volume/index.js';
 import {
   createGenericPLEG,
   createPodStatusCache,
@@ -56,7 +56,7 @@ import {
   resourceList,
   type NodeInfo,
 } from '../node/index.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, errorMessage } from '../errors.js';
 import { createRecorder } from '../events/index.js';
 import { createNodeShutdownManager, signalTrigger, NodeShutdownReason } from '../nodeshutdown/index.js';
 import { createProbeManager } from '../prober/index.js';
@@ -171,6 +171,26 @@ function nodeAllocatableCgroups(
     podPidsLimit: kc.podPidsLimit,
     reservedCgroups: reservedCgroups(kc.enforceNodeAllocatable, kc, reserved),
   };
+}
+
+/**
+ * CSI drivers register through <root-dir>/plugins_registry (upstream pluginManager, started with
+ * the runtime-dependent modules); in API server mode each is installed into the Node and its
+ * CSINode. A watcher that cannot start is logged, not fatal, as upstream.
+ */
+function startPluginManager(config: Config, apiMode: ApiMode | undefined): PluginManager {
+  const manager = createCsiPluginManager({
+    rootDir: config.flags.rootDir,
+    createFsWatcher: hotPaths().inotify.createFsWatcher,
+    nodeName: config.nodeName,
+    client: apiMode?.clients.main,
+  });
+  try {
+    manager.run();
+  } catch (err) {
+    log('pluginmanager').error({ err: errorMessage(err) }, 'The plugin watcher failed to start');
+  }
+  return manager;
 }
 
 export async function startDaemon(config: Config): Promise<Daemon> {
@@ -445,6 +465,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   kubelet.addPodAdmitHandler((pod) => nodeShutdown.admit(pod));
   kubelet.addPodAdmitHandler((pod) => eviction.admit(pod));
   apiMode?.start({ podConfig, kubelet, pressure: eviction });
+  const pluginManager = config.flags.runOnce ? undefined : startPluginManager(config, apiMode);
 
   const readProvider = readServerProvider({
     podManager,
@@ -536,6 +557,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       ])
         s?.stop();
       await done.catch(() => undefined);
+      await pluginManager?.stop();
       await servers.close();
       criRuntime.close();
       images.close();

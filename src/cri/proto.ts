@@ -3,10 +3,10 @@
  * dist/src/cri/, so the file is looked up next to this module first (in case a build step copies
  * it) and then under the package root (found by walking up to package.json).
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as protoLoader from '@grpc/proto-loader';
+import { findPackageFile } from '../util/package-file.js';
 
 /**
  * camelCase field names, int64 as decimal strings (converted to bigint by convert.ts), enums as
@@ -30,21 +30,8 @@ let cachedPath: string | undefined;
 let cachedDefinition: protoLoader.PackageDefinition | undefined;
 
 export function protoPath(): string {
-  if (cachedPath) return cachedPath;
-  const here = dirname(fileURLToPath(import.meta.url));
-  const local = join(here, 'proto', 'api.proto');
-  if (existsSync(local)) return (cachedPath = local);
-  let dir = here;
-  for (;;) {
-    if (existsSync(join(dir, 'package.json'))) {
-      const p = join(dir, 'src', 'cri', 'proto', 'api.proto');
-      if (existsSync(p)) return (cachedPath = p);
-    }
-    const parent = dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  throw new Error(`cannot find src/cri/proto/api.proto above ${here}`);
+  cachedPath ??= findPackageFile(dirname(fileURLToPath(import.meta.url)), 'proto/api.proto', 'src/cri/proto/api.proto');
+  return cachedPath;
 }
 
 /** The runtime.v1 package definition, loaded once per process. */

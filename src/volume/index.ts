@@ -27,6 +27,7 @@ export type { SubPathMount } from './subpath/subpath.js';
 export type { BindSubPath } from './subpath/subpath-types.js';
 export { makePodDataDirs, setupDataDirs, DATA_DIR_MODE } from './pod-dirs.js';
 export { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
+export { createCsiPluginManager, type PluginManager } from './csi/index.js';
 
 export interface VolumeManagerOptions {
   /** upstream --root-dir (default /var/lib/kubelet): volumes live under <rootDir>/pods/<uid>/volumes. */

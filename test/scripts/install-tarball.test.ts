@@ -75,6 +75,8 @@ test(
     const listing = run('tar', ['tzf', tgz], scratch).stdout.split('\n');
     assert.ok(listing.includes('package/dist/src/cmd/cli.js'), 'dist/ is prebuilt into the tarball');
     assert.ok(listing.includes('package/src/cri/proto/api.proto'));
+    assert.ok(listing.includes('package/src/volume/csi/proto/csi.proto'));
+    assert.ok(listing.includes('package/src/volume/csi/proto/api.proto'));
     assert.ok(listing.includes('package/dist/src/cmd/cli.js.map'), 'source maps: log lines name the .ts caller');
     assert.ok(
       !listing.some(

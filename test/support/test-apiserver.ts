@@ -1,7 +1,7 @@
 /**
  * A test kube-apiserver: in-memory, HTTPS, speaking the real wire protocol for what the kubelet
  * (and kubectl get/describe) uses — nodes, nodes/status, pods, pods/status, leases, events,
- * configmaps, secrets, services, serviceaccounts/token, node.k8s.io runtimeclasses, certificates.k8s.io CSRs
+ * configmaps, secrets, services, serviceaccounts/token, node.k8s.io runtimeclasses, storage.k8s.io csinodes, certificates.k8s.io CSRs
  * (with bootstrap tokens and client-certificate users), pods/log|exec|attach|portforward
  * proxied to the node's kubelet (apiserver-node-proxy.ts); list with field and label selectors; watch as a
  * chunked stream of JSON watch events resuming from a resourceVersion, with bookmarks and
@@ -48,6 +48,7 @@ const RESOURCES: readonly ResourceDef[] = [
   { plural: 'namespaces', kind: 'Namespace', group: '', namespaced: false, shortNames: ['ns'] },
   { plural: 'leases', kind: 'Lease', group: 'coordination.k8s.io', namespaced: true },
   { plural: 'runtimeclasses', kind: 'RuntimeClass', group: 'node.k8s.io', namespaced: false },
+  { plural: 'csinodes', kind: 'CSINode', group: 'storage.k8s.io', namespaced: false },
   {
     plural: 'certificatesigningrequests',
     kind: 'CertificateSigningRequest',

@@ -1,0 +1,57 @@
+/**
+ * CSI on this node (upstream pkg/volume/csi and pkg/kubelet/pluginmanager): the plugin manager
+ * over <root-dir>/plugins_registry with the CSI registration handler, which installs each
+ * registered driver into the Node and its CSINode object (API server mode) through the node
+ * info manager, and uninstalls it when its registration socket goes.
+ */
+import type { ApiClient } from '../../apiclient/index.js';
+import type { CreateFsWatcher } from '../../fswatch/types.js';
+import { log } from '../../util/log.js';
+import { CsiRegistrationHandler } from './csi-registration.js';
+import { NodeInfoManager } from './node-info-manager.js';
+import { PluginManager } from './plugin-manager.js';
+import { CSI_PLUGIN, type ReconcilerTimeouts } from './plugin-reconciler.js';
+
+export { CsiRegistrationHandler } from './csi-registration.js';
+export { NodeInfoManager, NODE_ID_ANNOTATION } from './node-info-manager.js';
+export { PluginManager, PLUGINS_REGISTRY_DIR } from './plugin-manager.js';
+export { CSI_PLUGIN } from './plugin-reconciler.js';
+
+export interface CsiPluginManagerOptions {
+  rootDir: string;
+  createFsWatcher: CreateFsWatcher;
+  nodeName: string;
+  /** API server mode: where the drivers are installed. Standalone: none, drivers are only kept registered. */
+  client?: ApiClient;
+  timeouts?: Partial<ReconcilerTimeouts>;
+}
+
+/**
+ * The kubelet's plugin manager with the CSIPlugin handler, not yet running (call run()). A failed
+ * install fails the registration (the plugin hears NotifyRegistrationStatus(false) and it is
+ * retried with back-off), as upstream; a failed uninstall is logged, as upstream.
+ */
+export function createCsiPluginManager(opts: CsiPluginManagerOptions): PluginManager {
+  const nim = opts.client ? new NodeInfoManager({ client: opts.client, nodeName: opts.nodeName }) : undefined;
+  const handler = new CsiRegistrationHandler({
+    onRegister: async (driver, info) => {
+      await nim?.installCSIDriver(driver.name, info);
+      log('csi').info({ driver: driver.name, nodeId: info.nodeId, endpoint: driver.endpoint }, 'CSI driver registered');
+    },
+    onDeregister: async (driver) => {
+      try {
+        await nim?.uninstallCSIDriver(driver.name);
+      } catch (err) {
+        log('csi').warn({ driver: driver.name, err: (err as Error).message }, 'Uninstalling CSI driver failed');
+      }
+      log('csi').info({ driver: driver.name }, 'CSI driver deregistered');
+    },
+  });
+  const manager = new PluginManager({
+    rootDir: opts.rootDir,
+    createFsWatcher: opts.createFsWatcher,
+    timeouts: opts.timeouts,
+  });
+  manager.addHandler(CSI_PLUGIN, handler);
+  return manager;
+}
