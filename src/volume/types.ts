@@ -3,10 +3,17 @@
  * kubelet and the runtime manager see of a pod's volumes, and the one interface every volume
  * plugin implements. Types only; the implementations are volume-manager.ts and plugins/.
  */
-import type { V1Volume } from '@kubernetes/client-node';
+import type {
+  V1CSIDriver,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Volume,
+  V1VolumeAttachment,
+} from '@kubernetes/client-node';
 import type { Pod } from '../api/types.js';
 import type { VolumeError } from '../errors.js';
 import type { NodeAllocatable } from '../fieldpath/index.js';
+import type { CsiDrivers, CsiMountedInfo } from './csi/csi-types.js';
 import type { Mounter } from './mount.js';
 import type { SubPathMount } from './subpath/subpath.js';
 
@@ -29,6 +36,24 @@ export interface PodObjectSource {
 }
 
 /**
+ * The storage API objects a CSI volume is resolved through (API server mode; upstream the
+ * desired state populator's PVC/PV GETs, the CSIDriver lister, the attacher's VolumeAttachment
+ * GET and the node's status). `null` = the object does not exist; an unreachable API server
+ * throws (the volume waits and is retried, as any volume not ready).
+ */
+export interface StorageObjectSource {
+  persistentVolumeClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | null>;
+  persistentVolume(name: string): Promise<V1PersistentVolume | null>;
+  csiDriver(name: string): Promise<V1CSIDriver | null>;
+  /** upstream csiAttacher: the VolumeAttachment csi-<sha256(handle+driver+node)> of an attachable volume. */
+  volumeAttachment(name: string): Promise<V1VolumeAttachment | null>;
+  /** node.status.volumesAttached[].name as last read (kubernetes.io/csi/<driver>^<handle>). */
+  attachedVolumes(): ReadonlySet<string>;
+  /** A merge patch of the claim's status subresource (after NodeExpandVolume). */
+  patchPersistentVolumeClaimStatus(namespace: string, name: string, patch: object): Promise<void>;
+}
+
+/**
  * What plugins get from the node (upstream VolumeHost): where pod directories live, the host's
  * mounts, what a missing limit means, and the API objects.
  */
@@ -40,6 +65,10 @@ export interface VolumeHost {
   allocatable: NodeAllocatable;
   /** ConfigMaps, Secrets and tokens (API server mode); absent: those volumes are errors. */
   objects?: PodObjectSource | undefined;
+  /** PVCs, PVs, CSIDrivers, VolumeAttachments (API server mode); absent: those volumes are errors. */
+  storage?: StorageObjectSource | undefined;
+  /** The CSI drivers registered through plugins_registry (the plugin manager's CSI handler). */
+  csiDrivers?: CsiDrivers | undefined;
   nodeName: string;
   hostIP: string;
 }
@@ -50,6 +79,8 @@ export interface MountedVolume {
   hostPath: string;
   /** The plugin mounts it read-only whatever the volumeMount says (API data volumes). */
   readOnly: boolean;
+  /** A CSI volume: what stats, expansion and teardown need to reach it through its driver. */
+  csi?: CsiMountedInfo;
 }
 
 /**
@@ -106,6 +137,12 @@ export interface VolumeManager {
    * volume directories. Throws when a mount will not go; the next garbage collection retries.
    */
   unmountPodVolumes(uid: string): Promise<void>;
+  /**
+   * upstream GetVolumesInUse: the unique names (kubernetes.io/csi/<driver>^<handle>) of the
+   * attachable volumes the node's pods want or still have mounted, for node.status.volumesInUse
+   * (the attach/detach controller does not detach a volume listed there).
+   */
+  getVolumesInUse(): string[];
 }
 
 /** What the runtime manager needs of the volume manager (upstream: the kubelet's RuntimeHelper). */

@@ -99,6 +99,10 @@ export class LocalVolumeManager implements VolumeManager {
     return prepareSubPath({ rootDir: this.host.rootDir, mounter: this.host.mounter, bindSubPath: this.bindSubPath }, m);
   }
 
+  getVolumesInUse(): string[] {
+    return [];
+  }
+
   async unmountPodVolumes(uid: string): Promise<void> {
     this.pods.delete(uid);
     const { rootDir, mounter } = this.host;

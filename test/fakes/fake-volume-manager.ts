@@ -27,6 +27,10 @@ export class FakeVolumeManager implements VolumeManager {
     return `${m.volumePath}/${m.subPath}`;
   }
 
+  getVolumesInUse(): string[] {
+    return [];
+  }
+
   async unmountPodVolumes(uid: string): Promise<void> {
     this.calls.push(`unmount ${uid}`);
     this.pods.delete(uid);
