@@ -49,6 +49,8 @@ export interface StorageObjectSource {
   volumeAttachment(name: string): Promise<V1VolumeAttachment | null>;
   /** node.status.volumesAttached[].name as last read (kubernetes.io/csi/<driver>^<handle>). */
   attachedVolumes(): ReadonlySet<string>;
+  /** A Secret's data, base64-decoded (the PV's nodeStage/nodePublish/nodeExpandSecretRef). */
+  secret(namespace: string, name: string): Promise<Record<string, string> | null>;
   /** A merge patch of the claim's status subresource (after NodeExpandVolume). */
   patchPersistentVolumeClaimStatus(namespace: string, name: string, patch: object): Promise<void>;
 }
