@@ -24,6 +24,29 @@ export interface CsiPluginManagerOptions {
   /** API server mode: where the drivers are installed. Standalone: none, drivers are only kept registered. */
   client?: ApiClient;
   timeouts?: Partial<ReconcilerTimeouts>;
+  /** The delays between CSINode initialisation tries (default INIT_RETRY_MS). */
+  initRetryMs?: readonly number[];
+}
+
+/** The Node registers in parallel with this start: tries 1 s, 2 s, 4 s … apart, about two minutes in all. */
+const INIT_RETRY_MS = [1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000];
+
+/**
+ * upstream initializeCSINode: retried until the Node exists; a failure after the last try is
+ * logged (a driver's registration creates the CSINode later anyway), not fatal.
+ */
+async function initializeCsiNode(nim: NodeInfoManager, delays: readonly number[]): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      return await nim.initializeCSINode();
+    } catch (err) {
+      if (i >= delays.length) {
+        log('csi').error({ err: (err as Error).message }, 'Failed to initialize CSINode');
+        return;
+      }
+      await new Promise((r) => setTimeout(r, delays[i]).unref());
+    }
+  }
 }
 
 /**
@@ -33,6 +56,7 @@ export interface CsiPluginManagerOptions {
  */
 export function createCsiPluginManager(opts: CsiPluginManagerOptions): PluginManager {
   const nim = opts.client ? new NodeInfoManager({ client: opts.client, nodeName: opts.nodeName }) : undefined;
+  if (nim) void initializeCsiNode(nim, opts.initRetryMs ?? INIT_RETRY_MS);
   const handler = new CsiRegistrationHandler({
     onRegister: async (driver, info) => {
       await nim?.installCSIDriver(driver.name, info);

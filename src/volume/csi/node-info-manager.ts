@@ -12,6 +12,21 @@ import type { ApiClient } from '../../apiclient/index.js';
 import type { NodeInfo } from './node-client.js';
 
 export const NODE_ID_ANNOTATION = 'csi.volume.kubernetes.io/nodeid';
+/** v1.MigratedPluginsAnnotationKey: the in-tree plugins whose volumes this node mounts through CSI. */
+export const MIGRATED_PLUGINS_ANNOTATION = 'storage.alpha.kubernetes.io/migrated-plugins';
+/**
+ * upstream csi_plugin.go's migratedPlugins, every one migrated in 1.35 (Portworx's gate is GA). We
+ * serve none of these in-tree plugins, so their PVs are the CSI driver's to mount, as upstream.
+ */
+export const MIGRATED_PLUGINS = [
+  'kubernetes.io/aws-ebs',
+  'kubernetes.io/azure-disk',
+  'kubernetes.io/azure-file',
+  'kubernetes.io/cinder',
+  'kubernetes.io/gce-pd',
+  'kubernetes.io/portworx-volume',
+  'kubernetes.io/vsphere-volume',
+].join(',');
 const CSINODES = '/apis/storage.k8s.io/v1/csinodes';
 const MAX_INT32 = 2 ** 31 - 1;
 
@@ -125,6 +140,25 @@ export class NodeInfoManager {
     return `/api/v1/nodes/${encodeURIComponent(this.nodeName)}`;
   }
 
+  /**
+   * upstream InitializeCSINodeWithAnnotation, at start: the CSINode exists (owned by the Node)
+   * and carries the migrated-plugins annotation before any driver registers, so the scheduler
+   * and the attach/detach controller know how this node mounts in-tree volumes.
+   */
+  async initializeCSINode(): Promise<void> {
+    await retryOnConflict(this.retry, async () => {
+      const existing = await this.getCsiNode();
+      if (!existing) return this.createCsiNode([]);
+      if (existing.metadata.annotations?.[MIGRATED_PLUGINS_ANNOTATION] === MIGRATED_PLUGINS) return;
+      const annotations = { ...existing.metadata.annotations, [MIGRATED_PLUGINS_ANNOTATION]: MIGRATED_PLUGINS };
+      await this.client.request({
+        method: 'PUT',
+        path: this.csiNodePath,
+        body: { ...existing, metadata: { ...existing.metadata, annotations } },
+      });
+    });
+  }
+
   /** upstream InstallCSIDriver: the Node (node ID annotation, topology labels) first, then CSINode. */
   async installCSIDriver(driverName: string, info: NodeInfo): Promise<void> {
     if (!info.nodeId)
@@ -199,7 +233,7 @@ export class NodeInfoManager {
 
   private async installInCsiNode(driver: CsiNodeDriver): Promise<void> {
     const existing = await this.getCsiNode();
-    if (!existing) return this.createCsiNode(driver);
+    if (!existing) return this.createCsiNode([driver]);
     const drivers = existing.spec?.drivers ?? [];
     const old = drivers.find((d) => d.name === driver.name);
     if (old && sameDriver(old, driver)) return;
@@ -225,7 +259,7 @@ export class NodeInfoManager {
   }
 
   /** upstream CreateCSINode: owned by the Node; an AlreadyExists (another writer) counts as a conflict. */
-  private async createCsiNode(driver: CsiNodeDriver): Promise<void> {
+  private async createCsiNode(drivers: CsiNodeDriver[]): Promise<void> {
     const node = await this.client.request<NodeMeta>({ method: 'GET', path: this.nodePath });
     const uid = node.metadata?.uid;
     const body: CsiNodeObject = {
@@ -233,9 +267,10 @@ export class NodeInfoManager {
       kind: 'CSINode',
       metadata: {
         name: this.nodeName,
+        annotations: { [MIGRATED_PLUGINS_ANNOTATION]: MIGRATED_PLUGINS },
         ...(uid ? { ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: this.nodeName, uid }] } : {}),
       },
-      spec: { drivers: [driver] },
+      spec: { drivers },
     };
     await this.client.request({ method: 'POST', path: CSINODES, body });
   }

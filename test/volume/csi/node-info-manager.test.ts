@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { after, beforeEach, describe, it } from 'node:test';
 import { createApiClients } from '../../../src/apiclient/index.js';
 import { PluginRegistrationError } from '../../../src/errors.js';
-import { type CsiNodeObject, NODE_ID_ANNOTATION, NodeInfoManager } from '../../../src/volume/csi/node-info-manager.js';
+import {
+  type CsiNodeObject,
+  MIGRATED_PLUGINS,
+  MIGRATED_PLUGINS_ANNOTATION,
+  NODE_ID_ANNOTATION,
+  NodeInfoManager,
+} from '../../../src/volume/csi/node-info-manager.js';
 import { startTestApiserver } from '../../support/test-apiserver.js';
 import { testTempDir } from '../../support/temp-dir.js';
 
@@ -177,5 +183,41 @@ describe('NodeInfoManager.uninstallCSIDriver (upstream TestUninstallCSIDriver)',
   it('an unknown driver and a missing CSINode are no-ops', async () => {
     await nim.uninstallCSIDriver('never');
     assert.equal(await getCsiNode(), undefined);
+  });
+});
+
+describe('NodeInfoManager.initializeCSINode (upstream TestInstallCSIDriverMigrationAnnotation)', () => {
+  beforeEach(() => resetNode());
+
+  it('no CSINode: created, owned by the Node, with no drivers and the migrated-plugins annotation', async () => {
+    await nim.initializeCSINode();
+    const csiNode = await getCsiNode();
+    assert.deepEqual(csiNode?.spec.drivers ?? [], []);
+    assert.equal(csiNode?.metadata.annotations?.[MIGRATED_PLUGINS_ANNOTATION], MIGRATED_PLUGINS);
+    assert.equal(csiNode?.metadata.ownerReferences?.[0]?.uid, (await getNode()).metadata.uid);
+  });
+
+  it('an existing CSINode keeps its drivers and gets the annotation; a second call changes nothing', async () => {
+    await nim.installCSIDriver('com.example.csi', { nodeId: 'x', maxVolumesPerNode: 0, accessibleTopology: undefined });
+    const before = await getCsiNode();
+    await api.call('PUT', `/apis/storage.k8s.io/v1/csinodes/${NODE}`, {
+      ...before,
+      metadata: { ...before!.metadata, annotations: { [MIGRATED_PLUGINS_ANNOTATION]: 'kubernetes.io/gce-pd' } },
+    } as unknown as Record<string, unknown>);
+    await nim.initializeCSINode();
+    const after1 = await getCsiNode();
+    assert.equal(after1?.metadata.annotations?.[MIGRATED_PLUGINS_ANNOTATION], MIGRATED_PLUGINS);
+    assert.deepEqual(
+      after1?.spec.drivers?.map((d) => d.name),
+      ['com.example.csi'],
+    );
+    await nim.initializeCSINode();
+    assert.equal((await getCsiNode())?.metadata.resourceVersion, after1?.metadata.resourceVersion);
+  });
+
+  it('the annotation lists the seven in-tree plugins migrated in 1.35, sorted', () => {
+    const list = MIGRATED_PLUGINS.split(',');
+    assert.equal(list.length, 7);
+    assert.deepEqual([...list].sort(), list);
   });
 });
