@@ -18,7 +18,7 @@ const { node: NODE, endpoint, dir, manifests, kubeconfig, api } = fx;
 const DRIVER = 'csi.kubelet-ts.io';
 
 interface CsiNode {
-  metadata: { ownerReferences?: { kind: string; name: string; uid: string }[] };
+  metadata: { ownerReferences?: { kind: string; name: string; uid: string }[]; annotations?: Record<string, string> };
   spec: { drivers: { name: string; nodeID: string; topologyKeys: string[]; allocatable?: { count: number } }[] };
 }
 interface NodeMeta {
@@ -74,13 +74,19 @@ test('a CSI driver registers into CSINode and the node annotation, and leaves wh
 
     await driver.stop();
     driver = undefined;
+    // Uninstall writes the CSINode first, then the Node's annotation: wait for both.
+    const nodeId = () => nodeObject()?.metadata.annotations?.['csi.volume.kubernetes.io/nodeid'];
     await waitFor(
-      'driver gone from CSINode',
+      'driver gone from CSINode and the node annotation',
       30_000,
-      () => (csiNode()?.spec.drivers.length === 0 ? true : undefined),
+      () => (csiNode()?.spec.drivers.length === 0 && nodeId() === undefined ? true : undefined),
       250,
     );
-    assert.equal(nodeObject()?.metadata.annotations?.['csi.volume.kubernetes.io/nodeid'], undefined);
+    assert.equal(
+      csiNode()?.metadata.annotations?.['storage.alpha.kubernetes.io/migrated-plugins']?.split(',').length,
+      7,
+      'the CSINode made at start carries the migrated-plugins annotation',
+    );
   } finally {
     await driver?.stop();
   }
