@@ -71,7 +71,7 @@ class NodeStatusLoop implements NodeStatusManager {
     if (!node) return;
     this.uid = node.metadata?.uid ?? this.uid;
     // A status-less answer (a PATCH a proxy cut short) says nothing about attachments: keep them.
-    if (node.status) this.attached = new Set((node.status?.volumesAttached ?? []).map((v) => v.name));
+    if (node.status) this.attached = attachedNames(node.status.volumesAttached);
   }
 
   private async run(): Promise<void> {
@@ -212,6 +212,16 @@ class NodeStatusLoop implements NodeStatusManager {
     }
     this.lastReady = ready?.status;
   }
+}
+
+/**
+ * The names in status.volumesAttached. A malformed list (not an array, entries without a string
+ * name) counts as the entries it can read, so a bad Node never stops the status loop.
+ */
+function attachedNames(list: unknown): ReadonlySet<string> {
+  if (!Array.isArray(list)) return new Set();
+  const names = list.map((v: unknown) => (v as { name?: unknown } | null)?.name);
+  return new Set(names.filter((n): n is string => typeof n === 'string'));
 }
 
 export function newNodeStatusManager(deps: NodeStatusDeps): NodeStatusManager {

@@ -141,3 +141,44 @@ test('an adopted Node without the controller-managed-attach-detach annotation ge
     m.stop();
   }
 });
+
+test('a malformed volumesAttached never stops the status loop; readable names are kept', async () => {
+  const m = createNodeStatusManager(deps('v3', { client: clients.main, heartbeat: clients.heartbeat }));
+  m.start();
+  try {
+    await m.registered();
+    const bad = [{ name: 'kubernetes.io/csi/d^ok' }, { name: 7 }, null, 'x'];
+    await api.call(
+      'PATCH',
+      '/api/v1/nodes/v3/status',
+      { status: { volumesAttached: bad } },
+      'application/merge-patch+json',
+    );
+    await waitFor(
+      'readable name kept',
+      5000,
+      () => (m.volumesAttached().has('kubernetes.io/csi/d^ok') ? true : undefined),
+      20,
+    );
+    assert.equal(m.volumesAttached().size, 1);
+    await api.call(
+      'PATCH',
+      '/api/v1/nodes/v3/status',
+      { status: { volumesAttached: 'nope' } },
+      'application/merge-patch+json',
+    );
+    await waitFor('not a list: none', 5000, () => (m.volumesAttached().size === 0 ? true : undefined), 20);
+    const before = api.requests.filter((r) => r.path === '/api/v1/nodes/v3' && r.method === 'GET').length;
+    await waitFor(
+      'the loop goes on',
+      5000,
+      () =>
+        api.requests.filter((r) => r.path === '/api/v1/nodes/v3' && r.method === 'GET').length > before + 2
+          ? true
+          : undefined,
+      20,
+    );
+  } finally {
+    m.stop();
+  }
+});
