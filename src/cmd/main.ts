@@ -267,8 +267,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     rootDir,
     nodeName: config.nodeName,
     hostIP,
-    objects: apiMode?.objects,
     storage: apiMode?.storage,
+    objects: apiMode?.objects,
     allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
     bindSubPath: hotPaths().subpath.bindSubPath,
   });
