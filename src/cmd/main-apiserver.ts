@@ -231,7 +231,9 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     pressureConditions: () =>
       pressure?.nodeConditions().map(({ type, status, reason, message }) => ({ type, status, reason, message })) ??
       defaultPressureConditions(),
-    volumesInUse: () => volumes?.getVolumesInUse(),
+    // upstream sets it once the volume reconciler has synced, which waits for every pod source:
+    // before that an empty list could clear volumes still mounted after a restart.
+    volumesInUse: () => (kubelet?.allSourcesReady() ? volumes?.getVolumesInUse() : undefined),
     updateFrequencyMs: kc.nodeStatusUpdateFrequencyMs,
     reportFrequencyMs: kc.nodeStatusReportFrequencyMs,
     recorder: input.recorder,
