@@ -267,6 +267,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     rootDir,
     nodeName: config.nodeName,
     hostIP,
+    storage: apiMode?.storage,
     objects: apiMode?.objects,
     allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
     bindSubPath: hotPaths().subpath.bindSubPath,
@@ -464,7 +465,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   // upstream order: the shutdown manager's admit handler runs before the eviction manager's.
   kubelet.addPodAdmitHandler((pod) => nodeShutdown.admit(pod));
   kubelet.addPodAdmitHandler((pod) => eviction.admit(pod));
-  apiMode?.start({ podConfig, kubelet, pressure: eviction });
+  apiMode?.start({ podConfig, kubelet, pressure: eviction, volumes: volumeManager });
   const pluginManager = config.flags.runOnce ? undefined : startPluginManager(config, apiMode);
 
   const readProvider = readServerProvider({
