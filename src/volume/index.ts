@@ -9,7 +9,8 @@ import { hostMounter, type Mounter } from './mount.js';
 import { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
 import { bindSubPathTs } from './subpath/subpath-bind-ts.js';
 import type { BindSubPath } from './subpath/subpath-types.js';
-import type { PodObjectSource, VolumeManager, VolumePlugin } from './types.js';
+import type { CsiDrivers } from './csi/csi-types.js';
+import type { PodObjectSource, StorageObjectSource, VolumeManager, VolumePlugin } from './types.js';
 import { LocalVolumeManager } from './volume-manager.js';
 
 export type {
@@ -28,6 +29,7 @@ export type { BindSubPath } from './subpath/subpath-types.js';
 export { makePodDataDirs, setupDataDirs, DATA_DIR_MODE } from './pod-dirs.js';
 export { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
 export { createCsiPluginManager, type PluginManager } from './csi/index.js';
+export { volumesNotReady, VolumesNotReadyError, FAILED_MOUNT, FAILED_ATTACH_VOLUME } from './volume-wait.js';
 
 export interface VolumeManagerOptions {
   /** upstream --root-dir (default /var/lib/kubelet): volumes live under <rootDir>/pods/<uid>/volumes. */
@@ -39,6 +41,10 @@ export interface VolumeManagerOptions {
   allocatable?: NodeAllocatable;
   /** ConfigMaps, Secrets and service account tokens (API server mode). */
   objects?: PodObjectSource;
+  /** PVCs, PVs, CSIDrivers, VolumeAttachments (API server mode); absent: CSI-served volumes wait with an error. */
+  storage?: StorageObjectSource;
+  /** The CSI drivers registered through plugins_registry. */
+  csiDrivers?: CsiDrivers;
   /** The host's mounts (default: mount(8) / umount(8); tests: a fake). */
   mounter?: Mounter;
   /** The subPath hot path (src/cmd/hot-paths.ts picks it; default: the TypeScript twin). */
@@ -57,6 +63,8 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       ephemeralStorage: 0,
     },
     objects: opts.objects,
+    storage: opts.storage,
+    csiDrivers: opts.csiDrivers,
     nodeName: opts.nodeName ?? '',
     hostIP: opts.hostIP ?? '',
   };
