@@ -422,6 +422,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     syncFrequencyMs: kc.syncFrequencyMs,
     runtime,
     volumeManager,
+    apiServer: apiMode !== undefined,
     pleg,
     cache,
     statusManager,
