@@ -268,6 +268,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     nodeName: config.nodeName,
     hostIP,
     objects: apiMode?.objects,
+    storage: apiMode?.storage,
     allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
     bindSubPath: hotPaths().subpath.bindSubPath,
   });
@@ -465,7 +466,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   // upstream order: the shutdown manager's admit handler runs before the eviction manager's.
   kubelet.addPodAdmitHandler((pod) => nodeShutdown.admit(pod));
   kubelet.addPodAdmitHandler((pod) => eviction.admit(pod));
-  apiMode?.start({ podConfig, kubelet, pressure: eviction });
+  apiMode?.start({ podConfig, kubelet, pressure: eviction, volumes: volumeManager });
   const pluginManager = config.flags.runOnce ? undefined : startPluginManager(config, apiMode);
 
   const readProvider = readServerProvider({

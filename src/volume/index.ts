@@ -9,8 +9,8 @@ import { hostMounter, type Mounter } from './mount.js';
 import { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
 import { bindSubPathTs } from './subpath/subpath-bind-ts.js';
 import type { BindSubPath } from './subpath/subpath-types.js';
-import type { CsiDrivers } from './csi/csi-types.js';
 import type { PodObjectSource, StorageObjectSource, VolumeManager, VolumePlugin } from './types.js';
+import type { CsiDrivers } from './csi/csi-types.js';
 import { LocalVolumeManager } from './volume-manager.js';
 
 export type {
@@ -18,6 +18,7 @@ export type {
   PodObjectSource,
   PodVolumes,
   RuntimeVolumes,
+  StorageObjectSource,
   Volume,
   VolumeHost,
   VolumeManager,
@@ -41,9 +42,9 @@ export interface VolumeManagerOptions {
   allocatable?: NodeAllocatable;
   /** ConfigMaps, Secrets and service account tokens (API server mode). */
   objects?: PodObjectSource;
-  /** PVCs, PVs, CSIDrivers, VolumeAttachments (API server mode); absent: CSI-served volumes wait with an error. */
+  /** PVCs, PVs, CSIDrivers, VolumeAttachments, volumesAttached (API server mode; src/apimode/storage-objects.ts). */
   storage?: StorageObjectSource;
-  /** The CSI drivers registered through plugins_registry. */
+  /** The CSI drivers registered through plugins_registry (the plugin manager's CSI handler). */
   csiDrivers?: CsiDrivers;
   /** The host's mounts (default: mount(8) / umount(8); tests: a fake). */
   mounter?: Mounter;
