@@ -200,30 +200,7 @@ describe('volume manager: CSI-served volumes', () => {
 describe('the kubelet waits for CSI volumes (upstream SyncPod → WaitForAttachAndMount)', () => {
   it('a pod with an unbound PVC stays Pending/ContainerCreating with FailedMount, and starts once it binds', async () => {
     const { storage, bind } = pendingClaim();
-    const { vm, rootDir } = manager('kubelet', storage);
-    const runtime = new FakeRuntime();
-    const cache = createPodStatusCache();
-    const statusManager = createStatusManager();
-    const recorder = new Recorder();
-    const kubelet = new Kubelet({
-      nodeName: 'n',
-      hostIP: '192.0.2.1',
-      rootDir,
-      volumeManager: vm,
-      maxPods: 110,
-      syncFrequencyMs: 60_000,
-      runtime,
-      pleg: new FakePLEG(runtime, cache),
-      cache,
-      statusManager,
-      recorder,
-      apiServer: true,
-      sources: new Set(['api']),
-      syncPeriodMs: 20,
-      housekeepingPeriodMs: 30,
-    });
-    const updates = new Updates();
-    const done = kubelet.run(updates);
+    const { kubelet, runtime, statusManager, recorder, updates, stop } = startKubelet('kubelet', storage);
     const pod = podWith([pvc]);
     pod.metadata!.annotations = { 'kubernetes.io/config.source': 'api' };
     updates.push({ op: 'ADD', pods: [pod], source: 'api' });
@@ -247,8 +224,64 @@ describe('the kubelet waits for CSI volumes (upstream SyncPod → WaitForAttachA
     kubelet.handlePodSyncs([pod]); // the worker's back-off expiring
     await until('synced once bound', () => runtime.synced.includes('uid-1234'));
     assert.notEqual(statusManager.getPodStatus('uid-1234')?.phase, 'Failed');
-    kubelet.stop();
-    await done;
-    await kubelet.podWorkers.idle();
+    await stop();
+  });
+
+  it('standalone mode: the pod is refused at admission naming the field, not left waiting', async () => {
+    const { runtime, statusManager, updates, stop } = startKubelet('standalone', undefined);
+    const pod = podWith([pvc]);
+    pod.metadata!.annotations = { 'kubernetes.io/config.source': 'api' };
+    updates.push({ op: 'ADD', pods: [pod], source: 'api' });
+    await until('rejected', () => statusManager.getPodStatus('uid-1234')?.phase === 'Failed');
+    const status = statusManager.getPodStatus('uid-1234')!;
+    assert.equal(status.reason, 'PodFeatureUnsupported');
+    assert.match(
+      status.message ?? '',
+      /^Pod was rejected: spec\.volumes\[0\]\.persistentVolumeClaim is not supported .*needs the API server/,
+    );
+    assert.ok(!runtime.synced.includes('uid-1234'));
+    await stop();
   });
 });
+
+const running: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const stop of running) await stop();
+});
+
+/** A Kubelet over the real volume manager (API server mode when `storage` is given), running. */
+function startKubelet(name: string, storage: FakeStorage | undefined) {
+  const { vm, rootDir } = manager(name, storage);
+  const runtime = new FakeRuntime();
+  const cache = createPodStatusCache();
+  const statusManager = createStatusManager();
+  const recorder = new Recorder();
+  const kubelet = new Kubelet({
+    nodeName: 'n',
+    hostIP: '192.0.2.1',
+    rootDir,
+    volumeManager: vm,
+    maxPods: 110,
+    syncFrequencyMs: 60_000,
+    runtime,
+    pleg: new FakePLEG(runtime, cache),
+    cache,
+    statusManager,
+    recorder,
+    apiServer: storage !== undefined,
+    sources: new Set(['api']),
+    syncPeriodMs: 20,
+    housekeepingPeriodMs: 30,
+  });
+  const updates = new Updates();
+  const done = kubelet.run(updates);
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      kubelet.stop();
+      await done;
+      await kubelet.podWorkers.idle();
+    })());
+  running.push(stop); // a failed assertion must not leave the kubelet running (the file would never end)
+  return { kubelet, runtime, statusManager, recorder, updates, stop };
+}
