@@ -29,7 +29,7 @@ import { log } from '../util/log.js';
 import { podDir, podVolumesDir } from './pod-dirs.js';
 import { cleanSubPaths, prepareSubPath, type SubPathMount } from './subpath/subpath.js';
 import type { BindSubPath } from './subpath/subpath-types.js';
-import { CsiVolumeError, isCsiVolume, resolveCsiVolume } from './csi/csi-resolve.js';
+import { CsiVolumeError, isCsiVolume, resolveCsiVolume, withResolvedCsiVolume } from './csi/csi-resolve.js';
 import { csiUniqueVolumeName, type CsiVolumeSpec } from './csi/csi-types.js';
 import type { MountedVolume, PodVolumes, Volume, VolumeHost, VolumeManager, VolumePlugin } from './types.js';
 
@@ -133,7 +133,7 @@ export class LocalVolumeManager implements VolumeManager {
     const unique = attachableName(spec);
     if (unique) inUse.set(volume.name, unique);
     try {
-      return await plugin.setUp(pod, volume, this.host);
+      return await withResolvedCsiVolume(pod, volume, spec, () => plugin.setUp(pod, volume, this.host));
     } catch (err) {
       if (err instanceof CsiVolumeError) throw err;
       const message = `MountVolume.SetUp failed for volume "${spec.specName}" : ${errorMessage(err)}`;

@@ -14,7 +14,7 @@ import { Recorder } from '../../src/events/index.js';
 import { Kubelet } from '../../src/kubelet/kubelet.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
 import { createStatusManager } from '../../src/status/index.js';
-import { isCsiVolume } from '../../src/volume/csi/csi-resolve.js';
+import { isCsiVolume, resolveCsiVolume } from '../../src/volume/csi/csi-resolve.js';
 import { CSI_POD_PLUGIN_DIR, csiAttachmentName } from '../../src/volume/csi/csi-types.js';
 import {
   createVolumeManager,
@@ -169,6 +169,30 @@ describe('volume manager: CSI-served volumes', () => {
       reason: 'FailedMount',
       message: 'MountVolume.SetUp failed for volume "pv-1" : rpc error: code = Internal desc = mkfs failed',
     });
+  });
+
+  it("the plugin's own resolveCsiVolume gets the spec just resolved: one GET of each object per attempt", async () => {
+    const { storage, bind } = pendingClaim();
+    bind();
+    const resolved: string[] = [];
+    class ResolvingPlugin extends FakeCsiPlugin {
+      override async setUp(pod: Pod, volume: Volume, host: VolumeHost): Promise<MountedVolume> {
+        resolved.push((await resolveCsiVolume(pod, volume, host)).volumeHandle);
+        return super.setUp(pod, volume, host);
+      }
+    }
+    const { vm } = manager('reuse', storage, new ResolvingPlugin());
+    const pod = podWith([pvc]);
+    assert.equal(volumesNotReady(pod, await vm.mountPodVolumes(pod)), undefined);
+    assert.deepEqual(resolved, ['vol-1']);
+    assert.deepEqual(
+      storage.calls.filter((c) => !c.startsWith('csidriver')),
+      ['pvc default/data', 'pv pv-1'],
+    );
+    // Outside the set-up, a lookup is a fresh one.
+    const host = { rootDir: '/x', mounter: new FakeMounter(), allocatable: { cpu: 1, memory: 1 }, storage };
+    await resolveCsiVolume(pod, pvc, { ...host, nodeName: 'node-a', hostIP: '' });
+    assert.equal(storage.calls.filter((c) => c === 'pvc default/data').length, 2);
   });
 
   it('volumes of other plugins never hold the pod back (their containers report the error)', async () => {
