@@ -423,6 +423,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     syncFrequencyMs: kc.syncFrequencyMs,
     runtime,
     volumeManager,
+    apiServer: apiMode !== undefined,
     pleg,
     cache,
     statusManager,

@@ -29,6 +29,7 @@ export type { BindSubPath } from './subpath/subpath-types.js';
 export { makePodDataDirs, setupDataDirs, DATA_DIR_MODE } from './pod-dirs.js';
 export { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
 export { createCsiPluginManager, type PluginManager } from './csi/index.js';
+export { volumesNotReady, VolumesNotReadyError, FAILED_MOUNT, FAILED_ATTACH_VOLUME } from './volume-wait.js';
 
 export interface VolumeManagerOptions {
   /** upstream --root-dir (default /var/lib/kubelet): volumes live under <rootDir>/pods/<uid>/volumes. */
