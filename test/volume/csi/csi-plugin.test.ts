@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Pod } from '../../../src/api/types.js';
@@ -151,6 +151,8 @@ before(async () => {
 after(async () => {
   for (const p of plugins) p.close();
   for (const d of drivers.values()) await d.proc?.stop();
+  // A failed case may leave its mounts: gone with the test's root, never left on the host.
+  for (const m of await hostMounter.mountsUnder(root)) await unmount(m).catch(() => undefined);
 });
 
 describe('CSI plugin: stage and publish (upstream TestMounterSetUp, TestAttacherMountDevice)', () => {
@@ -229,6 +231,26 @@ describe('CSI plugin: stage and publish (upstream TestMounterSetUp, TestAttacher
     await p.tearDown(volDir('u3', 'pv-3'), host);
     assert.equal(calls(d, 'NodeUnstageVolume').length, 0);
     assert.equal(existsSync(volDir('u3', 'pv-3')), false);
+  });
+
+  it('a publish that fails for good removes the pod record; one that may still be running keeps it', async () => {
+    const d = drivers.get(DRIVER)!;
+    await createBacking(d, 'vol-15');
+    const p = plugin({ v: makeSpec({ specName: 'pv-15', volumeHandle: 'vol-15' }) });
+    const dir = volDir('u15', 'pv-15');
+    try {
+      await writeFile(join(d.stateDir, 'faults'), 'NodePublishVolume=fail:INVALID_ARGUMENT\n');
+      await assert.rejects(p.setUp(pod('u15'), vol('v'), host), /volume v: publishing to .*INVALID_ARGUMENT/);
+      assert.equal(existsSync(dir), false);
+      await writeFile(join(d.stateDir, 'faults'), 'NodePublishVolume=fail:DEADLINE_EXCEEDED\n');
+      await assert.rejects(p.setUp(pod('u15'), vol('v'), host), /DEADLINE_EXCEEDED/);
+      assert.ok(existsSync(join(dir, 'vol_data.json')), 'uncertain: kept for the teardown');
+    } finally {
+      await writeFile(join(d.stateDir, 'faults'), '');
+    }
+    await p.tearDown(dir, host);
+    assert.equal(existsSync(dir), false);
+    assert.equal(existsSync(csiStagingDir(host.rootDir, DRIVER, 'vol-15')), false);
   });
 
   it('an unregistered driver is upstream error text; the lifecycle mode must be listed', async () => {
@@ -339,6 +361,20 @@ describe('CSI plugin: fsGroup (upstream TestMounterSetUpWithFSGroup)', () => {
     assert.equal(sub.gid, 3000);
     assert.equal(sub.mode & 0o2070, 0o2070);
     await p.tearDown(volDir('u6', 'pv-6'), host);
+  });
+
+  it('OnRootMismatch skips the walk when the root already matches; Always walks again', async () => {
+    const d = drivers.get(DRIVER)!;
+    await createBacking(d, 'vol-14');
+    const p = plugin({ v: makeSpec({ specName: 'pv-14', volumeHandle: 'vol-14', policy: { fsGroupPolicy: 'File' } }) });
+    const mv = await p.setUp(pod('u14', 3000, 'OnRootMismatch'), vol('v'), host);
+    await writeFile(join(mv.hostPath, 'late'), 'x');
+    await chown(join(mv.hostPath, 'late'), 0, 0); // (the setgid root would have given it the group)
+    await p.setUp(pod('u14', 3000, 'OnRootMismatch'), vol('v'), host);
+    assert.equal((await stat(join(mv.hostPath, 'late'))).gid, 0, 'the root matched: not walked');
+    await p.setUp(pod('u14', 3000, 'Always'), vol('v'), host);
+    assert.equal((await stat(join(mv.hostPath, 'late'))).gid, 3000);
+    await p.tearDown(volDir('u14', 'pv-14'), host);
   });
 
   it('None policy: nothing is changed', async () => {
