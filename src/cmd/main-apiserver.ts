@@ -42,6 +42,8 @@ import {
 } from '../certificate/index.js';
 import { RuntimeClassCache, withRuntimeClassOverhead } from '../apimode/runtime-class-cache.js';
 import { ServiceCache } from '../apimode/service-cache.js';
+import { StorageObjects } from '../apimode/storage-objects.js';
+import type { VolumeManager } from '../volume/index.js';
 
 export interface ApiModeInput {
   config: Config;
@@ -59,6 +61,8 @@ export interface ApiModeStart {
   kubelet: Kubelet;
   /** The node's pressure conditions (the eviction manager); absent: all False. */
   pressure?: NodePressure;
+  /** status.volumesInUse (upstream VolumesInUse setter); absent: the Node's field is left alone. */
+  volumes?: Pick<VolumeManager, 'getVolumesInUse'>;
 }
 
 export interface ApiMode {
@@ -69,6 +73,8 @@ export interface ApiMode {
   runtimeClasses: RuntimeClassCache;
   /** Every v1 Service (one list+watch) for the Service env vars of the runtime manager. */
   services: ServiceCache;
+  /** PVCs, PVs, CSIDrivers, VolumeAttachments and volumesAttached for the volume manager's CSI volumes. */
+  storage: StorageObjects;
   /** Use this one for the Kubelet: it also writes pods/status. */
   statusManager: StatusManager & { stop(): void };
   /** The source name the Kubelet must wait for before housekeeping. */
@@ -195,6 +201,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
   // Known once start() is called; until then the node reports 'kubelet is starting'.
   let kubelet: Kubelet | undefined;
   let pressure: NodePressure | undefined;
+  let volumes: ApiModeStart['volumes'];
   const nodeStatus = createNodeStatusManager({
     client: clients.main,
     heartbeat: clients.heartbeat,
@@ -224,6 +231,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     pressureConditions: () =>
       pressure?.nodeConditions().map(({ type, status, reason, message }) => ({ type, status, reason, message })) ??
       defaultPressureConditions(),
+    volumesInUse: () => volumes?.getVolumesInUse(),
     updateFrequencyMs: kc.nodeStatusUpdateFrequencyMs,
     reportFrequencyMs: kc.nodeStatusReportFrequencyMs,
     recorder: input.recorder,
@@ -266,6 +274,9 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
   // upstream starts its service informer in NewMainKubelet, before any pod is seen.
   const services = new ServiceCache(clients.main);
   services.start();
+  // Claims, volumes and attachments are GETs when a volume mounts; the CSIDriver informer starts
+  // on the first lookup; volumesAttached is what the node status loop last read (no request).
+  const storage = new StorageObjects({ client: clients.main, attachedVolumes: () => nodeStatus.volumesAttached() });
   const sink = createApiserverSink({
     client: clients.main,
     nodeName: config.nodeName,
@@ -279,10 +290,12 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     objects,
     runtimeClasses,
     services,
+    storage,
     sourceName: ApiserverSource,
-    start({ podConfig, kubelet: k, pressure: p }) {
+    start({ podConfig, kubelet: k, pressure: p, volumes: v }) {
       kubelet = k;
       pressure = p;
+      volumes = v;
       input.recorder.addSink(sink);
       nodeStatus.start();
       lease.start();
@@ -313,6 +326,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
       objects.stop();
       runtimeClasses.stop();
       services.stop();
+      storage.stop();
       clients.close();
     },
   };

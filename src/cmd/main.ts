@@ -269,6 +269,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     nodeName: config.nodeName,
     hostIP,
     objects: apiMode?.objects,
+    storage: apiMode?.storage,
     // The plugin manager starts later (below): its drivers are looked up at each mount.
     csiDrivers: { get: (name) => csi.drivers?.get(name) },
     allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
@@ -425,6 +426,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     syncFrequencyMs: kc.syncFrequencyMs,
     runtime,
     volumeManager,
+    apiServer: apiMode !== undefined,
     pleg,
     cache,
     statusManager,
@@ -467,7 +469,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   // upstream order: the shutdown manager's admit handler runs before the eviction manager's.
   kubelet.addPodAdmitHandler((pod) => nodeShutdown.admit(pod));
   kubelet.addPodAdmitHandler((pod) => eviction.admit(pod));
-  apiMode?.start({ podConfig, kubelet, pressure: eviction });
+  apiMode?.start({ podConfig, kubelet, pressure: eviction, volumes: volumeManager });
   const pluginManager = config.flags.runOnce ? undefined : startPluginManager(config, apiMode);
   csi.drivers = pluginManager?.csiDrivers;
 

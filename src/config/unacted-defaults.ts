@@ -157,7 +157,9 @@ export const UNACTED_FIELDS: Readonly<Record<string, UnactedDefault>> = {
   evictionMinimumReclaim: empty('{}'),
   mergeDefaultEvictionSettings: bool(false, { why: 'evictionHard given replaces the defaults here, as with false' }),
   podsPerCore: int(0),
-  enableControllerAttachDetach: bool(true, { why: 'volumes are never attached by the agent' }),
+  enableControllerAttachDetach: bool(true, {
+    why: 'the attach/detach controller attaches volumes (the Node is annotated controller-managed-attach-detach); the agent never attaches one itself',
+  }),
   protectKernelDefaults: bool(false),
   makeIPTablesUtilChains: bool(true, { why: 'no iptables chains are made' }),
   iptablesMasqueradeBit: noEffect(14, 'upstream: "Deprecated: no longer has any effect"'),

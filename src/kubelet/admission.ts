@@ -26,7 +26,7 @@ import { isRestartableInitContainer } from '../api/pod.js';
 import { podRequests, ResourceError, type PodResourceTotals } from '../util/pod-resources.js';
 import type { NodeInfo } from '../node/node-info.js';
 import { podHugePages } from '../node/hugepages.js';
-import { ephemeralContainerRefusal, podFieldRefusal, type FieldRefusal } from './pod-fields.js';
+import { ephemeralContainerRefusal, podFieldRefusal, type FieldRefusal, type PodFieldContext } from './pod-fields.js';
 import { admitSysctls, type SysctlAllowlist } from './sysctls.js';
 
 /** One admission check of a pod (upstream PodAdmitHandler). */
@@ -195,8 +195,8 @@ const NODE_AGENT = 'kubelet-ts';
  * A pod field this node does not act on, set to something that asks for action (pod-fields.ts):
  * rejected, naming the field, rather than started without it.
  */
-export function admitPodFields(pod: Pod): AdmitResult {
-  const refusal = podFieldRefusal(pod);
+export function admitPodFields(pod: Pod, ctx: PodFieldContext = {}): AdmitResult {
+  const refusal = podFieldRefusal(pod, ctx);
   if (!refusal) return { admit: true };
   return { admit: false, reason: AdmissionReason.PodFeatureUnsupported, message: refusalMessage(refusal) };
 }
@@ -229,6 +229,13 @@ export function ephemeralContainerRefusalMessage(pod: Pod, index: number): strin
   return refusal ? refusalMessage(refusal) : undefined;
 }
 
+export interface AdmitOptions {
+  /** The safe sysctls plus allowedUnsafeSysctls; default: the safe ones. */
+  sysctls?: SysctlAllowlist;
+  /** API server mode: PVC, generic ephemeral and csi volumes are served (standalone: refused). */
+  apiServer?: boolean;
+}
+
 /**
  * canAdmitPod: may `pod` run on `node` beside `activePods` (admitted, not terminal, not yet
  * known terminated; `pod` itself excluded)?
@@ -237,10 +244,10 @@ export function canAdmitPod(
   pod: Pod,
   activePods: readonly Pod[],
   node: NodeInfo,
-  sysctlAllowlist?: SysctlAllowlist,
+  opts: AdmitOptions = {},
 ): AdmitResult {
   // upstream registers the sysctl allowlist handler before the predicate one.
-  const sysctls = admitSysctls(pod, sysctlAllowlist);
+  const sysctls = admitSysctls(pod, opts.sysctls);
   if (!sysctls.admit) return sysctls;
   const podOS = pod.metadata?.labels?.['kubernetes.io/os'];
   if (podOS !== undefined && podOS !== (node.labels['kubernetes.io/os'] ?? 'linux')) {
@@ -260,7 +267,7 @@ export function canAdmitPod(
   }
   const groupsPolicy = admitSupplementalGroupsPolicy(pod, node);
   if (!groupsPolicy.admit) return groupsPolicy;
-  const fields = admitPodFields(pod);
+  const fields = admitPodFields(pod, { apiServer: opts.apiServer });
   if (!fields.admit) return fields;
 
   // noderesources.Fits: the pod count first, then (if the pod requests anything) cpu and memory.

@@ -52,7 +52,7 @@ import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { PodManager } from '../podmanager/index.js';
 import { runningPodFromStatus } from '../kuberuntime/index.js';
-import { makePodDataDirs, type VolumeManager } from '../volume/index.js';
+import { makePodDataDirs, volumesNotReady, type PodVolumes, type VolumeManager } from '../volume/index.js';
 import { RuntimeState } from './runtime-state.js';
 import { podEventRef } from '../events/refs.js';
 import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
@@ -94,6 +94,11 @@ export interface KubeletDeps {
   sources: ReadonlySet<string>;
   /** The desired pods; default: a new, empty one. The root shares it with stats and the OOM watcher. */
   podManager?: PodManager;
+  /**
+   * API server mode: PVC, generic ephemeral and inline csi volumes can be resolved (claims, PVs,
+   * CSIDrivers) and are admitted; standalone (default): refused at admission naming the field.
+   */
+  apiServer?: boolean;
   /** upstream allowedUnsafeSysctls: admitted besides the safe ones (validated with the config). */
   allowedUnsafeSysctls?: readonly string[];
   /**
@@ -409,7 +414,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
     }
     const features = this.runtimeState.runtimeFeatures();
     const node = features ? { ...this.node, features } : this.node;
-    const fit = canAdmitPod(pod, activePods, node, this.sysctls);
+    const fit = canAdmitPod(pod, activePods, node, { sysctls: this.sysctls, apiServer: this.deps.apiServer });
     return fit.admit ? this.appArmor.admit(pod) : fit;
   }
 
@@ -538,9 +543,9 @@ export class Kubelet implements PodSyncer, SyncHandler {
     if (isTerminalPhase(apiStatus.phase)) return { isTerminal: true };
     this.checkNetworkReady(pod);
     await makePodDataDirs(this.deps.rootDir, uid);
-    // upstream WaitForAttachAndMount, before SyncPod. It does not wait for a volume that cannot
-    // be set up: the containers that mount it report its error, the others start.
-    await this.volumeManager.mountPodVolumes(pod);
+    // upstream WaitForAttachAndMount, before SyncPod. A configMap, secret... volume that cannot be
+    // set up is its containers' error, the others start; a CSI-served one holds the whole pod back.
+    this.checkVolumesReady(pod, await this.volumeManager.mountPodVolumes(pod));
     const result = await this.deps.runtime.syncPod(allocated, status, ctx.signal);
     this.waiting.set(uid, result.waiting);
     await this.afterResize(pod, allocated, status, result);
@@ -593,6 +598,20 @@ export class Kubelet implements PodSyncer, SyncHandler {
     const message = `${NETWORK_NOT_READY_MESSAGE}: ${err.message}`;
     (this.deps.recorder ?? DROP_EVENTS).event(podEventRef(pod), 'Warning', NETWORK_NOT_READY_REASON, message);
     throw new KubeletError('KTS_ERR_NETWORK_NOT_READY', message, { cause: err });
+  }
+
+  /**
+   * upstream SyncPod's volume gate: while a PVC, generic ephemeral or inline CSI volume is not set
+   * up, the sandbox is not started; the sync fails with upstream's FailedMount (and
+   * FailedAttachVolume) events and the pod worker retries after its back-off. The pod stays
+   * Pending, its containers waiting in ContainerCreating: a volume not ready never fails a pod.
+   */
+  private checkVolumesReady(pod: Pod, volumes: PodVolumes): void {
+    const err = volumesNotReady(pod, volumes);
+    if (!err) return;
+    const recorder = this.deps.recorder ?? DROP_EVENTS;
+    for (const e of err.events) recorder.event(podEventRef(pod), 'Warning', e.reason, e.message);
+    throw err; // the pod worker logs it and retries after its back-off
   }
 
   /**

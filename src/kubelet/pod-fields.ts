@@ -34,6 +34,14 @@ export interface FieldRule {
   example?: unknown;
   /** refused only: a value that is admitted (the field-walk test sets it too). */
   allowed?: unknown;
+  /** refused only: refused in standalone mode; with an API server the node serves it (PodFieldContext). */
+  standaloneOnly?: true;
+}
+
+/** What admission knows of the node's mode. */
+export interface PodFieldContext {
+  /** API server mode: claims, PVs and CSIDrivers can be read (standaloneOnly rules do not apply). */
+  apiServer?: boolean;
 }
 
 /** A value is set unless null/undefined, an empty string, or a list or object with nothing set. */
@@ -268,9 +276,13 @@ function mountRules(p: string): FieldRule[] {
       example: 'Enabled',
       allowed: 'IfPossible',
     }),
-    refusedTree(`${p}.volumeDevices`, 'raw block devices need persistent volumes, not served here', {
-      example: [{ name: 'v', devicePath: '/dev/xvda' }],
-    }),
+    refusedTree(
+      `${p}.volumeDevices`,
+      'raw block volumes (a PV of volumeMode Block) are not served: CSI volumes are mounted as filesystems',
+      {
+        example: [{ name: 'v', devicePath: '/dev/xvda' }],
+      },
+    ),
   ];
 }
 
@@ -454,6 +466,31 @@ function projectedRules(): FieldRule[] {
   ];
 }
 
+/**
+ * Volumes served through CSI drivers (volume/csi/csi-resolve.ts): every sub-field is acted on
+ * (ephemeral.volumeClaimTemplate is the ephemeral volume controller's), but resolving them needs
+ * the API server (the claim, its PV, the CSIDriver object): refused in standalone mode only.
+ */
+function csiServedVolumeRules(v: string): FieldRule[] {
+  const standalone = { ...present, when: 'present, in standalone mode (no API server)', standaloneOnly: true as const };
+  const needs = (what: string) =>
+    `needs the API server to resolve ${what} (served through CSI drivers in API server mode, docs/storage.md)`;
+  return [
+    refusedTree(`${v}.persistentVolumeClaim`, needs('the claim, its PersistentVolume and the CSIDriver'), {
+      ...standalone,
+      example: { claimName: 'data' },
+    }),
+    refusedTree(`${v}.ephemeral`, needs('the <pod>-<volume> claim, its PersistentVolume and the CSIDriver'), {
+      ...standalone,
+      example: { volumeClaimTemplate: { spec: {} } },
+    }),
+    refusedTree(`${v}.csi`, needs('the CSIDriver (its volumeLifecycleModes)'), {
+      ...standalone,
+      example: { driver: 'example.csi.k8s.io' },
+    }),
+  ];
+}
+
 function volumeRules(): FieldRule[] {
   const v = 'spec.volumes[]';
   const why = 'the volume manager (src/volume)';
@@ -488,15 +525,7 @@ function volumeRules(): FieldRule[] {
     h(`${v}.downwardAPI.defaultMode`, 'volume/plugins/downward-api.ts'),
     ...downwardItemRules(`${v}.downwardAPI.items`, 'volume/plugins/downward-api.ts'),
     ...projectedRules(),
-    refusedTree(`${v}.persistentVolumeClaim`, 'persistent volumes are not served (no attach/mount of PVs)', {
-      ...present,
-      example: { claimName: 'data' },
-    }),
-    refusedTree(`${v}.ephemeral`, 'generic ephemeral volumes need persistent volumes, not served here', {
-      ...present,
-      example: { volumeClaimTemplate: { spec: {} } },
-    }),
-    refusedTree(`${v}.csi`, 'CSI volumes are not served', { ...present, example: { driver: 'example.csi.k8s.io' } }),
+    ...csiServedVolumeRules(v),
     refusedTree(`${v}.image`, 'image volumes are not served', { ...present, example: { reference: 'busybox' } }),
     ...NETWORK_VOLUMES.map((t) =>
       refusedTree(`${v}.${t}`, 'this in-tree volume type has no plugin here', { ...present, example: { path: '/x' } }),
@@ -657,9 +686,11 @@ function firstRefusal(
   pod: Pod,
   rules: typeof REFUSED,
   keep: (path: string) => boolean = () => true,
+  ctx: PodFieldContext = {},
 ): FieldRefusal | undefined {
   const root = pod as unknown as Record<string, unknown>;
   for (const { r, segs } of rules) {
+    if (r.standaloneOnly && ctx.apiServer) continue;
     const needs = r.needsAction ?? isSet;
     const hit = valuesAt(root, segs, '').find((f) => keep(f.path) && needs(f.value, f.parent, pod));
     if (hit) return { path: hit.path, rule: r };
@@ -672,8 +703,8 @@ function firstRefusal(
  * containers are not looked at: they arrive by update after admission, and one this node cannot
  * run must not get its pod rejected when the agent restarts (ephemeralContainerRefusal).
  */
-export function podFieldRefusal(pod: Pod): FieldRefusal | undefined {
-  return firstRefusal(pod, REFUSED);
+export function podFieldRefusal(pod: Pod, ctx: PodFieldContext = {}): FieldRefusal | undefined {
+  return firstRefusal(pod, REFUSED, undefined, ctx);
 }
 
 /** The first field of ephemeral container `index` this node refuses (checked when it is started). */

@@ -12,7 +12,14 @@ export type {
   Taint,
   ApiNode,
 } from './types.js';
-export { defaultPressureConditions, parseTaints, nodeStatus, initialNode } from './node-object.js';
+export {
+  defaultPressureConditions,
+  parseTaints,
+  nodeStatus,
+  initialNode,
+  volumesInUseStatus,
+  CONTROLLER_MANAGED_ATTACH_DETACH,
+} from './node-object.js';
 export { LEASE_NAMESPACE, microTime } from './lease.js';
 
 export function createNodeStatusManager(deps: NodeStatusDeps): NodeStatusManager {

@@ -166,7 +166,18 @@ export function nodeStatus(input: NodeStatusInput): V1NodeStatus {
     images: imagesOf(input.images),
     ...runtimeHandlersStatus(deps.runtimeHandlers?.() ?? []),
     ...featuresStatus(deps.runtimeFeatures?.()),
+    ...volumesInUseStatus(deps.volumesInUse?.()),
   };
+}
+
+/**
+ * upstream VolumesInUse setter: the volume manager's list, sorted (its GetVolumesInUse sorts),
+ * once it has synced; before that (undefined) the field is left out of the patch, so the
+ * Node keeps what it had and the attach/detach controller detaches nothing still mounted. An
+ * empty list is sent as [] so that the last volume released is cleared from the Node.
+ */
+export function volumesInUseStatus(inUse: readonly string[] | undefined): Pick<V1NodeStatus, 'volumesInUse'> {
+  return inUse === undefined ? {} : { volumesInUse: [...new Set(inUse)].sort() };
 }
 
 /**
@@ -217,6 +228,13 @@ export function statusPatch(status: V1NodeStatus, current?: ApiNode): Record<str
 /** cloudproviderapi.AnnotationAlphaProvidedIPAddr. */
 export const PROVIDED_NODE_IP = 'alpha.kubernetes.io/provided-node-ip';
 
+/**
+ * upstream ControllerManagedAttachAnnotation: with enableControllerAttachDetach (the only value
+ * accepted here) the attach/detach controller attaches and detaches this node's volumes, and the
+ * kubelet waits for them in status.volumesAttached.
+ */
+export const CONTROLLER_MANAGED_ATTACH_DETACH = 'volumes.kubernetes.io/controller-managed-attach-detach';
+
 /** The Node to register: labels, taints and the first status (upstream initialNode). */
 export function initialNode(input: NodeStatusInput): ApiNode {
   const { deps } = input;
@@ -226,7 +244,7 @@ export function initialNode(input: NodeStatusInput): ApiNode {
     metadata: {
       name: deps.node.name,
       labels: { ...deps.node.labels },
-      annotations: { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' },
+      annotations: { [CONTROLLER_MANAGED_ATTACH_DETACH]: 'true' },
     },
     spec: deps.taints.length > 0 ? { taints: deps.taints } : {},
     status: nodeStatus(input),

@@ -13,7 +13,14 @@ import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
 import { apiTime } from '../util/time.js';
-import { initialNode, nodeStatus, statusFingerprint, statusPatch, type NodeStatusInput } from './node-object.js';
+import {
+  CONTROLLER_MANAGED_ATTACH_DETACH,
+  initialNode,
+  nodeStatus,
+  statusFingerprint,
+  statusPatch,
+  type NodeStatusInput,
+} from './node-object.js';
 import type { ApiNode, ContainerImage, NodeStatusDeps, NodeStatusManager } from './types.js';
 
 const REGISTER_BACKOFF_MAX_MS = 7000;
@@ -32,6 +39,7 @@ class NodeStatusLoop implements NodeStatusManager {
   private lastReady: string | undefined;
   private images: ContainerImage[] = [];
   private imagesAt = 0;
+  private attached: ReadonlySet<string> = new Set();
 
   constructor(private readonly deps: NodeStatusDeps) {
     this.clock = deps.clock ?? realClock;
@@ -52,6 +60,18 @@ class NodeStatusLoop implements NodeStatusManager {
 
   nodeUID(): string | undefined {
     return this.uid;
+  }
+
+  volumesAttached(): ReadonlySet<string> {
+    return this.attached;
+  }
+
+  /** Keeps what a read or written Node says (its UID, the volumes attached to it). */
+  private saw(node: ApiNode | undefined): void {
+    if (!node) return;
+    this.uid = node.metadata?.uid ?? this.uid;
+    // A status-less answer (a PATCH a proxy cut short) says nothing about attachments: keep them.
+    if (node.status) this.attached = new Set((node.status?.volumesAttached ?? []).map((v) => v.name));
   }
 
   private async run(): Promise<void> {
@@ -120,6 +140,7 @@ class NodeStatusLoop implements NodeStatusManager {
           existing = await client.request<ApiNode>({ method: 'GET', path: this.path });
         }
         this.uid = existing.metadata?.uid;
+        this.saw(existing);
         this.isRegistered = true;
         this.lastFingerprint = '';
         this.registeredResolve();
@@ -135,35 +156,45 @@ class NodeStatusLoop implements NodeStatusManager {
     }
   }
 
-  /** The Node exists already (a restart): keep it, and put back default labels we own. */
+  /**
+   * The Node exists already (a restart): keep it, and put back the default labels we own and the
+   * controller-managed-attach-detach annotation (upstream reconcileCMADAnnotationWithExistingNode).
+   */
   private async reconcileExisting(): Promise<ApiNode> {
     const existing = await this.deps.client.request<ApiNode>({ method: 'GET', path: this.path });
     const labels = existing.metadata?.labels ?? {};
     const missing = Object.entries(this.deps.node.labels).filter(([k, v]) => labels[k] !== v);
-    if (missing.length === 0) return existing;
+    const cmad = existing.metadata?.annotations?.[CONTROLLER_MANAGED_ATTACH_DETACH] === 'true';
+    if (missing.length === 0 && cmad) return existing;
+    const metadata = {
+      ...(missing.length > 0 ? { labels: Object.fromEntries(missing) } : {}),
+      ...(cmad ? {} : { annotations: { [CONTROLLER_MANAGED_ATTACH_DETACH]: 'true' } }),
+    };
     return this.deps.client.request<ApiNode>({
       method: 'PATCH',
       path: this.path,
       contentType: 'application/merge-patch+json',
-      body: { metadata: { labels: Object.fromEntries(missing) } },
+      body: { metadata },
     });
   }
 
   async updateNodeStatus(): Promise<void> {
     const { heartbeat, node } = this.deps;
     const current = await heartbeat.request<ApiNode>({ method: 'GET', path: this.path });
-    this.uid = current.metadata?.uid ?? this.uid;
+    this.saw(current);
     const status = nodeStatus(await this.input(current));
     const fingerprint = statusFingerprint(status);
     const due = this.clock.now() - this.lastReport >= this.deps.reportFrequencyMs;
     const ready = status.conditions?.find((c) => c.type === 'Ready');
     if (fingerprint === this.lastFingerprint && !due) return;
-    await heartbeat.request({
-      method: 'PATCH',
-      path: `${this.path}/status`,
-      contentType: 'application/strategic-merge-patch+json',
-      body: statusPatch(status, current),
-    });
+    this.saw(
+      await heartbeat.request<ApiNode>({
+        method: 'PATCH',
+        path: `${this.path}/status`,
+        contentType: 'application/strategic-merge-patch+json',
+        body: statusPatch(status, current),
+      }),
+    );
     this.lastReport = this.clock.now();
     this.lastFingerprint = fingerprint;
     if (ready && ready.status !== this.lastReady) {

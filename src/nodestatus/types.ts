@@ -53,6 +53,11 @@ export interface NodeStatusDeps {
   reportFrequencyMs: number;
   recorder?: EventRecorder;
   clock?: Clock;
+  /**
+   * upstream VolumesInUse setter: the volume manager's attachable volumes in use, for
+   * status.volumesInUse; undefined (not synced yet, or no volume manager) leaves the Node's as is.
+   */
+  volumesInUse?: () => readonly string[] | undefined;
 }
 
 export interface NodeStatusManager {
@@ -62,6 +67,11 @@ export interface NodeStatusManager {
   registered(): Promise<void>;
   /** The Node's UID once known (lease owner reference, mirror pod owner reference). */
   nodeUID(): string | undefined;
+  /**
+   * status.volumesAttached[].name of the Node as last read (registration, each status GET and
+   * PATCH answer): what the attach/detach controller attached here. No request of its own.
+   */
+  volumesAttached(): ReadonlySet<string>;
   /** One status update now (public for tests and the fast first update). */
   updateNodeStatus(): Promise<void>;
   stop(): void;

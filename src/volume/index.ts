@@ -5,12 +5,12 @@
  */
 import { totalmem, cpus } from 'node:os';
 import type { NodeAllocatable } from '../fieldpath/index.js';
-import type { CsiDrivers } from './csi/csi-types.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
 import { bindSubPathTs } from './subpath/subpath-bind-ts.js';
 import type { BindSubPath } from './subpath/subpath-types.js';
-import type { PodObjectSource, VolumeManager, VolumePlugin } from './types.js';
+import type { PodObjectSource, StorageObjectSource, VolumeManager, VolumePlugin } from './types.js';
+import type { CsiDrivers } from './csi/csi-types.js';
 import { LocalVolumeManager } from './volume-manager.js';
 
 export type {
@@ -18,6 +18,7 @@ export type {
   PodObjectSource,
   PodVolumes,
   RuntimeVolumes,
+  StorageObjectSource,
   Volume,
   VolumeHost,
   VolumeManager,
@@ -31,6 +32,7 @@ export { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
 export { createCsiPluginManager, type CsiPluginManager, type PluginManager } from './csi/index.js';
 export { createCsiPlugin, type CsiVolumePlugin, type CsiPluginOptions } from './csi/csi-plugin.js';
 export type { CsiDrivers } from './csi/csi-types.js';
+export { volumesNotReady, VolumesNotReadyError, FAILED_MOUNT, FAILED_ATTACH_VOLUME } from './volume-wait.js';
 
 export interface VolumeManagerOptions {
   /** upstream --root-dir (default /var/lib/kubelet): volumes live under <rootDir>/pods/<uid>/volumes. */
@@ -42,12 +44,14 @@ export interface VolumeManagerOptions {
   allocatable?: NodeAllocatable;
   /** ConfigMaps, Secrets and service account tokens (API server mode). */
   objects?: PodObjectSource;
+  /** PVCs, PVs, CSIDrivers, VolumeAttachments, volumesAttached (API server mode; src/apimode/storage-objects.ts). */
+  storage?: StorageObjectSource;
+  /** The CSI drivers registered through plugins_registry (the plugin manager's CSI handler). */
+  csiDrivers?: CsiDrivers;
   /** The host's mounts (default: mount(8) / umount(8); tests: a fake). */
   mounter?: Mounter;
   /** The subPath hot path (src/cmd/hot-paths.ts picks it; default: the TypeScript twin). */
   bindSubPath?: BindSubPath;
-  /** The CSI drivers registered through plugins_registry (the plugin manager's handler; main.ts). */
-  csiDrivers?: CsiDrivers;
   /** The plugins, in probe order (default: DEFAULT_VOLUME_PLUGINS). */
   plugins?: readonly VolumePlugin[];
 }
@@ -62,6 +66,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       ephemeralStorage: 0,
     },
     objects: opts.objects,
+    storage: opts.storage,
     csiDrivers: opts.csiDrivers,
     nodeName: opts.nodeName ?? '',
     hostIP: opts.hostIP ?? '',

@@ -10,7 +10,11 @@
  *    runtime's SyncPod): sets up what is not set up yet, and again what its plugin wants
  *    remounted (API data refreshed). It does not wait and does not throw for one volume: the
  *    containers that mount a failed volume report its error (CreateContainerConfigError) and
- *    the others start, and the next sync tries again;
+ *    the others start, and the next sync tries again. A CSI-served volume (PVC, generic
+ *    ephemeral, inline csi) is first resolved (csi/csi-resolve.ts); while one is not set up the
+ *    kubelet does not start the pod at all (volume-wait.ts), as upstream waits for it;
+ *  - getVolumesInUse: the attachable CSI volumes resolved for a pod, kept until the pod's
+ *    volumes are torn down (node.status.volumesInUse: the attach/detach controller leaves them);
  *  - unmountPodVolumes: after the pod's containers are gone (SyncTerminatedPod, and orphans the
  *    runtime's garbage collection finds): subPath binds first (they hold parts of the volumes),
  *    then each volume directory through its plugin, then the directory levels left empty.
@@ -25,10 +29,12 @@ import { log } from '../util/log.js';
 import { podDir, podVolumesDir } from './pod-dirs.js';
 import { cleanSubPaths, prepareSubPath, type SubPathMount } from './subpath/subpath.js';
 import type { BindSubPath } from './subpath/subpath-types.js';
+import { CsiVolumeError, isCsiVolume, resolveCsiVolume } from './csi/csi-resolve.js';
+import { csiUniqueVolumeName, type CsiVolumeSpec } from './csi/csi-types.js';
 import type { MountedVolume, PodVolumes, Volume, VolumeHost, VolumeManager, VolumePlugin } from './types.js';
 
 /** The volumes of the pod that some container mounts (upstream GetPodVolumeNames). */
-function desiredVolumes(pod: Pod): Volume[] {
+export function desiredVolumes(pod: Pod): Volume[] {
   const names = new Set<string>();
   for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) {
     for (const vm of c.volumeMounts ?? []) names.add(vm.name);
@@ -47,6 +53,14 @@ function volumeType(volume: Volume): string {
 interface PodState {
   mounted: Map<string, MountedVolume>;
   errors: Map<string, VolumeError>;
+  /** The resolved CSI volumes (driver and handle, policy): what stats and volumesInUse read. */
+  csi: Map<string, CsiVolumeSpec>;
+}
+
+/** upstream's attachable volume: a persistent CSI volume whose driver wants ControllerPublish. */
+function attachableName(spec: CsiVolumeSpec): string | undefined {
+  if (spec.lifecycle !== 'Persistent' || !spec.policy.attachRequired) return undefined;
+  return csiUniqueVolumeName(spec.driver, spec.volumeHandle);
 }
 
 const NO_VOLUMES: PodVolumes = { mounted: new Map(), errors: new Map() };
@@ -54,6 +68,11 @@ const NO_VOLUMES: PodVolumes = { mounted: new Map(), errors: new Map() };
 export class LocalVolumeManager implements VolumeManager {
   /** The actual state of the world, by pod UID. */
   private readonly pods = new Map<string, PodState>();
+  /**
+   * By pod UID, volume name → unique name of its attachable CSI volumes: wanted (resolved, even
+   * if not attached yet) or still mounted. Dropped only when the pod's teardown succeeds.
+   */
+  private readonly inUse = new Map<string, Map<string, string>>();
 
   constructor(
     private readonly host: VolumeHost,
@@ -63,7 +82,7 @@ export class LocalVolumeManager implements VolumeManager {
 
   async mountPodVolumes(pod: Pod): Promise<PodVolumes> {
     const uid = podUID(pod);
-    const state = this.pods.get(uid) ?? { mounted: new Map(), errors: new Map() };
+    const state = this.pods.get(uid) ?? { mounted: new Map(), errors: new Map(), csi: new Map() };
     this.pods.set(uid, state);
     for (const volume of desiredVolumes(pod)) await this.mountVolume(pod, volume, state);
     return state;
@@ -75,7 +94,10 @@ export class LocalVolumeManager implements VolumeManager {
     if (mounted && plugin && !plugin.requiresRemount) return;
     try {
       if (!plugin) throw new VolumeError(`volume ${volume.name}: type ${volumeType(volume)} is not supported yet`);
-      state.mounted.set(volume.name, await plugin.setUp(pod, volume, this.host));
+      const setUp = isCsiVolume(volume)
+        ? this.setUpCsi(pod, volume, plugin, state)
+        : plugin.setUp(pod, volume, this.host);
+      state.mounted.set(volume.name, await setUp);
       state.errors.delete(volume.name);
     } catch (err) {
       const error =
@@ -91,6 +113,34 @@ export class LocalVolumeManager implements VolumeManager {
     }
   }
 
+  /**
+   * upstream's populator then reconciler for one CSI volume: resolved through the API (claim, PV,
+   * CSIDriver, attachment), noted in use when attachable, then set up by the plugin. A plugin's
+   * error is upstream's "MountVolume.SetUp failed for volume" (a FailedMount event).
+   */
+  private async setUpCsi(pod: Pod, volume: Volume, plugin: VolumePlugin, state: PodState): Promise<MountedVolume> {
+    const inUse = this.inUse.get(podUID(pod)) ?? new Map<string, string>();
+    this.inUse.set(podUID(pod), inUse);
+    let spec: CsiVolumeSpec;
+    try {
+      spec = await resolveCsiVolume(pod, volume, this.host);
+    } catch (err) {
+      // Not attached yet: in use all the same, or the attach/detach controller may detach it.
+      if (err instanceof CsiVolumeError && err.uniqueName) inUse.set(volume.name, err.uniqueName);
+      throw err;
+    }
+    state.csi.set(volume.name, spec);
+    const unique = attachableName(spec);
+    if (unique) inUse.set(volume.name, unique);
+    try {
+      return await plugin.setUp(pod, volume, this.host);
+    } catch (err) {
+      if (err instanceof CsiVolumeError) throw err;
+      const message = `MountVolume.SetUp failed for volume "${spec.specName}" : ${errorMessage(err)}`;
+      throw new CsiVolumeError('mount', message, unique, { cause: err });
+    }
+  }
+
   getMountedVolumesForPod(uid: string): PodVolumes {
     return this.pods.get(uid) ?? NO_VOLUMES;
   }
@@ -100,7 +150,9 @@ export class LocalVolumeManager implements VolumeManager {
   }
 
   getVolumesInUse(): string[] {
-    return [];
+    const names = new Set<string>();
+    for (const volumes of this.inUse.values()) for (const name of volumes.values()) names.add(name);
+    return [...names].sort();
   }
 
   async cleanupOrphanedVolumes(): Promise<void> {
@@ -123,5 +175,7 @@ export class LocalVolumeManager implements VolumeManager {
     // rmdir only removes empty directories: anything another subsystem keeps there survives.
     await rmdir(volumes).catch(() => undefined);
     await rmdir(podDir(rootDir, uid)).catch(() => undefined);
+    // Torn down: the attach/detach controller may detach what the pod used.
+    this.inUse.delete(uid);
   }
 }

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/api/types.js';
-import type { PodUpdate } from '../../src/podconfig/types.js';
 import type { RunningPod } from '../../src/kuberuntime/types.js';
 import { byCreationTime, Kubelet } from '../../src/kubelet/kubelet.js';
 import { killPodNow } from '../../src/podworkers/index.js';
@@ -16,6 +15,7 @@ import type { EventRecorder } from '../../src/events/index.js';
 import { testTempDir } from '../support/temp-dir.js';
 import { registry } from '../../src/metrics/index.js';
 import { volumeRoot } from './volume-root.js';
+import { Updates, until } from '../fakes/pod-updates.js';
 
 const Gi = 2 ** 30;
 
@@ -32,31 +32,6 @@ function pod(uid: string, spec: Partial<NonNullable<Pod['spec']>> = {}): Pod {
     metadata: { name: `p-${uid}`, namespace: 'default', uid, annotations: { 'kubernetes.io/config.source': 'file' } },
     spec: { terminationGracePeriodSeconds: 2, containers: [{ name: 'a', image: 'x' }], ...spec },
   } as Pod;
-}
-
-class Updates implements AsyncIterable<PodUpdate> {
-  private queue: PodUpdate[] = [];
-  private wake: (() => void) | undefined;
-  push(u: PodUpdate) {
-    this.queue.push(u);
-    this.wake?.();
-  }
-  async *[Symbol.asyncIterator]() {
-    for (;;) {
-      while (this.queue.length) yield this.queue.shift()!;
-      await new Promise<void>((r) => {
-        this.wake = r;
-      });
-    }
-  }
-}
-
-async function until(what: string, fn: () => boolean, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 function setup(

@@ -252,3 +252,40 @@ test('procMount Unmasked: refused with upstream validation reason unless hostUse
   pod.spec!.hostUsers = true;
   assert.equal(podFieldRefusal(pod), undefined);
 });
+
+// Volumes served through CSI need the claim, PV and CSIDriver from the API server: admitted in
+// API server mode (docs/storage.md), refused in standalone mode naming the field.
+test('persistentVolumeClaim, ephemeral and csi volumes: refused standalone, admitted with an API server', () => {
+  const sources = [
+    { persistentVolumeClaim: { claimName: 'data', readOnly: true } },
+    { ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast' } } } },
+    {
+      csi: {
+        driver: 'secrets-store.csi.k8s.io',
+        readOnly: true,
+        fsType: 'ext4',
+        volumeAttributes: { a: 'b' },
+        nodePublishSecretRef: { name: 's' },
+      },
+    },
+  ];
+  for (const source of sources) {
+    const pod = basePod();
+    pod.spec!.volumes = [{ name: 'v', ...source }];
+    const kind = Object.keys(source)[0]!;
+    const standalone = canAdmitPod(pod, [], node);
+    assert.equal(standalone.reason, 'PodFeatureUnsupported', kind);
+    assert.match(
+      standalone.message ?? '',
+      new RegExp(`^spec\\.volumes\\[0\\]\\.${kind} is not supported .*needs the API server`),
+    );
+    assert.deepEqual(canAdmitPod(pod, [], node, { apiServer: true }), { admit: true }, kind);
+  }
+});
+
+test('with an API server, what is still not served stays refused (volumeDevices: raw block)', () => {
+  const pod = basePod();
+  pod.spec!.volumes = [{ name: 'v', persistentVolumeClaim: { claimName: 'data' } }];
+  pod.spec!.containers[0]!.volumeDevices = [{ name: 'v', devicePath: '/dev/xvda' }];
+  assert.equal(podFieldRefusal(pod, { apiServer: true })?.path, 'spec.containers[0].volumeDevices');
+});

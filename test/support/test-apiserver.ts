@@ -1,7 +1,10 @@
 /**
  * A test kube-apiserver: in-memory, HTTPS, speaking the real wire protocol for what the kubelet
  * (and kubectl get/describe) uses — nodes, nodes/status, pods, pods/status, leases, events,
- * configmaps, secrets, services, serviceaccounts/token, node.k8s.io runtimeclasses, storage.k8s.io csinodes, certificates.k8s.io CSRs
+ * configmaps, secrets, services, serviceaccounts/token, node.k8s.io runtimeclasses, certificates.k8s.io CSRs,
+ * storage (persistentvolumeclaims and persistentvolumes with their status subresource; storage.k8s.io
+ * csinodes, csidrivers, volumeattachments with status, storageclasses: a created claim or volume is
+ * Pending and an attachment unattached whatever the body said, as the real registry strategies)
  * (with bootstrap tokens and client-certificate users), pods/log|exec|attach|portforward
  * proxied to the node's kubelet (apiserver-node-proxy.ts); list with field and label selectors; watch as a
  * chunked stream of JSON watch events resuming from a resourceVersion, with bookmarks and
@@ -49,6 +52,17 @@ const RESOURCES: readonly ResourceDef[] = [
   { plural: 'leases', kind: 'Lease', group: 'coordination.k8s.io', namespaced: true },
   { plural: 'runtimeclasses', kind: 'RuntimeClass', group: 'node.k8s.io', namespaced: false },
   { plural: 'csinodes', kind: 'CSINode', group: 'storage.k8s.io', namespaced: false },
+  {
+    plural: 'persistentvolumeclaims',
+    kind: 'PersistentVolumeClaim',
+    group: '',
+    namespaced: true,
+    shortNames: ['pvc'],
+  },
+  { plural: 'persistentvolumes', kind: 'PersistentVolume', group: '', namespaced: false, shortNames: ['pv'] },
+  { plural: 'csidrivers', kind: 'CSIDriver', group: 'storage.k8s.io', namespaced: false },
+  { plural: 'volumeattachments', kind: 'VolumeAttachment', group: 'storage.k8s.io', namespaced: false },
+  { plural: 'storageclasses', kind: 'StorageClass', group: 'storage.k8s.io', namespaced: false, shortNames: ['sc'] },
   {
     plural: 'certificatesigningrequests',
     kind: 'CertificateSigningRequest',
@@ -119,6 +133,19 @@ class HttpError extends Error {
     super(message);
   }
 }
+
+/** Resources with a status subresource: the main resource never changes their status. */
+const WITH_STATUS = new Set(['pods', 'nodes', 'persistentvolumeclaims', 'persistentvolumes', 'volumeattachments']);
+
+/**
+ * What the apiserver's PrepareForCreate makes of a new object's status (upstream registry
+ * strategies): a claim and a volume start Pending, an attachment unattached, whatever was sent.
+ */
+const CREATED_STATUS: Readonly<Record<string, Obj>> = {
+  persistentvolumeclaims: { phase: 'Pending' },
+  persistentvolumes: { phase: 'Pending' },
+  volumeattachments: { attached: false },
+};
 
 const apiVersionOf = (d: ResourceDef) => (d.group ? `${d.group}/v1` : 'v1');
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -331,7 +358,7 @@ class ApiHandler {
           verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
           shortNames: d.shortNames,
         },
-        ...(d.plural === 'pods' || d.plural === 'nodes'
+        ...(WITH_STATUS.has(d.plural)
           ? [
               {
                 name: `${d.plural}/status`,
@@ -424,6 +451,9 @@ class ApiHandler {
       meta.generation = 1;
     }
     if (def.plural === 'services') setServiceDefaults(obj, this.store);
+    const createdStatus = CREATED_STATUS[def.plural];
+    if (createdStatus) obj.status = structuredClone(createdStatus);
+    if (def.plural === 'persistentvolumes') (obj.status as Obj).lastPhaseTransitionTime = now();
     return { kind: def.kind, apiVersion: apiVersionOf(def), ...this.store.put(def.plural, obj, 'ADDED') };
   }
 

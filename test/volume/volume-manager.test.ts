@@ -33,15 +33,19 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A plugin for `csi` volumes, probed before the real CSI plugin: counts its calls, fails while `failing`. */
+/**
+ * A plugin for `nfs` volumes (what an out-of-tree plugin would be; CSI-served volumes are
+ * resolved first and hold the pod back, test/volume/volume-wait.test.ts): counts its calls,
+ * fails while `failing`.
+ */
 class CountingPlugin implements VolumePlugin {
   readonly name = 'example.com~counting';
   setUps = 0;
   tearDowns: string[] = [];
   failing = false;
   constructor(readonly requiresRemount: boolean) {}
-  canSupport(volume: { csi?: unknown }): boolean {
-    return volume.csi !== undefined;
+  canSupport(volume: { nfs?: unknown }): boolean {
+    return volume.nfs !== undefined;
   }
   async setUp(pod: Pod, volume: { name: string }, host: { rootDir: string }) {
     this.setUps++;
@@ -78,7 +82,7 @@ describe('VolumeManager', () => {
     const pod = podWith(
       [
         { name: 'mem', emptyDir: { medium: 'Memory' } },
-        { name: 'ext', csi: { driver: 'x' } },
+        { name: 'ext', nfs: { server: 'nfs.example', path: '/x' } },
         { name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
         { name: 'unused', emptyDir: {} },
       ],
@@ -117,7 +121,7 @@ describe('VolumeManager', () => {
     });
     const pod = podWith(
       [
-        { name: 'ext', csi: { driver: 'x' } },
+        { name: 'ext', nfs: { server: 'nfs.example', path: '/x' } },
         { name: 'scratch', emptyDir: {} },
         { name: 'odd', gitRepo: { repository: 'r' } },
       ],
@@ -175,7 +179,7 @@ describe('VolumeManager', () => {
     const vm = createVolumeManager({ rootDir: root, mounter, plugins: [ext, ...DEFAULT_VOLUME_PLUGINS] });
     const pod = podWith(
       [
-        { name: 'ext', csi: { driver: 'x' } },
+        { name: 'ext', nfs: { server: 'nfs.example', path: '/x' } },
         { name: 'mem', emptyDir: { medium: 'Memory' } },
       ],
       ['ext', 'mem'],
