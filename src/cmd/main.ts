@@ -16,7 +16,13 @@ import {
 } from '../images/index.js';
 import { createPullSecretsLookup } from '../apimode/pull-secrets.js';
 import { createRuntimeManager, runtimeHandlerFor, type RuntimeManagerDeps } from '../kuberuntime/index.js';
-import { createCsiPluginManager, createVolumeManager, setupDataDirs, type CsiPluginManager } from '../volume/index.js';
+import {
+  createCsiPluginManager,
+  createVolumeManager,
+  csiPlugin,
+  setupDataDirs,
+  type CsiPluginManager,
+} from '../volume/index.js';
 import {
   createGenericPLEG,
   createPodStatusCache,
@@ -564,6 +570,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         s?.stop();
       await done.catch(() => undefined);
       await pluginManager?.stop();
+      csiPlugin.close(); // the CSI drivers' connections (opened again on the next use)
       await servers.close();
       criRuntime.close();
       images.close();
