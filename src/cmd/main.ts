@@ -16,7 +16,13 @@ import {
 } from '../images/index.js';
 import { createPullSecretsLookup } from '../apimode/pull-secrets.js';
 import { createRuntimeManager, runtimeHandlerFor, type RuntimeManagerDeps } from '../kuberuntime/index.js';
-import { createCsiPluginManager, createVolumeManager, setupDataDirs, type PluginManager } from '../volume/index.js';
+import {
+  createCsiPluginManager,
+  createVolumeManager,
+  csiPlugin,
+  setupDataDirs,
+  type CsiPluginManager,
+} from '../volume/index.js';
 import {
   createGenericPLEG,
   createPodStatusCache,
@@ -178,7 +184,7 @@ function nodeAllocatableCgroups(
  * the runtime-dependent modules); in API server mode each is installed into the Node and its
  * CSINode. A watcher that cannot start is logged, not fatal, as upstream.
  */
-function startPluginManager(config: Config, apiMode: ApiMode | undefined): PluginManager {
+function startPluginManager(config: Config, apiMode: ApiMode | undefined): CsiPluginManager {
   const manager = createCsiPluginManager({
     rootDir: config.flags.rootDir,
     createFsWatcher: hotPaths().inotify.createFsWatcher,
@@ -263,12 +269,15 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   });
   // The volume manager: the kubelet mounts each pod's volumes through it before the runtime's
   // SyncPod, the runtime binds what it set up and prepares subPaths with the chosen hot path.
+  const csi: { drivers?: CsiPluginManager['csiDrivers'] } = {};
   const volumeManager = createVolumeManager({
     rootDir,
     nodeName: config.nodeName,
     hostIP,
     storage: apiMode?.storage,
     objects: apiMode?.objects,
+    // The plugin manager starts later (below): its drivers are looked up at each mount.
+    csiDrivers: { get: (name) => csi.drivers?.get(name) },
     allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
     bindSubPath: hotPaths().subpath.bindSubPath,
   });
@@ -468,6 +477,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   kubelet.addPodAdmitHandler((pod) => eviction.admit(pod));
   apiMode?.start({ podConfig, kubelet, pressure: eviction, volumes: volumeManager });
   const pluginManager = config.flags.runOnce ? undefined : startPluginManager(config, apiMode);
+  csi.drivers = pluginManager?.csiDrivers;
 
   const readProvider = readServerProvider({
     podManager,
@@ -560,6 +570,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         s?.stop();
       await done.catch(() => undefined);
       await pluginManager?.stop();
+      csiPlugin.close(); // the CSI drivers' connections (opened again on the next use)
       await servers.close();
       criRuntime.close();
       images.close();

@@ -27,8 +27,10 @@ export type { Mounter, TmpfsOptions } from './mount.js';
 export type { SubPathMount } from './subpath/subpath.js';
 export type { BindSubPath } from './subpath/subpath-types.js';
 export { makePodDataDirs, setupDataDirs, DATA_DIR_MODE } from './pod-dirs.js';
-export { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
-export { createCsiPluginManager, type PluginManager } from './csi/index.js';
+export { DEFAULT_VOLUME_PLUGINS, csiPlugin } from './plugins/index.js';
+export { createCsiPluginManager, type CsiPluginManager, type PluginManager } from './csi/index.js';
+export { createCsiPlugin, type CsiVolumePlugin, type CsiPluginOptions } from './csi/csi-plugin.js';
+export type { CsiDrivers } from './csi/csi-types.js';
 export { volumesNotReady, VolumesNotReadyError, FAILED_MOUNT, FAILED_ATTACH_VOLUME } from './volume-wait.js';
 
 export interface VolumeManagerOptions {

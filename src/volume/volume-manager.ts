@@ -155,6 +155,10 @@ export class LocalVolumeManager implements VolumeManager {
     return [...names].sort();
   }
 
+  async cleanupOrphanedVolumes(): Promise<void> {
+    for (const plugin of this.plugins) await plugin.cleanupOrphans?.(this.host);
+  }
+
   async unmountPodVolumes(uid: string): Promise<void> {
     this.pods.delete(uid);
     const { rootDir, mounter } = this.host;

@@ -600,6 +600,23 @@ describe('garbageCollect', () => {
     assert.equal(existsSync(join(dir, 'root', 'pods', 'uid-1234', 'volumes')), false);
   });
 
+  it("runs the volume plugins' orphan sweep after the pods that are gone (CSI global mounts)", async () => {
+    const order: string[] = [];
+    const sweeping: RuntimeManagerDeps['volumes'] = {
+      getMountedVolumesForPod: (uid) => volumes.getMountedVolumesForPod(uid),
+      prepareSubPath: (m) => volumes.prepareSubPath(m),
+      unmountPodVolumes: async (uid) => void order.push(`unmount ${uid}`),
+      cleanupOrphanedVolumes: async () => void order.push('sweep'),
+    };
+    await mkdir(join(dir, 'root', 'pods', 'uid-gone'), { recursive: true });
+    const imageManager = createImageManager({ images: fake, clock, recorder });
+    const gc = fakeRuntimeManager(fake, dir, recorder, { imageManager, clock, volumes: sweeping });
+    await gc.garbageCollect(new Set());
+    assert.ok(order.includes('unmount uid-gone'));
+    assert.equal(order.at(-1), 'sweep', 'the sweep runs once, after the pods');
+    assert.equal(order.filter((o) => o === 'sweep').length, 1);
+  });
+
   it('removes old dead sandboxes of an active pod but keeps the newest', async () => {
     const pod = makePod({ containers: [container('a')] });
     await sync(pod);

@@ -96,7 +96,7 @@ function manager(name: string, storage: FakeStorage | undefined, plugin = new Fa
     mounter: new FakeMounter(),
     nodeName: 'node-a',
     ...(storage ? { storage } : {}),
-    plugins: [...DEFAULT_VOLUME_PLUGINS, plugin],
+    plugins: [plugin, ...DEFAULT_VOLUME_PLUGINS], // probed before the real CSI plugin
   });
   return { vm, plugin, rootDir };
 }
