@@ -16,7 +16,8 @@ import {
 } from '../images/index.js';
 import { createPullSecretsLookup } from '../apimode/pull-secrets.js';
 import { createRuntimeManager, runtimeHandlerFor, type RuntimeManagerDeps } from '../kuberuntime/index.js';
-import { createCsiPluginManager, createVolumeManager, setupDataDirs, type PluginManager } from '../volume/index.js';
+import { createCsiPluginManager, createVolumeManager, setupDataDirs } from '../volume/index.js';
+import type { CsiPluginManager } from '../volume/csi/index.js';
 import {
   createGenericPLEG,
   createPodStatusCache,
@@ -64,6 +65,8 @@ import { createLogRotation, type ContainerLogsDeps } from '../logs/index.js';
 import { parseQuantity } from '../util/quantity.js';
 import { log } from '../util/log.js';
 import {
+  CsiVolumeStatsCache,
+  registerVolumeStatsCollector,
   createStatsProvider,
   imageFsMount,
   criContainerFs,
@@ -178,7 +181,7 @@ function nodeAllocatableCgroups(
  * the runtime-dependent modules); in API server mode each is installed into the Node and its
  * CSINode. A watcher that cannot start is logged, not fatal, as upstream.
  */
-function startPluginManager(config: Config, apiMode: ApiMode | undefined): PluginManager {
+function startPluginManager(config: Config, apiMode: ApiMode | undefined): CsiPluginManager {
   const manager = createCsiPluginManager({
     rootDir: config.flags.rootDir,
     createFsWatcher: hotPaths().inotify.createFsWatcher,
@@ -268,6 +271,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     nodeName: config.nodeName,
     hostIP,
     objects: apiMode?.objects,
+    recorder,
     allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
     bindSubPath: hotPaths().subpath.bindSubPath,
   });
@@ -376,6 +380,15 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   const podManager = new PodManager();
   const memoryCapacity = BigInt(node.capacity.memory);
+  // CSI volume stats: NodeGetVolumeStats every volumeStatsAggPeriod, cached for the Summary API and /metrics.
+  const csiVolumeStats = new CsiVolumeStatsCache({
+    pods: () => podManager.getPods(),
+    volumes: volumeManager,
+    drivers: { get: (name) => pluginManager?.csiDrivers.get(name) },
+    volumeHealth: featureGates(kc.featureGates).enabled('CSIVolumeHealth'),
+    recorder,
+  });
+  registerVolumeStatsCollector(registry, () => csiVolumeStats.all());
   const stats = createStatsProvider({
     nodeName: config.nodeName,
     listPods: runtimeStatsPods(runtime, (uid) => podManager.getPodByUID(uid)?.spec),
@@ -387,6 +400,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     housekeepingIntervalMs: config.flags.housekeepingIntervalMs,
     containerFs: criContainerFs(criRuntime),
     runtimeEndpoint: kc.containerRuntimeEndpoint,
+    csiVolumes: (uid) => csiVolumeStats.podVolumes(uid),
     createCgroupReader: hotPaths().cgroupStats.createCgroupReader,
     cgroupDriver,
   });
@@ -501,6 +515,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     },
   });
   stats.start();
+  if (!config.flags.runOnce) csiVolumeStats.start();
   oom.start();
   eviction.start();
 
@@ -547,6 +562,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         eviction,
         oom,
         stats,
+        csiVolumeStats,
         servingRotation,
         apiMode,
         kubelet,

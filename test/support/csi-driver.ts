@@ -265,7 +265,12 @@ export class TestCsiDriver {
         accessibleTopology: { segments: this.opts.topology ?? { [TOPOLOGY_KEY]: this.opts.nodeId } },
       }),
       NodeGetCapabilities: async () => ({
-        capabilities: [rpc('STAGE_UNSTAGE_VOLUME'), rpc('GET_VOLUME_STATS'), rpc('EXPAND_VOLUME')],
+        capabilities: [
+          rpc('STAGE_UNSTAGE_VOLUME'),
+          rpc('GET_VOLUME_STATS'),
+          rpc('EXPAND_VOLUME'),
+          rpc('VOLUME_CONDITION'),
+        ],
       }),
       NodeStageVolume: (r) => v.stage(r),
       NodeUnstageVolume: (r) => v.unstage(r),

@@ -31,7 +31,10 @@ export interface CsiPluginManagerOptions {
  * install fails the registration (the plugin hears NotifyRegistrationStatus(false) and it is
  * retried with back-off), as upstream; a failed uninstall is logged, as upstream.
  */
-export function createCsiPluginManager(opts: CsiPluginManagerOptions): PluginManager {
+/** The plugin manager, and its CSI handler: the registered drivers the CSI volume plugin calls. */
+export type CsiPluginManager = PluginManager & { readonly csiDrivers: CsiRegistrationHandler };
+
+export function createCsiPluginManager(opts: CsiPluginManagerOptions): CsiPluginManager {
   const nim = opts.client ? new NodeInfoManager({ client: opts.client, nodeName: opts.nodeName }) : undefined;
   const handler = new CsiRegistrationHandler({
     onRegister: async (driver, info) => {
@@ -53,5 +56,5 @@ export function createCsiPluginManager(opts: CsiPluginManagerOptions): PluginMan
     timeouts: opts.timeouts,
   });
   manager.addHandler(CSI_PLUGIN, handler);
-  return manager;
+  return Object.assign(manager, { csiDrivers: handler });
 }
