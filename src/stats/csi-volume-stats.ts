@@ -9,6 +9,7 @@ import { podUID, formatPod } from '../api/pod.js';
 import type { Pod } from '../api/types.js';
 import { errorMessage } from '../errors.js';
 import { podEventRef, type EventRecorder } from '../events/index.js';
+import { metrics } from '../metrics/index.js';
 import type { MountedVolume, VolumeManager } from '../volume/index.js';
 import { podVolumeClaim } from '../volume/csi/csi-expand.js';
 import type { CsiDrivers, CsiMountedInfo } from '../volume/csi/csi-types.js';
@@ -157,7 +158,17 @@ export class CsiVolumeStatsCache {
     }
   }
 
+  /** upstream GetMetrics: timed (kubelet_volume_metric_collection_duration_seconds) whatever the outcome. */
   private async nodeStats(csi: CsiMountedInfo): Promise<CsiUsage | undefined> {
+    const start = performance.now();
+    try {
+      return await this.callDriver(csi);
+    } finally {
+      metrics.volumeMetricCollectionDuration.observe({ metric_source: csi.driver }, (performance.now() - start) / 1000);
+    }
+  }
+
+  private async callDriver(csi: CsiMountedInfo): Promise<CsiUsage | undefined> {
     const driver = this.deps.drivers.get(csi.driver);
     if (!driver) throw new Error(`CSI driver ${csi.driver} is not registered`);
     const client = this.client(driver.endpoint);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import type { Pod } from '../../src/api/types.js';
 import type { EventType, ObjectReference } from '../../src/events/index.js';
+import { metrics } from '../../src/metrics/index.js';
 import { CsiVolumeStatsCache, csiVolumeStats, pvcRefOf } from '../../src/stats/csi-volume-stats.js';
 import { createCgroupLayout } from '../../src/stats/cgroup-layout.js';
 import { createTsCgroupReader } from '../../src/stats/cgroup-reader-ts.js';
@@ -154,6 +155,10 @@ describe('CSI volume stats', { skip: !isRoot && 'needs root (bind mounts)' }, ()
     }
     assert.doesNotMatch(text, /scratch/, 'an inline volume has no claim: not exported');
     assert.doesNotMatch(text, /kubelet_volume_stats_health_status_abnormal\{/, 'no condition without CSIVolumeHealth');
+    const timed = await metrics.volumeMetricCollectionDuration.get();
+    const count = (driver: string) =>
+      timed.values.find((v) => v.metricName?.endsWith('_count') && v.labels.metric_source === driver)?.value ?? 0;
+    assert.ok(count('fast.csi.test') >= 3 && count('slow.csi.test') >= 1, 'each call timed, by driver');
   });
 
   it('CSIVolumeHealth: the condition into volumeHealthStats, the health gauge and a VolumeConditionAbnormal event', async () => {
