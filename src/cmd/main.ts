@@ -16,8 +16,7 @@ import {
 } from '../images/index.js';
 import { createPullSecretsLookup } from '../apimode/pull-secrets.js';
 import { createRuntimeManager, runtimeHandlerFor, type RuntimeManagerDeps } from '../kuberuntime/index.js';
-import { createCsiPluginManager, createVolumeManager, setupDataDirs } from '../volume/index.js';
-import type { CsiPluginManager } from '../volume/csi/index.js';
+import { createCsiPluginManager, createVolumeManager, setupDataDirs, type CsiPluginManager } from '../volume/index.js';
 import {
   createGenericPLEG,
   createPodStatusCache,
@@ -266,12 +265,15 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   });
   // The volume manager: the kubelet mounts each pod's volumes through it before the runtime's
   // SyncPod, the runtime binds what it set up and prepares subPaths with the chosen hot path.
+  const csi: { drivers?: CsiPluginManager['csiDrivers'] } = {};
   const volumeManager = createVolumeManager({
     rootDir,
     nodeName: config.nodeName,
     hostIP,
     objects: apiMode?.objects,
     recorder,
+    // The plugin manager starts later (below): its drivers are looked up at each mount.
+    csiDrivers: { get: (name) => csi.drivers?.get(name) },
     allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
     bindSubPath: hotPaths().subpath.bindSubPath,
   });
@@ -384,7 +386,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   const csiVolumeStats = new CsiVolumeStatsCache({
     pods: () => podManager.getPods(),
     volumes: volumeManager,
-    drivers: { get: (name) => pluginManager?.csiDrivers.get(name) },
+    drivers: { get: (name) => csi.drivers?.get(name) },
     volumeHealth: featureGates(kc.featureGates).enabled('CSIVolumeHealth'),
     recorder,
   });
@@ -480,6 +482,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   kubelet.addPodAdmitHandler((pod) => eviction.admit(pod));
   apiMode?.start({ podConfig, kubelet, pressure: eviction });
   const pluginManager = config.flags.runOnce ? undefined : startPluginManager(config, apiMode);
+  csi.drivers = pluginManager?.csiDrivers;
 
   const readProvider = readServerProvider({
     podManager,

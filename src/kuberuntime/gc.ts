@@ -60,6 +60,8 @@ export interface GcDeps {
   podCgroups?: PodContainerManager | undefined;
   /** Tears down the volumes of a pod that is gone (the volume manager's unmountPodVolumes). */
   removePodVolumes: (uid: string) => Promise<void>;
+  /** Then what volume plugins mounted outside pod dirs that no pod uses (CSI global mounts). */
+  cleanupOrphanedVolumes?: () => Promise<void>;
 }
 
 /** The pods whose content is kept; only `has` is asked (the kubelet answers per pod, as upstream's podStateProvider). */
@@ -246,6 +248,9 @@ async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ActivePods): 
       .removePodVolumes(uid)
       .catch((err) => log('kuberuntime').error({ err: errorMessage(err), uid }, 'failed to remove pod volumes'));
   }
+  await deps
+    .cleanupOrphanedVolumes?.()
+    .catch((err) => log('kuberuntime').error({ err: errorMessage(err) }, 'failed to clean up orphaned volumes'));
   // upstream cleanupOrphanedPodCgroups: after the pod's containers (the kernel refuses a cgroup
   // that still holds processes).
   if (deps.podCgroups?.enabled) {

@@ -168,6 +168,7 @@ export class KubeGenericRuntimeManager implements Runtime {
         policy: this.opts.gcPolicy,
         podCgroups: this.podCgroups,
         removePodVolumes: (uid) => this.opts.volumes.unmountPodVolumes(uid),
+        cleanupOrphanedVolumes: () => this.opts.volumes.cleanupOrphanedVolumes?.() ?? Promise.resolve(),
       },
       activePodUids,
     );

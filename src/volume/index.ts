@@ -6,6 +6,7 @@
 import { totalmem, cpus } from 'node:os';
 import type { EventRecorder } from '../events/index.js';
 import type { NodeAllocatable } from '../fieldpath/index.js';
+import type { CsiDrivers } from './csi/csi-types.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
 import { bindSubPathTs } from './subpath/subpath-bind-ts.js';
@@ -28,7 +29,9 @@ export type { SubPathMount } from './subpath/subpath.js';
 export type { BindSubPath } from './subpath/subpath-types.js';
 export { makePodDataDirs, setupDataDirs, DATA_DIR_MODE } from './pod-dirs.js';
 export { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
-export { createCsiPluginManager, type PluginManager } from './csi/index.js';
+export { createCsiPluginManager, type CsiPluginManager, type PluginManager } from './csi/index.js';
+export { createCsiPlugin, type CsiVolumePlugin, type CsiPluginOptions } from './csi/csi-plugin.js';
+export type { CsiDrivers } from './csi/csi-types.js';
 
 export interface VolumeManagerOptions {
   /** upstream --root-dir (default /var/lib/kubelet): volumes live under <rootDir>/pods/<uid>/volumes. */
@@ -44,6 +47,8 @@ export interface VolumeManagerOptions {
   mounter?: Mounter;
   /** The subPath hot path (src/cmd/hot-paths.ts picks it; default: the TypeScript twin). */
   bindSubPath?: BindSubPath;
+  /** The CSI drivers registered through plugins_registry (the plugin manager's handler; main.ts). */
+  csiDrivers?: CsiDrivers;
   /** The plugins, in probe order (default: DEFAULT_VOLUME_PLUGINS). */
   plugins?: readonly VolumePlugin[];
   /** Where the volume manager's pod events go (FileSystemResizeSuccessful, FileSystemResizeFailed). */
@@ -60,6 +65,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       ephemeralStorage: 0,
     },
     objects: opts.objects,
+    csiDrivers: opts.csiDrivers,
     nodeName: opts.nodeName ?? '',
     hostIP: opts.hostIP ?? '',
   };

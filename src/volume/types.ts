@@ -105,6 +105,11 @@ export interface VolumePlugin {
    * and nothing is deleted through it.
    */
   tearDown(dir: string, host: VolumeHost): Promise<void>;
+  /**
+   * What the plugin mounted outside any pod's dir and no pod uses any more (CSI global mounts
+   * whose last publisher is gone while the agent was down); garbage collection calls it.
+   */
+  cleanupOrphans?(host: VolumeHost): Promise<void>;
 }
 
 /** A pod's volumes after a mount: those set up, and the error of each that could not be. */
@@ -145,7 +150,12 @@ export interface VolumeManager {
    * (the attach/detach controller does not detach a volume listed there).
    */
   getVolumesInUse(): string[];
+  /** Each plugin's cleanupOrphans (garbage collection, after the pods that are gone). */
+  cleanupOrphanedVolumes?(): Promise<void>;
 }
 
 /** What the runtime manager needs of the volume manager (upstream: the kubelet's RuntimeHelper). */
-export type RuntimeVolumes = Pick<VolumeManager, 'getMountedVolumesForPod' | 'prepareSubPath' | 'unmountPodVolumes'>;
+export type RuntimeVolumes = Pick<
+  VolumeManager,
+  'getMountedVolumesForPod' | 'prepareSubPath' | 'unmountPodVolumes' | 'cleanupOrphanedVolumes'
+>;

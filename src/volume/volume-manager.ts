@@ -114,6 +114,10 @@ export class LocalVolumeManager implements VolumeManager {
     return [];
   }
 
+  async cleanupOrphanedVolumes(): Promise<void> {
+    for (const plugin of this.plugins) await plugin.cleanupOrphans?.(this.host);
+  }
+
   async unmountPodVolumes(uid: string): Promise<void> {
     this.pods.delete(uid);
     forgetExpansions(this.host, uid);

@@ -2,6 +2,7 @@
  * The test CSI driver as a process of its own, for e2e tests that kill and restart it:
  *   node dist/test/support/csi-driver-main.js --endpoint <csi.sock> --registration-dir <dir>
  *     --driver-name <name> --node-id <id> --state-dir <dir> [--max-volumes N]
+ *     [--node-capabilities STAGE_UNSTAGE_VOLUME,GET_VOLUME_STATS,...]
  * Prints one JSON line `{"ready":true,...}` once both sockets listen; stops on SIGTERM/SIGINT.
  */
 import { parseArgs } from 'node:util';
@@ -15,6 +16,7 @@ const { values } = parseArgs({
     'node-id': { type: 'string' },
     'state-dir': { type: 'string' },
     'max-volumes': { type: 'string' },
+    'node-capabilities': { type: 'string' },
   },
   strict: true,
 });
@@ -35,6 +37,7 @@ const driver = await startCsiDriver({
   nodeId: required('node-id'),
   stateDir: required('state-dir'),
   maxVolumes: values['max-volumes'] === undefined ? undefined : Number(values['max-volumes']),
+  nodeCapabilities: values['node-capabilities']?.split(',').filter((c) => c !== ''),
 });
 process.stdout.write(
   JSON.stringify({ ready: true, endpoint: driver.opts.endpoint, registration: driver.registrationSocket }) + '\n',

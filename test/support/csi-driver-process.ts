@@ -22,6 +22,7 @@ function cliArgs(opts: CsiDriverOptions): string[] {
   args.push('--state-dir', opts.stateDir);
   if (opts.registrationDir !== undefined) args.push('--registration-dir', opts.registrationDir);
   if (opts.maxVolumes !== undefined) args.push('--max-volumes', String(opts.maxVolumes));
+  if (opts.nodeCapabilities !== undefined) args.push('--node-capabilities', opts.nodeCapabilities.join(','));
   return args;
 }
 

@@ -97,7 +97,7 @@ describe('test CSI driver', () => {
     assert.equal(info.maxVolumesPerNode, '7');
     assert.deepEqual(info.accessibleTopology.segments, { [TOPOLOGY_KEY]: 'node-a' });
     const caps = (await node('NodeGetCapabilities')).capabilities.map((c: any) => c.rpc.type);
-    assert.deepEqual(caps, ['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS', 'EXPAND_VOLUME', 'VOLUME_CONDITION']);
+    assert.deepEqual(caps, ['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS', 'EXPAND_VOLUME']);
   });
 
   it(

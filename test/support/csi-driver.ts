@@ -34,6 +34,8 @@ export interface CsiDriverOptions {
   stateDir: string;
   /** NodeGetInfo's max_volumes_per_node; default 0 (no limit). */
   maxVolumes?: number;
+  /** NodeGetCapabilities' RPC types; default STAGE_UNSTAGE_VOLUME, GET_VOLUME_STATS, EXPAND_VOLUME. */
+  nodeCapabilities?: string[];
   /** NodeGetInfo's accessible topology; default {"topology.csi.kubelet-ts.io/node": nodeId}. */
   topology?: Record<string, string>;
 }
@@ -73,6 +75,7 @@ const LOADER_OPTIONS: protoLoader.Options = {
   oneofs: true,
 };
 export const TOPOLOGY_KEY = 'topology.csi.kubelet-ts.io/node';
+export const DEFAULT_NODE_CAPABILITIES = ['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS', 'EXPAND_VOLUME'];
 const STALL_POLL_MS = 100;
 
 /** src/volume/csi/proto/<file> under the package root (the code runs from dist/test/support/). */
@@ -265,12 +268,7 @@ export class TestCsiDriver {
         accessibleTopology: { segments: this.opts.topology ?? { [TOPOLOGY_KEY]: this.opts.nodeId } },
       }),
       NodeGetCapabilities: async () => ({
-        capabilities: [
-          rpc('STAGE_UNSTAGE_VOLUME'),
-          rpc('GET_VOLUME_STATS'),
-          rpc('EXPAND_VOLUME'),
-          rpc('VOLUME_CONDITION'),
-        ],
+        capabilities: (this.opts.nodeCapabilities ?? DEFAULT_NODE_CAPABILITIES).map(rpc),
       }),
       NodeStageVolume: (r) => v.stage(r),
       NodeUnstageVolume: (r) => v.unstage(r),

@@ -33,7 +33,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A plugin for `csi` volumes (what a CSI plugin would be): counts its calls, fails while `failing`. */
+/** A plugin for `csi` volumes, probed before the real CSI plugin: counts its calls, fails while `failing`. */
 class CountingPlugin implements VolumePlugin {
   readonly name = 'example.com~counting';
   setUps = 0;
@@ -73,7 +73,7 @@ describe('VolumeManager', () => {
       rootDir: root,
       mounter,
       allocatable: { cpu: 1000, memory: 2 ** 30 },
-      plugins: [...DEFAULT_VOLUME_PLUGINS, once],
+      plugins: [once, ...DEFAULT_VOLUME_PLUGINS],
     });
     const pod = podWith(
       [
@@ -113,7 +113,7 @@ describe('VolumeManager', () => {
     const vm = createVolumeManager({
       rootDir: root,
       mounter: new FakeMounter(),
-      plugins: [...DEFAULT_VOLUME_PLUGINS, flaky],
+      plugins: [flaky, ...DEFAULT_VOLUME_PLUGINS],
     });
     const pod = podWith(
       [
@@ -172,7 +172,7 @@ describe('VolumeManager', () => {
     const root = join(dir, 'teardown');
     const mounter = new FakeMounter();
     const ext = new CountingPlugin(false);
-    const vm = createVolumeManager({ rootDir: root, mounter, plugins: [...DEFAULT_VOLUME_PLUGINS, ext] });
+    const vm = createVolumeManager({ rootDir: root, mounter, plugins: [ext, ...DEFAULT_VOLUME_PLUGINS] });
     const pod = podWith(
       [
         { name: 'ext', csi: { driver: 'x' } },
@@ -188,7 +188,7 @@ describe('VolumeManager', () => {
     assert.equal(existsSync(join(root, 'pods', 'uid-1234')), false);
     assert.equal(vm.getMountedVolumesForPod('uid-1234').mounted.size, 0, 'the actual state forgets the pod');
     // A directory of a plugin this manager does not know (another agent's) is not deleted.
-    const foreign = join(root, 'pods', 'uid-9', 'volumes', 'kubernetes.io~csi', 'v');
+    const foreign = join(root, 'pods', 'uid-9', 'volumes', 'example.com~unknown', 'v');
     await mkdir(foreign, { recursive: true });
     await vm.unmountPodVolumes('uid-9');
     assert.equal(existsSync(foreign), true);

@@ -11,6 +11,7 @@ import { log } from '../../util/log.js';
 import { repoToPull } from '../keyring.js';
 import type { RequireVerification } from './policy.js';
 import type { ImagePullCredentials, ImagePullSecret, ImagePulledRecord, PullRecordsStore } from './records.js';
+import { KeyedLock } from '../../util/keyed-lock.js';
 
 /** upstream writeRecordWhileMatchingLimit: no record growth while matching past this many secrets. */
 const WRITE_WHILE_MATCHING_LIMIT = 100;
@@ -40,23 +41,6 @@ export interface ImagePullManager {
   mustAttemptImagePull(image: string, imageRef: string, podSecrets: PodSecrets): Promise<boolean>;
   /** Image GC: drops the records of images no longer on the node, last updated before `until`. */
   pruneUnknownRecords(imageRefs: readonly string[], until: Date): Promise<void>;
-}
-
-/** Serializes async work per key (upstream's striped locks): a record's read-modify-write is atomic. */
-class KeyedLock {
-  private readonly tails = new Map<string, Promise<unknown>>();
-
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.tails.get(key) ?? Promise.resolve();
-    const next = prev.then(fn, fn);
-    const tail = next.catch(() => undefined);
-    this.tails.set(key, tail);
-    try {
-      return await next;
-    } finally {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
-  }
 }
 
 const sameCoordinates = (a: ImagePullSecret, b: ImagePullSecret): boolean =>

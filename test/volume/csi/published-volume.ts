@@ -9,7 +9,7 @@ import { mountsUnder, unmount } from '../../../src/volume/mount.js';
 import type { CsiMountedInfo } from '../../../src/volume/csi/csi-types.js';
 import type { CsiDriver } from '../../../src/volume/csi/csi-registration.js';
 import { CsiNodeClient } from '../../../src/volume/csi/node-client.js';
-import { loadCsiProtos } from '../../support/csi-driver.js';
+import { DEFAULT_NODE_CAPABILITIES, loadCsiProtos } from '../../support/csi-driver.js';
 import { spawnCsiDriver, type CsiDriverProcess } from '../../support/csi-driver-process.js';
 
 export const isRoot = process.getuid?.() === 0;
@@ -42,7 +42,9 @@ async function createVolume(endpoint: string, name: string, bytes: number): Prom
 export async function startTestDriver(dir: string, name: string): Promise<TestDriver> {
   const endpoint = join(dir, `${name}.sock`);
   const stateDir = join(dir, `${name}-state`);
-  const proc = await spawnCsiDriver({ endpoint, driverName: name, nodeId: 'node-a', stateDir });
+  // VOLUME_CONDITION on top of the defaults: the CSIVolumeHealth cases need it.
+  const nodeCapabilities = [...DEFAULT_NODE_CAPABILITIES, 'VOLUME_CONDITION'];
+  const proc = await spawnCsiDriver({ endpoint, driverName: name, nodeId: 'node-a', stateDir, nodeCapabilities });
   const driver: CsiDriver = { name, endpoint, highestSupportedVersion: { major: 1, minor: 0, patch: 0 } };
   const publish = async (id: string, bytes = 1 << 20): Promise<CsiMountedInfo> => {
     await createVolume(endpoint, id, bytes);
