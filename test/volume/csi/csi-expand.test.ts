@@ -13,56 +13,14 @@ import type { EventType, ObjectReference } from '../../../src/events/index.js';
 import { expandIfNeeded, needsNodeExpansion, resizeFinishedPatch } from '../../../src/volume/csi/csi-expand.js';
 import type { CsiDriver } from '../../../src/volume/csi/csi-registration.js';
 import type { CsiMountedInfo } from '../../../src/volume/csi/csi-types.js';
-import type { StorageObjectSource, VolumeHost, VolumePlugin } from '../../../src/volume/types.js';
+import type { VolumeHost, VolumePlugin } from '../../../src/volume/types.js';
 import { LocalVolumeManager } from '../../../src/volume/volume-manager.js';
 import { FakeMounter } from '../../fakes/fake-mounter.js';
 import { readCallLog } from '../../support/csi-driver.js';
 import { testTempDir } from '../../support/temp-dir.js';
-import { cleanUp, isRoot, startTestDriver, type TestDriver } from './published-volume.js';
+import { cleanUp, FakeStorage, isRoot, startTestDriver, type TestDriver } from './published-volume.js';
 
 const MI = 1 << 20;
-
-/** RFC 7386 merge patch (what the API server applies to the status subresource). */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> =
-    target && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
-  }
-  return out;
-}
-
-/** PVCs and PVs in memory; status patches applied and recorded. */
-class FakeStorage implements StorageObjectSource {
-  readonly pvcs = new Map<string, V1PersistentVolumeClaim>();
-  readonly pvs = new Map<string, V1PersistentVolume>();
-  readonly patches: Array<{ claim: string; patch: object }> = [];
-  async persistentVolumeClaim(namespace: string, name: string) {
-    return structuredClone(this.pvcs.get(`${namespace}/${name}`) ?? null);
-  }
-  async persistentVolume(name: string) {
-    return structuredClone(this.pvs.get(name) ?? null);
-  }
-  async csiDriver() {
-    return null;
-  }
-  async volumeAttachment() {
-    return null;
-  }
-  attachedVolumes() {
-    return new Set<string>();
-  }
-  async secret() {
-    return null;
-  }
-  async patchPersistentVolumeClaimStatus(namespace: string, name: string, patch: object) {
-    const key = `${namespace}/${name}`;
-    this.patches.push({ claim: key, patch: JSON.parse(JSON.stringify(patch)) as object });
-    this.pvcs.set(key, mergePatch(this.pvcs.get(key), JSON.parse(JSON.stringify(patch))) as V1PersistentVolumeClaim);
-  }
-}
 
 function claim(name: string, status: V1PersistentVolumeClaim['status']): V1PersistentVolumeClaim {
   return { metadata: { name, namespace: 'ns' }, spec: { volumeName: `pv-${name}` }, status };
