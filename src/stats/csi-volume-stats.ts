@@ -73,8 +73,12 @@ export class CsiVolumeStatsCache {
 
   start(): void {
     if (this.timer) return;
-    void this.refresh();
-    this.timer = setInterval(() => void this.refresh(), this.deps.periodMs ?? VOLUME_STATS_AGG_PERIOD_MS);
+    const pass = () =>
+      void this.refresh().catch((err: unknown) =>
+        log('stats').warn({ err: errorMessage(err) }, 'CSI volume stats pass failed'),
+      );
+    pass();
+    this.timer = setInterval(pass, this.deps.periodMs ?? VOLUME_STATS_AGG_PERIOD_MS);
     this.timer.unref();
   }
 

@@ -217,6 +217,36 @@ describe('CSI volume stats', { skip: !isRoot && 'needs root (bind mounts)' }, ()
     c.stop();
   });
 
+  it('start(): a pass at once, then every period; a throwing pod source is logged, not thrown; stop() ends it', async () => {
+    const calls = () =>
+      readCallLog(join(fast.stateDir, 'calls.jsonl')).filter((x) => x.method === 'NodeGetVolumeStats').length;
+    const before = calls();
+    const c = new CsiVolumeStatsCache({
+      pods: () => pods,
+      volumes: mounted,
+      drivers: { get: (n) => drivers.get(n) },
+      periodMs: 200,
+    });
+    c.start();
+    await new Promise((r) => setTimeout(r, 500));
+    c.stop();
+    const ran = calls() - before;
+    assert.ok(ran >= 2 * 3 && ran <= 4 * 3, `three fast volumes, two or three passes: ${ran} calls`);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(calls() - before, ran, 'stopped');
+    const broken = new CsiVolumeStatsCache({
+      pods: () => {
+        throw new Error('pod manager gone');
+      },
+      volumes: mounted,
+      drivers: { get: () => undefined },
+      periodMs: 50,
+    });
+    broken.start();
+    await new Promise((r) => setTimeout(r, 120));
+    broken.stop();
+  });
+
   it('drops the volumes and pods that are gone', async () => {
     const c = cache();
     await c.refresh();
