@@ -70,6 +70,8 @@ import { createLogRotation, type ContainerLogsDeps } from '../logs/index.js';
 import { parseQuantity } from '../util/quantity.js';
 import { log } from '../util/log.js';
 import {
+  CsiVolumeStatsCache,
+  registerVolumeStatsCollector,
   createStatsProvider,
   imageFsMount,
   criContainerFs,
@@ -276,6 +278,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     hostIP,
     storage: apiMode?.storage,
     objects: apiMode?.objects,
+    recorder,
     // The plugin manager starts later (below): its drivers are looked up at each mount.
     csiDrivers: { get: (name) => csi.drivers?.get(name) },
     allocatable: { cpu: node.allocatable.milliCPU, memory: node.allocatable.memory, ephemeralStorage: 0 },
@@ -386,6 +389,15 @@ export async function startDaemon(config: Config): Promise<Daemon> {
 
   const podManager = new PodManager();
   const memoryCapacity = BigInt(node.capacity.memory);
+  // CSI volume stats: NodeGetVolumeStats every volumeStatsAggPeriod, cached for the Summary API and /metrics.
+  const csiVolumeStats = new CsiVolumeStatsCache({
+    pods: () => podManager.getPods(),
+    volumes: volumeManager,
+    drivers: { get: (name) => csi.drivers?.get(name) },
+    volumeHealth: featureGates(kc.featureGates).enabled('CSIVolumeHealth'),
+    recorder,
+  });
+  registerVolumeStatsCollector(registry, () => csiVolumeStats.all());
   const stats = createStatsProvider({
     nodeName: config.nodeName,
     listPods: runtimeStatsPods(runtime, (uid) => podManager.getPodByUID(uid)?.spec),
@@ -397,6 +409,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     housekeepingIntervalMs: config.flags.housekeepingIntervalMs,
     containerFs: criContainerFs(criRuntime),
     runtimeEndpoint: kc.containerRuntimeEndpoint,
+    csiVolumes: (uid) => csiVolumeStats.podVolumes(uid),
     createCgroupReader: hotPaths().cgroupStats.createCgroupReader,
     cgroupDriver,
   });
@@ -513,6 +526,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     },
   });
   stats.start();
+  if (!config.flags.runOnce) csiVolumeStats.start();
   oom.start();
   eviction.start();
 
@@ -559,6 +573,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         eviction,
         oom,
         stats,
+        csiVolumeStats,
         servingRotation,
         apiMode,
         kubelet,

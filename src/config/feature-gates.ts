@@ -244,12 +244,13 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   KubeletPodResourcesDynamicResources: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
   KubeletPodResourcesGet: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
   KubeletPSI: g(true, 'BETA', 'off', `PSI in the stats summary is ${NO}`),
+  // Default off, acted on: CSI VOLUME_CONDITION into the Summary API, /metrics and events.
+  CSIVolumeHealth: g(false, 'ALPHA', 'both'),
   // Default off; kubelet-ts lacks the behaviour.
   CPUManagerPolicyAlphaOptions: g(false, 'ALPHA', 'off', `the CPU manager is ${NO}`),
   ClusterTrustBundle: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),
   ClusterTrustBundleProjection: g(false, 'BETA', 'off', `clusterTrustBundle projections are ${NO}`),
   ContainerStopSignals: g(false, 'ALPHA', 'off', `lifecycle.stopSignal is ${NO}`),
-  CSIVolumeHealth: g(false, 'ALPHA', 'off', `CSI volume health events are ${NO}`),
   EventedPLEG: g(false, 'ALPHA', 'off', `the evented PLEG is ${NO}`),
   KubeletInUserNamespace: g(false, 'ALPHA', 'off', `running in a user namespace is ${NO}`),
   LocalStorageCapacityIsolationFSQuotaMonitoring: g(false, 'BETA', 'off', `project quotas are ${NO}`),

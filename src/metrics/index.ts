@@ -312,6 +312,14 @@ export const metrics = {
     labelNames: ['method', 'path', 'server_type', 'long_running'] as const,
     registers: [registry],
   }),
+  /** upstream server/metrics VolumeStatCalDuration; metric_source = the CSI driver's name, as csi_metrics.go. */
+  volumeMetricCollectionDuration: new Histogram({
+    name: 'kubelet_volume_metric_collection_duration_seconds',
+    help: 'Duration in seconds to calculate volume stats',
+    labelNames: ['metric_source'] as const,
+    buckets: [...DEF_BUCKETS],
+    registers: [registry],
+  }),
 };
 
 // upstream: the certificate TTL gauges read +Inf until a certificate is in use (no expiry alert fires for a node without one).

@@ -11,6 +11,8 @@ export { resourceMetrics } from './resource-metrics.js';
 export { cadvisorMetrics, type OomCount } from './cadvisor-metrics.js';
 export { runtimeStatsPods, imageFsMount, criContainerFs, statsRoutes } from './runtime-pods.js';
 export { TEXT_CONTENT_TYPE } from './exposition.js';
+export { CsiVolumeStatsCache, type CsiVolumeStatsDeps } from './csi-volume-stats.js';
+export { registerVolumeStatsCollector } from './volume-stats-metrics.js';
 export { createCgroupLayout, type CgroupLayout } from './cgroup-layout.js';
 export { F, FIELD_COUNT, K, MISSING, parseCgroupFile, type CgroupFileSpec } from './cgroup-fields.js';
 

@@ -50,6 +50,8 @@ export interface StatsProviderDeps {
   containerFs?(): Promise<ReadonlyMap<string, ContainerFsUsage>>;
   /** The CRI endpoint: the process listening on it is the `runtime` system container. */
   runtimeEndpoint?: string;
+  /** The last stats of a pod's CSI volumes (CsiVolumeStatsCache.podVolumes: cached, never waits on a driver). */
+  csiVolumes?(uid: string): VolumeStats[];
 }
 
 export interface ContainerFsUsage {
@@ -362,10 +364,12 @@ export class CgroupStatsProvider implements StatsProvider {
   }
 
   private volumes(p: StatsPodInfo, time: Date): MeasuredVolume[] {
+    // CSI volumes are never local ephemeral storage (upstream IsLocalEphemeralVolume).
+    const csi = (this.deps.csiVolumes?.(p.uid) ?? []).map((v) => ({ ...v, ephemeral: false }));
     try {
-      return podVolumeStats(join(podDir(this.deps.rootDir, p.uid), 'volumes'), time);
+      return [...podVolumeStats(join(podDir(this.deps.rootDir, p.uid), 'volumes'), time), ...csi];
     } catch {
-      return []; // a UID that is no path component: not a pod of ours
+      return csi; // a UID that is no path component: no directories of ours to walk
     }
   }
 

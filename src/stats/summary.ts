@@ -75,7 +75,12 @@ const network = (n: NetworkStats | undefined): Json | undefined =>
     })),
   };
 
-const volume = (v: VolumeStats): Json => ({ ...(fs(v) as Record<string, Json>), name: v.name });
+const volume = (v: VolumeStats): Json => ({
+  ...(fs(v) as Record<string, Json>),
+  name: v.name,
+  pvcRef: v.pvcRef && { name: v.pvcRef.name, namespace: v.pvcRef.namespace },
+  volumeHealthStats: v.volumeHealthStats && { abnormal: v.volumeHealthStats.abnormal },
+});
 
 /** rootfs and logs are left out of ?only_cpu_and_memory=true, as upstream. */
 const container = (c: ContainerSample, onlyCpuMem: boolean): Json => ({

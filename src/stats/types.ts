@@ -75,6 +75,10 @@ export interface CgroupSample {
 /** stats/v1alpha1 VolumeStats: FsStats of one pod volume, named as in the pod spec. */
 export interface VolumeStats extends FsStats {
   name: string;
+  /** The claim of a PVC-backed (or generic ephemeral) volume. */
+  pvcRef?: { name: string; namespace: string };
+  /** CSI VOLUME_CONDITION (CSIVolumeHealth gate). */
+  volumeHealthStats?: { abnormal: boolean };
 }
 
 export interface ContainerSample extends CgroupSample {

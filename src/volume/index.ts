@@ -4,6 +4,7 @@
  * <rootDir>/pods/<uid>/volumes/<plugin>/<name> (pod-dirs.ts).
  */
 import { totalmem, cpus } from 'node:os';
+import type { EventRecorder } from '../events/index.js';
 import type { NodeAllocatable } from '../fieldpath/index.js';
 import { hostMounter, type Mounter } from './mount.js';
 import { DEFAULT_VOLUME_PLUGINS } from './plugins/index.js';
@@ -53,6 +54,8 @@ export interface VolumeManagerOptions {
   bindSubPath?: BindSubPath;
   /** The plugins, in probe order (default: DEFAULT_VOLUME_PLUGINS). */
   plugins?: readonly VolumePlugin[];
+  /** Where the volume manager's pod events go (FileSystemResizeSuccessful, FileSystemResizeFailed). */
+  recorder?: EventRecorder;
 }
 
 export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
@@ -70,5 +73,10 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     nodeName: opts.nodeName ?? '',
     hostIP: opts.hostIP ?? '',
   };
-  return new LocalVolumeManager(host, opts.plugins ?? DEFAULT_VOLUME_PLUGINS, opts.bindSubPath ?? bindSubPathTs);
+  return new LocalVolumeManager(
+    host,
+    opts.plugins ?? DEFAULT_VOLUME_PLUGINS,
+    opts.bindSubPath ?? bindSubPathTs,
+    opts.recorder,
+  );
 }

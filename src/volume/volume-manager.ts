@@ -25,7 +25,9 @@ import { join } from 'node:path';
 import { formatPod, podUID } from '../api/pod.js';
 import type { Pod } from '../api/types.js';
 import { errorMessage, VolumeError } from '../errors.js';
+import { podEventRef, type EventRecorder } from '../events/index.js';
 import { log } from '../util/log.js';
+import { expandIfNeeded, forgetExpansions } from './csi/csi-expand.js';
 import { podDir, podVolumesDir } from './pod-dirs.js';
 import { cleanSubPaths, prepareSubPath, type SubPathMount } from './subpath/subpath.js';
 import type { BindSubPath } from './subpath/subpath-types.js';
@@ -78,6 +80,7 @@ export class LocalVolumeManager implements VolumeManager {
     private readonly host: VolumeHost,
     private readonly plugins: readonly VolumePlugin[],
     private readonly bindSubPath: BindSubPath,
+    private readonly recorder?: EventRecorder,
   ) {}
 
   async mountPodVolumes(pod: Pod): Promise<PodVolumes> {
@@ -91,6 +94,7 @@ export class LocalVolumeManager implements VolumeManager {
   private async mountVolume(pod: Pod, volume: Volume, state: PodState): Promise<void> {
     const plugin = this.plugins.find((p) => p.canSupport(volume));
     const mounted = state.mounted.get(volume.name);
+    if (mounted?.csi) this.expandInBackground(pod, volume.name, mounted);
     if (mounted && plugin && !plugin.requiresRemount) return;
     try {
       if (!plugin) throw new VolumeError(`volume ${volume.name}: type ${volumeType(volume)} is not supported yet`);
@@ -141,6 +145,13 @@ export class LocalVolumeManager implements VolumeManager {
     }
   }
 
+  /** Online expansion of a mounted CSI volume (csi/csi-expand.ts): never holds the mount pass up. */
+  private expandInBackground(pod: Pod, name: string, mounted: MountedVolume): void {
+    void expandIfNeeded(pod, name, mounted, this.host).then(
+      (e) => e && this.recorder?.event(podEventRef(pod), e.type, e.reason, e.message),
+    );
+  }
+
   getMountedVolumesForPod(uid: string): PodVolumes {
     return this.pods.get(uid) ?? NO_VOLUMES;
   }
@@ -161,6 +172,7 @@ export class LocalVolumeManager implements VolumeManager {
 
   async unmountPodVolumes(uid: string): Promise<void> {
     this.pods.delete(uid);
+    forgetExpansions(this.host, uid);
     const { rootDir, mounter } = this.host;
     await cleanSubPaths(rootDir, uid, mounter);
     const volumes = podVolumesDir(rootDir, uid);

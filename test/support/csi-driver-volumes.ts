@@ -174,18 +174,24 @@ export class CsiVolumes {
     return !existsSync(this.metaPath(id));
   }
 
+  /** A test marks a volume unhealthy by writing a message to volumes/<id>.abnormal. */
+  abnormalPath(id: string): string {
+    return join(this.stateDir, 'volumes', `${id}.abnormal`);
+  }
+
   async stats(req: any): Promise<any> {
-    volumeId(req.volumeId);
+    const id = volumeId(req.volumeId);
     const path = need(req.volumePath, 'volume_path');
     if (!existsSync(path)) throw new CsiError(grpc.status.NOT_FOUND, `volume_path ${path} does not exist`);
     const s = await statfs(path);
     const bytes = (n: number) => String(n * s.bsize);
+    const abnormal = await readFile(this.abnormalPath(id), 'utf8').catch(() => undefined);
     return {
       usage: [
         { unit: 'BYTES', total: bytes(s.blocks), available: bytes(s.bavail), used: bytes(s.blocks - s.bfree) },
         { unit: 'INODES', total: String(s.files), available: String(s.ffree), used: String(s.files - s.ffree) },
       ],
-      volumeCondition: { abnormal: false, message: '' },
+      volumeCondition: { abnormal: abnormal !== undefined, message: abnormal?.trim() ?? 'volume is healthy' },
     };
   }
 
