@@ -7,7 +7,7 @@
  */
 import { podUID, formatPod } from '../api/pod.js';
 import type { Pod } from '../api/types.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, VolumeError } from '../errors.js';
 import { podEventRef, type EventRecorder } from '../events/index.js';
 import { metrics } from '../metrics/index.js';
 import type { MountedVolume, VolumeManager } from '../volume/index.js';
@@ -174,7 +174,7 @@ export class CsiVolumeStatsCache {
 
   private async callDriver(csi: CsiMountedInfo): Promise<CsiUsage | undefined> {
     const driver = this.deps.drivers.get(csi.driver);
-    if (!driver) throw new Error(`CSI driver ${csi.driver} is not registered`);
+    if (!driver) throw new VolumeError(`CSI driver ${csi.driver} is not registered`);
     const client = this.client(driver.endpoint);
     const caps = await client.nodeGetCapabilities();
     if (!caps.has('GET_VOLUME_STATS')) return undefined;

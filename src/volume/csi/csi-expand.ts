@@ -16,7 +16,7 @@ import type {
 } from '@kubernetes/client-node';
 import { podUID, formatPod } from '../../api/pod.js';
 import type { Pod } from '../../api/types.js';
-import { CsiError, errorMessage } from '../../errors.js';
+import { CsiError, errorMessage, VolumeError } from '../../errors.js';
 import type { EventFields } from '../../events/types.js';
 import { log } from '../../util/log.js';
 import { tryParseQuantity } from '../../util/quantity.js';
@@ -247,7 +247,7 @@ async function onFailure(t: Target, state: ExpandState, err: unknown): Promise<E
 /** upstream csiPlugin.nodeExpandWithClient: EXPAND_VOLUME checked, then NodeExpandVolume. */
 async function callDriver(t: Target, host: VolumeHost): Promise<void> {
   const driver = host.csiDrivers?.get(t.csi.driver);
-  if (!driver) throw new Error(`CSI driver ${t.csi.driver} is not registered`);
+  if (!driver) throw new VolumeError(`CSI driver ${t.csi.driver} is not registered`);
   const client = new CsiNodeClient(driver.endpoint);
   try {
     const caps = await client.nodeGetCapabilities();
@@ -277,7 +277,7 @@ async function expandSecrets(t: Target): Promise<{ secrets?: Record<string, stri
   const ref = t.pv.spec?.csi?.nodeExpandSecretRef;
   if (!ref?.name) return {};
   const data = await t.storage.secret(ref.namespace ?? '', ref.name);
-  if (!data) throw new Error(`nodeExpandSecretRef ${ref.namespace ?? ''}/${ref.name} not found`);
+  if (!data) throw new VolumeError(`nodeExpandSecretRef ${ref.namespace ?? ''}/${ref.name} not found`);
   return { secrets: data };
 }
 

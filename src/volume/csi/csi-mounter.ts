@@ -34,19 +34,18 @@ export interface PublishArgs {
   staged: Set<string>;
 }
 
-/** upstream getPodInfoAttrs (podInfoOnMount), and the ephemeral key every inline volume carries. */
+/**
+ * upstream getPodInfoAttrs, only with the CSIDriver's podInfoOnMount: the ephemeral key is one of
+ * them, as upstream (a driver serving inline volumes sets podInfoOnMount to tell them apart).
+ */
 export function volumeContext(pod: Pod, spec: CsiVolumeSpec): Record<string, string> {
   const out = { ...spec.volumeAttributes };
-  const ephemeral = String(spec.lifecycle === 'Ephemeral');
-  if (spec.policy.podInfoOnMount) {
-    out[`${POD_INFO}pod.name`] = pod.metadata?.name ?? '';
-    out[`${POD_INFO}pod.namespace`] = pod.metadata?.namespace ?? '';
-    out[`${POD_INFO}pod.uid`] = podUID(pod);
-    out[`${POD_INFO}serviceAccount.name`] = pod.spec?.serviceAccountName ?? '';
-    out[`${POD_INFO}ephemeral`] = ephemeral;
-  } else if (spec.lifecycle === 'Ephemeral') {
-    out[`${POD_INFO}ephemeral`] = ephemeral;
-  }
+  if (!spec.policy.podInfoOnMount) return out;
+  out[`${POD_INFO}pod.name`] = pod.metadata?.name ?? '';
+  out[`${POD_INFO}pod.namespace`] = pod.metadata?.namespace ?? '';
+  out[`${POD_INFO}pod.uid`] = podUID(pod);
+  out[`${POD_INFO}serviceAccount.name`] = pod.spec?.serviceAccountName ?? '';
+  out[`${POD_INFO}ephemeral`] = String(spec.lifecycle === 'Ephemeral');
   return out;
 }
 

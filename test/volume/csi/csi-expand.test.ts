@@ -22,14 +22,22 @@ import { cleanUp, FakeStorage, isRoot, startTestDriver, type TestDriver } from '
 
 const MI = 1 << 20;
 
+/** A claim bound to pv-<name> (the volume manager resolves it before its plugin runs). */
 function claim(name: string, status: V1PersistentVolumeClaim['status']): V1PersistentVolumeClaim {
-  return { metadata: { name, namespace: 'ns' }, spec: { volumeName: `pv-${name}` }, status };
+  const meta = { name, namespace: 'ns', uid: `uid-pvc-${name}` };
+  return { metadata: meta, spec: { volumeName: `pv-${name}` }, status: { phase: 'Bound', ...status } };
 }
 
 function volume(name: string, handle: string, driver: string, capacity: string): V1PersistentVolume {
+  const claimRef = { name: name.replace(/^pv-/, ''), namespace: 'ns', uid: `uid-pvc-${name.replace(/^pv-/, '')}` };
   return {
     metadata: { name },
-    spec: { capacity: { storage: capacity }, accessModes: ['ReadWriteOnce'], csi: { driver, volumeHandle: handle } },
+    spec: {
+      capacity: { storage: capacity },
+      accessModes: ['ReadWriteOnce'],
+      claimRef,
+      csi: { driver, volumeHandle: handle },
+    },
   };
 }
 
@@ -109,7 +117,11 @@ describe('NodeExpandVolume', { skip: !isRoot && 'needs root (bind mounts)' }, ()
       ],
     );
     const after = storage.pvcs.get('ns/grow')!.status!;
-    assert.deepEqual(after, { capacity: { storage: '2Mi' } }, 'capacity set, resize status and conditions cleared');
+    assert.deepEqual(
+      after,
+      { phase: 'Bound', capacity: { storage: '2Mi' } },
+      'capacity set, resize status and conditions cleared',
+    );
     const n = calls('NodeExpandVolume').length;
     assert.equal(await expandIfNeeded(podUsing('grow'), 'data', { hostPath: '', readOnly: false, csi }, h), undefined);
     assert.equal(calls('NodeExpandVolume').length, n, 'done: not expanded again');

@@ -288,10 +288,18 @@ describe('CSI plugin: pod info on mount (upstream MounterSetUpTests WithCSIPodIn
       },
     },
     {
-      name: 'inline volume without pod info still says ephemeral',
-      podInfo: false,
+      // upstream: the ephemeral key is one of the pod info keys, never sent alone.
+      name: 'inline volume with pod info says ephemeral',
+      podInfo: true,
       lifecycle: 'Ephemeral',
-      want: { tier: 'gold', 'csi.storage.k8s.io/ephemeral': 'true' },
+      want: {
+        tier: 'gold',
+        'csi.storage.k8s.io/pod.name': 'pod-u5',
+        'csi.storage.k8s.io/pod.namespace': 'ns1',
+        'csi.storage.k8s.io/pod.uid': 'u5',
+        'csi.storage.k8s.io/serviceAccount.name': 'sa1',
+        'csi.storage.k8s.io/ephemeral': 'true',
+      },
     },
   ];
   for (const c of cases) {

@@ -40,13 +40,17 @@ describe('CSI stats and expansion through the CSI plugin', { skip: !isRoot && 'n
     drivers.set(d.driver.name, d.driver);
     await d.publish('vol-p', MI); // CreateVolume (the publish under dir/pods is undone by cleanUp)
     storage.pvcs.set('ns/claim', {
-      metadata: { name: 'claim', namespace: 'ns' },
+      metadata: { name: 'claim', namespace: 'ns', uid: 'uid-claim' },
       spec: { volumeName: 'pv-p' },
-      status: { capacity: { storage: '1Mi' } },
+      status: { phase: 'Bound', capacity: { storage: '1Mi' } },
     });
     storage.pvs.set('pv-p', {
       metadata: { name: 'pv-p' },
-      spec: { capacity: { storage: '1Mi' }, csi: { driver: d.driver.name, volumeHandle: 'vol-p' } },
+      spec: {
+        capacity: { storage: '1Mi' },
+        claimRef: { name: 'claim', namespace: 'ns', uid: 'uid-claim' },
+        csi: { driver: d.driver.name, volumeHandle: 'vol-p' },
+      },
     });
     const spec: CsiVolumeSpec = {
       specName: 'pv-p',

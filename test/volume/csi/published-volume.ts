@@ -37,8 +37,9 @@ export class FakeStorage implements StorageObjectSource {
   async persistentVolume(name: string) {
     return structuredClone(this.pvs.get(name) ?? null);
   }
-  async csiDriver() {
-    return null;
+  /** Every driver attaches nothing (CSIDriver attachRequired: false), so claims mount at once. */
+  async csiDriver(name: string) {
+    return { metadata: { name }, spec: { attachRequired: false } };
   }
   async volumeAttachment() {
     return null;
