@@ -62,7 +62,7 @@ export interface ApiModeStart {
   /** The node's pressure conditions (the eviction manager); absent: all False. */
   pressure?: NodePressure;
   /** status.volumesInUse (upstream VolumesInUse setter); absent: the Node's field is left alone. */
-  volumes?: Pick<VolumeManager, 'getVolumesInUse'>;
+  volumes?: Pick<VolumeManager, 'getVolumesInUse' | 'podVolumesExist'>;
 }
 
 export interface ApiMode {
@@ -254,6 +254,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     client: clients.main,
     base: createStatusManager(),
     mirrorPodUID: (p) => mirrorPods.mirrorPodUID(p),
+    podResourcesReclaimed: async (uid) => !(await volumes?.podVolumesExist(uid)),
   });
   // An edited configMap/secret or a refreshed token: resync the pods using it, so the files follow.
   const objects = new ObjectCache({

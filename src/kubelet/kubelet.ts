@@ -129,6 +129,8 @@ const DROP_EVENTS: EventRecorder = { event: () => undefined };
 const EMPTY_WAITING: ReadonlyMap<string, ContainerWaiting> = new Map();
 /** How often a pod with a container waiting in back-off is looked at again. */
 const WAITING_RESYNC_MS = 1000;
+/** The longest wait between two teardown tries of an orphan's volumes (a CSI driver down). */
+const ORPHAN_VOLUME_RETRY_MAX_MS = 120_000;
 /** upstream plegChannelCapacity. */
 export const PLEG_CHANNEL_CAPACITY = 1000;
 function emptyRuntimeStatus(pod: Pod, now: Date): PodRuntimeStatus {
@@ -155,6 +157,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
   private readonly timers: NodeJS.Timeout[] = [];
   /** Pods refused at admission: never started, kept in the pod manager for their Failed status. */
   private readonly rejected = new Set<string>();
+  /** Orphans whose volume teardown failed: when to try again, and the last delay. */
+  private readonly orphanVolumeRetry = new Map<string, { at: number; delay: number }>();
   private housekeepingQueued = false;
   /** upstream PodSyncLoopHandlers and PodSyncHandlers: the active deadline is in both. */
   private readonly podSyncLoopHandlers: readonly PodSyncLoopHandler[];
@@ -488,7 +492,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
         this.podWorkers.updatePod({ updateType: 'kill', runningPod: rp, killPodOptions: { reason: 'orphaned' } });
       }
     }
-    await this.cleanupOrphanedPodDirs(desiredUids, workers);
+    await this.cleanupOrphanedPodDirs(desiredUids, workers, new Set(running.map((p) => p.uid)));
     await this.deps.userns?.cleanupOrphaned(new Set([...desiredUids, ...workers.keys(), ...running.map((p) => p.uid)]));
   }
 
@@ -499,6 +503,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
   private async cleanupOrphanedPodDirs(
     desired: ReadonlySet<string>,
     workers: ReadonlyMap<string, unknown>,
+    running: ReadonlySet<string>,
   ): Promise<void> {
     const podsDir = join(this.deps.rootDir, 'pods');
     let entries: string[];
@@ -509,11 +514,31 @@ export class Kubelet implements PodSyncer, SyncHandler {
     }
     for (const uid of entries) {
       if (desired.has(uid) || workers.has(uid)) continue;
-      // Volumes may still be mounted (tmpfs emptyDir): the runtime's GC tears them down through the
-      // volume manager; an rm -rf here would empty a live mount and then fail on it.
-      if (existsSync(join(podsDir, uid, 'volumes'))) continue;
+      // Volumes may still be mounted (tmpfs emptyDir, CSI): an rm -rf here would empty a live mount.
+      // A pod with nothing left in the runtime has them torn down through the volume manager (upstream's
+      // reconciler unmounts the volumes of pods gone while the agent was down, once reconstructed).
+      if (existsSync(join(podsDir, uid, 'volumes'))) {
+        if (!running.has(uid)) await this.tearDownOrphanVolumes(uid);
+        continue;
+      }
+      this.orphanVolumeRetry.delete(uid);
       await rm(join(podsDir, uid), { recursive: true, force: true }).catch(() => undefined);
       await this.deps.userns?.release(uid);
+    }
+  }
+
+  /** Teardown of an orphan's volumes, retried with back-off (2 s doubling to 2 min) while it fails. */
+  private async tearDownOrphanVolumes(uid: string): Promise<void> {
+    const now = this.clock.now();
+    const retry = this.orphanVolumeRetry.get(uid);
+    if (retry && now < retry.at) return;
+    try {
+      await this.volumeManager.unmountPodVolumes(uid);
+      this.orphanVolumeRetry.delete(uid);
+    } catch (err) {
+      const delay = Math.min((retry?.delay ?? 1000) * 2, ORPHAN_VOLUME_RETRY_MAX_MS);
+      this.orphanVolumeRetry.set(uid, { at: now + delay, delay });
+      log('kubelet').debug({ uid, err: errorMessage(err) }, 'cannot tear down orphaned pod volumes yet');
     }
   }
 

@@ -29,6 +29,11 @@ export interface ApiStatusSyncDeps {
   retryMs?: number;
   /** Every pod is looked at again this often (upstream syncBatch, 10 s): e.g. a recreated mirror pod. */
   resyncMs?: number;
+  /**
+   * upstream PodResourcesAreReclaimed: false while the pod's volumes are still set up (a CSI
+   * driver that is down delays the teardown); the final delete waits for it. Absent: reclaimed.
+   */
+  podResourcesReclaimed?: (uid: string) => Promise<boolean>;
 }
 
 interface Entry {
@@ -119,6 +124,10 @@ class ApiStatusManager implements StatusManager {
     }
   }
 
+  private async reclaimed(uid: string): Promise<boolean> {
+    return (await this.deps.podResourcesReclaimed?.(uid).catch(() => false)) ?? true;
+  }
+
   /** One pod: patch when changed, then the final delete when due. False = try again later. */
   private async syncPod(entry: Entry): Promise<boolean> {
     if (entry.deleted) return true;
@@ -161,6 +170,8 @@ class ApiStatusManager implements StatusManager {
       log('status').debug({ pod: klogRef(meta), phase: status.phase }, 'Patched pod status');
     }
     if (!isStatic && meta.deletionTimestamp && isTerminal(status.phase) && !anyRunning(status)) {
+      // The object goes only once nothing of the pod is left on the node (upstream canBeDeleted).
+      if (!(await this.reclaimed(meta.uid!))) return false;
       await this.deps.client
         .request({
           method: 'DELETE',

@@ -150,6 +150,12 @@ export interface VolumeManager {
    * (the attach/detach controller does not detach a volume listed there).
    */
   getVolumesInUse(): string[];
+  /**
+   * upstream podVolumesExist (PodResourcesAreReclaimed): the pod still has volumes set up, in the
+   * actual state or as a mount point left under its volumes directory (after a restart). While
+   * true, the pod object is not removed from the API server.
+   */
+  podVolumesExist(uid: string): Promise<boolean>;
   /** Each plugin's cleanupOrphans (garbage collection, after the pods that are gone). */
   cleanupOrphanedVolumes?(): Promise<void>;
 }

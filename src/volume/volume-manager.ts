@@ -20,6 +20,7 @@
  *    then each volume directory through its plugin, then the directory levels left empty.
  *    hostPath data is never touched; a directory of a plugin we do not know is left alone.
  */
+import { existsSync } from 'node:fs';
 import { readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatPod, podUID } from '../api/pod.js';
@@ -32,7 +33,8 @@ import { podDir, podVolumesDir } from './pod-dirs.js';
 import { cleanSubPaths, prepareSubPath, type SubPathMount } from './subpath/subpath.js';
 import type { BindSubPath } from './subpath/subpath-types.js';
 import { CsiVolumeError, isCsiVolume, resolveCsiVolume, withResolvedCsiVolume } from './csi/csi-resolve.js';
-import { csiUniqueVolumeName, type CsiVolumeSpec } from './csi/csi-types.js';
+import { CSI_POD_PLUGIN_DIR, csiUniqueVolumeName, type CsiVolumeSpec } from './csi/csi-types.js';
+import { mountsUnder } from './mount.js';
 import type { MountedVolume, PodVolumes, Volume, VolumeHost, VolumeManager, VolumePlugin } from './types.js';
 
 /** The volumes of the pod that some container mounts (upstream GetPodVolumeNames). */
@@ -70,6 +72,8 @@ const NO_VOLUMES: PodVolumes = { mounted: new Map(), errors: new Map() };
 export class LocalVolumeManager implements VolumeManager {
   /** The actual state of the world, by pod UID. */
   private readonly pods = new Map<string, PodState>();
+  /** The pods whose teardown runs now. */
+  private readonly teardowns = new Map<string, Promise<void>>();
   /**
    * By pod UID, volume name → unique name of its attachable CSI volumes: wanted (resolved, even
    * if not attached yet) or still mounted. Dropped only when the pod's teardown succeeds.
@@ -170,7 +174,26 @@ export class LocalVolumeManager implements VolumeManager {
     for (const plugin of this.plugins) await plugin.cleanupOrphans?.(this.host);
   }
 
-  async unmountPodVolumes(uid: string): Promise<void> {
+  /** One teardown per pod at a time: the kubelet's housekeeping and the runtime's GC both ask. */
+  unmountPodVolumes(uid: string): Promise<void> {
+    const running = this.teardowns.get(uid);
+    if (running) return running;
+    const teardown = this.tearDownPod(uid).finally(() => this.teardowns.delete(uid));
+    this.teardowns.set(uid, teardown);
+    return teardown;
+  }
+
+  async podVolumesExist(uid: string): Promise<boolean> {
+    if ((this.pods.get(uid)?.mounted.size ?? 0) > 0) return true;
+    const volumes = podVolumesDir(this.host.rootDir, uid);
+    if (!existsSync(volumes)) return false;
+    // A CSI volume's record outlives its mount until the driver has unpublished it.
+    const csiDir = join(volumes, CSI_POD_PLUGIN_DIR);
+    if ((await readdir(csiDir).catch(() => [] as string[])).length > 0) return true;
+    return (await mountsUnder(volumes).catch(() => [] as string[])).length > 0;
+  }
+
+  private async tearDownPod(uid: string): Promise<void> {
     this.pods.delete(uid);
     forgetExpansions(this.host, uid);
     const { rootDir, mounter } = this.host;

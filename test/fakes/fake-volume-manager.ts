@@ -31,6 +31,10 @@ export class FakeVolumeManager implements VolumeManager {
     return [];
   }
 
+  async podVolumesExist(uid: string): Promise<boolean> {
+    return (this.pods.get(uid)?.mounted.size ?? 0) > 0;
+  }
+
   async unmountPodVolumes(uid: string): Promise<void> {
     this.calls.push(`unmount ${uid}`);
     this.pods.delete(uid);

@@ -79,3 +79,42 @@ test('the final delete waits for every container, ephemeral ones too', async () 
     sm.stop();
   }
 });
+
+test('the final delete waits until the pod volumes are torn down (upstream PodResourcesAreReclaimed)', async () => {
+  const sent: Array<{ method: string }> = [];
+  const client = {
+    request: async (req: { method: string }) => {
+      sent.push(req);
+      return { statusCode: 200, body: {} };
+    },
+  } as unknown as ApiClient;
+  let volumesLeft = true;
+  const sm = createApiStatusManager({
+    client,
+    base: createStatusManager(),
+    retryMs: 10,
+    podResourcesReclaimed: async (uid) => uid === 'u3' && !volumesLeft,
+  });
+  try {
+    const pod = {
+      metadata: { name: 'p', namespace: 's', uid: 'u3', deletionTimestamp: new Date() },
+      spec: { containers: [] },
+    } as unknown as Pod;
+    sm.setPodStatus(pod, { phase: 'Succeeded' });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(
+      sent.map((r) => r.method),
+      ['PATCH'],
+      'a CSI volume still mounted (its driver down) holds the delete',
+    );
+    volumesLeft = false;
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(
+      sent.map((r) => r.method),
+      ['PATCH', 'DELETE'],
+      'retried until the volumes are gone',
+    );
+  } finally {
+    sm.stop();
+  }
+});

@@ -197,6 +197,31 @@ describe('VolumeManager', () => {
     await vm.unmountPodVolumes('uid-9');
     assert.equal(existsSync(foreign), true);
   });
+
+  it('podVolumesExist: set up volumes, or a CSI record left on disk, until the teardown (upstream podVolumesExist)', async () => {
+    const root = join(dir, 'exist');
+    const ext = new CountingPlugin(false);
+    const vm = createVolumeManager({ rootDir: root, mounter: new FakeMounter(), plugins: [ext] });
+    const pod = podWith([{ name: 'ext', nfs: { server: 'nfs.example', path: '/x' } }], ['ext']);
+    assert.equal(await vm.podVolumesExist('uid-1234'), false, 'nothing yet');
+    await vm.mountPodVolumes(pod);
+    assert.equal(await vm.podVolumesExist('uid-1234'), true);
+    await vm.unmountPodVolumes('uid-1234');
+    assert.equal(await vm.podVolumesExist('uid-1234'), false);
+    // After a restart: only the record a CSI publish left (its driver down) says so.
+    const record = join(root, 'pods', 'uid-7', 'volumes', 'kubernetes.io~csi', 'pv-1');
+    await mkdir(record, { recursive: true });
+    assert.equal(await vm.podVolumesExist('uid-7'), true);
+  });
+
+  it('two teardowns of one pod at once share one run (housekeeping and the runtime GC both ask)', async () => {
+    const root = join(dir, 'twice');
+    const ext = new CountingPlugin(false);
+    const vm = createVolumeManager({ rootDir: root, mounter: new FakeMounter(), plugins: [ext] });
+    await vm.mountPodVolumes(podWith([{ name: 'ext', nfs: { server: 'nfs.example', path: '/x' } }], ['ext']));
+    await Promise.all([vm.unmountPodVolumes('uid-1234'), vm.unmountPodVolumes('uid-1234')]);
+    assert.equal(ext.tearDowns.length, 1);
+  });
 });
 
 describe('the kubelet and the volume manager', () => {
