@@ -8,7 +8,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import type { Pod } from '../../src/api/types.js';
@@ -65,6 +65,12 @@ export async function csiE2e(prefix: string): Promise<CsiE2e> {
   const drivers: E2eDriver[] = [];
   after(async () => {
     for (const d of drivers) await d.stop();
+    // CSI_E2E_KEEP=<dir>: keep the agent's log, config and the drivers' calls.jsonl for a post-mortem.
+    if (process.env.CSI_E2E_KEEP)
+      cpSync(fx.dir, process.env.CSI_E2E_KEEP, {
+        recursive: true,
+        filter: (p) => !p.includes('/root/') && !p.endsWith('.sock'),
+      });
   });
   const mp = mainPortClient(port, () => readFileSync(join(rootDir, 'pki', 'kubelet.crt')));
   return Object.assign(fx, {
@@ -119,7 +125,8 @@ function makeDriver(dir: string, rootDir: string, name: string): E2eDriver {
         endpoint,
         registrationDir: join(rootDir, 'plugins_registry'),
         driverName: name,
-        nodeId: `${name}-node`,
+        // One node id for all: each driver's topology label is the node's, and must agree.
+        nodeId: 'e2e-csi-node',
         stateDir,
       });
     },
