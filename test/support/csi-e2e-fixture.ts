@@ -166,8 +166,13 @@ export function csiDriverObject(name: string, spec: Json): Json {
   return { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name }, spec };
 }
 
-/** A PV with a csi source, bound to `claim` (namespace/name) when given. */
-export function csiPv(name: string, driver: string, handle: string, claim?: { namespace: string; name: string }): Json {
+/** A PV with a csi source, bound to `claim` when given (upstream checks the claimRef's uid too). */
+export function csiPv(
+  name: string,
+  driver: string,
+  handle: string,
+  claim?: { namespace: string; name: string; uid: string },
+): Json {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolume',
