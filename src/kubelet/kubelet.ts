@@ -513,15 +513,17 @@ export class Kubelet implements PodSyncer, SyncHandler {
       return;
     }
     for (const uid of entries) {
-      if (desired.has(uid) || workers.has(uid)) continue;
+      const known = desired.has(uid) || workers.has(uid);
+      if (known && !this.podWorkers.isPodKnownTerminated(uid)) continue;
       // Volumes may still be mounted (tmpfs emptyDir, CSI): an rm -rf here would empty a live mount.
-      // A pod with nothing left in the runtime has them torn down through the volume manager (upstream's
-      // reconciler unmounts the volumes of pods gone while the agent was down, once reconstructed).
+      // A pod terminated, or gone while the agent was down, with nothing left running has them torn
+      // down through the volume manager (upstream's reconciler; a deleted pod's object waits for it).
       if (existsSync(join(podsDir, uid, 'volumes'))) {
         if (!running.has(uid)) await this.tearDownOrphanVolumes(uid);
         continue;
       }
       this.orphanVolumeRetry.delete(uid);
+      if (known) continue;
       await rm(join(podsDir, uid), { recursive: true, force: true }).catch(() => undefined);
       await this.deps.userns?.release(uid);
     }

@@ -89,8 +89,18 @@ export class CsiVolumeStatsCache {
     this.clients.clear();
   }
 
-  /** The last stats of the pod's CSI volumes (for the Summary API); [] when none yet. */
+  /**
+   * The last stats of the pod's CSI volumes (for the Summary API); [] when none yet. A volume
+   * mounted since the last pass is measured now, in the background (upstream starts a pod's
+   * calculator on its first request), rather than at the next period.
+   */
   podVolumes(uid: string): VolumeStats[] {
+    const mounted = this.deps.volumes.getMountedVolumesForPod(uid).mounted;
+    const known = this.cache.get(uid);
+    if ([...mounted].some(([name, m]) => m.csi && !known?.has(name))) {
+      const pod = this.deps.pods().find((p) => podUID(p) === uid);
+      if (pod) void Promise.all(this.measurePod(pod) ?? []).catch(() => undefined);
+    }
     const out: VolumeStats[] = [];
     for (const e of this.cache.get(uid)?.values() ?? []) if (e.stats) out.push(e.stats);
     return out;
@@ -109,23 +119,31 @@ export class CsiVolumeStatsCache {
     const calls: Promise<void>[] = [];
     const seen = new Set<string>();
     for (const pod of this.deps.pods()) {
-      const uid = podUID(pod);
-      const csi = [...this.deps.volumes.getMountedVolumesForPod(uid).mounted].filter(
-        (e): e is [string, MountedVolume & { csi: CsiMountedInfo }] => e[1].csi !== undefined,
-      );
-      if (csi.length === 0) continue;
-      seen.add(uid);
-      const entries = this.cache.get(uid) ?? new Map<string, Entry>();
-      this.cache.set(uid, entries);
-      for (const name of entries.keys()) if (!csi.some(([n]) => n === name)) entries.delete(name);
-      for (const [name, mounted] of csi) {
-        const entry = entries.get(name) ?? { inFlight: false, failing: false };
-        entries.set(name, entry);
-        if (!entry.inFlight) calls.push(this.measure(pod, name, mounted.csi, entry));
-      }
+      const started = this.measurePod(pod);
+      if (started) seen.add(podUID(pod));
+      calls.push(...(started ?? []));
     }
     for (const uid of this.cache.keys()) if (!seen.has(uid)) this.cache.delete(uid);
     await Promise.all(calls);
+  }
+
+  /** Starts a call for each mounted CSI volume of the pod with none in flight; undefined: it has none. */
+  private measurePod(pod: Pod): Promise<void>[] | undefined {
+    const uid = podUID(pod);
+    const csi = [...this.deps.volumes.getMountedVolumesForPod(uid).mounted].filter(
+      (e): e is [string, MountedVolume & { csi: CsiMountedInfo }] => e[1].csi !== undefined,
+    );
+    if (csi.length === 0) return undefined;
+    const entries = this.cache.get(uid) ?? new Map<string, Entry>();
+    this.cache.set(uid, entries);
+    for (const name of entries.keys()) if (!csi.some(([n]) => n === name)) entries.delete(name);
+    const calls: Promise<void>[] = [];
+    for (const [name, mounted] of csi) {
+      const entry = entries.get(name) ?? { inFlight: false, failing: false };
+      entries.set(name, entry);
+      if (!entry.inFlight) calls.push(this.measure(pod, name, mounted.csi, entry));
+    }
+    return calls;
   }
 
   private client(endpoint: string): CsiNodeClient {
