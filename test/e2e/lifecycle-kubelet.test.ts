@@ -12,7 +12,6 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ApiPodStatus, Pod } from '../../src/api/types.js';
-import type { PodUpdate } from '../../src/podconfig/types.js';
 import { connectRuntime } from '../../src/cri/index.js';
 import { createImageManager } from '../../src/images/index.js';
 import { createRuntimeManager } from '../../src/kuberuntime/index.js';
@@ -34,6 +33,7 @@ import {
 import { FakePLEG } from '../kubelet/fake-pleg.js';
 import { STAGES, diffStage, type Stage } from '../status/lifecycle-table.js';
 import { testTempDir } from '../support/temp-dir.js';
+import { Updates } from '../fakes/pod-updates.js';
 
 const NS = `e2e-life-${process.env.KUBELET_TS_NATIVE === '0' ? 'ts' : 'native'}-${Math.random().toString(36).slice(2, 7)}`;
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
@@ -113,23 +113,6 @@ async function sandboxesOf(name: string) {
   return (await cri.listPodSandbox()).filter(
     (s) => s.metadata.namespace === NS && s.metadata.name === `${name}-${NODE}`,
   );
-}
-
-class Updates implements AsyncIterable<PodUpdate> {
-  private queue: PodUpdate[] = [];
-  private wake: (() => void) | undefined;
-  push(u: PodUpdate) {
-    this.queue.push(u);
-    this.wake?.();
-  }
-  async *[Symbol.asyncIterator]() {
-    for (;;) {
-      while (this.queue.length) yield this.queue.shift()!;
-      await new Promise<void>((r) => {
-        this.wake = r;
-      });
-    }
-  }
 }
 
 // First, before the agent process starts: a second kubelet on the same containerd would treat

@@ -36,7 +36,8 @@ test('a status set again while its patch is in flight is not patched twice', asy
   }
 });
 
-test('the final delete waits for every container, ephemeral ones too', async () => {
+/** A client that answers every request with 200 and records it. */
+function recordingClient(): { sent: Array<{ method: string }>; client: ApiClient } {
   const sent: Array<{ method: string }> = [];
   const client = {
     request: async (req: { method: string }) => {
@@ -44,6 +45,11 @@ test('the final delete waits for every container, ephemeral ones too', async () 
       return { statusCode: 200, body: {} };
     },
   } as unknown as ApiClient;
+  return { sent, client };
+}
+
+test('the final delete waits for every container, ephemeral ones too', async () => {
+  const { sent, client } = recordingClient();
   const sm = createApiStatusManager({ client, base: createStatusManager(), retryMs: 10 });
   try {
     const pod = {
@@ -81,13 +87,7 @@ test('the final delete waits for every container, ephemeral ones too', async () 
 });
 
 test('the final delete waits until the pod volumes are torn down (upstream PodResourcesAreReclaimed)', async () => {
-  const sent: Array<{ method: string }> = [];
-  const client = {
-    request: async (req: { method: string }) => {
-      sent.push(req);
-      return { statusCode: 200, body: {} };
-    },
-  } as unknown as ApiClient;
+  const { sent, client } = recordingClient();
   let volumesLeft = true;
   const sm = createApiStatusManager({
     client,
