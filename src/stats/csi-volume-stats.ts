@@ -7,13 +7,14 @@
  */
 import { podUID, formatPod } from '../api/pod.js';
 import type { Pod } from '../api/types.js';
-import { errorMessage, VolumeError } from '../errors.js';
+import { errorMessage } from '../errors.js';
 import { podEventRef, type EventRecorder } from '../events/index.js';
 import { metrics } from '../metrics/index.js';
 import type { MountedVolume, VolumeManager } from '../volume/index.js';
 import { podVolumeClaim } from '../volume/csi/csi-expand.js';
 import type { CsiDrivers, CsiMountedInfo } from '../volume/csi/csi-types.js';
-import { CSI_TIMEOUT_MS, CsiNodeClient, type VolumeStats as CsiUsage } from '../volume/csi/node-client.js';
+import { CsiDriverAccess, type NodeCapabilities } from '../volume/csi/csi-drivers.js';
+import { CSI_TIMEOUT_MS, type VolumeStats as CsiUsage } from '../volume/csi/node-client.js';
 import { log } from '../util/log.js';
 import type { VolumeStats } from './types.js';
 
@@ -66,10 +67,13 @@ export function csiVolumeStats(name: string, usage: CsiUsage, time: Date, health
 export class CsiVolumeStatsCache {
   /** pod UID → pod volume name → its last stats. */
   private readonly cache = new Map<string, Map<string, Entry>>();
-  private readonly clients = new Map<string, CsiNodeClient>();
+  /** One client per driver endpoint, its capabilities asked once (the CSI plugin's own access). */
+  private readonly access: CsiDriverAccess;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly deps: CsiVolumeStatsDeps) {}
+  constructor(private readonly deps: CsiVolumeStatsDeps) {
+    this.access = new CsiDriverAccess(deps.timeoutMs ?? CSI_TIMEOUT_MS);
+  }
 
   start(): void {
     if (this.timer) return;
@@ -85,8 +89,7 @@ export class CsiVolumeStatsCache {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    for (const c of this.clients.values()) c.close();
-    this.clients.clear();
+    this.access.close();
   }
 
   /**
@@ -146,15 +149,6 @@ export class CsiVolumeStatsCache {
     return calls;
   }
 
-  private client(endpoint: string): CsiNodeClient {
-    let c = this.clients.get(endpoint);
-    if (!c) {
-      c = new CsiNodeClient(endpoint, this.deps.timeoutMs ?? CSI_TIMEOUT_MS);
-      this.clients.set(endpoint, c);
-    }
-    return c;
-  }
-
   /** upstream metricsCsi.GetMetrics, then parsePodVolumeStats; a failure keeps the last value. */
   private async measure(pod: Pod, name: string, csi: CsiMountedInfo, entry: Entry): Promise<void> {
     entry.inFlight = true;
@@ -191,19 +185,28 @@ export class CsiVolumeStatsCache {
   }
 
   private async callDriver(csi: CsiMountedInfo): Promise<CsiUsage | undefined> {
-    const driver = this.deps.drivers.get(csi.driver);
-    if (!driver) throw new VolumeError(`CSI driver ${csi.driver} is not registered`);
-    const client = this.client(driver.endpoint);
-    const caps = await client.nodeGetCapabilities();
-    if (!caps.has('GET_VOLUME_STATS')) return undefined;
-    const usage = await client.nodeGetVolumeStats(csi.volumeHandle, csi.targetPath, csi.stagingPath ?? '');
-    // upstream asks for the condition only with VOLUME_CONDITION; a driver answering one anyway is not believed.
-    if (!caps.has('VOLUME_CONDITION')) delete usage.condition;
-    return usage;
+    const client = this.access.client(this.deps.drivers, csi.driver);
+    try {
+      const caps = await this.access.nodeCapabilities(client);
+      if (!caps.has('GET_VOLUME_STATS')) return undefined;
+      return withCondition(
+        await client.nodeGetVolumeStats(csi.volumeHandle, csi.targetPath, csi.stagingPath ?? ''),
+        caps,
+      );
+    } catch (err) {
+      this.access.forgetIfUnreachable(client, err);
+      throw err;
+    }
   }
 
   /** upstream: a Warning VolumeConditionAbnormal event on the pod, each pass the volume is abnormal. */
   private abnormal(pod: Pod, name: string, message: string): void {
     this.deps.recorder?.event(podEventRef(pod), 'Warning', 'VolumeConditionAbnormal', `Volume ${name}: ${message}`);
   }
+}
+
+/** upstream asks for the condition only with VOLUME_CONDITION; a driver answering one anyway is not believed. */
+function withCondition(usage: CsiUsage, caps: NodeCapabilities): CsiUsage {
+  if (!caps.has('VOLUME_CONDITION')) delete usage.condition;
+  return usage;
 }

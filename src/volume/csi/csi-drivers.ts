@@ -7,7 +7,7 @@
  */
 import { errorMessage, VolumeError } from '../../errors.js';
 import { KeyedLock } from '../../util/keyed-lock.js';
-import type { VolumeHost } from '../types.js';
+import type { CsiDrivers } from './csi-types.js';
 import { CsiNodeClient, type NodeServiceCapability } from './node-client.js';
 
 export type NodeCapabilities = ReadonlySet<NodeServiceCapability>;
@@ -43,8 +43,8 @@ export class CsiDriverAccess {
   constructor(private readonly timeoutMs?: number) {}
 
   /** The registered driver's client; upstream's error text when it is not registered. */
-  client(host: VolumeHost, driver: string): CsiNodeClient {
-    const registered = host.csiDrivers?.get(driver);
+  client(drivers: CsiDrivers | undefined, driver: string): CsiNodeClient {
+    const registered = drivers?.get(driver);
     if (!registered) throw new VolumeError(`driver name ${driver} not found in the list of registered CSI drivers`);
     let client = this.clients.get(registered.endpoint);
     if (!client) {

@@ -126,7 +126,7 @@ class CsiPlugin implements CsiVolumePlugin {
 
   private client(host: VolumeHost, driver: string, what: string): CsiNodeClient {
     try {
-      return this.drivers.client(host, driver);
+      return this.drivers.client(host.csiDrivers, driver);
     } catch (err) {
       throw volumeErrorFrom(what, err);
     }
