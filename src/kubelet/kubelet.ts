@@ -50,6 +50,7 @@ import {
 } from '../api/pod.js';
 import { log } from '../util/log.js';
 import { realClock, sleep, type Clock } from '../util/clock.js';
+import { Backoff } from '../util/backoff.js';
 import { PodManager } from '../podmanager/index.js';
 import { runningPodFromStatus } from '../kuberuntime/index.js';
 import { makePodDataDirs, volumesNotReady, type PodVolumes, type VolumeManager } from '../volume/index.js';
@@ -129,8 +130,8 @@ const DROP_EVENTS: EventRecorder = { event: () => undefined };
 const EMPTY_WAITING: ReadonlyMap<string, ContainerWaiting> = new Map();
 /** How often a pod with a container waiting in back-off is looked at again. */
 const WAITING_RESYNC_MS = 1000;
-/** The longest wait between two teardown tries of an orphan's volumes (a CSI driver down). */
-const ORPHAN_VOLUME_RETRY_MAX_MS = 120_000;
+/** The waits between teardown tries of an orphan's volumes (a CSI driver down): 2 s doubling to 2 min. */
+const ORPHAN_VOLUME_RETRY_MS = { initial: 2000, max: 120_000 };
 /** upstream plegChannelCapacity. */
 export const PLEG_CHANNEL_CAPACITY = 1000;
 function emptyRuntimeStatus(pod: Pod, now: Date): PodRuntimeStatus {
@@ -157,8 +158,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
   private readonly timers: NodeJS.Timeout[] = [];
   /** Pods refused at admission: never started, kept in the pod manager for their Failed status. */
   private readonly rejected = new Set<string>();
-  /** Orphans whose volume teardown failed: when to try again, and the last delay. */
-  private readonly orphanVolumeRetry = new Map<string, { at: number; delay: number }>();
+  /** Orphans whose volume teardown failed, by pod UID. */
+  private readonly orphanVolumeRetry: Backoff;
   private housekeepingQueued = false;
   /** upstream PodSyncLoopHandlers and PodSyncHandlers: the active deadline is in both. */
   private readonly podSyncLoopHandlers: readonly PodSyncLoopHandler[];
@@ -168,6 +169,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   constructor(private readonly deps: KubeletDeps) {
     this.clock = deps.clock ?? realClock;
+    this.orphanVolumeRetry = new Backoff(this.clock, ORPHAN_VOLUME_RETRY_MS.initial, ORPHAN_VOLUME_RETRY_MS.max);
     this.volumeManager = deps.volumeManager;
     this.node = deps.node ?? computeNodeInfo({ nodeName: deps.nodeName, maxPods: deps.maxPods });
     this.podManager = deps.podManager ?? new PodManager();
@@ -522,24 +524,22 @@ export class Kubelet implements PodSyncer, SyncHandler {
         if (!running.has(uid)) await this.tearDownOrphanVolumes(uid);
         continue;
       }
-      this.orphanVolumeRetry.delete(uid);
+      this.orphanVolumeRetry.reset(uid);
       if (known) continue;
       await rm(join(podsDir, uid), { recursive: true, force: true }).catch(() => undefined);
       await this.deps.userns?.release(uid);
     }
+    this.orphanVolumeRetry.gc(); // the back-offs of pod directories gone since
   }
 
-  /** Teardown of an orphan's volumes, retried with back-off (2 s doubling to 2 min) while it fails. */
+  /** Teardown of an orphan's volumes, retried with back-off while it fails. */
   private async tearDownOrphanVolumes(uid: string): Promise<void> {
-    const now = this.clock.now();
-    const retry = this.orphanVolumeRetry.get(uid);
-    if (retry && now < retry.at) return;
+    if (this.orphanVolumeRetry.isInBackOffSinceUpdate(uid)) return;
     try {
       await this.volumeManager.unmountPodVolumes(uid);
-      this.orphanVolumeRetry.delete(uid);
+      this.orphanVolumeRetry.reset(uid);
     } catch (err) {
-      const delay = Math.min((retry?.delay ?? 1000) * 2, ORPHAN_VOLUME_RETRY_MAX_MS);
-      this.orphanVolumeRetry.set(uid, { at: now + delay, delay });
+      this.orphanVolumeRetry.next(uid, this.clock.now());
       log('kubelet').debug({ uid, err: errorMessage(err) }, 'cannot tear down orphaned pod volumes yet');
     }
   }
