@@ -32,7 +32,8 @@ import { expandIfNeeded, forgetExpansions } from './csi/csi-expand.js';
 import { podDir, podVolumesDir } from './pod-dirs.js';
 import { cleanSubPaths, prepareSubPath, type SubPathMount } from './subpath/subpath.js';
 import type { BindSubPath } from './subpath/subpath-types.js';
-import { CsiVolumeError, isCsiVolume, resolveCsiVolume, withResolvedCsiVolume } from './csi/csi-resolve.js';
+import { CsiVolumeError, isCsiVolume, resolveCsiVolume } from './csi/csi-resolve.js';
+import type { CsiVolumePlugin } from './csi/csi-plugin.js';
 import { CSI_POD_PLUGIN_DIR, csiUniqueVolumeName, type CsiVolumeSpec } from './csi/csi-types.js';
 import { mountsUnder } from './mount.js';
 import type { MountedVolume, PodVolumes, Volume, VolumeHost, VolumeManager, VolumePlugin } from './types.js';
@@ -57,8 +58,6 @@ function volumeType(volume: Volume): string {
 interface PodState {
   mounted: Map<string, MountedVolume>;
   errors: Map<string, VolumeError>;
-  /** The resolved CSI volumes (driver and handle, policy): what stats and volumesInUse read. */
-  csi: Map<string, CsiVolumeSpec>;
 }
 
 /** upstream's attachable volume: a persistent CSI volume whose driver wants ControllerPublish. */
@@ -89,7 +88,7 @@ export class LocalVolumeManager implements VolumeManager {
 
   async mountPodVolumes(pod: Pod): Promise<PodVolumes> {
     const uid = podUID(pod);
-    const state = this.pods.get(uid) ?? { mounted: new Map(), errors: new Map(), csi: new Map() };
+    const state = this.pods.get(uid) ?? { mounted: new Map(), errors: new Map() };
     this.pods.set(uid, state);
     for (const volume of desiredVolumes(pod)) await this.mountVolume(pod, volume, state);
     return state;
@@ -102,9 +101,7 @@ export class LocalVolumeManager implements VolumeManager {
     if (mounted && plugin && !plugin.requiresRemount) return;
     try {
       if (!plugin) throw new VolumeError(`volume ${volume.name}: type ${volumeType(volume)} is not supported yet`);
-      const setUp = isCsiVolume(volume)
-        ? this.setUpCsi(pod, volume, plugin, state)
-        : plugin.setUp(pod, volume, this.host);
+      const setUp = isCsiVolume(volume) ? this.setUpCsi(pod, volume, plugin) : plugin.setUp(pod, volume, this.host);
       state.mounted.set(volume.name, await setUp);
       state.errors.delete(volume.name);
     } catch (err) {
@@ -126,7 +123,7 @@ export class LocalVolumeManager implements VolumeManager {
    * CSIDriver, attachment), noted in use when attachable, then set up by the plugin. A plugin's
    * error is upstream's "MountVolume.SetUp failed for volume" (a FailedMount event).
    */
-  private async setUpCsi(pod: Pod, volume: Volume, plugin: VolumePlugin, state: PodState): Promise<MountedVolume> {
+  private async setUpCsi(pod: Pod, volume: Volume, plugin: VolumePlugin): Promise<MountedVolume> {
     const inUse = this.inUse.get(podUID(pod)) ?? new Map<string, string>();
     this.inUse.set(podUID(pod), inUse);
     let spec: CsiVolumeSpec;
@@ -137,11 +134,13 @@ export class LocalVolumeManager implements VolumeManager {
       if (err instanceof CsiVolumeError && err.uniqueName) inUse.set(volume.name, err.uniqueName);
       throw err;
     }
-    state.csi.set(volume.name, spec);
     const unique = attachableName(spec);
     if (unique) inUse.set(volume.name, unique);
     try {
-      return await withResolvedCsiVolume(pod, volume, spec, () => plugin.setUp(pod, volume, this.host));
+      // The CSI plugin sets up what was just resolved, without reading the API objects again.
+      return await ('setUpResolved' in plugin
+        ? (plugin as CsiVolumePlugin).setUpResolved(pod, volume, spec, this.host)
+        : plugin.setUp(pod, volume, this.host));
     } catch (err) {
       if (err instanceof CsiVolumeError) throw err;
       const message = `MountVolume.SetUp failed for volume "${spec.specName}" : ${errorMessage(err)}`;

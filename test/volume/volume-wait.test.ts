@@ -15,7 +15,7 @@ import { Kubelet } from '../../src/kubelet/kubelet.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
 import { createStatusManager } from '../../src/status/index.js';
 import { isCsiVolume, resolveCsiVolume } from '../../src/volume/csi/csi-resolve.js';
-import { CSI_POD_PLUGIN_DIR, csiAttachmentName } from '../../src/volume/csi/csi-types.js';
+import { CSI_POD_PLUGIN_DIR, csiAttachmentName, type CsiVolumeSpec } from '../../src/volume/csi/csi-types.js';
 import {
   createVolumeManager,
   DEFAULT_VOLUME_PLUGINS,
@@ -171,13 +171,13 @@ describe('volume manager: CSI-served volumes', () => {
     });
   });
 
-  it("the plugin's own resolveCsiVolume gets the spec just resolved: one GET of each object per attempt", async () => {
+  it('the CSI plugin sets up the spec just resolved (setUpResolved): one GET of each object per attempt', async () => {
     const { storage, bind } = pendingClaim();
     bind();
     const resolved: string[] = [];
     class ResolvingPlugin extends FakeCsiPlugin {
-      override async setUp(pod: Pod, volume: Volume, host: VolumeHost): Promise<MountedVolume> {
-        resolved.push((await resolveCsiVolume(pod, volume, host)).volumeHandle);
+      async setUpResolved(pod: Pod, volume: Volume, spec: CsiVolumeSpec, host: VolumeHost): Promise<MountedVolume> {
+        resolved.push(spec.volumeHandle);
         return super.setUp(pod, volume, host);
       }
     }
@@ -189,7 +189,7 @@ describe('volume manager: CSI-served volumes', () => {
       storage.calls.filter((c) => !c.startsWith('csidriver')),
       ['pvc default/data', 'pv pv-1'],
     );
-    // Outside the set-up, a lookup is a fresh one.
+    // A lookup of its own is a fresh one.
     const host = { rootDir: '/x', mounter: new FakeMounter(), allocatable: { cpu: 1, memory: 1 }, storage };
     await resolveCsiVolume(pod, pvc, { ...host, nodeName: 'node-a', hostIP: '' });
     assert.equal(storage.calls.filter((c) => c === 'pvc default/data').length, 2);

@@ -39,6 +39,8 @@ export interface CsiPluginOptions {
 
 /** The CSI plugin: a VolumePlugin plus the orphan sweep the garbage collection runs. */
 export interface CsiVolumePlugin extends VolumePlugin {
+  /** setUp of a volume already resolved (the volume manager resolves first, for volumesInUse). */
+  setUpResolved(pod: Pod, volume: Volume, spec: CsiVolumeSpec, host: VolumeHost): Promise<MountedVolume>;
   /** Unstages global mounts no pod's vol_data.json names any more; a driver not registered is skipped. */
   cleanupOrphans(host: VolumeHost): Promise<void>;
   /** Closes the driver connections (tests, shutdown). */
@@ -63,7 +65,10 @@ class CsiPlugin implements CsiVolumePlugin {
   }
 
   async setUp(pod: Pod, volume: Volume, host: VolumeHost): Promise<MountedVolume> {
-    const spec = await this.resolve(pod, volume, host);
+    return this.setUpResolved(pod, volume, await this.resolve(pod, volume, host), host);
+  }
+
+  async setUpResolved(pod: Pod, volume: Volume, spec: CsiVolumeSpec, host: VolumeHost): Promise<MountedVolume> {
     const client = this.client(host, spec.driver, `volume ${volume.name}`);
     const caps = await this.drivers.nodeCapabilities(client).catch((err: unknown) => {
       throw this.unreachable(

@@ -56,30 +56,7 @@ function sourceKind(volume: Volume): string {
   return volume.persistentVolumeClaim ? 'persistentVolumeClaim' : 'ephemeral';
 }
 
-/**
- * The spec the volume manager just resolved, while it has the plugin set the volume up: the
- * plugin's own resolveCsiVolume gets it back instead of GETting the claim, PV and attachment again.
- */
-const settingUp = new WeakMap<Volume, { pod: Pod; spec: CsiVolumeSpec }>();
-
-/** Runs `setUp` with `spec` as what resolveCsiVolume(pod, volume) answers meanwhile. */
-export async function withResolvedCsiVolume<T>(
-  pod: Pod,
-  volume: Volume,
-  spec: CsiVolumeSpec,
-  setUp: () => Promise<T>,
-): Promise<T> {
-  settingUp.set(volume, { pod, spec });
-  try {
-    return await setUp();
-  } finally {
-    settingUp.delete(volume);
-  }
-}
-
 export async function resolveCsiVolume(pod: Pod, volume: Volume, host: VolumeHost): Promise<CsiVolumeSpec> {
-  const known = settingUp.get(volume);
-  if (known?.pod === pod) return known.spec;
   const storage = host.storage;
   if (!storage) {
     throw new CsiVolumeError(
