@@ -139,7 +139,6 @@ class NodeStatusLoop implements NodeStatusManager {
         } else {
           existing = await client.request<ApiNode>({ method: 'GET', path: this.path });
         }
-        this.uid = existing.metadata?.uid;
         this.saw(existing);
         this.isRegistered = true;
         this.lastFingerprint = '';
