@@ -29,6 +29,8 @@ export class ReflectedStore<T extends Meta> {
   private readonly abort = new AbortController();
   private readonly items = new Map<string, T>();
   private listed = false;
+  /** Callers of waitSynced still waiting. */
+  private readonly waiters = new Set<() => void>();
 
   constructor(private readonly o: ReflectedStoreOptions<T>) {}
 
@@ -42,6 +44,7 @@ export class ReflectedStore<T extends Meta> {
         this.items.clear();
         for (const obj of items) this.put(obj);
         this.listed = true;
+        this.wake();
         this.o.onList?.();
       },
       onEvent: (type, obj) => {
@@ -54,11 +57,31 @@ export class ReflectedStore<T extends Meta> {
 
   stop(): void {
     this.abort.abort();
+    this.wake();
   }
 
   /** Whether the first list has arrived. */
   hasSynced(): boolean {
     return this.listed;
+  }
+
+  /** Resolves true at the first list, false after `timeoutMs` or at stop, whichever comes first. */
+  waitSynced(timeoutMs: number): Promise<boolean> {
+    if (this.listed || this.abort.signal.aborted) return Promise.resolve(this.listed);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve(this.listed);
+      };
+      const timer = setTimeout(done, timeoutMs);
+      timer.unref();
+      this.waiters.add(done);
+    });
+  }
+
+  private wake(): void {
+    for (const w of [...this.waiters]) w();
   }
 
   get(key: string): T | undefined {

@@ -30,7 +30,6 @@ export const RUNTIME_CLASS_SYNC_TIMEOUT_MS = 30_000;
 export class RuntimeClassCache implements RuntimeClassLookup {
   private readonly classes: ReflectedStore<RuntimeClass>;
   private stopped = false;
-  private readonly waiters: (() => void)[] = [];
 
   constructor(client: ApiClient) {
     this.classes = new ReflectedStore<RuntimeClass>({
@@ -39,7 +38,6 @@ export class RuntimeClassCache implements RuntimeClassLookup {
       what: 'runtimeclasses',
       key: (rc) => rc.metadata?.name || undefined,
       admit: hasHandler,
-      onList: () => this.wake(),
     });
   }
 
@@ -48,9 +46,8 @@ export class RuntimeClassCache implements RuntimeClassLookup {
   }
 
   stop(): void {
-    this.classes.stop();
     this.stopped = true;
-    this.wake();
+    this.classes.stop();
   }
 
   /**
@@ -59,19 +56,12 @@ export class RuntimeClassCache implements RuntimeClassLookup {
    * (RBAC, an old apiserver) still runs its pods without a class (those with one fail their
    * sandbox until the list succeeds).
    */
-  synced(timeoutMs = RUNTIME_CLASS_SYNC_TIMEOUT_MS): Promise<void> {
-    if (this.stopped || this.classes.hasSynced()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        log('kubelet').warn({ timeoutMs }, 'RuntimeClasses not listed yet; starting pods without them');
-        resolve();
-      }, timeoutMs);
-      timer.unref();
-      this.waiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+  async synced(timeoutMs = RUNTIME_CLASS_SYNC_TIMEOUT_MS): Promise<void> {
+    if (this.stopped) return;
+    const listed = await this.classes.waitSynced(timeoutMs);
+    if (!listed && !this.stopped) {
+      log('kubelet').warn({ timeoutMs }, 'RuntimeClasses not listed yet; starting pods without them');
+    }
   }
 
   /** upstream LookupRuntimeHandler: the handler, or the apiserver's NotFound words. */
@@ -98,10 +88,6 @@ export class RuntimeClassCache implements RuntimeClassLookup {
     if (!pod.spec || !name || pod.spec.overhead) return pod;
     const overhead = this.classes.get(name)?.overhead?.podFixed;
     return overhead ? { ...pod, spec: { ...pod.spec, overhead: { ...overhead } } } : pod;
-  }
-
-  private wake(): void {
-    for (const w of this.waiters.splice(0)) w();
   }
 }
 

@@ -41,7 +41,6 @@ export class StorageObjects implements StorageObjectSource {
   private readonly drivers: ReflectedStore<V1CSIDriver>;
   private started = false;
   private stopped = false;
-  private readonly waiters = new Set<() => void>();
 
   constructor(private readonly o: StorageObjectsOptions) {
     this.drivers = new ReflectedStore<V1CSIDriver>({
@@ -50,7 +49,6 @@ export class StorageObjects implements StorageObjectSource {
       what: 'csidrivers',
       key: (d) => d.metadata?.name || undefined,
       admit: () => true,
-      onList: () => this.wake(),
     });
   }
 
@@ -94,7 +92,7 @@ export class StorageObjects implements StorageObjectSource {
   /** upstream's CSIDriver lister: null when the driver has no CSIDriver object (its defaults apply). */
   async csiDriver(name: string): Promise<V1CSIDriver | null> {
     this.start();
-    if (!this.drivers.hasSynced()) await this.synced();
+    if (!(await this.drivers.waitSynced(this.o.syncTimeoutMs ?? CSI_DRIVER_SYNC_TIMEOUT_MS))) throw this.notSynced();
     return this.drivers.get(name) ?? null;
   }
 
@@ -106,7 +104,6 @@ export class StorageObjects implements StorageObjectSource {
   stop(): void {
     this.stopped = true;
     this.drivers.stop();
-    this.wake();
   }
 
   private start(): void {
@@ -115,32 +112,17 @@ export class StorageObjects implements StorageObjectSource {
     this.drivers.start();
   }
 
-  /** Resolves on the first list; rejects after the timeout (the volume waits and is retried). */
-  private synced(): Promise<void> {
+  /** Why the first list did not come: stopped, or not within the timeout (the volume waits and is retried). */
+  private notSynced(): ApiError {
+    if (this.stopped) {
+      return new ApiError(0, 'NotSynced', `CSIDriver informer stopped before its first list of ${CSI_DRIVERS_PATH}`);
+    }
     const ms = this.o.syncTimeoutMs ?? CSI_DRIVER_SYNC_TIMEOUT_MS;
-    return new Promise((resolve, reject) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        if (this.drivers.hasSynced()) resolve();
-        else
-          reject(
-            new ApiError(0, 'NotSynced', `CSIDriver informer stopped before its first list of ${CSI_DRIVERS_PATH}`),
-          );
-      };
-      const timer = setTimeout(() => {
-        this.waiters.delete(done);
-        reject(
-          new ApiError(0, 'NotSynced', `CSIDrivers not listed within ${ms / 1000} s (${CSI_DRIVERS_PATH}); will retry`),
-        );
-      }, ms);
-      timer.unref();
-      this.waiters.add(done);
-    });
-  }
-
-  private wake(): void {
-    for (const w of [...this.waiters]) w();
+    return new ApiError(
+      0,
+      'NotSynced',
+      `CSIDrivers not listed within ${ms / 1000} s (${CSI_DRIVERS_PATH}); will retry`,
+    );
   }
 
   /** One GET: the object, null on 404 (it does not exist), else a typed ApiError saying what was fetched. */
