@@ -11,6 +11,18 @@ import type {
 } from '@kubernetes/client-node';
 import type { StorageObjectSource } from '../../src/volume/types.js';
 
+/** RFC 7386 merge patch (what the API server applies to the status subresource). */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> =
+    target && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
 export class FakeStorage implements StorageObjectSource {
   /** namespace/name → claim. */
   readonly claims = new Map<string, V1PersistentVolumeClaim>();
@@ -53,8 +65,12 @@ export class FakeStorage implements StorageObjectSource {
     return this.secrets.get(`${namespace}/${name}`) ?? null;
   }
 
+  /** Recorded, and applied to the claim as the API server applies a merge patch. */
   async patchPersistentVolumeClaimStatus(namespace: string, name: string, patch: object): Promise<void> {
-    this.patches.push({ namespace, name, patch });
+    const key = `${namespace}/${name}`;
+    const copy = JSON.parse(JSON.stringify(patch)) as object;
+    this.patches.push({ namespace, name, patch: copy });
+    this.claims.set(key, mergePatch(this.claims.get(key), copy) as V1PersistentVolumeClaim);
   }
 
   /** A claim `name` in `namespace`, bound to PV `pvName` when given (and the PV pointing back). */

@@ -18,7 +18,8 @@ import { LocalVolumeManager } from '../../../src/volume/volume-manager.js';
 import { FakeMounter } from '../../fakes/fake-mounter.js';
 import { readCallLog } from '../../support/csi-driver.js';
 import { testTempDir } from '../../support/temp-dir.js';
-import { cleanUp, FakeStorage, isRoot, startTestDriver, type TestDriver } from './published-volume.js';
+import { FakeStorage } from '../../fakes/fake-storage.js';
+import { cleanUp, isRoot, startTestDriver, type TestDriver } from './published-volume.js';
 
 const MI = 1 << 20;
 
@@ -79,13 +80,15 @@ describe('NodeExpandVolume', { skip: !isRoot && 'needs root (bind mounts)' }, ()
   /** A published volume behind claim `name`: PVC at 1Mi, PV at `pvSize`. */
   const setUp = async (name: string, pvSize: string, status = pending('1Mi')): Promise<CsiMountedInfo> => {
     const info = await d.publish(`vol-${name}`, MI);
-    storage.pvcs.set(`ns/${name}`, claim(name, status));
-    storage.pvs.set(`pv-${name}`, volume(`pv-${name}`, `vol-${name}`, d.driver.name, pvSize));
+    storage.claims.set(`ns/${name}`, claim(name, status));
+    storage.volumes.set(`pv-${name}`, volume(`pv-${name}`, `vol-${name}`, d.driver.name, pvSize));
     return info;
   };
 
   before(async () => {
     d = await startTestDriver(dir, 'expand.csi.test');
+    // Its CSIDriver attaches nothing: claims mount as soon as they are bound.
+    storage.drivers.set(d.driver.name, { metadata: { name: d.driver.name }, spec: { attachRequired: false } });
     drivers.set(d.driver.name, d.driver);
   });
   after(() => cleanUp(dir, [d]));
@@ -110,13 +113,13 @@ describe('NodeExpandVolume', { skip: !isRoot && 'needs root (bind mounts)' }, ()
     };
     assert.equal(meta.capacityBytes, String(2 * MI), 'the driver grew the volume');
     assert.deepEqual(
-      storage.patches.filter((p) => p.claim === 'ns/grow').map((p) => p.patch),
+      storage.patches.filter((p) => `${p.namespace}/${p.name}` === 'ns/grow').map((p) => p.patch),
       [
         { status: { allocatedResourceStatuses: { storage: 'NodeResizeInProgress' } } },
         { status: { capacity: { storage: '2Mi' }, allocatedResourceStatuses: null, conditions: null } },
       ],
     );
-    const after = storage.pvcs.get('ns/grow')!.status!;
+    const after = storage.claims.get('ns/grow')!.status!;
     assert.deepEqual(
       after,
       { phase: 'Bound', capacity: { storage: '2Mi' } },
@@ -146,7 +149,10 @@ describe('NodeExpandVolume', { skip: !isRoot && 'needs root (bind mounts)' }, ()
       assert.equal(event, undefined, name);
     }
     assert.equal(calls('NodeExpandVolume').length, before);
-    assert.equal(storage.patches.filter((p) => cases.some(([n]) => p.claim === `ns/${n}`)).length, 0);
+    assert.equal(
+      storage.patches.filter((p) => cases.some(([n]) => `${p.namespace}/${p.name}` === `ns/${n}`)).length,
+      0,
+    );
   });
 
   it('a final driver error: FileSystemResizeFailed, NodeResizeInfeasible with NodeResizeError, not retried', async () => {
@@ -159,7 +165,7 @@ describe('NodeExpandVolume', { skip: !isRoot && 'needs root (bind mounts)' }, ()
     assert.equal(event?.type, 'Warning');
     assert.equal(event?.reason, 'FileSystemResizeFailed');
     assert.match(event!.message, /^NodeExpandVolume\.NodeExpandVolume failed for volume "pv-bad" : .*INVALID_ARGUMENT/);
-    const status = storage.pvcs.get('ns/bad')!.status!;
+    const status = storage.claims.get('ns/bad')!.status!;
     assert.equal(status.allocatedResourceStatuses?.storage, 'NodeResizeInfeasible');
     const cond = status.conditions!.find((c) => c.type === 'NodeResizeError')!;
     assert.equal(cond.status, 'True');
@@ -170,7 +176,7 @@ describe('NodeExpandVolume', { skip: !isRoot && 'needs root (bind mounts)' }, ()
     );
     assert.equal(status.capacity?.storage, '1Mi');
     const n = calls('NodeExpandVolume').length;
-    storage.pvcs.get('ns/bad')!.status!.allocatedResourceStatuses = { storage: 'NodeResizePending' };
+    storage.claims.get('ns/bad')!.status!.allocatedResourceStatuses = { storage: 'NodeResizePending' };
     assert.equal(await expandIfNeeded(pod, 'data', { hostPath: '', readOnly: false, csi }, h), undefined);
     assert.equal(calls('NodeExpandVolume').length, n, 'the same size is not tried again after a final error');
   });
@@ -184,12 +190,12 @@ describe('NodeExpandVolume', { skip: !isRoot && 'needs root (bind mounts)' }, ()
     const event = await expandIfNeeded(pod, 'data', mounted, h);
     await writeFile(join(d.stateDir, 'faults'), '');
     assert.equal(event?.reason, 'FileSystemResizeFailed');
-    assert.equal(storage.pvcs.get('ns/flaky')!.status!.allocatedResourceStatuses?.storage, 'NodeResizeInProgress');
+    assert.equal(storage.claims.get('ns/flaky')!.status!.allocatedResourceStatuses?.storage, 'NodeResizeInProgress');
     assert.equal(await expandIfNeeded(pod, 'data', mounted, h), undefined, 'within the back-off: not called');
     await new Promise((r) => setTimeout(r, 600));
     const retried = await expandIfNeeded(pod, 'data', mounted, h);
     assert.equal(retried?.reason, 'FileSystemResizeSuccessful');
-    assert.equal(storage.pvcs.get('ns/flaky')!.status!.capacity?.storage, '2Mi');
+    assert.equal(storage.claims.get('ns/flaky')!.status!.capacity?.storage, '2Mi');
   });
 
   it("the volume manager's mount pass expands a mounted CSI volume in the background and records the event", async () => {
@@ -214,7 +220,7 @@ describe('NodeExpandVolume', { skip: !isRoot && 'needs root (bind mounts)' }, ()
       events.map(([ref, type, reason]) => [ref.name, type, reason]),
       [['pod-hook', 'Normal', 'FileSystemResizeSuccessful']],
     );
-    assert.equal(storage.pvcs.get('ns/hook')!.status!.capacity?.storage, '4Mi');
+    assert.equal(storage.claims.get('ns/hook')!.status!.capacity?.storage, '4Mi');
   });
 });
 

@@ -16,7 +16,8 @@ import { hostMounter, mountsUnder } from '../../../src/volume/mount.js';
 import { LocalVolumeManager } from '../../../src/volume/volume-manager.js';
 import { bindSubPathTs } from '../../../src/volume/subpath/subpath-bind-ts.js';
 import { testTempDir } from '../../support/temp-dir.js';
-import { cleanUp, FakeStorage, isRoot, startTestDriver, type TestDriver } from './published-volume.js';
+import { FakeStorage } from '../../fakes/fake-storage.js';
+import { cleanUp, isRoot, startTestDriver, type TestDriver } from './published-volume.js';
 
 const MI = 1 << 20;
 
@@ -37,14 +38,16 @@ describe('CSI stats and expansion through the CSI plugin', { skip: !isRoot && 'n
 
   before(async () => {
     d = await startTestDriver(dir, 'plugin.csi.test');
+    // Its CSIDriver attaches nothing: claims mount as soon as they are bound.
+    storage.drivers.set(d.driver.name, { metadata: { name: d.driver.name }, spec: { attachRequired: false } });
     drivers.set(d.driver.name, d.driver);
     await d.publish('vol-p', MI); // CreateVolume (the publish under dir/pods is undone by cleanUp)
-    storage.pvcs.set('ns/claim', {
+    storage.claims.set('ns/claim', {
       metadata: { name: 'claim', namespace: 'ns', uid: 'uid-claim' },
       spec: { volumeName: 'pv-p' },
       status: { phase: 'Bound', capacity: { storage: '1Mi' } },
     });
-    storage.pvs.set('pv-p', {
+    storage.volumes.set('pv-p', {
       metadata: { name: 'pv-p' },
       spec: {
         capacity: { storage: '1Mi' },
@@ -104,8 +107,8 @@ describe('CSI stats and expansion through the CSI plugin', { skip: !isRoot && 'n
   });
 
   it('expands on a later mount pass once the claim is NodeResizePending, and tears down cleanly', async () => {
-    storage.pvs.get('pv-p')!.spec!.capacity = { storage: '3Mi' };
-    storage.pvcs.get('ns/claim')!.status = {
+    storage.volumes.get('pv-p')!.spec!.capacity = { storage: '3Mi' };
+    storage.claims.get('ns/claim')!.status = {
       capacity: { storage: '1Mi' },
       allocatedResourceStatuses: { storage: 'NodeResizePending' },
     };
@@ -122,7 +125,7 @@ describe('CSI stats and expansion through the CSI plugin', { skip: !isRoot && 'n
         ],
       ],
     );
-    assert.deepEqual(storage.pvcs.get('ns/claim')!.status, { capacity: { storage: '3Mi' } });
+    assert.deepEqual(storage.claims.get('ns/claim')!.status, { capacity: { storage: '3Mi' } });
     await vm.unmountPodVolumes('uid-web');
     assert.deepEqual(await mountsUnder(join(dir, 'kubelet')), [], 'unpublished and unstaged');
     const meta = JSON.parse(await readFile(join(d.stateDir, 'volumes', 'vol-p.json'), 'utf8')) as {

@@ -4,58 +4,13 @@
  * publishes it through real bind mounts; `cleanUp` unpublishes, unstages and stops the driver.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { mountsUnder, unmount } from '../../../src/volume/mount.js';
 import type { CsiMountedInfo } from '../../../src/volume/csi/csi-types.js';
-import type { StorageObjectSource } from '../../../src/volume/types.js';
 import type { CsiDriver } from '../../../src/volume/csi/csi-registration.js';
 import { CsiNodeClient } from '../../../src/volume/csi/node-client.js';
 import { DEFAULT_NODE_CAPABILITIES, loadCsiProtos } from '../../support/csi-driver.js';
 import { spawnCsiDriver, type CsiDriverProcess } from '../../support/csi-driver-process.js';
-
-/** RFC 7386 merge patch (what the API server applies to the status subresource). */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> =
-    target && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
-  }
-  return out;
-}
-
-/** PVCs and PVs in memory; status patches applied and recorded. */
-export class FakeStorage implements StorageObjectSource {
-  readonly pvcs = new Map<string, V1PersistentVolumeClaim>();
-  readonly pvs = new Map<string, V1PersistentVolume>();
-  readonly patches: Array<{ claim: string; patch: object }> = [];
-  async persistentVolumeClaim(namespace: string, name: string) {
-    return structuredClone(this.pvcs.get(`${namespace}/${name}`) ?? null);
-  }
-  async persistentVolume(name: string) {
-    return structuredClone(this.pvs.get(name) ?? null);
-  }
-  /** Every driver attaches nothing (CSIDriver attachRequired: false), so claims mount at once. */
-  async csiDriver(name: string) {
-    return { metadata: { name }, spec: { attachRequired: false } };
-  }
-  async volumeAttachment() {
-    return null;
-  }
-  attachedVolumes() {
-    return new Set<string>();
-  }
-  async secret() {
-    return null;
-  }
-  async patchPersistentVolumeClaimStatus(namespace: string, name: string, patch: object) {
-    const key = `${namespace}/${name}`;
-    this.patches.push({ claim: key, patch: JSON.parse(JSON.stringify(patch)) as object });
-    this.pvcs.set(key, mergePatch(this.pvcs.get(key), JSON.parse(JSON.stringify(patch))) as V1PersistentVolumeClaim);
-  }
-}
 
 export const isRoot = process.getuid?.() === 0;
 
