@@ -45,13 +45,16 @@ run_tests() { # name, env..., -- files...
   shift
   echo "=== $name"
   # A test that hangs fails after 10 minutes instead of holding CI (tests may set a shorter timeout).
-  if env "${envs[@]}" node --test --test-timeout=600000 "$@" >"$LOG/$name.tap" 2>&1; then :; else STATUS=1; fi
+  local times=(--test-reporter=tap --test-reporter-destination=stdout
+    --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$LOG/$name.times")
+  if env "${envs[@]}" node --test --test-timeout=600000 "${times[@]}" "$@" >"$LOG/$name.tap" 2>&1; then :; else STATUS=1; fi
   # A log directory removed under the run (a stray cleanup) must fail it, not count nothing.
   if [[ ! -f $LOG/$name.tap ]]; then echo "$LOG/$name.tap is gone: $name counts as failed"; STATUS=1; return; fi
   grep -E '^not ok|^# (tests|pass|fail)' "$LOG/$name.tap" || true
   if grep -q '^not ok' "$LOG/$name.tap"; then grep -B2 -A30 '^not ok' "$LOG/$name.tap" | head -150; fi
   PASS=$((PASS + $(awk '/^# pass/{s+=$3} END{print s+0}' "$LOG/$name.tap")))
   FAIL=$((FAIL + $(awk '/^# fail/{s+=$3} END{print s+0}' "$LOG/$name.tap")))
+  if [[ -s $LOG/$name.times ]]; then echo "slowest files of $name:"; head -5 "$LOG/$name.times"; fi
 }
 
 if [[ $WHAT != unit ]]; then bash scripts/install-deps.sh; fi
