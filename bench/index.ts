@@ -12,7 +12,6 @@
  * Prints a table and writes bench/results/pleg.json (fixed shape), pleg-ts-mode.json and agent.json.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nativeStatus } from '../src/cmd/hot-paths.js';
@@ -20,6 +19,7 @@ import { runDiffBench } from './pleg-diff.js';
 import { exitToEvent, relistE2E } from './pleg-e2e.js';
 import { runAgentBench, type AgentBenchResult } from './agent-bench.js';
 import { printRuntimeRows, runRuntimeBench, writeRuntimeRows } from './pleg-runtimes.js';
+import { startRun, writeResult } from './results.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = new Set(process.argv.slice(2));
@@ -122,6 +122,7 @@ async function main(): Promise<void> {
     return;
   }
   console.log(`kubelet-ts bench${quick ? ' (quick)' : ''}; hot paths: ${JSON.stringify(nativeStatus())}`);
+  const run = startRun(`npm run bench${quick ? ' -- --quick' : ''}`);
   const diff = await runDiffBench({ quick });
   console.log(
     '\n(a) PLEG decode+diff per relist, 1 % churn (ms)        (e) conventional: protobufjs objects + TS diff',
@@ -179,8 +180,6 @@ async function main(): Promise<void> {
   }
   if (agent) printAgent(agent);
   if (agent) printBurst(agent);
-  const outDir = join(REPO, 'bench', 'results');
-  mkdirSync(outDir, { recursive: true });
   const shape = (r: E2EResult) => ({
     diff: diff.diff.map((d) => ({
       containers: d.containers,
@@ -192,12 +191,14 @@ async function main(): Promise<void> {
     relist_e2e: r.relist_e2e,
     exit_to_event: r.exit_to_event,
   });
-  writeFileSync(join(outDir, 'pleg.json'), JSON.stringify(shape(result), null, 2) + '\n');
-  writeFileSync(join(outDir, 'pleg-ts-mode.json'), JSON.stringify(shape(tsMode), null, 2) + '\n');
-  writeFileSync(join(outDir, 'pleg-conventional.json'), JSON.stringify(diff.diff, null, 2) + '\n');
-  if (agent) writeFileSync(join(outDir, 'agent.json'), JSON.stringify(agent, null, 2) + '\n');
+  // One run block for the files of this run: they are one run's output (issue 30).
+  const stamp = run.finish();
+  writeResult('pleg.json', stamp, shape(result));
+  writeResult('pleg-ts-mode.json', stamp, shape(tsMode));
+  writeResult('pleg-conventional.json', stamp, { diff: diff.diff });
+  if (agent) writeResult('agent.json', stamp, agent);
   console.log(
-    `\nwrote ${join('bench/results', 'pleg.json')}, pleg-ts-mode.json, pleg-conventional.json${agent ? ', agent.json' : ''}`,
+    `\nwrote bench/results/pleg.json, pleg-ts-mode.json, pleg-conventional.json${agent ? ', agent.json' : ''}`,
   );
   if (process.getuid?.() === 0) {
     const rows = await runRuntimeBench({ quick });
