@@ -1,17 +1,17 @@
 /**
- * Stats and OOM benchmarks (issue 5), run at the end of `npm run bench` or alone:
- *   node dist/bench/stats-bench.js [--quick]
- *   (a) one stats pass (the batch read + parse of every cgroup file) over 100 / 500 / 2,000
- *       containers of a recorded-format tree (v2 and v1 layouts), native vs TS twin, median + p99
- *   (b) the same pass over real running containers (pods started in containerd for the bench)
- *   (c) OOM kill → event latency over >= 20 real kernel OOM kills, per implementation: from the
+ * Stats and OOM benchmarks (issues 5, 30), run at the end of `npm run bench` or alone:
+ *   node dist/bench/stats-bench.js [--quick] [--no-oom]
+ *   (a) one stats pass over REAL cgroups on this host's cgroup filesystem: 100 pod cgroups with
+ *       500 containers (a sleeping process in each), in every hierarchy the pass reads, laid out
+ *       as the agent reads them; native vs TS twin, per pass (p50, p99, CPU time) for the
+ *       periodic pass, the pass while /metrics/cadvisor is scraped and the full pass, and per
+ *       file. Every cgroup is removed afterwards (also on error and SIGINT/SIGTERM).
+ *   (b) OOM kill → event latency over >= 20 real kernel OOM kills, per implementation: from the
  *       kernel record's timestamp (CLOCK_MONOTONIC) to the watcher's callback in JS
- * Writes bench/results/stats.json.
+ * Writes bench/results/stats.json (bench/results.ts: one run, its command, date and load).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '../src/api/types.js';
 import { detectCgroupMounts } from '../src/cm/index.js';
@@ -21,93 +21,168 @@ import { createRuntimeManager } from '../src/kuberuntime/index.js';
 import { createVolumeManager } from '../src/volume/index.js';
 import { implementations } from '../src/cmd/hot-paths.js';
 import type { OomKillRecord } from '../src/oom/types.js';
-import { createCgroupLayout, type CgroupLayout } from '../src/stats/cgroup-layout.js';
+import { createCgroupLayout } from '../src/stats/cgroup-layout.js';
 import { FIELD_COUNT, NEED, NEED_ALL, wanted, type CgroupFileSpec } from '../src/stats/cgroup-fields.js';
-import { makeCgroupTree } from './fixtures/cgroup-tree.js';
+import { makeRealCgroupTree, type RealCgroupTree } from './fixtures/real-cgroup-tree.js';
+import { startRun, writeResult } from './results.js';
 import { percentile } from './stats.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
 const STATE = join(REPO, '.state/bench-containerd');
+const PODS = 100;
+const CONTAINERS_PER_POD = 5;
 
-interface PassResult {
-  containers: number;
-  files: number;
-  native_median_ms: number | null;
-  native_p99_ms: number | null;
-  ts_median_ms: number;
-  ts_p99_ms: number;
-  /** The same over the files a periodic pass reads (NEED.usage: no limits, no io; see provider.ts). */
-  pass_files: number;
-  pass_native_median_ms: number | null;
-  pass_native_p99_ms: number | null;
-  pass_ts_median_ms: number;
-  pass_ts_p99_ms: number;
+interface ImplTiming {
+  p50_ms: number;
+  p99_ms: number;
+  /** Mean CPU time (user + system) of this process per pass: less sensitive to other load. */
+  cpu_ms: number;
 }
 
-type Timed = Record<string, { median: number; p99: number }>;
+interface PassRow {
+  pass: string;
+  /** NEED bits read (src/stats/cgroup-fields.ts). */
+  mask: number;
+  files: number;
+  native: ImplTiming | null;
+  ts: ImplTiming;
+  ts_over_native: number | null;
+}
+
+interface FileRow {
+  file: string;
+  cgroups: number;
+  /** Wall time per file (p50 pass / files). */
+  native_us: number | null;
+  ts_us: number;
+  /** CPU time of this process per file (mean): what the file costs whatever else runs. */
+  native_cpu_us: number | null;
+  ts_cpu_us: number;
+}
 
 /** Times `iterations` passes of each implementation over `specs`, reading the files `mask` wants. */
-function timeReads(specs: CgroupFileSpec[], groups: number, mask: number, iterations: number): Timed {
+function timeReads(
+  specs: CgroupFileSpec[],
+  groups: number,
+  mask: number,
+  iterations: number,
+): Record<string, ImplTiming> {
   const out = new BigUint64Array(groups * FIELD_COUNT);
-  const res: Timed = {};
+  const res: Record<string, ImplTiming> = {};
   for (const impl of implementations('cgroupStats')) {
     const r = impl.createCgroupReader();
     r.setFiles(specs);
     for (let i = 0; i < 3; i++) r.read(out, mask); // open fds, warm caches and JIT
     const samples: number[] = [];
+    const cpu0 = process.cpuUsage();
     for (let i = 0; i < iterations; i++) {
       const t0 = process.hrtime.bigint();
       r.read(out, mask);
       samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
+    const cpu = process.cpuUsage(cpu0);
     r.close();
-    res[impl.name] = { median: percentile(samples, 50), p99: percentile(samples, 99) };
+    res[impl.name] = {
+      p50_ms: percentile(samples, 50),
+      p99_ms: percentile(samples, 99),
+      cpu_ms: Math.round(((cpu.user + cpu.system) / iterations) * 1000) / 1e6,
+    };
   }
   return res;
 }
 
-/** Full passes (every file) and periodic passes (usage files only) over the cgroups `names`. */
-function timePasses(layout: CgroupLayout, names: string[], iterations: number): Omit<PassResult, 'containers'> {
-  const specs = names.flatMap((n, g) => layout.files(n, g));
-  const all = timeReads(specs, names.length, NEED_ALL, iterations);
-  const pass = timeReads(specs, names.length, NEED.usage, iterations);
-  return {
-    files: specs.length,
-    native_median_ms: all['native']?.median ?? null,
-    native_p99_ms: all['native']?.p99 ?? null,
-    ts_median_ms: all['ts']!.median,
-    ts_p99_ms: all['ts']!.p99,
-    pass_files: specs.filter((s) => wanted(s, NEED.usage)).length,
-    pass_native_median_ms: pass['native']?.median ?? null,
-    pass_native_p99_ms: pass['native']?.p99 ?? null,
-    pass_ts_median_ms: pass['ts']!.median,
-    pass_ts_p99_ms: pass['ts']!.p99,
-  };
+/** The passes the provider runs (provider.ts readAll): periodic, with limits, while scraped; and every file. */
+const PASSES: ReadonlyArray<readonly [string, number]> = [
+  ['periodic', NEED.usage | NEED.psi],
+  ['periodic + limits (every 6th)', NEED.usage | NEED.psi | NEED.limits],
+  ['while /metrics/cadvisor is scraped', NEED.usage | NEED.psi | NEED.cadvisor],
+  ['every file', NEED_ALL],
+];
+
+function passRows(specs: CgroupFileSpec[], groups: number, iterations: number): PassRow[] {
+  return PASSES.map(([pass, mask]) => {
+    const t = timeReads(specs, groups, mask, iterations);
+    const native = t['native'] ?? null;
+    return {
+      pass,
+      mask,
+      files: specs.filter((s) => wanted(s, mask)).length,
+      native,
+      ts: t['ts']!,
+      ts_over_native: native ? Math.round((t['ts']!.p50_ms / native.p50_ms) * 100) / 100 : null,
+    };
+  });
 }
 
-function recordedTree(quick: boolean): Array<PassResult & { layout: 'v1' | 'v2' }> {
-  const out: Array<PassResult & { layout: 'v1' | 'v2' }> = [];
-  const dir = mkdtempSync(join(tmpdir(), 'kts-stats-bench-'));
+/** Per file: one pass over that file of every cgroup, divided by the cgroups. */
+function fileRows(specs: CgroupFileSpec[], groups: number, iterations: number): FileRow[] {
+  const names = [...new Set(specs.map((s) => basename(s.path)))];
+  return names.map((file) => {
+    const mine = specs.filter((s) => basename(s.path) === file);
+    const t = timeReads(mine, groups, NEED_ALL, iterations);
+    const us = (v: number | undefined) => (v === undefined ? null : Math.round((v / mine.length) * 1e6) / 1e3);
+    return {
+      file,
+      cgroups: mine.length,
+      native_us: us(t['native']?.p50_ms),
+      ts_us: us(t['ts']!.p50_ms)!,
+      native_cpu_us: us(t['native']?.cpu_ms),
+      ts_cpu_us: us(t['ts']!.cpu_ms)!,
+    };
+  });
+}
+
+const V2_REASON =
+  'the unified hierarchy here has only these controllers: %s; memory, cpu, io and pids are bound to ' +
+  'v1 hierarchies (a controller lives in one hierarchy), so a v2 cgroup here has no memory.* files ' +
+  'and the agent reads v1 (moving the controllers would take them from every other cgroup on the host)';
+
+/** (a): the tree, the passes and the per-file costs, native vs TS. */
+async function realCgroups(quick: boolean): Promise<object> {
+  const mounts = detectCgroupMounts();
+  const layout = createCgroupLayout(mounts);
+  let v2Controllers = '';
   try {
-    for (const mode of ['v2', 'v1'] as const) {
-      for (const containers of [100, 500, 2000]) {
-        const root = join(dir, `${mode}-${containers}`);
-        const tree = makeCgroupTree(root, { mode, pods: containers / 2, containersPerPod: 2 });
-        const names = [
-          '/',
-          ...tree.pods.flatMap((p) => [
-            `/kubepods/besteffort/pod${p.uid}`,
-            ...p.containers.map((c) => `/kubepods/besteffort/pod${p.uid}/${c.id}`),
-          ]),
-        ];
-        out.push({ layout: mode, containers, ...timePasses(createCgroupLayout(tree.mounts), names, quick ? 15 : 100) });
-      }
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    v2Controllers = execFileSync('cat', [join(mounts.unified ?? '/nonexistent', 'cgroup.controllers')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    // no unified mount
   }
-  return out;
+  const v2 =
+    layout.mode === 'v2'
+      ? { measured: true }
+      : { measured: false, controllers: v2Controllers, reason: V2_REASON.replace('%s', v2Controllers || '(none)') };
+  const t0 = Date.now();
+  const tree: RealCgroupTree = await makeRealCgroupTree(mounts, { pods: PODS, containersPerPod: CONTAINERS_PER_POD });
+  const built = Date.now();
+  try {
+    // The agent's pass: the node ('/'), the kubepods system container, every pod and container.
+    const names = ['/', `${tree.root}/kubepods`, ...tree.pods.flatMap((p) => [p.cgroup, ...p.containers])];
+    const specs = names.flatMap((n, g) => layout.files(n, g));
+    const passes = passRows(specs, names.length, quick ? 40 : 100);
+    const perFile = fileRows(specs, names.length, quick ? 20 : 40);
+    const measured = Date.now();
+    tree.remove();
+    console.log(
+      `(stats a) tree built in ${((built - t0) / 1000).toFixed(1)} s, measured in ${((measured - built) / 1000).toFixed(1)} s, removed in ${((Date.now() - measured) / 1000).toFixed(1)} s`,
+    );
+    return {
+      layout: layout.mode,
+      hierarchies: tree.hierarchies,
+      v2,
+      pods: PODS,
+      containers: PODS * CONTAINERS_PER_POD,
+      cgroups: names.length,
+      processes: tree.processes,
+      passes,
+      per_file: perFile,
+    };
+  } finally {
+    tree.remove();
+  }
 }
 
 function benchPod(ns: string, name: string, script: string, memoryLimit?: string): Pod {
@@ -157,25 +232,6 @@ async function withPods<T>(endpoint: string, ns: string, pods: Pod[], fn: () => 
   }
 }
 
-/** (b): every pod and container cgroup of our bench pods, read as a stats pass would. */
-async function realContainers(endpoint: string, quick: boolean): Promise<PassResult> {
-  const ns = `stats-bench-${Date.now().toString(36)}`;
-  const n = quick ? 10 : 30;
-  const pods = Array.from({ length: n }, (_, i) => benchPod(ns, `p${i}`, 'sleep 3600'));
-  return withPods(endpoint, ns, pods, async () => {
-    const layout = createCgroupLayout(detectCgroupMounts());
-    const names = ['/'];
-    for (const [uid, cg] of layout.podCgroups('/')) {
-      if (!uid.startsWith(ns)) continue;
-      names.push(cg);
-      for (const e of readdirSync(join(layout.memoryRoot!, cg), { withFileTypes: true }))
-        if (e.isDirectory()) names.push(`${cg}/${e.name}`);
-    }
-    const containers = names.length - 1 - n;
-    return { containers, ...timePasses(layout, names, quick ? 20 : 100) };
-  });
-}
-
 interface OomLatency {
   impl: string;
   kills: number;
@@ -184,7 +240,7 @@ interface OomLatency {
   max_ms: number;
 }
 
-/** (c): a 20Mi container whose shell restarts `tail /dev/zero` after every kill. */
+/** (b): a 20Mi container whose shell restarts `tail /dev/zero` after every kill. */
 async function oomLatency(endpoint: string, kills: number): Promise<OomLatency[]> {
   const out: OomLatency[] = [];
   for (const impl of implementations('kmsg')) {
@@ -244,7 +300,7 @@ function startContainerd(): { endpoint?: string; reason?: string } {
 const fmt = (v: number | null | undefined) =>
   v === null || v === undefined || Number.isNaN(v) ? '   n/a' : v.toFixed(3).padStart(8);
 
-export async function main(opts: { quick: boolean }): Promise<void> {
+export async function main(opts: { quick: boolean; noOom?: boolean }): Promise<void> {
   // The CRI channels do not hold the event loop: keep it alive while we await the runtime.
   const keepAlive = setInterval(() => undefined, 1000);
   try {
@@ -254,65 +310,69 @@ export async function main(opts: { quick: boolean }): Promise<void> {
   }
 }
 
-async function run(opts: { quick: boolean }): Promise<void> {
-  const recorded = recordedTree(opts.quick);
-  console.log('\n(stats a) one stats pass (batch read + parse of every cgroup file), recorded tree (ms)');
-  console.log('layout  containers   files   native p50   native p99       ts p50       ts p99   ts/native');
-  for (const r of recorded) {
-    const ratio = r.native_median_ms ? (r.ts_median_ms / r.native_median_ms).toFixed(1) + 'x' : 'n/a';
-    console.log(
-      `${r.layout.padEnd(6)}  ${String(r.containers).padStart(10)}   ${String(r.files).padStart(5)}     ${fmt(r.native_median_ms)}     ${fmt(r.native_p99_ms)}     ${fmt(r.ts_median_ms)}     ${fmt(r.ts_p99_ms)}   ${ratio.padStart(9)}`,
-    );
-  }
+function printReal(real: { passes: PassRow[]; per_file: FileRow[]; cgroups: number; processes: number }): void {
   console.log(
-    '(stats a2) the same, periodic pass: usage files only (limits carried over, io while /metrics/cadvisor is scraped)',
+    `\n(stats a) one stats pass over real cgroups: ${PODS} pods, ${PODS * CONTAINERS_PER_POD} containers ` +
+      `(${real.cgroups} cgroups, ${real.processes} with a process), native vs TS (ms)`,
   );
-  for (const r of recorded) {
-    const ratio = r.pass_native_median_ms ? (r.pass_ts_median_ms / r.pass_native_median_ms).toFixed(1) + 'x' : 'n/a';
+  console.log(
+    'pass                                   files   native p50   p99    cpu |     ts p50   p99    cpu | ts/native',
+  );
+  for (const r of real.passes) {
+    const n = r.native;
     console.log(
-      `${r.layout.padEnd(6)}  ${String(r.containers).padStart(10)}   ${String(r.pass_files).padStart(5)}     ${fmt(r.pass_native_median_ms)}     ${fmt(r.pass_native_p99_ms)}     ${fmt(r.pass_ts_median_ms)}     ${fmt(r.pass_ts_p99_ms)}   ${ratio.padStart(9)}`,
+      `${r.pass.padEnd(36)} ${String(r.files).padStart(6)}   ${fmt(n?.p50_ms)} ${fmt(n?.p99_ms)} ${fmt(n?.cpu_ms)} | ${fmt(r.ts.p50_ms)} ${fmt(r.ts.p99_ms)} ${fmt(r.ts.cpu_ms)} | ${r.ts_over_native ?? 'n/a'}x`,
     );
   }
-  let real: PassResult | null = null;
+  console.log('(stats a, per file) µs per file read + parse: p50 wall of a pass over that file of every cgroup / CPU');
+  for (const f of real.per_file)
+    console.log(
+      `  ${f.file.padEnd(34)} native ${fmt(f.native_us)} / ${fmt(f.native_cpu_us)}   ts ${fmt(f.ts_us)} / ${fmt(f.ts_cpu_us)}`,
+    );
+}
+
+async function run(opts: { quick: boolean; noOom?: boolean }): Promise<void> {
+  const runInfo = startRun(
+    `node dist/bench/stats-bench.js${opts.quick ? ' --quick' : ''}${opts.noOom ? ' --no-oom' : ''}`,
+  );
+  let real: Awaited<ReturnType<typeof realCgroups>> | null = null;
+  let realReason: string | undefined;
+  if (process.getuid?.() === 0) real = await realCgroups(opts.quick);
+  else realReason = 'needs root to make cgroups';
+  if (real) printReal(real as Parameters<typeof printReal>[0]);
   let oom: OomLatency[] | null = null;
   let reason: string | undefined;
-  const ctr = process.getuid?.() === 0 ? startContainerd() : { reason: 'needs root to run containerd' };
+  const ctr = opts.noOom
+    ? { reason: '--no-oom' }
+    : process.getuid?.() === 0
+      ? startContainerd()
+      : { reason: 'needs root to run containerd' };
   if (!ctr.endpoint) {
     reason = ctr.reason;
   } else {
     try {
-      real = await realContainers(ctr.endpoint, opts.quick);
       oom = await oomLatency(ctr.endpoint, opts.quick ? 20 : 40);
     } catch (err) {
-      reason = `real-container runs failed: ${String(err)}`;
+      reason = `OOM runs failed: ${String(err)}`;
     } finally {
       spawnSync('bash', [join(REPO, 'scripts/containerd.sh'), 'stop', '--state-dir', STATE], { stdio: 'ignore' });
     }
   }
-  if (real)
-    console.log(
-      `(stats b) pass over ${real.containers} real containers + pods (${real.files} files, this host's layout): native p50 ${fmt(real.native_median_ms)} p99 ${fmt(real.native_p99_ms)} | ts p50 ${fmt(real.ts_median_ms)} p99 ${fmt(real.ts_p99_ms)}`,
-    );
   for (const o of oom ?? [])
     console.log(
-      `(stats c) OOM kill → event (${o.impl}), ${o.kills} real kills: p50 ${fmt(o.p50_ms)} p99 ${fmt(o.p99_ms)} max ${fmt(o.max_ms)} ms`,
+      `(stats b) OOM kill → event (${o.impl}), ${o.kills} real kills: p50 ${fmt(o.p50_ms)} p99 ${fmt(o.p99_ms)} max ${fmt(o.max_ms)} ms`,
     );
-  if (reason) console.log(`(stats b, c) skipped: ${reason}`);
-  const outDir = join(REPO, 'bench', 'results');
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(
-    join(outDir, 'stats.json'),
-    JSON.stringify(
-      { pass_recorded: recorded, pass_real: real, oom_kill_to_event: oom, ...(reason ? { reason } : {}) },
-      null,
-      2,
-    ) + '\n',
-  );
-  console.log('wrote bench/results/stats.json');
+  if (reason) console.log(`(stats b) skipped: ${reason}`);
+  const path = writeResult('stats.json', runInfo.finish(), {
+    real_cgroupfs: real ?? { skipped: realReason },
+    oom_kill_to_event: oom,
+    ...(reason ? { oom_reason: reason } : {}),
+  });
+  console.log(`wrote ${path}`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
-  main({ quick: process.argv.includes('--quick') }).then(
+  main({ quick: process.argv.includes('--quick'), noOom: process.argv.includes('--no-oom') }).then(
     () => process.exit(0),
     (err) => {
       console.error(err);

@@ -34,19 +34,19 @@ type FileRow = readonly [file: string, kind: FileKind, slot: number, need?: numb
 const V1: Record<string, readonly FileRow[]> = {
   cpuacct: [
     ['cpuacct.usage', K.single, F.cpuUsageNs],
-    ['cpuacct.usage_user', K.single, F.cpuUserNs],
-    ['cpuacct.usage_sys', K.single, F.cpuSystemNs],
+    ['cpuacct.usage_user', K.single, F.cpuUserNs, NEED.cadvisor],
+    ['cpuacct.usage_sys', K.single, F.cpuSystemNs, NEED.cadvisor],
   ],
-  cpu: [['cpu.stat', K.cpuStatV1, 0]],
+  cpu: [['cpu.stat', K.cpuStatV1, 0, NEED.throttling]],
   memory: [
     ['memory.usage_in_bytes', K.single, F.memUsage],
     ['memory.limit_in_bytes', K.limitV1, F.memLimit, NEED.limits],
     ['memory.stat', K.memStatV1, 0],
-    ['memory.failcnt', K.single, F.memFailcnt],
+    ['memory.failcnt', K.single, F.memFailcnt, NEED.cadvisor],
     ['memory.oom_control', K.oomControlV1, 0],
   ],
   pids: [['pids.current', K.single, F.pids]],
-  blkio: [['blkio.throttle.io_service_bytes', K.blkioV1, 0, NEED.io]],
+  blkio: [['blkio.throttle.io_service_bytes', K.blkioV1, 0, NEED.cadvisor]],
 };
 const V2: readonly FileRow[] = [
   ['cpu.stat', K.cpuStatV2, 0],
@@ -55,7 +55,7 @@ const V2: readonly FileRow[] = [
   ['memory.stat', K.memStatV2, 0],
   ['memory.events', K.memEventsV2, 0],
   ['pids.current', K.single, F.pids],
-  ['io.stat', K.ioStatV2, 0, NEED.io],
+  ['io.stat', K.ioStatV2, 0, NEED.cadvisor],
 ];
 const PSI: readonly FileRow[] = [
   ['cpu.pressure', K.psi, F.psiCpuSome, NEED.psi],

@@ -116,7 +116,10 @@ export class CgroupStatsProvider implements StatsProvider {
     this.deps.reader.close();
   }
 
-  /** `io`: the caller shows io counters (/metrics/cadvisor): passes read io.stat from now on, for a while. */
+  /**
+   * `io`: the caller is /metrics/cadvisor: passes read its own files (io, and on v1 cpu user/system
+   * and failcnt: NEED.cadvisor) from now on, for a while.
+   */
   async latest(want: { io?: boolean } = {}): Promise<StatsSnapshot> {
     if (want.io) this.ioWantedUntil = Date.now() + IO_WANTED_MS;
     if (this.last && (!want.io || this.lastHadIo)) return this.last;
@@ -237,7 +240,8 @@ export class CgroupStatsProvider implements StatsProvider {
   /**
    * The one batch read of the pass; the file set is replaced only when the cgroups changed.
    * Usage files every pass; limits on a new file set and every LIMITS_EVERY_PASSES (carried
-   * over in between: same file set, same rows); io only while a consumer wants it.
+   * over in between: same file set, same rows); /metrics/cadvisor's own files (io, v1 cpu
+   * user/system, failcnt) only while it is scraped.
    */
   private readAll(names: ReadonlyArray<string | { name: string; byController?: ReadonlyMap<string, string> }>): void {
     const key = names
@@ -257,7 +261,7 @@ export class CgroupStatsProvider implements StatsProvider {
     if (limits) this.passesSinceLimits = 0;
     const io = Date.now() < this.ioWantedUntil;
     const kept = limits ? undefined : this.column(F.memLimit);
-    this.deps.reader.read(this.out, NEED.usage | NEED.psi | (limits ? NEED.limits : 0) | (io ? NEED.io : 0));
+    this.deps.reader.read(this.out, NEED.usage | NEED.psi | (limits ? NEED.limits : 0) | (io ? NEED.cadvisor : 0));
     if (kept)
       kept.forEach((v, g) => {
         this.out[g * FIELD_COUNT + F.memLimit] = v;

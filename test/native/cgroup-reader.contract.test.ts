@@ -12,6 +12,7 @@ import { createCgroupLayout } from '../../src/stats/cgroup-layout.js';
 import { F, FIELD_COUNT, K, MISSING, NEED, field, type CgroupFileSpec } from '../../src/stats/cgroup-fields.js';
 import { makeCgroupTree, treeNumbers } from '../../bench/fixtures/cgroup-tree.js';
 import { testTempDir } from '../support/temp-dir.js';
+import * as real from './cgroup-real-files.js';
 
 const impls = implementations('cgroupStats');
 let dir: string;
@@ -74,12 +75,18 @@ for (const impl of impls) {
         const usageFiles = r.read(part, NEED.usage);
         assert.ok(usageFiles < allFiles, `${usageFiles} < ${allFiles}`);
         assert.equal(usageFiles, specs.filter((s) => s.need === NEED.usage).length);
+        const periodic = specs.filter((s) => s.group === 0 && s.need === NEED.usage).map((s) => s.path.split('/').pop());
+        // What the Summary API, eviction and the OOM watcher need every pass; the rest on request.
+        const expected = mode === 'v1'
+          ? ['cpuacct.usage', 'memory.usage_in_bytes', 'memory.stat', 'memory.oom_control', 'pids.current']
+          : ['cpu.stat', 'memory.current', 'memory.stat', 'memory.events', 'pids.current'];
+        assert.deepEqual(periodic.sort(), expected.sort());
         const g = 3; // odd group: limited
         assert.equal(field(part, g, F.memLimit), undefined, 'limits not read');
         assert.equal(field(part, g, F.ioRead), undefined, 'io not read');
         assert.equal(field(part, g, F.psiMemSome), undefined, 'psi not read');
         for (const f of [F.cpuUsageNs, F.memUsage, F.memInactiveFile, F.memRss, F.oomKill, F.pids]) assert.equal(part[g * FIELD_COUNT + f], all[g * FIELD_COUNT + f]);
-        r.read(part, NEED.usage | NEED.limits | NEED.io | NEED.psi);
+        r.read(part, NEED.usage | NEED.limits | NEED.cadvisor | NEED.psi | NEED.throttling);
         assert.deepEqual(part, all, 'every bit set reads what no mask reads');
         r.close();
       });
@@ -137,6 +144,40 @@ it('reads the real cgroup v1 files of this host (root cgroup), and both implemen
     return [...copy];
   });
   for (const row of rows.slice(1)) assert.deepEqual(row, rows[0]);
+});
+
+it('both implementations parse full-length real cgroupfs files (42-line v1 memory.stat, v2 memory.stat) to the same row', () => {
+  const d = mkdtempSync(join(dir, 'real-text'));
+  const files: Array<[string, number, string]> = [
+    ['v1-memory.stat', K.memStatV1, real.V1_MEMORY_STAT],
+    ['v2-memory.stat', K.memStatV2, real.V2_MEMORY_STAT],
+    ['v1-cpu.stat', K.cpuStatV1, real.V1_CPU_STAT],
+    ['v2-cpu.stat', K.cpuStatV2, real.V2_CPU_STAT],
+    ['v2-memory.events', K.memEventsV2, real.V2_MEMORY_EVENTS],
+    ['v1-memory.oom_control', K.oomControlV1, real.V1_OOM_CONTROL],
+  ];
+  const specs: CgroupFileSpec[] = files.map(([name, kind, text], group) => {
+    writeFileSync(join(d, name), text);
+    return { path: join(d, name), kind: kind as CgroupFileSpec['kind'], group, slot: 0 };
+  });
+  const tables = impls.map((impl) => {
+    const r = impl.createCgroupReader();
+    r.setFiles(specs);
+    const out = new BigUint64Array(specs.length * FIELD_COUNT);
+    assert.equal(r.read(out), specs.length, impl.name);
+    r.close();
+    return out;
+  });
+  for (const t of tables.slice(1)) assert.deepEqual([...t], [...tables[0]!]);
+  const out = tables[0]!;
+  for (const [g, expected] of [[0, real.V1_EXPECTED], [1, real.V2_EXPECTED]] as const) {
+    for (const [k, v] of Object.entries(expected)) assert.equal(field(out, g, F[k as keyof typeof F]), v, `${files[g]![0]} ${k}`);
+  }
+  assert.equal(field(out, 1, F.memUsage), undefined, 'memory.stat has no usage');
+  assert.deepEqual([field(out, 2, F.cpuPeriods), field(out, 2, F.cpuThrottled), field(out, 2, F.cpuThrottledNs)], [1207n, 31n, 4005123456n]);
+  assert.deepEqual([field(out, 3, F.cpuUsageNs), field(out, 3, F.cpuUserNs), field(out, 3, F.cpuThrottledNs)], [91827364000n, 61827364000n, 4005123000n]);
+  assert.deepEqual([field(out, 4, F.memFailcnt), field(out, 4, F.oom), field(out, 4, F.oomKill)], [17n, 3n, 2n]);
+  assert.equal(field(out, 5, F.oomKill), 2n);
 });
 
 /** Random file texts mixing valid lines, junk, huge numbers and odd spacing. */

@@ -120,6 +120,28 @@ describe('stats provider', () => {
     p.stop();
   });
 
+  it('v1: cpu user/system and failcnt (only /metrics/cadvisor shows them) are read once it asks; the Summary fields every pass', async () => {
+    const p = provider('v1');
+    const periodic = await p.collect();
+    const c = periodic.pods[0]!.containers[0]!;
+    assert.equal(c.cpuUserNs, undefined, 'cpuacct.usage_user not in a periodic pass');
+    assert.equal(c.cpuSystemNs, undefined, 'cpuacct.usage_sys not in a periodic pass');
+    assert.equal(c.memoryFailcnt, undefined, 'memory.failcnt not in a periodic pass');
+    const scraped = await p.latest({ io: true });
+    const s = scraped.pods[0]!.containers[0]!;
+    assert.equal(s.cpuUserNs, treeNumbers(2).userUsec * 1000n);
+    assert.equal(s.memoryFailcnt, 4n);
+    assert.ok(cadvisorMetrics(scraped, [], 8n << 30n).includes('container_cpu_user_seconds_total{'));
+    for (const snap of [periodic, scraped]) {
+      const x = snap.pods[0]!.containers[0]!;
+      assert.equal(x.cpu.usageCoreNanoSeconds, treeNumbers(2).usageUsec * 1000n);
+      assert.equal(x.memory.workingSetBytes, treeNumbers(2).memCurrent - treeNumbers(2).inactiveFile);
+      assert.equal(x.oomKills, treeNumbers(2).oomKill);
+      assert.equal(x.pids, treeNumbers(2).pids);
+    }
+    p.stop();
+  });
+
   it('usageNanoCores follows the counter delta over wall time', async () => {
     const root = mkdtempSync(join(dir, 'rate'));
     const tree = makeCgroupTree(root, { mode: 'v2', pods: 1, containersPerPod: 1 });
