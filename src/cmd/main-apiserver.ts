@@ -43,6 +43,7 @@ import {
 import { RuntimeClassCache, withRuntimeClassOverhead } from '../apimode/runtime-class-cache.js';
 import { ServiceCache } from '../apimode/service-cache.js';
 import { StorageObjects } from '../apimode/storage-objects.js';
+import { NodeInformer } from '../apimode/node-informer.js';
 import type { VolumeManager } from '../volume/index.js';
 
 export interface ApiModeInput {
@@ -202,6 +203,9 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
   let kubelet: Kubelet | undefined;
   let pressure: NodePressure | undefined;
   let volumes: ApiModeStart['volumes'];
+  // upstream starts its node informer in NewMainKubelet; the status loop reads the Node from it.
+  const nodeInformer = new NodeInformer(clients.main, config.nodeName);
+  nodeInformer.start();
   const nodeStatus = createNodeStatusManager({
     client: clients.main,
     heartbeat: clients.heartbeat,
@@ -237,6 +241,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     updateFrequencyMs: kc.nodeStatusUpdateFrequencyMs,
     reportFrequencyMs: kc.nodeStatusReportFrequencyMs,
     recorder: input.recorder,
+    cachedNode: () => nodeInformer.get(),
   });
   const lease = createLeaseController({
     heartbeat: clients.heartbeat,
@@ -323,6 +328,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
       stopped = true;
       rotation?.stop();
       nodeStatus.stop();
+      nodeInformer.stop();
       lease.stop();
       mirrorPods.stop();
       statusManager.stop();
