@@ -29,7 +29,7 @@ import {
 import { createApiserverSource, ApiserverSource } from '../podconfig/index.js';
 import { createApiStatusManager, createStatusManager } from '../status/index.js';
 import { isStaticPod } from '../api/pod.js';
-import { ObjectCache, podObjectRefs } from '../apimode/configmap-secret-cache.js';
+import { ObjectCache, podObjectRefs, withObjectRegistration } from '../apimode/configmap-secret-cache.js';
 import { createApiserverSink } from '../events/index.js';
 import { MirrorPods } from '../apimode/mirror-pods.js';
 import {
@@ -321,7 +321,8 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
             nodeName: config.nodeName,
             onMirrorPods: (pods) => mirrorPods.setMirrorPods(pods),
           });
-          podConfig.addSource(ApiserverSource, withRuntimeClassOverhead(source, runtimeClasses));
+          const registered = withObjectRegistration(source, objects);
+          podConfig.addSource(ApiserverSource, withRuntimeClassOverhead(registered, runtimeClasses));
         });
     },
     stop() {
