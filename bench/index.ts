@@ -8,7 +8,7 @@
  *   (f) container exit → event on containerd 1.6, 1.7 and 2.x, per trigger, beside each
  *       runtime's own first report (bench/pleg-runtimes.ts → bench/results/pleg-runtimes.json)
  * and the whole agent (bench/agent-bench.ts): manifest → Running, delete → gone, and RSS / CPU
- * with 100 static pods (full run only).
+ * with 100 static pods (full run only), and API traffic per node (bench/api-traffic.ts, full run only).
  * Prints a table and writes bench/results/pleg.json (fixed shape), pleg-ts-mode.json and agent.json.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -162,6 +162,11 @@ async function main(): Promise<void> {
       agent = await runAgentBench(ctr.endpoint, { quick }).catch((err: unknown) => ({
         reason: `agent bench failed: ${String(err)}`,
       }));
+      // API traffic per node (bench/results/api-traffic.json; ~4 min, full run only).
+      const traffic = quick ? undefined : await import('./api-traffic.js');
+      await traffic
+        ?.main(ctr.endpoint)
+        .catch((err: unknown) => console.log(`\n(api) API traffic bench failed: ${String(err)}`));
     } finally {
       stopContainerd();
     }

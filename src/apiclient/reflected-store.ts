@@ -2,7 +2,7 @@
  * A keyed store kept by one reflector (client-go's informer store, reduced): the list replaces
  * it, watch events add, change and delete entries. An object `admit` refuses never enters it
  * (and a refused update of a known object leaves the last good copy). The RuntimeClass and
- * Service caches of API server mode are each one of these.
+ * Service caches and the node informer of API server mode are each one of these.
  */
 import { runReflector } from './reflector.js';
 import type { ApiClient } from './types.js';
@@ -15,6 +15,8 @@ export interface ReflectedStoreOptions<T> {
   client: ApiClient;
   /** Collection path, e.g. /api/v1/services. */
   path: string;
+  /** fieldSelector / labelSelector of the list and the watch (e.g. one Node by name). */
+  query?: Record<string, string>;
   /** For logs. */
   what: string;
   /** The store key; objects without one are not stored. */
@@ -38,6 +40,7 @@ export class ReflectedStore<T extends Meta> {
     void runReflector<T>({
       client: this.o.client,
       path: this.o.path,
+      query: this.o.query,
       what: this.o.what,
       signal: this.abort.signal,
       onList: (items) => {

@@ -21,6 +21,8 @@ import type { ApiClient } from '../apiclient/types.js';
 import { runReflector } from '../apiclient/reflector.js';
 import { API_LIMITS } from '../apiclient/limits.js';
 import type { PodObjectSource } from '../kuberuntime/types.js';
+import type { PodSource, PodUpdate } from '../podconfig/types.js';
+import { isTerminalPhase } from '../api/pod.js';
 import { ApiError, errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 
@@ -87,6 +89,22 @@ export class ObjectCache implements PodObjectSource {
     clearInterval(this.timer);
     for (const e of this.entries.values()) e.abort?.abort();
     this.entries.clear();
+  }
+
+  /**
+   * upstream's RegisterPod (the watch-based managers, called when the pod manager adds a pod):
+   * the ConfigMaps and Secrets of each pod are looked up as soon as its source delivers it, so
+   * their watches start before the pod's first sync, which then finds them synced instead of
+   * failing its mount with "not synced yet" (an event, a status write and a retry per pod).
+   */
+  registerPods(pods: readonly Pod[]): void {
+    for (const pod of pods) {
+      if (isTerminalPhase(pod.status?.phase)) continue;
+      const ns = podNamespace(pod);
+      const refs = podObjectRefs(pod);
+      for (const name of refs.configMaps) this.lookup('configmaps', ns, name);
+      for (const name of refs.secrets) this.lookup('secrets', ns, name);
+    }
   }
 
   /** How many objects are watched individually (the rest are polled). */
@@ -218,6 +236,18 @@ export class ObjectCache implements PodObjectSource {
   forgetTokens(keepUids: ReadonlySet<string>): void {
     for (const [key] of this.tokens) if (!keepUids.has((JSON.parse(key) as string[])[2]!)) this.tokens.delete(key);
   }
+}
+
+/** `source` with every pod it delivers registered with `objects` first (ObjectCache.registerPods). */
+export function withObjectRegistration(source: PodSource, objects: Pick<ObjectCache, 'registerPods'>): PodSource {
+  return {
+    start: (push) =>
+      source.start((u: PodUpdate) => {
+        if (u.op !== 'REMOVE') objects.registerPods(u.pods);
+        push(u);
+      }),
+    stop: () => source.stop(),
+  };
 }
 
 /** The names of the configMaps and secrets a pod uses (volumes, projected sources, env, envFrom). */

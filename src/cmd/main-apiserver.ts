@@ -29,7 +29,7 @@ import {
 import { createApiserverSource, ApiserverSource } from '../podconfig/index.js';
 import { createApiStatusManager, createStatusManager } from '../status/index.js';
 import { isStaticPod } from '../api/pod.js';
-import { ObjectCache, podObjectRefs } from '../apimode/configmap-secret-cache.js';
+import { ObjectCache, podObjectRefs, withObjectRegistration } from '../apimode/configmap-secret-cache.js';
 import { createApiserverSink } from '../events/index.js';
 import { MirrorPods } from '../apimode/mirror-pods.js';
 import {
@@ -43,6 +43,7 @@ import {
 import { RuntimeClassCache, withRuntimeClassOverhead } from '../apimode/runtime-class-cache.js';
 import { ServiceCache } from '../apimode/service-cache.js';
 import { StorageObjects } from '../apimode/storage-objects.js';
+import { NodeInformer } from '../apimode/node-informer.js';
 import type { VolumeManager } from '../volume/index.js';
 
 export interface ApiModeInput {
@@ -202,6 +203,9 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
   let kubelet: Kubelet | undefined;
   let pressure: NodePressure | undefined;
   let volumes: ApiModeStart['volumes'];
+  // upstream starts its node informer in NewMainKubelet; the status loop reads the Node from it.
+  const nodeInformer = new NodeInformer(clients.main, config.nodeName);
+  nodeInformer.start();
   const nodeStatus = createNodeStatusManager({
     client: clients.main,
     heartbeat: clients.heartbeat,
@@ -237,6 +241,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     updateFrequencyMs: kc.nodeStatusUpdateFrequencyMs,
     reportFrequencyMs: kc.nodeStatusReportFrequencyMs,
     recorder: input.recorder,
+    cachedNode: () => nodeInformer.get(),
   });
   const lease = createLeaseController({
     heartbeat: clients.heartbeat,
@@ -316,13 +321,15 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
             nodeName: config.nodeName,
             onMirrorPods: (pods) => mirrorPods.setMirrorPods(pods),
           });
-          podConfig.addSource(ApiserverSource, withRuntimeClassOverhead(source, runtimeClasses));
+          const registered = withObjectRegistration(source, objects);
+          podConfig.addSource(ApiserverSource, withRuntimeClassOverhead(registered, runtimeClasses));
         });
     },
     stop() {
       stopped = true;
       rotation?.stop();
       nodeStatus.stop();
+      nodeInformer.stop();
       lease.stop();
       mirrorPods.stop();
       statusManager.stop();

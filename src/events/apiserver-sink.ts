@@ -2,7 +2,9 @@
  * The apiserver event sink (upstream record.EventBroadcaster + EventCorrelator, reduced): events
  * become core/v1 Events posted to the involved object's namespace. A repeat of the same event
  * (same object, type, reason and message) within the aggregation window is not a new object:
- * the existing Event's count and lastTimestamp are patched. Requests go through a token bucket
+ * the existing Event's count and lastTimestamp are patched. Before that, upstream's correlator
+ * (correlator.ts) folds many messages of one object and reason into one Event and drops an
+ * object's events past 25 (one more per 5 min). Requests go through a token bucket
  * of eventRecordQPS / eventBurst (50 / 100); writes queue in a bounded buffer and the oldest are
  * dropped when it is full, so a burst never blocks or grows the agent.
  */
@@ -12,6 +14,7 @@ import { errorMessage } from '../errors.js';
 import { log } from '../util/log.js';
 import { apiTime } from '../util/time.js';
 import type { EventSink, KubeEvent } from './types.js';
+import { EventCorrelator } from './correlator.js';
 
 export interface ApiserverSinkOptions {
   client: ApiClient;
@@ -38,12 +41,16 @@ export class ApiserverEventSink implements EventSink {
   private readonly seen = new Map<string, Seen>();
   private readonly bucket: TokenBucket;
   private draining = false;
+  private readonly correlator: EventCorrelator;
   /** Events dropped because the queue was full (for tests and logs). */
   dropped = 0;
+  /** Events the spam filter dropped (an object's events past the burst). */
+  filtered = 0;
   posted = 0;
 
   constructor(private readonly opts: ApiserverSinkOptions) {
     this.bucket = new TokenBucket(opts.qps ?? 50, opts.burst ?? 100);
+    this.correlator = new EventCorrelator({ component: 'kubelet', host: opts.nodeName });
   }
 
   write(event: KubeEvent): void {
@@ -60,9 +67,15 @@ export class ApiserverEventSink implements EventSink {
 
   private async drain(): Promise<void> {
     for (let ev = this.queue.shift(); ev; ev = this.queue.shift()) {
+      const correlated = this.correlator.correlate(ev);
+      if (!correlated) {
+        this.filtered++;
+        continue;
+      }
+      ev = { ...ev, message: correlated.message };
       await this.bucket.acquire();
       try {
-        await this.post(ev);
+        await this.post(ev, correlated.key);
         this.posted++;
       } catch (err) {
         log('events').debug(
@@ -73,10 +86,9 @@ export class ApiserverEventSink implements EventSink {
     }
   }
 
-  private async post(ev: KubeEvent): Promise<void> {
+  private async post(ev: KubeEvent, key: string): Promise<void> {
     const ref = ev.involvedObject;
     const namespace = ref.namespace ?? 'default';
-    const key = JSON.stringify([ref.kind, namespace, ref.name, ref.uid, ref.fieldPath, ev.type, ev.reason, ev.message]);
     const now = ev.timestamp.getTime();
     const ts = apiTime(now).toJSON();
     const window = this.opts.aggregateWindowMs ?? 600_000;

@@ -4,7 +4,7 @@
  * Registration POSTs the initial Node and retries with back-off (100 ms doubling to 7 s); an
  * existing Node (AlreadyExists) is adopted and its default labels reconciled. The loop runs every
  * nodeStatusUpdateFrequency with up to 10 % jitter through the heartbeat client: it reads the
- * Node, computes the status, and patches nodes/<name>/status only when the status changed or
+ * Node (the node informer's copy; a GET after a failure, as upstream), computes the status, and patches nodes/<name>/status only when the status changed or
  * nodeStatusReportFrequency has passed since the last report. While not Ready it looks again
  * every second so that the first Ready status goes out at once (upstream fastStatusUpdateOnce).
  * A Node deleted behind our back (404) is registered again.
@@ -40,6 +40,8 @@ class NodeStatusLoop implements NodeStatusManager {
   private images: ContainerImage[] = [];
   private imagesAt = 0;
   private attached: ReadonlySet<string> = new Set();
+  /** The next update GETs the Node rather than reading the informer's copy (after a failure). */
+  private readFromServer = false;
 
   constructor(private readonly deps: NodeStatusDeps) {
     this.clock = deps.clock ?? realClock;
@@ -177,15 +179,29 @@ class NodeStatusLoop implements NodeStatusManager {
     });
   }
 
+  /**
+   * The Node this update starts from: the informer's copy, as upstream's first try (in a large
+   * cluster the Node GETs every 10 s were most of the apiserver's load); the apiserver's own
+   * after a failed update or when the informer has none (not synced, deleted).
+   */
+  private async currentNode(): Promise<ApiNode> {
+    const cached = this.readFromServer ? undefined : this.deps.cachedNode?.();
+    this.readFromServer = true; // until this update succeeds
+    return cached ?? (await this.deps.heartbeat.request<ApiNode>({ method: 'GET', path: this.path }));
+  }
+
   async updateNodeStatus(): Promise<void> {
     const { heartbeat, node } = this.deps;
-    const current = await heartbeat.request<ApiNode>({ method: 'GET', path: this.path });
+    const current = await this.currentNode();
     this.saw(current);
     const status = nodeStatus(await this.input(current));
     const fingerprint = statusFingerprint(status);
     const due = this.clock.now() - this.lastReport >= this.deps.reportFrequencyMs;
     const ready = status.conditions?.find((c) => c.type === 'Ready');
-    if (fingerprint === this.lastFingerprint && !due) return;
+    if (fingerprint === this.lastFingerprint && !due) {
+      this.readFromServer = false;
+      return;
+    }
     this.saw(
       await heartbeat.request<ApiNode>({
         method: 'PATCH',
@@ -196,6 +212,7 @@ class NodeStatusLoop implements NodeStatusManager {
     );
     this.lastReport = this.clock.now();
     this.lastFingerprint = fingerprint;
+    this.readFromServer = false;
     if (ready && ready.status !== this.lastReady) {
       const reason = ready.status === 'True' ? 'NodeReady' : 'NodeNotReady';
       this.deps.recorder?.event(

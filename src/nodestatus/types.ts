@@ -58,6 +58,12 @@ export interface NodeStatusDeps {
    * status.volumesInUse; undefined (not synced yet, or no volume manager) leaves the Node's as is.
    */
   volumesInUse?: () => readonly string[] | undefined;
+  /**
+   * upstream nodeLister: the Node as the node informer (one watch of this Node) last saw it.
+   * Each status update reads it instead of GETting the Node; a retry after a failure, or an
+   * informer without the Node, GETs it (upstream tryUpdateNodeStatus). Absent: always a GET.
+   */
+  cachedNode?: () => ApiNode | undefined;
 }
 
 export interface NodeStatusManager {

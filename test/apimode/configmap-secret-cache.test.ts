@@ -7,7 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/api/types.js';
 import { createApiClients } from '../../src/apiclient/index.js';
-import { ObjectCache, podObjectRefs } from '../../src/apimode/configmap-secret-cache.js';
+import { ObjectCache, podObjectRefs, withObjectRegistration } from '../../src/apimode/configmap-secret-cache.js';
 import { startTestApiserver } from '../support/test-apiserver.js';
 import { waitFor } from '../support/kubelet-process.js';
 import { testTempDir } from '../support/temp-dir.js';
@@ -120,4 +120,44 @@ test('podObjectRefs finds volumes, projections, env and envFrom references', () 
   assert.deepEqual([...refs.configMaps].sort(), ['cm1', 'cm2', 'cm3']);
   assert.deepEqual([...refs.secrets].sort(), ['s1', 's2']);
   assert.equal(refs.tokens, true);
+});
+
+test('pods delivered by their source register their objects: one watch per object, however many pods', async () => {
+  const own = new ObjectCache({ client: clients.main });
+  try {
+    await api.call('POST', '/api/v1/namespaces/reg/configmaps', { metadata: { name: 'shared' }, data: { a: '1' } });
+    const pod = (i: number, phase?: string): Pod => ({
+      metadata: { name: `p${i}`, namespace: 'reg', uid: `reg-${i}` },
+      spec: {
+        containers: [
+          {
+            name: 'c',
+            image: 'busybox',
+            env: [{ name: 'S', valueFrom: { secretKeyRef: { name: 'shared-s', key: 'k' } } }],
+          },
+        ],
+        volumes: [{ name: 'v', configMap: { name: phase ? 'of-finished-pod' : 'shared' } }],
+      },
+      ...(phase ? { status: { phase } } : {}),
+    });
+    const pushed: string[] = [];
+    const source = withObjectRegistration(
+      {
+        start: (push) =>
+          push({
+            op: 'SET',
+            source: 'api',
+            pods: [...Array.from({ length: 50 }, (_, i) => pod(i)), pod(99, 'Succeeded')],
+          }),
+        stop: () => undefined,
+      },
+      own,
+    );
+    source.start((u) => pushed.push(u.op));
+    assert.deepEqual(pushed, ['SET']);
+    assert.equal(own.watching, 2, 'one ConfigMap and one Secret watch for 50 pods; none for a finished pod');
+    await waitFor('synced before any sync asks', 5000, () => own.configMap('reg', 'shared') ?? undefined, 20);
+  } finally {
+    own.stop();
+  }
 });

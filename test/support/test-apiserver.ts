@@ -15,6 +15,9 @@
  * server's port), and a created Service gets a cluster IP of 10.96.0.0/16 unless it is headless
  * or ExternalName. A fixture, not product.
  *
+ * Every request is counted by client (User-Agent), verb and resource, with open watches, watch
+ * restarts and relists (`traffic`, apiserver-traffic.ts; `call()` has its own User-Agent).
+ *
  * More handlers can be mounted in front of the built-in routes (`extraHandlers`, each returns
  * true when it answered), e.g. TokenReview / SubjectAccessReview from another suite.
  */
@@ -30,6 +33,7 @@ import { jsonMergePatch, strategicMergePatch } from './apiserver-patch.js';
 import { withEphemeralContainers } from './apiserver-ephemeral.js';
 import { makeTestCerts, writeKubeconfig, type TestCerts } from './test-certs.js';
 import { NodeProxy } from './apiserver-node-proxy.js';
+import { ApiTraffic, requestKind } from './apiserver-traffic.js';
 import { join } from 'node:path';
 
 interface ResourceDef {
@@ -116,6 +120,8 @@ export interface TestApiserver {
   extraHandlers: ExtraHandler[];
   /** Users of the requests, in order (for tests of who called). */
   users: RequestUser[];
+  /** Requests by client, verb and resource, and open watches (apiserver-traffic.ts). */
+  traffic: ApiTraffic;
   /** Writes a kubeconfig for this server into `dir` and returns its path. */
   kubeconfig(dir: string): string;
   /** A request as a client would make it (TLS + token); resolves with status and parsed body. */
@@ -651,6 +657,9 @@ class ApiHandler {
   }
 }
 
+/** The User-Agent of `call()`: the test's own requests, told apart from the agent's in `traffic`. */
+export const TEST_CALL_USER_AGENT = 'kts-test-apiserver-call';
+
 /** The first address of the service CIDR, which a real apiserver gives its own Service. */
 export const KUBERNETES_SERVICE_IP = '10.96.0.1';
 
@@ -760,6 +769,15 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
   const sockets = new Set<Socket>();
   const users: RequestUser[] = [];
   const nodeProxy = new NodeProxy(store, certs);
+  const traffic = new ApiTraffic();
+  /** Counts a request under its User-Agent; a watch stays open until its response closes. */
+  const countRequest = (req: IncomingMessage, res: ServerResponse | undefined, url: URL) => {
+    const method = req.method ?? 'GET';
+    const r = parsePath(url.pathname);
+    const route = r && { plural: r.def.plural, name: r.name, sub: r.sub };
+    const closed = traffic.count(req.headers['user-agent'] ?? '', requestKind(method, url, route));
+    if (closed) res?.on('close', closed);
+  };
   // Client certificates are asked for, not required: the kubelet's bootstrapped certificate is one.
   const server: Server = createServer(
     { cert: certs.cert, key: certs.key, ca: certs.ca, requestCert: true, rejectUnauthorized: false },
@@ -774,6 +792,7 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
           contentType: req.headers['content-type'],
           at: Date.now(),
         });
+        countRequest(req, res, url);
         try {
           for (const h of extraHandlers) if (h(req, res, rawBody)) return;
           const user = authenticate(req, token, opts.bootstrapTokens ?? []);
@@ -800,6 +819,7 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
       contentType: req.headers['content-type'],
       at: Date.now(),
     });
+    countRequest(req, undefined, url);
     const user = authenticate(req, token, opts.bootstrapTokens ?? []);
     if (!user || user.groups.includes('system:bootstrappers') || !nodeProxy.matches(url.pathname)) {
       socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
@@ -828,11 +848,13 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
     requests,
     extraHandlers,
     users,
+    traffic,
     call: (method, path, body, contentType) =>
       new Promise((resolve, reject) => {
         const text = body === undefined ? undefined : JSON.stringify(body);
         const headers = {
           authorization: `Bearer ${token}`,
+          'user-agent': TEST_CALL_USER_AGENT,
           'content-type': contentType ?? 'application/json',
           'content-length': String(text === undefined ? 0 : Buffer.byteLength(text)),
         };
