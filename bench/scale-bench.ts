@@ -14,7 +14,7 @@
  *
  *   node dist/bench/scale-bench.js --endpoint unix:///…/containerd.sock [--window S]
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -135,6 +135,8 @@ export interface LevelResult {
   rss_mib_median: number;
   rss_anon_mib_median: number;
   cpu_cores_mean: number;
+  /** With `--gc` only (the agent runs with its inspector open): its GC pauses in the window. */
+  gc_pauses?: GcPauses;
 }
 
 const METRICS = {
@@ -163,12 +165,13 @@ const load1 = () => round(loadavg()[0]!);
 async function measureLevel(
   k: KubeletProcess,
   level: { pods: number; startMs: number | null; endpoint: string },
-  opts: { windowS: number; cpuProf?: string },
+  opts: { windowS: number; cpuProf?: string; cdp?: Cdp },
 ) {
   const { pods, startMs } = level;
-  const { windowS, cpuProf: prof } = opts;
+  const { windowS, cpuProf: prof, cdp } = opts;
   await sleep(SETTLE_MS); // the start's follow-up syncs and first stats passes
-  const profile = prof ? await profiler(k) : undefined;
+  const profile = prof && cdp ? await profiler(cdp) : undefined;
+  const gc = cdp ? await gcPauses(cdp) : undefined;
   const loadStart = load1();
   const before = await scrape(k);
   const first = procSample(k.pid);
@@ -183,6 +186,7 @@ async function measureLevel(
   const cpu = (procSample(k.pid).cpuTicks - first.cpuTicks) / CLK_TCK / windowS;
   const after = await scrape(k);
   await profile?.stop(prof!);
+  const gcRow = await gc?.stop();
   const runtimeList = await runtimeListFloor(level.endpoint);
   const delta = (key: MetricKey) => (after[key] ? histoDelta(before[key], after[key]) : undefined);
   const relist = delta('relist');
@@ -201,6 +205,7 @@ async function measureLevel(
     rss_mib_median: mib(percentile(rss, 50)),
     rss_anon_mib_median: mib(percentile(anon, 50)),
     cpu_cores_mean: round(cpu, 4),
+    ...(gcRow ? { gc_pauses: gcRow } : {}),
   };
   return row;
 }
@@ -224,12 +229,14 @@ async function runtimeListFloor(endpoint: string): Promise<LevelResult['runtime_
   return { samples: times.length, p50_ms: round(percentile(times, 50)), p99_ms: round(percentile(times, 99)) };
 }
 
+type Cdp = { call(method: string, params?: object): Promise<unknown>; close(): void };
+
 /**
- * A CPU profile of the agent over one window (`--cpu-prof FILE`, development only): the agent
- * runs with `--inspect=127.0.0.1:0` (NODE_OPTIONS) and the bench drives its Profiler over the
- * DevTools protocol. Needs a WebSocket (node --experimental-websocket on Node 20).
+ * The agent's inspector over the DevTools protocol (`--cpu-prof FILE`, `--gc`; development
+ * only): the agent runs with `--inspect=127.0.0.1:0` (NODE_OPTIONS). Needs a WebSocket (node
+ * --experimental-websocket on Node 20).
  */
-async function profiler(k: KubeletProcess): Promise<{ stop(file: string): Promise<void> }> {
+async function inspector(k: KubeletProcess): Promise<Cdp> {
   const url = await waitFor(
     'inspector URL in the agent log',
     10_000,
@@ -249,14 +256,47 @@ async function profiler(k: KubeletProcess): Promise<{ stop(file: string): Promis
       pending.set(++id, r);
       ws.send(JSON.stringify({ id, method, params }));
     });
-  await call('Profiler.enable');
-  await call('Profiler.setSamplingInterval', { interval: 1000 });
-  await call('Profiler.start');
+  return { call, close: () => ws.close() };
+}
+
+/** A CPU profile of the window, written to `file` by stop(). */
+async function profiler(cdp: Cdp): Promise<{ stop(file: string): Promise<void> }> {
+  await cdp.call('Profiler.enable');
+  await cdp.call('Profiler.setSamplingInterval', { interval: 1000 });
+  await cdp.call('Profiler.start');
   return {
     stop: async (file) => {
-      const res = (await call('Profiler.stop')) as { profile: unknown };
+      const res = (await cdp.call('Profiler.stop')) as { profile: unknown };
       writeFileSync(file, JSON.stringify(res.profile));
-      ws.close();
+    },
+  };
+}
+
+export interface GcPauses {
+  count: number;
+  total_ms: number;
+  max_ms: number;
+}
+
+/** The agent's GC pauses over the window (a PerformanceObserver for 'gc' entries, evaluated in the agent). */
+async function gcPauses(cdp: Cdp): Promise<{ stop(): Promise<GcPauses> }> {
+  const expression =
+    "globalThis.__ktsGc = []; globalThis.__ktsGcObs?.disconnect(); globalThis.__ktsGcObs = new PerformanceObserver((l) => { for (const e of l.getEntries()) globalThis.__ktsGc.push(e.duration); }); globalThis.__ktsGcObs.observe({ entryTypes: ['gc'] }); 0";
+  await cdp.call('Runtime.evaluate', { expression });
+  return {
+    stop: async () => {
+      const r = (await cdp.call('Runtime.evaluate', { expression: 'JSON.stringify(globalThis.__ktsGc)' })) as {
+        result: { value: string };
+      };
+      const d = JSON.parse(r.result.value) as number[];
+      return {
+        count: d.length,
+        total_ms: round(
+          d.reduce((a, x) => a + x, 0),
+          1,
+        ),
+        max_ms: round(Math.max(0, ...d), 1),
+      };
     },
   };
 }
@@ -313,25 +353,28 @@ function perPod(levels: LevelResult[]): ScaleResult['per_pod'] {
 
 export async function runScaleBench(
   endpoint: string,
-  opts: { windowS: number; cpuProf?: string },
+  opts: { windowS: number; cpuProf?: string; agentLog?: string; gc?: boolean },
 ): Promise<ScaleResult> {
   await cleanRuntime(endpoint);
   const dirs = makeKubeletDirs();
-  if (opts.cpuProf) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:0`;
+  const inspect = opts.cpuProf !== undefined || opts.gc === true;
+  if (inspect) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:0`;
   // info logging (the production default); maxPods raised as an operator would for 250 pods.
   const k = startKubelet({ ...dirs, endpoint, logLevel: 'info', extraConfig: [`maxPods: ${MAX_PODS}`] });
   const levels: LevelResult[] = [];
   let removeMs: number | undefined;
   try {
     await waitFor('agent healthy', 60_000, async () => ((await getPods(k)) ? true : undefined), 100);
+    const cdp = inspect ? await inspector(k) : undefined;
     let at = 0;
     for (const pods of LEVELS) {
       const startMs = pods === 0 ? null : await growTo(k, at, pods);
       at = pods;
       const cpuProf = pods === MAX_PODS ? opts.cpuProf : undefined;
-      levels.push(await measureLevel(k, { pods, startMs, endpoint }, { windowS: opts.windowS, cpuProf }));
+      levels.push(await measureLevel(k, { pods, startMs, endpoint }, { windowS: opts.windowS, cpuProf, cdp }));
       process.stderr.write(`scale: ${JSON.stringify(levels.at(-1))}\n`);
     }
+    cdp?.close();
     const t0 = performance.now();
     for (let i = 0; i < at; i++) rmSync(join(k.manifests, `${podName(i)}.json`), { force: true });
     await waitFor(
@@ -343,6 +386,7 @@ export async function runScaleBench(
     removeMs = Math.round(performance.now() - t0);
   } finally {
     await stopKubelet(k);
+    if (opts.agentLog) copyFileSync(k.logFile, opts.agentLog); // e.g. NODE_OPTIONS=--trace-gc lines
     rmSync(dirs.dir, { recursive: true, force: true });
     await cleanRuntime(endpoint);
   }
@@ -371,13 +415,18 @@ async function cli(argv: string[]): Promise<void> {
   const endpoint = arg('endpoint');
   if (!endpoint) {
     process.stderr.write(
-      'usage: node dist/bench/scale-bench.js --endpoint unix:///path/containerd.sock [--window S] [--cpu-prof FILE]\n',
+      'usage: node dist/bench/scale-bench.js --endpoint unix:///path/containerd.sock [--window S] [--cpu-prof FILE] [--gc] [--agent-log FILE]\n',
     );
     process.exit(2);
   }
   const run = startRun(`node dist/bench/scale-bench.js ${argv.join(' ')}`);
   const cpuProf = arg('cpu-prof');
-  const result = await runScaleBench(endpoint, { windowS: Number(arg('window') ?? 30), cpuProf });
+  const result = await runScaleBench(endpoint, {
+    windowS: Number(arg('window') ?? 30),
+    cpuProf,
+    agentLog: arg('agent-log'),
+    gc: argv.includes('--gc'),
+  });
   printScale(result);
   console.log(`wrote ${writeResult('scale.json', run.finish(), result)}`);
 }
