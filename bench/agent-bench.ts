@@ -65,7 +65,7 @@ export interface BurstResult {
 }
 
 /** hostNetwork keeps 100 pods cheap for containerd; the agent does the same work either way. */
-function manifest(name: string, sleepArg = '100000'): string {
+export function manifest(name: string, sleepArg = '100000'): string {
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -88,7 +88,7 @@ function manifest(name: string, sleepArg = '100000'): string {
 const phaseOf = async (k: KubeletProcess, name: string) =>
   (await getPods(k)).find((p) => p.metadata?.name?.startsWith(`${name}-`))?.status?.phase;
 
-function procSample(pid: number): { cpuTicks: number; rssKiB: number; anonKiB: number } {
+export function procSample(pid: number): { cpuTicks: number; rssKiB: number; anonKiB: number } {
   // /proc/<pid>/stat: fields after the ")" — utime and stime are the 12th and 13th of those.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -333,7 +333,7 @@ async function removeBurst(k: KubeletProcess, endpoint: string, pods: number): P
 }
 
 /** Every pod of the bench's namespace out of the runtime: each run starts from the same state. */
-async function cleanRuntime(endpoint: string): Promise<void> {
+export async function cleanRuntime(endpoint: string): Promise<void> {
   const { runtime, images } = connectRuntime(endpoint);
   try {
     await removeTestPods(runtime, { namespace: 'bench' });

@@ -20,6 +20,7 @@ import { exitToEvent, relistE2E } from './pleg-e2e.js';
 import { runAgentBench, type AgentBenchResult } from './agent-bench.js';
 import { printRuntimeRows, runRuntimeBench, writeRuntimeRows } from './pleg-runtimes.js';
 import { startRun, writeResult } from './results.js';
+import { printScale, runScaleBench } from './scale-bench.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = new Set(process.argv.slice(2));
@@ -115,6 +116,18 @@ function printBurst(a: AgentBenchResult | { reason: string }): void {
     console.log(`kill → restart visible at ${k.pods} pods, ${k.samples} samples: p50 ${k.p50_ms} / p99 ${k.p99_ms} ms`);
 }
 
+/** Issue 30's 250-pod part (bench/scale-bench.ts), full run only: about 5 minutes. */
+async function runScale(endpoint: string): Promise<void> {
+  const run = startRun('npm run bench (scale part: node dist/bench/scale-bench.js)');
+  try {
+    const r = await runScaleBench(endpoint, { windowS: 30 });
+    printScale(r);
+    console.log(`wrote ${writeResult('scale.json', run.finish(), r)}`);
+  } catch (err) {
+    console.log(`\n(scale) skipped: ${String(err)}`);
+  }
+}
+
 async function main(): Promise<void> {
   if (args.has('--e2e-child')) {
     // (d): the same e2e run in this process's mode; the parent reads our JSON.
@@ -167,6 +180,7 @@ async function main(): Promise<void> {
       await traffic
         ?.main(ctr.endpoint)
         .catch((err: unknown) => console.log(`\n(api) API traffic bench failed: ${String(err)}`));
+      if (!quick) await runScale(ctr.endpoint); // 0 / 100 / 250 pods (bench/results/scale.json)
     } finally {
       stopContainerd();
     }

@@ -174,7 +174,8 @@ export class AllocationManager implements ActuatedResources {
    * upstream handlePodResourcesResize: decide a pending resize of `pod` (the spec from the
    * source) and return the pod to run, with its allocated resources.
    */
-  handlePodResourcesResize(pod: Pod, otherPods: readonly Pod[], node: NodeInfo, fits: FitCheck): Pod {
+  /** `otherPods` is asked only when a resize is pending: a pod synced with none costs no walk over the node's pods. */
+  handlePodResourcesResize(pod: Pod, otherPods: () => readonly Pod[], node: NodeInfo, fits: FitCheck): Pod {
     const uid = podUID(pod);
     const { pod: allocatedPod, updated } = this.updatePodFromAllocation(pod);
     if (!updated) {
@@ -183,7 +184,7 @@ export class AllocationManager implements ActuatedResources {
     }
     const verdict = canResizePod(
       pod,
-      otherPods.map((p) => this.updatePodFromAllocation(p).pod),
+      otherPods().map((p) => this.updatePodFromAllocation(p).pod),
       node,
       fits,
     );

@@ -470,6 +470,15 @@ export class Kubelet implements PodSyncer, SyncHandler {
    */
   async handlePodCleanups(): Promise<void> {
     if (!this.allSourcesReady()) return; // sources not ready: adopting, not killing
+    const started = performance.now();
+    try {
+      await this.podCleanups();
+    } finally {
+      metrics.housekeepingDuration.observe((performance.now() - started) / 1000);
+    }
+  }
+
+  private async podCleanups(): Promise<void> {
     const desired = this.podManager.getPods();
     const desiredUids = new Set(desired.map(podUID));
     const workers = this.podWorkers.syncKnownPods(desired);
@@ -610,7 +619,8 @@ export class Kubelet implements PodSyncer, SyncHandler {
   private handlePodResourcesResize(pod: Pod): Pod {
     const alloc = this.deps.allocation;
     if (!alloc) return pod;
-    const others = this.activePods().filter((p) => podUID(p) !== podUID(pod));
+    // Only a pending resize needs the other pods: every sync walking them was O(pods²) a resync period.
+    const others = () => this.activePods().filter((p) => podUID(p) !== podUID(pod));
     return alloc.handlePodResourcesResize(pod, others, this.node, (p, o) => this.canAdmitPod(p, o));
   }
 

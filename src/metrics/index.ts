@@ -103,6 +103,20 @@ export const metrics = {
     help: 'Timestamp in seconds when PLEG was last seen active.',
     registers: [registry],
   }),
+  /** HandlePodCleanups, one housekeeping tick (upstream has no histogram of it; issue 30's 250-pod bench reads it). */
+  housekeepingDuration: new Histogram({
+    name: 'kubelet_ts_housekeeping_duration_seconds',
+    help: 'Duration in seconds of one housekeeping pass (HandlePodCleanups) of the sync loop.',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [registry],
+  }),
+  /** One stats pass of the stats provider (cAdvisor's housekeeping: every cgroup read once). */
+  statsPassDuration: new Histogram({
+    name: 'kubelet_ts_stats_pass_duration_seconds',
+    help: 'Duration in seconds of one stats pass over every pod and container cgroup.',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [registry],
+  }),
   plegExitToEvent: new Histogram({
     name: 'kubelet_ts_pleg_exit_to_event_seconds',
     help: 'Time from a container exit (runtime finishedAt) to its ContainerDied PLEG event.',

@@ -14,7 +14,12 @@ interface Waiter {
 class PodCache implements PodStatusCache {
   private readonly entries = new Map<string, CachedPodStatus>();
   private globalTime = 0;
-  private waiters: Waiter[] = [];
+  /**
+   * Waiters by pod UID: a set() looks at its own pod's waiters only. One list of all waiters made
+   * each of a relist's per-pod inspections scan every waiting worker, O(pods²) per relist while
+   * 250 pods start (issue 30); updateTime, once per relist, still looks at all of them.
+   */
+  private readonly waiters = new Map<string, Set<Waiter>>();
 
   get(uid: string): CachedPodStatus | undefined {
     return this.entries.get(uid);
@@ -25,11 +30,12 @@ class PodCache implements PodStatusCache {
     if (ready) return Promise.resolve(ready);
     return new Promise((resolve) => {
       const waiter: Waiter = { uid, minTime, resolve };
-      this.waiters.push(waiter);
+      const forPod = this.waiters.get(uid) ?? new Set<Waiter>();
+      this.waiters.set(uid, forPod.add(waiter));
       signal?.addEventListener(
         'abort',
         () => {
-          this.waiters = this.waiters.filter((w) => w !== waiter);
+          this.drop(waiter);
           resolve(this.entryOrEmpty(uid));
         },
         { once: true },
@@ -39,7 +45,8 @@ class PodCache implements PodStatusCache {
 
   set(uid: string, status: CachedPodStatus['status'], error: Error | undefined, observed: number): void {
     this.entries.set(uid, { status, error, modified: observed });
-    this.notify();
+    const forPod = this.waiters.get(uid);
+    if (forPod) this.notify(forPod);
   }
 
   delete(uid: string): void {
@@ -48,7 +55,7 @@ class PodCache implements PodStatusCache {
 
   updateTime(time: number): void {
     this.globalTime = Math.max(this.globalTime, time);
-    this.notify();
+    for (const forPod of [...this.waiters.values()]) this.notify(forPod);
   }
 
   private entryOrEmpty(uid: string): CachedPodStatus {
@@ -64,15 +71,20 @@ class PodCache implements PodStatusCache {
     return undefined;
   }
 
-  private notify(): void {
-    if (this.waiters.length === 0) return;
-    const still: Waiter[] = [];
-    for (const w of this.waiters) {
+  private drop(w: Waiter): void {
+    const forPod = this.waiters.get(w.uid);
+    forPod?.delete(w);
+    if (forPod?.size === 0) this.waiters.delete(w.uid);
+  }
+
+  /** Resolves the waiters of one pod whose minimum time has passed. */
+  private notify(forPod: Set<Waiter>): void {
+    for (const w of [...forPod]) {
       const v = this.ifNewer(w.uid, w.minTime);
-      if (v) w.resolve(v);
-      else still.push(w);
+      if (!v) continue;
+      this.drop(w);
+      w.resolve(v);
     }
-    this.waiters = still;
   }
 }
 

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
+import { metrics } from '../metrics/index.js';
 import { podDir, podLogsDirName } from '../util/pod-identity.js';
 import { log } from '../util/log.js';
 import { F, FIELD_COUNT, NEED, field } from './cgroup-fields.js';
@@ -130,7 +131,9 @@ export class CgroupStatsProvider implements StatsProvider {
 
   /** One pass; concurrent callers share it. */
   collect(): Promise<StatsSnapshot> {
+    const started = performance.now();
     this.running ??= this.pass().finally(() => {
+      metrics.statsPassDuration.observe((performance.now() - started) / 1000);
       this.running = undefined;
     });
     return this.running;

@@ -118,7 +118,7 @@ describe('handlePodResourcesResize (upstream TestHandlePodResourcesResize)', () 
       m.addPod(original);
       m.addPod(other);
       const resized = pod('p1', k.newResources);
-      const run = m.handlePodResourcesResize(resized, [other], node, fits);
+      const run = m.handlePodResourcesResize(resized, () => [other], node, fits);
       assert.equal((m.getAllocated('p1', 'c')?.requests as Record<string, string>).cpu, k.want.allocatedCPU);
       assert.equal((run.spec!.containers[0]!.resources!.requests as Record<string, string>).cpu, k.want.allocatedCPU);
       assert.deepEqual(strip(m.resizeConditions('p1')), k.want.conditions);
@@ -128,7 +128,7 @@ describe('handlePodResourcesResize (upstream TestHandlePodResourcesResize)', () 
     const m = new AllocationManager({ now: () => 0 });
     const file = { 'kubernetes.io/config.source': 'file' };
     m.addPod(pod('s', r('1', '1Gi'), file));
-    m.handlePodResourcesResize(pod('s', r('2', '1Gi'), file), [], node, fits);
+    m.handlePodResourcesResize(pod('s', r('2', '1Gi'), file), () => [], node, fits);
     assert.deepEqual(strip(m.resizeConditions('s')), [
       { type: 'PodResizePending', reason: 'Infeasible', message: 'In-place resize of static-pods is not supported' },
     ]);
@@ -155,11 +155,23 @@ describe('handlePodResourcesResize (upstream TestHandlePodResourcesResize)', () 
     assert.deepEqual(m.resizeConditions('p'), []);
   });
 
+  it('a sync with no resize pending never asks for the other pods (issue 30: O(pods) per sync)', () => {
+    const m = new AllocationManager({ rootDir: testTempDir('alloc-'), now: () => 0 });
+    const p = pod('p', r('1', '1Gi'));
+    m.addPod(p);
+    let asked = 0;
+    const others = () => (asked++, [pod('o', r('1', '1Gi'))]);
+    assert.equal(m.handlePodResourcesResize(p, others, node, fits), p);
+    assert.equal(asked, 0);
+    m.handlePodResourcesResize(pod('p', r('2', '1Gi')), others, node, fits);
+    assert.equal(asked, 1, 'a pending resize is checked against the other pods');
+  });
+
   it('the allocation checkpoint outlives the manager; a corrupt one is ignored', () => {
     const dir = testTempDir('alloc-');
     const m = new AllocationManager({ rootDir: dir, now: () => 0 });
     m.addPod(pod('p', r('1', '1Gi')));
-    m.handlePodResourcesResize(pod('p', r('2', '1Gi')), [], node, fits);
+    m.handlePodResourcesResize(pod('p', r('2', '1Gi')), () => [], node, fits);
     m.setActuated('p', 'c', r('2', '1Gi'));
     const again = new AllocationManager({ rootDir: dir, now: () => 0 });
     assert.equal((again.getAllocated('p', 'c')?.requests as Record<string, string>).cpu, '2');
