@@ -82,10 +82,13 @@ describe('createCsiPluginManager', () => {
       const r = await api.call('GET', '/apis/storage.k8s.io/v1/csinodes/n1');
       return (r.body as unknown as CsiNodeObject).spec.drivers?.length === 0 ? true : undefined;
     }, 'the driver to leave the CSINode');
-    const node = (await api.call('GET', '/api/v1/nodes/n1')).body as {
-      metadata: { annotations?: Record<string, string> };
-    };
-    assert.equal(node.metadata.annotations?.[NODE_ID_ANNOTATION], undefined);
+    // Uninstall edits the CSINode and the Node one after the other: wait for the second too.
+    await poll(async () => {
+      const node = (await api.call('GET', '/api/v1/nodes/n1')).body as {
+        metadata: { annotations?: Record<string, string> };
+      };
+      return node.metadata.annotations?.[NODE_ID_ANNOTATION] === undefined ? true : undefined;
+    }, 'the node ID annotation to go');
     await pm.stop();
   });
 
