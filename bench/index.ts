@@ -20,6 +20,7 @@ import { runDiffBench } from './pleg-diff.js';
 import { exitToEvent, relistE2E } from './pleg-e2e.js';
 import { runAgentBench, type AgentBenchResult } from './agent-bench.js';
 import { printRuntimeRows, runRuntimeBench, writeRuntimeRows } from './pleg-runtimes.js';
+import { startRun } from './results.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const args = new Set(process.argv.slice(2));
@@ -110,6 +111,11 @@ function printBurst(a: AgentBenchResult | { reason: string }): void {
   console.log(
     `${b.pods} pods at once: all Running ${b.all_running_ms} ms; each pod manifest → Running p50 ${b.pod_running_p50_ms} / p99 ${b.pod_running_p99_ms} ms`,
   );
+  const f = b.containerd_alone;
+  if (f)
+    console.log(
+      `  containerd alone, same pods, same run (bound ${f.bound}): all started ${f.all_started_ms} ms, p99 ${f.pod_started_p99_ms} ms; agent ÷ containerd: all ${b.ratio_all_running}×, p99 ${b.ratio_pod_p99}× (goal < 1.5×)`,
+    );
   const k = a.kill_to_restart_visible;
   if (k)
     console.log(`kill → restart visible at ${k.pods} pods, ${k.samples} samples: p50 ${k.p50_ms} / p99 ${k.p99_ms} ms`);
@@ -200,9 +206,10 @@ async function main(): Promise<void> {
     `\nwrote ${join('bench/results', 'pleg.json')}, pleg-ts-mode.json, pleg-conventional.json${agent ? ', agent.json' : ''}`,
   );
   if (process.getuid?.() === 0) {
+    const run = startRun(`npm run bench${quick ? ' -- --quick' : ''}`);
     const rows = await runRuntimeBench({ quick });
     printRuntimeRows(rows);
-    writeRuntimeRows(rows);
+    writeRuntimeRows(rows, run.finish());
     console.log('wrote bench/results/pleg-runtimes.json');
   }
   await (await import('./stats-bench.js')).main({ quick }); // stats pass, OOM kill → event (bench/results/stats.json)
