@@ -462,7 +462,7 @@ async function cleanRuntime(endpoint: string): Promise<void> {
 }
 
 /** CRI start bounds the containerd-alone floor tries (the agent's default is one of them). */
-const FLOOR_BOUNDS = [CRI_START_CONCURRENCY, 2 * CRI_START_CONCURRENCY];
+const FLOOR_BOUNDS = [CRI_START_CONCURRENCY / 2, CRI_START_CONCURRENCY];
 
 /**
  * containerd's own time for `pods` pods (bench/cri-burst.ts), at each of FLOOR_BOUNDS: the best
