@@ -4,6 +4,9 @@
  * CRI start scheduler. Per bound: the time until every pod's container started, each pod's
  * sync → started p50/p99, and the latency of each CRI call kind under that concurrency.
  *   node dist/bench/cri-burst.js <endpoint> [pods] [bounds, e.g. 0,1,2,4,8]   (0: no bound)
+ *
+ * The agent bench (bench/agent-bench.ts, runBurstBench) runs it beside the agent's own burst of
+ * the same pods, in the same run: containerd's own time is the floor the agent is compared with.
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +17,7 @@ import { createImageManager } from '../src/images/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
 import { createVolumeManager } from '../src/volume/index.js';
 import { removeTestPods } from '../test/support/containerd.js';
+import { log } from '../src/util/log.js';
 import { percentile } from './stats.js';
 
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
@@ -50,6 +54,7 @@ function timedRuntime(inner: RuntimeService, times: Map<string, number[]>): Runt
   });
 }
 
+/** The agent bench's burst pod (bench/agent-bench.ts manifest()): hostNetwork busybox, image never pulled. */
 function pod(ns: string, i: number): Pod {
   return {
     metadata: { name: `p${i}`, namespace: ns, uid: `${ns}-p${i}` },
@@ -61,7 +66,7 @@ function pod(ns: string, i: number): Pod {
         {
           name: 'c',
           image: IMAGE,
-          imagePullPolicy: 'IfNotPresent',
+          imagePullPolicy: 'Never',
           command: ['sh', '-c', 'trap "exit 0" TERM; sleep 100000 & wait'],
         },
       ],
@@ -113,9 +118,22 @@ async function burst(endpoint: string, pods: number, bound: number): Promise<Bur
   };
 }
 
-export async function runCriBurst(endpoint: string, pods: number, bounds: number[]): Promise<BurstRow[]> {
+/** One row per bound, in order. `quiet`: the runtime manager's info lines are not printed (run inside another bench). */
+export async function runCriBurst(
+  endpoint: string,
+  pods: number,
+  bounds: number[],
+  opts: { quiet?: boolean } = {},
+): Promise<BurstRow[]> {
   const rows: BurstRow[] = [];
-  for (const b of bounds) rows.push(await burst(endpoint, pods, b));
+  const root = log();
+  const level = root.level;
+  if (opts.quiet) root.level = 'warn';
+  try {
+    for (const b of bounds) rows.push(await burst(endpoint, pods, b));
+  } finally {
+    root.level = level;
+  }
   return rows;
 }
 

@@ -111,6 +111,11 @@ function printBurst(a: AgentBenchResult | { reason: string }): void {
   console.log(
     `${b.pods} pods at once: all Running ${b.all_running_ms} ms; each pod manifest → Running p50 ${b.pod_running_p50_ms} / p99 ${b.pod_running_p99_ms} ms`,
   );
+  const f = b.containerd_alone;
+  if (f)
+    console.log(
+      `  containerd alone, same pods, same run (bound ${f.bound}): all started ${f.all_started_ms} ms, p99 ${f.pod_started_p99_ms} ms; agent ÷ containerd: all ${b.ratio_all_running}×, p99 ${b.ratio_pod_p99}× (goal < 1.5×)`,
+    );
   const k = a.kill_to_restart_visible;
   if (k)
     console.log(`kill → restart visible at ${k.pods} pods, ${k.samples} samples: p50 ${k.p50_ms} / p99 ${k.p99_ms} ms`);
@@ -220,9 +225,10 @@ async function main(): Promise<void> {
     `\nwrote bench/results/pleg.json, pleg-ts-mode.json, pleg-conventional.json${agent ? ', agent.json' : ''}`,
   );
   if (process.getuid?.() === 0) {
+    const runtimesRun = startRun(`npm run bench${quick ? ' -- --quick' : ''}`);
     const rows = await runRuntimeBench({ quick });
     printRuntimeRows(rows);
-    writeRuntimeRows(rows);
+    writeRuntimeRows(rows, runtimesRun.finish());
     console.log('wrote bench/results/pleg-runtimes.json');
   }
   await (await import('./stats-bench.js')).main({ quick }); // stats pass, OOM kill → event (bench/results/stats.json)

@@ -3,11 +3,12 @@
  * floor. For every exit we record, on one wall clock (ms, sub-ms resolution):
  *
  *   finishedAt   the runtime's ContainerStatus.finishedAt (the shim saw the process exit)
- *   cgroup       our own inotify watch saw the container's cgroup.events say "populated 0"
+ *   cgroup       our own inotify watch (in the same worker) saw cgroup.events say "populated 0"
  *   criEvent     the PLEG's GetContainerEvents stream delivered CONTAINER_STOPPED_EVENT (1.7 / 2.x,
  *                modes with CRI events only)
- *   listed       a ListContainers poll (every POLL_MS, own connection) first showed it exited:
- *                the moment the runtime itself first reports the exit to a CRI client
+ *   listed       a ListContainers poll (every POLL_MS, own connection, in a worker thread:
+ *                bench/pleg-observer.ts) first showed it exited: the moment the runtime itself
+ *                first reports the exit to a CRI client
  *   pleg         the PLEG under test emitted ContainerDied
  *
  * and run the PLEG in four trigger modes: periodic relist only, + cgroup trigger, + CRI events,
@@ -19,10 +20,10 @@
  * writes bench/results/pleg-runtimes.json (one exit_to_event row per runtime and mode).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { Pod } from '../src/api/types.js';
 import { connectRuntime } from '../src/cri/index.js';
 import { createImageManager } from '../src/images/index.js';
@@ -38,6 +39,8 @@ import {
 import { hotPaths } from '../src/cmd/hot-paths.js';
 import { percentile } from './stats.js';
 import { cleanup } from './pleg-e2e.js';
+import type { ObserverInput, Observation } from './pleg-observer.js';
+import { startRun, writeResult, type RunInfo } from './results.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
@@ -124,7 +127,6 @@ async function runMode(
   mode: TriggerMode,
 ): Promise<{ timelines: Timeline[]; criEvents: string }> {
   const { runtime, images } = connectRuntime(endpoint);
-  const observer = connectRuntime(endpoint); // own connection: the poll must not queue behind the PLEG's calls
   const manager = createRuntimeManager({
     runtime,
     imageManager: createImageManager({ images }),
@@ -162,28 +164,15 @@ async function runMode(
   pleg.watch((e) => {
     if (e.type === 'ContainerDied') at(e.data).pleg ??= now();
   });
-  const cgroupWatch = root
-    ? new CgroupExitWatcher({
-        root,
-        createFsWatcher: hotPaths().inotify.createFsWatcher,
-        onExit: (_p, cid) => {
-          at(cid).cgroup ??= now();
-        },
-      })
-    : undefined;
-  let polling = true;
-  const poll = (async () => {
-    while (polling) {
-      const cs = await observer.runtime.listContainers().catch(() => []);
-      const seen = now();
-      for (const c of cs) {
-        if (c.labels['io.kubernetes.pod.namespace'] !== ns) continue;
-        if (c.state === 'CONTAINER_RUNNING') void cgroupWatch?.track(c.labels['io.kubernetes.pod.uid'] ?? '', c.id);
-        else if (c.state === 'CONTAINER_EXITED') at(c.id).listed ??= seen;
-      }
-      await sleep(POLL_MS);
-    }
-  })();
+  // The runtime's first report and our own cgroup watch come from a worker thread (pleg-observer.ts).
+  const observer = new Worker(new URL('./pleg-observer.js', import.meta.url), {
+    workerData: { endpoint, ns, root, pollMs: POLL_MS } satisfies ObserverInput,
+  });
+  observer.on('message', (o: Observation) => {
+    if (o.kind === 'listed') at(o.id).listed ??= o.at;
+    else at(o.id).cgroup ??= o.at;
+  });
+  const observerDone = new Promise<void>((resolve) => observer.once('exit', () => resolve()));
   // Absolute exit times, shuffled, each container's sleep computed just before its pod starts.
   const t0 = Date.now();
   const exitAt = Array.from({ length: exits }, (_, i) => t0 + EXITS_BEGIN_MS + (i * EXITS_SPREAD_MS) / exits).sort(
@@ -223,12 +212,11 @@ async function runMode(
       criEvents,
     };
   } finally {
-    polling = false;
-    await poll;
+    observer.postMessage('stop');
+    await observerDone;
     pleg.stop();
-    cgroupWatch?.close();
     await cleanup({ endpoint, ns }, runtime);
-    for (const c of [runtime, images, observer.runtime, observer.images]) c.close();
+    for (const c of [runtime, images]) c.close();
   }
 }
 
@@ -378,20 +366,20 @@ export async function runRuntimeBench(opts: { quick: boolean; runtimes?: string[
   return rows;
 }
 
-export function writeRuntimeRows(rows: RuntimeRow[]): void {
-  const outDir = join(REPO, 'bench', 'results');
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'pleg-runtimes.json'), JSON.stringify(rows, null, 2) + '\n');
+/** bench/results/pleg-runtimes.json: the run block, then one row per runtime. */
+export function writeRuntimeRows(rows: RuntimeRow[], run: RunInfo): void {
+  writeResult('pleg-runtimes.json', run, { runtimes: rows });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const args = process.argv.slice(2);
   const i = args.indexOf('--runtimes');
   const runtimes = i >= 0 ? args[i + 1]!.split(',') : undefined;
+  const run = startRun(`node dist/bench/pleg-runtimes.js ${args.join(' ')}`.trim());
   runRuntimeBench({ quick: args.includes('--quick'), runtimes }).then(
     (rows) => {
       printRuntimeRows(rows);
-      writeRuntimeRows(rows);
+      writeRuntimeRows(rows, run.finish());
       console.log('\nwrote bench/results/pleg-runtimes.json');
       process.exit(0);
     },

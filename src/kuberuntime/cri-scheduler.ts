@@ -19,9 +19,11 @@ export type StartClass = 'restart' | 'new';
 
 /**
  * The default bound: containerd on this project's 2-vCPU machines finishes a burst soonest with
- * a few calls in flight (bench/agent-bench.ts --burst; docs/perf-log.md).
+ * a few calls in flight (bench/agent-bench.ts --burst; docs/perf-log.md). 8 rather than 4 since
+ * issue 30: of seven same-hour pairs of 100-pod containerd bursts (loads 5–60), 8 was faster in
+ * four, by 7–59 % (7 % on the only quiet machine), and 4 in three, by 15–39 %.
  */
-export const CRI_START_CONCURRENCY = 4;
+export const CRI_START_CONCURRENCY = 8;
 
 export interface CriStartScheduler {
   /** Runs fn once a slot is free (see the order above). A signal aborted while waiting rejects with its reason. */

@@ -6,7 +6,7 @@
  * this gives us the same speed. The periodic relist stays as the safety net: anything this
  * watcher misses (no unified tree, unknown cgroup layout) is still seen within a period.
  */
-import { access, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CreateFsWatcher, FsWatcher } from '../fswatch/types.js';
@@ -62,6 +62,8 @@ export class CgroupExitWatcher {
   private readonly byFile = new Map<string, string>();
   private readonly tracked = new Map<string, Tracked>();
   private closed = false;
+  /** Index in candidateCgroupDirs of the last cgroup found. */
+  private lastHit = 0;
 
   constructor(private readonly opts: CgroupExitWatcherOptions) {
     this.watcher = opts.createFsWatcher(
@@ -85,13 +87,17 @@ export class CgroupExitWatcher {
     if (this.closed || this.tracked.has(containerId)) return this.tracked.has(containerId);
     // Both come from runtime labels and IDs: never walk a path they do not name exactly.
     if (!isPathComponent(podUid) || !isPathComponent(containerId)) return false;
-    for (const rel of candidateCgroupDirs(podUid, containerId, this.opts.cgroupRoot, this.opts.naming)) {
-      const file = join(this.opts.root, rel, 'cgroup.events');
-      try {
-        await access(file);
-      } catch {
-        continue;
-      }
+    const candidates = candidateCgroupDirs(podUid, containerId, this.opts.cgroupRoot, this.opts.naming);
+    // The place that held the last container is tried first: on a node most pods share a QoS
+    // class, so a burst of starts finds each cgroup with one lookup instead of up to fourteen.
+    const order = candidates.map((_, i) => i);
+    if (this.lastHit > 0 && this.lastHit < candidates.length) order.unshift(...order.splice(this.lastHit, 1));
+    for (const i of order) {
+      const file = join(this.opts.root, candidates[i]!, 'cgroup.events');
+      // A lookup on the in-memory cgroup filesystem: synchronous, no thread-pool hop, and a miss
+      // builds no exception (the async access() it replaces threw one per miss).
+      if (!existsSync(file)) continue;
+      this.lastHit = i;
       if (this.closed || this.tracked.has(containerId)) return true;
       try {
         this.watcher.add(file);

@@ -79,6 +79,24 @@ for (const impl of implementations('inotify')) {
               }
         }
       });
+
+      test('after a find in one QoS class, a container in another place is still found', async () => {
+        const root = join(unified!, `kts-test-order-${process.pid}-${impl.name}`);
+        const dirs = [join(root, 'kubepods', 'besteffort', 'podpod-a', 'c1'), join(root, 'k8s.io', 'c2')];
+        for (const d of dirs) mkdirSync(d, { recursive: true });
+        const w = new CgroupExitWatcher({ root, createFsWatcher: impl.createFsWatcher, onExit: () => undefined });
+        try {
+          // Empty cgroups count as exited at once: each is found, reported and untracked.
+          assert.equal(await w.track('pod-a', 'c1'), true, 'found under besteffort');
+          assert.equal(await w.track('pod-b', 'c2'), true, 'found under k8s.io after a besteffort find');
+          assert.equal(await w.track('pod-a', 'c1'), true, 'and under besteffort again');
+        } finally {
+          w.close();
+          for (const d of [...dirs, join(root, 'kubepods', 'besteffort', 'podpod-a')]) rmdirSync(d);
+          for (const d of [join(root, 'kubepods', 'besteffort'), join(root, 'kubepods'), join(root, 'k8s.io'), root])
+            rmdirSync(d);
+        }
+      });
     },
   );
 }
