@@ -283,9 +283,21 @@ const cgOf = (k: MeasuredKubelet): AgentCgroup | null => ('remove' in k.cg ? k.c
 const cgroupInfo = (k: MeasuredKubelet): Footprint['cgroup'] =>
   'remove' in k.cg ? { version: k.cg.version, path: k.cg.path } : k.cg;
 
+/**
+ * How often the footprint parts poll the agent's /pods: 100 pods' JSON is ~200 KB, and at the
+ * 500 ms these parts used to poll, serving it was a quarter of all the agent allocated during a
+ * 100-pod start (an allocation profile, issue 30): the bench would measure its own load.
+ */
+const FOOTPRINT_POLL_MS = 2000;
+
 /** Waits until `count()` reaches `pods` (pods starting at the agent's pace; generous bound). */
 async function allRunning(what: string, pods: number, count: () => Promise<number> | number): Promise<void> {
-  await waitFor(`${pods} ${what} Running`, 10 * 60_000, async () => ((await count()) === pods ? true : undefined), 500);
+  await waitFor(
+    `${pods} ${what} Running`,
+    10 * 60_000,
+    async () => ((await count()) === pods ? true : undefined),
+    FOOTPRINT_POLL_MS,
+  );
 }
 
 const IDLE_WINDOW_S = 10;
@@ -296,14 +308,14 @@ async function goneFromNode(k: KubeletProcess, prefix: string): Promise<void> {
     `${prefix}* pods gone from the node`,
     5 * 60_000,
     async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith(prefix)) ? undefined : true),
-    500,
+    FOOTPRINT_POLL_MS,
   );
 }
 
 /** Standalone: idle, then `pods` static pods written at once, measured, and deleted. */
 async function footprint(k: MeasuredKubelet, pods: number, windowS: number, holdS = 0): Promise<Footprint> {
   const cg = cgOf(k);
-  const idle = await measure(k.pid, 0, IDLE_WINDOW_S, { cg, settleMs: 2000 });
+  const idle = await measure(k.pid, 0, IDLE_WINDOW_S, { cg });
   const start_peak = await peakDuring(k.pid, cg, async () => {
     for (let i = 0; i < pods; i++) writeFileSync(join(k.manifests, `fp${i}.json`), manifest(`fp${i}`));
     await allRunning(
