@@ -1,12 +1,15 @@
 /**
  * The whole agent as an operator sees it, against real containerd (the mission's last two
  * targets): manifest written → pod Running in `/pods` (no pull), manifest deleted → pod gone,
- * and the agent's RSS and CPU with 100 pods running, in standalone mode (static pods) and in
- * API server mode (pods created through the test apiserver, bound to the node). It runs the real
- * CLI (bin/kubelet-ts.js) as a child, as the e2e tests do, measures it from outside
- * (/proc/<pid>/status VmRSS, /proc/<pid>/stat utime+stime) and stops it by its pid.
+ * and the agent's memory and CPU idle, with 100 pods running and at its peak while they start and
+ * are deleted, in standalone mode (static pods) and in API server mode (pods created through the
+ * test apiserver, bound to the node). It runs the real CLI (bin/kubelet-ts.js) as a child, as the
+ * e2e tests do, moves it into a memory cgroup of its own (bench/agent-cgroup.ts), measures it
+ * from outside (/proc/<pid>/status RssAnon, VmRSS, VmHWM; /proc/<pid>/stat utime+stime; the
+ * cgroup's working set) and stops it by its pid.
  *
  *   node dist/bench/agent-bench.js --endpoint unix:///…/containerd.sock [--quick] [--out FILE]
+ *   node dist/bench/agent-bench.js --endpoint unix:///…/containerd.sock --footprint [--standalone] [--hold S]
  */
 import { mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -26,33 +29,62 @@ import {
 import { startTestApiserver, type TestApiserver } from '../test/support/test-apiserver.js';
 import { CRI_START_CONCURRENCY } from '../src/kuberuntime/cri-scheduler.js';
 import { runCriBurst } from './cri-burst.js';
+import { agentCgroup, type AgentCgroup } from './agent-cgroup.js';
 import { startRun, writeResult } from './results.js';
 import { percentile } from './stats.js';
 
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
 const CLK_TCK = 100; // Linux USER_HZ on every architecture we run on
 
-/**
- * RSS and CPU of the agent over a window after its pods settled. rss_anon_mib_median: the part
- * of RSS that is the agent's own (RssAnon; the rest is mostly the node binary's pages, shared
- * with every node process). load_avg_1m: the machine's, during the window.
- */
-export interface Footprint {
+/** The agent's memory over a window (MiB; median and max of one sample a second) and CPU. */
+export interface FootprintWindow {
   pods: number;
   rss_mib_median: number;
   rss_mib_max: number;
+  /** RssAnon: the memory that is the agent's own (the rest of RSS is mostly the node binary's pages). */
   rss_anon_mib_median: number;
+  rss_anon_mib_max: number;
+  /** The agent's own memory cgroup: usage − inactive file (cAdvisor's working set); null without one. */
+  working_set_mib_median: number | null;
+  working_set_mib_max: number | null;
   cpu_cores_mean: number;
   window_s: number;
+  /** The machine's 1-minute load average during the window (it is shared). */
   load_avg_1m: number;
+}
+
+/** The most the agent held while its pods started or were deleted (samples every 200 ms). */
+export interface FootprintPeak {
+  rss_anon_mib: number;
+  rss_mib: number;
+  /** VmHWM: the kernel's own high-water mark of RSS over the phase, between samples too. */
+  rss_hwm_mib: number;
+  working_set_mib: number | null;
+  /** The cgroup's own high-water mark of usage (page cache included), where the kernel keeps one. */
+  cgroup_usage_peak_mib: number | null;
+  /** From the first pod written (or deleted) to 5 s after the last one was Running (or gone). */
+  seconds: number;
+  load_avg_1m: number;
+}
+
+/**
+ * The agent's footprint in one mode (issue 30). The top-level fields are the window at `pods`
+ * pods (5 s after all are Running); `idle` the same with no pods; the peaks cover the start and
+ * the delete of those pods.
+ */
+export interface Footprint extends FootprintWindow {
+  idle: FootprintWindow;
+  start_peak: FootprintPeak;
+  delete_peak: FootprintPeak;
+  cgroup: { version: 'v1' | 'v2'; path: string } | { reason: string };
 }
 
 export interface AgentBenchResult {
   manifest_to_running: { samples: number; p50_ms: number; p99_ms: number };
   delete_to_gone: { samples: number; p50_ms: number; p99_ms: number };
-  /** Standalone mode (static pods; the name predates API server mode). Goals: RSS < 80 MiB, CPU < 0.05 cores. */
+  /** Standalone mode (static pods; the name predates API server mode). Goals at 100 pods: RssAnon < 40 MiB, CPU < 0.05 cores. */
   footprint: Footprint | null;
-  /** API server mode, pods created through the test apiserver. Goals: RSS < 100 MiB, CPU < 0.05 cores. */
+  /** API server mode, pods created through the test apiserver. Goals: RssAnon < 48 MiB, peak RSS < 100 MiB, CPU < 0.05 cores. */
   footprint_apiserver: Footprint | null;
   /** N pods written at once: until all are Running, and each pod's manifest → Running. Goal at 100: all < 30 s, p99 < 5 s. */
   burst_start?: BurstResult | null;
@@ -112,13 +144,30 @@ export function manifest(name: string, sleepArg = '100000'): string {
 const phaseOf = async (k: KubeletProcess, name: string) =>
   (await getPods(k)).find((p) => p.metadata?.name?.startsWith(`${name}-`))?.status?.phase;
 
-export function procSample(pid: number): { cpuTicks: number; rssKiB: number; anonKiB: number } {
+interface ProcSample {
+  cpuTicks: number;
+  rssKiB: number;
+  anonKiB: number;
+  hwmKiB: number;
+  /** The agent cgroup's working set, KiB; null without one. */
+  wsKiB: number | null;
+}
+
+/** One reading of the agent from outside: /proc/<pid>/stat and status, and its memory cgroup. */
+export function procSample(pid: number, cg?: AgentCgroup | null): ProcSample {
   // /proc/<pid>/stat: fields after the ")" — utime and stime are the 12th and 13th of those.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0);
-  return { cpuTicks: Number(f[11]) + Number(f[12]), rssKiB: kib('VmRSS'), anonKiB: kib('RssAnon') };
+  const mem = cg?.read();
+  return {
+    cpuTicks: Number(f[11]) + Number(f[12]),
+    rssKiB: kib('VmRSS'),
+    anonKiB: kib('RssAnon'),
+    hwmKiB: kib('VmHWM'),
+    wsKiB: mem ? mem.workingSet / 1024 : null,
+  };
 }
 
 /**
@@ -179,56 +228,165 @@ async function latencies(k: KubeletProcess, samples: number) {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Samples the agent from outside: VmRSS every second and utime+stime over `windowS` seconds. */
-async function measure(pid: number, pods: number, windowS: number): Promise<Footprint> {
-  await sleep(5000); // let start-up work (GC, first syncs) settle
+/** Samples the agent every `everyMs` until stop() (an agent that exited ends the samples). */
+function sampler(pid: number, cg: AgentCgroup | null, everyMs: number): { stop(): ProcSample[] } {
+  const samples: ProcSample[] = [];
+  const take = () => {
+    try {
+      samples.push(procSample(pid, cg));
+    } catch {
+      /* the agent exited; the caller fails on its own wait */
+    }
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      take();
+      return samples;
+    },
+  };
+}
+
+const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
+const round2 = (x: number) => Math.round(x * 100) / 100;
+const wsOf = (s: ProcSample[]) => s.map((x) => x.wsKiB).filter((x): x is number => x !== null);
+const maxMib = (kib: number[]) => (kib.length ? mib(Math.max(...kib)) : null);
+
+/**
+ * The agent from outside over `windowS` seconds after `settleMs`: RSS, RssAnon and the cgroup's
+ * working set every second (median and max), utime+stime over the window.
+ */
+async function measure(
+  pid: number,
+  pods: number,
+  windowS: number,
+  opts: { cg?: AgentCgroup | null; settleMs?: number } = {},
+): Promise<FootprintWindow> {
+  await sleep(opts.settleMs ?? 5000); // let start-up work (GC, first syncs) settle
   const load = loadavg()[0]!;
-  const first = procSample(pid);
-  const rss = [first.rssKiB];
-  const anon = [first.anonKiB];
-  for (let s = 0; s < windowS; s++) {
-    await sleep(1000);
-    const now = procSample(pid);
-    rss.push(now.rssKiB);
-    anon.push(now.anonKiB);
-  }
-  const cpu = (procSample(pid).cpuTicks - first.cpuTicks) / CLK_TCK / windowS;
-  const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
-  const round2 = (x: number) => Math.round(x * 100) / 100;
+  const run = sampler(pid, opts.cg ?? null, 1000);
+  await sleep(windowS * 1000);
+  const s = run.stop();
+  const cpu = (s[s.length - 1]!.cpuTicks - s[0]!.cpuTicks) / CLK_TCK / windowS;
+  const ws = wsOf(s);
   return {
     pods,
-    rss_mib_median: mib(percentile(rss, 50)),
-    rss_mib_max: mib(Math.max(...rss)),
-    rss_anon_mib_median: mib(percentile(anon, 50)),
+    rss_mib_median: mib(
+      percentile(
+        s.map((x) => x.rssKiB),
+        50,
+      ),
+    ),
+    rss_mib_max: mib(Math.max(...s.map((x) => x.rssKiB))),
+    rss_anon_mib_median: mib(
+      percentile(
+        s.map((x) => x.anonKiB),
+        50,
+      ),
+    ),
+    rss_anon_mib_max: mib(Math.max(...s.map((x) => x.anonKiB))),
+    working_set_mib_median: ws.length ? mib(percentile(ws, 50)) : null,
+    working_set_mib_max: maxMib(ws),
     cpu_cores_mean: Math.round(cpu * 10_000) / 10_000,
     window_s: windowS,
     load_avg_1m: round2((load + loadavg()[0]!) / 2),
   };
 }
 
-/** Waits until `count()` reaches `pods` (pods starting at the agent's pace; generous bound). */
-async function allRunning(what: string, pods: number, count: () => Promise<number> | number): Promise<void> {
-  await waitFor(`${pods} ${what} Running`, 10 * 60_000, async () => ((await count()) === pods ? true : undefined), 500);
+/**
+ * The most the agent held while `action` ran and 5 s after (the garbage of a burst is collected
+ * late): samples every 200 ms, and the kernel's high-water marks (VmHWM, reset through
+ * /proc/<pid>/clear_refs; the cgroup's peak usage), which see between the samples.
+ */
+async function peakDuring(pid: number, cg: AgentCgroup | null, action: () => Promise<void>): Promise<FootprintPeak> {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5'); // 5: reset the peak RSS (VmHWM) to the current RSS
+  cg?.resetPeak();
+  const load = loadavg()[0]!;
+  const t0 = performance.now();
+  const run = sampler(pid, cg, 200);
+  await action();
+  await sleep(5000);
+  const s = run.stop();
+  const peak = cg?.peakUsage() ?? null;
+  return {
+    rss_anon_mib: mib(Math.max(...s.map((x) => x.anonKiB))),
+    rss_mib: mib(Math.max(...s.map((x) => x.rssKiB))),
+    rss_hwm_mib: mib(Math.max(...s.map((x) => x.hwmKiB))),
+    working_set_mib: maxMib(wsOf(s)),
+    cgroup_usage_peak_mib: Number.isFinite(peak) ? mib(peak! / 1024) : null,
+    seconds: Math.round((performance.now() - t0) / 100) / 10,
+    load_avg_1m: round2((load + loadavg()[0]!) / 2),
+  };
 }
 
-async function footprint(k: KubeletProcess, pods: number, windowS: number, holdS = 0): Promise<Footprint> {
-  for (let i = 0; i < pods; i++) writeFileSync(join(k.manifests, `fp${i}.json`), manifest(`fp${i}`));
-  await allRunning(
-    'static pods',
-    pods,
-    async () =>
-      (await getPods(k)).filter((p) => p.metadata?.name?.startsWith('fp') && p.status?.phase === 'Running').length,
-  );
-  const fp = await measure(k.pid, pods, windowS);
-  if (holdS > 0) await hold(k.pid, pods, holdS);
-  for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `fp${i}.json`), { force: true });
+/** A kubelet started by the bench, moved into a memory cgroup of its own right after spawn. */
+type MeasuredKubelet = KubeletProcess & { cg: AgentCgroup | { reason: string } };
+
+function startMeasuredKubelet(opts: Parameters<typeof startKubelet>[0]): MeasuredKubelet {
+  const k = startKubelet(opts);
+  return { ...k, cg: agentCgroup(k.pid) };
+}
+
+async function stopMeasuredKubelet(k: MeasuredKubelet): Promise<void> {
+  await stopKubelet(k);
+  if ('remove' in k.cg) k.cg.remove();
+}
+
+const cgOf = (k: MeasuredKubelet): AgentCgroup | null => ('remove' in k.cg ? k.cg : null);
+const cgroupInfo = (k: MeasuredKubelet): Footprint['cgroup'] =>
+  'remove' in k.cg ? { version: k.cg.version, path: k.cg.path } : k.cg;
+
+/**
+ * How often the footprint parts poll the agent's /pods: 100 pods' JSON is ~200 KB, and at the
+ * 500 ms these parts used to poll, serving it was a quarter of all the agent allocated during a
+ * 100-pod start (an allocation profile, issue 30): the bench would measure its own load.
+ */
+const FOOTPRINT_POLL_MS = 2000;
+
+/** Waits until `count()` reaches `pods` (pods starting at the agent's pace; generous bound). */
+async function allRunning(what: string, pods: number, count: () => Promise<number> | number): Promise<void> {
   await waitFor(
-    'footprint pods gone',
-    5 * 60_000,
-    async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('fp')) ? undefined : true),
-    500,
+    `${pods} ${what} Running`,
+    10 * 60_000,
+    async () => ((await count()) === pods ? true : undefined),
+    FOOTPRINT_POLL_MS,
   );
-  return fp;
+}
+
+const IDLE_WINDOW_S = 10;
+
+/** Waits until no pod named `prefix…` is left in the agent's /pods. */
+async function goneFromNode(k: KubeletProcess, prefix: string): Promise<void> {
+  await waitFor(
+    `${prefix}* pods gone from the node`,
+    5 * 60_000,
+    async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith(prefix)) ? undefined : true),
+    FOOTPRINT_POLL_MS,
+  );
+}
+
+/** Standalone: idle, then `pods` static pods written at once, measured, and deleted. */
+async function footprint(k: MeasuredKubelet, pods: number, windowS: number, holdS = 0): Promise<Footprint> {
+  const cg = cgOf(k);
+  const idle = await measure(k.pid, 0, IDLE_WINDOW_S, { cg });
+  const start_peak = await peakDuring(k.pid, cg, async () => {
+    for (let i = 0; i < pods; i++) writeFileSync(join(k.manifests, `fp${i}.json`), manifest(`fp${i}`));
+    await allRunning(
+      'static pods',
+      pods,
+      async () =>
+        (await getPods(k)).filter((p) => p.metadata?.name?.startsWith('fp') && p.status?.phase === 'Running').length,
+    );
+  });
+  const fp = await measure(k.pid, pods, windowS, { cg, settleMs: 0 }); // the peak's 5 s were the settling
+  if (holdS > 0) await hold(k.pid, pods, holdS);
+  const delete_peak = await peakDuring(k.pid, cg, async () => {
+    for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `fp${i}.json`), { force: true });
+    await goneFromNode(k, 'fp');
+  });
+  return { ...fp, idle, start_peak, delete_peak, cgroup: cgroupInfo(k) };
 }
 
 /**
@@ -242,48 +400,51 @@ async function hold(pid: number, pods: number, seconds: number): Promise<void> {
 
 const NODE = 'e2e-node'; // startKubelet's --hostname-override
 
-/** API server mode: `pods` pods created through the test apiserver (bound to the node), measured, deleted. */
-async function footprintApiserver(endpoint: string, pods: number, windowS: number): Promise<Footprint> {
+/** API server mode: idle, then `pods` pods created through the test apiserver (bound to the node), measured, deleted. */
+async function footprintApiserver(endpoint: string, pods: number, windowS: number, holdS = 0): Promise<Footprint> {
   const dirs = makeKubeletDirs();
   const api: TestApiserver = await startTestApiserver();
-  const k = startKubelet({
+  const k = startMeasuredKubelet({
     ...dirs,
     endpoint,
     logLevel: 'info',
     extraArgs: [`--kubeconfig=${api.kubeconfig(dirs.dir)}`],
   });
+  const cg = cgOf(k);
   const ns = 'bench-api';
   try {
     await waitFor('node registered', 60_000, () => (api.store.get('nodes', undefined, NODE) ? true : undefined), 200);
-    for (let i = 0; i < pods; i++) {
-      const spec = (JSON.parse(manifest(`ap${i}`)) as { spec: Record<string, unknown> }).spec;
-      const r = await api.call('POST', `/api/v1/namespaces/${ns}/pods`, {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: `ap${i}`, namespace: ns },
-        spec: { ...spec, nodeName: NODE },
-      });
-      if (r.status !== 201) throw new Error(`creating pod ap${i}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
-    }
-    await allRunning(
-      'API pods',
-      pods,
-      () =>
-        api.store.list('pods', ns).filter((p) => (p as { status?: { phase?: string } }).status?.phase === 'Running')
-          .length,
-    );
-    const fp = await measure(k.pid, pods, windowS);
-    for (let i = 0; i < pods; i++)
-      await api.call('DELETE', `/api/v1/namespaces/${ns}/pods/ap${i}`, { gracePeriodSeconds: 0 });
-    await waitFor(
-      'API pods gone from the node',
-      5 * 60_000,
-      async () => ((await getPods(k)).some((p) => p.metadata?.name?.startsWith('ap')) ? undefined : true),
-      500,
-    );
-    return fp;
+    const idle = await measure(k.pid, 0, IDLE_WINDOW_S, { cg });
+    const start_peak = await peakDuring(k.pid, cg, async () => {
+      for (let i = 0; i < pods; i++) {
+        const spec = (JSON.parse(manifest(`ap${i}`)) as { spec: Record<string, unknown> }).spec;
+        const r = await api.call('POST', `/api/v1/namespaces/${ns}/pods`, {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `ap${i}`, namespace: ns },
+          spec: { ...spec, nodeName: NODE },
+        });
+        if (r.status !== 201)
+          throw new Error(`creating pod ap${i}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+      }
+      await allRunning(
+        'API pods',
+        pods,
+        () =>
+          api.store.list('pods', ns).filter((p) => (p as { status?: { phase?: string } }).status?.phase === 'Running')
+            .length,
+      );
+    });
+    const fp = await measure(k.pid, pods, windowS, { cg, settleMs: 0 });
+    if (holdS > 0) await hold(k.pid, pods, holdS);
+    const delete_peak = await peakDuring(k.pid, cg, async () => {
+      for (let i = 0; i < pods; i++)
+        await api.call('DELETE', `/api/v1/namespaces/${ns}/pods/ap${i}`, { gracePeriodSeconds: 0 });
+      await goneFromNode(k, 'ap');
+    });
+    return { ...fp, idle, start_peak, delete_peak, cgroup: cgroupInfo(k) };
   } finally {
-    await stopKubelet(k);
+    await stopMeasuredKubelet(k);
     await api.stop();
     rmSync(dirs.dir, { recursive: true, force: true });
   }
@@ -550,12 +711,12 @@ export async function runManifestLatencies(endpoint: string, samples: number) {
 export async function runStandaloneFootprint(endpoint: string, holdS: number): Promise<Footprint> {
   await cleanRuntime(endpoint); // no pods of an earlier run for this agent to stop while measured
   const dirs = makeKubeletDirs();
-  const k = startKubelet({ ...dirs, endpoint, logLevel: 'info' });
+  const k = startMeasuredKubelet({ ...dirs, endpoint, logLevel: 'info' });
   try {
     await waitFor('agent healthy', 60_000, async () => ((await getPods(k)) ? true : undefined), 100);
     return await footprint(k, 100, 30, holdS);
   } finally {
-    await stopKubelet(k);
+    await stopMeasuredKubelet(k);
     rmSync(dirs.dir, { recursive: true, force: true });
   }
 }
@@ -568,14 +729,14 @@ export async function runAgentBench(endpoint: string, opts: { quick: boolean }):
 async function runLatencyAndFootprint(endpoint: string, opts: { quick: boolean }): Promise<AgentBenchResult> {
   const dirs = makeKubeletDirs();
   // info: the production default (debug logging at 100 pods would be measured as agent cost).
-  const k = startKubelet({ ...dirs, endpoint, logLevel: 'info' });
+  const k = startMeasuredKubelet({ ...dirs, endpoint, logLevel: 'info' });
   let standalone: Omit<AgentBenchResult, 'footprint_apiserver' | 'burst_start' | 'kill_to_restart_visible'>;
   try {
     await waitFor('agent healthy', 60_000, async () => ((await getPods(k)) ? true : undefined), 100);
     const lat = await latencies(k, opts.quick ? 5 : MANIFEST_SAMPLES);
     standalone = { ...lat, footprint: opts.quick ? null : await footprint(k, 100, 30) };
   } finally {
-    await stopKubelet(k);
+    await stopMeasuredKubelet(k);
     rmSync(dirs.dir, { recursive: true, force: true });
   }
   const footprint_apiserver = opts.quick ? null : await footprintApiserver(endpoint, 100, 30);
@@ -610,25 +771,28 @@ async function cli(argv: string[]): Promise<void> {
     console.log(JSON.stringify(await runStandaloneFootprint(endpoint, Number(arg('hold') ?? 0)), null, 2));
     return;
   }
+  if (endpoint && argv.includes('--apiserver')) {
+    // The API server mode footprint row alone, printed (agent.json is not rewritten).
+    await cleanRuntime(endpoint);
+    console.log(JSON.stringify(await footprintApiserver(endpoint, 100, 30, Number(arg('hold') ?? 0)), null, 2));
+    return;
+  }
   if (!endpoint) {
     process.stderr.write(
-      'usage: node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock [--quick] [--out bench/results/agent.json]\n       node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock --standalone [--hold SECONDS]\n       node dist/bench/agent-bench.js --burst unix:///path/containerd.sock [pods] [restart samples]\n       node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock --manifest [--samples N]\n',
+      'usage: node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock [--quick] [--out bench/results/agent.json]\n       node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock --standalone|--apiserver [--hold SECONDS]\n       node dist/bench/agent-bench.js --burst unix:///path/containerd.sock [pods] [restart samples]\n       node dist/bench/agent-bench.js --endpoint unix:///path/containerd.sock --manifest [--samples N]\n',
     );
     process.exit(2);
   }
-  const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const run = startRun(`node dist/bench/agent-bench.js ${argv.join(' ')}`);
   const result = await runAgentBench(endpoint, { quick: argv.includes('--quick') });
-  const outArg = arg('out');
-  if (outArg) {
-    const out = resolve(outArg);
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, JSON.stringify({ run: run.finish(), ...result }, null, 2) + '\n');
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\nwrote ${out}\n`);
-  } else {
-    const out = writeResult('agent.json', run.finish(), result);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\nwrote ${join(repo, out)}\n`);
+  const out = arg('out');
+  if (out) {
+    // Elsewhere than bench/results/ (a trial run): the same { run, ... } shape.
+    mkdirSync(dirname(resolve(out)), { recursive: true });
+    writeFileSync(resolve(out), JSON.stringify({ run: run.finish(), ...result }, null, 2) + '\n');
   }
+  const path = out ?? writeResult('agent.json', run.finish(), result);
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\nwrote ${path}\n`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

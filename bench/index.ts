@@ -17,9 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { nativeStatus } from '../src/cmd/hot-paths.js';
 import { runDiffBench } from './pleg-diff.js';
 import { exitToEvent, relistE2E } from './pleg-e2e.js';
-import { runAgentBench, type AgentBenchResult } from './agent-bench.js';
+import { runAgentBench, type AgentBenchResult, type Footprint, type FootprintPeak } from './agent-bench.js';
+import { startRun, writeResult, type RunInfo } from './results.js';
 import { printRuntimeRows, runRuntimeBench, writeRuntimeRows } from './pleg-runtimes.js';
-import { startRun, writeResult } from './results.js';
 import { printScale, runScaleBench } from './scale-bench.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -96,11 +96,21 @@ function printAgent(a: AgentBenchResult | { reason: string }): void {
     ['standalone', a.footprint],
     ['API server mode', a.footprint_apiserver],
   ] as const) {
-    console.log(
-      f
-        ? `footprint, ${mode}, at ${f.pods} pods: RSS median ${f.rss_mib_median} / max ${f.rss_mib_max} MiB (RssAnon ${f.rss_anon_mib_median}), CPU ${f.cpu_cores_mean} cores (mean over ${f.window_s} s, load average ${f.load_avg_1m})`
-        : `footprint, ${mode}: full run only`,
-    );
+    if (!f) {
+      console.log(`footprint, ${mode}: full run only`);
+      continue;
+    }
+    const ws = (x: number | null) => (x === null ? 'n/a' : `${x}`);
+    const row = (what: string, w: Omit<Footprint, 'idle' | 'start_peak' | 'delete_peak' | 'cgroup'>) =>
+      `  ${what}: RssAnon ${w.rss_anon_mib_median} / RSS ${w.rss_mib_median} (max ${w.rss_mib_max}) / working set ${ws(w.working_set_mib_median)} MiB, CPU ${w.cpu_cores_mean} cores (${w.window_s} s, load ${w.load_avg_1m})`;
+    const peak = (what: string, p: FootprintPeak) =>
+      `  peak while ${what}: RssAnon ${p.rss_anon_mib} / RSS ${p.rss_mib} (VmHWM ${p.rss_hwm_mib}) / working set ${ws(p.working_set_mib)} MiB (${p.seconds} s, load ${p.load_avg_1m})`;
+    const cg = 'reason' in f.cgroup ? `no cgroup: ${f.cgroup.reason}` : `cgroup ${f.cgroup.version}`;
+    console.log(`footprint, ${mode} (medians over the window; ${cg}):`);
+    console.log(row('idle', f.idle));
+    console.log(row(`${f.pods} pods`, f));
+    console.log(peak(`${f.pods} pods start`, f.start_peak));
+    console.log(peak(`${f.pods} pods are deleted`, f.delete_peak));
   }
 }
 
@@ -156,6 +166,7 @@ async function main(): Promise<void> {
   let result: E2EResult = { relist_e2e: null, exit_to_event: null };
   let tsMode: E2EResult = { relist_e2e: null, exit_to_event: null };
   let agent: AgentBenchResult | { reason: string } | undefined;
+  let agentInfo: RunInfo | undefined;
   const ctr = process.getuid?.() === 0 ? startContainerd() : { reason: 'needs root to run containerd' };
   if (!ctr.endpoint) {
     result.reason = tsMode.reason = ctr.reason;
@@ -177,9 +188,11 @@ async function main(): Promise<void> {
       } catch {
         tsMode.reason = `TS-mode run failed: ${child.stderr.trim().split('\n').slice(-3).join(' ')}`;
       }
+      const agentRun = startRun(`npm run bench${quick ? ' -- --quick' : ''}`);
       agent = await runAgentBench(ctr.endpoint, { quick }).catch((err: unknown) => ({
         reason: `agent bench failed: ${String(err)}`,
       }));
+      agentInfo = agentRun.finish();
       // API traffic per node (bench/results/api-traffic.json; ~4 min, full run only).
       const traffic = quick ? undefined : await import('./api-traffic.js');
       await traffic
@@ -220,7 +233,7 @@ async function main(): Promise<void> {
   writeResult('pleg.json', stamp, shape(result));
   writeResult('pleg-ts-mode.json', stamp, shape(tsMode));
   writeResult('pleg-conventional.json', stamp, { diff: diff.diff });
-  if (agent) writeResult('agent.json', stamp, agent);
+  if (agent && agentInfo) writeResult('agent.json', agentInfo, agent);
   console.log(
     `\nwrote bench/results/pleg.json, pleg-ts-mode.json, pleg-conventional.json${agent ? ', agent.json' : ''}`,
   );

@@ -12,7 +12,6 @@
 #include "inotify.h"
 #include "kmsg.h"
 #include "malloc_trim.h"
-#include "release_exe_pages.h"
 #include "pleg.h"
 #include "subpath.h"
 #include "tsfn_batch.h"
@@ -424,7 +423,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("parseKmsg", Napi::Function::New(env, ParseKmsg, "parseKmsg"));
   exports.Set("bindSubPath", Napi::Function::New(env, BindSubPath, "bindSubPath"));
   exports.Set("mallocTrim", Napi::Function::New(env, MallocTrim, "mallocTrim"));
-  exports.Set("releaseExecutablePages", Napi::Function::New(env, ReleaseExecutablePages, "releaseExecutablePages"));
   return exports;
 }
 

@@ -84,7 +84,6 @@ import { createEvictionManager } from '../eviction/index.js';
 import { servingCertificateRotation, setupApiServerMode, type ApiMode } from './main-apiserver.js';
 import { hotPaths, nativeStatus } from './hot-paths.js';
 import { addonMallocTrim, startMallocTrim } from './malloc-trim.js';
-import { addonReleaseExecutablePages, startExePagesRelease } from './exe-pages.js';
 import { birthCry, reportCgroupVersion, reportFeatureGates } from './start-info.js';
 import {
   cgroupDriverFromRuntime,
@@ -561,7 +560,6 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       ? servingCertificateRotation(config, apiMode.clients, hostIPs, servers)
       : undefined;
   const mallocTrim = startMallocTrim(addonMallocTrim());
-  const exePages = startExePagesRelease(addonReleaseExecutablePages());
   const done = kubelet.run(once ? once.tap(podConfig.updates()) : podConfig.updates());
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -580,7 +578,6 @@ export async function startDaemon(config: Config): Promise<Daemon> {
         prober,
         logRotation,
         mallocTrim,
-        exePages,
       ])
         s?.stop();
       await done.catch(() => undefined);

@@ -114,6 +114,12 @@ export class PodStorage {
   private readonly sourcesSeen = new Set<string>();
   /** Identity refusals already logged, so a source re-sending a bad pod in every SET logs it once. */
   private readonly refusalsLogged = new Set<string>();
+  /**
+   * Each pod object a source pushed → what merging it stored. A source that re-sends the same
+   * object in its next SET (the apiserver source does, for every pod an event did not touch)
+   * sent an unchanged pod: no copy, no comparison. Sources never change a pod they pushed.
+   */
+  private readonly mergedFrom = new WeakMap<Pod, Pod>();
   private readonly clock: Clock;
   private readonly logger: Logger;
 
@@ -152,13 +158,19 @@ export class PodStorage {
 
     const updatePods = (newPods: Pod[], oldPods: Map<string, Pod>, target: Map<string, Pod>) => {
       for (const incoming of this.filterInvalidPods(newPods, source)) {
+        const uid = podUID(incoming);
+        const held = oldPods.get(uid);
+        if (held !== undefined && this.mergedFrom.get(incoming) === held) {
+          target.set(uid, held); // the very object merged into what we hold: nothing changed
+          continue;
+        }
         const ref = structuredClone(incoming);
         ref.metadata!.annotations = { ...ref.metadata!.annotations, [ConfigSourceAnnotationKey]: source };
-        const uid = podUID(ref);
         const existing = oldPods.get(uid);
         if (existing) {
           const { change, stored } = checkAndUpdatePod(existing, ref);
           target.set(uid, stored);
+          this.mergedFrom.set(incoming, stored);
           if (change === 'update') out.UPDATE.push(stored);
           else if (change === 'delete') out.DELETE.push(stored);
           else if (change === 'reconcile') out.RECONCILE.push(stored);
@@ -167,6 +179,7 @@ export class PodStorage {
         // recordFirstSeenTime: when this kubelet first saw the pod; never part of its identity.
         ref.metadata!.annotations[ConfigSeenAnnotationKey] = new Date(this.clock.now()).toISOString();
         target.set(uid, ref);
+        this.mergedFrom.set(incoming, ref);
         out.ADD.push(ref);
       }
     };

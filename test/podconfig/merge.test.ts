@@ -45,6 +45,17 @@ const cases: Case[] = [
     want: [],
   },
   {
+    // The same pod objects are recognised as merged before (no comparison), but only while
+    // what they were merged into is still held.
+    name: 'the same pod object again after its REMOVE is added again',
+    before: [
+      { op: 'SET', pods: [a, b] },
+      { op: 'REMOVE', pods: [a] },
+    ],
+    update: { op: 'SET', pods: [a, b] },
+    want: [['ADD', ['a']]],
+  },
+  {
     name: 'first SET of an unchanged source still only ADDs',
     update: { op: 'SET', pods: [a] },
     want: [['ADD', ['a']]],
