@@ -27,7 +27,8 @@ export interface RunInfo {
 function commitOf(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+    // The results a run has already written are not a change to the code it measured.
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench/results'], {
       cwd: REPO,
       encoding: 'utf8',
     }).trim();
