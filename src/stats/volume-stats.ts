@@ -26,7 +26,17 @@ export interface MeasuredVolume extends VolumeStats {
 /** Every volume directory of a pod, measured; [] when the pod has none. */
 export function podVolumeStats(volumesDir: string, time: Date): MeasuredVolume[] {
   const out: MeasuredVolume[] = [];
+  // One listing of the pod's volumes dir, not a failed readdir per absent plugin: most pods have
+  // one or two kinds of volume, and a failed readdirSync costs a thrown error (~12 µs) each, per
+  // pod, per pass (issue 30, 250 pods).
+  let present: Set<string>;
+  try {
+    present = new Set(readdirSync(volumesDir));
+  } catch {
+    return out;
+  }
   for (const [plugin, { ephemeral }] of Object.entries(VOLUME_PLUGINS)) {
+    if (!present.has(plugin)) continue;
     let names: string[];
     try {
       names = readdirSync(join(volumesDir, plugin));
