@@ -357,6 +357,35 @@ test('the next sync acts only on a status observed after the previous sync ended
   );
 });
 
+test('postSync waits until the clock reads later than the sync end (a millisecond clock; issue 30)', async () => {
+  // The relist postSync starts must be newer than the sync, or the next sync waits for the
+  // periodic relist: with a millisecond clock, "the same millisecond" is not newer.
+  let now = 1000;
+  const clock = {
+    now: () => now,
+    setTimeout: (fn: () => void, ms: number) => {
+      const t = setTimeout(fn, ms);
+      return { cancel: () => clearTimeout(t) };
+    },
+  };
+  const cache = createPodStatusCache();
+  cache.updateTime(999);
+  const syncer = new RecordingSyncer();
+  const workers = createPodWorkers({ syncer, cache, resyncIntervalMs: 60_000, clock });
+  let postSyncAt: number | undefined;
+  syncer.postSync = () => {
+    postSyncAt = now;
+  };
+  workers.updatePod({ updateType: 'create', pod: pod('ms') });
+  await tick(30);
+  assert.deepEqual(syncer.calls, ['sync:create:ms']);
+  assert.equal(postSyncAt, undefined, 'not while the clock still reads the sync end');
+  now = 1001;
+  await tick(30);
+  assert.equal(postSyncAt, 1001);
+  syncer.postSync = undefined;
+});
+
 test('a kill arriving during a running sync is never overwritten by later syncs', async () => {
   const { syncer, workers, done } = setup();
   const g = gate();
