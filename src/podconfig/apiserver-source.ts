@@ -46,26 +46,15 @@ class ApiserverPodSource implements PodSource {
 
   constructor(private readonly opts: ApiserverSourceOptions) {}
 
-  /**
-   * The copy handed on for each pod object the watch delivered, made once: every event pushes a
-   * SET of all N pods, and PodConfig recognises a copy it merged before without comparing it
-   * again, so an event costs one pod's work instead of N (the API-mode peak of issue 30).
-   */
-  private readonly copies = new WeakMap<Pod, Pod>();
-
-  private copyOf(p: Pod): Pod {
-    let c = this.copies.get(p);
-    if (!c) this.copies.set(p, (c = structuredClone(p)));
-    return c;
-  }
-
   start(push: (update: PodUpdate) => void): void {
     const publish = () => {
       const all = [...this.pods.values()];
       push({
         op: 'SET',
         source: ApiserverSource,
-        pods: all.filter((p) => !isMirrorPod(p)).map((p) => this.copyOf(p)),
+        // The watched objects themselves: PodStorage copies what it keeps, and recognises an
+        // object it merged before (every event re-sends all N pods) without comparing it again.
+        pods: all.filter((p) => !isMirrorPod(p)),
       });
       this.opts.onMirrorPods?.(all.filter(isMirrorPod));
     };
