@@ -105,6 +105,16 @@ function hasHandler(rc: RuntimeClass): boolean {
  */
 export function withRuntimeClassOverhead(source: PodSource, classes: RuntimeClassCache): PodSource {
   const fixed = new Map<string, Record<string, string> | null>();
+  // The same incoming object gets the same filled object back, so PodStorage still recognises a
+  // pod the source re-sends unchanged (every event re-sends all of them) without comparing it.
+  const filled = new WeakMap<Pod, { overhead: Record<string, string>; pod: Pod }>();
+  const filledWith = (pod: Pod, overhead: Record<string, string>): Pod => {
+    const memo = filled.get(pod);
+    if (memo?.overhead === overhead) return memo.pod;
+    const out = { ...pod, spec: { ...pod.spec!, overhead: { ...overhead } } };
+    filled.set(pod, { overhead, pod: out });
+    return out;
+  };
   const fill = (pod: Pod): Pod => {
     const uid = pod.metadata?.uid;
     const name = pod.spec?.runtimeClassName;
@@ -114,7 +124,7 @@ export function withRuntimeClassOverhead(source: PodSource, classes: RuntimeClas
       fixed.set(uid, classes.withOverhead(pod).spec?.overhead ?? null);
     }
     const overhead = fixed.get(uid);
-    return overhead ? { ...pod, spec: { ...pod.spec, overhead: { ...overhead } } } : pod;
+    return overhead ? filledWith(pod, overhead) : pod;
   };
   const forget = (u: PodUpdate) => {
     if (u.op === 'REMOVE') for (const p of u.pods) fixed.delete(podUID(p));
