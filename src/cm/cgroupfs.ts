@@ -20,57 +20,51 @@ import { log } from '../util/log.js';
 import { cpuSharesToCpuWeight } from './helpers.js';
 import { hostHugePageSizes, hugePageSizeName } from '../node/hugepages.js';
 import { metrics } from '../metrics/index.js';
+import { detachString, MOUNTINFO, parseMountInfo } from '../util/mountinfo.js';
 import type { CgroupMounts, ResourceConfig } from './types.js';
+
+/** Mount options of a v1 cgroup mount that are not controller names. */
+const NOT_CONTROLLERS = new Set([
+  'rw',
+  'ro',
+  'relatime',
+  'noatime',
+  'nosuid',
+  'nodev',
+  'noexec',
+  'clone_children',
+  'xattr',
+  'nsdelegate',
+  'nofavordynmods',
+  'favordynmods',
+  'memory_localevents',
+  'memory_recursiveprot',
+  'memory_hugetlb_accounting',
+  'cpuset_v2_mode',
+  'noprefix',
+]);
 
 /** Parses /proc/self/mountinfo: cgroup (v1) mounts with their controllers, and the cgroup2 mount. */
 export function parseCgroupMounts(mountinfo: string): CgroupMounts {
   const mounts: CgroupMounts = { v1: new Map() };
-  for (const line of mountinfo.split('\n')) {
-    const sep = line.indexOf(' - ');
-    if (sep < 0) continue;
-    const left = line.slice(0, sep).split(' ');
-    const right = line.slice(sep + 3).split(' ');
-    const mountPoint = unescapeMount(left[4] ?? '');
-    const fsType = right[0];
-    if (fsType === 'cgroup2') {
-      mounts.unified ??= mountPoint;
-    } else if (fsType === 'cgroup') {
-      const options = (right[2] ?? '').split(',');
-      const controllers = options.filter(
-        (o) =>
-          ![
-            'rw',
-            'ro',
-            'relatime',
-            'noatime',
-            'nosuid',
-            'nodev',
-            'noexec',
-            'clone_children',
-            'xattr',
-            'nsdelegate',
-            'nofavordynmods',
-            'favordynmods',
-            'memory_localevents',
-            'memory_recursiveprot',
-            'memory_hugetlb_accounting',
-            'cpuset_v2_mode',
-            'noprefix',
-          ].includes(o) && !o.startsWith('release_agent='),
-      );
-      if (controllers.length > 0 && !mounts.v1.has(mountPoint)) mounts.v1.set(mountPoint, controllers);
+  for (const m of parseMountInfo(mountinfo)) {
+    // Kept for the agent's life: detached from the mountinfo text (src/util/mountinfo.ts).
+    if (m.fsType === 'cgroup2') {
+      mounts.unified ??= detachString(m.mountPoint);
+    } else if (m.fsType === 'cgroup') {
+      const controllers = m.superOptions
+        .split(',')
+        .filter((o) => !NOT_CONTROLLERS.has(o) && !o.startsWith('release_agent='))
+        .map(detachString);
+      if (controllers.length > 0 && !mounts.v1.has(m.mountPoint))
+        mounts.v1.set(detachString(m.mountPoint), controllers);
     }
   }
   return mounts;
 }
 
-/** mountinfo escapes space, tab, newline and backslash as octal. */
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-}
-
 /** The cgroup mounts of this process (read once at start-up, so synchronously). */
-export function detectCgroupMounts(mountinfoPath = '/proc/self/mountinfo'): CgroupMounts {
+export function detectCgroupMounts(mountinfoPath = MOUNTINFO): CgroupMounts {
   try {
     return parseCgroupMounts(readFileSync(mountinfoPath, 'utf8'));
   } catch {

@@ -4,10 +4,11 @@
  * secret, downwardAPI, projected); usage from a walk of the directory, capacity from statfs of
  * the filesystem holding it (a Memory emptyDir or a secret has its own tmpfs).
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { dirUsage, statfsStats } from './fs-stats.js';
 import type { VolumeStats } from './types.js';
+import { detachString, readMountInfoSync } from '../util/mountinfo.js';
 
 /** The plugin directories measured, and whether upstream counts them as local ephemeral storage. */
 export const VOLUME_PLUGINS: Readonly<Record<string, { ephemeral: boolean }>> = {
@@ -78,18 +79,9 @@ function isTmpfs(dir: string): boolean {
 let mountsCache: { at: number; set: Set<string> } | undefined;
 function tmpfsMounts(): Set<string> {
   if (mountsCache && Date.now() - mountsCache.at < 1000) return mountsCache.set;
-  const set = new Set<string>();
-  try {
-    for (const line of readFileSync('/proc/self/mountinfo', 'latin1').split('\n')) {
-      const [left, right] = line.split(' - ');
-      if (right?.startsWith('tmpfs ')) set.add(unescapeMount(left!.split(' ')[4]!));
-    }
-  } catch {
-    // no mountinfo: nothing is a tmpfs
-  }
+  // No mountinfo: nothing is a tmpfs. Detached: the set outlives the text (src/util/mountinfo.ts).
+  const tmpfs = readMountInfoSync().filter((m) => m.fsType === 'tmpfs');
+  const set = new Set(tmpfs.map((m) => detachString(m.mountPoint)));
   mountsCache = { at: Date.now(), set };
   return set;
 }
-
-/** mountinfo escapes space, tab, newline and backslash as \ooo. */
-const unescapeMount = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));

@@ -14,18 +14,14 @@ import { dirname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
+import { MOUNTINFO, parseMountInfo, type MountInfo } from '../util/mountinfo.js';
+
+export { parseMountInfo, type MountInfo };
 
 const execFileAsync = promisify(execFile);
 const TIMEOUT_MS = 30_000;
 /** statfs f_type of tmpfs (linux/magic.h TMPFS_MAGIC). */
 const TMPFS_MAGIC = 0x01021994;
-
-export interface MountInfo {
-  mountPoint: string;
-  fsType: string;
-  source: string;
-  superOptions: string;
-}
 
 export interface TmpfsOptions {
   /** Bytes; 0: the kernel's default (half of RAM). */
@@ -46,29 +42,8 @@ export interface Mounter {
   mountsUnder(dir: string): Promise<string[]>;
 }
 
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-}
-
-export function parseMountInfo(text: string): MountInfo[] {
-  const out: MountInfo[] = [];
-  for (const line of text.split('\n')) {
-    const sep = line.indexOf(' - ');
-    if (sep < 0) continue;
-    const left = line.slice(0, sep).split(' ');
-    const right = line.slice(sep + 3).split(' ');
-    out.push({
-      mountPoint: unescapeMount(left[4] ?? ''),
-      fsType: right[0] ?? '',
-      source: unescapeMount(right[1] ?? ''),
-      superOptions: right[2] ?? '',
-    });
-  }
-  return out;
-}
-
 async function readMounts(): Promise<MountInfo[]> {
-  return parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8').catch(() => ''));
+  return parseMountInfo(await readFile(MOUNTINFO, 'utf8').catch(() => ''));
 }
 
 /** The mount whose mount point is exactly path (the last one mounted there), if any. */

@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { detachString, parseMountInfo, readMountInfoSync } from '../../src/util/mountinfo.js';
+import { parseCgroupMounts } from '../../src/cm/cgroupfs.js';
+import { testTempDir } from '../support/temp-dir.js';
+
+const TEXT = [
+  '22 27 0:21 / /proc rw,relatime - proc proc rw',
+  '30 27 0:25 / /sys/fs/cgroup/unified rw,nosuid - cgroup2 cgroup2 rw,nsdelegate',
+  '31 27 0:26 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct',
+  '32 27 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory,clone_children',
+  '40 27 0:30 / /mnt/with\\040space rw - tmpfs tmp\\040fs rw,size=1024k',
+  'no separator here',
+  '',
+].join('\n');
+
+test('parseMountInfo: fields, octal escapes, lines without " - " skipped', () => {
+  const m = parseMountInfo(TEXT);
+  assert.equal(m.length, 5);
+  assert.deepEqual(m[4], {
+    mountPoint: '/mnt/with space',
+    fsType: 'tmpfs',
+    source: 'tmp fs',
+    superOptions: 'rw,size=1024k',
+  });
+});
+
+test('parseCgroupMounts: v1 controllers without mount options, the cgroup2 mount', () => {
+  const c = parseCgroupMounts(TEXT);
+  assert.equal(c.unified, '/sys/fs/cgroup/unified');
+  assert.deepEqual(
+    [...c.v1],
+    [
+      ['/sys/fs/cgroup/cpu,cpuacct', ['cpu', 'cpuacct']],
+      ['/sys/fs/cgroup/memory', ['memory']],
+    ],
+  );
+});
+
+test('readMountInfoSync: a missing file is no mounts; detachString keeps the value', () => {
+  const dir = testTempDir('kts-mountinfo-');
+  assert.deepEqual(readMountInfoSync(join(dir, 'absent')), []);
+  writeFileSync(join(dir, 'mountinfo'), TEXT);
+  assert.equal(readMountInfoSync(join(dir, 'mountinfo')).length, 5);
+  const long = `${'x'.repeat(100)}/mount/point/inside/a/long/text`;
+  assert.equal(detachString(long.slice(100)), '/mount/point/inside/a/long/text');
+  assert.equal(detachString('é/ünïcode'), 'é/ünïcode');
+});
