@@ -23,26 +23,28 @@ export function statfsStats(path: string, time: Date): FsStats | undefined {
   }
 }
 
-/** Bytes (allocated blocks) and inodes used under dir, not following symlinks or other mounts. */
+/**
+ * Bytes (allocated blocks) and inodes used under dir, not following symlinks or other mounts.
+ * The walk uses number stats, not bigint ones: a pass walks every pod's log and volume dirs, and
+ * a bigint Stats is ~15 heap objects; block counts stay exact in a double up to 2^53 bytes.
+ */
 export function dirUsage(dir: string, limit = 10_000): { bytes: bigint; inodes: bigint } | undefined {
-  let bytes = 0n;
-  let inodes = 0n;
-  let dev: bigint | undefined;
+  let blocks = 0;
+  let inodes = 0;
+  let dev: number | undefined;
   const stack = [dir];
-  let seen = 0;
-  while (stack.length > 0 && seen < limit) {
+  while (stack.length > 0 && inodes < limit) {
     const p = stack.pop()!;
     let st;
     try {
-      st = lstatSync(p, { bigint: true });
+      st = lstatSync(p);
     } catch {
       if (p === dir) return undefined;
       continue;
     }
     dev ??= st.dev;
     if (st.dev !== dev) continue;
-    seen++;
-    bytes += st.blocks * 512n;
+    blocks += st.blocks;
     inodes++;
     if (st.isDirectory()) {
       try {
@@ -52,5 +54,5 @@ export function dirUsage(dir: string, limit = 10_000): { bytes: bigint; inodes: 
       }
     }
   }
-  return { bytes, inodes };
+  return { bytes: BigInt(blocks) * 512n, inodes: BigInt(inodes) };
 }
