@@ -1,5 +1,6 @@
 /**
- * Conversions between the proto-loader objects (camelCase, int64 as decimal strings, enums as
+ * Conversions between the proto-loader objects (camelCase, int64 as protobufjs Long values from
+ * the agent's client and as decimal strings from LOADER_OPTIONS, enums as
  * names, every field present) and the types in ./types.ts (int64 as bigint). Requests mostly
  * share the proto's field names already; `toWire` only turns bigints into strings, because the
  * protobuf encoder does not take bigint.

@@ -14,6 +14,7 @@ import {
   podSandboxFromWire,
   podSandboxStatusFromWire,
   runtimeStatusFromWire,
+  toBigInt,
   toWire,
   versionFromWire,
 } from './convert.js';
@@ -85,7 +86,7 @@ function verifySandboxStatus(method: string, s: Wire): void {
       `metadata.name, metadata.namespace or metadata.uid is not in metadata ${JSON.stringify(m)}`,
     );
   }
-  if (!s.createdAt || s.createdAt === '0') throw replyError(method, 'status.createdAt is not set');
+  if (toBigInt(s.createdAt) === 0n) throw replyError(method, 'status.createdAt is not set');
 }
 
 function verifyContainerStatus(method: string, s: Wire): void {
@@ -93,7 +94,7 @@ function verifyContainerStatus(method: string, s: Wire): void {
   if (!s.id) throw replyError(method, 'status.id is not set');
   if (!s.metadata) throw replyError(method, 'status.metadata is not set');
   if (!s.metadata.name) throw replyError(method, `metadata.name is not in metadata ${JSON.stringify(s.metadata)}`);
-  if (!s.createdAt || s.createdAt === '0') throw replyError(method, 'status.createdAt is not set');
+  if (toBigInt(s.createdAt) === 0n) throw replyError(method, 'status.createdAt is not set');
   if (!s.image?.image) throw replyError(method, 'status.image is not set');
   if (!s.imageRef) throw replyError(method, 'status.imageRef is not set');
 }

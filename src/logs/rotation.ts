@@ -40,6 +40,12 @@ async function rotatedLogs(logPath: string): Promise<string[]> {
 class Rotator implements ContainerLogManager {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /**
+   * Log path of each running container seen, by ID: a container's log path never changes, so one
+   * ContainerStatus per container is enough (upstream asks every pass; at 100 pods those calls
+   * were most of the agent's CRI traffic at steady state, issue 30).
+   */
+  private readonly logPaths = new Map<string, string>();
 
   constructor(private readonly o: LogRotationOptions) {}
 
@@ -64,6 +70,8 @@ class Rotator implements ContainerLogManager {
       log('logs').warn({ err: errorMessage(err) }, 'log rotation: listing containers failed');
       return;
     }
+    const listed = new Set(containers.map((c) => c.id));
+    for (const id of this.logPaths.keys()) if (!listed.has(id)) this.logPaths.delete(id);
     for (const c of containers) {
       if (this.o.filter && !this.o.filter(c)) continue;
       try {
@@ -74,10 +82,19 @@ class Rotator implements ContainerLogManager {
     }
   }
 
-  private async rotateContainer(id: string): Promise<void> {
+  /** The container's log path, asked of the runtime the first time only; undefined: nothing to rotate. */
+  private async logPath(id: string): Promise<string | undefined> {
+    const known = this.logPaths.get(id);
+    if (known !== undefined) return known;
     const status = await this.o.runtime.containerStatus(id);
-    const path = status.logPath;
-    if (!path || status.state !== 'CONTAINER_RUNNING') return;
+    if (!status.logPath || status.state !== 'CONTAINER_RUNNING') return undefined;
+    this.logPaths.set(id, status.logPath);
+    return status.logPath;
+  }
+
+  private async rotateContainer(id: string): Promise<void> {
+    const path = await this.logPath(id);
+    if (!path) return;
     const size = await stat(path).then(
       (s) => s.size,
       () => -1,
