@@ -34,24 +34,21 @@ function launch(name: string, command: string, args: string[]): { execArgv: stri
     .map((l) => JSON.parse(l) as { execArgv: string[]; arena: string | null });
 }
 
+const FLAGS = ['--max-semi-space-size=2', '--single-threaded-gc', '--v8-pool-size=1', '--optimize-for-size'];
+
 test('every way of starting the agent runs it with its V8 flags and MALLOC_ARENA_MAX', () => {
   const bin = join(REPO_ROOT, 'bin', 'kubelet-ts.js');
   const cases: [string, string, string[], number][] = [
     ['the bin as an executable (shebang)', bin, [], 1],
     ['node bin/kubelet-ts.js', process.execPath, [bin], 2],
     ['node dist/src/cmd/cli.js', process.execPath, [join(REPO_ROOT, 'dist', 'src', 'cmd', 'cli.js')], 2],
-    [
-      'node with the flags given (no relaunch)',
-      process.execPath,
-      ['--max-semi-space-size=2', '--single-threaded-gc', '--v8-pool-size=1', bin],
-      1,
-    ],
+    ['node with the flags given (no relaunch)', process.execPath, [...FLAGS, bin], 1],
   ];
   for (const [name, command, args, processes] of cases) {
     const procs = launch(name, command, args);
     assert.equal(procs.length, processes, `${name}: node processes started`);
     const agent = procs.at(-1)!;
-    for (const flag of ['--max-semi-space-size=2', '--single-threaded-gc', '--v8-pool-size=1'])
+    for (const flag of FLAGS)
       assert.ok(agent.execArgv.includes(flag), `${name}: ${flag} in ${JSON.stringify(agent.execArgv)}`);
     if (processes === 2 || name.includes('shebang')) assert.equal(agent.arena, '2', `${name}: MALLOC_ARENA_MAX`);
   }
