@@ -359,6 +359,12 @@ async function allRunning(what: string, pods: number, count: () => Promise<numbe
 }
 
 const IDLE_WINDOW_S = 10;
+/**
+ * The window at 100 pods. A minute: the agent's work is periodic (relist 1 s, housekeeping 2 s,
+ * stats 10 s, container GC 60 s), and the GC minute alone is 0.3–0.45 CPU-seconds; a 30 s window
+ * read 0.027–0.089 cores for one build depending on whether it caught that minute (issue 30).
+ */
+const STEADY_WINDOW_S = 60;
 
 /** Waits until no pod named `prefix…` is left in the agent's /pods. */
 async function goneFromNode(k: KubeletProcess, prefix: string): Promise<void> {
@@ -719,7 +725,7 @@ export async function runStandaloneFootprint(endpoint: string, holdS: number): P
   const k = startMeasuredKubelet({ ...dirs, endpoint, logLevel: 'info' });
   try {
     await waitFor('agent healthy', 60_000, async () => ((await getPods(k)) ? true : undefined), 100);
-    return await footprint(k, 100, 30, holdS);
+    return await footprint(k, 100, STEADY_WINDOW_S, holdS);
   } finally {
     await stopMeasuredKubelet(k);
     rmSync(dirs.dir, { recursive: true, force: true });
@@ -737,7 +743,7 @@ async function runLatencyAndFootprint(endpoint: string, opts: { quick: boolean }
   // samples carries their garbage-grown heap into the window (measured: RssAnon 42.5 MiB "idle"
   // against 32.7 for a fresh API-mode agent, 2026-11-28).
   const footprint = opts.quick ? null : await runStandaloneFootprint(endpoint, 0);
-  const footprint_apiserver = opts.quick ? null : await footprintApiserver(endpoint, 100, 30);
+  const footprint_apiserver = opts.quick ? null : await footprintApiserver(endpoint, 100, STEADY_WINDOW_S);
   return { ...lat, footprint, footprint_apiserver };
 }
 
@@ -772,7 +778,9 @@ async function cli(argv: string[]): Promise<void> {
   if (endpoint && argv.includes('--apiserver')) {
     // The API server mode footprint row alone, printed (agent.json is not rewritten).
     await cleanRuntime(endpoint);
-    console.log(JSON.stringify(await footprintApiserver(endpoint, 100, 30, Number(arg('hold') ?? 0)), null, 2));
+    console.log(
+      JSON.stringify(await footprintApiserver(endpoint, 100, STEADY_WINDOW_S, Number(arg('hold') ?? 0)), null, 2),
+    );
     return;
   }
   if (!endpoint) {
