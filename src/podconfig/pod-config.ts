@@ -120,6 +120,12 @@ export class PodStorage {
    * sent an unchanged pod: no copy, no comparison. Sources never change a pod they pushed.
    */
   private readonly mergedFrom = new WeakMap<Pod, Pod>();
+  /**
+   * Pod objects whose identity passed validation. For the same reason as mergedFrom: a SET
+   * re-sends every unchanged pod, and validating all N on each of N watch events was 5.5 of
+   * 91 MiB allocated while 100 API pods were deleted (issue 30).
+   */
+  private readonly identityValid = new WeakSet<Pod>();
   private readonly clock: Clock;
   private readonly logger: Logger;
 
@@ -243,10 +249,13 @@ export class PodStorage {
     const kept: Pod[] = [];
     for (const p of pods) {
       const name = fullName(p);
-      const problems = validatePodIdentity(p);
-      if (problems.length > 0) {
-        this.logRefusal(source, name, problems);
-        continue;
+      if (!this.identityValid.has(p)) {
+        const problems = validatePodIdentity(p);
+        if (problems.length > 0) {
+          this.logRefusal(source, name, problems);
+          continue;
+        }
+        this.identityValid.add(p);
       }
       const uid = podUID(p);
       if (names.has(name)) {

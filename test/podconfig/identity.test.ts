@@ -187,5 +187,11 @@ describe('apiserver source (PodStorage)', () => {
       s.podsOf('api').map((p) => p.metadata!.uid),
       [testUID('uid-good')],
     );
+    // A validated object is not validated again, but a new object is: the same name with a bad
+    // identity in a later SET is refused, and the pod it replaces is removed.
+    const worse = { ...good, metadata: { ...good.metadata, uid: '../../x' } };
+    s.merge('api', { op: 'SET', pods: [worse] });
+    assert.equal(refusals().length, 7);
+    assert.deepEqual(s.podsOf('api'), []);
   });
 });
