@@ -283,7 +283,8 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     const observed = this.clock.now();
     let status: PodRuntimeStatus;
     try {
-      status = await this.opts.runtime.getPodStatus(uid, info.name, info.namespace);
+      const previous = this.opts.cache.get(uid)?.status;
+      status = await this.opts.runtime.getPodStatus(uid, info.name, info.namespace, previous);
     } catch (err) {
       log('pleg').debug({ pod: klogRef(info), err: errorMessage(err) }, 'PLEG: pod relist failed; relisting the node');
       return void this.relist();
