@@ -49,6 +49,14 @@ const INSPECT_CONCURRENCY = 10;
  */
 const EXIT_CONFIRM_INTERVAL_MS = 5;
 const EXIT_CONFIRM_LIMIT_MS = 2000;
+/**
+ * While the runtime's CRI events flow, its CONTAINER_STOPPED_EVENT comes with its first report of
+ * the exit, so the status calls above would only add load to the runtime and this loop (they
+ * lengthened the exit path's tail on 1.7 and 2.x: docs/perf-log.md, issue 30). They start only if
+ * the event has not come this long after the cgroup emptied: containerd 1.7 hands each event to
+ * one subscriber only (containerd#7318), so a second client on the node can take ours.
+ */
+const EXIT_CONFIRM_EVENT_GRACE_MS = 250;
 /** Status calls per round, oldest exits first: a mass exit must not flood the runtime. */
 const EXIT_CONFIRM_BATCH = 8;
 
@@ -91,7 +99,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private readonly podInfo = new Map<string, RelistPodInfo>();
   private needsReinspection = new Set<string>();
   /** Containers a cgroup reported exited that the runtime has not shown as exited yet. */
-  private readonly pendingExits = new Map<string, { at: number; podUid: string }>();
+  private readonly pendingExits = new Map<string, { at: number; podUid: string; from: number }>();
   /** Running containers (id → pod uid) as the events sent say: a pod relist reports only their exits. */
   private readonly runningContainers = new Map<string, string>();
   /** Containers whose ContainerDied a pod relist sent; the full relist's own one is dropped. */
@@ -186,8 +194,10 @@ class GenericPLEG implements PodLifecycleEventGenerator {
 
   private onCgroupExit(podUid: string, containerId: string): void {
     if (!this.opts.source.containerExited) return void this.relist();
-    this.pendingExits.set(containerId, { at: this.clock.now(), podUid });
-    this.scheduleExitConfirm(0);
+    const at = this.clock.now();
+    const grace = this.criEvents?.state() === 'active' ? EXIT_CONFIRM_EVENT_GRACE_MS : 0;
+    this.pendingExits.set(containerId, { at, podUid, from: at + grace });
+    this.scheduleExitConfirm(grace);
   }
 
   private scheduleExitConfirm(delay: number): void {
@@ -203,9 +213,8 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     const now = this.clock.now();
     const ids = [...this.pendingExits]
       .filter(([cid, p]) => {
-        if (now - p.at <= EXIT_CONFIRM_LIMIT_MS) return true;
-        this.pendingExits.delete(cid); // the periodic relist will see it
-        return false;
+        if (now - p.from > EXIT_CONFIRM_LIMIT_MS) this.pendingExits.delete(cid); // the periodic relist will see it
+        return now - p.from <= EXIT_CONFIRM_LIMIT_MS && p.from <= now;
       })
       .slice(0, EXIT_CONFIRM_BATCH)
       .map(([cid]) => cid);
@@ -218,7 +227,9 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       pods.add(pending.podUid);
     }
     for (const uid of pods) this.requestPodRelist(uid);
-    if (this.pendingExits.size > 0) this.scheduleExitConfirm(EXIT_CONFIRM_INTERVAL_MS);
+    if (this.pendingExits.size === 0) return;
+    const next = Math.min(...[...this.pendingExits.values()].map((p) => p.from)) - this.clock.now();
+    this.scheduleExitConfirm(Math.max(EXIT_CONFIRM_INTERVAL_MS, next));
   }
 
   private async doRelist(): Promise<void> {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createGenericPLEG, createPodStatusCache, type PodLifecycleEvent } from '../../src/pleg/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 import { ManualClock } from '../fakes/manual-clock.js';
-import type { RawRelistSource } from '../../src/pleg/index.js';
+import type { RawRelistSource, SubscribeContainerEvents } from '../../src/pleg/index.js';
+import type { ContainerEvent } from '../../src/cri/types.js';
 
 test('relist emits events, inspects only changed pods and fills the cache', async () => {
   const rt = new FakeRuntime();
@@ -77,7 +78,12 @@ test('getNewerThan waits for the next relist', async () => {
 });
 
 /** A PLEG on a manual clock whose cgroup exit trigger the test fires by hand (`exit(cid)`). */
-function plegWithFakeExits(rt: FakeRuntime, source: RawRelistSource, clock: ManualClock) {
+function plegWithFakeExits(
+  rt: FakeRuntime,
+  source: RawRelistSource,
+  clock: ManualClock,
+  subscribeContainerEvents?: SubscribeContainerEvents,
+) {
   let onExit!: (podUid: string, cid: string) => void;
   const cache = createPodStatusCache();
   const pleg = createGenericPLEG({
@@ -86,6 +92,7 @@ function plegWithFakeExits(rt: FakeRuntime, source: RawRelistSource, clock: Manu
     cache,
     clock,
     relistPeriodMs: 60_000,
+    subscribeContainerEvents,
     createExitWatcher: (cb) => {
       onExit = cb;
       return { track: async () => true, untrack: () => undefined, close: () => undefined } as never;
@@ -295,5 +302,61 @@ test('an exit in a pod the PLEG has not seen yet relists the node', async () => 
   exit('c9'); // pod u1 is unknown: no name/namespace to inspect it by
   await clock.advance(0);
   assert.equal(lists, before + 1);
+  pleg.stop();
+});
+
+/**
+ * With the runtime's CRI events flowing, its stop event arrives with its first report of the
+ * exit: the per-container status calls would only load the runtime. They wait 250 ms for the
+ * event, and confirm the exit themselves only when it does not come (containerd#7318).
+ */
+test('while CRI events flow, a cgroup exit waits for the stop event before asking ContainerStatus', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  let statusCalls = 0;
+  const source = {
+    listRaw: () => rt.listRaw(),
+    containerExited: async (id: string) => {
+      statusCalls++;
+      return rt.pods[0]!.containers.find((c) => c.id === id)?.state === 'exited';
+    },
+  };
+  let send!: (e: ContainerEvent) => void;
+  const subscribe: SubscribeContainerEvents = (onEvent) => {
+    send = onEvent;
+    return { cancel: () => undefined };
+  };
+  const { pleg, exit } = plegWithFakeExits(rt, source, clock, subscribe);
+  const died: string[] = [];
+  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  rt.setContainer('u1', 'c1', 'running');
+  rt.setContainer('u1', 'c2', 'running');
+  pleg.start();
+  await clock.advance(0);
+  const stop = (id: string): ContainerEvent => ({
+    containerId: id,
+    type: 'CONTAINER_STOPPED_EVENT',
+    createdAt: 1n,
+    containersStatuses: [],
+    podSandboxStatus: { id: 's1', metadata: { name: 'pod-u1', uid: 'u1', namespace: 'default', attempt: 0 } } as never,
+  });
+  send({ ...stop('c0'), type: 'CONTAINER_CREATED_EVENT' }); // the stream is active
+  await clock.advance(0);
+
+  exit('c1');
+  await clock.advance(100);
+  rt.setContainer('u1', 'c1', 'exited');
+  send(stop('c1'));
+  await clock.advance(300);
+  assert.deepEqual(died, ['c1']);
+  assert.equal(statusCalls, 0, 'the event came within the grace: no status call');
+
+  exit('c2'); // and its event never comes
+  rt.setContainer('u1', 'c2', 'exited');
+  await clock.advance(240);
+  assert.equal(statusCalls, 0);
+  await clock.advance(20);
+  assert.ok(statusCalls >= 1);
+  assert.deepEqual(died, ['c1', 'c2']);
   pleg.stop();
 });
