@@ -274,6 +274,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
    * after. A pod not seen yet (no name to inspect it by) relists the node.
    */
   private requestPodRelist(uid: string): void {
+    if (this.stopped) return;
     const info = this.podInfo.get(uid);
     if (!info) return void this.relist();
     const inFlight = this.podRelists.get(uid);
@@ -282,7 +283,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     this.podRelists.set(uid, state);
     void this.relistPod(uid, info).finally(() => {
       this.podRelists.delete(uid);
-      if (state.again && !this.stopped) this.requestPodRelist(uid);
+      if (state.again) this.requestPodRelist(uid);
     });
   }
 
