@@ -16,7 +16,7 @@ import { removeContainer } from './remove.js';
 import { killPod } from './kill.js';
 import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
 import { killDeps, syncPod, type SyncDeps } from './sync-pod.js';
-import type { PodRuntimeStatus, PodSyncResult, RunningPod, Runtime } from './types.js';
+import type { PodRuntimeStatus, PodSyncResult, PreviousPodStatus, RunningPod, Runtime } from './types.js';
 
 /** What the manager is built from: the sync dependencies it does not create itself. */
 export type RuntimeManagerOptions = Omit<SyncDeps, 'crashBackOff' | 'podIPs'> & {
@@ -142,8 +142,8 @@ export class KubeGenericRuntimeManager implements Runtime {
     return getPods(this.opts.runtime, all);
   }
 
-  getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus> {
-    return getPodStatus(this.opts.runtime, { uid, name, namespace }, () => this.opts.clock.now());
+  getPodStatus(uid: string, name: string, namespace: string, previous?: PreviousPodStatus): Promise<PodRuntimeStatus> {
+    return getPodStatus(this.opts.runtime, { uid, name, namespace }, () => this.opts.clock.now(), previous);
   }
 
   syncPod(pod: Pod, status: PodRuntimeStatus, signal?: AbortSignal): Promise<PodSyncResult> {

@@ -24,6 +24,7 @@ import {
 import type {
   ContainerRuntimeStatus,
   PodRuntimeStatus,
+  PreviousPodStatus,
   RunningPod,
   RuntimeContainer,
   RuntimeContainerState,
@@ -186,11 +187,12 @@ export async function getPodStatus(
   runtime: RuntimeService,
   { uid, name, namespace }: Pick<PodRuntimeStatus, 'uid' | 'name' | 'namespace'>,
   now: () => number,
+  previous?: PreviousPodStatus,
 ): Promise<PodRuntimeStatus> {
   const selector = { labelSelector: { [KubernetesPodUIDLabel]: uid } };
   const [sandboxStatuses, containerStatuses] = await Promise.all([
-    podSandboxStatuses(runtime, selector),
-    podContainerStatuses(runtime, selector),
+    podSandboxStatuses(runtime, selector, previous?.sandboxStatuses ?? []),
+    podContainerStatuses(runtime, selector, previous?.containerStatuses ?? []),
   ]);
   // Only the newest sandbox's addresses count, and only while it is ready.
   const newest = sandboxStatuses[0];
@@ -200,20 +202,37 @@ export async function getPodStatus(
 
 type UidSelector = { labelSelector: Record<string, string> };
 
-async function podSandboxStatuses(runtime: RuntimeService, selector: UidSelector) {
+/** Status calls started now for `ids`, by id; failures surface only where a listed id awaits them. */
+function prefetch<T>(ids: readonly { id: string }[], status: (id: string) => Promise<T>) {
+  const early = new Map<string, Promise<T | undefined>>();
+  for (const { id } of ids) {
+    const p = unlessGone(() => status(id));
+    p.catch(() => undefined); // an id no longer listed: its error is nobody's
+    early.set(id, p);
+  }
+  return (id: string) => early.get(id) ?? unlessGone(() => status(id));
+}
+
+async function podSandboxStatuses(runtime: RuntimeService, selector: UidSelector, known: readonly { id: string }[]) {
+  const statusOf = prefetch(known, (id) => runtime.podSandboxStatus(id));
   const sandboxes = (await runtime.listPodSandbox(selector))
     .filter((s) => getPodSandboxInfoFromLabels(s.labels))
     .sort(byCreatedDesc);
-  return (await Promise.all(sandboxes.map((s) => unlessGone(() => runtime.podSandboxStatus(s.id)))))
+  return (await Promise.all(sandboxes.map((s) => statusOf(s.id))))
     .filter((st): st is PodSandboxStatus => st !== undefined)
     .map(toSandboxRuntimeStatus);
 }
 
-async function podContainerStatuses(runtime: RuntimeService, selector: UidSelector): Promise<ContainerRuntimeStatus[]> {
+async function podContainerStatuses(
+  runtime: RuntimeService,
+  selector: UidSelector,
+  known: readonly { id: string }[],
+): Promise<ContainerRuntimeStatus[]> {
+  const statusOf = prefetch(known, (id) => runtime.containerStatus(id));
   const containers = (await runtime.listContainers(selector))
     .filter((c) => getContainerInfoFromLabels(c.labels))
     .sort(byCreatedDesc);
-  const statuses = await Promise.all(containers.map((c) => unlessGone(() => runtime.containerStatus(c.id))));
+  const statuses = await Promise.all(containers.map((c) => statusOf(c.id)));
   const out: ContainerRuntimeStatus[] = [];
   for (const [i, st] of statuses.entries()) {
     const converted = st && toContainerRuntimeStatus(st, containers[i]!.podSandboxId);

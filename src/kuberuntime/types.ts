@@ -115,7 +115,8 @@ export interface Runtime {
   status(): Promise<RuntimeStatus>;
   /** Pods from sandbox and container labels; `all` includes exited containers and not-ready sandboxes. */
   getPods(all: boolean): Promise<RunningPod[]>;
-  getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus>;
+  /** `previous`: the pod's last known status; its sandboxes and containers are asked for beside the lists. */
+  getPodStatus(uid: string, name: string, namespace: string, previous?: PreviousPodStatus): Promise<PodRuntimeStatus>;
   /**
    * Make the runtime match the pod spec: sandbox, containers, restarts per policy. The pod's
    * volumes must be mounted first (VolumeManager.mountPodVolumes, as Kubelet.syncPod does). When `signal`
@@ -133,6 +134,13 @@ export interface Runtime {
    */
   deleteContainersInPod(exitedContainerId: string, status: PodRuntimeStatus, removeAll: boolean): void;
 }
+
+/**
+ * The pod's last known status, for getPodStatus: its sandboxes' and containers' statuses are asked
+ * for at once, beside the lists, instead of after them (one round trip instead of two when nothing
+ * was added). What the lists no longer show is dropped; what they add is asked for after them.
+ */
+export type PreviousPodStatus = Pick<PodRuntimeStatus, 'sandboxStatuses' | 'containerStatuses'>;
 
 /** ConfigMaps, Secrets and tokens: defined by the volume manager, which reads them too. */
 export type { PodObjectSource } from '../volume/types.js';

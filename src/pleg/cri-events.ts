@@ -1,9 +1,9 @@
 /**
  * CRI container events as a relist trigger (our take on upstream's EventedPLEG).
  *
- * Upstream's evented PLEG writes the event's pod status straight into the cache. We only use an
- * event as a signal to relist at once: the relist diff is cheap, keeps one code path for the
- * cache and events, and needs nothing from the event beyond its arrival. When the runtime does
+ * Up to 1.35 upstream's evented PLEG wrote the event's pod status straight into the cache; since
+ * then it is a hint to relist, as ours has always been: a stopped container's pod is relisted at
+ * once (generic.ts), any other event relists the node. The cache and events keep one code path. When the runtime does
  * not offer GetContainerEvents (containerd 1.6 answers Unimplemented) the trigger says so once
  * and stays off; the periodic relist and the cgroup exit watcher carry on. Other stream failures
  * (runtime restart) resubscribe with back-off, as upstream retries before falling back.

@@ -12,18 +12,26 @@
  * acting on a status it does not have (an empty one would start a second sandbox beside the live
  * one), and its old record is kept so the events come again once an inspection succeeds.
  *
- * Relists run every period (1 s) as the safety net, and at once when a container's cgroup
- * reports its last process gone (CgroupExitWatcher), when the runtime sends a CRI container event
- * (CriEventTrigger; containerd 1.6 does not offer them) or when the kubelet asks after changing
- * the runtime. Concurrent requests coalesce into one more relist.
+ * Relists run every period (1 s) as the safety net, and at once when the runtime sends a CRI
+ * container event other than a stop (CriEventTrigger; containerd 1.6 does not offer them) or when
+ * the kubelet asks after changing the runtime. Concurrent requests coalesce into one more relist.
+ *
+ * An exit relists only its pod (upstream relistPod, gate PLEGOnDemandRelist, after 1.35): when
+ * the runtime's CONTAINER_STOPPED_EVENT names it, or when a container's cgroup reports its last
+ * process gone (CgroupExitWatcher) and ContainerStatus confirms the runtime recorded the exit.
+ * The pod is inspected, the cache updated and ContainerDied sent for its containers that were
+ * running and now are exited in the runtime's own status; the next full relist's ContainerDied
+ * for them is dropped. A full relist would add the node-wide lists to the path, and wait for a
+ * relist already running, before the one inspection that matters (issue 30: docs/perf-log.md).
  */
 import { metrics } from '../metrics/index.js';
-import type { Runtime } from '../kuberuntime/types.js';
+import type { PodRuntimeStatus, Runtime } from '../kuberuntime/types.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { errorMessage } from '../errors.js';
 import type { RelistDiffer, RelistEvent, RelistPodInfo } from './relist-types.js';
 import type { CgroupExitWatcher } from './cgroup-exit-watcher.js';
+import type { ContainerEvent } from '../cri/types.js';
 import { CriEventTrigger, type SubscribeContainerEvents } from './cri-events.js';
 import type { CriEventsState, PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from './types.js';
 import { klogRef } from '../api/pod.js';
@@ -41,7 +49,15 @@ const INSPECT_CONCURRENCY = 10;
  */
 const EXIT_CONFIRM_INTERVAL_MS = 5;
 const EXIT_CONFIRM_LIMIT_MS = 2000;
-/** Status calls per round, oldest exits first: a mass exit must not flood the runtime (the relist one confirmation triggers sees every exit anyway). */
+/**
+ * While the runtime's CRI events flow, its CONTAINER_STOPPED_EVENT comes with its first report of
+ * the exit, so the status calls above would only add load to the runtime and this loop (they
+ * lengthened the exit path's tail on 1.7 and 2.x: docs/perf-log.md, issue 30). They start only if
+ * the event has not come this long after the cgroup emptied: containerd 1.7 hands each event to
+ * one subscriber only (containerd#7318), so a second client on the node can take ours.
+ */
+const EXIT_CONFIRM_EVENT_GRACE_MS = 250;
+/** Status calls per round, oldest exits first: a mass exit must not flood the runtime. */
 const EXIT_CONFIRM_BATCH = 8;
 
 /** The raw list calls (src/cri's listPodSandboxRaw / listContainersRaw). */
@@ -83,7 +99,13 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private readonly podInfo = new Map<string, RelistPodInfo>();
   private needsReinspection = new Set<string>();
   /** Containers a cgroup reported exited that the runtime has not shown as exited yet. */
-  private readonly pendingExits = new Map<string, { at: number }>();
+  private readonly pendingExits = new Map<string, { at: number; podUid: string; from: number }>();
+  /** Running containers (id → pod uid) as the events sent say: a pod relist reports only their exits. */
+  private readonly runningContainers = new Map<string, string>();
+  /** Containers whose ContainerDied a pod relist sent; the full relist's own one is dropped. */
+  private readonly diedSent = new Set<string>();
+  /** Pod relists in flight; `again`: one more was asked for meanwhile. */
+  private readonly podRelists = new Map<string, { again: boolean }>();
   private confirmTimer: { cancel(): void } | undefined;
   private lastRelistStart = 0;
   /** End of the last successful relist; undefined until the first one (upstream relistTime). */
@@ -98,7 +120,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     this.period = opts.relistPeriodMs ?? 1000;
     this.exitWatcher = opts.createExitWatcher?.((podUid, cid) => this.onCgroupExit(podUid, cid));
     if (opts.subscribeContainerEvents)
-      this.criEvents = new CriEventTrigger(opts.subscribeContainerEvents, () => void this.relist(), this.clock);
+      this.criEvents = new CriEventTrigger(opts.subscribeContainerEvents, (e) => this.onCriEvent(e), this.clock);
   }
 
   start(): void {
@@ -159,10 +181,23 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     });
   }
 
-  private onCgroupExit(_podUid: string, containerId: string): void {
+  /**
+   * upstream's evented PLEG as a hint (pkg/kubelet/pleg/evented.go processCRIEvents): a stopped
+   * container's pod is relisted at once. Upstream hints only unexpected terminations; every exit
+   * here, as the cgroup trigger does. Other events relist the node (a start's ContainerStarted).
+   */
+  private onCriEvent(e: ContainerEvent): void {
+    const uid = e.type === 'CONTAINER_STOPPED_EVENT' ? e.podSandboxStatus?.metadata?.uid : undefined;
+    if (uid) this.requestPodRelist(uid);
+    else void this.relist();
+  }
+
+  private onCgroupExit(podUid: string, containerId: string): void {
     if (!this.opts.source.containerExited) return void this.relist();
-    this.pendingExits.set(containerId, { at: this.clock.now() });
-    this.scheduleExitConfirm(0);
+    const at = this.clock.now();
+    const grace = this.criEvents?.state() === 'active' ? EXIT_CONFIRM_EVENT_GRACE_MS : 0;
+    this.pendingExits.set(containerId, { at, podUid, from: at + grace });
+    this.scheduleExitConfirm(grace);
   }
 
   private scheduleExitConfirm(delay: number): void {
@@ -178,18 +213,23 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     const now = this.clock.now();
     const ids = [...this.pendingExits]
       .filter(([cid, p]) => {
-        if (now - p.at <= EXIT_CONFIRM_LIMIT_MS) return true;
-        this.pendingExits.delete(cid); // the periodic relist will see it
-        return false;
+        if (now - p.from > EXIT_CONFIRM_LIMIT_MS) this.pendingExits.delete(cid); // the periodic relist will see it
+        return now - p.from <= EXIT_CONFIRM_LIMIT_MS && p.from <= now;
       })
       .slice(0, EXIT_CONFIRM_BATCH)
       .map(([cid]) => cid);
     const exited = await Promise.all(ids.map((cid) => this.opts.source.containerExited!(cid).catch(() => false)));
-    if (exited.some(Boolean)) {
-      for (const [i, cid] of ids.entries()) if (exited[i]) this.pendingExits.delete(cid);
-      void this.relist();
+    const pods = new Set<string>();
+    for (const [i, cid] of ids.entries()) {
+      const pending = this.pendingExits.get(cid);
+      if (!exited[i] || !pending) continue;
+      this.pendingExits.delete(cid);
+      pods.add(pending.podUid);
     }
-    if (this.pendingExits.size > 0) this.scheduleExitConfirm(EXIT_CONFIRM_INTERVAL_MS);
+    for (const uid of pods) this.requestPodRelist(uid);
+    if (this.pendingExits.size === 0) return;
+    const next = Math.min(...[...this.pendingExits.values()].map((p) => p.from)) - this.clock.now();
+    this.scheduleExitConfirm(Math.max(EXIT_CONFIRM_INTERVAL_MS, next));
   }
 
   private async doRelist(): Promise<void> {
@@ -221,7 +261,61 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     metrics.plegLastSeen.set(done / 1000);
     // Pods whose inspection failed just now: no events (they come again, see keepPrevious).
     const failed = this.needsReinspection;
-    for (const e of events) if (!failed.has(e.podId)) this.deliver(e);
+    for (const e of events) if (!failed.has(e.podId) && !this.sentByPodRelist(e)) this.deliver(e);
+  }
+
+  /** A ContainerDied a pod relist already sent (the differ learns of the exit only now). */
+  private sentByPodRelist(e: RelistEvent): boolean {
+    return e.type === 'ContainerDied' && this.diedSent.delete(e.containerId);
+  }
+
+  /**
+   * Relists one pod now (upstream RequestRelist); a request while it runs runs it once more
+   * after. A pod not seen yet (no name to inspect it by) relists the node.
+   */
+  private requestPodRelist(uid: string): void {
+    if (this.stopped) return;
+    const info = this.podInfo.get(uid);
+    if (!info) return void this.relist();
+    const inFlight = this.podRelists.get(uid);
+    if (inFlight) return void (inFlight.again = true);
+    const state = { again: false };
+    this.podRelists.set(uid, state);
+    void this.relistPod(uid, info).finally(() => {
+      this.podRelists.delete(uid);
+      if (state.again) this.requestPodRelist(uid);
+    });
+  }
+
+  /**
+   * upstream relistPod, for exits: inspect the pod, update the cache, then send ContainerDied for
+   * each container that was running and the runtime now reports exited.
+   */
+  private async relistPod(uid: string, info: RelistPodInfo): Promise<void> {
+    const observed = this.clock.now();
+    let status: PodRuntimeStatus;
+    try {
+      const previous = this.opts.cache.get(uid)?.status;
+      status = await this.opts.runtime.getPodStatus(uid, info.name, info.namespace, previous);
+    } catch (err) {
+      log('pleg').debug({ pod: klogRef(info), err: errorMessage(err) }, 'PLEG: pod relist failed; relisting the node');
+      return void this.relist();
+    }
+    this.setStatus(uid, status, undefined, observed);
+    for (const c of status.containerStatuses) {
+      if (c.state !== 'exited' || this.runningContainers.get(c.id) !== uid) continue;
+      this.diedSent.add(c.id);
+      this.deliver({ podId: uid, containerId: c.id, type: 'ContainerDied' });
+    }
+  }
+
+  /**
+   * A pod relist and a full relist may inspect the same pod at once: the older observation never
+   * replaces the newer (upstream serialises them under relistLock to the same effect).
+   */
+  private setStatus(uid: string, status: PodRuntimeStatus | undefined, err: Error | undefined, observed: number): void {
+    if ((this.opts.cache.get(uid)?.modified ?? -Infinity) > observed) return;
+    this.opts.cache.set(uid, status, err, observed);
   }
 
   private async inspect(uid: string, observed: number): Promise<void> {
@@ -229,11 +323,11 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     if (!info) return;
     try {
       const status = await this.opts.runtime.getPodStatus(uid, info.name, info.namespace);
-      this.opts.cache.set(uid, status, undefined, observed);
+      this.setStatus(uid, status, undefined, observed);
       if (status.containerStatuses.length === 0 && status.sandboxStatuses.length === 0) this.podInfo.delete(uid);
     } catch (err) {
       this.needsReinspection.add(uid);
-      this.opts.cache.set(uid, undefined, err as Error, observed);
+      this.setStatus(uid, undefined, err as Error, observed);
       log('pleg').warn(
         { pod: klogRef(info), err: errorMessage(err) },
         'PLEG: pod status inspection failed; will retry next relist',
@@ -244,21 +338,27 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private deliver(e: RelistEvent): void {
     switch (e.type) {
       case 'ContainerStarted':
+        this.runningContainers.set(e.containerId, e.podId);
         if (this.exitWatcher) void this.exitWatcher.track(e.podId, e.containerId);
         break;
       case 'ContainerDied':
         this.observeExitLatency(e);
-        this.exitWatcher?.untrack(e.containerId);
-        this.pendingExits.delete(e.containerId);
+        this.forget(e.containerId);
         break;
       case 'ContainerRemoved':
-        this.exitWatcher?.untrack(e.containerId);
-        this.pendingExits.delete(e.containerId);
+        this.forget(e.containerId);
+        this.diedSent.delete(e.containerId);
         break;
       case 'ContainerChanged':
         return; // upstream does not send ContainerChanged to the syncLoop
     }
     this.emit({ id: e.podId, type: e.type, data: e.containerId });
+  }
+
+  private forget(containerId: string): void {
+    this.runningContainers.delete(containerId);
+    this.exitWatcher?.untrack(containerId);
+    this.pendingExits.delete(containerId);
   }
 
   private observeExitLatency(e: RelistEvent): void {

@@ -528,6 +528,36 @@ describe('getPods / getPodStatus', () => {
     assert.equal(st.containerStatuses[1]!.reason, 'Error');
     assert.ok(st.containerStatuses[1]!.finishedAt instanceof Date);
   });
+
+  /** A PLEG pod relist passes the cached status: the same answer, one round trip fewer. */
+  it('with the previous status, its statuses are asked for beside the lists and the answer is the same', async () => {
+    await sync(makePod());
+    const previous = await rt.getPodStatus('uid-1234', 'web', 'default');
+    fake.exitContainer(fake.containersNamed('a')[0]!.id, 1);
+    const before = fake.calls.length;
+    const early = await rt.getPodStatus('uid-1234', 'web', 'default', previous);
+    const calls = fake.calls.slice(before);
+    assert.ok(calls.lastIndexOf('containerStatus') < calls.indexOf('listContainers'), calls.join(' '));
+    assert.ok(calls.lastIndexOf('podSandboxStatus') < calls.indexOf('listPodSandbox'), calls.join(' '));
+    const plain = await rt.getPodStatus('uid-1234', 'web', 'default');
+    assert.deepEqual({ ...early, timestamp: 0 }, { ...plain, timestamp: 0 });
+    assert.equal(early.containerStatuses.find((c) => c.name === 'a')?.state, 'exited');
+  });
+
+  it('what the previous status knew and the runtime removed is dropped; what it did not know is still read', async () => {
+    await sync(makePod());
+    const previous = await rt.getPodStatus('uid-1234', 'web', 'default');
+    const [a, b] = ['a', 'b'].map((n) => fake.containersNamed(n)[0]!.id);
+    fake.containers.delete(a!);
+    const st = await rt.getPodStatus('uid-1234', 'web', 'default', {
+      sandboxStatuses: previous.sandboxStatuses,
+      containerStatuses: [...previous.containerStatuses.filter((c) => c.id !== b), { id: 'gone' } as never],
+    });
+    assert.deepEqual(
+      st.containerStatuses.map((c) => c.id),
+      [b],
+    );
+  });
 });
 
 describe('garbageCollect', () => {

@@ -41,21 +41,44 @@ const until = async (cond: () => boolean, ms = 2000) => {
   }
 };
 
-test('a CRI container event triggers a relist at once (periodic relist an hour away)', async (t) => {
-  const rt = new FakeRuntime();
-  const stream = fakeStream();
+/** A PLEG on the fake stream (periodic relist an hour away) whose node-wide lists are counted. */
+function countingPleg(rt: FakeRuntime, stream: ReturnType<typeof fakeStream>) {
+  const counter = { lists: 0 };
+  const cache = createPodStatusCache();
   const pleg = createGenericPLEG({
     ...rt.plegOptions(),
-    cache: createPodStatusCache(),
+    source: {
+      listRaw: () => {
+        counter.lists++;
+        return rt.listRaw();
+      },
+    },
+    cache,
     relistPeriodMs: HOUR,
     subscribeContainerEvents: stream.subscribe,
   });
+  return { pleg, cache, counter };
+}
+
+/** Started, with container c1 of pod u1 running and its ContainerStarted received. */
+async function withRunningC1(t: { after(fn: () => void): void }) {
+  const rt = new FakeRuntime();
+  const stream = fakeStream();
+  const { pleg, cache, counter } = countingPleg(rt, stream);
   t.after(() => pleg.stop());
   const events: PodLifecycleEvent[] = [];
   pleg.watch((e) => events.push(e));
   rt.setContainer('u1', 'c1', 'running');
   pleg.start();
   await until(() => events.length === 1);
+  return { rt, stream, pleg, events, cache, counter };
+}
+
+const sandboxOf = (uid: string) =>
+  ({ id: `s-${uid}`, metadata: { name: `pod-${uid}`, uid, namespace: 'default', attempt: 0 } }) as never;
+
+test('a CRI container event triggers a relist at once (periodic relist an hour away)', async (t) => {
+  const { rt, stream, pleg, events } = await withRunningC1(t);
   assert.equal(pleg.criEventsState?.(), 'connecting');
 
   rt.setContainer('u1', 'c1', 'exited');
@@ -124,4 +147,39 @@ test('a failed stream resubscribes with back-off, and stop() cancels it', async 
   timers.at(-1)!.fn();
   assert.equal(stream.subs.length, 2, 'no resubscription after stop');
   assert.equal(pleg.criEventsState?.(), 'stopped');
+});
+
+/**
+ * upstream evented.go processCRIEvents (after 1.35): a CONTAINER_STOPPED_EVENT asks for a relist of the
+ * event's pod (RequestRelist(podUID) → relistPod), not of the node. Ours: the pod is inspected,
+ * ContainerDied sent with the runtime's exit already in the cache, and no node-wide list is made.
+ */
+test('a stop event relists only its pod; the next full relist sends no second ContainerDied', async (t) => {
+  const { rt, stream, pleg, events, cache, counter } = await withRunningC1(t);
+  const listsBefore = counter.lists;
+
+  rt.setContainer('u1', 'c1', 'exited');
+  stream.last().onEvent({ ...stream.stopped('c1'), podSandboxStatus: sandboxOf('u1') });
+  await until(() => events.some((e) => e.type === 'ContainerDied'));
+  assert.equal(counter.lists, listsBefore, 'no node-wide list');
+  assert.equal(cache.get('u1')?.status?.containerStatuses[0]?.state, 'exited');
+
+  await pleg.relist();
+  assert.deepEqual(
+    events.map((e) => `${e.data}/${e.type}`),
+    ['c1/ContainerStarted', 'c1/ContainerDied'],
+  );
+});
+
+test('a stop event for a pod the PLEG has not seen, or without a sandbox, relists the node', async (t) => {
+  const rt = new FakeRuntime();
+  const stream = fakeStream();
+  const { pleg, counter } = countingPleg(rt, stream);
+  t.after(() => pleg.stop());
+  pleg.start();
+  await until(() => counter.lists === 1);
+  stream.last().onEvent({ ...stream.stopped('c9'), podSandboxStatus: sandboxOf('u9') });
+  await until(() => counter.lists === 2);
+  stream.last().onEvent(stream.stopped('c9'));
+  await until(() => counter.lists === 3);
 });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createGenericPLEG, createPodStatusCache, type PodLifecycleEvent } from '../../src/pleg/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 import { ManualClock } from '../fakes/manual-clock.js';
-import type { RawRelistSource } from '../../src/pleg/index.js';
+import type { RawRelistSource, SubscribeContainerEvents } from '../../src/pleg/index.js';
+import type { ContainerEvent } from '../../src/cri/types.js';
 
 test('relist emits events, inspects only changed pods and fills the cache', async () => {
   const rt = new FakeRuntime();
@@ -77,29 +78,37 @@ test('getNewerThan waits for the next relist', async () => {
 });
 
 /** A PLEG on a manual clock whose cgroup exit trigger the test fires by hand (`exit(cid)`). */
-function plegWithFakeExits(rt: FakeRuntime, source: RawRelistSource, clock: ManualClock) {
+function plegWithFakeExits(
+  rt: FakeRuntime,
+  source: RawRelistSource,
+  clock: ManualClock,
+  subscribeContainerEvents?: SubscribeContainerEvents,
+) {
   let onExit!: (podUid: string, cid: string) => void;
+  const cache = createPodStatusCache();
   const pleg = createGenericPLEG({
     ...rt.plegOptions(),
     source,
-    cache: createPodStatusCache(),
+    cache,
     clock,
     relistPeriodMs: 60_000,
+    subscribeContainerEvents,
     createExitWatcher: (cb) => {
       onExit = cb;
       return { track: async () => true, untrack: () => undefined, close: () => undefined } as never;
     },
   });
-  return { pleg, exit: (cid: string) => onExit('u1', cid) };
+  return { pleg, cache, exit: (cid: string) => onExit('u1', cid) };
 }
 
 /**
  * A cgroup says the container's last process left; containerd records the exit only ~50 ms later
  * (bench/pleg-runtimes.ts). The PLEG asks ContainerStatus for just that container every 5 ms and
- * relists the moment the runtime reports the exit: no relist loop while the runtime says running,
- * no event before the runtime agrees (the cache never runs ahead of the runtime).
+ * relists its pod (upstream relistPod) the moment the runtime reports the exit: no relist loop
+ * while the runtime says running, no event before the runtime agrees (the cache never runs ahead
+ * of the runtime), no node-wide list on the path, and one ContainerDied only.
  */
-test('a cgroup exit is confirmed by per-container status calls, then one relist', async () => {
+test('a cgroup exit is confirmed by per-container status calls, then its pod is relisted', async () => {
   const clock = new ManualClock();
   const rt = new FakeRuntime();
   let exitReported = false;
@@ -116,7 +125,7 @@ test('a cgroup exit is confirmed by per-container status calls, then one relist'
       return exitReported;
     },
   };
-  const { pleg, exit } = plegWithFakeExits(rt, source, clock);
+  const { pleg, exit, cache } = plegWithFakeExits(rt, source, clock);
   const events: PodLifecycleEvent[] = [];
   pleg.watch((e) => events.push(e));
   rt.setContainer('u1', 'c1', 'running');
@@ -141,10 +150,24 @@ test('a cgroup exit is confirmed by per-container status calls, then one relist'
     events.map((e) => e.type),
     ['ContainerStarted', 'ContainerDied'],
   );
-  assert.equal(lists, listsBefore + 1, 'exactly one relist');
+  assert.equal(lists, listsBefore, 'the pod alone was relisted');
+  assert.equal(cache.get('u1')?.status?.containerStatuses[0]?.state, 'exited', 'the cache holds the exit first');
   const calls = statusCalls;
   await clock.advance(100);
   assert.equal(statusCalls, calls, 'polling stops once confirmed');
+  await pleg.relist();
+  assert.equal(lists, listsBefore + 1);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['ContainerStarted', 'ContainerDied'],
+    'the full relist does not send ContainerDied again',
+  );
+  rt.setContainer('u1', 'c1', undefined);
+  await pleg.relist();
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['ContainerStarted', 'ContainerDied', 'ContainerRemoved'],
+  );
   pleg.stop();
 });
 
@@ -199,5 +222,141 @@ test('a mass exit is confirmed a few containers per round, not one call per cont
     perRound.every((n) => n <= 8),
     `calls per round: ${perRound}`,
   );
+  pleg.stop();
+});
+
+/**
+ * A pod relist and a full relist inspect the same pod at once (upstream serialises them under
+ * relistLock): the full relist, started before the exit and answered after the pod relist, must
+ * not put its older "running" back into the cache, and the exit is sent once.
+ */
+test('an older full-relist inspection never replaces a newer pod relist', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  let exitReported = false;
+  const { pleg, exit, cache } = plegWithFakeExits(
+    rt,
+    { listRaw: () => rt.listRaw(), containerExited: async () => exitReported },
+    clock,
+  );
+  const events: PodLifecycleEvent[] = [];
+  pleg.watch((e) => events.push(e));
+  rt.setContainer('u1', 'c1', 'running');
+  rt.setContainer('u1', 'c2', 'running');
+  pleg.start();
+  await clock.advance(0);
+  // A full relist lists now (c2 has exited: u1 gets inspected) and reads u1's status late, before c1's exit.
+  rt.setContainer('u1', 'c2', 'exited');
+  const getPodStatus = rt.getPodStatus.bind(rt);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const stale = getPodStatus('u1', 'pod-u1', 'default');
+  rt.getPodStatus = async () => {
+    rt.getPodStatus = getPodStatus;
+    await gate;
+    return stale;
+  };
+  const full = pleg.relist();
+  await clock.advance(1);
+  rt.setContainer('u1', 'c1', 'exited');
+  exitReported = true;
+  exit('c1');
+  await clock.advance(5);
+  const died = () =>
+    events
+      .filter((e) => e.type === 'ContainerDied')
+      .map((e) => e.data)
+      .sort();
+  assert.deepEqual(died(), ['c1', 'c2'], 'the pod relist sent both exits it saw');
+  release();
+  await full;
+  assert.equal(
+    cache.get('u1')?.status?.containerStatuses.find((c) => c.id === 'c1')?.state,
+    'exited',
+    'the older inspection was not written over the newer one',
+  );
+  assert.deepEqual(died(), ['c1', 'c2'], 'the full relist sent c2 no second time');
+  await pleg.relist();
+  assert.deepEqual(died(), ['c1', 'c2'], 'nor c1');
+  pleg.stop();
+});
+
+test('an exit in a pod the PLEG has not seen yet relists the node', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  let lists = 0;
+  const { pleg, exit } = plegWithFakeExits(
+    rt,
+    {
+      listRaw: () => {
+        lists++;
+        return rt.listRaw();
+      },
+      containerExited: async () => true,
+    },
+    clock,
+  );
+  pleg.start();
+  await clock.advance(0);
+  const before = lists;
+  exit('c9'); // pod u1 is unknown: no name/namespace to inspect it by
+  await clock.advance(0);
+  assert.equal(lists, before + 1);
+  pleg.stop();
+});
+
+/**
+ * With the runtime's CRI events flowing, its stop event arrives with its first report of the
+ * exit: the per-container status calls would only load the runtime. They wait 250 ms for the
+ * event, and confirm the exit themselves only when it does not come (containerd#7318).
+ */
+test('while CRI events flow, a cgroup exit waits for the stop event before asking ContainerStatus', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  let statusCalls = 0;
+  const source = {
+    listRaw: () => rt.listRaw(),
+    containerExited: async (id: string) => {
+      statusCalls++;
+      return rt.pods[0]!.containers.find((c) => c.id === id)?.state === 'exited';
+    },
+  };
+  let send!: (e: ContainerEvent) => void;
+  const subscribe: SubscribeContainerEvents = (onEvent) => {
+    send = onEvent;
+    return { cancel: () => undefined };
+  };
+  const { pleg, exit } = plegWithFakeExits(rt, source, clock, subscribe);
+  const died: string[] = [];
+  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  rt.setContainer('u1', 'c1', 'running');
+  rt.setContainer('u1', 'c2', 'running');
+  pleg.start();
+  await clock.advance(0);
+  const stop = (id: string): ContainerEvent => ({
+    containerId: id,
+    type: 'CONTAINER_STOPPED_EVENT',
+    createdAt: 1n,
+    containersStatuses: [],
+    podSandboxStatus: { id: 's1', metadata: { name: 'pod-u1', uid: 'u1', namespace: 'default', attempt: 0 } } as never,
+  });
+  send({ ...stop('c0'), type: 'CONTAINER_CREATED_EVENT' }); // the stream is active
+  await clock.advance(0);
+
+  exit('c1');
+  await clock.advance(100);
+  rt.setContainer('u1', 'c1', 'exited');
+  send(stop('c1'));
+  await clock.advance(300);
+  assert.deepEqual(died, ['c1']);
+  assert.equal(statusCalls, 0, 'the event came within the grace: no status call');
+
+  exit('c2'); // and its event never comes
+  rt.setContainer('u1', 'c2', 'exited');
+  await clock.advance(240);
+  assert.equal(statusCalls, 0);
+  await clock.advance(20);
+  assert.ok(statusCalls >= 1);
+  assert.deepEqual(died, ['c1', 'c2']);
   pleg.stop();
 });
