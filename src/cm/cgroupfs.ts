@@ -13,14 +13,13 @@
  * Limits go to whichever hierarchy has the controller. Removal is rmdir, deepest first: the
  * kernel refuses to remove a cgroup that still holds processes, so nothing running is touched.
  */
-import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { log } from '../util/log.js';
 import { cpuSharesToCpuWeight } from './helpers.js';
 import { hostHugePageSizes, hugePageSizeName } from '../node/hugepages.js';
 import { metrics } from '../metrics/index.js';
-import { detachString, MOUNTINFO, parseMountInfo } from '../util/mountinfo.js';
+import { detachString, MOUNTINFO, parseMountInfo, readMountInfoSync, type MountInfo } from '../util/mountinfo.js';
 import type { CgroupMounts, ResourceConfig } from './types.js';
 
 /** Mount options of a v1 cgroup mount that are not controller names. */
@@ -46,8 +45,13 @@ const NOT_CONTROLLERS = new Set([
 
 /** Parses /proc/self/mountinfo: cgroup (v1) mounts with their controllers, and the cgroup2 mount. */
 export function parseCgroupMounts(mountinfo: string): CgroupMounts {
+  return cgroupMountsOf(parseMountInfo(mountinfo));
+}
+
+/** The cgroup (v1) mounts with their controllers, and the cgroup2 mount, among `all`. */
+function cgroupMountsOf(all: readonly MountInfo[]): CgroupMounts {
   const mounts: CgroupMounts = { v1: new Map() };
-  for (const m of parseMountInfo(mountinfo)) {
+  for (const m of all) {
     // Kept for the agent's life: detached from the mountinfo text (src/util/mountinfo.ts).
     if (m.fsType === 'cgroup2') {
       mounts.unified ??= detachString(m.mountPoint);
@@ -65,11 +69,7 @@ export function parseCgroupMounts(mountinfo: string): CgroupMounts {
 
 /** The cgroup mounts of this process (read once at start-up, so synchronously). */
 export function detectCgroupMounts(mountinfoPath = MOUNTINFO): CgroupMounts {
-  try {
-    return parseCgroupMounts(readFileSync(mountinfoPath, 'utf8'));
-  } catch {
-    return { v1: new Map() };
-  }
+  return cgroupMountsOf(readMountInfoSync(mountinfoPath));
 }
 
 function errno(err: unknown): string | undefined {

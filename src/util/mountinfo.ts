@@ -16,7 +16,7 @@ export interface MountInfo {
 }
 
 /** mountinfo escapes space, tab, newline and backslash as octal (\ooo). */
-export function unescapeMount(s: string): string {
+function unescapeMount(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
