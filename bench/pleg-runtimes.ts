@@ -6,17 +6,19 @@
  *   cgroup       our own inotify watch (in the same worker) saw cgroup.events say "populated 0"
  *   criEvent     the PLEG's GetContainerEvents stream delivered CONTAINER_STOPPED_EVENT (1.7 / 2.x,
  *                modes with CRI events only)
- *   listed       a ListContainers poll (every POLL_MS, own connection, in a worker thread:
- *                bench/pleg-observer.ts) first showed it exited: the moment the runtime itself
- *                first reports the exit to a CRI client
+ *   listed       the runtime itself first reported the exit to a CRI client: from a worker
+ *                thread (bench/pleg-observer.ts), once the cgroup emptied, a ListContainers of
+ *                that container every POLL_MS first said exited (--observer list: of the whole
+ *                runtime every POLL_MS, all the time, the observer before 2026-11-28)
  *   pleg         the PLEG under test emitted ContainerDied
  *
  * and run the PLEG in four trigger modes: periodic relist only, + cgroup trigger, + CRI events,
  * and both (what the agent runs). Absolute figures vary with machine and load (on this project's
  * machines containerd 1.6's listed − finishedAt alone ranged 48–300 ms), so each row also gives
- * pleg − listed: how long after the runtime could tell anyone, the PLEG told the kubelet.
+ * pleg − the runtime's first report (listed, or criEvent when that came first): how long after
+ * the runtime could tell anyone, the PLEG told the kubelet.
  *
- *   node dist/bench/pleg-runtimes.js [--quick] [--runtimes 1.6,1.7,2]
+ *   node dist/bench/pleg-runtimes.js [--quick] [--runtimes 1.6,1.7,2] [--observer on-exit|list]
  * writes bench/results/pleg-runtimes.json (one exit_to_event row per runtime and mode).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -39,12 +41,12 @@ import {
 import { hotPaths } from '../src/cmd/hot-paths.js';
 import { percentile } from './stats.js';
 import { cleanup } from './pleg-e2e.js';
-import type { ObserverInput, Observation } from './pleg-observer.js';
+import type { ObserverInput, ObserverKind, Observation } from './pleg-observer.js';
 import { startRun, writeResult, type RunInfo } from './results.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
-/** Interval of the ListContainers poll that finds the runtime's own first report. */
+/** Interval of the observer's poll that finds the runtime's own first report. */
 const POLL_MS = 2;
 const PER_POD = 5;
 
@@ -54,6 +56,8 @@ const MODES: TriggerMode[] = ['periodic', 'cgroup', 'cri-events', 'cgroup+cri-ev
 interface Timeline {
   finishedAt: number;
   listed?: number;
+  /** only the observer's slow discovery list saw the exit (its time may be late) */
+  fallback?: boolean;
   cgroup?: number;
   criEvent?: number;
   pleg?: number;
@@ -65,7 +69,7 @@ export interface ModeRow {
   /** pleg − finishedAt */
   p50_ms: number | null;
   p99_ms: number | null;
-  /** pleg − listed: how far behind the runtime's first report the PLEG was */
+  /** pleg − the runtime's first report (firstReport): how far behind it the PLEG was */
   behind_runtime_p50_ms: number | null;
   behind_runtime_p99_ms: number | null;
   /** pleg − criEvent: what updating the cache straight from the event (upstream's evented PLEG) could save */
@@ -81,6 +85,10 @@ export interface RuntimeRow {
   native: boolean;
   exits: number;
   poll_interval_ms: number;
+  /** how the runtime's first report was found (bench/pleg-observer.ts) */
+  observer: ObserverKind;
+  /** exits whose first report only the slow discovery list saw ('on-exit' observer; expect 0) */
+  observer_fallbacks: number;
   /** the runtime's own floor, each against finishedAt, over all modes' exits */
   floor: {
     listed_p50_ms: number;
@@ -121,11 +129,12 @@ const EXITS_SPREAD_MS = 4000;
 
 /** One mode on one runtime: `exits` containers exit; returns each one's timeline. */
 async function runMode(
-  endpoint: string,
+  target: { endpoint: string; observer: ObserverKind },
   ns: string,
   exits: number,
   mode: TriggerMode,
 ): Promise<{ timelines: Timeline[]; criEvents: string }> {
+  const { endpoint } = target;
   const { runtime, images } = connectRuntime(endpoint);
   const manager = createRuntimeManager({
     runtime,
@@ -166,11 +175,11 @@ async function runMode(
   });
   // The runtime's first report and our own cgroup watch come from a worker thread (pleg-observer.ts).
   const observer = new Worker(new URL('./pleg-observer.js', import.meta.url), {
-    workerData: { endpoint, ns, root, pollMs: POLL_MS } satisfies ObserverInput,
+    workerData: { endpoint, ns, root, pollMs: POLL_MS, observer: target.observer } satisfies ObserverInput,
   });
   observer.on('message', (o: Observation) => {
-    if (o.kind === 'listed') at(o.id).listed ??= o.at;
-    else at(o.id).cgroup ??= o.at;
+    if (o.kind === 'cgroup') at(o.id).cgroup ??= o.at;
+    else if (at(o.id).listed === undefined) Object.assign(at(o.id), { listed: o.at, fallback: o.fallback });
   });
   const observerDone = new Promise<void>((resolve) => observer.once('exit', () => resolve()));
   // Absolute exit times, shuffled, each container's sleep computed just before its pod starts.
@@ -224,9 +233,15 @@ const p = (xs: number[], q: number) => (xs.length ? percentile(xs, q) : null);
 const deltas = (ts: Timeline[], a: (v: Timeline) => number | undefined, b: (v: Timeline) => number | undefined) =>
   ts.flatMap((v) => (a(v) !== undefined && b(v) !== undefined ? [a(v)! - b(v)!] : []));
 
+/**
+ * The runtime's first report of an exit to any CRI client: the observer's list, or the CRI
+ * event on the PLEG's own stream if that came earlier (it is a report of the runtime too).
+ */
+const firstReport = (v: Timeline) => (v.criEvent !== undefined && v.criEvent < v.listed! ? v.criEvent : v.listed);
+
 /** Every mode against one running containerd. */
 export async function benchRuntime(
-  endpoint: string,
+  target: { endpoint: string; observer: ObserverKind },
   runtimeName: string,
   version: string,
   exits: number,
@@ -235,18 +250,14 @@ export async function benchRuntime(
   const all: Timeline[] = [];
   const rows: ModeRow[] = [];
   for (const mode of MODES) {
-    const { timelines, criEvents } = await runMode(endpoint, `${tag}-${mode.replace(/\W/g, '')}`, exits, mode);
+    const { timelines, criEvents } = await runMode(target, `${tag}-${mode.replace(/\W/g, '')}`, exits, mode);
     all.push(...timelines);
     const lat = deltas(
       timelines,
       (v) => v.pleg,
       (v) => v.finishedAt,
     );
-    const behind = deltas(
-      timelines,
-      (v) => v.pleg,
-      (v) => v.listed,
-    );
+    const behind = deltas(timelines, (v) => v.pleg, firstReport);
     const afterEvent =
       mode.includes('cri-events') && criEvents === 'active'
         ? deltas(
@@ -289,6 +300,8 @@ export async function benchRuntime(
     native: process.env.KUBELET_TS_NATIVE !== '0',
     exits,
     poll_interval_ms: POLL_MS,
+    observer: target.observer,
+    observer_fallbacks: all.filter((v) => v.fallback).length,
     floor: {
       listed_p50_ms: p(listed, 50)!,
       listed_p99_ms: p(listed, 99)!,
@@ -305,7 +318,7 @@ const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '
 
 export function printRuntimeRows(rows: RuntimeRow[]): void {
   console.log(
-    '\n(f) container exit → PLEG ContainerDied per runtime (ms after finishedAt; "behind" = after ListContainers first showed the exit)',
+    '\n(f) container exit → PLEG ContainerDied per runtime (ms after finishedAt; "behind" = after the runtime first reported the exit)',
   );
   console.log('runtime      mode                 samples      p50      p99   behind p50  behind p99');
   for (const r of rows) {
@@ -320,13 +333,17 @@ export function printRuntimeRows(rows: RuntimeRow[]): void {
     }
     const f = r.floor;
     console.log(
-      `${r.runtime.padEnd(12)} runtime floor: ListContainers p50 ${fmt(f.listed_p50_ms)} p99 ${fmt(f.listed_p99_ms)} | cgroup p50 ${fmt(f.cgroup_p50_ms)} p99 ${fmt(f.cgroup_p99_ms)} | CRI event p50 ${fmt(f.cri_event_p50_ms)} p99 ${fmt(f.cri_event_p99_ms)}  (containerd ${r.version})`,
+      `${r.runtime.padEnd(12)} runtime floor: first report p50 ${fmt(f.listed_p50_ms)} p99 ${fmt(f.listed_p99_ms)} | cgroup p50 ${fmt(f.cgroup_p50_ms)} p99 ${fmt(f.cgroup_p99_ms)} | CRI event p50 ${fmt(f.cri_event_p50_ms)} p99 ${fmt(f.cri_event_p99_ms)}  (containerd ${r.version}; observer ${r.observer}, ${r.observer_fallbacks} fallbacks)`,
     );
   }
 }
 
 /** Starts each release with scripts/containerd.sh --version, benches it, stops it. */
-export async function runRuntimeBench(opts: { quick: boolean; runtimes?: string[] }): Promise<RuntimeRow[]> {
+export async function runRuntimeBench(opts: {
+  quick: boolean;
+  runtimes?: string[];
+  observer?: ObserverKind;
+}): Promise<RuntimeRow[]> {
   const rows: RuntimeRow[] = [];
   const stateDir = join(REPO, '.state/bench-containerd');
   const script = join(REPO, 'scripts/containerd.sh');
@@ -356,7 +373,8 @@ export async function runRuntimeBench(opts: { quick: boolean; runtimes?: string[
       const version = (await runtime.version()).runtimeVersion;
       runtime.close();
       images.close();
-      rows.push(await benchRuntime(endpoint, rt, version, opts.quick ? 20 : 50));
+      const target = { endpoint, observer: opts.observer ?? 'on-exit' };
+      rows.push(await benchRuntime(target, rt, version, opts.quick ? 20 : 50));
     } catch (err) {
       rows.push({ runtime: rt, reason: String(err) } as RuntimeRow);
     } finally {
@@ -375,8 +393,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
   const args = process.argv.slice(2);
   const i = args.indexOf('--runtimes');
   const runtimes = i >= 0 ? args[i + 1]!.split(',') : undefined;
+  const o = args.indexOf('--observer');
+  const observer = o >= 0 ? (args[o + 1] as ObserverKind) : undefined;
+  if (observer !== undefined && observer !== 'on-exit' && observer !== 'list')
+    throw new Error(`--observer must be on-exit or list, not ${String(observer)}`);
   const run = startRun(`node dist/bench/pleg-runtimes.js ${args.join(' ')}`.trim());
-  runRuntimeBench({ quick: args.includes('--quick'), runtimes }).then(
+  runRuntimeBench({ quick: args.includes('--quick'), runtimes, observer }).then(
     (rows) => {
       printRuntimeRows(rows);
       writeRuntimeRows(rows, run.finish());
