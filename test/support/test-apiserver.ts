@@ -809,6 +809,9 @@ export async function startTestApiserver(opts: TestApiserverOptions = {}): Promi
       })();
     },
   );
+  // kube-apiserver keeps an idle connection 90 s (secure_serving.go, IdleTimeout, as Go's
+  // DefaultTransport); Node's default of 5 s made the agent open a TLS connection per lease update.
+  server.keepAliveTimeout = 90_000;
   // pods/exec, attach and portforward arrive as upgrades: proxied to the node's kubelet.
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'https://127.0.0.1');
