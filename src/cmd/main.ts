@@ -89,6 +89,7 @@ import {
   cgroupDriverFromRuntime,
   cgroupNaming,
   connectSystemdSlices,
+  detectCgroupMounts,
   kubepodsCgroupConfig,
   reservedCgroups,
   type CgroupDriverChoice,
@@ -296,6 +297,8 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   });
   // AppArmor on this host, read once: admission and ephemeral containers ask the same validator.
   const appArmor = newAppArmorValidator();
+  // Read once: the pod cgroups and the stats pass walk the same hierarchies.
+  const cgroupMounts = detectCgroupMounts();
   const runtime = createRuntimeManager({
     runtime: criRuntime,
     imageManager,
@@ -314,6 +317,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     cgroupsPerQOS: kc.cgroupsPerQOS,
     cgroupRoot,
     cgroupDriver,
+    cgroupMounts,
     systemdUnits: systemd?.slices,
     objects: apiMode?.objects,
     // Standalone: no secret manager, so a static pod's pull secrets are all reported missing.
@@ -411,6 +415,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     csiVolumes: (uid) => csiVolumeStats.podVolumes(uid),
     createCgroupReader: hotPaths().cgroupStats.createCgroupReader,
     cgroupDriver,
+    mounts: cgroupMounts,
   });
   const oomEvents = createOomPodEvents({
     recorder,

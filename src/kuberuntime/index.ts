@@ -7,7 +7,7 @@ import {
   type ResourceConfig,
   type SliceUnits,
 } from '../cm/index.js';
-import type { PodContainerManager } from '../cm/types.js';
+import type { CgroupMounts, PodContainerManager } from '../cm/types.js';
 import type { RuntimeService } from '../cri/types.js';
 import type { EventRecorder } from '../events/types.js';
 import type { Pod } from '../api/types.js';
@@ -77,6 +77,8 @@ export interface RuntimeManagerDeps {
   kubepodsCgroup?: ResourceConfig;
   /** upstream podPidsLimit: pids.max of each pod cgroup when positive. */
   podPidsLimit?: number;
+  /** The cgroup mounts, read once by the caller (main.ts shares them with the stats provider). */
+  cgroupMounts?: CgroupMounts;
   /** Reserved cgroups limited with enforceNodeAllocatable system-reserved / kube-reserved. */
   reservedCgroups?: readonly ReservedCgroup[];
   /** Liveness/startup probe failures by container ID (the prober's results). */
@@ -144,6 +146,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
       kubepods: deps.kubepodsCgroup,
       podPidsLimit: deps.podPidsLimit,
       reservedCgroups: deps.reservedCgroups,
+      mounts: deps.cgroupMounts,
     });
   return new KubeGenericRuntimeManager({
     runtime: deps.runtime,
