@@ -29,7 +29,7 @@ import {
 import { startTestApiserver, type TestApiserver } from '../test/support/test-apiserver.js';
 import { CRI_START_CONCURRENCY } from '../src/kuberuntime/cri-scheduler.js';
 import { runCriBurst } from './cri-burst.js';
-import { agentCgroup, type AgentCgroup } from './agent-cgroup.js';
+import { agentCgroup, benchCgroupRoot, type AgentCgroup } from './agent-cgroup.js';
 import { startRun, writeResult } from './results.js';
 import { percentile } from './stats.js';
 
@@ -324,17 +324,24 @@ async function peakDuring(pid: number, cg: AgentCgroup | null, action: () => Pro
   };
 }
 
-/** A kubelet started by the bench, moved into a memory cgroup of its own right after spawn. */
-type MeasuredKubelet = KubeletProcess & { cg: AgentCgroup | { reason: string } };
+/**
+ * A kubelet started by the bench, moved into a memory cgroup of its own right after spawn, its
+ * pods' cgroups under a cgroup root of its own (benchCgroupRoot).
+ */
+type MeasuredKubelet = KubeletProcess & { cg: AgentCgroup | { reason: string }; podRoot: { remove(): void } };
+
+let measuredAgents = 0;
 
 function startMeasuredKubelet(opts: Parameters<typeof startKubelet>[0]): MeasuredKubelet {
-  const k = startKubelet(opts);
-  return { ...k, cg: agentCgroup(k.pid) };
+  const podRoot = benchCgroupRoot(String(++measuredAgents));
+  const k = startKubelet({ ...opts, extraArgs: [...(opts.extraArgs ?? []), `--cgroup-root=${podRoot.root}`] });
+  return { ...k, cg: agentCgroup(k.pid), podRoot };
 }
 
 async function stopMeasuredKubelet(k: MeasuredKubelet): Promise<void> {
   await stopKubelet(k);
   if ('remove' in k.cg) k.cg.remove();
+  k.podRoot.remove();
 }
 
 const cgOf = (k: MeasuredKubelet): AgentCgroup | null => ('remove' in k.cg ? k.cg : null);

@@ -28,6 +28,7 @@ import {
   waitFor,
   type KubeletProcess,
 } from '../test/support/kubelet-process.js';
+import { benchCgroupRoot } from './agent-cgroup.js';
 import { cleanRuntime, manifest, procSample } from './agent-bench.js';
 import { startRun, writeResult } from './results.js';
 import { percentile } from './stats.js';
@@ -360,7 +361,14 @@ export async function runScaleBench(
   const inspect = opts.cpuProf !== undefined || opts.gc === true;
   if (inspect) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --inspect=127.0.0.1:0`;
   // info logging (the production default); maxPods raised as an operator would for 250 pods.
-  const k = startKubelet({ ...dirs, endpoint, logLevel: 'info', extraConfig: [`maxPods: ${MAX_PODS}`] });
+  const podRoot = benchCgroupRoot('scale');
+  const k = startKubelet({
+    ...dirs,
+    endpoint,
+    logLevel: 'info',
+    extraArgs: [`--cgroup-root=${podRoot.root}`],
+    extraConfig: [`maxPods: ${MAX_PODS}`],
+  });
   const levels: LevelResult[] = [];
   let removeMs: number | undefined;
   try {
@@ -389,6 +397,7 @@ export async function runScaleBench(
     if (opts.agentLog) copyFileSync(k.logFile, opts.agentLog); // e.g. NODE_OPTIONS=--trace-gc lines
     rmSync(dirs.dir, { recursive: true, force: true });
     await cleanRuntime(endpoint);
+    podRoot.remove();
   }
   return { max_pods: MAX_PODS, levels, per_pod: perPod(levels), remove_all_ms: removeMs ?? NaN };
 }
