@@ -11,9 +11,8 @@ import { join } from 'node:path';
 import { hotPaths } from '../../../src/cmd/hot-paths.js';
 import { CsiRegistrationHandler, type CsiDriver } from '../../../src/volume/csi/csi-registration.js';
 import type { NodeInfo } from '../../../src/volume/csi/node-client.js';
-import { CSI_PLUGIN } from '../../../src/volume/csi/plugin-reconciler.js';
-import { PluginManager } from '../../../src/volume/csi/plugin-manager.js';
-import { CSI_NODE_SERVICE, REGISTRATION_SERVICE } from '../../../src/volume/csi/proto.js';
+import { CSI_PLUGIN, PluginManager, REGISTRATION_SERVICE } from '../../../src/pluginmanager/index.js';
+import { CSI_NODE_SERVICE } from '../../../src/volume/csi/proto.js';
 import { testTempDir } from '../../support/temp-dir.js';
 import { stall, startServer, waitFor, type Handler, type TestServer } from './grpc-server.js';
 
