@@ -180,14 +180,11 @@ export class PluginReconciler {
     const where = `plugin socket ${p.socketPath}`;
     if (!handler) throw new PluginRegistrationError(`${where}: no handler registered for plugin type: ${info.type}`);
     if (!info.name) throw new PluginRegistrationError(`${where}: the plugin's GetInfo returned an empty name`);
-    await handler.validatePlugin(info.name, info.endpoint, info.supportedVersions);
-    await handler.registerPlugin(info.name, info.endpoint, info.supportedVersions, this.timeouts.pluginClientMs);
-    this.actual.set(p.socketPath, {
-      generation: p.generation,
-      type: info.type,
-      name: info.name,
-      endpoint: info.endpoint,
-    });
+    // upstream's operation executor: no endpoint means the plugin serves its API on this socket
+    const endpoint = info.endpoint || p.socketPath;
+    await handler.validatePlugin(info.name, endpoint, info.supportedVersions);
+    await handler.registerPlugin(info.name, endpoint, info.supportedVersions, this.timeouts.pluginClientMs);
+    this.actual.set(p.socketPath, { generation: p.generation, type: info.type, name: info.name, endpoint });
     log('pluginmanager').info({ socketPath: p.socketPath, type: info.type, name: info.name }, 'Plugin registered');
   }
 

@@ -4,12 +4,14 @@
  * names the upstream test it follows.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import type { Container, Pod } from '../../src/api/types.js';
+import { hotPaths } from '../../src/cmd/hot-paths.js';
 import { ManagerImpl } from '../../src/devicemanager/manager.js';
+import { DEVICE_PLUGIN, PluginManager } from '../../src/pluginmanager/index.js';
 import { testTempDir } from '../support/temp-dir.js';
 import { MiniPlugin, type MiniPluginOptions } from './mini-plugin.js';
 
@@ -210,6 +212,41 @@ describe('registration (upstream plugin/v1beta1 server_test.go, manager_test.go)
     await waitFor(() => capOf(h)[0] === 1, 'devices via plugins_registry');
     await handler.deRegisterPlugin(RES, p.socketPath);
     assert.deepEqual(capOf(h), [1, 0]);
+  });
+});
+
+describe('plugins_registry (upstream TestDevicePluginReRegistrationProbeMode)', () => {
+  it('a DevicePlugin-type plugin registers through the plugin manager; its socket removed, it is deregistered', async () => {
+    const root = testTempDir('dm-');
+    const h = await harness(root);
+    const pm = new PluginManager({
+      rootDir: root,
+      createFsWatcher: hotPaths().inotify.createFsWatcher,
+      timeouts: { loopMs: 100, backoffInitialMs: 100 },
+    });
+    pm.addHandler(DEVICE_PLUGIN, h.m.pluginHandler);
+    const registry = join(root, 'plugins_registry');
+    mkdirSync(registry, { recursive: true });
+    const p = await MiniPlugin.start({
+      dir: registry,
+      endpoint: 'dp.sock',
+      devices: [['d1', 'Healthy']],
+      registryName: RES,
+    });
+    plugins.push(p);
+    pm.run();
+    try {
+      await waitFor(() => capOf(h)[1] === 1, 'devices via plugins_registry');
+      assert.deepEqual(p.calls.find((c) => c.method === 'NotifyRegistrationStatus')?.request, {
+        pluginRegistered: true,
+        error: '',
+      });
+      rmSync(p.socketPath);
+      await waitFor(() => capOf(h)[1] === 0, 'deregistration');
+      assert.deepEqual(capOf(h), [1, 0]);
+    } finally {
+      await pm.stop();
+    }
   });
 });
 

@@ -7,6 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { join } from 'node:path';
 import { DEVICE_PLUGIN_SERVICE, REGISTRATION_SERVICE, devicePluginService } from '../../src/devicemanager/proto.js';
+import { registrationServiceDefinition } from '../../src/pluginmanager/index.js';
 import type { ContainerAllocateResponse, Device } from '../../src/devicemanager/types.js';
 
 export interface MiniPluginOptions {
@@ -18,6 +19,8 @@ export interface MiniPluginOptions {
   getPreferredAllocationAvailable?: boolean;
   /** The answer to GetPreferredAllocation (default: none). */
   preferred?: string[];
+  /** Also serve pluginregistration GetInfo as type DevicePlugin with this resource name (plugins_registry mode). */
+  registryName?: string;
   /** Fail this RPC with UNKNOWN and this text. */
   fail?: Partial<Record<'Allocate' | 'PreStartContainer' | 'GetPreferredAllocation', string>>;
 }
@@ -41,6 +44,18 @@ export class MiniPlugin {
   static async start(opts: MiniPluginOptions): Promise<MiniPlugin> {
     const p = new MiniPlugin(opts);
     p.server.addService(devicePluginService(DEVICE_PLUGIN_SERVICE) as unknown as grpc.ServiceDefinition, p.impl());
+    if (opts.registryName !== undefined)
+      p.server.addService(registrationServiceDefinition() as unknown as grpc.ServiceDefinition, {
+        GetInfo: (_call: unknown, cb: grpc.sendUnaryData<object>) =>
+          cb(null, { type: 'DevicePlugin', name: opts.registryName, endpoint: '', supportedVersions: ['v1beta1'] }),
+        NotifyRegistrationStatus: (
+          call: grpc.ServerUnaryCall<Record<string, unknown>, object>,
+          cb: grpc.sendUnaryData<object>,
+        ) => {
+          p.calls.push({ method: 'NotifyRegistrationStatus', request: call.request });
+          cb(null, {});
+        },
+      });
     await new Promise<void>((resolve, reject) =>
       p.server.bindAsync(`unix://${p.socketPath}`, grpc.ServerCredentials.createInsecure(), (err) =>
         err ? reject(err) : resolve(),

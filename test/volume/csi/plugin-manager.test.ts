@@ -92,6 +92,17 @@ describe('PluginManager (plugins_registry)', () => {
     assert.equal(pm.registered().get(s.socketPath)?.endpoint, s.socketPath);
   });
 
+  it('an empty endpoint means the registration socket itself (upstream operation executor)', async () => {
+    const { dir, log, pm } = setup();
+    mkdirSync(dir, { recursive: true });
+    const s = await registrar(join(dir, 'd1.sock'), { name: 'd1', endpoint: '' });
+    pm.run();
+    await waitFor(() => notifications(s).length === 1, 5000, 'NotifyRegistrationStatus');
+    assert.deepEqual(notifications(s)[0], { pluginRegistered: true, error: '' });
+    assert.deepEqual(log, ['+d1']);
+    assert.equal(pm.registered().get(s.socketPath)?.endpoint, s.socketPath);
+  });
+
   it('registers a socket created after start (in a subdirectory too); ignores plain files', async () => {
     const { dir, log, pm } = setup();
     pm.run();
