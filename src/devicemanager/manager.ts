@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import type { Container, Pod } from '../api/types.js';
 import { isRestartableInitContainer, podUID } from '../api/pod.js';
 import { DeviceAllocationError, DevicePluginError } from '../errors.js';
+import { metrics } from '../metrics/index.js';
 import { log } from '../util/log.js';
 import { parseIntValue } from '../util/quantity.js';
 import { devicesToAllocate, sortIds, type AllocationInput, type PreferredAllocation } from './allocator.js';
@@ -269,7 +270,8 @@ export class ManagerImpl implements DeviceManager, ClientHandler {
     const ep = this.endpoints.get(resource);
     try {
       if (!ep) throw new DeviceAllocationError(`unknown Device Plugin ${resource}`);
-      const resp = await ep.allocate(sortIds(devs));
+      const end = metrics.devicePluginAllocDuration.startTimer({ resource_name: resource });
+      const resp = await ep.allocate(sortIds(devs)).finally(() => end());
       const first = resp.containerResponses[0];
       if (!first) throw new DeviceAllocationError(`no containers return in allocation response ${resource}`);
       this.podDevices.insert({ podUid: uid, container: containerName, resource }, this.withNuma(resource, devs), first);

@@ -13,6 +13,7 @@ import { isAbsolute, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { isExtendedResourceName } from '../util/resource-names.js';
 import { DevicePluginError } from '../errors.js';
+import { metrics } from '../metrics/index.js';
 import type { PluginHandler } from '../pluginmanager/index.js';
 import { log } from '../util/log.js';
 import { CHECKPOINT_FILE, DIAL_TIMEOUT_MS, KUBELET_SOCKET, MESSAGES, SUPPORTED_VERSIONS } from './constants.js';
@@ -99,6 +100,7 @@ export class RegistrationServer implements PluginHandler {
   /** The legacy path's Register (upstream server.Register): synchronous check, dial and options, then watch. */
   async register(req: RegisterRequest): Promise<void> {
     log('devicemanager').info({ resource: req.resourceName, endpoint: req.endpoint }, 'Got registration request');
+    metrics.devicePluginRegistrationTotal.inc({ resource_name: req.resourceName });
     if (!versionCompatible([req.version])) throw new DevicePluginError(MESSAGES.unsupportedVersion(req.version));
     if (!isExtendedResourceName(req.resourceName))
       throw new DevicePluginError(MESSAGES.invalidResourceName(req.resourceName));

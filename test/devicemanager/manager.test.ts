@@ -11,6 +11,7 @@ import { afterEach, describe, it } from 'node:test';
 import type { Container, Pod } from '../../src/api/types.js';
 import { hotPaths } from '../../src/cmd/hot-paths.js';
 import { ManagerImpl } from '../../src/devicemanager/manager.js';
+import { registry } from '../../src/metrics/index.js';
 import { DEVICE_PLUGIN, PluginManager } from '../../src/pluginmanager/index.js';
 import { testTempDir } from '../support/temp-dir.js';
 import { MiniPlugin, type MiniPluginOptions } from './mini-plugin.js';
@@ -24,6 +25,16 @@ afterEach(async () => {
   for (const p of plugins.splice(0)) await p.stop();
   for (const m of managers.splice(0)) await m.stop();
 });
+
+async function sample(name: string, labels: Record<string, string>, suffix = ''): Promise<number> {
+  const m = await registry.getSingleMetric(name)!.get();
+  const v = m.values.find(
+    (x) =>
+      ((x as { metricName?: string }).metricName ?? name) === name + suffix &&
+      Object.entries(labels).every(([k, want]) => x.labels[k] === want),
+  );
+  return v?.value ?? 0;
+}
 
 async function waitFor(cond: () => boolean, what: string, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
@@ -85,6 +96,18 @@ describe('registration (upstream plugin/v1beta1 server_test.go, manager_test.go)
       message: 'the ResourceName "kubernetes.io/dev" is invalid',
     });
     assert.deepEqual(h.m.getCapacity(), { capacity: {}, allocatable: {}, removed: [] });
+  });
+
+  it('kubelet_device_plugin_registration_total counts every Register, refused ones too', async () => {
+    const h = await harness();
+    const p = await plugin(h, { endpoint: 'p.sock', devices: [['d1', 'Healthy']] });
+    const before = await sample('kubelet_device_plugin_registration_total', { resource_name: 'metrics.io/x' });
+    await assert.rejects(p.register('metrics.io/x', 'v0'));
+    await p.register('metrics.io/x');
+    assert.equal(
+      await sample('kubelet_device_plugin_registration_total', { resource_name: 'metrics.io/x' }),
+      before + 2,
+    );
   });
 
   it('refuses a plugin whose socket does not serve (the dial fails)', async () => {
@@ -186,6 +209,7 @@ describe('registration (upstream plugin/v1beta1 server_test.go, manager_test.go)
 
   it('after a restart a checkpointed resource reads 0/0 and stays a device plugin resource', async () => {
     const h = await harness();
+    assert.equal(h.m.shouldResetExtendedResourceCapacity(), true, 'TestResetExtendedResource: no checkpoint yet');
     const p = await plugin(h, { endpoint: 'p.sock', devices: [['d1', 'Healthy']] });
     await p.register(RES);
     await waitFor(() => capOf(h)[0] === 1, 'devices');
@@ -283,6 +307,7 @@ describe('allocation (TestPodContainerDeviceAllocation and friends)', () => {
       ['/dev/d1', '/dev/d2'],
     );
     assert.equal(p.calls.filter((c) => c.method === 'Allocate').length, 1);
+    assert.ok((await sample('kubelet_device_plugin_alloc_duration_seconds', { resource_name: RES }, '_count')) >= 1);
     // a pod gone from the active list frees its devices at the next allocation
     pods.splice(0, 1);
     await h.m.allocate(b, b.spec!.containers[0]!);
