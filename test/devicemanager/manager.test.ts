@@ -11,6 +11,7 @@ import { afterEach, describe, it } from 'node:test';
 import type { Container, Pod } from '../../src/api/types.js';
 import { hotPaths } from '../../src/cmd/hot-paths.js';
 import { ManagerImpl } from '../../src/devicemanager/manager.js';
+import type { PluginClient } from '../../src/devicemanager/plugin-client.js';
 import { registry } from '../../src/metrics/index.js';
 import { DEVICE_PLUGIN, PluginManager } from '../../src/pluginmanager/index.js';
 import { testTempDir } from '../support/temp-dir.js';
@@ -439,5 +440,52 @@ describe('allocation (TestPodContainerDeviceAllocation and friends)', () => {
       message: `no healthy devices present; cannot allocate unhealthy devices ${RES}`,
     });
     assert.deepEqual(m.sanitizeAllocatable(a, {}), { [RES]: 2 });
+  });
+});
+
+describe('TestUpdateCapacityAllocatable (the walk, through the client handler)', () => {
+  const R2 = 'example.com/other';
+  const opts = { preStartRequired: false, getPreferredAllocationAvailable: false };
+  const dev = (ID: string, health: string) => ({ ID, health, topology: null });
+  const fake = (resource: string): PluginClient => ({ resource, socketPath: `/x/${resource}` }) as PluginClient;
+
+  it('counts, health flips, deletions, a second resource, stop, grace, re-read', async () => {
+    const h = await harness();
+    const c1 = fake(RES);
+    h.m.pluginConnected(RES, c1, opts);
+    const steps: Array<[string, ReturnType<typeof dev>[], [number, number]]> = [
+      ['2 healthy + 1 unhealthy', [dev('d1', 'Healthy'), dev('d2', 'Healthy'), dev('d3', 'Unhealthy')], [3, 2]],
+      ['a healthy one turns unhealthy', [dev('d1', 'Unhealthy'), dev('d2', 'Healthy'), dev('d3', 'Unhealthy')], [3, 1]],
+      ['a healthy one is deleted', [dev('d1', 'Unhealthy'), dev('d3', 'Unhealthy')], [2, 0]],
+      ['a new healthy one', [dev('d1', 'Unhealthy'), dev('d3', 'Unhealthy'), dev('d4', 'Healthy')], [3, 1]],
+      ['any health text but Healthy is unhealthy', [dev('d4', 'healthy'), dev('d5', '')], [2, 0]],
+    ];
+    for (const [what, list, want] of steps) {
+      h.m.pluginListAndWatch(RES, c1, list);
+      assert.deepEqual(capOf(h), want, what);
+    }
+    h.m.pluginListAndWatch(RES, c1, [dev('d1', 'Healthy'), dev('d2', 'Unhealthy')]);
+    const c2 = fake(R2);
+    h.m.pluginConnected(R2, c2, opts);
+    h.m.pluginListAndWatch(R2, c2, [dev('o1', 'Healthy')]);
+    assert.deepEqual(h.m.getCapacity(), {
+      capacity: { [RES]: 2, [R2]: 1 },
+      allocatable: { [RES]: 1, [R2]: 1 },
+      removed: [],
+    });
+    // a message from a client that no longer serves the resource changes nothing
+    h.m.pluginListAndWatch(RES, fake(RES), []);
+    h.m.pluginDisconnected(RES, fake(RES));
+    assert.deepEqual(capOf(h), [2, 1]);
+    h.m.pluginDisconnected(RES, c1);
+    assert.deepEqual(capOf(h), [2, 0], 'stopped: all unhealthy, capacity kept');
+    h.clock.t += GRACE + 10_000;
+    assert.deepEqual(h.m.getCapacity(), { capacity: { [R2]: 1 }, allocatable: { [R2]: 1 }, removed: [RES] });
+    assert.equal(h.m.isDevicePluginResource(RES), false);
+    await h.m.stop();
+    const again = await harness(join(h.dir, '..'));
+    assert.deepEqual(again.m.getCapacity(), { capacity: { [R2]: 0 }, allocatable: { [R2]: 0 }, removed: [] });
+    assert.equal(again.m.isDevicePluginResource(R2), true);
+    assert.equal(again.m.isDevicePluginResource(RES), false);
   });
 });
