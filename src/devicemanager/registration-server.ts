@@ -132,7 +132,8 @@ export class RegistrationServer implements PluginHandler {
   private async connectClient(resource: string, socketPath: string): Promise<void> {
     const client = new PluginClient(resource, socketPath);
     const key = clientKey(resource, socketPath);
-    this.clients.get(key)?.disconnect(); // the same plugin again: its old connection is done
+    const old = this.clients.get(key);
+    old?.disconnect(); // the same plugin again: its old connection is done
     this.clients.set(key, client);
     let opts: DevicePluginOptions;
     try {
@@ -141,6 +142,8 @@ export class RegistrationServer implements PluginHandler {
     } catch (err) {
       if (this.clients.get(key) === client) this.clients.delete(key);
       client.disconnect();
+      // the old connection is closed and nothing replaced it: its endpoint stops (if it still serves)
+      if (old) this.opts.handler.pluginDisconnected(resource, old);
       log('devicemanager').error(
         { resource, socketPath, err: (err as Error).message },
         'Failed to connect to new client',

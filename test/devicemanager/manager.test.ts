@@ -166,6 +166,23 @@ describe('registration (upstream plugin/v1beta1 server_test.go, manager_test.go)
     assert.deepEqual(capOf(h), [1, 1]);
   });
 
+  it('the same plugin registering again on the same socket replaces its old connection', async () => {
+    const h = await harness();
+    const p = await plugin(h, { endpoint: 'p.sock', devices: [['d1', 'Healthy']] });
+    await p.register(RES);
+    await waitFor(() => capOf(h)[1] === 1, 'devices');
+    await p.register(RES);
+    await waitFor(() => p.calls.filter((c) => c.method === 'ListAndWatch').length === 2, 'second stream');
+    await new Promise((r) => setTimeout(r, 100)); // the old stream's end has been seen
+    assert.deepEqual(capOf(h), [1, 1]);
+    p.setDevices([
+      ['d1', 'Healthy'],
+      ['d2', 'Healthy'],
+    ]);
+    await waitFor(() => capOf(h)[1] === 2, 'the new stream is live');
+    assert.deepEqual(h.m.pluginHandler.registered(), [{ resource: RES, socketPath: p.socketPath }]);
+  });
+
   it('a health flip is a full list: capacity stays, allocatable drops (TestGetAllocatableDevicesHealthTransition)', async () => {
     const h = await harness();
     const p = await plugin(h, {
