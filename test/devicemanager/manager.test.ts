@@ -257,7 +257,7 @@ describe('registration (upstream plugin/v1beta1 server_test.go, manager_test.go)
   });
 });
 
-describe('plugins_registry (upstream TestDevicePluginReRegistrationProbeMode)', () => {
+describe('plugins_registry (the DevicePlugin type through the plugin manager)', () => {
   it('a DevicePlugin-type plugin registers through the plugin manager; its socket removed, it is deregistered', async () => {
     const root = testTempDir('dm-');
     const h = await harness(root);
@@ -286,6 +286,48 @@ describe('plugins_registry (upstream TestDevicePluginReRegistrationProbeMode)', 
       rmSync(p.socketPath);
       await waitFor(() => capOf(h)[1] === 0, 'deregistration');
       assert.deepEqual(capOf(h), [1, 0]);
+    } finally {
+      await pm.stop();
+    }
+  });
+});
+
+describe('TestDevicePluginReRegistrationProbeMode', () => {
+  it('2 devices, the same 2 on a new socket, then 1 other: 1/1; the first socket removed changes nothing', async () => {
+    const root = testTempDir('dm-');
+    const h = await harness(root);
+    const pm = new PluginManager({
+      rootDir: root,
+      createFsWatcher: hotPaths().inotify.createFsWatcher,
+      timeouts: { loopMs: 100, backoffInitialMs: 100 },
+    });
+    pm.addHandler(DEVICE_PLUGIN, h.m.pluginHandler);
+    const registry = join(root, 'plugins_registry');
+    mkdirSync(registry, { recursive: true });
+    pm.run();
+    const start = async (endpoint: string, devices: Array<[string, string]>): Promise<MiniPlugin> => {
+      const p = await MiniPlugin.start({ dir: registry, endpoint, devices, registryName: RES });
+      plugins.push(p);
+      await waitFor(() => p.calls.some((c) => c.method === 'ListAndWatch'), `${endpoint} registered`);
+      return p;
+    };
+    try {
+      const p1 = await start('p1.sock', [
+        ['d1', 'Healthy'],
+        ['d2', 'Healthy'],
+      ]);
+      await waitFor(() => capOf(h)[1] === 2, 'first plugin');
+      await start('p2.sock', [
+        ['d1', 'Healthy'],
+        ['d2', 'Healthy'],
+      ]);
+      assert.deepEqual(capOf(h), [2, 2]);
+      await start('p3.sock', [['d3', 'Healthy']]);
+      await waitFor(() => capOf(h)[0] === 1, 'third plugin');
+      assert.deepEqual(capOf(h), [1, 1]);
+      rmSync(p1.socketPath);
+      await waitFor(() => h.m.pluginHandler.registered().length === 2, 'p1 deregistered');
+      assert.deepEqual(capOf(h), [1, 1]);
     } finally {
       await pm.stop();
     }
