@@ -88,9 +88,6 @@ describe('Endpoint', () => {
   it('a dial that finds nobody fails with upstream text', async () => {
     const client = new PluginClient('x.io/d', join(testTempDir('dm-ep-'), 'none.sock'));
     clients.push(client);
-    await assert.rejects(
-      client.connect(300),
-      /failed to dial device plugin: /,
-    );
+    await assert.rejects(client.connect(300), /failed to dial device plugin: /);
   });
 });
