@@ -38,6 +38,12 @@ export const ERROR_CODES = {
   KTS_ERR_CSI_TIMEOUT: 'A call to a CSI driver exceeded its deadline.',
   KTS_ERR_PLUGIN_REGISTRATION:
     'A plugin socket in <root-dir>/plugins_registry could not be registered: GetInfo failed or timed out, or the plugin offered an unknown type, no supported version, or no name.',
+  KTS_ERR_DEVICE_PLUGIN:
+    'A device plugin could not be registered (unsupported version, invalid resource name, its socket not serving) or a call to it failed or exceeded its deadline (GetDevicePluginOptions, Allocate, GetPreferredAllocation, PreStartContainer).',
+  KTS_ERR_DEVICE_ALLOCATION:
+    "A container's device plugin resources could not be allocated: too few healthy devices, an unregistered or stopped plugin, a changed request (the pod is refused with UnexpectedAdmissionError).",
+  KTS_ERR_DEVICE_CHECKPOINT:
+    'The device manager checkpoint (<root-dir>/device-plugins/kubelet_internal_checkpoint) is unreadable, not the expected JSON, or fails its checksum: the manager starts without the allocations it held.',
   KTS_ERR_SUBPATH:
     'A volumeMount subPath (or expanded subPathExpr) is absolute, has a ".." component, resolves outside its volume through a symlink, or changed to a symlink while it was opened: it is not mounted and the container waits (CreateContainerConfigError).',
   KTS_ERR_HOOK: 'A lifecycle hook (postStart, preStop) failed.',
@@ -141,6 +147,15 @@ export class CsiError extends KubeletError {
 
 /** A plugin registration socket that was refused (plugin watcher). */
 export class PluginRegistrationError extends kubeletErrorClass('KTS_ERR_PLUGIN_REGISTRATION') {}
+
+/** Device plugin registration or a call to a plugin failed (the message is upstream's where it has one). */
+export class DevicePluginError extends kubeletErrorClass('KTS_ERR_DEVICE_PLUGIN') {}
+
+/** Devices for a container could not be allocated; the message is upstream's text. */
+export class DeviceAllocationError extends kubeletErrorClass('KTS_ERR_DEVICE_ALLOCATION') {}
+
+/** The device manager checkpoint could not be read or failed its checksum. */
+export class DeviceCheckpointError extends kubeletErrorClass('KTS_ERR_DEVICE_CHECKPOINT') {}
 
 /** Errors from starting a container that the pod status reports as a waiting reason. */
 export class ContainerStartError extends KubeletError {

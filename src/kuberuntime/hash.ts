@@ -18,11 +18,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { Container } from '../api/types.js';
+import { FNV32A_INIT, fnv32aSpewBytes, fnv32aText, goJsonString } from '../util/go-hash.js';
 
-const FNV32_OFFSET = 0x811c9dc5;
-const FNV32_PRIME = 0x01000193;
-const SPACE = 0x20;
-const DIGIT_0 = 0x30;
+export { goJsonString };
 
 /** upstream HashContainer, as strconv.FormatUint(hash, 16) writes it into the annotation. */
 export function hashContainer(container: Container): string {
@@ -48,56 +46,9 @@ function goMarshalNameImage(container: Container): Buffer {
   return Buffer.from(json, 'utf8');
 }
 
-/** The escapes of Go's encoding/json (HTML-safe, as json.Marshal is) for one string. */
-export function goJsonString(s: string): string {
-  let out = '"';
-  for (const ch of s) out += GO_ESCAPES[ch] ?? (ch < ' ' ? unicodeEscape(ch) : ch);
-  return `${out}"`;
-}
-
-const GO_ESCAPES: Readonly<Record<string, string>> = {
-  '"': '\\"',
-  '\\': '\\\\',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '<': '\\u003c',
-  '>': '\\u003e',
-  '&': '\\u0026',
-  '\u2028': '\\u2028',
-  '\u2029': '\\u2029',
-};
-
-function unicodeEscape(ch: string): string {
-  return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
-}
-
 /** hashutil.DeepHashObject(fnv.New32a(), jsonBytes): FNV-32a of spew's `([]uint8)[b0 b1 ...]`. */
 export function deepHashJson(json: Uint8Array): number {
-  let h = feed(FNV32_OFFSET, '([]uint8)[');
-  json.forEach((byte, i) => {
-    if (i > 0) h = fnvByte(h, SPACE);
-    h = feedDecimal(h, byte);
-  });
-  return feed(h, ']');
-}
-
-function fnvByte(h: number, byte: number): number {
-  return Math.imul(h ^ byte, FNV32_PRIME) >>> 0;
-}
-
-/** ASCII text only. */
-function feed(h: number, text: string): number {
-  for (let i = 0; i < text.length; i++) h = fnvByte(h, text.charCodeAt(i));
-  return h;
-}
-
-function feedDecimal(h: number, n: number): number {
-  if (n >= 100) h = fnvByte(h, DIGIT_0 + Math.floor(n / 100));
-  if (n >= 10) h = fnvByte(h, DIGIT_0 + (Math.floor(n / 10) % 10));
-  return fnvByte(h, DIGIT_0 + (n % 10));
+  return fnv32aSpewBytes(fnv32aText(FNV32A_INIT, '([]uint8)'), json);
 }
 
 const LEGACY_HASH_DIGITS = 16;

@@ -334,6 +334,21 @@ export const metrics = {
     buckets: [...DEF_BUCKETS],
     registers: [registry],
   }),
+  /** upstream DevicePluginRegistrationCount: Register calls on kubelet.sock, before validation. */
+  devicePluginRegistrationTotal: new Counter({
+    name: 'kubelet_device_plugin_registration_total',
+    help: 'Cumulative number of device plugin registrations. Broken down by resource name.',
+    labelNames: ['resource_name'] as const,
+    registers: [registry],
+  }),
+  /** upstream DevicePluginAllocationDuration: one Allocate call, failed ones too. */
+  devicePluginAllocDuration: new Histogram({
+    name: 'kubelet_device_plugin_alloc_duration_seconds',
+    help: 'Duration in seconds to serve a device plugin Allocation request. Broken down by resource name.',
+    labelNames: ['resource_name'] as const,
+    buckets: [...DEF_BUCKETS],
+    registers: [registry],
+  }),
 };
 
 // upstream: the certificate TTL gauges read +Inf until a certificate is in use (no expiry alert fires for a node without one).

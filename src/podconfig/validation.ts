@@ -14,6 +14,7 @@ import {
   UID_MSG,
 } from '../util/pod-identity.js';
 import { FILE_MODE_MESSAGE, ID_MESSAGE, isValidFileMode, isValidId, octal } from '../api/pod.js';
+import { isQualifiedName, QUALIFIED_NAME_PART } from '../util/resource-names.js';
 import { tryParseQuantity } from '../util/quantity.js';
 import { isObj, type Obj } from './defaults.js';
 import { securityProfileProblems } from './profile-validation.js';
@@ -25,18 +26,8 @@ export interface Problem {
   message: string;
 }
 
-const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const ENV_VAR_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 const IANA_SVC_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
-
-/** Label and annotation keys: `[prefix/]name`, prefix a DNS-1123 subdomain, name ≤ 63 chars. */
-function isQualifiedName(s: string): boolean {
-  const parts = s.split('/');
-  if (parts.length > 2) return false;
-  const name = parts[parts.length - 1]!;
-  if (name.length > 63 || !QUALIFIED_NAME_PART.test(name)) return false;
-  return parts.length === 1 || (parts[0]!.length > 0 && isDns1123Subdomain(parts[0]!));
-}
 
 function isIanaSvcName(s: string): boolean {
   return s.length <= 15 && IANA_SVC_NAME.test(s) && /[a-z]/.test(s) && !s.includes('--');

@@ -76,7 +76,8 @@ test(
     assert.ok(listing.includes('package/dist/src/cmd/cli.js'), 'dist/ is prebuilt into the tarball');
     assert.ok(listing.includes('package/src/cri/proto/api.proto'));
     assert.ok(listing.includes('package/src/volume/csi/proto/csi.proto'));
-    assert.ok(listing.includes('package/src/volume/csi/proto/api.proto'));
+    assert.ok(listing.includes('package/src/pluginmanager/proto/api.proto'));
+    assert.ok(listing.includes('package/src/devicemanager/proto/deviceplugin-v1beta1.proto'));
     assert.ok(listing.includes('package/dist/src/cmd/cli.js.map'), 'source maps: log lines name the .ts caller');
     assert.ok(
       !listing.some(

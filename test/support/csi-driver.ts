@@ -78,14 +78,19 @@ export const TOPOLOGY_KEY = 'topology.csi.kubelet-ts.io/node';
 export const DEFAULT_NODE_CAPABILITIES = ['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS', 'EXPAND_VOLUME'];
 const STALL_POLL_MS = 100;
 
-/** src/volume/csi/proto/<file> under the package root (the code runs from dist/test/support/). */
+/**
+ * src/volume/csi/proto/csi.proto or src/pluginmanager/proto/api.proto (plugin registration) under
+ * the package root (the code runs from dist/test/support/).
+ */
 export function csiProtoPath(file: 'csi.proto' | 'api.proto'): string {
+  const rel =
+    file === 'csi.proto' ? join('src', 'volume', 'csi', 'proto', file) : join('src', 'pluginmanager', 'proto', file);
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    const p = join(dir, 'src', 'volume', 'csi', 'proto', file);
+    const p = join(dir, rel);
     if (existsSync(join(dir, 'package.json')) && existsSync(p)) return p;
     const parent = dirname(dir);
-    if (parent === dir) throw new Error(`cannot find src/volume/csi/proto/${file}`);
+    if (parent === dir) throw new Error(`cannot find ${rel}`);
     dir = parent;
   }
 }

@@ -6,7 +6,7 @@
  */
 import { PluginRegistrationError } from '../../errors.js';
 import { CsiNodeClient, type NodeInfo } from './node-client.js';
-import type { PluginHandler } from './plugin-reconciler.js';
+import type { PluginHandler } from '../../pluginmanager/index.js';
 
 export interface CsiVersion {
   major: number;

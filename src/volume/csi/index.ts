@@ -9,13 +9,11 @@ import type { CreateFsWatcher } from '../../fswatch/types.js';
 import { log } from '../../util/log.js';
 import { CsiRegistrationHandler } from './csi-registration.js';
 import { NodeInfoManager } from './node-info-manager.js';
-import { PluginManager } from './plugin-manager.js';
-import { CSI_PLUGIN, type ReconcilerTimeouts } from './plugin-reconciler.js';
+import { CSI_PLUGIN, PluginManager, type ReconcilerTimeouts } from '../../pluginmanager/index.js';
 
 export { CsiRegistrationHandler } from './csi-registration.js';
 export { NodeInfoManager, NODE_ID_ANNOTATION } from './node-info-manager.js';
-export { PluginManager, PLUGINS_REGISTRY_DIR } from './plugin-manager.js';
-export { CSI_PLUGIN } from './plugin-reconciler.js';
+export { PluginManager, PLUGINS_REGISTRY_DIR, CSI_PLUGIN } from '../../pluginmanager/index.js';
 
 export interface CsiPluginManagerOptions {
   rootDir: string;

@@ -7,7 +7,7 @@
 import type { ServiceDefinition } from '@grpc/proto-loader';
 import { CsiError } from '../../errors.js';
 import { CSI_NODE_SERVICE, csiServiceDefinition } from './proto.js';
-import { UnixGrpcClient } from './grpc-unix.js';
+import { UnixGrpcClient } from '../../pluginmanager/index.js';
 
 /** Upstream's csiTimeout: the deadline of a CSI mount, unmount or stats call. */
 export const CSI_TIMEOUT_MS = 2 * 60 * 1000;

@@ -1,7 +1,7 @@
 /**
- * Loads the CSI v1 (csi.v1) and kubelet plugin registration (pluginregistration) protos under
- * src/volume/csi/proto/, once per process, with the CRI client's loader options (camelCase fields,
- * int64 as decimal strings, enums as names, defaults present).
+ * Loads the CSI v1 (csi.v1) proto under src/volume/csi/proto/, once per process, with the CRI
+ * client's loader options (camelCase fields, int64 as decimal strings, enums as names, defaults
+ * present). The plugin registration proto lives with the plugin manager (src/pluginmanager/proto/).
  */
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,25 +12,18 @@ import { findPackageFile } from '../../util/package-file.js';
 export const CSI_IDENTITY_SERVICE = 'csi.v1.Identity';
 export const CSI_NODE_SERVICE = 'csi.v1.Node';
 export const CSI_CONTROLLER_SERVICE = 'csi.v1.Controller';
-export const REGISTRATION_SERVICE = 'pluginregistration.Registration';
 
-const cache = new Map<string, protoLoader.PackageDefinition>();
+let cached: protoLoader.PackageDefinition | undefined;
 
-/** The absolute path of one of the files in src/volume/csi/proto/ ('csi.proto', 'api.proto'). */
-export function csiProtoPath(file: 'csi.proto' | 'api.proto'): string {
-  return findPackageFile(dirname(fileURLToPath(import.meta.url)), `proto/${file}`, `src/volume/csi/proto/${file}`);
+/** The absolute path of src/volume/csi/proto/csi.proto. */
+export function csiProtoPath(): string {
+  return findPackageFile(dirname(fileURLToPath(import.meta.url)), 'proto/csi.proto', 'src/volume/csi/proto/csi.proto');
 }
 
-function definitionOf(file: 'csi.proto' | 'api.proto'): protoLoader.PackageDefinition {
-  let def = cache.get(file);
-  if (!def) cache.set(file, (def = protoLoader.loadSync(csiProtoPath(file), LOADER_OPTIONS)));
-  return def;
-}
-
-/** The method table of one service of csi.proto or api.proto (keys are the RPC names). */
+/** The method table of one service of csi.proto (keys are the RPC names). */
 export function csiServiceDefinition(service: string): protoLoader.ServiceDefinition {
-  const file = service.startsWith('csi.') ? 'csi.proto' : 'api.proto';
-  const def = definitionOf(file)[service];
-  if (!def || 'format' in def || 'type' in def) throw new Error(`${service} missing from ${file}`);
+  cached ??= protoLoader.loadSync(csiProtoPath(), LOADER_OPTIONS);
+  const def = cached[service];
+  if (!def || 'format' in def || 'type' in def) throw new Error(`${service} missing from csi.proto`);
   return def as protoLoader.ServiceDefinition;
 }

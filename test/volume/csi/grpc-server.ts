@@ -4,6 +4,7 @@
  * fail with a gRPC status, or stall a call.
  */
 import * as grpc from '@grpc/grpc-js';
+import { REGISTRATION_SERVICE, registrationServiceDefinition } from '../../../src/pluginmanager/index.js';
 import { csiServiceDefinition } from '../../../src/volume/csi/proto.js';
 
 export type Handler = (request: Record<string, unknown>) => Promise<object> | object;
@@ -17,6 +18,11 @@ export interface TestServer {
 
 /** A Promise that never settles: the handler stalls until the client's deadline. */
 export const stall = (): Promise<object> => new Promise(() => {});
+
+/** The method table of a CSI service or of the plugin registration service. */
+function serviceDefinition(service: string): ReturnType<typeof csiServiceDefinition> {
+  return service === REGISTRATION_SERVICE ? registrationServiceDefinition() : csiServiceDefinition(service);
+}
 
 export async function startServer(
   socketPath: string,
@@ -37,7 +43,7 @@ export async function startServer(
           );
       };
     }
-    server.addService(csiServiceDefinition(service) as unknown as grpc.ServiceDefinition, impl);
+    server.addService(serviceDefinition(service) as unknown as grpc.ServiceDefinition, impl);
   }
   await new Promise<void>((resolve, reject) =>
     server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) =>

@@ -11,9 +11,8 @@ import { join } from 'node:path';
 import { hotPaths } from '../../../src/cmd/hot-paths.js';
 import { CsiRegistrationHandler, type CsiDriver } from '../../../src/volume/csi/csi-registration.js';
 import type { NodeInfo } from '../../../src/volume/csi/node-client.js';
-import { CSI_PLUGIN } from '../../../src/volume/csi/plugin-reconciler.js';
-import { PluginManager } from '../../../src/volume/csi/plugin-manager.js';
-import { CSI_NODE_SERVICE, REGISTRATION_SERVICE } from '../../../src/volume/csi/proto.js';
+import { CSI_PLUGIN, PluginManager, REGISTRATION_SERVICE } from '../../../src/pluginmanager/index.js';
+import { CSI_NODE_SERVICE } from '../../../src/volume/csi/proto.js';
 import { testTempDir } from '../../support/temp-dir.js';
 import { stall, startServer, waitFor, type Handler, type TestServer } from './grpc-server.js';
 
@@ -90,6 +89,17 @@ describe('PluginManager (plugins_registry)', () => {
     assert.deepEqual(log, ['+d1.example.com']);
     assert.deepEqual(nodeIds, ['node-1']);
     assert.deepEqual(csi.get('d1.example.com')?.highestSupportedVersion, { major: 1, minor: 2, patch: 0 });
+    assert.equal(pm.registered().get(s.socketPath)?.endpoint, s.socketPath);
+  });
+
+  it('an empty endpoint means the registration socket itself (upstream operation executor)', async () => {
+    const { dir, log, pm } = setup();
+    mkdirSync(dir, { recursive: true });
+    const s = await registrar(join(dir, 'd1.sock'), { name: 'd1', endpoint: '' });
+    pm.run();
+    await waitFor(() => notifications(s).length === 1, 5000, 'NotifyRegistrationStatus');
+    assert.deepEqual(notifications(s)[0], { pluginRegistered: true, error: '' });
+    assert.deepEqual(log, ['+d1']);
     assert.equal(pm.registered().get(s.socketPath)?.endpoint, s.socketPath);
   });
 

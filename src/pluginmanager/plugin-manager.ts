@@ -4,7 +4,7 @@
  * type (addHandler('CSIPlugin', ...)). The kubelet owns one, over <root-dir>/plugins_registry.
  */
 import { join } from 'node:path';
-import type { CreateFsWatcher } from '../../fswatch/types.js';
+import type { CreateFsWatcher } from '../fswatch/types.js';
 import { DesiredStateOfWorld, PluginWatcher } from './plugin-watcher.js';
 import { type PluginHandler, PluginReconciler, type ReconcilerTimeouts } from './plugin-reconciler.js';
 

@@ -5,7 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition, ServiceDefinition } from '@grpc/proto-loader';
-import { CsiError } from '../../errors.js';
+import { CsiError } from '../errors.js';
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   // A restarted driver is found again quickly (upstream's CSI client redials on each call).

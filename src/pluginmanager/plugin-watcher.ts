@@ -7,8 +7,8 @@
  */
 import { lstatSync, mkdirSync, readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import type { CreateFsWatcher, FsEvent, FsWatcher } from '../../fswatch/types.js';
-import { log } from '../../util/log.js';
+import type { CreateFsWatcher, FsEvent, FsWatcher } from '../fswatch/types.js';
+import { log } from '../util/log.js';
 
 /** One socket the watcher found: `generation` grows each time the path is (re)created. */
 export interface DesiredPlugin {

@@ -8,11 +8,11 @@
  * Every call has a deadline; nothing a plugin does can throw out of the loop.
  */
 import type { ServiceDefinition } from '@grpc/proto-loader';
-import { PluginRegistrationError } from '../../errors.js';
-import { log } from '../../util/log.js';
+import { PluginRegistrationError } from '../errors.js';
+import { log } from '../util/log.js';
 import { UnixGrpcClient } from './grpc-unix.js';
 import type { DesiredPlugin, DesiredStateOfWorld } from './plugin-watcher.js';
-import { REGISTRATION_SERVICE, csiServiceDefinition } from './proto.js';
+import { registrationServiceDefinition } from './proto.js';
 
 /** What a plugin type's owner implements (upstream cache.PluginHandler). Throwing refuses the plugin. */
 export interface PluginHandler {
@@ -72,7 +72,7 @@ export class PluginReconciler {
   /** Upstream's actualStateOfWorld: socket path → the plugin registered from it. */
   private readonly actual = new Map<string, RegisteredPlugin>();
   private readonly failures = new Map<string, Failure>();
-  private readonly service: ServiceDefinition = csiServiceDefinition(REGISTRATION_SERVICE);
+  private readonly service: ServiceDefinition = registrationServiceDefinition();
   private readonly timeouts: ReconcilerTimeouts;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -180,14 +180,11 @@ export class PluginReconciler {
     const where = `plugin socket ${p.socketPath}`;
     if (!handler) throw new PluginRegistrationError(`${where}: no handler registered for plugin type: ${info.type}`);
     if (!info.name) throw new PluginRegistrationError(`${where}: the plugin's GetInfo returned an empty name`);
-    await handler.validatePlugin(info.name, info.endpoint, info.supportedVersions);
-    await handler.registerPlugin(info.name, info.endpoint, info.supportedVersions, this.timeouts.pluginClientMs);
-    this.actual.set(p.socketPath, {
-      generation: p.generation,
-      type: info.type,
-      name: info.name,
-      endpoint: info.endpoint,
-    });
+    // upstream's operation executor: no endpoint means the plugin serves its API on this socket
+    const endpoint = info.endpoint || p.socketPath;
+    await handler.validatePlugin(info.name, endpoint, info.supportedVersions);
+    await handler.registerPlugin(info.name, endpoint, info.supportedVersions, this.timeouts.pluginClientMs);
+    this.actual.set(p.socketPath, { generation: p.generation, type: info.type, name: info.name, endpoint });
     log('pluginmanager').info({ socketPath: p.socketPath, type: info.type, name: info.name }, 'Plugin registered');
   }
 
