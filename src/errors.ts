@@ -38,6 +38,8 @@ export const ERROR_CODES = {
   KTS_ERR_CSI_TIMEOUT: 'A call to a CSI driver exceeded its deadline.',
   KTS_ERR_PLUGIN_REGISTRATION:
     'A plugin socket in <root-dir>/plugins_registry could not be registered: GetInfo failed or timed out, or the plugin offered an unknown type, no supported version, or no name.',
+  KTS_ERR_POD_RESOURCES:
+    'The pod resources API (<root-dir>/pod-resources/kubelet.sock) could not listen: the socket path is not absolute, too long for a unix socket, or its directory cannot be made or written.',
   KTS_ERR_SUBPATH:
     'A volumeMount subPath (or expanded subPathExpr) is absolute, has a ".." component, resolves outside its volume through a symlink, or changed to a symlink while it was opened: it is not mounted and the container waits (CreateContainerConfigError).',
   KTS_ERR_HOOK: 'A lifecycle hook (postStart, preStop) failed.',
@@ -141,6 +143,8 @@ export class CsiError extends KubeletError {
 
 /** A plugin registration socket that was refused (plugin watcher). */
 export class PluginRegistrationError extends kubeletErrorClass('KTS_ERR_PLUGIN_REGISTRATION') {}
+/** The pod resources API server could not listen on its socket. */
+export class PodResourcesError extends kubeletErrorClass('KTS_ERR_POD_RESOURCES') {}
 
 /** Errors from starting a container that the pod status reports as a waiting reason. */
 export class ContainerStartError extends KubeletError {

@@ -77,6 +77,7 @@ test(
     assert.ok(listing.includes('package/src/cri/proto/api.proto'));
     assert.ok(listing.includes('package/src/volume/csi/proto/csi.proto'));
     assert.ok(listing.includes('package/src/volume/csi/proto/api.proto'));
+    assert.ok(listing.includes('package/src/podresources/proto/podresources-v1.proto'));
     assert.ok(listing.includes('package/dist/src/cmd/cli.js.map'), 'source maps: log lines name the .ts caller');
     assert.ok(
       !listing.some(
