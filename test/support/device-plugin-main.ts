@@ -1,7 +1,7 @@
 /**
  * The test device plugin as a process of its own, for e2e tests that kill and restart it:
  *   node dist/test/support/device-plugin-main.js --resource-name <name> --plugin-dir <dir>
- *     --state-dir <dir> [--socket-name <file>]
+ *     --state-dir <dir> [--socket-name <file>] [--registration-dir <plugins_registry>]
  * Prints one JSON line `{"ready":true,...}` once it serves (and has tried to register if
  * kubelet.sock was there); on SIGTERM/SIGINT it ends its streams, removes its socket and exits 0.
  */
@@ -14,6 +14,7 @@ const { values } = parseArgs({
     'plugin-dir': { type: 'string' },
     'state-dir': { type: 'string' },
     'socket-name': { type: 'string' },
+    'registration-dir': { type: 'string' },
   },
   strict: true,
 });
@@ -32,9 +33,15 @@ const plugin = await startDevicePlugin({
   pluginDir: required('plugin-dir'),
   stateDir: required('state-dir'),
   socketName: values['socket-name'],
+  registrationDir: values['registration-dir'],
 });
 process.stdout.write(
-  JSON.stringify({ ready: true, socket: plugin.socketPath, registrations: plugin.registrations }) + '\n',
+  JSON.stringify({
+    ready: true,
+    socket: plugin.socketPath,
+    registration: plugin.registrationSocket,
+    registrations: plugin.registrations,
+  }) + '\n',
 );
 for (const sig of ['SIGTERM', 'SIGINT'] as const) {
   process.once(sig, () => {

@@ -13,6 +13,7 @@ export type DevicePluginProcess = ReadyChild;
 function cliArgs(opts: DevicePluginOptions): string[] {
   const args = ['--resource-name', opts.resourceName, '--plugin-dir', opts.pluginDir, '--state-dir', opts.stateDir];
   if (opts.socketName !== undefined) args.push('--socket-name', opts.socketName);
+  if (opts.registrationDir !== undefined) args.push('--registration-dir', opts.registrationDir);
   return args;
 }
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { bind } from './csi-driver.js';
+import { bind, loadCsiProtos } from './csi-driver.js';
 import { loadDevicePluginProto, startDevicePlugin, type TestDevicePlugin } from './device-plugin.js';
 import { spawnDevicePlugin } from './device-plugin-process.js';
 import { preferredIds } from './device-plugin-state.js';
@@ -196,6 +196,42 @@ describe('test device plugin', () => {
     const w = watch(client);
     assert.equal((await w.next()).devices.length, 2);
     w.call.cancel();
+  });
+});
+
+describe('test device plugin, plugin watcher path', () => {
+  const dir = testTempDir('kts-device-plugin-reg-');
+  const pluginDir = join(dir, 'plugins', 'kts');
+  const registrationDir = join(dir, 'plugins_registry');
+
+  it('serves GetInfo as DevicePlugin on <registration-dir>/<name>-reg.sock and never calls Register', async () => {
+    const plugin = await startDevicePlugin({
+      resourceName: RESOURCE,
+      pluginDir,
+      stateDir: join(dir, 'state'),
+      registrationDir,
+    });
+    const reg = new (loadCsiProtos().pluginregistration.Registration)(
+      `unix:${plugin.registrationSocket}`,
+      grpc.credentials.createInsecure(),
+    );
+    try {
+      assert.equal(plugin.registrationSocket, join(registrationDir, 'kts-test-dev-reg.sock'));
+      assert.deepEqual(await unary(reg, 'GetInfo'), {
+        type: 'DevicePlugin',
+        name: RESOURCE,
+        endpoint: join(pluginDir, 'kts-test-dev.sock'),
+        supportedVersions: ['v1beta1'],
+      });
+      await unary(reg, 'NotifyRegistrationStatus', { pluginRegistered: false, error: 'bad name' });
+      assert.deepEqual(plugin.registrationStatus, { pluginRegistered: false, error: 'bad name' });
+      assert.equal(plugin.calls().filter((c) => c.method === 'Register').length, 0);
+    } finally {
+      reg.close();
+      await plugin.stop();
+    }
+    assert.equal(existsSync(join(registrationDir, 'kts-test-dev-reg.sock')), false);
+    assert.equal(existsSync(join(pluginDir, 'kts-test-dev.sock')), false);
   });
 });
 

@@ -11,15 +11,20 @@
  * `<Method>=stall`, as the test CSI driver reads them), and calls.jsonl (the calls it answered,
  * plus its own Register calls, in the CSI driver's log format: readCallLog reads it).
  * stop() (SIGTERM in device-plugin-main.ts) ends the ListAndWatch streams and removes its socket.
+ *
+ * With `registrationDir` it takes the other path upstream's kubelet offers instead: no Register
+ * call; a pluginregistration server on <registration-dir>/<socket name>-reg.sock whose GetInfo
+ * answers type DevicePlugin, the resource name and our socket as endpoint (what the kubelet's
+ * plugin watcher finds in <root-dir>/plugins_registry).
  */
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { bind, parseFaults, readCallLog, type CsiCall, type CsiLogLine } from './csi-driver.js';
+import { bind, loadCsiProtos, parseFaults, readCallLog, type CsiCall, type CsiLogLine } from './csi-driver.js';
 import { PluginState, preferredIds, type TestDevice } from './device-plugin-state.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- requests are proto-loader's untyped messages */
@@ -40,6 +45,8 @@ export interface DevicePluginOptions {
   socketName?: string;
   /** devices.json when the state dir has none; default d0 (c 1 3) and d1 (c 1 5). */
   devices?: TestDevice[];
+  /** Register through the plugin watcher (<root-dir>/plugins_registry) instead of kubelet.sock. */
+  registrationDir?: string;
 }
 
 const LOADER_OPTIONS: protoLoader.Options = { keepCase: false, longs: String, enums: String, defaults: true };
@@ -67,6 +74,7 @@ export class TestDevicePlugin {
   readonly state: PluginState;
   private readonly pkg = loadDevicePluginProto();
   private server: grpc.Server | undefined;
+  private regServer: grpc.Server | undefined;
   private readonly streams = new Set<grpc.ServerWritableStream<any, any>>();
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
@@ -78,6 +86,8 @@ export class TestDevicePlugin {
   /** How many Register calls succeeded, and the last failure. */
   registrations = 0;
   lastRegisterError: string | undefined;
+  /** The last NotifyRegistrationStatus (registration-dir mode). */
+  registrationStatus: { pluginRegistered: boolean; error: string } | undefined;
 
   constructor(readonly opts: DevicePluginOptions) {
     this.state = new PluginState(opts.stateDir, opts.resourceName);
@@ -89,6 +99,12 @@ export class TestDevicePlugin {
 
   get kubeletSocket(): string {
     return join(this.opts.pluginDir, KUBELET_SOCKET);
+  }
+
+  /** The pluginregistration socket (registration-dir mode only). */
+  get registrationSocket(): string | undefined {
+    const dir = this.opts.registrationDir;
+    return dir === undefined ? undefined : join(dir, basename(this.socketPath).replace(/\.sock$/, '') + '-reg.sock');
   }
 
   get callLogPath(): string {
@@ -105,7 +121,8 @@ export class TestDevicePlugin {
     this.state.init(this.opts.devices);
     this.lastDevices = JSON.stringify(this.state.devices());
     await this.serve();
-    await this.checkKubeletSocket();
+    if (this.opts.registrationDir !== undefined) await this.serveRegistration();
+    else await this.checkKubeletSocket();
     this.timer = setInterval(() => void this.poll(), POLL_MS);
   }
 
@@ -114,6 +131,8 @@ export class TestDevicePlugin {
     this.stopped = true;
     clearInterval(this.timer);
     await this.registering;
+    this.regServer?.forceShutdown();
+    if (this.registrationSocket !== undefined) rmSync(this.registrationSocket, { force: true });
     await this.shutdownServer();
   }
 
@@ -131,6 +150,28 @@ export class TestDevicePlugin {
     server.addService(this.pkg.DevicePlugin.service, this.handlers());
     await bind(server, this.socketPath);
     this.server = server;
+  }
+
+  /** node-driver-registrar's side of the plugin watcher handshake, for a device plugin. */
+  private async serveRegistration(): Promise<void> {
+    const server = new grpc.Server();
+    const handlers: Record<string, Unary> = {
+      GetInfo: async () => ({
+        type: 'DevicePlugin',
+        name: this.opts.resourceName,
+        endpoint: this.socketPath,
+        supportedVersions: [API_VERSION],
+      }),
+      NotifyRegistrationStatus: async (r) => {
+        this.registrationStatus = { pluginRegistered: r.pluginRegistered, error: r.error };
+        return {};
+      },
+    };
+    const impl: grpc.UntypedServiceImplementation = {};
+    for (const [method, handler] of Object.entries(handlers)) impl[method] = this.wrapUnary(method, handler);
+    server.addService(loadCsiProtos().pluginregistration.Registration.service, impl);
+    await bind(server, this.registrationSocket!);
+    this.regServer = server;
   }
 
   private async shutdownServer(): Promise<void> {
@@ -151,7 +192,7 @@ export class TestDevicePlugin {
     if (this.stopped) return;
     try {
       this.checkDevices();
-      await this.checkKubeletSocket();
+      if (this.opts.registrationDir === undefined) await this.checkKubeletSocket();
     } catch (err) {
       process.stderr.write(`test device plugin: ${String(err)}\n`);
     }
