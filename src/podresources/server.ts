@@ -32,6 +32,8 @@ export interface PodResourcesServerOptions {
   burst?: number;
   /** The rate limiter's clock (tests). */
   clock?: Clock;
+  /** Feature gate KubeletPodResourcesGet (beta, on by default in 1.35); off: Get is refused. */
+  getEnabled?: boolean;
 }
 
 /** A gRPC status error for a handler to throw. */
@@ -67,7 +69,10 @@ export function podResources(devices: DevicesProvider, pod: Pod): PodResources {
 export class PodResourcesLister {
   private readonly devices: DevicesProvider;
 
-  constructor(private readonly providers: PodResourcesProviders) {
+  constructor(
+    private readonly providers: PodResourcesProviders,
+    private readonly getEnabled = true,
+  ) {
     this.devices = providers.devices ?? NO_DEVICES;
   }
 
@@ -78,8 +83,9 @@ export class PodResourcesLister {
   }
 
   get(req: { podName: string; podNamespace: string }): { podResources: PodResources } {
+    // Upstream returns plain errors here, which gRPC sends as Unknown.
+    if (!this.getEnabled) throw rpcError(grpc.status.UNKNOWN, 'PodResources API Get method disabled');
     const pod = this.providers.pods.podByName(req.podNamespace, req.podName);
-    // Upstream returns a plain error here, which gRPC sends as Unknown.
     if (!pod) throw rpcError(grpc.status.UNKNOWN, `pod ${req.podName} in namespace ${req.podNamespace} not found`);
     return { podResources: podResources(this.devices, pod) };
   }
@@ -104,7 +110,7 @@ export class PodResourcesServer {
 
   constructor(private readonly opts: PodResourcesServerOptions) {
     this.bucket = new TokenBucket(opts.qps ?? DEFAULT_QPS, opts.burst ?? DEFAULT_BURST_TOKENS, opts.clock);
-    this.lister = new PodResourcesLister(opts.providers);
+    this.lister = new PodResourcesLister(opts.providers, opts.getEnabled ?? true);
   }
 
   /** Removes a file left at the socket path (a previous run), then listens. */

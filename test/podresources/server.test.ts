@@ -230,6 +230,20 @@ describe('pod resources API v1 server', async () => {
     });
   }
 
+  it('Get with the KubeletPodResourcesGet gate off: Unknown "PodResources API Get method disabled"', async () => {
+    const off = await serve(dir, 'get-off', fakes, { getEnabled: false });
+    try {
+      fakes.set([makePod()]);
+      await assert.rejects(off.call('Get', { podName: POD_NAME, podNamespace: POD_NAMESPACE }), {
+        code: grpc.status.UNKNOWN,
+        details: 'PodResources API Get method disabled',
+      });
+      assert.equal((await off.call('List')).podResources.length, 1);
+    } finally {
+      off.close();
+    }
+  });
+
   it('without a device manager every devices list is empty', async () => {
     const bare = await serve(dir, 'bare', { pods: fakes.pods });
     try {
