@@ -44,6 +44,8 @@ export const ERROR_CODES = {
     "A container's device plugin resources could not be allocated: too few healthy devices, an unregistered or stopped plugin, a changed request (the pod is refused with UnexpectedAdmissionError).",
   KTS_ERR_DEVICE_CHECKPOINT:
     'The device manager checkpoint (<root-dir>/device-plugins/kubelet_internal_checkpoint) is unreadable, not the expected JSON, or fails its checksum: the manager starts without the allocations it held.',
+  KTS_ERR_POD_RESOURCES:
+    'The pod resources API (<root-dir>/pod-resources/kubelet.sock) could not listen: the socket path is not absolute, too long for a unix socket, or its directory cannot be made or written.',
   KTS_ERR_SUBPATH:
     'A volumeMount subPath (or expanded subPathExpr) is absolute, has a ".." component, resolves outside its volume through a symlink, or changed to a symlink while it was opened: it is not mounted and the container waits (CreateContainerConfigError).',
   KTS_ERR_HOOK: 'A lifecycle hook (postStart, preStop) failed.',
@@ -147,6 +149,8 @@ export class CsiError extends KubeletError {
 
 /** A plugin registration socket that was refused (plugin watcher). */
 export class PluginRegistrationError extends kubeletErrorClass('KTS_ERR_PLUGIN_REGISTRATION') {}
+/** The pod resources API server could not listen on its socket. */
+export class PodResourcesError extends kubeletErrorClass('KTS_ERR_POD_RESOURCES') {}
 
 /** Device plugin registration or a call to a plugin failed (the message is upstream's where it has one). */
 export class DevicePluginError extends kubeletErrorClass('KTS_ERR_DEVICE_PLUGIN') {}

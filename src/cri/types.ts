@@ -199,6 +199,11 @@ export interface Mount {
   readonly: boolean;
 }
 
+/** A CDI device by its fully qualified name (vendor.com/class=name); the runtime resolves it from its CDI specs. */
+export interface CDIDevice {
+  name: string;
+}
+
 export interface ContainerConfig {
   metadata: ContainerMetadata;
   image: { image: string };
@@ -218,6 +223,8 @@ export interface ContainerConfig {
     resources?: LinuxContainerResources;
     securityContext?: LinuxContainerSecurityContext;
   };
+  /** CRI field 17 `CDI_devices` (proto-loader's camelCase of it): from device plugins' Allocate responses. */
+  CDIDevices?: CDIDevice[];
 }
 
 export interface PodSandbox {

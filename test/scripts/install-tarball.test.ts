@@ -78,6 +78,7 @@ test(
     assert.ok(listing.includes('package/src/volume/csi/proto/csi.proto'));
     assert.ok(listing.includes('package/src/pluginmanager/proto/api.proto'));
     assert.ok(listing.includes('package/src/devicemanager/proto/deviceplugin-v1beta1.proto'));
+    assert.ok(listing.includes('package/src/podresources/proto/podresources-v1.proto'));
     assert.ok(listing.includes('package/dist/src/cmd/cli.js.map'), 'source maps: log lines name the .ts caller');
     assert.ok(
       !listing.some(

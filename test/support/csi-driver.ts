@@ -306,7 +306,7 @@ export class TestCsiDriver {
 }
 
 /** Listens on a unix socket, replacing a stale socket file a killed driver left. */
-async function bind(server: grpc.Server, socketPath: string): Promise<void> {
+export async function bind(server: grpc.Server, socketPath: string): Promise<void> {
   mkdirSync(dirname(socketPath), { recursive: true });
   rmSync(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
