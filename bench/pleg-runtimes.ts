@@ -20,10 +20,14 @@
  *
  *   node dist/bench/pleg-runtimes.js [--quick] [--runtimes 1.6,1.7,2] [--observer on-exit|list]
  * writes bench/results/pleg-runtimes.json (one exit_to_event row per runtime and mode).
+ * Development only: KUBELET_TS_BENCH_MODES=cgroup+cri-events runs only the modes named;
+ * KUBELET_TS_BENCH_TIMELINES=file appends every exit's timeline and this thread's stalls (a 1 ms
+ * timer late by more than 4 ms, every GC) to the file as JSON lines.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Pod } from '../src/api/types.js';
@@ -51,7 +55,11 @@ const POLL_MS = 2;
 const PER_POD = 5;
 
 export type TriggerMode = 'periodic' | 'cgroup' | 'cri-events' | 'cgroup+cri-events';
-const MODES: TriggerMode[] = ['periodic', 'cgroup', 'cri-events', 'cgroup+cri-events'];
+const ALL_MODES: TriggerMode[] = ['periodic', 'cgroup', 'cri-events', 'cgroup+cri-events'];
+/** KUBELET_TS_BENCH_MODES=a,b runs only those modes (development; the committed run has all). */
+const MODES = process.env.KUBELET_TS_BENCH_MODES
+  ? ALL_MODES.filter((m) => process.env.KUBELET_TS_BENCH_MODES!.split(',').includes(m))
+  : ALL_MODES;
 
 interface Timeline {
   finishedAt: number;
@@ -72,6 +80,8 @@ export interface ModeRow {
   /** pleg − the runtime's first report (firstReport): how far behind it the PLEG was */
   behind_runtime_p50_ms: number | null;
   behind_runtime_p99_ms: number | null;
+  /** share of the exits whose ContainerDied came within 10 ms of the runtime's first report */
+  behind_runtime_within_10ms: number | null;
   /** pleg − criEvent: what updating the cache straight from the event (upstream's evented PLEG) could save */
   after_cri_event_p50_ms?: number | null;
   after_cri_event_p99_ms?: number | null;
@@ -182,6 +192,7 @@ async function runMode(
     else if (at(o.id).listed === undefined) Object.assign(at(o.id), { listed: o.at, fallback: o.fallback });
   });
   const observerDone = new Promise<void>((resolve) => observer.once('exit', () => resolve()));
+  const stalls = watchStalls(process.env.KUBELET_TS_BENCH_TIMELINES);
   // Absolute exit times, shuffled, each container's sleep computed just before its pod starts.
   const t0 = Date.now();
   const exitAt = Array.from({ length: exits }, (_, i) => t0 + EXITS_BEGIN_MS + (i * EXITS_SPREAD_MS) / exits).sort(
@@ -223,10 +234,39 @@ async function runMode(
   } finally {
     observer.postMessage('stop');
     await observerDone;
+    stalls.stop();
     pleg.stop();
     await cleanup({ endpoint, ns }, runtime);
     for (const c of [runtime, images]) c.close();
   }
+}
+
+/**
+ * Development aid (KUBELET_TS_BENCH_TIMELINES=file): this thread's stalls during a mode, a 1 ms
+ * timer later than 4 ms and every GC, appended to the file beside the exits' timelines.
+ */
+function watchStalls(file: string | undefined): { stop(): void } {
+  if (!file) return { stop: () => undefined };
+  let last = now();
+  const timer = setInterval(() => {
+    const t = now();
+    if (t - last > 5) appendFileSync(file, `${JSON.stringify({ stall: 'loop', at: last, ms: t - last - 1 })}\n`);
+    last = t;
+  }, 1);
+  const gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries())
+      appendFileSync(
+        file,
+        `${JSON.stringify({ stall: 'gc', at: performance.timeOrigin + e.startTime, ms: e.duration })}\n`,
+      );
+  });
+  gc.observe({ entryTypes: ['gc'] });
+  return {
+    stop: () => {
+      clearInterval(timer);
+      gc.disconnect();
+    },
+  };
 }
 
 const p = (xs: number[], q: number) => (xs.length ? percentile(xs, q) : null);
@@ -251,6 +291,9 @@ export async function benchRuntime(
   const rows: ModeRow[] = [];
   for (const mode of MODES) {
     const { timelines, criEvents } = await runMode(target, `${tag}-${mode.replace(/\W/g, '')}`, exits, mode);
+    const dump = process.env.KUBELET_TS_BENCH_TIMELINES;
+    if (dump)
+      for (const v of timelines) appendFileSync(dump, `${JSON.stringify({ runtime: runtimeName, mode, ...v })}\n`);
     all.push(...timelines);
     const lat = deltas(
       timelines,
@@ -273,6 +316,7 @@ export async function benchRuntime(
       p99_ms: p(lat, 99),
       behind_runtime_p50_ms: p(behind, 50),
       behind_runtime_p99_ms: p(behind, 99),
+      behind_runtime_within_10ms: behind.length ? behind.filter((d) => d <= 10).length / behind.length : null,
       ...(afterEvent ? { after_cri_event_p50_ms: p(afterEvent, 50), after_cri_event_p99_ms: p(afterEvent, 99) } : {}),
       ...(mode.includes('cri-events') && criEvents === 'unsupported'
         ? { unavailable: 'runtime answers GetContainerEvents with Unimplemented' }
@@ -316,11 +360,13 @@ export async function benchRuntime(
 
 const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '     n/a' : v.toFixed(1).padStart(8));
 
+const share = (v: number | null) => (v === null ? '   n/a' : `${(v * 100).toFixed(0)} %`.padStart(6));
+
 export function printRuntimeRows(rows: RuntimeRow[]): void {
   console.log(
     '\n(f) container exit → PLEG ContainerDied per runtime (ms after finishedAt; "behind" = after the runtime first reported the exit)',
   );
-  console.log('runtime      mode                 samples      p50      p99   behind p50  behind p99');
+  console.log('runtime      mode                 samples      p50      p99   behind p50  behind p99  ≤10 ms');
   for (const r of rows) {
     if (r.reason) {
       console.log(`${r.runtime.padEnd(12)} skipped: ${r.reason}`);
@@ -328,7 +374,7 @@ export function printRuntimeRows(rows: RuntimeRow[]): void {
     }
     for (const m of r.exit_to_event) {
       console.log(
-        `${r.runtime.padEnd(12)} ${m.mode.padEnd(20)} ${String(m.samples).padStart(7)} ${fmt(m.p50_ms)} ${fmt(m.p99_ms)}     ${fmt(m.behind_runtime_p50_ms)}    ${fmt(m.behind_runtime_p99_ms)}${m.unavailable ? '  (events unavailable: periodic/cgroup only)' : ''}${m.after_cri_event_p50_ms != null ? `  (after the CRI event: p50 ${fmt(m.after_cri_event_p50_ms).trim()} p99 ${fmt(m.after_cri_event_p99_ms).trim()})` : ''}`,
+        `${r.runtime.padEnd(12)} ${m.mode.padEnd(20)} ${String(m.samples).padStart(7)} ${fmt(m.p50_ms)} ${fmt(m.p99_ms)}     ${fmt(m.behind_runtime_p50_ms)}    ${fmt(m.behind_runtime_p99_ms)}  ${share(m.behind_runtime_within_10ms)}${m.unavailable ? '  (events unavailable: periodic/cgroup only)' : ''}${m.after_cri_event_p50_ms != null ? `  (after the CRI event: p50 ${fmt(m.after_cri_event_p50_ms).trim()} p99 ${fmt(m.after_cri_event_p99_ms).trim()})` : ''}`,
       );
     }
     const f = r.floor;
