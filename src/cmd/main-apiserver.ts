@@ -25,7 +25,11 @@ import {
   createNodeStatusManager,
   defaultPressureConditions,
   parseTaints,
+  type ApiNode,
+  type NodeStatusDeps,
 } from '../nodestatus/index.js';
+import { isExtendedResourceName } from '../util/resource-names.js';
+import { tryParseQuantity } from '../util/quantity.js';
 import { createApiserverSource, ApiserverSource } from '../podconfig/index.js';
 import { createApiStatusManager, createStatusManager } from '../status/index.js';
 import { isStaticPod } from '../api/pod.js';
@@ -54,6 +58,8 @@ export interface ApiModeInput {
   runtimeVersion: Runtime['version'];
   images: ImageService;
   recorder: Recorder;
+  /** The device manager's extended resources for node status, and whether the node was recreated. */
+  devices?: Pick<NodeStatusDeps, 'extendedResources' | 'resetExtendedResources'>;
 }
 
 /** What API server mode needs once the Kubelet runs. */
@@ -80,6 +86,10 @@ export interface ApiMode {
   statusManager: StatusManager & { stop(): void };
   /** The source name the Kubelet must wait for before housekeeping. */
   sourceName: string;
+  /** The Node object's extended resources allocatable (the node informer's copy), for admission. */
+  nodeExtendedAllocatable(): Record<string, number>;
+  /** A node status pass soon (devices changed); nothing is sent when the status is unchanged. */
+  pokeNodeStatus(): void;
   start(deps: ApiModeStart): void;
   stop(): void;
 }
@@ -177,6 +187,14 @@ export function servingCertificateRotation(
   return rotation;
 }
 
+/** The extended resources in a Node's status.allocatable, as counts (a bad quantity counts 0). */
+export function extendedAllocatableOf(node: ApiNode | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, q] of Object.entries(node?.status?.allocatable ?? {}))
+    if (isExtendedResourceName(name)) out[name] = Math.floor(tryParseQuantity(q) ?? 0);
+  return out;
+}
+
 export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> {
   const { config } = input;
   const kc = config.kubelet;
@@ -242,6 +260,7 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     reportFrequencyMs: kc.nodeStatusReportFrequencyMs,
     recorder: input.recorder,
     cachedNode: () => nodeInformer.get(),
+    ...input.devices,
   });
   const lease = createLeaseController({
     heartbeat: clients.heartbeat,
@@ -300,6 +319,8 @@ export async function setupApiServerMode(input: ApiModeInput): Promise<ApiMode> 
     services,
     storage,
     sourceName: ApiserverSource,
+    nodeExtendedAllocatable: () => extendedAllocatableOf(nodeInformer.get()),
+    pokeNodeStatus: () => nodeStatus.poke(),
     start({ podConfig, kubelet: k, pressure: p, volumes: v }) {
       kubelet = k;
       pressure = p;

@@ -86,6 +86,16 @@ import { hotPaths, nativeStatus } from './hot-paths.js';
 import { addonMallocTrim, startMallocTrim } from './malloc-trim.js';
 import { birthCry, reportCgroupVersion, reportFeatureGates } from './start-info.js';
 import {
+  createDevices,
+  deviceHealthErrors,
+  standaloneCapacityPass,
+  startDevices,
+  startPodResources,
+  type Devices,
+} from './main-devices.js';
+import { deviceAdmission } from '../kubelet/device-admission.js';
+import { DEVICE_PLUGIN } from '../pluginmanager/index.js';
+import {
   cgroupDriverFromRuntime,
   cgroupNaming,
   connectSystemdSlices,
@@ -186,13 +196,15 @@ function nodeAllocatableCgroups(
  * the runtime-dependent modules); in API server mode each is installed into the Node and its
  * CSINode. A watcher that cannot start is logged, not fatal, as upstream.
  */
-function startPluginManager(config: Config, apiMode: ApiMode | undefined): CsiPluginManager {
+function startPluginManager(config: Config, apiMode: ApiMode | undefined, devices: Devices): CsiPluginManager {
   const manager = createCsiPluginManager({
     rootDir: config.flags.rootDir,
     createFsWatcher: hotPaths().inotify.createFsWatcher,
     nodeName: config.nodeName,
     client: apiMode?.clients.main,
   });
+  // upstream GetPluginRegistrationHandlers: device plugins may register through plugins_registry too.
+  manager.addHandler(DEVICE_PLUGIN, devices.dm.pluginHandler);
   try {
     manager.run();
   } catch (err) {
@@ -248,10 +260,25 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     'Node allocatable for admission',
   );
   const prober = createProbeManager({ runtime: criRuntime, recorder });
+  // The device manager (<root-dir>/device-plugins): made before API server mode, whose node
+  // status reports its extended resources; started once the Kubelet exists (below).
+  const devices = createDevices(rootDir, config.flags.deviceEndpointStopGraceMs);
   // API server mode (--kubeconfig): set up before the runtime manager, which reads its objects.
   const apiMode: ApiMode | undefined = config.flags.kubeconfig
-    ? await setupApiServerMode({ config, node, nodeIPs, runtimeVersion: () => criRuntime.version(), images, recorder })
+    ? await setupApiServerMode({
+        config,
+        node,
+        nodeIPs,
+        runtimeVersion: () => criRuntime.version(),
+        images,
+        recorder,
+        devices: {
+          extendedResources: () => devices.extended.refresh(),
+          resetExtendedResources: devices.resetExtendedResources,
+        },
+      })
     : undefined;
+  devices.onChange.notify = apiMode ? () => apiMode.pokeNodeStatus() : undefined;
   // KubeletEnsureSecretPulledImages: the pull records under <root-dir>/image_manager; off: none kept.
   const pullManager = featureGates(kc.featureGates).enabled('KubeletEnsureSecretPulledImages')
     ? await createPullManager({
@@ -334,6 +361,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     recorder,
     volumes: volumeManager,
     seccompDefault: kc.seccompDefault,
+    deviceOptions: (pod, c) => devices.dm.deviceRunContainerOptions(pod, c),
   });
   const version = await runtime.version().catch((err: unknown) => {
     log('kubelet').warn({ err: String(err) }, 'Container runtime version check failed; will keep retrying');
@@ -460,6 +488,11 @@ export async function startDaemon(config: Config): Promise<Daemon> {
     probes: prober,
     prober,
     userns,
+    // Extended resources: the device counts; in API server mode over the Node object's (others' resources too).
+    devices: deviceAdmission(devices.dm, () => ({
+      ...apiMode?.nodeExtendedAllocatable(),
+      ...devices.extended.refresh().allocatable,
+    })),
   });
   runtimeHandlers = () => kubelet.runtimeState.runtimeHandlers();
   // hostUsers: false pods whose runtime handler lacks user namespaces: refused, never run without.
@@ -492,14 +525,30 @@ export async function startDaemon(config: Config): Promise<Daemon> {
   // upstream order: the shutdown manager's admit handler runs before the eviction manager's.
   kubelet.addPodAdmitHandler((pod) => nodeShutdown.admit(pod));
   kubelet.addPodAdmitHandler((pod) => eviction.admit(pod));
+  // upstream: the container manager starts the device manager before node status and the sync loop run.
+  await startDevices(devices, {
+    runtime: criRuntime,
+    activePods: () => kubelet.activePods(),
+    sourcesReady: () => kubelet.allSourcesReady(),
+  });
   apiMode?.start({ podConfig, kubelet, pressure: eviction, volumes: volumeManager });
-  const pluginManager = config.flags.runOnce ? undefined : startPluginManager(config, apiMode);
+  const stopCapacityPass = apiMode ? undefined : standaloneCapacityPass(devices, kc.nodeStatusUpdateFrequencyMs);
+  const pluginManager = config.flags.runOnce ? undefined : startPluginManager(config, apiMode, devices);
   csi.drivers = pluginManager?.csiDrivers;
+  const podResources = config.flags.runOnce
+    ? undefined
+    : await startPodResources({
+        rootDir,
+        dm: devices.dm,
+        activePods: () => kubelet.activePods(),
+        pods: () => podManager.getPods(),
+        getEnabled: featureGates(kc.featureGates).enabled('KubeletPodResourcesGet'),
+      });
 
   const readProvider = readServerProvider({
     podManager,
     statusManager,
-    healthErrors: () => kubelet.healthErrors(),
+    healthErrors: () => [...kubelet.healthErrors(), ...deviceHealthErrors(devices.dm)],
     metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
     probeMetrics: async () => ({ contentType: probeRegistry.contentType, body: await probeRegistry.metrics() }),
     stats: statsRoutes(stats, oomEvents.counts, memoryCapacity),
@@ -586,7 +635,10 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       ])
         s?.stop();
       await done.catch(() => undefined);
+      podResources?.stop();
+      stopCapacityPass?.();
       await pluginManager?.stop();
+      await devices.dm.stop();
       csiPlugin.close(); // the CSI drivers' connections (opened again on the next use)
       await servers.close();
       criRuntime.close();

@@ -242,8 +242,9 @@ export const FEATURE_GATES: Readonly<Record<string, GateSpec>> = {
   ImageVolume: g(true, 'BETA', 'off', `image volumes are ${NO}`),
   KubeletCrashLoopBackOffMax: g(true, 'BETA', 'off', `crashLoopBackOff.maxContainerRestartPeriod is ${NO}`),
   KubeletPodResourcesDynamicResources: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
-  KubeletPodResourcesGet: g(true, 'BETA', 'off', `the pod resources API is ${NO}`),
   KubeletPSI: g(true, 'BETA', 'off', `PSI in the stats summary is ${NO}`),
+  // Acted on: off refuses the pod resources API's Get (Unimplemented), as upstream.
+  KubeletPodResourcesGet: g(true, 'BETA', 'both'),
   // Default off, acted on: CSI VOLUME_CONDITION into the Summary API, /metrics and events.
   CSIVolumeHealth: g(false, 'ALPHA', 'both'),
   // Default off; kubelet-ts lacks the behaviour.

@@ -13,6 +13,10 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
   ['KUBELET_TS_ROOT_DIR', 'Default of --root-dir (when the flag is absent).'],
   ['KUBELET_TS_LOG_LEVEL', 'A pino level (trace, debug, info, warn, error, fatal, silent) that overrides -v.'],
   ['KUBELET_TS_NATIVE', '0: run every hot path on its TypeScript twin, without loading the native addon.'],
+  [
+    'KUBELET_TS_TEST_DEVICE_PLUGIN_STOP_GRACE',
+    'Tests only: how long a gone device plugin keeps its capacity (a duration; upstream: 5m, fixed).',
+  ],
   ['KUBELET_TS_NATIVE_ADDON', 'Path of the native addon (.node) to load instead of build/Release; it must load.'],
 ];
 

@@ -326,6 +326,17 @@ function parseHousekeeping(raw: string | undefined, problems: string[]): number 
   return ms ?? 10_000;
 }
 
+/** The test-only grace knob (a Go duration); upstream's constant (5 min) when unset. */
+function testDeviceGrace(raw: string | undefined, problems: string[]): { deviceEndpointStopGraceMs?: number } {
+  if (raw === undefined || raw === '') return {};
+  const ms = parseDuration(raw);
+  if (ms === undefined || ms <= 0) {
+    problems.push(`KUBELET_TS_TEST_DEVICE_PLUGIN_STOP_GRACE: "${raw}" must be a positive duration (10s)`);
+    return {};
+  }
+  return { deviceEndpointStopGraceMs: ms };
+}
+
 /** --node-labels: key=value pairs; keys and values follow the label syntax. */
 function parseNodeLabels(raw: string | undefined, problems: string[]): Record<string, string> {
   const labels: Record<string, string> = {};
@@ -513,6 +524,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     imageCredentialProviderBinDir: values.get('image-credential-provider-bin-dir') || undefined,
     exitOnLockContention: values.get('exit-on-lock-contention') === 'true',
     housekeepingIntervalMs: parseHousekeeping(values.get('housekeeping-interval'), problems),
+    ...testDeviceGrace(env.KUBELET_TS_TEST_DEVICE_PLUGIN_STOP_GRACE, problems),
   };
   checkDaemonFields(kubelet as unknown as KubeletConfiguration, flags, problems);
   if (flags.bootstrapKubeconfig && !flags.kubeconfig)

@@ -163,6 +163,11 @@ export interface KubeletFlags {
   exitOnLockContention: boolean;
   /** --housekeeping-interval (upstream's cAdvisor flag): stats pass and eviction monitoring period, ms. */
   housekeepingIntervalMs: number;
+  /**
+   * Tests only (env KUBELET_TS_TEST_DEVICE_PLUGIN_STOP_GRACE): the device manager's
+   * endpointStopGracePeriod, upstream's constant of 5 min; not a flag or a config field.
+   */
+  deviceEndpointStopGraceMs?: number;
 }
 
 export interface Config {

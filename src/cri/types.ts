@@ -199,6 +199,13 @@ export interface Mount {
   readonly: boolean;
 }
 
+/** A host device node given to a container (CRI Device; from device plugins' Allocate answers). */
+export interface Device {
+  containerPath: string;
+  hostPath: string;
+  permissions: string;
+}
+
 /** A CDI device by its fully qualified name (vendor.com/class=name); the runtime resolves it from its CDI specs. */
 export interface CDIDevice {
   name: string;
@@ -212,6 +219,8 @@ export interface ContainerConfig {
   workingDir: string;
   envs: KeyValue[];
   mounts: Mount[];
+  /** CRI field 8: device nodes (device plugins' Allocate answers). */
+  devices?: Device[];
   labels: Labels;
   annotations: Labels;
   /** Relative to the sandbox's logDirectory. */

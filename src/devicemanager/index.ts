@@ -17,6 +17,7 @@ export type {
 } from './types.js';
 export type { DeviceManagerOptions } from './manager.js';
 export { CHECKPOINT_FILE, DEVICE_PLUGINS_DIR, KUBELET_SOCKET } from './constants.js';
+export { ExtendedResources, type ExtendedResourceCounts } from './extended-resources.js';
 
 /** A device manager over <rootDir>/device-plugins; call start() to serve registration. */
 export function createDeviceManager(opts: DeviceManagerOptions): DeviceManager {

@@ -46,6 +46,11 @@ export interface DeviceManagerOptions {
   rpcTimeoutMs?: number;
   /** Deadline of the blocking dial at registration (default 10 s). */
   dialTimeoutMs?: number;
+  /**
+   * Called after a plugin's device list or its disconnection changed the devices (a prompt node
+   * status update; upstream's node status waits for its next pass). Default: none.
+   */
+  onDevicesChanged?: () => void;
 }
 
 const limitsOf = (c: Container): Record<string, string | number> =>
@@ -68,8 +73,10 @@ export class ManagerImpl implements DeviceManager, ClientHandler {
   private runningAtStart = new Set<string>();
   /** Allocations run one at a time: each reads and changes the sets across an RPC. */
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly onDevicesChanged: () => void;
 
   constructor(opts: DeviceManagerOptions) {
+    this.onDevicesChanged = opts.onDevicesChanged ?? (() => undefined);
     this.dir = join(opts.rootDir, DEVICE_PLUGINS_DIR);
     this.timing = {
       now: opts.now ?? Date.now,
@@ -133,6 +140,7 @@ export class ManagerImpl implements DeviceManager, ClientHandler {
       { resource, total: devices.length, healthy: healthy.size },
       'Processed device updates for resource',
     );
+    this.onDevicesChanged();
   }
 
   /** Every device turns unhealthy and the endpoint stops; only for the plugin that serves the resource now. */
@@ -145,6 +153,7 @@ export class ManagerImpl implements DeviceManager, ClientHandler {
     this.healthyDevices.set(resource, new Set());
     ep.setStopTime(this.timing.now());
     log('devicemanager').info({ resource }, 'Endpoint became unhealthy');
+    this.onDevicesChanged();
   }
 
   // --- node status ---

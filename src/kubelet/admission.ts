@@ -16,9 +16,13 @@
  *      then requests against allocatable minus what active pods request), node affinity and
  *      nodeSelector (NodeAffinity), spec.nodeName (NodeName), host ports (NodePorts).
  *
+ *   3b. extended resources (device plugins' and, in API server mode, the Node object's):
+ *      OutOf<resource> against allocatable. A resource the node does not have at all counts as
+ *      allocatable 0 and refuses the pod (upstream drops it from the requests and admits: a
+ *      deliberate difference, docs/differences.md), so no pod runs without its device.
+ *
  * Pure: the caller gives the node and the pods already admitted and still active. Not done (as
- * documented): critical-pod preemption on admission failure, extended resources and
- * ephemeral-storage, the NoExecute taint check (it skips static pods upstream and a standalone
+ * documented): critical-pod preemption on admission failure, ephemeral-storage, the NoExecute taint check (it skips static pods upstream and a standalone
  * node has no taints).
  */
 import type { Pod } from '../api/types.js';
@@ -26,6 +30,8 @@ import { isRestartableInitContainer } from '../api/pod.js';
 import { podRequests, ResourceError, type PodResourceTotals } from '../util/pod-resources.js';
 import type { NodeInfo } from '../node/node-info.js';
 import { podHugePages } from '../node/hugepages.js';
+import { isExtendedResourceName } from '../util/resource-names.js';
+import { tryParseQuantity } from '../util/quantity.js';
 import { ephemeralContainerRefusal, podFieldRefusal, type FieldRefusal, type PodFieldContext } from './pod-fields.js';
 import { admitSysctls, type SysctlAllowlist } from './sysctls.js';
 
@@ -182,6 +188,60 @@ function hugePagesShortfall(pod: Pod, activePods: readonly Pod[], node: NodeInfo
   return undefined;
 }
 
+type Amounts = Record<string, number>;
+
+/** A container's extended resources: requests, or limits where no request is given (API defaulting). */
+function containerExtended(c: { resources?: { requests?: object; limits?: object } | null }): Amounts {
+  const limits = (c.resources?.limits ?? {}) as Record<string, string | number>;
+  const requests = (c.resources?.requests ?? {}) as Record<string, string | number>;
+  const out: Amounts = {};
+  for (const name of new Set([...Object.keys(limits), ...Object.keys(requests)])) {
+    if (!isExtendedResourceName(name)) continue;
+    const q = tryParseQuantity(requests[name] ?? limits[name] ?? 0) ?? 0;
+    if (q > 0) out[name] = Math.ceil(q);
+  }
+  return out;
+}
+
+const plus = (a: Amounts, b: Amounts): Amounts => {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+  return out;
+};
+
+/**
+ * upstream resource.PodRequests on the extended resources: the containers plus the sidecars, or
+ * the largest init step (an init container beside the sidecars started before it) if larger.
+ */
+export function podExtendedRequests(pod: Pod): Amounts {
+  let sidecars: Amounts = {};
+  const maxInit: Amounts = {};
+  for (const c of pod.spec?.initContainers ?? []) {
+    const own = containerExtended(c);
+    const step = isRestartableInitContainer(c) ? (sidecars = plus(sidecars, own)) : plus(own, sidecars);
+    for (const [k, v] of Object.entries(step)) maxInit[k] = Math.max(maxInit[k] ?? 0, v);
+  }
+  const reqs = plus((pod.spec?.containers ?? []).map(containerExtended).reduce(plus, {}), sidecars);
+  for (const [k, v] of Object.entries(maxInit)) reqs[k] = Math.max(reqs[k] ?? 0, v);
+  return reqs;
+}
+
+/** noderesources.Fits on the extended resources, names in order; absent from allocatable: 0. */
+function extendedShortfall(
+  pod: Pod,
+  activePods: readonly Pod[],
+  allocatable: Readonly<Amounts>,
+): AdmitResult | undefined {
+  const want = podExtendedRequests(pod);
+  for (const name of Object.keys(want).sort()) {
+    const requested = want[name]!;
+    const used = activePods.reduce((sum, p) => sum + (podExtendedRequests(p)[name] ?? 0), 0);
+    const capacity = allocatable[name] ?? 0;
+    if (requested > capacity - used) return insufficient(name, `OutOf${name}`, { requested, used, capacity });
+  }
+  return undefined;
+}
+
 const predicateFailure = (name: string, desc: string): AdmitResult => ({
   admit: false,
   reason: name,
@@ -234,6 +294,11 @@ export interface AdmitOptions {
   sysctls?: SysctlAllowlist;
   /** API server mode: PVC, generic ephemeral and csi volumes are served (standalone: refused). */
   apiServer?: boolean;
+  /**
+   * The node's extended resources allocatable (device-admission.ts, sanitized for this pod);
+   * absent: extended resources are not checked (unit tests of other checks).
+   */
+  extendedAllocatable?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -298,6 +363,8 @@ export function canAdmitPod(
   }
   const hugePages = hugePagesShortfall(pod, activePods, node);
   if (hugePages) return hugePages;
+  const extended = opts.extendedAllocatable && extendedShortfall(pod, activePods, opts.extendedAllocatable);
+  if (extended) return extended;
 
   if (!matchesNodeAffinity(pod, node)) return predicateFailure(AdmissionReason.NodeAffinity, ErrReasonNodeAffinity);
   const nodeName = pod.spec?.nodeName;

@@ -56,9 +56,10 @@ import { runningPodFromStatus } from '../kuberuntime/index.js';
 import { makePodDataDirs, volumesNotReady, type PodVolumes, type VolumeManager } from '../volume/index.js';
 import { RuntimeState } from './runtime-state.js';
 import { podEventRef } from '../events/refs.js';
-import { canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
+import { admitPodFields, canAdmitPod, type AdmitHandler, type AdmitResult } from './admission.js';
+import type { DeviceAdmission } from './device-admission.js';
 import { newAppArmorValidator, type AppArmorValidator } from './apparmor.js';
-import { nodeSysctlAllowlist, type SysctlAllowlist } from './sysctls.js';
+import { admitSysctls, nodeSysctlAllowlist, type SysctlAllowlist } from './sysctls.js';
 import type { UsernsManager } from './userns/index.js';
 import { computeNodeInfo, type NodeInfo } from '../node/index.js';
 import { syncLoopIteration } from './sync-loop.js';
@@ -107,6 +108,11 @@ export interface KubeletDeps {
    * CleanupOrphanedPodUsernsAllocations, and Release when a pod directory is removed). Absent: none.
    */
   userns?: Pick<UsernsManager, 'release' | 'cleanupOrphaned'>;
+  /**
+   * The device manager at admission (device-admission.ts): its allocator runs after the other
+   * checks that refuse a pod outright and before the resource fit; absent: no devices.
+   */
+  devices?: DeviceAdmission;
   /** Extra admission checks run before the resource fit (upstream PodAdmitHandlers); more via addPodAdmitHandler. */
   admitHandlers?: readonly AdmitHandler[];
   /** The AppArmor admission check, after the resource fit as upstream; default: this host's. */
@@ -337,7 +343,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   // ---- SyncHandler --------------------------------------------------------------------------
 
-  handlePodAdditions(pods: Pod[]): void {
+  async handlePodAdditions(pods: Pod[]): Promise<void> {
     const sorted = byCreationTime(pods);
     for (const pod of sorted) {
       const uid = podUID(pod);
@@ -350,7 +356,7 @@ export class Kubelet implements PodSyncer, SyncHandler {
         const alloc = this.deps.allocation;
         const admitted = alloc?.updatePodFromAllocation(pod).pod ?? pod;
         const others = this.filterOutInactivePods(existing).map((p) => alloc?.updatePodFromAllocation(p).pod ?? p);
-        const result = this.canAdmitPod(admitted, others);
+        const result = await this.admitNewPod(admitted, others);
         if (!result.admit) {
           this.rejectPod(pod, result.reason ?? 'UnexpectedAdmissionError', result.message ?? '');
           continue;
@@ -414,13 +420,48 @@ export class Kubelet implements PodSyncer, SyncHandler {
 
   /** Admission (upstream canAdmitPod): see admission.ts. Critical pods do not preempt others here. */
   canAdmitPod(pod: Pod, activePods: readonly Pod[]): AdmitResult {
+    const handlers = this.runAdmitHandlers(pod);
+    return handlers.admit ? this.predicate(pod, activePods) : handlers;
+  }
+
+  /**
+   * A new pod's admission: the handlers, then the device allocator (upstream's resource allocator
+   * admit handler; a pod refused for its fields never reaches a plugin), then the predicate. The
+   * pod is in the pod manager already, so the device manager counts it active.
+   */
+  private async admitNewPod(pod: Pod, activePods: readonly Pod[]): Promise<AdmitResult> {
+    const handlers = this.runAdmitHandlers(pod);
+    if (!handlers.admit) return handlers;
+    const devices = this.deps.devices;
+    if (devices) {
+      // upstream's sysctl handler runs before the allocator; our field refusals (DRA claims among them) too.
+      const sysctls = admitSysctls(pod, this.sysctls);
+      if (!sysctls.admit) return sysctls;
+      const fields = admitPodFields(pod, { apiServer: this.deps.apiServer });
+      if (!fields.admit) return fields;
+      const allocated = await devices.allocate(pod);
+      if (!allocated.admit) return allocated;
+    }
+    return this.predicate(pod, activePods);
+  }
+
+  private runAdmitHandlers(pod: Pod): AdmitResult {
     for (const handler of this.admitHandlers) {
       const r = handler(pod);
       if (!r.admit) return r;
     }
+    return { admit: true };
+  }
+
+  private predicate(pod: Pod, activePods: readonly Pod[]): AdmitResult {
     const features = this.runtimeState.runtimeFeatures();
     const node = features ? { ...this.node, features } : this.node;
-    const fit = canAdmitPod(pod, activePods, node, { sysctls: this.sysctls, apiServer: this.deps.apiServer });
+    const extended = this.deps.devices?.extendedAllocatable(pod);
+    const fit = canAdmitPod(pod, activePods, node, {
+      sysctls: this.sysctls,
+      apiServer: this.deps.apiServer,
+      ...(extended ? { extendedAllocatable: extended } : {}),
+    });
     return fit.admit ? this.appArmor.admit(pod) : fit;
   }
 

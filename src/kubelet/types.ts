@@ -9,7 +9,7 @@ import type { PodLifecycleEvent } from '../pleg/types.js';
 
 /** upstream SyncHandler: one method per kind of work the syncLoop hands out. */
 export interface SyncHandler {
-  handlePodAdditions(pods: Pod[]): void;
+  handlePodAdditions(pods: Pod[]): void | Promise<void>;
   handlePodUpdates(pods: Pod[]): void;
   handlePodRemoves(pods: Pod[]): void;
   handlePodReconcile(pods: Pod[]): void;

@@ -8,7 +8,8 @@
  * ContainerConfigError → CreateContainerConfigError.
  */
 import type { Container, Pod } from '../api/types.js';
-import type { ContainerConfig, NamespaceOption, UserNamespace } from '../cri/types.js';
+import type { ContainerConfig, Device, KeyValue, Mount, NamespaceOption, UserNamespace } from '../cri/types.js';
+import type { DeviceRunContainerOptions } from '../devicemanager/index.js';
 import { kubeletErrorClass, VolumeError } from '../errors.js';
 import { EnvError, resourceFieldRefValue, type NodeAllocatable } from '../fieldpath/index.js';
 import type { PodVolumes, RuntimeVolumes } from '../volume/index.js';
@@ -57,6 +58,8 @@ export interface ContainerConfigInput {
   podDir?: string;
   /** seccompDefault and the Localhost seccomp root; absent: upstream's defaults (off, /var/lib/kubelet/seccomp). */
   securityProfiles?: SecurityProfileSettings;
+  /** What the device plugins' Allocate answers give this container (device manager); absent: none. */
+  deviceOptions?: DeviceRunContainerOptions | undefined;
 }
 
 /** No image user known: neither a uid nor a name (unit tests that do not ask). */
@@ -98,6 +101,34 @@ function hardening(container: Container) {
   };
 }
 
+/** The CRI pieces of the device plugins' answers (upstream deviceRunContainerOptions → CRI fields). */
+interface DeviceParts {
+  envs: KeyValue[];
+  mounts: Mount[];
+  devices: Device[];
+  annotations: Record<string, string>;
+  cdi: Array<{ name: string }>;
+}
+
+function deviceParts(opts: DeviceRunContainerOptions | undefined): DeviceParts {
+  return {
+    envs: (opts?.envs ?? []).map((e) => ({ key: e.name, value: e.value })),
+    // Propagation PRIVATE (the CRI default) and no relabel, as upstream's device mounts.
+    mounts: (opts?.mounts ?? []).map((m) => ({
+      containerPath: m.containerPath,
+      hostPath: m.hostPath,
+      readonly: m.readOnly,
+    })),
+    devices: (opts?.devices ?? []).map((d) => ({
+      containerPath: d.pathInContainer,
+      hostPath: d.pathOnHost,
+      permissions: d.permissions,
+    })),
+    annotations: Object.fromEntries((opts?.annotations ?? []).map((a) => [a.name, a.value])),
+    cdi: opts?.cdiDevices ?? [],
+  };
+}
+
 /** Errors that are the pod's configuration's: CreateContainerConfigError. */
 const CONFIG_PROBLEMS = [EnvError, ResourceError, VolumeError, SecurityContextError, SecurityProfileError];
 
@@ -108,7 +139,9 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
   if (nonRoot) throw new ContainerConfigError(nonRoot);
   try {
     const env = downwardContext(pod, input.env, input.allocatable);
-    const envs = makeEnvironmentVariables(pod, container, env);
+    const dev = deviceParts(input.deviceOptions);
+    // upstream GenerateRunContainerOptions: device envs first; $(VAR) expansion sees them.
+    const envs = [...dev.envs, ...makeEnvironmentVariables(pod, container, env)];
     const { command, args } = expandCommandAndArgs(container, envs);
     const linux = {
       resources: linuxContainerResources(pod, container, input.memoryCapacity),
@@ -120,7 +153,7 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       },
     };
     // Last: the mounts write files (hosts, the termination message) that a later failure would leave.
-    const mounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), {
+    const volumeMounts = await makeMounts(pod, container, new Map(envs.map((e) => [e.key, e.value])), {
       volumes: input.volumes,
       subPaths: input.subPaths,
       ...(input.hosts ? { hosts: input.hosts } : {}),
@@ -133,14 +166,18 @@ export async function generateContainerConfig(input: ContainerConfigInput): Prom
       args,
       workingDir: container.workingDir ?? '',
       envs,
-      mounts,
+      // Device mounts before volume mounts, as upstream.
+      mounts: [...dev.mounts, ...volumeMounts],
+      ...(dev.devices.length > 0 ? { devices: dev.devices } : {}),
       labels: newContainerLabels(container, pod),
-      annotations: newContainerAnnotations(container, pod, restartCount),
+      // "Kubelet always overrides device plugin annotations if they are conflicting."
+      annotations: { ...dev.annotations, ...newContainerAnnotations(container, pod, restartCount) },
       logPath: containerLogPath(container.name, restartCount),
       stdin: container.stdin === true,
       stdinOnce: container.stdinOnce === true,
       tty: container.tty === true,
       linux,
+      ...(dev.cdi.length > 0 ? { CDIDevices: dev.cdi } : {}),
     };
   } catch (err) {
     if (CONFIG_PROBLEMS.some((k) => err instanceof k))

@@ -23,7 +23,7 @@ import type { PodObjectSource, Runtime } from './types.js';
 import { createCriStartScheduler, CRI_START_CONCURRENCY } from './cri-scheduler.js';
 import type { RuntimeClassLookup } from './runtime-class.js';
 import type { ServiceLister } from './service-env.js';
-import type { UserNamespaceMappings } from './sync-pod.js';
+import type { DeviceOptionsLookup, UserNamespaceMappings } from './sync-pod.js';
 
 export type { PodObjectSource, Runtime } from './types.js';
 export type { GCPolicy } from './gc.js';
@@ -120,6 +120,8 @@ export interface RuntimeManagerDeps {
   hookTimeoutMs?: number;
   /** upstream seccompDefault: RuntimeDefault seccomp for containers that set no profile (default false). */
   seccompDefault?: boolean;
+  /** The device manager's options for one container at creation (devices, mounts, envs, CDI); absent: none. */
+  deviceOptions?: DeviceOptionsLookup;
   /**
    * The volume manager (src/volume), which the kubelet asks to mount each pod's volumes before
    * syncPod: containers bind what it set up, and it prepares their subPaths. Required, and the
@@ -179,6 +181,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): Runtime {
     podCgroups,
     hookTimeoutMs: deps.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS,
     seccompDefault: deps.seccompDefault,
+    deviceOptions: deps.deviceOptions,
     volumes: deps.volumes,
     criStarts: createCriStartScheduler(deps.criStartConcurrency ?? CRI_START_CONCURRENCY),
   });

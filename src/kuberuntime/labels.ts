@@ -13,7 +13,7 @@ import { hashContainer } from './hash.js';
 const KubernetesPodNameLabel = 'io.kubernetes.pod.name';
 const KubernetesPodNamespaceLabel = 'io.kubernetes.pod.namespace';
 export const KubernetesPodUIDLabel = 'io.kubernetes.pod.uid';
-const KubernetesContainerNameLabel = 'io.kubernetes.container.name';
+export const KubernetesContainerNameLabel = 'io.kubernetes.container.name';
 
 const PodDeletionGracePeriodAnnotation = 'io.kubernetes.pod.deletionGracePeriod';
 export const PodTerminationGracePeriodAnnotation = 'io.kubernetes.pod.terminationGracePeriod';

@@ -32,6 +32,7 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Container, Pod } from '../api/types.js';
+import type { DeviceRunContainerOptions } from '../devicemanager/index.js';
 import type { PodContainerManager } from '../cm/types.js';
 import type { PodSandboxConfig, RuntimeService, UserNamespace } from '../cri/types.js';
 import type { EventFields, EventRecorder } from '../events/types.js';
@@ -120,7 +121,14 @@ export interface SyncDeps {
    * the sandbox and its containers, given the pod's runtime handler; absent: none sent (tests).
    */
   userNamespaces?: UserNamespaceMappings | undefined;
+  /**
+   * upstream GetDeviceRunContainerOptions: what device plugins give a container (PreStartContainer
+   * is called inside where asked); a failure is CreateContainerConfigError. Absent: no devices.
+   */
+  deviceOptions?: DeviceOptionsLookup | undefined;
 }
+
+export type DeviceOptionsLookup = (pod: Pod, container: Container) => Promise<DeviceRunContainerOptions | undefined>;
 
 export type UserNamespaceMappings = (pod: Pod, runtimeHandler: string) => Promise<UserNamespace>;
 
@@ -629,6 +637,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, spec: Container
       userns: target.sandboxConfig.linux.securityContext.namespaceOptions.usernsOptions,
       ...(deps.rootDir !== undefined ? { podDir: podDir(deps.rootDir, podUID(pod)) } : {}),
       securityProfiles: securityProfileSettings(deps),
+      deviceOptions: await deps.deviceOptions?.(pod, container),
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);

@@ -11,6 +11,7 @@ export type {
   NodeCondition,
   Taint,
   ApiNode,
+  ExtendedResourceCounts,
 } from './types.js';
 export {
   defaultPressureConditions,

@@ -11,6 +11,7 @@ import { goArch, thresholdBytes } from '../node/node-info.js';
 import { binaryQuantity } from '../node/hugepages.js';
 import { fsCapacity } from '../node/allocatable.js';
 import { tryParseQuantity } from '../util/quantity.js';
+import { isExtendedResourceName } from '../util/resource-names.js';
 import type { ApiNode, ContainerImage, NodeCondition, NodeStatusDeps } from './types.js';
 
 /** Upstream caps the images in the node status at 50 (nodeStatusMaxImages). */
@@ -32,9 +33,14 @@ function osImage(): string {
 const cpuQuantity = (milli: number) => (milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`);
 const bytesQuantity = (b: number) => (b % 1024 === 0 ? `${b / 1024}Ki` : String(b));
 
+/** Counts as DecimalSI quantities. */
+const counts = (m: Readonly<Record<string, number>> | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(m ?? {}).map(([k, v]) => [k, String(v)]));
+
 function capacityAndAllocatable(
-  deps: Pick<NodeStatusDeps, 'node' | 'rootDir' | 'reserved'>,
+  deps: Pick<NodeStatusDeps, 'node' | 'rootDir' | 'reserved' | 'extendedResources'>,
 ): Pick<V1NodeStatus, 'capacity' | 'allocatable'> {
+  const extended = deps.extendedResources?.();
   const { node, reserved } = deps;
   const storage = fsCapacity(deps.rootDir);
   const reservedStorage =
@@ -59,6 +65,7 @@ function capacityAndAllocatable(
       pods: String(node.capacity.pods),
       'ephemeral-storage': bytesQuantity(storage),
       ...huge(node.capacity.hugePages),
+      ...counts(extended?.capacity),
     },
     allocatable: {
       cpu: cpuQuantity(node.allocatable.milliCPU),
@@ -66,6 +73,8 @@ function capacityAndAllocatable(
       pods: String(node.allocatable.pods),
       'ephemeral-storage': String(Math.max(0, storage - reservedStorage)),
       ...huge(node.allocatable.hugePages),
+      // upstream: allocatable from capacity, then the device plugins' healthy counts over it.
+      ...counts(extended?.allocatable),
     },
   };
 }
@@ -249,6 +258,17 @@ export function initialNode(input: NodeStatusInput): ApiNode {
     spec: deps.taints.length > 0 ? { taints: deps.taints } : {},
     status: nodeStatus(input),
   };
+}
+
+/**
+ * upstream reconcileExtendedResource: on a recreated node (no device checkpoint) every extended
+ * resource of the existing Node is set to 0 until its plugin reports again; undefined: no change.
+ */
+export function zeroedExtendedResources(existing: ApiNode): Pick<V1NodeStatus, 'capacity' | 'allocatable'> | undefined {
+  const names = Object.keys(existing.status?.capacity ?? {}).filter(isExtendedResourceName);
+  if (names.length === 0) return undefined;
+  const zero = Object.fromEntries(names.map((n) => [n, '0']));
+  return { capacity: zero, allocatable: { ...zero } };
 }
 
 /** Status without heartbeat times: what "changed" means for nodeStatusReportFrequency. */

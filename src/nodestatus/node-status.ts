@@ -19,12 +19,15 @@ import {
   nodeStatus,
   statusFingerprint,
   statusPatch,
+  zeroedExtendedResources,
   type NodeStatusInput,
 } from './node-object.js';
 import type { ApiNode, ContainerImage, NodeStatusDeps, NodeStatusManager } from './types.js';
 
 const REGISTER_BACKOFF_MAX_MS = 7000;
 const NOT_READY_RECHECK_MS = 1000;
+/** The shortest gap between status passes that poke() can cause. */
+const POKE_MIN_GAP_MS = 1000;
 
 class NodeStatusLoop implements NodeStatusManager {
   private readonly clock: Clock;
@@ -42,6 +45,10 @@ class NodeStatusLoop implements NodeStatusManager {
   private attached: ReadonlySet<string> = new Set();
   /** The next update GETs the Node rather than reading the informer's copy (after a failure). */
   private readFromServer = false;
+  /** Aborted by poke(): ends the current wait between passes. */
+  private wake: AbortController | undefined;
+  /** A poke not yet served (it came during a pass). */
+  private poked = false;
 
   constructor(private readonly deps: NodeStatusDeps) {
     this.clock = deps.clock ?? realClock;
@@ -50,6 +57,11 @@ class NodeStatusLoop implements NodeStatusManager {
 
   start(): void {
     void this.run();
+  }
+
+  poke(): void {
+    this.poked = true;
+    this.wake?.abort();
   }
 
   stop(): void {
@@ -99,8 +111,35 @@ class NodeStatusLoop implements NodeStatusManager {
       const period = ready
         ? this.deps.updateFrequencyMs * (1 + Math.random() * 0.1)
         : Math.min(NOT_READY_RECHECK_MS, this.deps.updateFrequencyMs);
-      await sleep(period, signal);
+      await this.pause(period);
     }
+  }
+
+  /**
+   * The wait between passes: ends early on stop() or poke(), but not within POKE_MIN_GAP_MS of
+   * the last pass, so a plugin flipping health cannot flood the API server.
+   */
+  private async pause(ms: number): Promise<void> {
+    const start = this.clock.now();
+    const early = this.poked || (await this.wakeableSleep(ms));
+    this.poked = false;
+    const left = Math.min(POKE_MIN_GAP_MS, ms) - (this.clock.now() - start);
+    if (early && left > 0) await sleep(left, this.abort.signal);
+  }
+
+  /** True when poke() ended it. */
+  private async wakeableSleep(ms: number): Promise<boolean> {
+    const wake = new AbortController();
+    this.wake = wake;
+    const onStop = () => wake.abort();
+    this.abort.signal.addEventListener('abort', onStop, { once: true });
+    try {
+      await sleep(ms, wake.signal);
+    } finally {
+      this.abort.signal.removeEventListener('abort', onStop);
+      this.wake = undefined;
+    }
+    return this.poked && !this.abort.signal.aborted;
   }
 
   private async input(previous: ApiNode | undefined): Promise<NodeStatusInput> {
@@ -166,6 +205,7 @@ class NodeStatusLoop implements NodeStatusManager {
     const labels = existing.metadata?.labels ?? {};
     const missing = Object.entries(this.deps.node.labels).filter(([k, v]) => labels[k] !== v);
     const cmad = existing.metadata?.annotations?.[CONTROLLER_MANAGED_ATTACH_DETACH] === 'true';
+    await this.zeroExtendedResources(existing);
     if (missing.length === 0 && cmad) return existing;
     const metadata = {
       ...(missing.length > 0 ? { labels: Object.fromEntries(missing) } : {}),
@@ -176,6 +216,22 @@ class NodeStatusLoop implements NodeStatusManager {
       path: this.path,
       contentType: 'application/merge-patch+json',
       body: { metadata },
+    });
+  }
+
+  /** upstream reconcileExtendedResource, when the device checkpoint was missing at start. */
+  private async zeroExtendedResources(existing: ApiNode): Promise<void> {
+    const zeroed = this.deps.resetExtendedResources ? zeroedExtendedResources(existing) : undefined;
+    if (!zeroed) return;
+    log('nodestatus').info(
+      { node: this.deps.node.name, resources: Object.keys(zeroed.capacity ?? {}) },
+      'Zero out resource capacity in existing node',
+    );
+    await this.deps.client.request<ApiNode>({
+      method: 'PATCH',
+      path: `${this.path}/status`,
+      contentType: 'application/strategic-merge-patch+json',
+      body: { status: zeroed },
     });
   }
 

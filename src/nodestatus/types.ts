@@ -64,6 +64,22 @@ export interface NodeStatusDeps {
    * informer without the Node, GETs it (upstream tryUpdateNodeStatus). Absent: always a GET.
    */
   cachedNode?: () => ApiNode | undefined;
+  /**
+   * Extended resources from the device manager (devicemanager ExtendedResources.refresh),
+   * counts per resource: into capacity and allocatable (upstream MachineInfo setter's
+   * GetCapacity). A resource whose plugin is gone for good is 0 in both. Absent: none.
+   */
+  extendedResources?: () => ExtendedResourceCounts;
+  /**
+   * upstream ShouldResetExtendedResourceCapacity: the device checkpoint was missing at start (a
+   * recreated node), so an existing Node's extended resources are set to 0 at registration.
+   */
+  resetExtendedResources?: boolean;
+}
+
+export interface ExtendedResourceCounts {
+  capacity: Readonly<Record<string, number>>;
+  allocatable: Readonly<Record<string, number>>;
 }
 
 export interface NodeStatusManager {
@@ -80,6 +96,11 @@ export interface NodeStatusManager {
   volumesAttached(): ReadonlySet<string>;
   /** One status update now (public for tests and the fast first update). */
   updateNodeStatus(): Promise<void>;
+  /**
+   * Ends the wait before the next status pass (devices changed); the pass still sends nothing
+   * when the status is unchanged.
+   */
+  poke(): void;
   stop(): void;
 }
 

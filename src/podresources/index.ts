@@ -16,4 +16,5 @@ export type {
   PodsProvider,
   TopologyInfo,
 } from './types.js';
+export { containerDevicesOf, devicesProvider } from './devices.js';
 export { POD_RESOURCES_SERVICE, podResourcesProtoPath } from './proto.js';

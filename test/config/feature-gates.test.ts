@@ -126,7 +126,6 @@ test('the gaps are the default-on gates whose behaviour is missing (docs/differe
     'KubeletCrashLoopBackOffMax',
     'KubeletPSI',
     'KubeletPodResourcesDynamicResources',
-    'KubeletPodResourcesGet',
     'RecursiveReadOnlyMounts',
     'ReloadKubeletServerCertificateFile',
     'SystemdWatchdog',

@@ -16,6 +16,8 @@ import { testTempDir } from '../support/temp-dir.js';
 import { registry } from '../../src/metrics/index.js';
 import { volumeRoot } from './volume-root.js';
 import { Updates, until } from '../fakes/pod-updates.js';
+import type { DeviceAdmission } from '../../src/kubelet/device-admission.js';
+import { allocateFailure } from '../../src/kubelet/device-admission.js';
 
 const Gi = 2 ** 30;
 
@@ -41,6 +43,7 @@ function setup(
     prober?: FakeProber;
     runtime?: StoppingRuntime;
     recorder?: EventRecorder;
+    devices?: DeviceAdmission;
   } = {},
 ) {
   const runtime = opts.runtime ?? new StoppingRuntime();
@@ -64,6 +67,7 @@ function setup(
     syncPeriodMs: 20,
     ...(opts.prober ? { prober: opts.prober, probes: opts.prober } : {}),
     ...(opts.recorder ? { recorder: opts.recorder } : {}),
+    ...(opts.devices ? { devices: opts.devices } : {}),
   });
   const updates = new Updates();
   const done = kubelet.run(updates);
@@ -469,5 +473,49 @@ test('NetworkReady=false holds back pod-network pods only; they start once the n
   await kubelet.runtimeState.update(); // the 5 s updateRuntimeUp tick
   kubelet.handlePodSyncs([podNet]); // the worker's back-off expiring
   await until('pod-network pod synced', () => runtime.synced.includes('podnet'));
+  await stop();
+});
+
+/** Devices at admission (upstream's resource allocator before the PredicateAdmitHandler). */
+test('admission with devices: fields first, then the allocator (the pod counted active), then the fit', async () => {
+  const R = 'example.com/dev';
+  const seen: Array<{ uid: string; active: string[] }> = [];
+  const ref: { kubelet?: Kubelet } = {};
+  const devices: DeviceAdmission = {
+    allocate: async (p) => {
+      seen.push({ uid: p.metadata!.uid!, active: ref.kubelet!.activePods().map((a) => a.metadata!.uid!) });
+      return p.metadata?.uid === 'no-dev'
+        ? allocateFailure(new Error(`cannot allocate unregistered device ${R}`))
+        : { admit: true };
+    },
+    extendedAllocatable: () => ({ [R]: 1 }),
+  };
+  const { runtime, kubelet, updates, statusManager, stop } = setup({ devices });
+  ref.kubelet = kubelet;
+  const wants = (n: string) => ({ containers: [{ name: 'a', image: 'x', resources: { limits: { [R]: n } } }] });
+  const dra = pod('dra', { resourceClaims: [{ name: 'gpu', resourceClaimName: 'c' }] } as Partial<
+    NonNullable<Pod['spec']>
+  >);
+  updates.push({
+    op: 'ADD',
+    pods: [dra, pod('no-dev', wants('1')), pod('fits', wants('1')), pod('over', wants('1'))],
+    source: 'file',
+  });
+  await until('over refused', () => statusManager.getPodStatus('over')?.reason === `OutOf${R}`);
+  assert.equal(statusManager.getPodStatus('dra')?.reason, 'PodFeatureUnsupported');
+  assert.ok(!seen.some((s) => s.uid === 'dra'), 'a refused DRA pod never reaches a plugin');
+  const noDev = statusManager.getPodStatus('no-dev')!;
+  assert.equal(noDev.reason, 'UnexpectedAdmissionError');
+  assert.equal(
+    noDev.message,
+    `Pod was rejected: Allocate failed due to cannot allocate unregistered device ${R}, which is unexpected`,
+  );
+  assert.ok(seen.find((s) => s.uid === 'fits')?.active.includes('fits'), 'the pod being admitted is active');
+  assert.equal(
+    statusManager.getPodStatus('over')?.message,
+    `Pod was rejected: Node didn't have enough resource: ${R}, requested: 1, used: 1, capacity: 1`,
+  );
+  await until('fits synced', () => runtime.synced.includes('fits'));
+  assert.ok(!runtime.synced.includes('no-dev'));
   await stop();
 });
