@@ -11,6 +11,8 @@
 # DIR defaults to <repo>/.state/containerd. Everything the daemon owns lives under DIR: config,
 # root, state, runc state (DIR/runc), CNI config and IPAM state, the grpc socket
 # DIR/containerd.sock and its ttrpc twin, logs (DIR/containerd.log) and the pid (DIR/containerd.pid).
+# 1.7 and 2.x run with CDI on (enable_cdi) and read CDI specs from DIR/cdi only; DIR/cdi.env names
+# that directory for tests (CDI_SPEC_DIR=, empty on 1.6, which has no CDI).
 #
 # start   writes DIR/config.toml and the CNI conflist, starts containerd in the background (once:
 #         a second start finds the running daemon), waits for the CRI plugin, imports the local
@@ -87,6 +89,9 @@ CONFIG="$STATE_DIR/config.toml"
 PIDFILE="$STATE_DIR/containerd.pid"
 LOG="$STATE_DIR/containerd.log"
 NETFILE="$STATE_DIR/network.env"
+# CDI spec directory (containerd 1.7 and 2.x) and the file naming it for tests.
+CDI_DIR="$STATE_DIR/cdi"
+CDI_ENV="$STATE_DIR/cdi.env"
 RUNC_ROOT="$STATE_DIR/runc"
 # The second runtime handler ("alt", for RuntimeClass tests): runc again, with its own state root.
 RUNC_ALT_ROOT="$STATE_DIR/runc-alt"
@@ -199,9 +204,26 @@ overlay_works() {
   return 1
 }
 
+cdi_config() {
+  # CDI (device plugins' CDI_devices): 1.7 has it off by default, 2.x on with /etc/cdi and
+  # /var/run/cdi; both get it on, reading only DIR/cdi (tests write their specs there). 2.x's
+  # migration of this version-2 config moves both keys to io.containerd.cri.v1.runtime. 1.6 has
+  # no CDI at all: the keys are left out rather than relying on it ignoring them.
+  [[ "$VERSION" == 1.6 ]] && return 0
+  printf '    enable_cdi = true\n    cdi_spec_dirs = ["%s"]\n' "$CDI_DIR"
+}
+
+write_cdi_env() {
+  # DIR/cdi.env tells tests where this daemon reads CDI specs (empty on 1.6: no CDI).
+  if [[ "$VERSION" == 1.6 ]]; then printf 'CDI_SPEC_DIR=\n' >"$CDI_ENV"; return 0; fi
+  mkdir -p "$CDI_DIR"
+  printf 'CDI_SPEC_DIR=%s\n' "$CDI_DIR" >"$CDI_ENV"
+}
+
 write_config() {
   local snapshotter=$1
   mkdir -p "$STATE_DIR"/{root,state,opt,cni/net.d,cni/networks,runc,certs.d}
+  write_cdi_env
   cat >"$CONFIG" <<EOF
 # Written by scripts/containerd.sh; regenerated on every start.
 version = 2
@@ -245,6 +267,7 @@ disabled_plugins = [
     # Pod network namespaces under DIR/state rather than /run/netns, so "containerd.sh stop" finds them.
     netns_mounts_under_state_dir = true
     max_container_log_line_size = 16384
+$(cdi_config)
 
     # Per-registry hosts.toml files (e.g. certs.d/127.0.0.1:PORT/hosts.toml for a plain-HTTP
     # registry on loopback, written by the registry tests); read at every pull.

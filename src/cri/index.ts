@@ -10,6 +10,14 @@ export { criErrorFrom, errorCodeForGrpc, grpcCodeName, isNotFound, replyError, r
 export { protoPath, packageDefinition, LOADER_OPTIONS, RUNTIME_SERVICE, IMAGE_SERVICE } from './proto.js';
 export { RemoteRuntimeService, KUBE_RUNTIME_API_VERSION, type CriClientOptions } from './runtime.js';
 export { RemoteImageService, DEFAULT_PULL_TIMEOUT_MS } from './image.js';
+export {
+  cdiRefusal,
+  cdiSupportFromStatusInfo,
+  cdiUnsupportedMessage,
+  CdiSupportCache,
+  CDI_SUPPORT_TTL_MS,
+  type CdiSupport,
+} from './cdi.js';
 export { runtimeConfigFromWire, type RuntimeConfigInfo, type RuntimeCgroupDriver } from './runtime-config.js';
 export * from './types.js';
 

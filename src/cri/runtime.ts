@@ -18,6 +18,7 @@ import {
   toWire,
   versionFromWire,
 } from './convert.js';
+import { CdiSupportCache, type CdiSupport } from './cdi.js';
 import { criErrorFrom, replyError } from './errors.js';
 import { metrics } from '../metrics/index.js';
 import { RUNTIME_SERVICE } from './proto.js';
@@ -102,6 +103,8 @@ function verifyContainerStatus(method: string, s: Wire): void {
 export class RemoteRuntimeService implements RuntimeService {
   readonly timeoutMs: number;
   private readonly channel: CriChannel;
+  /** Status(verbose)'s CDI answer, shared by every withSignal view. */
+  private readonly cdi = new CdiSupportCache(() => this.statusInfo());
   /** Set on a view made by withSignal. */
   private signal: AbortSignal | undefined;
 
@@ -142,6 +145,22 @@ export class RemoteRuntimeService implements RuntimeService {
     const r = await this.call('Status', { verbose: false }, opts?.timeoutMs);
     if (!r?.status) throw replyError('Status', 'status is not set');
     return runtimeStatusFromWire(r.status, r);
+  }
+
+  /** Status(verbose)'s `info` map (containerd: its CRI config as JSON under `config`, the CNI state). */
+  async statusInfo(opts?: CallOptions): Promise<Record<string, string>> {
+    const r = await this.call('Status', { verbose: true }, opts?.timeoutMs);
+    if (!r?.status) throw replyError('Status', 'status is not set');
+    return { ...(r.info ?? {}) } as Record<string, string>;
+  }
+
+  /** Whether the runtime applies CRI CDI_devices, and its spec dirs (cdi.ts); kept for a minute. */
+  cdiSupport(): Promise<CdiSupport> {
+    return this.cdi.get();
+  }
+
+  async cdiSupported(): Promise<boolean> {
+    return (await this.cdi.get()).enabled;
   }
 
   async runPodSandbox(config: PodSandboxConfig, runtimeHandler = ''): Promise<string> {

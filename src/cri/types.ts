@@ -400,6 +400,11 @@ export interface RuntimeService {
   withSignal?(signal: AbortSignal): RuntimeService;
   version(opts?: CallOptions): Promise<VersionResponse>;
   status(opts?: CallOptions): Promise<RuntimeStatus>;
+  /**
+   * Whether the runtime applies ContainerConfig.CDIDevices (cri/cdi.ts: Status(verbose)'s
+   * enableCDI), cached. Absent (fakes): treat as no CDI.
+   */
+  cdiSupported?(): Promise<boolean>;
   runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string): Promise<string>;
   stopPodSandbox(podSandboxId: string): Promise<void>;
   removePodSandbox(podSandboxId: string): Promise<void>;

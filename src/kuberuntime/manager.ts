@@ -126,6 +126,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       rootDir: opts.rootDir,
       actuated: opts.actuated,
       seccompDefault: opts.seccompDefault,
+      deviceOptions: opts.deviceOptions,
     };
   }
 

@@ -46,6 +46,7 @@ import type { Backoff } from '../util/backoff.js';
 import { ContainerConfigError, generateContainerConfig } from './container-config.js';
 import { getImageUser } from './run-as-non-root.js';
 import { runtimeMessage } from '../cri/errors.js';
+import { cdiRefusal } from '../cri/cdi.js';
 import { podDNS, type DnsSettings } from './dns.js';
 import type { CriStartScheduler, StartClass } from './cri-scheduler.js';
 import { formatPod, isRestartableInitContainer, podNames, podUID } from '../api/pod.js';
@@ -129,6 +130,25 @@ export interface SyncDeps {
 }
 
 export type DeviceOptionsLookup = (pod: Pod, container: Container) => Promise<DeviceRunContainerOptions | undefined>;
+
+/**
+ * What device plugins give the container. CDI names the runtime would drop (no CDI: containerd
+ * 1.6, 1.7 without enable_cdi) refuse the container instead of starting it without the device
+ * (cri/cdi.ts; a difference from upstream): CreateContainerConfigError.
+ */
+async function deviceOptionsFor(
+  deps: SyncDeps,
+  pod: Pod,
+  container: Container,
+): Promise<DeviceRunContainerOptions | undefined> {
+  const opts = await deps.deviceOptions?.(pod, container);
+  const refusal = await cdiRefusal(
+    deps.runtime,
+    (opts?.cdiDevices ?? []).map((d) => d.name),
+  );
+  if (refusal) throw new ContainerConfigError(refusal);
+  return opts;
+}
 
 export type UserNamespaceMappings = (pod: Pod, runtimeHandler: string) => Promise<UserNamespace>;
 
@@ -637,7 +657,7 @@ async function startContainer(deps: SyncDeps, ctx: StartContext, spec: Container
       userns: target.sandboxConfig.linux.securityContext.namespaceOptions.usernsOptions,
       ...(deps.rootDir !== undefined ? { podDir: podDir(deps.rootDir, podUID(pod)) } : {}),
       securityProfiles: securityProfileSettings(deps),
-      deviceOptions: await deps.deviceOptions?.(pod, container),
+      deviceOptions: await deviceOptionsFor(deps, pod, container),
     });
   } catch (err) {
     const msg = err instanceof ContainerConfigError ? err.message : errorMessage(err);

@@ -11,7 +11,7 @@
  * Tests remove what they create with `removeTestPods(runtime, match)`.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -217,6 +217,17 @@ export async function runtimeRelease(runtime: RuntimeService): Promise<[number, 
   const m = /^v?(\d+)\.(\d+)/.exec(v.runtimeVersion);
   if (!m) throw new Error(`not a containerd version: ${v.runtimeVersion}`);
   return [Number(m[1]), Number(m[2])];
+}
+
+/**
+ * The CDI spec directory of the containerd at `endpoint` (scripts/containerd.sh writes it to
+ * DIR/cdi.env): undefined on 1.6 (no CDI) or for a daemon the script did not start.
+ */
+export function cdiSpecDir(endpoint: string): string | undefined {
+  const env = join(dirname(endpoint.replace(/^unix:\/\//, '')), 'cdi.env');
+  if (!existsSync(env)) return undefined;
+  const m = /^CDI_SPEC_DIR=(.*)$/m.exec(readFileSync(env, 'utf8'));
+  return m?.[1] ? m[1] : undefined;
 }
 
 /** A name unique to this process and call, for sandbox names / label values in tests. */
