@@ -328,19 +328,25 @@ async function peakDuring(pid: number, cg: AgentCgroup | null, action: () => Pro
  * A kubelet started by the bench, moved into a memory cgroup of its own right after spawn, its
  * pods' cgroups under a cgroup root of its own (benchCgroupRoot).
  */
-type MeasuredKubelet = KubeletProcess & { cg: AgentCgroup | { reason: string }; podRoot: { remove(): void } };
+type MeasuredKubelet = KubeletProcess & {
+  cg: AgentCgroup | { reason: string };
+  podRoot: { remove(): void };
+  endpoint: string;
+};
 
 let measuredAgents = 0;
 
-function startMeasuredKubelet(opts: Parameters<typeof startKubelet>[0]): MeasuredKubelet {
+function startMeasuredKubelet(opts: Parameters<typeof startKubelet>[0] & { endpoint: string }): MeasuredKubelet {
   const podRoot = benchCgroupRoot(String(++measuredAgents));
   const k = startKubelet({ ...opts, extraArgs: [...(opts.extraArgs ?? []), `--cgroup-root=${podRoot.root}`] });
-  return { ...k, cg: agentCgroup(k.pid), podRoot };
+  return { ...k, cg: agentCgroup(k.pid), podRoot, endpoint: opts.endpoint };
 }
 
+/** Stops the agent, then removes its pods' containers (their processes hold the cgroups) and its cgroup root. */
 async function stopMeasuredKubelet(k: MeasuredKubelet): Promise<void> {
   await stopKubelet(k);
   if ('remove' in k.cg) k.cg.remove();
+  await cleanRuntime(k.endpoint, ['bench', 'bench-api']);
   k.podRoot.remove();
 }
 
@@ -630,10 +636,10 @@ async function removeBurst(k: KubeletProcess, endpoint: string, pods: number): P
 }
 
 /** Every pod of the bench's namespace out of the runtime: each run starts from the same state. */
-export async function cleanRuntime(endpoint: string): Promise<void> {
+export async function cleanRuntime(endpoint: string, namespaces = ['bench']): Promise<void> {
   const { runtime, images } = connectRuntime(endpoint);
   try {
-    await removeTestPods(runtime, { namespace: 'bench' });
+    for (const namespace of namespaces) await removeTestPods(runtime, { namespace });
   } finally {
     runtime.close();
     images.close();

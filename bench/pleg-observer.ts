@@ -29,6 +29,8 @@ export interface ObserverInput {
   endpoint: string;
   ns: string;
   root: string | undefined;
+  /** The pods' cgroup root (the kubelet's --cgroup-root) under the hierarchy root. */
+  cgroupRoot: string;
   pollMs: number;
   observer: ObserverKind;
 }
@@ -62,6 +64,7 @@ class Observer {
     this.cgroupWatch = input.root
       ? new CgroupExitWatcher({
           root: input.root,
+          cgroupRoot: input.cgroupRoot,
           createFsWatcher: hotPaths().inotify.createFsWatcher,
           onExit: (_p, cid) => this.onCgroupEmpty(cid),
         })

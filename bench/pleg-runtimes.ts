@@ -47,6 +47,7 @@ import { percentile } from './stats.js';
 import { cleanup } from './pleg-e2e.js';
 import type { ObserverInput, ObserverKind, Observation } from './pleg-observer.js';
 import { startRun, writeResult, type RunInfo } from './results.js';
+import { benchCgroupRoot } from './agent-cgroup.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const IMAGE = 'localhost/kubelet-ts/busybox:latest';
@@ -146,7 +147,10 @@ async function runMode(
 ): Promise<{ timelines: Timeline[]; criEvents: string }> {
   const { endpoint } = target;
   const { runtime, images } = connectRuntime(endpoint);
+  // Its pods' cgroups under a root of its own, removed with it: no leftovers for the next mode.
+  const podRoot = benchCgroupRoot(ns);
   const manager = createRuntimeManager({
+    cgroupRoot: podRoot.root,
     runtime,
     imageManager: createImageManager({ images }),
     podLogsDir: `/tmp/kts-bench-logs/${ns}`,
@@ -167,7 +171,13 @@ async function runMode(
     cache: createPodStatusCache(),
     createExitWatcher:
       useCgroup && root
-        ? (onExit) => new CgroupExitWatcher({ root, createFsWatcher: hotPaths().inotify.createFsWatcher, onExit })
+        ? (onExit) =>
+            new CgroupExitWatcher({
+              root,
+              cgroupRoot: podRoot.root,
+              createFsWatcher: hotPaths().inotify.createFsWatcher,
+              onExit,
+            })
         : undefined,
     // The CRI event's arrival is timed on the PLEG's own stream: containerd 1.7 hands each event
     // to ONE of its GetContainerEvents subscribers (containerd#7318, fixed in 2.0), so a second
@@ -185,7 +195,14 @@ async function runMode(
   });
   // The runtime's first report and our own cgroup watch come from a worker thread (pleg-observer.ts).
   const observer = new Worker(new URL('./pleg-observer.js', import.meta.url), {
-    workerData: { endpoint, ns, root, pollMs: POLL_MS, observer: target.observer } satisfies ObserverInput,
+    workerData: {
+      endpoint,
+      ns,
+      root,
+      cgroupRoot: podRoot.root,
+      pollMs: POLL_MS,
+      observer: target.observer,
+    } satisfies ObserverInput,
   });
   observer.on('message', (o: Observation) => {
     if (o.kind === 'cgroup') at(o.id).cgroup ??= o.at;
@@ -237,6 +254,7 @@ async function runMode(
     stalls.stop();
     pleg.stop();
     await cleanup({ endpoint, ns }, runtime);
+    podRoot.remove();
     for (const c of [runtime, images]) c.close();
   }
 }
