@@ -330,7 +330,7 @@ async function peakDuring(pid: number, cg: AgentCgroup | null, action: () => Pro
  */
 type MeasuredKubelet = KubeletProcess & {
   cg: AgentCgroup | { reason: string };
-  podRoot: { remove(): void };
+  podRoot: { remove(): Promise<void> };
   endpoint: string;
 };
 
@@ -347,7 +347,7 @@ async function stopMeasuredKubelet(k: MeasuredKubelet): Promise<void> {
   await stopKubelet(k);
   if ('remove' in k.cg) k.cg.remove();
   await cleanRuntime(k.endpoint, ['bench', 'bench-api']);
-  k.podRoot.remove();
+  await k.podRoot.remove();
 }
 
 const cgOf = (k: MeasuredKubelet): AgentCgroup | null => ('remove' in k.cg ? k.cg : null);

@@ -9,8 +9,9 @@
  *      memory.max_usage_in_bytes is the kernel's own high-water mark of usage (page cache included).
  *   v2: memory.current − inactive_file; memory.peak where the kernel has it.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Cgroupfs, detectCgroupMounts } from '../src/cm/index.js';
 
 const V1_ROOT = '/sys/fs/cgroup/memory';
 const V2_MOUNTS = ['/sys/fs/cgroup/unified', '/sys/fs/cgroup'];
@@ -115,45 +116,16 @@ export function agentCgroup(pid: number): AgentCgroup | { reason: string } {
   return cg;
 }
 
-/** The cgroup filesystem mounts (v1 hierarchies and the unified one), symlinked aliases skipped. */
-function hierarchies(): string[] {
-  const base = '/sys/fs/cgroup';
-  try {
-    const dirs = readdirSync(base, { withFileTypes: true }).filter((e) => e.isDirectory());
-    return dirs.length > 0 ? dirs.map((e) => join(base, e.name)) : [base];
-  } catch {
-    return [];
-  }
-}
-
-/** Cgroups at and below dir, deepest first. */
-function cgroupsUnder(dir: string): string[] {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  const below = entries.filter((e) => e.isDirectory()).flatMap((e) => cgroupsUnder(join(dir, e.name)));
-  return [...below, dir];
-}
-
 /**
  * A cgroup root of its own for one measured agent (its --cgroup-root): its pods' cgroups live
  * under it, so no other agent on the host lists or removes them (all agents otherwise share
  * /kubepods), and the cgroups it leaves behind go with it when the part ends, so the next part's
  * agent does not spend its measured minutes removing them (issue 30: ~0.4 CPU-s a minute).
  */
-export function benchCgroupRoot(tag: string): { root: string; remove(): void } {
+export function benchCgroupRoot(tag: string): { root: string; remove(): Promise<void> } {
   const root = `/kubelet-ts-bench-root-${process.pid}-${tag}`;
-  const remove = () => {
-    for (const h of hierarchies())
-      for (const dir of cgroupsUnder(join(h, root)))
-        try {
-          rmdirSync(dir);
-        } catch {
-          /* still holds a process: left for the operator (the bench removes its pods first) */
-        }
-  };
+  // The agent's own removal (deepest first, in every hierarchy). A cgroup that still holds a
+  // process is left for the operator: the bench removes its pods first.
+  const remove = () => new Cgroupfs(detectCgroupMounts()).destroy(root).catch(() => undefined);
   return { root, remove };
 }

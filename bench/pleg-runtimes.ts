@@ -254,7 +254,7 @@ async function runMode(
     stalls.stop();
     pleg.stop();
     await cleanup({ endpoint, ns }, runtime);
-    podRoot.remove();
+    await podRoot.remove();
     for (const c of [runtime, images]) c.close();
   }
 }

@@ -397,7 +397,7 @@ export async function runScaleBench(
     if (opts.agentLog) copyFileSync(k.logFile, opts.agentLog); // e.g. NODE_OPTIONS=--trace-gc lines
     rmSync(dirs.dir, { recursive: true, force: true });
     await cleanRuntime(endpoint);
-    podRoot.remove();
+    await podRoot.remove();
   }
   return { max_pods: MAX_PODS, levels, per_pod: perPod(levels), remove_all_ms: removeMs ?? NaN };
 }
