@@ -83,7 +83,7 @@ export interface ModeRow {
   behind_runtime_p99_ms: number | null;
   /** share of the exits whose ContainerDied came within 10 ms of the runtime's first report */
   behind_runtime_within_10ms: number | null;
-  /** pleg − criEvent: what updating the cache straight from the event (upstream's evented PLEG) could save */
+  /** pleg − criEvent: what is left after the event (its statuses are written into the cache) */
   after_cri_event_p50_ms?: number | null;
   after_cri_event_p99_ms?: number | null;
   /** the trigger was not available on this runtime (CRI events on 1.6) */

@@ -14,9 +14,16 @@ import { garbageCollect, type GCPolicy } from './gc.js';
 import { MIN_DEAD_CONTAINERS_IN_POD, PodContainerDeletor } from './container-deletor.js';
 import { removeContainer } from './remove.js';
 import { killPod } from './kill.js';
-import { getPodStatus, getPods, podIPsFromRuntime } from './runtime-status.js';
+import { getPodStatus, getPods, patchPodStatus, podIPsFromRuntime } from './runtime-status.js';
 import { killDeps, syncPod, type SyncDeps } from './sync-pod.js';
-import type { PodRuntimeStatus, PodSyncResult, PreviousPodStatus, RunningPod, Runtime } from './types.js';
+import type {
+  PodRuntimeStatus,
+  PodSyncResult,
+  PreviousPodStatus,
+  RunningPod,
+  Runtime,
+  RuntimeExitReport,
+} from './types.js';
 
 /** What the manager is built from: the sync dependencies it does not create itself. */
 export type RuntimeManagerOptions = Omit<SyncDeps, 'crashBackOff' | 'podIPs'> & {
@@ -145,6 +152,10 @@ export class KubeGenericRuntimeManager implements Runtime {
 
   getPodStatus(uid: string, name: string, namespace: string, previous?: PreviousPodStatus): Promise<PodRuntimeStatus> {
     return getPodStatus(this.opts.runtime, { uid, name, namespace }, () => this.opts.clock.now(), previous);
+  }
+
+  patchPodStatus(previous: PodRuntimeStatus, report: RuntimeExitReport): Promise<PodRuntimeStatus | undefined> {
+    return patchPodStatus(previous, report, () => this.opts.clock.now());
   }
 
   syncPod(pod: Pod, status: PodRuntimeStatus, signal?: AbortSignal): Promise<PodSyncResult> {

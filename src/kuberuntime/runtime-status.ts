@@ -28,6 +28,7 @@ import type {
   RunningPod,
   RuntimeContainer,
   RuntimeContainerState,
+  RuntimeExitReport,
   RuntimeSandbox,
   SandboxRuntimeStatus,
 } from './types.js';
@@ -194,10 +195,53 @@ export async function getPodStatus(
     podSandboxStatuses(runtime, selector, previous?.sandboxStatuses ?? []),
     podContainerStatuses(runtime, selector, previous?.containerStatuses ?? []),
   ]);
-  // Only the newest sandbox's addresses count, and only while it is ready.
-  const newest = sandboxStatuses[0];
-  const ips = newest && newest.ready && newest.ip ? [newest.ip, ...newest.additionalIps] : [];
+  const ips = podIPs(sandboxStatuses);
   return { uid, name, namespace, ips, sandboxStatuses, containerStatuses, timestamp: new Date(now()) };
+}
+
+/** Only the newest sandbox's addresses count, and only while it is ready. */
+function podIPs(sandboxStatuses: readonly SandboxRuntimeStatus[]): string[] {
+  const newest = sandboxStatuses[0];
+  return newest && newest.ready && newest.ip ? [newest.ip, ...newest.additionalIps] : [];
+}
+
+/**
+ * The pod's last status with the runtime's own report of an exit written in, as upstream's
+ * evented PLEG writes a CRI event's statuses to its cache: the PLEG can send ContainerDied the
+ * moment the runtime reports the exit, without one more round trip (docs/perf-log.md, issue 30).
+ * A report with a sandbox (a CRI event) lists every container of that sandbox, so they replace
+ * the ones the status holds for it; one without (ContainerStatus) replaces just its containers.
+ * The other sandboxes and their containers stay, so the result keeps the shape getPodStatus
+ * gives. undefined: the report names no container the status can hold.
+ */
+export async function patchPodStatus(
+  previous: PodRuntimeStatus,
+  report: RuntimeExitReport,
+  now: () => number,
+): Promise<PodRuntimeStatus | undefined> {
+  const sandboxId = report.sandbox?.id;
+  const reported: ContainerRuntimeStatus[] = [];
+  for (const st of report.containers) {
+    const sandbox = sandboxId ?? previous.containerStatuses.find((c) => c.id === st.id)?.podSandboxId;
+    const converted = sandbox === undefined ? undefined : toContainerRuntimeStatus(st, sandbox);
+    if (!converted) continue;
+    if (converted.state === 'exited') await addTerminationMessage(converted, st);
+    reported.push(converted);
+  }
+  if (reported.length === 0) return undefined;
+  // Newest first, as getPodStatus orders them: a container the status lacks was created since.
+  const byId = new Map(reported.map((c) => [c.id, c]));
+  const known = new Set(previous.containerStatuses.map((c) => c.id));
+  const added = reported.filter((c) => !known.has(c.id)).sort((a, b) => +b.createdAt - +a.createdAt);
+  const containerStatuses = [
+    ...added,
+    ...previous.containerStatuses.flatMap((c) => byId.get(c.id) ?? (c.podSandboxId === sandboxId ? [] : [c])),
+  ];
+  const sandboxStatuses = previous.sandboxStatuses.map((s) =>
+    report.sandbox && s.id === sandboxId ? toSandboxRuntimeStatus(report.sandbox) : s,
+  );
+  const ips = podIPs(sandboxStatuses);
+  return { ...previous, ips, sandboxStatuses, containerStatuses, timestamp: new Date(now()) };
 }
 
 type UidSelector = { labelSelector: Record<string, string> };

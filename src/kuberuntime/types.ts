@@ -3,7 +3,13 @@
  * and the status code see of containers, independent of CRI wire types.
  */
 import type { Pod } from '../api/types.js';
-import type { LinuxContainerResources, LinuxContainerUser, RuntimeStatus } from '../cri/types.js';
+import type {
+  ContainerStatus as CriContainerStatus,
+  LinuxContainerResources,
+  LinuxContainerUser,
+  PodSandboxStatus,
+  RuntimeStatus,
+} from '../cri/types.js';
 
 export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
 
@@ -118,6 +124,11 @@ export interface Runtime {
   /** `previous`: the pod's last known status; its sandboxes and containers are asked for beside the lists. */
   getPodStatus(uid: string, name: string, namespace: string, previous?: PreviousPodStatus): Promise<PodRuntimeStatus>;
   /**
+   * The pod's status with the runtime's own report of an exit written in (runtime-status.ts);
+   * undefined when the report names nothing the status holds.
+   */
+  patchPodStatus(previous: PodRuntimeStatus, report: RuntimeExitReport): Promise<PodRuntimeStatus | undefined>;
+  /**
    * Make the runtime match the pod spec: sandbox, containers, restarts per policy. The pod's
    * volumes must be mounted first (VolumeManager.mountPodVolumes, as Kubelet.syncPod does). When `signal`
    * fires, its CRI calls and image pulls are cancelled and it rejects with the cancellation.
@@ -141,6 +152,15 @@ export interface Runtime {
  * was added). What the lists no longer show is dropped; what they add is asked for after them.
  */
 export type PreviousPodStatus = Pick<PodRuntimeStatus, 'sandboxStatuses' | 'containerStatuses'>;
+
+/**
+ * What the runtime said of a pod as it reported an exit: a CRI stop event's container statuses
+ * and sandbox, or one container's ContainerStatus.
+ */
+export interface RuntimeExitReport {
+  containers: readonly CriContainerStatus[];
+  sandbox?: PodSandboxStatus;
+}
 
 /** ConfigMaps, Secrets and tokens: defined by the volume manager, which reads them too. */
 export type { PodObjectSource } from '../volume/types.js';

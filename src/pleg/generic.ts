@@ -17,15 +17,20 @@
  * the kubelet asks after changing the runtime. Concurrent requests coalesce into one more relist.
  *
  * An exit relists only its pod (upstream relistPod, gate PLEGOnDemandRelist, after 1.35): when
- * the runtime's CONTAINER_STOPPED_EVENT names it, or when a container's cgroup reports its last
- * process gone (CgroupExitWatcher) and ContainerStatus confirms the runtime recorded the exit.
- * The pod is inspected, the cache updated and ContainerDied sent for its containers that were
- * running and now are exited in the runtime's own status; the next full relist's ContainerDied
- * for them is dropped. A full relist would add the node-wide lists to the path, and wait for a
- * relist already running, before the one inspection that matters (issue 30: docs/perf-log.md).
+ * a container's cgroup reports its last process gone (CgroupExitWatcher) and ContainerStatus
+ * confirms the runtime recorded the exit. The pod is inspected, the cache updated and
+ * ContainerDied sent for its containers that were running and now are exited in the runtime's
+ * own status; the next full relist's ContainerDied for them is dropped. A full relist would add
+ * the node-wide lists to the path, and wait for a relist already running, before the one
+ * inspection that matters (issue 30: docs/perf-log.md).
+ *
+ * The runtime's CONTAINER_STOPPED_EVENT carries the statuses of every container of its sandbox:
+ * those are written into the pod's cached status (upstream's evented PLEG writes them to its
+ * cache) and ContainerDied is sent at once, without the inspection's round trip. When they cannot
+ * be (see writableAt), the pod is relisted.
  */
 import { metrics } from '../metrics/index.js';
-import type { PodRuntimeStatus, Runtime } from '../kuberuntime/types.js';
+import type { PodRuntimeStatus, Runtime, RuntimeExitReport } from '../kuberuntime/types.js';
 import { log } from '../util/log.js';
 import { realClock, type Clock } from '../util/clock.js';
 import { errorMessage } from '../errors.js';
@@ -188,8 +193,36 @@ class GenericPLEG implements PodLifecycleEventGenerator {
    */
   private onCriEvent(e: ContainerEvent): void {
     const uid = e.type === 'CONTAINER_STOPPED_EVENT' ? e.podSandboxStatus?.metadata?.uid : undefined;
-    if (uid) this.requestPodRelist(uid);
-    else void this.relist();
+    if (!uid) return void this.relist();
+    const report = { containers: e.containersStatuses, sandbox: e.podSandboxStatus };
+    const at = this.writableAt(uid, e);
+    if (at === undefined) this.requestPodRelist(uid);
+    else void this.exitReported(uid, at, report);
+  }
+
+  /**
+   * When a stop event may be written into the pod's cached status: the time it is an observation
+   * of, or undefined. The runtime gathered the statuses after the container's exit, so every
+   * container created before `finishedAt` is in them: that is the observation's time (a pod
+   * worker that synced after it waits for a newer one). The sandbox must be the pod's newest and
+   * ready, whose containers the event lists in full: a newer sandbox replaces one only after
+   * stopping it, and the event does not list the newer one's containers.
+   */
+  private writableAt(uid: string, e: ContainerEvent): number | undefined {
+    const exited = e.containersStatuses.find((c) => c.id === e.containerId);
+    const finishedAt = exited?.state === 'CONTAINER_EXITED' ? Number(exited.finishedAt / 1_000_000n) : 0;
+    const newest = this.opts.cache.get(uid)?.status?.sandboxStatuses[0]?.id;
+    const sandbox = e.podSandboxStatus;
+    if (finishedAt <= 0 || !sandbox || sandbox.id !== newest || sandbox.state !== 'SANDBOX_READY') return undefined;
+    return finishedAt;
+  }
+
+  /** The runtime's statuses written into the cache as of `at`, and ContainerDied sent; else a pod relist. */
+  private async exitReported(uid: string, at: number, report: RuntimeExitReport): Promise<void> {
+    const previous = this.opts.cache.get(uid)?.status;
+    const patched = previous && (await this.opts.runtime.patchPodStatus(previous, report).catch(() => undefined));
+    if (patched) this.setStatus(uid, patched, undefined, at);
+    if (!patched || this.sendDeaths(uid) === 0) this.requestPodRelist(uid);
   }
 
   private onCgroupExit(podUid: string, containerId: string): void {
@@ -302,11 +335,19 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       return void this.relist();
     }
     this.setStatus(uid, status, undefined, observed);
-    for (const c of status.containerStatuses) {
+    this.sendDeaths(uid);
+  }
+
+  /** ContainerDied for the pod's containers that were running and the cache now holds exited. */
+  private sendDeaths(uid: string): number {
+    let sent = 0;
+    for (const c of this.opts.cache.get(uid)?.status?.containerStatuses ?? []) {
       if (c.state !== 'exited' || this.runningContainers.get(c.id) !== uid) continue;
       this.diedSent.add(c.id);
       this.deliver({ podId: uid, containerId: c.id, type: 'ContainerDied' });
+      sent++;
     }
+    return sent;
   }
 
   /**

@@ -6,7 +6,9 @@ import type {
   Runtime,
   RunningPod,
   RuntimeContainerState,
+  RuntimeExitReport,
 } from '../../src/kuberuntime/types.js';
+import { patchPodStatus } from '../../src/kuberuntime/runtime-status.js';
 import type { RuntimeCondition } from '../../src/cri/types.js';
 import type { RawRelistSource } from '../../src/pleg/index.js';
 import { createTsRelistDiffer } from '../../src/pleg/relist-differ-ts.js';
@@ -106,6 +108,10 @@ export class FakeRuntime implements Runtime, RawRelistSource {
   async getPods(): Promise<RunningPod[]> {
     return structuredClone(this.pods);
   }
+  /** The real patch over this fake's statuses (the report's CRI statuses need our labels). */
+  patchPodStatus(previous: PodRuntimeStatus, report: RuntimeExitReport): Promise<PodRuntimeStatus | undefined> {
+    return patchPodStatus(previous, report, () => Date.now());
+  }
   async getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus> {
     if (this.failStatus.has(uid)) throw new Error(`status of ${uid} failed`);
     const pod = this.pods.find((p) => p.uid === uid);
@@ -114,7 +120,9 @@ export class FakeRuntime implements Runtime, RawRelistSource {
       name,
       namespace,
       ips: [],
-      sandboxStatuses: [],
+      sandboxStatuses: [...(pod?.sandboxes ?? [])]
+        .sort((a, b) => Number(b.createdAt - a.createdAt))
+        .map((s) => ({ ...s, ip: '', additionalIps: [], hostNetwork: false })),
       timestamp: new Date(),
       containerStatuses: (pod?.containers ?? []).map((c) => ({
         id: c.id,

@@ -360,3 +360,128 @@ test('while CRI events flow, a cgroup exit waits for the stop event before askin
   assert.deepEqual(died, ['c1', 'c2']);
   pleg.stop();
 });
+
+/** The statuses a containerd 1.7/2.x stop event carries: every container of the sandbox. */
+function stopEvent(at: number, exited: string, running: string[]): ContainerEvent {
+  const status = (id: string, state: 'CONTAINER_RUNNING' | 'CONTAINER_EXITED') => ({
+    id,
+    metadata: { name: id, attempt: 0 },
+    state,
+    createdAt: 1n,
+    startedAt: 1n,
+    finishedAt: state === 'CONTAINER_EXITED' ? BigInt(at) * 1_000_000n : 0n,
+    exitCode: state === 'CONTAINER_EXITED' ? 1 : 0,
+    image: 'img',
+    imageRef: 'sha256:x',
+    reason: '',
+    message: '',
+    labels: { 'io.kubernetes.pod.uid': 'u1', 'io.kubernetes.container.name': id },
+    annotations: {},
+    logPath: '',
+  });
+  return {
+    containerId: exited,
+    type: 'CONTAINER_STOPPED_EVENT',
+    createdAt: BigInt(at + 1) * 1_000_000n,
+    containersStatuses: [status(exited, 'CONTAINER_EXITED'), ...running.map((id) => status(id, 'CONTAINER_RUNNING'))],
+    podSandboxStatus: {
+      id: 's',
+      state: 'SANDBOX_READY',
+      metadata: { name: 'pod-u1', uid: 'u1', namespace: 'default', attempt: 0 },
+    } as never,
+  };
+}
+
+/** A PLEG with CRI events flowing, over a pod u1 (sandbox s) running c1 and c2; counts pod inspections. */
+async function plegWithEvents() {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  rt.setSandbox('u1', 's', true);
+  rt.setContainer('u1', 'c1', 'running');
+  rt.setContainer('u1', 'c2', 'running');
+  let send!: (e: ContainerEvent) => void;
+  const subscribe: SubscribeContainerEvents = (onEvent) => {
+    send = onEvent;
+    return { cancel: () => undefined };
+  };
+  const { pleg, cache } = plegWithFakeExits(rt, { listRaw: () => rt.listRaw() }, clock, subscribe);
+  const inspected: string[] = [];
+  const getPodStatus = rt.getPodStatus.bind(rt);
+  rt.getPodStatus = (uid, ...rest) => (inspected.push(uid), getPodStatus(uid, ...rest));
+  const died: string[] = [];
+  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  pleg.start();
+  await clock.advance(0);
+  inspected.length = 0;
+  return { clock, rt, pleg, cache, send: (e: ContainerEvent) => send(e), inspected, died };
+}
+
+/**
+ * A stop event carries the runtime's statuses of every container of the sandbox (upstream's
+ * evented PLEG writes them to its cache): ContainerDied goes out at once, the cache holding the
+ * runtime's exit stamped with the event's time, and no inspection round trip on the way.
+ */
+test("a stop event's statuses are written into the cache and ContainerDied sent without inspecting", async () => {
+  const { clock, rt, pleg, cache, send, inspected, died } = await plegWithEvents();
+  const at = clock.now() + 3;
+  await clock.advance(5);
+  rt.setContainer('u1', 'c1', 'exited');
+  send(stopEvent(at, 'c1', ['c2']));
+  await clock.advance(0);
+  assert.deepEqual(died, ['c1']);
+  assert.deepEqual(inspected, [], 'no round trip between the event and ContainerDied');
+  const entry = cache.get('u1');
+  assert.equal(entry?.modified, at, 'stamped with the exit time the runtime reports');
+  assert.deepEqual(
+    entry?.status?.containerStatuses.map((c) => `${c.id}:${c.state}`),
+    ['c1:exited', 'c2:running'],
+  );
+  await pleg.relist();
+  assert.deepEqual(died, ['c1'], 'the full relist does not send it again');
+  assert.deepEqual(inspected, ['u1'], 'but inspects the pod, as after any change');
+  pleg.stop();
+});
+
+/**
+ * The cache is newer than the event (a relist that started after it already saw the exit, or a
+ * pod worker synced since): the event's statuses must not be written over it. The pod is relisted.
+ */
+test('a stop event older than the cached status is not written; the pod is relisted', async () => {
+  const { clock, rt, pleg, cache, send, inspected, died } = await plegWithEvents();
+  const at = clock.now() - 10;
+  rt.setContainer('u1', 'c1', 'exited');
+  send(stopEvent(at, 'c1', ['c2']));
+  await clock.advance(0);
+  assert.deepEqual(inspected, ['u1']);
+  assert.deepEqual(died, ['c1']);
+  assert.ok((cache.get('u1')?.modified ?? 0) > at);
+  pleg.stop();
+});
+
+/** Stop events that cannot be written into the cache: the pod is relisted, as for 1.6's exits. */
+const unwritable: [string, (e: ContainerEvent) => ContainerEvent][] = [
+  ["of a sandbox that is not the pod's newest", (e) => sandboxed(e, { id: 'an-older-sandbox' })],
+  ['of a sandbox that is not ready (a newer one may replace it)', (e) => sandboxed(e, { state: 'SANDBOX_NOTREADY' })],
+  ['without a sandbox', (e) => ({ ...e, podSandboxStatus: undefined })],
+  [
+    'without the exit time',
+    (e) => ({ ...e, containersStatuses: e.containersStatuses.map((c) => ({ ...c, finishedAt: 0n })) }),
+  ],
+];
+
+function sandboxed(e: ContainerEvent, change: object): ContainerEvent {
+  return { ...e, podSandboxStatus: { ...e.podSandboxStatus!, ...change } };
+}
+
+for (const [name, change] of unwritable) {
+  test(`a stop event ${name} relists the pod`, async () => {
+    const { clock, rt, pleg, send, inspected, died } = await plegWithEvents();
+    await clock.advance(5);
+    rt.setContainer('u1', 'c1', 'exited');
+    send(change(stopEvent(clock.now(), 'c1', ['c2'])));
+    await clock.advance(0);
+    assert.deepEqual(inspected, ['u1']);
+    assert.deepEqual(died, ['c1']);
+    pleg.stop();
+  });
+}
