@@ -16,18 +16,15 @@
  * container event other than a stop (CriEventTrigger; containerd 1.6 does not offer them) or when
  * the kubelet asks after changing the runtime. Concurrent requests coalesce into one more relist.
  *
- * An exit relists only its pod (upstream relistPod, gate PLEGOnDemandRelist, after 1.35): when
- * a container's cgroup reports its last process gone (CgroupExitWatcher) and ContainerStatus
- * confirms the runtime recorded the exit. The pod is inspected, the cache updated and
- * ContainerDied sent for its containers that were running and now are exited in the runtime's
- * own status; the next full relist's ContainerDied for them is dropped. A full relist would add
- * the node-wide lists to the path, and wait for a relist already running, before the one
- * inspection that matters (issue 30: docs/perf-log.md).
- *
- * The runtime's CONTAINER_STOPPED_EVENT carries the statuses of every container of its sandbox:
- * those are written into the pod's cached status (upstream's evented PLEG writes them to its
- * cache) and ContainerDied is sent at once, without the inspection's round trip. When they cannot
- * be (see writableAt), the pod is relisted.
+ * An exit is reported by the runtime itself: its CONTAINER_STOPPED_EVENT, which carries the
+ * statuses of every container of the sandbox, or, when a container's cgroup reports its last
+ * process gone (CgroupExitWatcher), the ContainerStatus that shows the exit recorded. That report
+ * is written into the pod's cached status (upstream's evented PLEG writes events to its cache)
+ * and ContainerDied is sent at once for the pod's containers that were running and now are
+ * exited; the next full relist's ContainerDied for them is dropped, and its inspection replaces
+ * the patch. Without a cached status to patch, the exit relists only its pod (upstream relistPod,
+ * gate PLEGOnDemandRelist, after 1.35). Either way no node-wide list, nor a wait for a relist
+ * already running, sits between the runtime's report and the event (issue 30: docs/perf-log.md).
  */
 import { metrics } from '../metrics/index.js';
 import type { PodRuntimeStatus, Runtime, RuntimeExitReport } from '../kuberuntime/types.js';
@@ -36,7 +33,7 @@ import { realClock, type Clock } from '../util/clock.js';
 import { errorMessage } from '../errors.js';
 import type { RelistDiffer, RelistEvent, RelistPodInfo } from './relist-types.js';
 import type { CgroupExitWatcher } from './cgroup-exit-watcher.js';
-import type { ContainerEvent } from '../cri/types.js';
+import type { ContainerEvent, ContainerStatus } from '../cri/types.js';
 import { CriEventTrigger, type SubscribeContainerEvents } from './cri-events.js';
 import type { CriEventsState, PodLifecycleEvent, PodLifecycleEventGenerator, PodStatusCache } from './types.js';
 import { klogRef } from '../api/pod.js';
@@ -68,8 +65,12 @@ const EXIT_CONFIRM_BATCH = 8;
 /** The raw list calls (src/cri's listPodSandboxRaw / listContainersRaw). */
 export interface RawRelistSource {
   listRaw(): Promise<{ sandboxes: Buffer; containers: Buffer }>;
-  /** Whether the runtime has recorded the container's exit yet (ContainerStatus; gone counts as exited). Absent (test sources): a cgroup exit relists once. */
-  containerExited?(containerId: string): Promise<boolean>;
+  /**
+   * Whether the runtime has recorded the container's exit yet: false while it runs, else its
+   * ContainerStatus, or true when there is none (removed, or a test source). Absent (test
+   * sources): a cgroup exit relists once.
+   */
+  containerExited?(containerId: string): Promise<boolean | ContainerStatus>;
 }
 
 export interface GenericPlegOptions {
@@ -195,34 +196,39 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     const uid = e.type === 'CONTAINER_STOPPED_EVENT' ? e.podSandboxStatus?.metadata?.uid : undefined;
     if (!uid) return void this.relist();
     const report = { containers: e.containersStatuses, sandbox: e.podSandboxStatus };
-    const at = this.writableAt(uid, e);
-    if (at === undefined) this.requestPodRelist(uid);
-    else void this.exitReported(uid, at, report);
+    void this.exitReported(uid, report, this.eventTime(uid, e));
   }
 
   /**
-   * When a stop event may be written into the pod's cached status: the time it is an observation
-   * of, or undefined. The runtime gathered the statuses after the container's exit, so every
-   * container created before `finishedAt` is in them: that is the observation's time (a pod
-   * worker that synced after it waits for a newer one). The sandbox must be the pod's newest and
-   * ready, whose containers the event lists in full: a newer sandbox replaces one only after
-   * stopping it, and the event does not list the newer one's containers.
+   * The runtime reported an exit: its statuses are written into the pod's cached status, and
+   * ContainerDied sent, with no inspection on the way (when the report names nothing the cache
+   * holds, the pod is relisted). A patch is at least as new as the cached status it was made
+   * from (every container that one lacks was created after it): a pod worker that synced later
+   * waits for a newer status, so it never acts on one that lacks a container it created.
+   * `reportedAt`: a later time the report may be stamped with (eventTime).
    */
-  private writableAt(uid: string, e: ContainerEvent): number | undefined {
+  private async exitReported(uid: string, report: RuntimeExitReport, reportedAt?: number): Promise<void> {
+    const entry = this.opts.cache.get(uid);
+    const patched =
+      entry?.status && (await this.opts.runtime.patchPodStatus(entry.status, report).catch(() => undefined));
+    if (patched) this.setStatus(uid, patched, undefined, Math.max(entry!.modified, reportedAt ?? -Infinity));
+    if (!patched || this.sendDeaths(uid) === 0) this.requestPodRelist(uid);
+  }
+
+  /**
+   * A stop event is an observation of the moment its container exited (`finishedAt`): the
+   * runtime gathered the statuses after it, so every container of the sandbox created before
+   * then is in them. That holds for the pod only if the sandbox is its newest and ready: a newer
+   * sandbox replaces one only after stopping it, and the event does not list the newer one's
+   * containers. undefined: no such claim.
+   */
+  private eventTime(uid: string, e: ContainerEvent): number | undefined {
     const exited = e.containersStatuses.find((c) => c.id === e.containerId);
     const finishedAt = exited?.state === 'CONTAINER_EXITED' ? Number(exited.finishedAt / 1_000_000n) : 0;
     const newest = this.opts.cache.get(uid)?.status?.sandboxStatuses[0]?.id;
     const sandbox = e.podSandboxStatus;
-    if (finishedAt <= 0 || !sandbox || sandbox.id !== newest || sandbox.state !== 'SANDBOX_READY') return undefined;
+    if (finishedAt <= 0 || sandbox?.id !== newest || sandbox?.state !== 'SANDBOX_READY') return undefined;
     return finishedAt;
-  }
-
-  /** The runtime's statuses written into the cache as of `at`, and ContainerDied sent; else a pod relist. */
-  private async exitReported(uid: string, at: number, report: RuntimeExitReport): Promise<void> {
-    const previous = this.opts.cache.get(uid)?.status;
-    const patched = previous && (await this.opts.runtime.patchPodStatus(previous, report).catch(() => undefined));
-    if (patched) this.setStatus(uid, patched, undefined, at);
-    if (!patched || this.sendDeaths(uid) === 0) this.requestPodRelist(uid);
   }
 
   private onCgroupExit(podUid: string, containerId: string): void {
@@ -252,14 +258,18 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       .slice(0, EXIT_CONFIRM_BATCH)
       .map(([cid]) => cid);
     const exited = await Promise.all(ids.map((cid) => this.opts.source.containerExited!(cid).catch(() => false)));
-    const pods = new Set<string>();
+    const pods = new Map<string, ContainerStatus[]>();
     for (const [i, cid] of ids.entries()) {
       const pending = this.pendingExits.get(cid);
-      if (!exited[i] || !pending) continue;
+      const report = exited[i];
+      if (!report || !pending) continue;
       this.pendingExits.delete(cid);
-      pods.add(pending.podUid);
+      const statuses = pods.get(pending.podUid) ?? [];
+      pods.set(pending.podUid, report === true ? statuses : [...statuses, report]);
     }
-    for (const uid of pods) this.requestPodRelist(uid);
+    for (const [uid, containers] of pods)
+      if (containers.length > 0) void this.exitReported(uid, { containers });
+      else this.requestPodRelist(uid);
     if (this.pendingExits.size === 0) return;
     const next = Math.min(...[...this.pendingExits.values()].map((p) => p.from)) - this.clock.now();
     this.scheduleExitConfirm(Math.max(EXIT_CONFIRM_INTERVAL_MS, next));
@@ -355,8 +365,9 @@ class GenericPLEG implements PodLifecycleEventGenerator {
    * replaces the newer (upstream serialises them under relistLock to the same effect).
    */
   private setStatus(uid: string, status: PodRuntimeStatus | undefined, err: Error | undefined, observed: number): void {
-    if ((this.opts.cache.get(uid)?.modified ?? -Infinity) > observed) return;
-    this.opts.cache.set(uid, status, err, observed);
+    const cached = this.opts.cache.get(uid);
+    if ((cached?.modified ?? -Infinity) > observed) return;
+    this.opts.cache.set(uid, status && keepExits(status, cached?.status), err, observed);
   }
 
   private async inspect(uid: string, observed: number): Promise<void> {
@@ -418,6 +429,18 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       }
     }
   }
+}
+
+/**
+ * A container never runs again once it exited: an inspection whose lists were answered before
+ * the runtime recorded an exit that the cache already holds (from a stop event, written first)
+ * keeps the exit, instead of taking it back after ContainerDied was sent.
+ */
+function keepExits(next: PodRuntimeStatus, cached: PodRuntimeStatus | undefined): PodRuntimeStatus {
+  const exited = new Map(cached?.containerStatuses.filter((c) => c.state === 'exited').map((c) => [c.id, c]));
+  if (exited.size === 0 || !next.containerStatuses.some((c) => c.state !== 'exited' && exited.has(c.id))) return next;
+  const containerStatuses = next.containerStatuses.map((c) => (c.state === 'exited' ? c : (exited.get(c.id) ?? c)));
+  return { ...next, containerStatuses };
 }
 
 export function createGenericPLEG(opts: GenericPlegOptions): PodLifecycleEventGenerator {

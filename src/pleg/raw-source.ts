@@ -1,10 +1,11 @@
 /** The relist's input: both CRI list calls, in parallel, as undecoded protobuf bytes. */
+import type { ContainerStatus } from '../cri/types.js';
 import type { RawRelistSource } from './generic.js';
 
 export interface RawListingRuntime {
   listPodSandboxRaw(): Promise<Buffer>;
   listContainersRaw(): Promise<Buffer>;
-  containerStatus(containerId: string): Promise<{ state: string }>;
+  containerStatus(containerId: string): Promise<ContainerStatus>;
 }
 
 export function criRawSource(runtime: RawListingRuntime): RawRelistSource {
@@ -15,7 +16,8 @@ export function criRawSource(runtime: RawListingRuntime): RawRelistSource {
     },
     async containerExited(containerId) {
       try {
-        return (await runtime.containerStatus(containerId)).state !== 'CONTAINER_RUNNING';
+        const status = await runtime.containerStatus(containerId);
+        return status.state === 'CONTAINER_RUNNING' ? false : status;
       } catch (err) {
         if ((err as { code?: string }).code === 'KTS_ERR_CRI_NOT_FOUND') return true; // removed: it has certainly exited
         throw err;

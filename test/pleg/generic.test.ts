@@ -443,26 +443,14 @@ test("a stop event's statuses are written into the cache and ContainerDied sent 
 });
 
 /**
- * The cache is newer than the event (a relist that started after it already saw the exit, or a
- * pod worker synced since): the event's statuses must not be written over it. The pod is relisted.
+ * Stop events that make no claim past the cached status (an exit from before the last relist, a
+ * sandbox that is not the pod's newest or not ready, no exit time): written all the same, as of
+ * the cached status they were made from, so a pod worker that synced since waits for a newer one.
  */
-test('a stop event older than the cached status is not written; the pod is relisted', async () => {
-  const { clock, rt, pleg, cache, send, inspected, died } = await plegWithEvents();
-  const at = clock.now() - 10;
-  rt.setContainer('u1', 'c1', 'exited');
-  send(stopEvent(at, 'c1', ['c2']));
-  await clock.advance(0);
-  assert.deepEqual(inspected, ['u1']);
-  assert.deepEqual(died, ['c1']);
-  assert.ok((cache.get('u1')?.modified ?? 0) > at);
-  pleg.stop();
-});
-
-/** Stop events that cannot be written into the cache: the pod is relisted, as for 1.6's exits. */
-const unwritable: [string, (e: ContainerEvent) => ContainerEvent][] = [
+const asOfCache: [string, (e: ContainerEvent, at: number) => ContainerEvent][] = [
+  ['from before the cached status', (e, at) => stopEvent(at - 10, 'c1', ['c2'])],
   ["of a sandbox that is not the pod's newest", (e) => sandboxed(e, { id: 'an-older-sandbox' })],
   ['of a sandbox that is not ready (a newer one may replace it)', (e) => sandboxed(e, { state: 'SANDBOX_NOTREADY' })],
-  ['without a sandbox', (e) => ({ ...e, podSandboxStatus: undefined })],
   [
     'without the exit time',
     (e) => ({ ...e, containersStatuses: e.containersStatuses.map((c) => ({ ...c, finishedAt: 0n })) }),
@@ -473,15 +461,98 @@ function sandboxed(e: ContainerEvent, change: object): ContainerEvent {
   return { ...e, podSandboxStatus: { ...e.podSandboxStatus!, ...change } };
 }
 
-for (const [name, change] of unwritable) {
-  test(`a stop event ${name} relists the pod`, async () => {
-    const { clock, rt, pleg, send, inspected, died } = await plegWithEvents();
+for (const [name, change] of asOfCache) {
+  test(`a stop event ${name} is written as of the cached status`, async () => {
+    const { clock, rt, pleg, cache, send, inspected, died } = await plegWithEvents();
+    const before = cache.get('u1')!.modified;
     await clock.advance(5);
     rt.setContainer('u1', 'c1', 'exited');
-    send(change(stopEvent(clock.now(), 'c1', ['c2'])));
+    send(change(stopEvent(clock.now(), 'c1', ['c2']), before));
     await clock.advance(0);
-    assert.deepEqual(inspected, ['u1']);
     assert.deepEqual(died, ['c1']);
+    assert.deepEqual(inspected, []);
+    assert.equal(cache.get('u1')?.modified, before);
+    assert.equal(cache.get('u1')?.status?.containerStatuses.find((c) => c.id === 'c1')?.state, 'exited');
     pleg.stop();
   });
 }
+
+test('a stop event without a sandbox relists the node', async () => {
+  const { clock, rt, pleg, send, inspected, died } = await plegWithEvents();
+  await clock.advance(5);
+  rt.setContainer('u1', 'c1', 'exited');
+  send({ ...stopEvent(clock.now(), 'c1', ['c2']), podSandboxStatus: undefined });
+  await clock.advance(0);
+  assert.deepEqual(inspected, ['u1']);
+  assert.deepEqual(died, ['c1']);
+  pleg.stop();
+});
+
+/**
+ * A full relist listed the pod before the runtime recorded the exit, and its inspection lands
+ * after the stop event was written: it is newer, but a container never runs again once it
+ * exited, so the cache keeps the exit that ContainerDied announced.
+ */
+test('an inspection answered before the exit was recorded does not take the exit back', async () => {
+  const { clock, rt, pleg, cache, send, died } = await plegWithEvents();
+  rt.setContainer('u1', 'c2', 'exited'); // the relist will inspect u1 for c2's exit
+  const stale = await rt.getPodStatus('u1', 'pod-u1', 'default');
+  const getPodStatus = rt.getPodStatus.bind(rt);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  rt.getPodStatus = async () => {
+    rt.getPodStatus = getPodStatus;
+    await gate;
+    return stale; // c1 still running
+  };
+  await clock.advance(5);
+  const full = pleg.relist();
+  await clock.advance(1);
+  rt.setContainer('u1', 'c1', 'exited');
+  send(stopEvent(clock.now() - 3, 'c1', []));
+  await clock.advance(0);
+  assert.deepEqual(died, ['c1']);
+  release();
+  await full;
+  const states = cache.get('u1')?.status?.containerStatuses.map((c) => `${c.id}:${c.state}`);
+  assert.deepEqual(states?.sort(), ['c1:exited', 'c2:exited']);
+  assert.deepEqual(died.sort(), ['c1', 'c2']);
+  pleg.stop();
+});
+
+/**
+ * containerd 1.6 has no events: the ContainerStatus that confirms a cgroup exit is the runtime's
+ * report, written into the cache as of the cached status, with no pod inspection after it.
+ */
+test('the ContainerStatus that confirms a cgroup exit is written into the cache', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  rt.setSandbox('u1', 's', true);
+  rt.setContainer('u1', 'c1', 'running');
+  rt.setContainer('u1', 'c2', 'running');
+  let exited = false;
+  const report = stopEvent(0, 'c1', []).containersStatuses[0]!;
+  const source = { listRaw: () => rt.listRaw(), containerExited: async () => (exited ? report : false) };
+  const { pleg, cache, exit } = plegWithFakeExits(rt, source, clock);
+  const died: string[] = [];
+  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  pleg.start();
+  await clock.advance(0);
+  const before = cache.get('u1')!.modified;
+  let inspections = 0;
+  const getPodStatus = rt.getPodStatus.bind(rt);
+  rt.getPodStatus = (...args) => (inspections++, getPodStatus(...args));
+  exit('c1');
+  await clock.advance(10);
+  assert.deepEqual(died, []);
+  exited = true;
+  await clock.advance(5);
+  assert.deepEqual(died, ['c1']);
+  assert.equal(inspections, 0);
+  assert.equal(cache.get('u1')?.modified, before);
+  assert.deepEqual(
+    cache.get('u1')?.status?.containerStatuses.map((c) => `${c.id}:${c.state}`),
+    ['c1:exited', 'c2:running'],
+  );
+  pleg.stop();
+});
