@@ -32,6 +32,7 @@ import { benchCgroupRoot } from './agent-cgroup.js';
 import { cleanRuntime, manifest, procSample } from './agent-bench.js';
 import { startRun, writeResult } from './results.js';
 import { percentile } from './stats.js';
+import { cpuTimes, idleShare, untilQuiet } from './machine-idle.js';
 
 const LEVELS = [0, 100, 250] as const;
 const MAX_PODS = 250;
@@ -122,6 +123,8 @@ export interface LevelResult {
   start_ms: number | null;
   window_s: number;
   load_avg_1m: { start: number; end: number };
+  /** The machine's idle share before the window (after waiting up to 60 s for ≥ 0.85) and over it. */
+  machine_idle: { before: number; waited_ms: number; window: number };
   /** p99 from the DefBuckets histogram (interpolated), and the share of relists ≤ 25 ms (the goal). */
   relist: (DurationRow & { share_le_25ms: number }) | null;
   /**
@@ -171,6 +174,8 @@ async function measureLevel(
   const { pods, startMs } = level;
   const { windowS, cpuProf: prof, cdp } = opts;
   await sleep(SETTLE_MS); // the start's follow-up syncs and first stats passes
+  const quiet = await untilQuiet(); // and the runtime's work of the start (or of the part before)
+  const cpuStart = cpuTimes();
   const profile = prof && cdp ? await profiler(cdp) : undefined;
   const gc = cdp ? await gcPauses(cdp) : undefined;
   const loadStart = load1();
@@ -198,6 +203,7 @@ async function measureLevel(
     start_ms: startMs,
     window_s: windowS,
     load_avg_1m: { start: loadStart, end: load1() },
+    machine_idle: { before: quiet.idle, waited_ms: quiet.waited_ms, window: idleShare(cpuStart, cpuTimes()) },
     relist: relistRow && relist ? { ...relistRow, share_le_25ms: shareAtOrUnder(relist, 0.025) } : null,
     runtime_list: runtimeList,
     housekeeping: durationRow(delta('housekeeping')),
@@ -410,7 +416,7 @@ export function printScale(r: ScaleResult): void {
   );
   for (const l of r.levels)
     console.log(
-      `${f(l.pods, 6)} ${f(l.start_ms, 9)} ${f(l.relist?.p99_ms, 11)} ${f(l.relist?.share_le_25ms, 6)} ${f(l.runtime_list.p99_ms, 14)} ${f(l.housekeeping?.mean_ms, 9)}/${f(l.housekeeping?.p99_ms, 7)} ${f(l.stats_pass?.mean_ms, 7)}/${f(l.stats_pass?.p99_ms, 6)} ${f(l.pod_sync?.mean_ms, 10)} ${f(l.rss_mib_median, 5)} ${f(l.rss_anon_mib_median, 7)} ${f(l.cpu_cores_mean, 7)}  (load ${l.load_avg_1m.start}→${l.load_avg_1m.end})`,
+      `${f(l.pods, 6)} ${f(l.start_ms, 9)} ${f(l.relist?.p99_ms, 11)} ${f(l.relist?.share_le_25ms, 6)} ${f(l.runtime_list.p99_ms, 14)} ${f(l.housekeeping?.mean_ms, 9)}/${f(l.housekeeping?.p99_ms, 7)} ${f(l.stats_pass?.mean_ms, 7)}/${f(l.stats_pass?.p99_ms, 6)} ${f(l.pod_sync?.mean_ms, 10)} ${f(l.rss_mib_median, 5)} ${f(l.rss_anon_mib_median, 7)} ${f(l.cpu_cores_mean, 7)}  (load ${l.load_avg_1m.start}→${l.load_avg_1m.end}, idle ${l.machine_idle.window})`,
     );
   for (const [name, s] of Object.entries(r.per_pod))
     console.log(`  per pod ${name}: 0→100 ${s.from_0_to_100}, 100→250 ${s.from_100_to_250}`);
