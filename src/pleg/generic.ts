@@ -21,10 +21,10 @@
  * process gone (CgroupExitWatcher), the ContainerStatus that shows the exit recorded. That report
  * is written into the pod's cached status (upstream's evented PLEG writes events to its cache)
  * and ContainerDied is sent at once for the pod's containers that were running and now are
- * exited; the next full relist's ContainerDied for them is dropped, and its inspection replaces
- * the patch. Without a cached status to patch, the exit relists only its pod (upstream relistPod,
- * gate PLEGOnDemandRelist, after 1.35). Either way no node-wide list, nor a wait for a relist
- * already running, sits between the runtime's report and the event (issue 30: docs/perf-log.md).
+ * exited. Then the exit relists only its pod (upstream relistPod, gate PLEGOnDemandRelist, after
+ * 1.35), whose inspection replaces the patch; the next full relist's ContainerDied for them is
+ * dropped. No inspection, node-wide list, or wait for a relist already running sits between the
+ * runtime's report and the event (issue 30: docs/perf-log.md).
  */
 import { metrics } from '../metrics/index.js';
 import type { PodRuntimeStatus, Runtime, RuntimeExitReport } from '../kuberuntime/types.js';
@@ -201,18 +201,19 @@ class GenericPLEG implements PodLifecycleEventGenerator {
 
   /**
    * The runtime reported an exit: its statuses are written into the pod's cached status, and
-   * ContainerDied sent, with no inspection on the way (when the report names nothing the cache
-   * holds, the pod is relisted). A patch is at least as new as the cached status it was made
-   * from (every container that one lacks was created after it): a pod worker that synced later
-   * waits for a newer status, so it never acts on one that lacks a container it created.
-   * `reportedAt`: a later time the report may be stamped with (eventTime).
+   * ContainerDied sent, with no inspection on the way. A patch is stamped as at least as new as
+   * the cached status it was made from (every container that status lacks was created after it),
+   * or `reportedAt` when later (eventTime). A pod worker that synced after that stamp waits for a
+   * newer status, so it never acts on one that lacks a container it created: the pod relist that
+   * follows gives it one (and stands in when the report names nothing the cache holds).
    */
   private async exitReported(uid: string, report: RuntimeExitReport, reportedAt?: number): Promise<void> {
     const entry = this.opts.cache.get(uid);
     const patched =
       entry?.status && (await this.opts.runtime.patchPodStatus(entry.status, report).catch(() => undefined));
     if (patched) this.setStatus(uid, patched, undefined, Math.max(entry!.modified, reportedAt ?? -Infinity));
-    if (!patched || this.sendDeaths(uid) === 0) this.requestPodRelist(uid);
+    if (patched) this.sendDeaths(uid);
+    this.requestPodRelist(uid);
   }
 
   /**

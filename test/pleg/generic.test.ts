@@ -409,11 +409,19 @@ async function plegWithEvents() {
   const getPodStatus = rt.getPodStatus.bind(rt);
   rt.getPodStatus = (uid, ...rest) => (inspected.push(uid), getPodStatus(uid, ...rest));
   const died: string[] = [];
-  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  /** At each ContainerDied: the inspections so far, and the cache's stamp and state of the container. */
+  const atDeath: { inspections: number; modified?: number; state?: string }[] = [];
+  pleg.watch((e) => {
+    if (e.type !== 'ContainerDied') return;
+    died.push(e.data);
+    const entry = cache.get(e.id);
+    const state = entry?.status?.containerStatuses.find((c) => c.id === e.data)?.state;
+    atDeath.push({ inspections: inspected.length, modified: entry?.modified, state });
+  });
   pleg.start();
   await clock.advance(0);
   inspected.length = 0;
-  return { clock, rt, pleg, cache, send: (e: ContainerEvent) => send(e), inspected, died };
+  return { clock, rt, pleg, cache, send: (e: ContainerEvent) => send(e), inspected, died, atDeath };
 }
 
 /**
@@ -422,23 +430,28 @@ async function plegWithEvents() {
  * runtime's exit stamped with the event's time, and no inspection round trip on the way.
  */
 test("a stop event's statuses are written into the cache and ContainerDied sent without inspecting", async () => {
-  const { clock, rt, pleg, cache, send, inspected, died } = await plegWithEvents();
+  const { clock, rt, pleg, cache, send, inspected, died, atDeath } = await plegWithEvents();
   const at = clock.now() + 3;
   await clock.advance(5);
   rt.setContainer('u1', 'c1', 'exited');
   send(stopEvent(at, 'c1', ['c2']));
   await clock.advance(0);
   assert.deepEqual(died, ['c1']);
-  assert.deepEqual(inspected, [], 'no round trip between the event and ContainerDied');
-  const entry = cache.get('u1');
-  assert.equal(entry?.modified, at, 'stamped with the exit time the runtime reports');
   assert.deepEqual(
-    entry?.status?.containerStatuses.map((c) => `${c.id}:${c.state}`),
+    atDeath,
+    [{ inspections: 0, modified: at, state: 'exited' }],
+    'no round trip before ContainerDied; the exit stamped with the time the runtime reports',
+  );
+  assert.deepEqual(inspected, ['u1'], 'then the pod relist, for a pod worker that synced since');
+  assert.deepEqual(
+    cache
+      .get('u1')
+      ?.status?.containerStatuses.map((c) => `${c.id}:${c.state}`)
+      .sort(),
     ['c1:exited', 'c2:running'],
   );
   await pleg.relist();
   assert.deepEqual(died, ['c1'], 'the full relist does not send it again');
-  assert.deepEqual(inspected, ['u1'], 'but inspects the pod, as after any change');
   pleg.stop();
 });
 
@@ -463,16 +476,14 @@ function sandboxed(e: ContainerEvent, change: object): ContainerEvent {
 
 for (const [name, change] of asOfCache) {
   test(`a stop event ${name} is written as of the cached status`, async () => {
-    const { clock, rt, pleg, cache, send, inspected, died } = await plegWithEvents();
+    const { clock, rt, pleg, cache, send, died, atDeath } = await plegWithEvents();
     const before = cache.get('u1')!.modified;
     await clock.advance(5);
     rt.setContainer('u1', 'c1', 'exited');
     send(change(stopEvent(clock.now(), 'c1', ['c2']), before));
     await clock.advance(0);
     assert.deepEqual(died, ['c1']);
-    assert.deepEqual(inspected, []);
-    assert.equal(cache.get('u1')?.modified, before);
-    assert.equal(cache.get('u1')?.status?.containerStatuses.find((c) => c.id === 'c1')?.state, 'exited');
+    assert.deepEqual(atDeath, [{ inspections: 0, modified: before, state: 'exited' }]);
     pleg.stop();
   });
 }
@@ -496,26 +507,28 @@ test('a stop event without a sandbox relists the node', async () => {
 test('an inspection answered before the exit was recorded does not take the exit back', async () => {
   const { clock, rt, pleg, cache, send, died } = await plegWithEvents();
   rt.setContainer('u1', 'c2', 'exited'); // the relist will inspect u1 for c2's exit
-  const stale = await rt.getPodStatus('u1', 'pod-u1', 'default');
+  const stale = await rt.getPodStatus('u1', 'pod-u1', 'default'); // c1 still running
   const getPodStatus = rt.getPodStatus.bind(rt);
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  rt.getPodStatus = async () => {
-    rt.getPodStatus = getPodStatus;
-    await gate;
-    return stale; // c1 still running
+  const held: (() => void)[] = [];
+  rt.getPodStatus = async (...args) => {
+    const fresh = await getPodStatus(...args);
+    const first = held.length === 0;
+    await new Promise<void>((r) => held.push(r));
+    return first ? stale : fresh;
   };
   await clock.advance(5);
-  const full = pleg.relist();
+  const full = pleg.relist(); // lists, then inspects u1: answered with `stale`, held
   await clock.advance(1);
   rt.setContainer('u1', 'c1', 'exited');
-  send(stopEvent(clock.now() - 3, 'c1', []));
+  send(stopEvent(clock.now() - 3, 'c1', [])); // the exit came before that relist started
   await clock.advance(0);
-  assert.deepEqual(died, ['c1']);
-  release();
+  assert.equal(died[0], 'c1');
+  held[0]!(); // the relist's older answer lands before the pod relist's: newer than the patch
   await full;
-  const states = cache.get('u1')?.status?.containerStatuses.map((c) => `${c.id}:${c.state}`);
-  assert.deepEqual(states?.sort(), ['c1:exited', 'c2:exited']);
+  const state = (id: string) => cache.get('u1')?.status?.containerStatuses.find((c) => c.id === id)?.state;
+  assert.equal(state('c1'), 'exited', 'the exit ContainerDied announced stays');
+  held[1]!();
+  await clock.advance(0);
   assert.deepEqual(died.sort(), ['c1', 'c2']);
   pleg.stop();
 });
@@ -534,25 +547,23 @@ test('the ContainerStatus that confirms a cgroup exit is written into the cache'
   const report = stopEvent(0, 'c1', []).containersStatuses[0]!;
   const source = { listRaw: () => rt.listRaw(), containerExited: async () => (exited ? report : false) };
   const { pleg, cache, exit } = plegWithFakeExits(rt, source, clock);
-  const died: string[] = [];
-  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  let inspections = 0;
+  const atDeath: string[] = [];
+  pleg.watch((e) => {
+    const entry = cache.get(e.id);
+    const states = entry?.status?.containerStatuses.map((c) => `${c.id}:${c.state}`).join(',');
+    if (e.type === 'ContainerDied') atDeath.push(`${e.data} after ${inspections} @${entry?.modified}: ${states}`);
+  });
   pleg.start();
   await clock.advance(0);
   const before = cache.get('u1')!.modified;
-  let inspections = 0;
   const getPodStatus = rt.getPodStatus.bind(rt);
   rt.getPodStatus = (...args) => (inspections++, getPodStatus(...args));
   exit('c1');
   await clock.advance(10);
-  assert.deepEqual(died, []);
+  assert.deepEqual(atDeath, []);
   exited = true;
   await clock.advance(5);
-  assert.deepEqual(died, ['c1']);
-  assert.equal(inspections, 0);
-  assert.equal(cache.get('u1')?.modified, before);
-  assert.deepEqual(
-    cache.get('u1')?.status?.containerStatuses.map((c) => `${c.id}:${c.state}`),
-    ['c1:exited', 'c2:running'],
-  );
+  assert.deepEqual(atDeath, [`c1 after 0 @${before}: c1:exited,c2:running`]);
   pleg.stop();
 });
