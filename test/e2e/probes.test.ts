@@ -263,10 +263,14 @@ test('a gRPC health probe passes, then fails when the service reports NOT_SERVIN
   await waitCondition('grpc', 'Ready', 'True');
   grpcStatus = 2;
   await waitCondition('grpc', 'Ready', 'False');
-  assert.ok(
-    events('grpc', 'Unhealthy').some((l) => l.includes('service unhealthy (responded with \\"NOT_SERVING\\")')),
-    events('grpc', 'Unhealthy').join('\n'),
-  );
+  // The agent's log is written asynchronously: the event's line may follow the status by a moment.
+  const notServing = (l: string) => l.includes('service unhealthy (responded with \\"NOT_SERVING\\")');
+  await waitFor(
+    'the Unhealthy event',
+    10_000,
+    async () => events('grpc', 'Unhealthy').some(notServing) || undefined,
+    100,
+  ).catch(() => assert.fail(events('grpc', 'Unhealthy').join('\n')));
   grpcStatus = 1;
   await waitCondition('grpc', 'Ready', 'True');
 });
