@@ -23,6 +23,12 @@
  * running and now are exited in the runtime's own status; the next full relist's ContainerDied
  * for them is dropped. A full relist would add the node-wide lists to the path, and wait for a
  * relist already running, before the one inspection that matters (issue 30: docs/perf-log.md).
+ *
+ * Exits the kubelet causes itself are not confirmed: while it kills a pod (expectPodStop) the
+ * pod's cgroup exits wait, and the status its kill reads afterwards (podStopped) is cached and
+ * sends the ContainerDied, as a pod relist would. The runtime has recorded an exit once
+ * StopContainer returns, so polling for it only doubled the kill's own calls (issue 30: a
+ * 100-pod delete). A kill that fails hands its exits back to the confirmation.
  */
 import { metrics } from '../metrics/index.js';
 import type { PodRuntimeStatus, Runtime } from '../kuberuntime/types.js';
@@ -104,6 +110,8 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private readonly runningContainers = new Map<string, string>();
   /** Containers whose ContainerDied a pod relist sent; the full relist's own one is dropped. */
   private readonly diedSent = new Set<string>();
+  /** Pods the kubelet is stopping (expectPodStop): kills in progress, cgroup exits seen meanwhile. */
+  private readonly stopping = new Map<string, { kills: number; exits: Set<string> }>();
   /** Pod relists in flight; `again`: one more was asked for meanwhile. */
   private readonly podRelists = new Map<string, { again: boolean }>();
   private confirmTimer: { cancel(): void } | undefined;
@@ -192,7 +200,32 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     else void this.relist();
   }
 
+  /** See PodLifecycleEventGenerator.expectPodStop. */
+  expectPodStop(uid: string): void {
+    const s = this.stopping.get(uid);
+    if (s) s.kills++;
+    else this.stopping.set(uid, { kills: 1, exits: new Set() });
+  }
+
+  /**
+   * See PodLifecycleEventGenerator.podStopped. The exits the status shows are settled; the others
+   * wait for the pod's last kill to end, then are confirmed as any cgroup exit.
+   */
+  podStopped(uid: string, stopped?: { status: PodRuntimeStatus; observed: number }): void {
+    const s = this.stopping.get(uid);
+    if (stopped && !this.stopped) {
+      this.applyPodStatus(uid, stopped.status, stopped.observed);
+      for (const c of stopped.status.containerStatuses) if (c.state === 'exited') s?.exits.delete(c.id);
+    }
+    if (!s || --s.kills > 0) return;
+    this.stopping.delete(uid);
+    for (const cid of s.exits) if (this.runningContainers.has(cid)) this.onCgroupExit(uid, cid);
+  }
+
   private onCgroupExit(podUid: string, containerId: string): void {
+    // The kubelet is stopping it: its kill reads the pod's status right after (podStopped).
+    const stopping = this.stopping.get(podUid);
+    if (stopping) return void stopping.exits.add(containerId);
     if (!this.opts.source.containerExited) return void this.relist();
     const at = this.clock.now();
     const grace = this.criEvents?.state() === 'active' ? EXIT_CONFIRM_EVENT_GRACE_MS : 0;
@@ -301,6 +334,11 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       log('pleg').debug({ pod: klogRef(info), err: errorMessage(err) }, 'PLEG: pod relist failed; relisting the node');
       return void this.relist();
     }
+    this.applyPodStatus(uid, status, observed);
+  }
+
+  /** A pod's status read by a pod relist (or the kubelet after a kill): cached, exits sent. */
+  private applyPodStatus(uid: string, status: PodRuntimeStatus, observed: number): void {
     this.setStatus(uid, status, undefined, observed);
     for (const c of status.containerStatuses) {
       if (c.state !== 'exited' || this.runningContainers.get(c.id) !== uid) continue;
@@ -321,10 +359,14 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private async inspect(uid: string, observed: number): Promise<void> {
     const info = this.podInfo.get(uid);
     if (!info) return;
+    // Observed after this relist started (a pod relist, the kubelet's read after a kill): what
+    // the runtime would answer now could not replace it (setStatus), so it is not asked.
+    const cached = this.opts.cache.get(uid);
+    if (cached?.status && !cached.error && cached.modified > observed) return this.forgetIfGone(uid, cached.status);
     try {
       const status = await this.opts.runtime.getPodStatus(uid, info.name, info.namespace);
       this.setStatus(uid, status, undefined, observed);
-      if (status.containerStatuses.length === 0 && status.sandboxStatuses.length === 0) this.podInfo.delete(uid);
+      this.forgetIfGone(uid, status);
     } catch (err) {
       this.needsReinspection.add(uid);
       this.setStatus(uid, undefined, err as Error, observed);
@@ -333,6 +375,11 @@ class GenericPLEG implements PodLifecycleEventGenerator {
         'PLEG: pod status inspection failed; will retry next relist',
       );
     }
+  }
+
+  /** A pod with nothing left in the runtime needs no name for later inspections. */
+  private forgetIfGone(uid: string, status: PodRuntimeStatus): void {
+    if (status.containerStatuses.length === 0 && status.sandboxStatuses.length === 0) this.podInfo.delete(uid);
   }
 
   private deliver(e: RelistEvent): void {

@@ -360,3 +360,136 @@ test('while CRI events flow, a cgroup exit waits for the stop event before askin
   assert.deepEqual(died, ['c1', 'c2']);
   pleg.stop();
 });
+
+/** FakeRuntime's getPodStatus, counted. */
+function countStatusReads(rt: FakeRuntime): () => number {
+  let reads = 0;
+  const read = rt.getPodStatus.bind(rt);
+  rt.getPodStatus = (...args) => {
+    reads++;
+    return read(...args);
+  };
+  return () => reads;
+}
+
+/**
+ * A kill by the kubelet (issue 30: a 100-pod delete on containerd 1.6 polled ContainerStatus ~3
+ * times per pod for exits the kill itself waits for, then relisted the pod): the exits of a pod
+ * being stopped wait for the kill's own status read, which the PLEG caches and sends
+ * ContainerDied from. No status call, no pod relist, no node list, one ContainerDied.
+ */
+test('the exits of a pod the kubelet stops are settled by the status its kill reads after', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  let statusCalls = 0;
+  let lists = 0;
+  const source = {
+    listRaw: () => {
+      lists++;
+      return rt.listRaw();
+    },
+    containerExited: async () => {
+      statusCalls++;
+      return true;
+    },
+  };
+  const { pleg, exit, cache } = plegWithFakeExits(rt, source, clock);
+  const reads = countStatusReads(rt);
+  const died: string[] = [];
+  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  rt.setContainer('u1', 'c1', 'running');
+  pleg.start();
+  await clock.advance(0);
+  const before = { lists, reads: reads() };
+
+  pleg.expectPodStop!('u1');
+  rt.setContainer('u1', 'c1', 'exited');
+  exit('c1');
+  await clock.advance(100);
+  assert.deepEqual([statusCalls, lists, reads(), died], [0, before.lists, before.reads, []], 'nothing asked yet');
+
+  const status = await rt.getPodStatus('u1', 'pod-u1', 'default');
+  pleg.podStopped!('u1', { status, observed: clock.now() });
+  assert.deepEqual(died, ['c1']);
+  assert.equal(cache.get('u1')?.status, status, 'the kill’s status is cached');
+  await clock.advance(100);
+  assert.equal(statusCalls, 0);
+  await pleg.relist();
+  assert.deepEqual(died, ['c1'], 'the next relist sends no second ContainerDied');
+  pleg.stop();
+});
+
+test('a kill that ends without a status leaves its exits to the usual confirmation', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  let statusCalls = 0;
+  const source = {
+    listRaw: () => rt.listRaw(),
+    containerExited: async () => {
+      statusCalls++;
+      return true;
+    },
+  };
+  const { pleg, exit } = plegWithFakeExits(rt, source, clock);
+  const died: string[] = [];
+  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  rt.setContainer('u1', 'c1', 'running');
+  rt.setContainer('u1', 'c2', 'running');
+  pleg.start();
+  await clock.advance(0);
+
+  // Two kills overlap (a shorter grace period superseded the first): the last one ends it.
+  pleg.expectPodStop!('u1');
+  pleg.expectPodStop!('u1');
+  rt.setContainer('u1', 'c1', 'exited');
+  exit('c1');
+  pleg.podStopped!('u1');
+  await clock.advance(20);
+  assert.deepEqual([statusCalls, died], [0, []], 'a kill is still running');
+  pleg.podStopped!('u1'); // failed: no status
+  await clock.advance(5);
+  assert.equal(statusCalls, 1);
+  assert.deepEqual(died, ['c1']);
+
+  rt.setContainer('u1', 'c2', 'exited');
+  exit('c2');
+  await clock.advance(5);
+  assert.deepEqual(died, ['c1', 'c2'], 'later exits are confirmed at once');
+  pleg.stop();
+});
+
+test('a relist does not inspect a pod whose cached status was observed after it started', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let holding = false;
+  const source = {
+    listRaw: async () => {
+      const lists = rt.listRaw();
+      if (holding) await held;
+      return lists;
+    },
+  };
+  const { pleg, cache } = plegWithFakeExits(rt, source, clock);
+  const died: string[] = [];
+  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  rt.setContainer('u1', 'c1', 'running');
+  pleg.start();
+  await clock.advance(0);
+  const reads = countStatusReads(rt);
+
+  pleg.expectPodStop!('u1');
+  rt.setContainer('u1', 'c1', 'exited');
+  holding = true;
+  const relist = pleg.relist(); // lists now, answered after the kill's read
+  await clock.advance(1);
+  const status = await rt.getPodStatus('u1', 'pod-u1', 'default');
+  pleg.podStopped!('u1', { status, observed: clock.now() });
+  release();
+  await relist;
+  assert.equal(reads(), 1, 'only the kill’s own read');
+  assert.equal(cache.get('u1')?.status, status);
+  assert.deepEqual(died, ['c1']);
+  pleg.stop();
+});
