@@ -63,7 +63,7 @@ export interface FootprintPeak {
   working_set_mib: number | null;
   /** The cgroup's own high-water mark of usage (page cache included), where the kernel keeps one. */
   cgroup_usage_peak_mib: number | null;
-  /** From the first pod written (or deleted) to 5 s after the last one was Running (or gone). */
+  /** From the first pod written (or deleted) to 5 s after the last one was Running (or gone and its containers stopped). */
   seconds: number;
   load_avg_1m: number;
   /**
@@ -431,6 +431,28 @@ async function goneFromNode(k: KubeletProcess, prefix: string): Promise<void> {
   );
 }
 
+/**
+ * Waits until the runtime runs no container of namespace `ns`. A pod leaves /pods as soon as it
+ * is removed from the agent's sources; its kill (grace period, StopContainer, StopPodSandbox, the
+ * status read after) goes on after that, and the delete's peak must include it: a window ending
+ * 5 s after /pods emptied ended mid-kill when the kills were slow (issue 30).
+ */
+async function containersStopped(endpoint: string, ns: string): Promise<void> {
+  const { runtime, images } = connectRuntime(endpoint);
+  const running = { state: 'CONTAINER_RUNNING' as const, labelSelector: { 'io.kubernetes.pod.namespace': ns } };
+  try {
+    await waitFor(
+      `${ns} containers stopped`,
+      5 * 60_000,
+      async () => ((await runtime.listContainers(running)).length === 0 ? true : undefined),
+      FOOTPRINT_POLL_MS,
+    );
+  } finally {
+    runtime.close();
+    images.close();
+  }
+}
+
 /** Standalone: idle, then `pods` static pods written at once, measured, and deleted. */
 async function footprint(k: MeasuredKubelet, pods: number, windowS: number, holdS = 0): Promise<Footprint> {
   const cg = cgOf(k);
@@ -459,6 +481,7 @@ async function footprint(k: MeasuredKubelet, pods: number, windowS: number, hold
     async () => {
       for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `fp${i}.json`), { force: true });
       await goneFromNode(k, 'fp');
+      await containersStopped(k.endpoint, 'bench');
     },
     { k, pods },
   );
@@ -525,6 +548,7 @@ async function footprintApiserver(endpoint: string, pods: number, windowS: numbe
         for (let i = 0; i < pods; i++)
           await api.call('DELETE', `/api/v1/namespaces/${ns}/pods/ap${i}`, { gracePeriodSeconds: 0 });
         await goneFromNode(k, 'ap');
+        await containersStopped(endpoint, ns);
       },
       { k, pods },
     );
