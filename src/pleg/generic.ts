@@ -208,14 +208,16 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   }
 
   /**
-   * See PodLifecycleEventGenerator.podStopped. The exits the status shows are settled; the others
-   * wait for the pod's last kill to end, then are confirmed as any cgroup exit.
+   * See PodLifecycleEventGenerator.podStopped. The exits the status shows are settled (a sandbox's
+   * pause container too: its ContainerDied comes with the next relist, as after a pod relist); the
+   * others wait for the pod's last kill to end, then are confirmed as any cgroup exit.
    */
   podStopped(uid: string, stopped?: { status: PodRuntimeStatus; observed: number }): void {
     const s = this.stopping.get(uid);
     if (stopped && !this.stopped) {
       this.applyPodStatus(uid, stopped.status, stopped.observed);
       for (const c of stopped.status.containerStatuses) if (c.state === 'exited') s?.exits.delete(c.id);
+      for (const sb of stopped.status.sandboxStatuses) if (!sb.ready) s?.exits.delete(sb.id);
     }
     if (!s || --s.kills > 0) return;
     this.stopping.delete(uid);

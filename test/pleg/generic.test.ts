@@ -398,24 +398,31 @@ test('the exits of a pod the kubelet stops are settled by the status its kill re
   const died: string[] = [];
   pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
   rt.setContainer('u1', 'c1', 'running');
+  rt.setSandbox('u1', 's1', true);
   pleg.start();
   await clock.advance(0);
   const before = { lists, reads: reads() };
 
   pleg.expectPodStop!('u1');
   rt.setContainer('u1', 'c1', 'exited');
+  rt.setSandbox('u1', 's1', false);
   exit('c1');
+  exit('s1'); // the sandbox's pause container
   await clock.advance(100);
   assert.deepEqual([statusCalls, lists, reads(), died], [0, before.lists, before.reads, []], 'nothing asked yet');
 
   const status = await rt.getPodStatus('u1', 'pod-u1', 'default');
+  status.sandboxStatuses = [
+    { id: 's1', ready: false, attempt: 0, createdAt: 1n, ip: '', additionalIps: [], hostNetwork: true },
+  ];
   pleg.podStopped!('u1', { status, observed: clock.now() });
   assert.deepEqual(died, ['c1']);
   assert.equal(cache.get('u1')?.status, status, 'the kill’s status is cached');
   await clock.advance(100);
   assert.equal(statusCalls, 0);
+  assert.equal(reads(), before.reads + 1, 'the kill’s read only: no pod relist');
   await pleg.relist();
-  assert.deepEqual(died, ['c1'], 'the next relist sends no second ContainerDied');
+  assert.deepEqual(died, ['c1', 's1'], 'the next relist sends the sandbox’s, and c1’s no second time');
   pleg.stop();
 });
 
