@@ -269,7 +269,8 @@ class GenericPLEG implements PodLifecycleEventGenerator {
 
   private async doRelist(): Promise<void> {
     const start = this.clock.now();
-    if (this.lastRelistStart) metrics.plegRelistInterval.observe((start - this.lastRelistStart) / 1000);
+    const previous = this.lastRelistStart;
+    if (previous) metrics.plegRelistInterval.observe((start - previous) / 1000);
     this.lastRelistStart = start;
     let events: RelistEvent[];
     try {
@@ -286,7 +287,12 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       log('pleg').error({ err: errorMessage(err) }, 'GenericPLEG: unable to retrieve pods');
       return;
     }
-    const toInspect = new Set([...events.map((e) => e.podId), ...this.needsReinspection]);
+    const toInspect = new Set(this.needsReinspection);
+    for (const e of events) if (!toInspect.has(e.podId) && !this.cacheShows(e, previous)) toInspect.add(e.podId);
+    for (const e of events) {
+      const cached = toInspect.has(e.podId) ? undefined : this.opts.cache.get(e.podId)?.status;
+      if (cached) this.forgetIfGone(e.podId, cached);
+    }
     this.needsReinspection = new Set();
     await forEachBounded([...toInspect], INSPECT_CONCURRENCY, (uid) => this.inspect(uid, start));
     this.opts.cache.updateTime(start);
@@ -297,6 +303,28 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     // Pods whose inspection failed just now: no events (they come again, see keepPrevious).
     const failed = this.needsReinspection;
     for (const e of events) if (!failed.has(e.podId) && !this.sentByPodRelist(e)) this.deliver(e);
+  }
+
+  /**
+   * The pod's cached status, observed since the previous relist started (a kill's read after it
+   * stopped the pod, a pod relist), already shows this change: inspecting the pod again would
+   * read what the cache holds (issue 30: a deleted pod was read once more per relist).
+   */
+  private cacheShows(e: RelistEvent, previousStart: number): boolean {
+    const cached = this.opts.cache.get(e.podId);
+    if (!cached?.status || cached.error || cached.modified <= previousStart) return false;
+    const c = cached.status.containerStatuses.find((x) => x.id === e.containerId);
+    const sb = cached.status.sandboxStatuses.find((x) => x.id === e.containerId);
+    switch (e.type) {
+      case 'ContainerDied':
+        return c ? c.state === 'exited' : sb ? !sb.ready : false;
+      case 'ContainerStarted':
+        return c ? c.state === 'running' : sb ? sb.ready : false;
+      case 'ContainerRemoved':
+        return !c && !sb;
+      default:
+        return false;
+    }
   }
 
   /** A ContainerDied a pod relist already sent (the differ learns of the exit only now). */

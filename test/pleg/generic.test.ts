@@ -423,6 +423,10 @@ test('the exits of a pod the kubelet stops are settled by the status its kill re
   assert.equal(reads(), before.reads + 1, 'the kill’s read only: no pod relist');
   await pleg.relist();
   assert.deepEqual(died, ['c1', 's1'], 'the next relist sends the sandbox’s, and c1’s no second time');
+  assert.equal(reads(), before.reads + 1, 'and does not read the pod: the cache shows both changes');
+  rt.setContainer('u1', 'c1', undefined);
+  await pleg.relist();
+  assert.equal(reads(), before.reads + 2, 'a removal the cache does not show is read');
   pleg.stop();
 });
 
