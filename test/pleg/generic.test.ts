@@ -372,6 +372,29 @@ function countStatusReads(rt: FakeRuntime): () => number {
   return () => reads;
 }
 
+/** The containers of each ContainerDied the PLEG sends, in order. */
+function diedEvents(pleg: { watch(l: (e: PodLifecycleEvent) => void): unknown }): string[] {
+  const died: string[] = [];
+  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  return died;
+}
+
+/** A raw source over `rt` whose exit confirmations answer `exited`; both kinds of call counted. */
+function countingSource(rt: FakeRuntime, exited: boolean) {
+  const counts = { lists: 0, statusCalls: 0 };
+  const source = {
+    listRaw: () => {
+      counts.lists++;
+      return rt.listRaw();
+    },
+    containerExited: async () => {
+      counts.statusCalls++;
+      return exited;
+    },
+  };
+  return { source, counts };
+}
+
 /**
  * A kill by the kubelet (issue 30: a 100-pod delete on containerd 1.6 polled ContainerStatus ~3
  * times per pod for exits the kill itself waits for, then relisted the pod): the exits of a pod
@@ -381,27 +404,15 @@ function countStatusReads(rt: FakeRuntime): () => number {
 test('the exits of a pod the kubelet stops are settled by the status its kill reads after', async () => {
   const clock = new ManualClock();
   const rt = new FakeRuntime();
-  let statusCalls = 0;
-  let lists = 0;
-  const source = {
-    listRaw: () => {
-      lists++;
-      return rt.listRaw();
-    },
-    containerExited: async () => {
-      statusCalls++;
-      return true;
-    },
-  };
+  const { source, counts } = countingSource(rt, true);
   const { pleg, exit, cache } = plegWithFakeExits(rt, source, clock);
   const reads = countStatusReads(rt);
-  const died: string[] = [];
-  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  const died = diedEvents(pleg);
   rt.setContainer('u1', 'c1', 'running');
   rt.setSandbox('u1', 's1', true);
   pleg.start();
   await clock.advance(0);
-  const before = { lists, reads: reads() };
+  const before = { lists: counts.lists, reads: reads() };
 
   pleg.expectPodStop!('u1');
   rt.setContainer('u1', 'c1', 'exited');
@@ -409,7 +420,11 @@ test('the exits of a pod the kubelet stops are settled by the status its kill re
   exit('c1');
   exit('s1'); // the sandbox's pause container
   await clock.advance(100);
-  assert.deepEqual([statusCalls, lists, reads(), died], [0, before.lists, before.reads, []], 'nothing asked yet');
+  assert.deepEqual(
+    [counts.statusCalls, counts.lists, reads(), died],
+    [0, before.lists, before.reads, []],
+    'nothing asked yet',
+  );
 
   const status = await rt.getPodStatus('u1', 'pod-u1', 'default');
   status.sandboxStatuses = [
@@ -419,7 +434,7 @@ test('the exits of a pod the kubelet stops are settled by the status its kill re
   assert.deepEqual(died, ['c1']);
   assert.equal(cache.get('u1')?.status, status, 'the kill’s status is cached');
   await clock.advance(100);
-  assert.equal(statusCalls, 0);
+  assert.equal(counts.statusCalls, 0);
   assert.equal(reads(), before.reads + 1, 'the kill’s read only: no pod relist');
   await pleg.relist();
   assert.deepEqual(died, ['c1', 's1'], 'the next relist sends the sandbox’s, and c1’s no second time');
@@ -433,17 +448,9 @@ test('the exits of a pod the kubelet stops are settled by the status its kill re
 test('a kill that ends without a status leaves its exits to the usual confirmation', async () => {
   const clock = new ManualClock();
   const rt = new FakeRuntime();
-  let statusCalls = 0;
-  const source = {
-    listRaw: () => rt.listRaw(),
-    containerExited: async () => {
-      statusCalls++;
-      return true;
-    },
-  };
+  const { source, counts } = countingSource(rt, true);
   const { pleg, exit } = plegWithFakeExits(rt, source, clock);
-  const died: string[] = [];
-  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  const died = diedEvents(pleg);
   rt.setContainer('u1', 'c1', 'running');
   rt.setContainer('u1', 'c2', 'running');
   pleg.start();
@@ -456,10 +463,10 @@ test('a kill that ends without a status leaves its exits to the usual confirmati
   exit('c1');
   pleg.podStopped!('u1');
   await clock.advance(20);
-  assert.deepEqual([statusCalls, died], [0, []], 'a kill is still running');
+  assert.deepEqual([counts.statusCalls, died], [0, []], 'a kill is still running');
   pleg.podStopped!('u1'); // failed: no status
   await clock.advance(5);
-  assert.equal(statusCalls, 1);
+  assert.equal(counts.statusCalls, 1);
   assert.deepEqual(died, ['c1']);
 
   rt.setContainer('u1', 'c2', 'exited');
@@ -483,8 +490,7 @@ test('a relist does not inspect a pod whose cached status was observed after it 
     },
   };
   const { pleg, cache } = plegWithFakeExits(rt, source, clock);
-  const died: string[] = [];
-  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  const died = diedEvents(pleg);
   rt.setContainer('u1', 'c1', 'running');
   pleg.start();
   await clock.advance(0);
