@@ -20,6 +20,7 @@ import { removeTestPods } from '../test/support/containerd.js';
 import { containerPids, killContainerProcesses } from '../test/support/container-pids.js';
 import {
   getPods,
+  httpGet,
   makeKubeletDirs,
   startKubelet,
   stopKubelet,
@@ -62,9 +63,14 @@ export interface FootprintPeak {
   working_set_mib: number | null;
   /** The cgroup's own high-water mark of usage (page cache included), where the kernel keeps one. */
   cgroup_usage_peak_mib: number | null;
-  /** From the first pod written (or deleted) to 5 s after the last one was Running (or gone). */
+  /** From the first pod written (or deleted) to 5 s after the last one was Running (or gone and its containers stopped). */
   seconds: number;
   load_avg_1m: number;
+  /**
+   * The agent's CRI calls over the phase per pod, by upstream operation name (its
+   * kubelet_runtime_operations_total before and after); absent when /metrics could not be read.
+   */
+  cri_calls_per_pod?: Record<string, number>;
 }
 
 /**
@@ -303,7 +309,41 @@ async function measure(
  * late): samples every 200 ms, and the kernel's high-water marks (VmHWM, reset through
  * /proc/<pid>/clear_refs; the cgroup's peak usage), which see between the samples.
  */
-async function peakDuring(pid: number, cg: AgentCgroup | null, action: () => Promise<void>): Promise<FootprintPeak> {
+/** The agent's kubelet_runtime_operations_total by operation; undefined if /metrics fails. */
+async function criCalls(k: KubeletProcess): Promise<Map<string, number> | undefined> {
+  try {
+    const r = await httpGet(k.readOnlyPort, '/metrics');
+    if (r.status !== 200) return undefined;
+    const re = /^kubelet_runtime_operations_total\{operation_type="([a-z_]+)"\} (\d+)$/gm;
+    return new Map([...r.body.matchAll(re)].map((m) => [m[1]!, Number(m[2])]));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Calls per pod between two readings of criCalls (operations with none left out). */
+function callsPerPod(
+  before: Map<string, number> | undefined,
+  after: Map<string, number> | undefined,
+  pods: number,
+): Record<string, number> | undefined {
+  if (!before || !after || pods <= 0) return undefined;
+  const out: Record<string, number> = {};
+  for (const [op, n] of [...after].sort()) {
+    const d = n - (before.get(op) ?? 0);
+    if (d > 0) out[op] = round2(d / pods);
+  }
+  return out;
+}
+
+/** The peak over `action` and 5 s after it; with `calls`, the agent's CRI calls per pod too. */
+async function peakDuring(
+  pid: number,
+  cg: AgentCgroup | null,
+  action: () => Promise<void>,
+  calls?: { k: KubeletProcess; pods: number },
+): Promise<FootprintPeak> {
+  const before = calls && (await criCalls(calls.k));
   writeFileSync(`/proc/${pid}/clear_refs`, '5'); // 5: reset the peak RSS (VmHWM) to the current RSS
   cg?.resetPeak();
   const load = loadavg()[0]!;
@@ -313,7 +353,9 @@ async function peakDuring(pid: number, cg: AgentCgroup | null, action: () => Pro
   await sleep(5000);
   const s = run.stop();
   const peak = cg?.peakUsage() ?? null;
+  const perPod = calls && callsPerPod(before, await criCalls(calls.k), calls.pods);
   return {
+    ...(perPod ? { cri_calls_per_pod: perPod } : {}),
     rss_anon_mib: mib(Math.max(...s.map((x) => x.anonKiB))),
     rss_mib: mib(Math.max(...s.map((x) => x.rssKiB))),
     rss_hwm_mib: mib(Math.max(...s.map((x) => x.hwmKiB))),
@@ -389,27 +431,60 @@ async function goneFromNode(k: KubeletProcess, prefix: string): Promise<void> {
   );
 }
 
+/**
+ * Waits until the runtime runs no container of namespace `ns`. A pod leaves /pods as soon as it
+ * is removed from the agent's sources; its kill (grace period, StopContainer, StopPodSandbox, the
+ * status read after) goes on after that, and the delete's peak must include it: a window ending
+ * 5 s after /pods emptied ended mid-kill when the kills were slow (issue 30).
+ */
+async function containersStopped(endpoint: string, ns: string): Promise<void> {
+  const { runtime, images } = connectRuntime(endpoint);
+  const running = { state: 'CONTAINER_RUNNING' as const, labelSelector: { 'io.kubernetes.pod.namespace': ns } };
+  try {
+    await waitFor(
+      `${ns} containers stopped`,
+      5 * 60_000,
+      async () => ((await runtime.listContainers(running)).length === 0 ? true : undefined),
+      FOOTPRINT_POLL_MS,
+    );
+  } finally {
+    runtime.close();
+    images.close();
+  }
+}
+
 /** Standalone: idle, then `pods` static pods written at once, measured, and deleted. */
 async function footprint(k: MeasuredKubelet, pods: number, windowS: number, holdS = 0): Promise<Footprint> {
   const cg = cgOf(k);
   const idle = await measure(k.pid, 0, IDLE_WINDOW_S, { cg });
-  const start_peak = await peakDuring(k.pid, cg, async () => {
-    for (let i = 0; i < pods; i++) writeFileSync(join(k.manifests, `fp${i}.json`), manifest(`fp${i}`));
-    await allRunning(
-      'static pods',
-      pods,
-      async () =>
-        (await getPods(k)).filter((p) => p.metadata?.name?.startsWith('fp') && p.status?.phase === 'Running').length,
-    );
-  });
+  const start_peak = await peakDuring(
+    k.pid,
+    cg,
+    async () => {
+      for (let i = 0; i < pods; i++) writeFileSync(join(k.manifests, `fp${i}.json`), manifest(`fp${i}`));
+      await allRunning(
+        'static pods',
+        pods,
+        async () =>
+          (await getPods(k)).filter((p) => p.metadata?.name?.startsWith('fp') && p.status?.phase === 'Running').length,
+      );
+    },
+    { k, pods },
+  );
   // The peak's last 5 s and 5 more: the window starts 10 s after the last pod is Running, as the
   // scale part's, so the tail of the start (first stats pass at 100 pods) is the peak's, not steady state's.
   const fp = await measure(k.pid, pods, windowS, { cg, settleMs: STEADY_AFTER_PEAK_MS });
   if (holdS > 0) await hold(k.pid, pods, holdS);
-  const delete_peak = await peakDuring(k.pid, cg, async () => {
-    for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `fp${i}.json`), { force: true });
-    await goneFromNode(k, 'fp');
-  });
+  const delete_peak = await peakDuring(
+    k.pid,
+    cg,
+    async () => {
+      for (let i = 0; i < pods; i++) rmSync(join(k.manifests, `fp${i}.json`), { force: true });
+      await goneFromNode(k, 'fp');
+      await containersStopped(k.endpoint, 'bench');
+    },
+    { k, pods },
+  );
   return { ...fp, idle, start_peak, delete_peak, cgroup: cgroupInfo(k) };
 }
 
@@ -439,33 +514,44 @@ async function footprintApiserver(endpoint: string, pods: number, windowS: numbe
   try {
     await waitFor('node registered', 60_000, () => (api.store.get('nodes', undefined, NODE) ? true : undefined), 200);
     const idle = await measure(k.pid, 0, IDLE_WINDOW_S, { cg });
-    const start_peak = await peakDuring(k.pid, cg, async () => {
-      for (let i = 0; i < pods; i++) {
-        const spec = (JSON.parse(manifest(`ap${i}`)) as { spec: Record<string, unknown> }).spec;
-        const r = await api.call('POST', `/api/v1/namespaces/${ns}/pods`, {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: `ap${i}`, namespace: ns },
-          spec: { ...spec, nodeName: NODE },
-        });
-        if (r.status !== 201)
-          throw new Error(`creating pod ap${i}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
-      }
-      await allRunning(
-        'API pods',
-        pods,
-        () =>
-          api.store.list('pods', ns).filter((p) => (p as { status?: { phase?: string } }).status?.phase === 'Running')
-            .length,
-      );
-    });
+    const start_peak = await peakDuring(
+      k.pid,
+      cg,
+      async () => {
+        for (let i = 0; i < pods; i++) {
+          const spec = (JSON.parse(manifest(`ap${i}`)) as { spec: Record<string, unknown> }).spec;
+          const r = await api.call('POST', `/api/v1/namespaces/${ns}/pods`, {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: `ap${i}`, namespace: ns },
+            spec: { ...spec, nodeName: NODE },
+          });
+          if (r.status !== 201)
+            throw new Error(`creating pod ap${i}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+        }
+        await allRunning(
+          'API pods',
+          pods,
+          () =>
+            api.store.list('pods', ns).filter((p) => (p as { status?: { phase?: string } }).status?.phase === 'Running')
+              .length,
+        );
+      },
+      { k, pods },
+    );
     const fp = await measure(k.pid, pods, windowS, { cg, settleMs: STEADY_AFTER_PEAK_MS });
     if (holdS > 0) await hold(k.pid, pods, holdS);
-    const delete_peak = await peakDuring(k.pid, cg, async () => {
-      for (let i = 0; i < pods; i++)
-        await api.call('DELETE', `/api/v1/namespaces/${ns}/pods/ap${i}`, { gracePeriodSeconds: 0 });
-      await goneFromNode(k, 'ap');
-    });
+    const delete_peak = await peakDuring(
+      k.pid,
+      cg,
+      async () => {
+        for (let i = 0; i < pods; i++)
+          await api.call('DELETE', `/api/v1/namespaces/${ns}/pods/ap${i}`, { gracePeriodSeconds: 0 });
+        await goneFromNode(k, 'ap');
+        await containersStopped(endpoint, ns);
+      },
+      { k, pods },
+    );
     return { ...fp, idle, start_peak, delete_peak, cgroup: cgroupInfo(k) };
   } finally {
     await stopMeasuredKubelet(k);

@@ -103,8 +103,14 @@ function printAgent(a: AgentBenchResult | { reason: string }): void {
     const ws = (x: number | null) => (x === null ? 'n/a' : `${x}`);
     const row = (what: string, w: Omit<Footprint, 'idle' | 'start_peak' | 'delete_peak' | 'cgroup'>) =>
       `  ${what}: RssAnon ${w.rss_anon_mib_median} / RSS ${w.rss_mib_median} (max ${w.rss_mib_max}) / working set ${ws(w.working_set_mib_median)} MiB, CPU ${w.cpu_cores_mean} cores (${w.window_s} s, load ${w.load_avg_1m})`;
+    const calls = (p: FootprintPeak) =>
+      p.cri_calls_per_pod
+        ? `; CRI calls per pod: ${Object.entries(p.cri_calls_per_pod)
+            .map(([op, n]) => `${op} ${n}`)
+            .join(', ')}`
+        : '';
     const peak = (what: string, p: FootprintPeak) =>
-      `  peak while ${what}: RssAnon ${p.rss_anon_mib} / RSS ${p.rss_mib} (VmHWM ${p.rss_hwm_mib}) / working set ${ws(p.working_set_mib)} MiB (${p.seconds} s, load ${p.load_avg_1m})`;
+      `  peak while ${what}: RssAnon ${p.rss_anon_mib} / RSS ${p.rss_mib} (VmHWM ${p.rss_hwm_mib}) / working set ${ws(p.working_set_mib)} MiB (${p.seconds} s, load ${p.load_avg_1m})${calls(p)}`;
     const cg = 'reason' in f.cgroup ? `no cgroup: ${f.cgroup.reason}` : `cgroup ${f.cgroup.version}`;
     console.log(`footprint, ${mode} (medians over the window; ${cg}):`);
     console.log(row('idle', f.idle));

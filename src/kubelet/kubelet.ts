@@ -703,24 +703,51 @@ export class Kubelet implements PodSyncer, SyncHandler {
     pod: Pod,
     runtimeStatus: PodRuntimeStatus | undefined,
     { gracePeriodSeconds, statusFn }: TerminationOptions,
-  ): Promise<void> {
+  ): Promise<PodRuntimeStatus | undefined> {
     const { uid, name, namespace } = podNames(pod);
     const status = runtimeStatus ?? (await this.deps.runtime.getPodStatus(uid, name, namespace));
     this.updateStatus(pod, status, false, statusFn);
     this.deps.prober?.stopLivenessAndStartup(uid);
     log('kubelet').info({ pod: podFullName(pod), gracePeriod: gracePeriodSeconds }, 'Killing pod');
-    await this.deps.runtime.killPod(pod, runningPodFromStatus(status), gracePeriodSeconds);
-    void this.deps.pleg.relist();
-    if (ctx.signal.aborted) return;
+    const pleg = this.deps.pleg;
+    // The PLEG leaves the exits of this kill to the status read after it (podStopped).
+    pleg.expectPodStop?.(uid);
+    let stopped: { status: PodRuntimeStatus; observed: number } | undefined;
+    try {
+      await this.deps.runtime.killPod(pod, runningPodFromStatus(status), gracePeriodSeconds);
+      stopped = await this.readStopped(ctx, pod);
+    } finally {
+      pleg.podStopped?.(uid, stopped);
+    }
+    if (!stopped) return undefined; // superseded by a shorter grace period
+    this.updateStatus(pod, stopped.status, true, statusFn);
+    return stopped.status;
+  }
+
+  /**
+   * After a successful kill: the pod's status, checked to show nothing running (upstream's guard
+   * against a runtime that acknowledged the stops without doing them). Without a PLEG that takes
+   * the status (podStopped), the PLEG relists to see the kill, as it did before it could.
+   */
+  private async readStopped(
+    ctx: SyncContext,
+    pod: Pod,
+  ): Promise<{ status: PodRuntimeStatus; observed: number } | undefined> {
+    const { uid, name, namespace } = podNames(pod);
+    if (ctx.signal.aborted || !this.deps.pleg.podStopped) void this.deps.pleg.relist();
+    if (ctx.signal.aborted) return undefined;
     this.waiting.delete(uid);
-    const after = await this.deps.runtime.getPodStatus(uid, name, namespace);
-    const stillRunning = after.containerStatuses.filter((c) => c.state === 'running').map((c) => c.name);
-    if (stillRunning.length > 0)
+    const observed = this.clock.now();
+    const status = await this.deps.runtime.getPodStatus(uid, name, namespace);
+    const stillRunning = status.containerStatuses.filter((c) => c.state === 'running').map((c) => c.name);
+    if (stillRunning.length > 0) {
+      void this.deps.pleg.relist();
       throw new KubeletError(
         'KTS_ERR_CRI_REPLY',
         `detected running containers after a successful KillPod, CRI violation: ${stillRunning.join(', ')}; the pod worker retries the kill`,
       );
-    this.updateStatus(pod, after, true, statusFn);
+    }
+    return { status, observed };
   }
 
   async syncTerminatingRuntimePod(_ctx: SyncContext, running: RunningPod): Promise<void> {

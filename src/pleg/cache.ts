@@ -43,6 +43,10 @@ class PodCache implements PodStatusCache {
     });
   }
 
+  newerThan(uid: string, minTime: number): CachedPodStatus | undefined {
+    return this.ifNewer(uid, minTime);
+  }
+
   set(uid: string, status: CachedPodStatus['status'], error: Error | undefined, observed: number): void {
     this.entries.set(uid, { status, error, modified: observed });
     const forPod = this.waiters.get(uid);

@@ -25,6 +25,13 @@
  * 1.35), whose inspection replaces the patch; the next full relist's ContainerDied for them is
  * dropped. No inspection, node-wide list, or wait for a relist already running sits between the
  * runtime's report and the event (issue 30: docs/perf-log.md).
+ *
+ * Exits the kubelet causes itself are not confirmed: while it kills a pod (expectPodStop) the
+ * pod's cgroup exits wait, and the status its kill reads afterwards (podStopped) is cached and
+ * sends the ContainerDied, as a pod relist would (a stop event meanwhile is written, but the pod
+ * relist after it is left to that read). The runtime has recorded an exit once
+ * StopContainer returns, so polling for it only doubled the kill's own calls (issue 30: a
+ * 100-pod delete). A kill that fails hands its exits back to the confirmation.
  */
 import { metrics } from '../metrics/index.js';
 import type { PodRuntimeStatus, Runtime, RuntimeExitReport } from '../kuberuntime/types.js';
@@ -110,6 +117,8 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private readonly runningContainers = new Map<string, string>();
   /** Containers whose ContainerDied a pod relist sent; the full relist's own one is dropped. */
   private readonly diedSent = new Set<string>();
+  /** Pods the kubelet is stopping (expectPodStop): kills in progress, cgroup exits seen meanwhile. */
+  private readonly stopping = new Map<string, { kills: number; exits: Set<string> }>();
   /** Pod relists in flight; `again`: one more was asked for meanwhile. */
   private readonly podRelists = new Map<string, { again: boolean }>();
   private confirmTimer: { cancel(): void } | undefined;
@@ -213,7 +222,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       entry?.status && (await this.opts.runtime.patchPodStatus(entry.status, report).catch(() => undefined));
     if (patched) this.setStatus(uid, patched, undefined, Math.max(entry!.modified, reportedAt ?? -Infinity));
     if (patched) this.sendDeaths(uid);
-    this.requestPodRelist(uid);
+    if (!this.stopping.has(uid)) this.requestPodRelist(uid); // a kill reads the pod when it ends
   }
 
   /**
@@ -232,7 +241,34 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     return finishedAt;
   }
 
+  /** See PodLifecycleEventGenerator.expectPodStop. */
+  expectPodStop(uid: string): void {
+    const s = this.stopping.get(uid);
+    if (s) s.kills++;
+    else this.stopping.set(uid, { kills: 1, exits: new Set() });
+  }
+
+  /**
+   * See PodLifecycleEventGenerator.podStopped. The exits the status shows are settled (a sandbox's
+   * pause container too: its ContainerDied comes with the next relist, as after a pod relist); the
+   * others wait for the pod's last kill to end, then are confirmed as any cgroup exit.
+   */
+  podStopped(uid: string, stopped?: { status: PodRuntimeStatus; observed: number }): void {
+    const s = this.stopping.get(uid);
+    if (stopped && !this.stopped) {
+      this.applyPodStatus(uid, stopped.status, stopped.observed);
+      for (const c of stopped.status.containerStatuses) if (c.state === 'exited') s?.exits.delete(c.id);
+      for (const sb of stopped.status.sandboxStatuses) if (!sb.ready) s?.exits.delete(sb.id);
+    }
+    if (!s || --s.kills > 0) return;
+    this.stopping.delete(uid);
+    for (const cid of s.exits) if (this.runningContainers.has(cid)) this.onCgroupExit(uid, cid);
+  }
+
   private onCgroupExit(podUid: string, containerId: string): void {
+    // The kubelet is stopping it: its kill reads the pod's status right after (podStopped).
+    const stopping = this.stopping.get(podUid);
+    if (stopping) return void stopping.exits.add(containerId);
     if (!this.opts.source.containerExited) return void this.relist();
     const at = this.clock.now();
     const grace = this.criEvents?.state() === 'active' ? EXIT_CONFIRM_EVENT_GRACE_MS : 0;
@@ -278,7 +314,8 @@ class GenericPLEG implements PodLifecycleEventGenerator {
 
   private async doRelist(): Promise<void> {
     const start = this.clock.now();
-    if (this.lastRelistStart) metrics.plegRelistInterval.observe((start - this.lastRelistStart) / 1000);
+    const previous = this.lastRelistStart;
+    if (previous) metrics.plegRelistInterval.observe((start - previous) / 1000);
     this.lastRelistStart = start;
     let events: RelistEvent[];
     try {
@@ -295,7 +332,12 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       log('pleg').error({ err: errorMessage(err) }, 'GenericPLEG: unable to retrieve pods');
       return;
     }
-    const toInspect = new Set([...events.map((e) => e.podId), ...this.needsReinspection]);
+    const toInspect = new Set(this.needsReinspection);
+    for (const e of events) if (!toInspect.has(e.podId) && !this.cacheShows(e, previous)) toInspect.add(e.podId);
+    for (const e of events) {
+      const cached = toInspect.has(e.podId) ? undefined : this.opts.cache.get(e.podId)?.status;
+      if (cached) this.forgetIfGone(e.podId, cached);
+    }
     this.needsReinspection = new Set();
     await forEachBounded([...toInspect], INSPECT_CONCURRENCY, (uid) => this.inspect(uid, start));
     this.opts.cache.updateTime(start);
@@ -306,6 +348,28 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     // Pods whose inspection failed just now: no events (they come again, see keepPrevious).
     const failed = this.needsReinspection;
     for (const e of events) if (!failed.has(e.podId) && !this.sentByPodRelist(e)) this.deliver(e);
+  }
+
+  /**
+   * The pod's cached status, observed since the previous relist started (a kill's read after it
+   * stopped the pod, a pod relist), already shows this change: inspecting the pod again would
+   * read what the cache holds (issue 30: a deleted pod was read once more per relist).
+   */
+  private cacheShows(e: RelistEvent, previousStart: number): boolean {
+    const cached = this.opts.cache.get(e.podId);
+    if (!cached?.status || cached.error || cached.modified <= previousStart) return false;
+    const c = cached.status.containerStatuses.find((x) => x.id === e.containerId);
+    const sb = cached.status.sandboxStatuses.find((x) => x.id === e.containerId);
+    switch (e.type) {
+      case 'ContainerDied':
+        return c ? c.state === 'exited' : sb ? !sb.ready : false;
+      case 'ContainerStarted':
+        return c ? c.state === 'running' : sb ? sb.ready : false;
+      case 'ContainerRemoved':
+        return !c && !sb;
+      default:
+        return false;
+    }
   }
 
   /** A ContainerDied a pod relist already sent (the differ learns of the exit only now). */
@@ -345,6 +409,11 @@ class GenericPLEG implements PodLifecycleEventGenerator {
       log('pleg').debug({ pod: klogRef(info), err: errorMessage(err) }, 'PLEG: pod relist failed; relisting the node');
       return void this.relist();
     }
+    this.applyPodStatus(uid, status, observed);
+  }
+
+  /** A pod's status read by a pod relist (or the kubelet after a kill): cached, exits sent. */
+  private applyPodStatus(uid: string, status: PodRuntimeStatus, observed: number): void {
     this.setStatus(uid, status, undefined, observed);
     this.sendDeaths(uid);
   }
@@ -374,10 +443,14 @@ class GenericPLEG implements PodLifecycleEventGenerator {
   private async inspect(uid: string, observed: number): Promise<void> {
     const info = this.podInfo.get(uid);
     if (!info) return;
+    // Observed after this relist started (a pod relist, the kubelet's read after a kill): what
+    // the runtime would answer now could not replace it (setStatus), so it is not asked.
+    const cached = this.opts.cache.get(uid);
+    if (cached?.status && !cached.error && cached.modified > observed) return this.forgetIfGone(uid, cached.status);
     try {
       const status = await this.opts.runtime.getPodStatus(uid, info.name, info.namespace);
       this.setStatus(uid, status, undefined, observed);
-      if (status.containerStatuses.length === 0 && status.sandboxStatuses.length === 0) this.podInfo.delete(uid);
+      this.forgetIfGone(uid, status);
     } catch (err) {
       this.needsReinspection.add(uid);
       this.setStatus(uid, undefined, err as Error, observed);
@@ -386,6 +459,11 @@ class GenericPLEG implements PodLifecycleEventGenerator {
         'PLEG: pod status inspection failed; will retry next relist',
       );
     }
+  }
+
+  /** A pod with nothing left in the runtime needs no name for later inspections. */
+  private forgetIfGone(uid: string, status: PodRuntimeStatus): void {
+    if (status.containerStatuses.length === 0 && status.sandboxStatuses.length === 0) this.podInfo.delete(uid);
   }
 
   private deliver(e: RelistEvent): void {

@@ -25,6 +25,18 @@ export interface PodLifecycleEventGenerator {
   relist(): Promise<void>;
   /** How CRI container events are used; undefined when the PLEG was not given a subscription. */
   criEventsState?(): CriEventsState | undefined;
+  /**
+   * The kubelet is about to stop this pod's containers itself (a kill): their exits need no
+   * confirmation calls, since the runtime has recorded an exit by the time StopContainer returns.
+   * Every call is ended by one podStopped.
+   */
+  expectPodStop?(uid: string): void;
+  /**
+   * The kill ended. With the pod's status read after it (upstream UpdateCache): the status is
+   * cached as a pod relist's, and ContainerDied sent for its containers that were running.
+   * Without one (the kill failed or was superseded), the exits seen meanwhile are confirmed as usual.
+   */
+  podStopped?(uid: string, stopped?: { status: PodRuntimeStatus; observed: number }): void;
 }
 
 /** 'unsupported': the runtime answered Unimplemented (containerd 1.6); 'retrying': stream failed, resubscribing. */
@@ -42,6 +54,8 @@ export interface PodStatusCache {
   get(uid: string): CachedPodStatus | undefined;
   /** Resolves with a status observed after `minTime` (ms), waiting for the next relist if needed. */
   getNewerThan(uid: string, minTime: number, signal?: AbortSignal): Promise<CachedPodStatus>;
+  /** What getNewerThan would resolve with at once; undefined when it would wait for a relist. */
+  newerThan(uid: string, minTime: number): CachedPodStatus | undefined;
   set(uid: string, status: PodRuntimeStatus | undefined, error: Error | undefined, observed: number): void;
   delete(uid: string): void;
   /** Every entry is at least as new as `time`: a relist saw no change for them. */

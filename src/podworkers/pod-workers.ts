@@ -14,7 +14,7 @@
  */
 import type { Pod } from '../api/types.js';
 import type { PodStatusCache } from '../pleg/types.js';
-import type { RunningPod } from '../kuberuntime/types.js';
+import type { PodRuntimeStatus, RunningPod } from '../kuberuntime/types.js';
 import { buildPodFullName, isStaticPod, podTerminationGracePeriodSeconds } from '../api/pod.js';
 import { metrics } from '../metrics/index.js';
 import { errorMessage, KubeletError } from '../errors.js';
@@ -36,6 +36,7 @@ import type {
   PodSyncer,
   PodWorkerState,
   PodWorkers,
+  SyncPodResult,
   UpdatePodOptions,
   UpdateType,
 } from './types.js';
@@ -73,6 +74,8 @@ interface Worker {
   undesired: boolean;
   /** When the last sync ended: the next one needs a runtime status observed after it. */
   lastSyncTime: number;
+  /** The status the kill read after stopping everything, for the cleanup that follows. */
+  stoppedStatus: PodRuntimeStatus | undefined;
   retryTimer: { cancel(): void } | undefined;
 }
 
@@ -243,6 +246,7 @@ class PodWorkersImpl implements PodWorkers {
       observedRuntime: false,
       undesired: false,
       lastSyncTime: 0,
+      stoppedStatus: undefined,
       retryTimer: undefined,
     };
     this.workers.set(uid, w);
@@ -385,35 +389,46 @@ class PodWorkersImpl implements PodWorkers {
             cause: cached.error,
           });
         w.started = true;
-        const result = await syncer.syncPod(ctx, updateType, w.pod!, cached.status);
-        // The next sync acts only on a status observed after this one ended (upstream): a relist
-        // that started during this sync may predate the containers it created.
-        w.lastSyncTime = this.clock.now();
+        let result: SyncPodResult;
+        try {
+          result = await syncer.syncPod(ctx, updateType, w.pod!, cached.status);
+        } finally {
+          // The next sync (or kill) acts only on a status observed after this one ended, failed or
+          // cancelled included (upstream): a relist during it may predate the containers it created.
+          w.lastSyncTime = this.clock.now();
+        }
         if (result.postSync) this.onceClockPasses(w.lastSyncTime, result.postSync);
         if (!result.isTerminal && w.state === 'syncing')
           this.queue.enqueue(w.uid, result.requeueAfterMs ?? this.jitter(this.opts.resyncIntervalMs));
         return { state: 'syncing', isTerminal: result.isTerminal };
       }
       case 'terminating': {
-        // No wait for the next relist (upstream waits): the syncer reads a fresh status itself,
-        // so the kill starts at once and misses no container.
-        if (w.pod)
-          await syncer.syncTerminatingPod(ctx, w.pod, undefined, {
+        // A status observed after the last sync ended lists every container the kill must stop
+        // (upstream acts on it, waiting for the next relist when there is none). No wait here:
+        // without one, the syncer reads a fresh status itself, so the kill starts at once.
+        if (w.pod) {
+          const cached = this.opts.cache.newerThan(w.uid, w.lastSyncTime);
+          const known = cached?.error ? undefined : cached?.status;
+          const stopped = await syncer.syncTerminatingPod(ctx, w.pod, known, {
             gracePeriodSeconds: w.gracePeriod ?? effectiveDefault(w.pod),
             statusFn: this.statusFn(w),
           });
-        else if (w.runningPod) await syncer.syncTerminatingRuntimePod(ctx, w.runningPod);
+          w.stoppedStatus = stopped ?? undefined;
+        } else if (w.runningPod) await syncer.syncTerminatingRuntimePod(ctx, w.runningPod);
         w.lastSyncTime = this.clock.now();
         return { state: 'terminating' };
       }
       case 'terminated': {
-        // Only a status observed after the kill ended; otherwise none, and the syncer reads one.
+        // Only a status observed after the kill: a newer cached one, else the one the kill read
+        // after stopping everything (once: a retry reads afresh), else none and the syncer reads one.
         const cached = this.opts.cache.get(w.uid);
+        const stopped = w.stoppedStatus;
+        w.stoppedStatus = undefined;
         if (w.pod)
           await syncer.syncTerminatedPod(
             ctx,
             w.pod,
-            cached && cached.modified > w.lastSyncTime ? cached.status : undefined,
+            cached && cached.modified > w.lastSyncTime ? cached.status : stopped,
           );
         return { state: 'terminated' };
       }

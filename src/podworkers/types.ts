@@ -71,13 +71,16 @@ export interface PodSyncer {
   /**
    * Stop every container with `gracePeriodSeconds`. May be superseded by a call with a shorter
    * grace period while it runs (its context is then aborted and it is no longer awaited).
+   * Resolves with the runtime status it read after the kill, when it read one: the cleanup that
+   * follows needs one observed after the kill, and this is one (upstream's TODO in
+   * SyncTerminatingPod: keep the terminal status rather than read it again).
    */
   syncTerminatingPod(
     ctx: SyncContext,
     pod: Pod,
     status: PodRuntimeStatus | undefined,
     termination: TerminationOptions,
-  ): Promise<void>;
+  ): Promise<PodRuntimeStatus | void>;
   syncTerminatingRuntimePod(ctx: SyncContext, running: RunningPod): Promise<void>;
   /** `status` is a runtime status observed after the kill, or undefined when none is cached yet. */
   syncTerminatedPod(ctx: SyncContext, pod: Pod, status: PodRuntimeStatus | undefined): Promise<void>;

@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod } from '../../src/api/types.js';
-import type { RunningPod } from '../../src/kuberuntime/types.js';
+import type { PodRuntimeStatus, RunningPod } from '../../src/kuberuntime/types.js';
 import { byCreationTime, Kubelet } from '../../src/kubelet/kubelet.js';
 import { killPodNow } from '../../src/podworkers/index.js';
 import { computeNodeInfo } from '../../src/node/node-info.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
+import type { PodStatusCache } from '../../src/pleg/types.js';
 import { createStatusManager } from '../../src/status/index.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 import { FakePLEG } from './fake-pleg.js';
@@ -44,11 +45,12 @@ function setup(
     runtime?: StoppingRuntime;
     recorder?: EventRecorder;
     devices?: DeviceAdmission;
+    pleg?: (runtime: StoppingRuntime, cache: PodStatusCache) => FakePLEG;
   } = {},
 ) {
   const runtime = opts.runtime ?? new StoppingRuntime();
   const cache = createPodStatusCache();
-  const pleg = new FakePLEG(runtime, cache);
+  const pleg = opts.pleg?.(runtime, cache) ?? new FakePLEG(runtime, cache);
   const statusManager = createStatusManager();
   const maxPods = opts.maxPods ?? 110;
   const kubelet = new Kubelet({
@@ -74,6 +76,7 @@ function setup(
   return {
     runtime,
     kubelet,
+    pleg,
     updates,
     statusManager,
     stop: async () => {
@@ -94,6 +97,54 @@ test('ADD syncs the pod, REMOVE kills it with its grace period', async () => {
   updates.push({ op: 'REMOVE', pods: [pod('a')], source: 'file' });
   await until('killed', () => runtime.killed.some((k) => k.uid === 'a'));
   assert.equal(runtime.killed.find((k) => k.uid === 'a')?.grace, 2);
+  await stop();
+});
+
+/** A FakePLEG that takes a kill's status as the GenericPLEG does (expectPodStop / podStopped), recording it. */
+class StopAwarePLEG extends FakePLEG {
+  readonly stops: string[] = [];
+  expectPodStop(uid: string): void {
+    this.stops.push(`expect ${uid}`);
+  }
+  podStopped(uid: string, stopped?: { status: PodRuntimeStatus }): void {
+    const states = stopped?.status.containerStatuses.map((c) => `${c.id}=${c.state}`).join(',');
+    this.stops.push(`stopped ${uid} ${states ?? 'without a status'}`);
+  }
+}
+
+/**
+ * The runtime reads of one pod's termination (issue 30: each read is two CRI lists and a status
+ * call per container and sandbox, and a 100-pod delete made ~5 per pod): what to stop comes from
+ * the PLEG's cache (a relist ran since the last sync), and one read after the kill (nothing runs;
+ * the final status), which the PLEG caches and the cleanup reuses. Before: one read before the
+ * kill, one more for the cleanup, and a relist that read the pod again.
+ */
+test('a deletion reads the pod status once, after the kill', async () => {
+  const { runtime, pleg, updates, statusManager, kubelet, stop } = setup({
+    pleg: (rt, cache) => new StopAwarePLEG(rt, cache),
+  });
+  updates.push({ op: 'ADD', pods: [pod('t')], source: 'file' });
+  await until('synced', () => runtime.synced.includes('t'));
+  runtime.setContainer('t', 'c1', 'running', 'a');
+  await until('Running', () => statusManager.getPodStatus('t')?.phase === 'Running');
+  await new Promise((r) => setTimeout(r, 60)); // relists after the last sync
+  pleg.stop(); // from here on, only the kubelet reads the runtime
+  await new Promise((r) => setTimeout(r, 30)); // a relist in flight ends
+  let reads = 0;
+  const read = runtime.getPodStatus.bind(runtime);
+  runtime.getPodStatus = (...args) => {
+    reads++;
+    return read(...args);
+  };
+  const deleting = pod('t');
+  deleting.metadata!.deletionTimestamp = new Date();
+  deleting.metadata!.deletionGracePeriodSeconds = 0;
+  updates.push({ op: 'DELETE', pods: [deleting], source: 'file' });
+  await until('terminated', () => kubelet.podWorkers.isPodKnownTerminated('t'));
+  await kubelet.podWorkers.idle();
+  assert.equal(reads, 1);
+  assert.deepEqual((pleg as StopAwarePLEG).stops, ['expect t', 'stopped t c1=exited']);
+  assert.equal(statusManager.getPodStatus('t')?.containerStatuses?.[0]?.state?.terminated?.exitCode, 0);
   await stop();
 });
 

@@ -567,3 +567,166 @@ test('the ContainerStatus that confirms a cgroup exit is written into the cache'
   assert.deepEqual(atDeath, [`c1 after 0 @${before}: c1:exited,c2:running`]);
   pleg.stop();
 });
+
+/** FakeRuntime's getPodStatus, counted. */
+function countStatusReads(rt: FakeRuntime): () => number {
+  let reads = 0;
+  const read = rt.getPodStatus.bind(rt);
+  rt.getPodStatus = (...args) => {
+    reads++;
+    return read(...args);
+  };
+  return () => reads;
+}
+
+/** The containers of each ContainerDied the PLEG sends, in order. */
+function diedEvents(pleg: { watch(l: (e: PodLifecycleEvent) => void): unknown }): string[] {
+  const died: string[] = [];
+  pleg.watch((e) => e.type === 'ContainerDied' && died.push(e.data));
+  return died;
+}
+
+/** A raw source over `rt` whose exit confirmations answer `exited`; both kinds of call counted. */
+function countingSource(rt: FakeRuntime, exited: boolean) {
+  const counts = { lists: 0, statusCalls: 0 };
+  const source = {
+    listRaw: () => {
+      counts.lists++;
+      return rt.listRaw();
+    },
+    containerExited: async () => {
+      counts.statusCalls++;
+      return exited;
+    },
+  };
+  return { source, counts };
+}
+
+/**
+ * A kill by the kubelet (issue 30: a 100-pod delete on containerd 1.6 polled ContainerStatus ~3
+ * times per pod for exits the kill itself waits for, then relisted the pod): the exits of a pod
+ * being stopped wait for the kill's own status read, which the PLEG caches and sends
+ * ContainerDied from. No status call, no pod relist, no node list, one ContainerDied.
+ */
+test('the exits of a pod the kubelet stops are settled by the status its kill reads after', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  const { source, counts } = countingSource(rt, true);
+  const { pleg, exit, cache } = plegWithFakeExits(rt, source, clock);
+  const reads = countStatusReads(rt);
+  const died = diedEvents(pleg);
+  rt.setContainer('u1', 'c1', 'running');
+  rt.setSandbox('u1', 's1', true);
+  pleg.start();
+  await clock.advance(0);
+  const before = { lists: counts.lists, reads: reads() };
+
+  pleg.expectPodStop!('u1');
+  rt.setContainer('u1', 'c1', 'exited');
+  rt.setSandbox('u1', 's1', false);
+  exit('c1');
+  exit('s1'); // the sandbox's pause container
+  await clock.advance(100);
+  assert.deepEqual(
+    [counts.statusCalls, counts.lists, reads(), died],
+    [0, before.lists, before.reads, []],
+    'nothing asked yet',
+  );
+
+  const status = await rt.getPodStatus('u1', 'pod-u1', 'default');
+  status.sandboxStatuses = [
+    { id: 's1', ready: false, attempt: 0, createdAt: 1n, ip: '', additionalIps: [], hostNetwork: true },
+  ];
+  pleg.podStopped!('u1', { status, observed: clock.now() });
+  assert.deepEqual(died, ['c1']);
+  assert.equal(cache.get('u1')?.status, status, 'the kill’s status is cached');
+  await clock.advance(100);
+  assert.equal(counts.statusCalls, 0);
+  assert.equal(reads(), before.reads + 1, 'the kill’s read only: no pod relist');
+  await pleg.relist();
+  assert.deepEqual(died, ['c1', 's1'], 'the next relist sends the sandbox’s, and c1’s no second time');
+  assert.equal(reads(), before.reads + 1, 'and does not read the pod: the cache shows both changes');
+  rt.setContainer('u1', 'c1', undefined);
+  await pleg.relist();
+  assert.equal(reads(), before.reads + 2, 'a removal the cache does not show is read');
+  pleg.stop();
+});
+
+test('a kill that ends without a status leaves its exits to the usual confirmation', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  const { source, counts } = countingSource(rt, true);
+  const { pleg, exit } = plegWithFakeExits(rt, source, clock);
+  const died = diedEvents(pleg);
+  rt.setContainer('u1', 'c1', 'running');
+  rt.setContainer('u1', 'c2', 'running');
+  pleg.start();
+  await clock.advance(0);
+
+  // Two kills overlap (a shorter grace period superseded the first): the last one ends it.
+  pleg.expectPodStop!('u1');
+  pleg.expectPodStop!('u1');
+  rt.setContainer('u1', 'c1', 'exited');
+  exit('c1');
+  pleg.podStopped!('u1');
+  await clock.advance(20);
+  assert.deepEqual([counts.statusCalls, died], [0, []], 'a kill is still running');
+  pleg.podStopped!('u1'); // failed: no status
+  await clock.advance(5);
+  assert.equal(counts.statusCalls, 1);
+  assert.deepEqual(died, ['c1']);
+
+  rt.setContainer('u1', 'c2', 'exited');
+  exit('c2');
+  await clock.advance(5);
+  assert.deepEqual(died, ['c1', 'c2'], 'later exits are confirmed at once');
+  pleg.stop();
+});
+
+test('a relist does not inspect a pod whose cached status was observed after it started', async () => {
+  const clock = new ManualClock();
+  const rt = new FakeRuntime();
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let holding = false;
+  const source = {
+    listRaw: async () => {
+      const lists = rt.listRaw();
+      if (holding) await held;
+      return lists;
+    },
+  };
+  const { pleg, cache } = plegWithFakeExits(rt, source, clock);
+  const died = diedEvents(pleg);
+  rt.setContainer('u1', 'c1', 'running');
+  pleg.start();
+  await clock.advance(0);
+  const reads = countStatusReads(rt);
+
+  pleg.expectPodStop!('u1');
+  rt.setContainer('u1', 'c1', 'exited');
+  holding = true;
+  const relist = pleg.relist(); // lists now, answered after the kill's read
+  await clock.advance(1);
+  const status = await rt.getPodStatus('u1', 'pod-u1', 'default');
+  pleg.podStopped!('u1', { status, observed: clock.now() });
+  release();
+  await relist;
+  assert.equal(reads(), 1, 'only the kill’s own read');
+  assert.equal(cache.get('u1')?.status, status);
+  assert.deepEqual(died, ['c1']);
+  pleg.stop();
+});
+
+/** A stop event while the kubelet kills the pod is written; the pod's read is left to the kill. */
+test('a stop event during a kill is written without the pod relist after it', async () => {
+  const { clock, rt, pleg, send, inspected, died } = await plegWithEvents();
+  pleg.expectPodStop!('u1');
+  await clock.advance(5);
+  rt.setContainer('u1', 'c1', 'exited');
+  send(stopEvent(clock.now(), 'c1', ['c2']));
+  await clock.advance(0);
+  assert.deepEqual(died, ['c1']);
+  assert.deepEqual(inspected, []);
+  pleg.stop();
+});

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { PodRuntimeStatus } from '../../src/kuberuntime/types.js';
 import { EDGES, HANDLERS, createPodWorkers, effectiveGracePeriod, isAllowedEdge } from '../../src/podworkers/index.js';
 import { createPodStatusCache } from '../../src/pleg/index.js';
-import { RecordingSyncer, gate, orphan, pod, settle, setup, tick } from './recording-syncer.js';
+import { RecordingSyncer, gate, orphan, pod, settle, setup, stoppedStatus, tick } from './recording-syncer.js';
 
 // ---- the table itself ---------------------------------------------------------------------------
 
@@ -205,6 +205,50 @@ test('terminated: the cleanup never gets a status observed before the kill ended
   await settle(workers);
   done();
   assert.deepEqual(syncer.terminatedStatuses, [undefined]);
+});
+
+/**
+ * The kill's own read after stopping everything is observed after the kill: the cleanup takes it
+ * instead of reading the runtime again (issue 30).
+ */
+test('terminated: the cleanup gets the status the kill read after stopping', async () => {
+  const { syncer, workers, done } = setup();
+  const stopped = { ...stoppedStatus('s'), name: 'stopped' };
+  syncer.stoppedStatus = stopped;
+  workers.updatePod({ updateType: 'create', pod: pod('s', 2) });
+  await settle(workers);
+  workers.updatePod({ updateType: 'kill', pod: pod('s', 2) });
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.of('s'), ['sync:create:s', 'terminating:s:2', 'terminated:s']);
+  assert.deepEqual(syncer.terminatedStatuses, [stopped]);
+});
+
+/**
+ * upstream's kill acts on a cached status observed after the last sync; without one it waits for
+ * the next relist, where ours has the syncer read one at once (undefined). A failed or cancelled
+ * sync counts as a sync: it may have created containers a status observed before its end misses.
+ */
+test('terminating: the kill gets the cached status only when observed after the last sync ended', async () => {
+  const { syncer, workers, cache, done } = setup({ fresh: false });
+  const known = { ...stoppedStatus('k'), name: 'known' };
+  cache.set('k', known, undefined, Date.now());
+  syncer.failSyncs = 1;
+  workers.updatePod({ updateType: 'create', pod: pod('k', 2) });
+  await settle(workers);
+  workers.updatePod({ updateType: 'kill', pod: pod('k', 2) });
+  await settle(workers);
+  assert.deepEqual(syncer.terminatingStatuses, [undefined], 'the cache predates the failed sync');
+
+  cache.updateTime(Date.now());
+  workers.updatePod({ updateType: 'create', pod: pod('j', 2) });
+  await settle(workers);
+  await tick(2);
+  cache.set('j', known, undefined, Date.now());
+  workers.updatePod({ updateType: 'kill', pod: pod('j', 2) });
+  await settle(workers);
+  done();
+  assert.deepEqual(syncer.terminatingStatuses, [undefined, known]);
 });
 
 test('syncing → terminating on deletion: deletionGracePeriodSeconds wins over the spec', async () => {

@@ -99,6 +99,9 @@ export class RecordingSyncer implements PodSyncer {
   statusSeen: ApiPodStatus[] = [];
   syncStatuses: (PodRuntimeStatus | undefined)[] = [];
   terminatedStatuses: (PodRuntimeStatus | undefined)[] = [];
+  terminatingStatuses: (PodRuntimeStatus | undefined)[] = [];
+  /** What syncTerminatingPod resolves with (the status a kill reads after stopping everything). */
+  stoppedStatus: PodRuntimeStatus | undefined;
   postSync: (() => void) | undefined;
 
   private record(uid: string, call: string): void {
@@ -126,10 +129,11 @@ export class RecordingSyncer implements PodSyncer {
   async syncTerminatingPod(
     ctx: SyncContext,
     p: Pod,
-    _s: PodRuntimeStatus | undefined,
+    s: PodRuntimeStatus | undefined,
     { gracePeriodSeconds: grace, statusFn }: TerminationOptions,
   ) {
     this.record(p.metadata!.uid!, `terminating:${p.metadata!.uid}:${grace}`);
+    this.terminatingStatuses.push(s);
     this.killSignals.push(ctx.signal);
     if (statusFn) {
       const st: ApiPodStatus = { phase: 'Running' };
@@ -142,6 +146,7 @@ export class RecordingSyncer implements PodSyncer {
       this.failKills--;
       throw new Error('kill failed');
     }
+    return this.stoppedStatus;
   }
 
   async syncTerminatingRuntimePod(_ctx: SyncContext, r: RunningPod) {
