@@ -220,8 +220,7 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     const entry = this.opts.cache.get(uid);
     const patched =
       entry?.status && (await this.opts.runtime.patchPodStatus(entry.status, report).catch(() => undefined));
-    if (patched) this.setStatus(uid, patched, undefined, Math.max(entry!.modified, reportedAt ?? -Infinity));
-    if (patched) this.sendDeaths(uid);
+    if (patched) this.applyPodStatus(uid, patched, Math.max(entry!.modified, reportedAt ?? -Infinity));
     if (!this.stopping.has(uid)) this.requestPodRelist(uid); // a kill reads the pod when it ends
   }
 
@@ -412,22 +411,18 @@ class GenericPLEG implements PodLifecycleEventGenerator {
     this.applyPodStatus(uid, status, observed);
   }
 
-  /** A pod's status read by a pod relist (or the kubelet after a kill): cached, exits sent. */
+  /**
+   * A pod's status from a pod relist, the kubelet's read after a kill or the runtime's exit report
+   * (patched): cached, then ContainerDied for the containers that were running and the cache now
+   * holds exited.
+   */
   private applyPodStatus(uid: string, status: PodRuntimeStatus, observed: number): void {
     this.setStatus(uid, status, undefined, observed);
-    this.sendDeaths(uid);
-  }
-
-  /** ContainerDied for the pod's containers that were running and the cache now holds exited. */
-  private sendDeaths(uid: string): number {
-    let sent = 0;
     for (const c of this.opts.cache.get(uid)?.status?.containerStatuses ?? []) {
       if (c.state !== 'exited' || this.runningContainers.get(c.id) !== uid) continue;
       this.diedSent.add(c.id);
       this.deliver({ podId: uid, containerId: c.id, type: 'ContainerDied' });
-      sent++;
     }
-    return sent;
   }
 
   /**
