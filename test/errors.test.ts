@@ -184,6 +184,7 @@ const PLAIN_ERRORS_ALLOWED: Record<string, { count: number; why: string }> = {
   'cri/channel.ts': { count: 1, why: 'a CRI method name not in api.proto' },
   'cri/proto.ts': { count: 1, why: "the package's own api.proto incomplete" },
   'util/package-file.ts': { count: 1, why: "a file of the package's own source (a .proto) missing" },
+  'util/source-map-lookup.ts': { count: 1, why: "a .map of the package's own build that is not a source map (caught)" },
   'volume/csi/proto.ts': { count: 1, why: "the package's own csi.proto incomplete" },
   'pluginmanager/proto.ts': { count: 1, why: "the package's own plugin registration api.proto incomplete" },
   'devicemanager/proto.ts': { count: 1, why: "the package's own deviceplugin-v1beta1.proto incomplete" },

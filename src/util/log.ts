@@ -10,11 +10,11 @@
  * one they write to.
  */
 import { readFileSync } from 'node:fs';
-import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { format } from 'node:util';
 import { pino, destination, type Level, type Logger } from 'pino';
 import { formatJson, formatText, type LogRecord, type Severity } from './log-format.js';
+import { findOriginal, sourceMapText, type SourceMapText } from './source-map-lookup.js';
 
 export type { Logger };
 export type LogFormat = 'json' | 'text';
@@ -40,23 +40,24 @@ export function levelForVerbosity(verbosity: number): Level {
 // runs. Cheap enough to keep the real call site instead of a fixed name per logger. Positions are mapped to the .ts line through dist's source maps,
 // read once per file; the result is cached per JS position.
 //
-// The parsed maps are large (kubelet.js's alone held 435 KiB of heap, all of them 2.2 MiB at 100
-// pods: issue 18's heap snapshot) and only needed until every call site that logs has been seen,
-// which happens at start-up and in the first pod syncs. So they are dropped once no new call site
-// has come for SOURCE_MAP_IDLE_MS; a call site first seen later reads its file's map again (a few
-// ms, once).
+// A map is kept as its text and looked up on demand (./source-map-lookup.ts): node:module's
+// parsed SourceMap held 435 KiB of heap for kubelet.js alone, 2.2 MiB for all at 100 pods (issue
+// 18's heap snapshot), and was parsed again in a pod delete's memory peak (issue 30). The texts
+// are only needed until every call site that logs has been seen, so they are dropped once no new
+// call site has come for SOURCE_MAP_IDLE_MS; a call site first seen later reads its file's map
+// again (well under a millisecond, once).
 
 export const SOURCE_MAP_IDLE_MS = 10_000;
 const THIS_FILE = fileURLToPath(import.meta.url);
-const sourceMaps = new Map<string, SourceMap | null>();
+const sourceMaps = new Map<string, SourceMapText | null>();
 const callers = new Map<string, string>();
 let dropMaps: NodeJS.Timeout | undefined;
 
-function sourceMapOf(file: string): SourceMap | null {
+function sourceMapOf(file: string): SourceMapText | null {
   let sm = sourceMaps.get(file);
   if (sm === undefined) {
     try {
-      sm = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')));
+      sm = sourceMapText(JSON.parse(readFileSync(`${file}.map`, 'utf8')));
     } catch {
       sm = null; // no map (a build without them): the .js position is reported
     }
@@ -86,10 +87,9 @@ function shortPath(path: string): string {
 }
 
 function resolveCaller(file: string, line: number, col: number): string {
-  const entry = sourceMapOf(file)?.findEntry(line - 1, col - 1) as
-    { originalSource?: string; originalLine?: number } | undefined;
-  if (entry?.originalSource !== undefined && entry.originalLine !== undefined)
-    return `${shortPath(entry.originalSource)}:${entry.originalLine + 1}`;
+  const map = sourceMapOf(file);
+  const original = map ? findOriginal(map, line - 1, col - 1) : undefined;
+  if (original) return `${shortPath(original.source)}:${original.line + 1}`;
   return `${shortPath(file)}:${line}`;
 }
 

@@ -38,6 +38,27 @@ export function parseMountInfo(text: string): MountInfo[] {
   return out;
 }
 
+/** The inverse of unescapeMount for the characters the kernel escapes (show_mountinfo's " \t\n\\"). */
+function escapeMount(s: string): string {
+  return s.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
+/**
+ * The mount points strictly below `prefix` (which ends in "/"), deepest first, each once. Most
+ * asks find none (a pod's subPath or volume directory on a node of many mounts): a text that does
+ * not hold the escaped prefix at all is not parsed, and only lines that hold it are (issue 30: a
+ * 100-pod delete read and parsed the whole table several times a pod).
+ */
+export function mountPointsUnder(text: string, prefix: string): string[] {
+  const escaped = escapeMount(prefix);
+  if (!text.includes(escaped)) return [];
+  const lines = text.split('\n').filter((l) => l.includes(escaped));
+  const points = parseMountInfo(lines.join('\n'))
+    .map((m) => m.mountPoint)
+    .filter((p) => p.startsWith(prefix));
+  return [...new Set(points)].sort((a, b) => b.length - a.length);
+}
+
 /** This process's mounts, read synchronously; none when the file cannot be read. */
 export function readMountInfoSync(path = MOUNTINFO): MountInfo[] {
   try {

@@ -14,7 +14,7 @@ import { dirname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
-import { MOUNTINFO, parseMountInfo, type MountInfo } from '../util/mountinfo.js';
+import { MOUNTINFO, mountPointsUnder, parseMountInfo, type MountInfo } from '../util/mountinfo.js';
 
 export { parseMountInfo, type MountInfo };
 
@@ -54,9 +54,7 @@ export async function mountAt(path: string): Promise<MountInfo | undefined> {
 
 /** Mount points strictly below dir, deepest first. */
 export async function mountsUnder(dir: string): Promise<string[]> {
-  const prefix = resolve(dir) + '/';
-  const points = (await readMounts()).map((m) => m.mountPoint).filter((p) => p.startsWith(prefix));
-  return [...new Set(points)].sort((a, b) => b.length - a.length);
+  return mountPointsUnder(await readFile(MOUNTINFO, 'utf8').catch(() => ''), resolve(dir) + '/');
 }
 
 /**

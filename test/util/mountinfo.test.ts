@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { detachString, parseMountInfo, readMountInfoSync } from '../../src/util/mountinfo.js';
+import { detachString, mountPointsUnder, parseMountInfo, readMountInfoSync } from '../../src/util/mountinfo.js';
 import { parseCgroupMounts } from '../../src/cm/cgroupfs.js';
 import { testTempDir } from '../support/temp-dir.js';
 
@@ -47,4 +47,37 @@ test('readMountInfoSync: a missing file is no mounts; detachString keeps the val
   const long = `${'x'.repeat(100)}/mount/point/inside/a/long/text`;
   assert.equal(detachString(long.slice(100)), '/mount/point/inside/a/long/text');
   assert.equal(detachString('é/ünïcode'), 'é/ünïcode');
+});
+
+// mountPointsUnder: what mountsUnder answered before (parse all, filter, dedupe, deepest first),
+// without parsing a text that does not name the directory.
+const POD = '/var/lib/kubelet/pods/uid 1/volumes';
+const UNDER = [
+  '50 27 0:40 / /var/lib/kubelet/pods/uid\\0401/volumes/kubernetes.io~empty-dir/a rw - tmpfs tmpfs rw',
+  '51 50 0:41 / /var/lib/kubelet/pods/uid\\0401/volumes/kubernetes.io~empty-dir/a/deep rw - tmpfs tmpfs rw',
+  '52 27 0:40 / /var/lib/kubelet/pods/uid\\0401/volumes/kubernetes.io~empty-dir/a rw - tmpfs tmpfs rw',
+  '53 27 0:42 /var/lib/kubelet/pods/uid\\0401/volumes/x /elsewhere rw - ext4 /dev/sda1 rw',
+  '54 27 0:43 / /var/lib/kubelet/pods/uid\\0401/volumes rw - tmpfs tmpfs rw',
+  '55 27 0:44 / /var/lib/kubelet/pods/uid\\04012/volumes/b rw - tmpfs tmpfs rw',
+].join('\n');
+
+test('mountPointsUnder: strictly below, escaped names, each once, deepest first', () => {
+  const text = `${TEXT}${UNDER}\n`;
+  const all = (prefix: string) => {
+    const points = parseMountInfo(text)
+      .map((m) => m.mountPoint)
+      .filter((p) => p.startsWith(prefix));
+    return [...new Set(points)].sort((a, b) => b.length - a.length);
+  };
+  const cases: Array<[string, string[]]> = [
+    [`${POD}/`, [`${POD}/kubernetes.io~empty-dir/a/deep`, `${POD}/kubernetes.io~empty-dir/a`]],
+    ['/var/lib/kubelet/pods/absent/', []],
+    ['/mnt/', ['/mnt/with space']],
+    ['/sys/fs/cgroup/', ['/sys/fs/cgroup/cpu,cpuacct', '/sys/fs/cgroup/unified', '/sys/fs/cgroup/memory']],
+  ];
+  for (const [prefix, want] of cases) {
+    assert.deepEqual(mountPointsUnder(text, prefix), want, prefix);
+    assert.deepEqual(mountPointsUnder(text, prefix), all(prefix), `${prefix}: as the full parse`);
+  }
+  assert.deepEqual(mountPointsUnder('', `${POD}/`), []);
 });

@@ -17,7 +17,7 @@
  * by an earlier start of the container is replaced, so a restart checks today's tree again.
  * cleanSubPaths unmounts and removes all of a pod's binds when its volumes go.
  */
-import { mkdir, realpath, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { SubPathError, VolumeError } from '../../errors.js';
 import { log } from '../../util/log.js';
@@ -163,6 +163,13 @@ export async function prepareSubPath(ctx: SubPathContext, m: SubPathMount): Prom
  */
 export async function cleanSubPaths(rootDir: string, uid: string, mounter: Mounter): Promise<void> {
   const dir = join(podDir(rootDir, uid), VOLUME_SUBPATHS_DIR);
+  // Nothing can be mounted below a directory that is not there (most pods use no subPath).
+  // A stat that fails otherwise (a stale mount: ENOTCONN) goes on to the unmounts.
+  const absent = await lstat(dir).then(
+    () => false,
+    (err: NodeJS.ErrnoException) => err.code === 'ENOENT',
+  );
+  if (absent) return;
   for (const m of await mounter.mountsUnder(dir)) await mounter.unmount(m);
   if ((await mounter.mountsUnder(dir)).length > 0)
     throw new VolumeError(

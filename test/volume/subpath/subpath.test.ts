@@ -198,6 +198,13 @@ for (const impl of implementations('subpath')) {
       assert.equal(bound + refused, 60);
     });
 
+    it('cleanSubPaths of a pod without subPaths asks the mounter nothing', async () => {
+      let asked = 0;
+      const counting = { ...hostMounter, mountsUnder: (d: string) => (asked++, hostMounter.mountsUnder(d)) };
+      await cleanSubPaths(root, 'uid-without-subpaths', counting);
+      assert.equal(asked, 0);
+    });
+
     it('cleanSubPaths unmounts every bind of the pod and removes the directory', async () => {
       assert.ok((await mountsUnder(join(root, 'pods', 'uid-1'))).length > 0);
       await cleanSubPaths(root, 'uid-1', hostMounter);
