@@ -46,6 +46,9 @@ function relaunch(flags) {
 }
 
 async function run() {
+  // Before the agent's modules load, so that V8 does not optimize their start-up code first.
+  const { limitOptimizingTiers } = await import('../dist/src/cmd/optimizing-tiers.js');
+  limitOptimizingTiers();
   const { main } = await import('../dist/src/cmd/cli.js');
   process.on('unhandledRejection', (err) => {
     process.stderr.write(`kubelet-ts: unhandled rejection: ${err && err.stack ? err.stack : err}\n`);
