@@ -7,7 +7,6 @@ import { ConfigError, errorMessage, KubeletError } from '../errors.js';
 import { loadConfig } from '../config/index.js';
 import { configureLogging, log } from '../util/log.js';
 import { startDaemon } from './main.js';
-import { optimizingTierLimit } from './optimizing-tiers.js';
 import { formatRunOnce } from '../kubelet/run-once.js';
 import { versionText } from './start-info.js';
 import { VERSION } from '../version.js';
@@ -77,10 +76,6 @@ export async function main(argv: string[]): Promise<number> {
     log().fatal({ err: errorMessage(err) }, 'Failed to take the lock file');
     return 1;
   }
-
-  const maxOpt = optimizingTierLimit();
-  if (maxOpt !== undefined)
-    log('native').info({ maxOpt }, "Every hot path is native: JavaScript stays at V8's baseline tier");
 
   let daemon;
   try {

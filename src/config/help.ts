@@ -18,10 +18,6 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
     'Tests only: how long a gone device plugin keeps its capacity (a duration; upstream: 5m, fixed).',
   ],
   ['KUBELET_TS_NATIVE_ADDON', 'Path of the native addon (.node) to load instead of build/Release; it must load.'],
-  [
-    'NODE_OPTIONS',
-    "Node's own; a --max-opt there (or on node's command line) replaces the agent's choice of V8 tiers.",
-  ],
 ];
 
 /** pflag's type word after the flag name; bools have none. */

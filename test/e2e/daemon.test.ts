@@ -119,9 +119,6 @@ test('static pods from a directory reach Running: hostNetwork and pod network', 
   for (const c of pair.status!.containerStatuses!) assert.match(c.containerID ?? '', /^containerd:\/\//);
   assert.equal((await httpGet(kubelet.healthzPort, '/healthz')).body, 'ok');
   assert.match((await httpGet(kubelet.readOnlyPort, '/metrics')).body, /kubelet_running_pods \d/);
-  // src/cmd/optimizing-tiers.ts: the baseline tier only when no TypeScript twin runs.
-  const tiers = /Every hot path is native/.test(readFileSync(kubelet.logFile, 'utf8'));
-  assert.equal(tiers, process.env.KUBELET_TS_NATIVE !== '0', 'V8 optimizing tiers limited only with the addon');
 });
 
 test('a malformed manifest logs a clear error and changes nothing else', async () => {
