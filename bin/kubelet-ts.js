@@ -13,9 +13,11 @@
 // function run 8x longer before it is optimized: the agent's JavaScript is mostly glue, warm
 // for a moment each (a pod's sync, a watch event), and TurboFan compiled all of it with zone
 // memory in the middle of a 100-pod delete (peak RSS 102.8 -> 97.8 MiB); hot loops (the stats
-// pass, the TypeScript twins) still get there (250-pod relist p99 22.75 ms, as before). Run as an executable (./bin/kubelet-ts.js, the npm bin, the systemd unit) the
-// shebang above gives them; started any other way (`node bin/kubelet-ts.js`,
-// `node dist/src/cmd/cli.js`) this file starts node once more with them (docs/performance.md).
+// pass, the TypeScript twins) still get there (250-pod relist p99 22.75 ms, as before).
+//
+// Run as an executable (./bin/kubelet-ts.js, the npm bin, the systemd unit) the shebang above
+// gives them; started any other way (`node bin/kubelet-ts.js`, `node dist/src/cmd/cli.js`)
+// this file starts node once more with them (docs/performance.md).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
