@@ -37,7 +37,8 @@ export interface KmsgRecordHead {
   message: string;
 }
 
-function parseKmsgRecord(rec: string): KmsgRecordHead | undefined {
+/** One /dev/kmsg record's header and first message line; undefined when the header is malformed. */
+export function parseKmsgRecord(rec: string): KmsgRecordHead | undefined {
   const semi = rec.indexOf(';');
   if (semi < 0) return undefined;
   const f = rec.slice(0, semi).split(',');

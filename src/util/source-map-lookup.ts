@@ -48,9 +48,8 @@ export function findOriginal(map: SourceMapText, line: number, column: number): 
   let origLine = 0;
   let origCol = 0;
   let genLine = 0;
-  // The best segment so far, as numbers (found: -1 none, 0 one without a source, 1 with one).
-  let found = -1;
-  let foundSrc = 0;
+  // The best segment so far (foundSrc -1: none yet, or one without a source).
+  let foundSrc = -1;
   let foundLine = 0;
   let foundCol = 0;
   let i = 0;
@@ -78,12 +77,11 @@ export function findOriginal(map: SourceMapText, line: number, column: number): 
     }
     if (n !== 1 && n !== 4 && n !== 5) return undefined;
     if (genLine === line && col > column) break;
-    found = n === 1 ? 0 : 1;
-    foundSrc = src;
+    foundSrc = n === 1 ? -1 : src;
     foundLine = origLine;
     foundCol = origCol;
   }
-  const source = found === 1 ? map.sources[foundSrc] : undefined;
+  const source = foundSrc < 0 ? undefined : map.sources[foundSrc];
   return source === undefined ? undefined : { source, line: foundLine, column: foundCol };
 }
 

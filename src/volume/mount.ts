@@ -42,8 +42,13 @@ export interface Mounter {
   mountsUnder(dir: string): Promise<string[]>;
 }
 
+/** The mount table's text; empty when it cannot be read. */
+function readMountText(): Promise<string> {
+  return readFile(MOUNTINFO, 'utf8').catch(() => '');
+}
+
 async function readMounts(): Promise<MountInfo[]> {
-  return parseMountInfo(await readFile(MOUNTINFO, 'utf8').catch(() => ''));
+  return parseMountInfo(await readMountText());
 }
 
 /** The mount whose mount point is exactly path (the last one mounted there), if any. */
@@ -54,7 +59,7 @@ export async function mountAt(path: string): Promise<MountInfo | undefined> {
 
 /** Mount points strictly below dir, deepest first. */
 export async function mountsUnder(dir: string): Promise<string[]> {
-  return mountPointsUnder(await readFile(MOUNTINFO, 'utf8').catch(() => ''), resolve(dir) + '/');
+  return mountPointsUnder(await readMountText(), resolve(dir) + '/');
 }
 
 /**
