@@ -23,6 +23,7 @@ import { createRuntimeManager } from '../src/kuberuntime/index.js';
 import { createVolumeManager } from '../src/volume/index.js';
 import { implementations } from '../src/cmd/hot-paths.js';
 import type { OomKillRecord } from '../src/oom/types.js';
+import { parseKmsgRecord } from '../src/oom/kmsg-parser.js';
 import { createCgroupLayout } from '../src/stats/cgroup-layout.js';
 import { FIELD_COUNT, NEED, NEED_ALL, wanted, type CgroupFileSpec } from '../src/stats/cgroup-fields.js';
 import { makeRealCgroupTree, type RealCgroupTree } from './fixtures/real-cgroup-tree.js';
@@ -260,7 +261,9 @@ function kmsgClockSkewUs(): number {
     for (let i = 0; i < 3; i++) {
       const tag = `kubelet-ts-bench-clock-${process.pid}-${Date.now()}-${i}`;
       const before = Number(process.hrtime.bigint() / 1000n);
-      writeSync(w, tag);
+      // The newline ends the record: without it the kernel leaves the record open for a
+      // continuation and readers see it only once the next one comes (the last probe was lost).
+      writeSync(w, `${tag}\n`);
       tags.set(tag, (before + Number(process.hrtime.bigint() / 1000n)) / 2);
     }
   } finally {
@@ -272,9 +275,9 @@ function kmsgClockSkewUs(): number {
   try {
     for (;;) {
       const n = readSync(r, buf); // EAGAIN at the end of the buffer ends the loop (catch)
-      const m = /^\d+,\d+,(\d+),[^;]*;(\S+)/.exec(buf.toString('utf8', 0, n));
-      const at = m ? tags.get(m[2]!) : undefined;
-      if (at !== undefined) skews.push(Number(m![1]) - at);
+      const head = parseKmsgRecord(buf.toString('latin1', 0, n));
+      const at = head ? tags.get(head.message) : undefined;
+      if (at !== undefined) skews.push(head!.tsUs - at);
     }
   } catch {
     // the end of the records
