@@ -8,7 +8,7 @@
 #      runtime tests on 1.6 in both modes, 1.7 and 2.x native; the rest once, on 2.x native
 #      (KUBELET_TS_E2E_RUNTIMES="1.6": all on 1.6 only; KUBELET_TS_E2E_FILES="cri daemon": those only)
 # `bash scripts/test.sh unit` runs only step 1; `e2e` steps 1's checks and 3; `e2e-plan` prints
-# the plan and runs nothing. Prints "N passed, N failed" last. Logs stay (path printed) on failure.
+# the plan and runs nothing. Prints each leg's time, and "N passed, N failed, in S s" last. Logs stay (path printed) on failure.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
@@ -44,6 +44,7 @@ run_tests() { # name, env..., -- files...
   while [[ $1 != -- ]]; do envs+=("$1"); shift; done
   shift
   echo "=== $name"
+  local started=$SECONDS
   # A test that hangs fails after 10 minutes instead of holding CI (tests may set a shorter timeout).
   local times=(--test-reporter=tap --test-reporter-destination=stdout
     --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$LOG/$name.times")
@@ -55,6 +56,7 @@ run_tests() { # name, env..., -- files...
   PASS=$((PASS + $(awk '/^# pass/{s+=$3} END{print s+0}' "$LOG/$name.tap")))
   FAIL=$((FAIL + $(awk '/^# fail/{s+=$3} END{print s+0}' "$LOG/$name.tap")))
   if [[ -s $LOG/$name.times ]]; then echo "slowest files of $name:"; head -5 "$LOG/$name.times"; fi
+  echo "$name took $((SECONDS - started)) s"
 }
 
 if [[ $WHAT != unit ]]; then bash scripts/install-deps.sh; fi
@@ -84,10 +86,12 @@ fi
 if [[ $WHAT == all ]]; then
   if [[ -x scripts/test-native-asan.sh || -f scripts/test-native-asan.sh ]]; then
     echo "=== native-asan"
+    started=$SECONDS
     if bash scripts/test-native-asan.sh >"$LOG/asan.tap" 2>&1; then :; else STATUS=1; tail -40 "$LOG/asan.tap"; fi
     grep -E '^# (pass|fail)' "$LOG/asan.tap" || true
     PASS=$((PASS + $(awk '/^# pass/{s+=$3} END{print s+0}' "$LOG/asan.tap")))
     FAIL=$((FAIL + $(awk '/^# fail/{s+=$3} END{print s+0}' "$LOG/asan.tap")))
+    echo "native-asan took $((SECONDS - started)) s"
   fi
 fi
 if [[ $WHAT == all || $WHAT == e2e ]]; then
@@ -111,5 +115,5 @@ fi
 
 [[ $FAIL -eq 0 ]] || STATUS=1
 if [[ $STATUS -eq 0 ]]; then rm -rf "$LOG"; elif ! rmdir "$LOG" 2>/dev/null; then echo "logs: $LOG"; fi
-echo "tests: $PASS passed, $FAIL failed"
+echo "tests: $PASS passed, $FAIL failed, in $SECONDS s"
 exit $STATUS
