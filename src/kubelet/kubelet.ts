@@ -544,8 +544,25 @@ export class Kubelet implements PodSyncer, SyncHandler {
         this.podWorkers.updatePod({ updateType: 'kill', runningPod: rp, killPodOptions: { reason: 'orphaned' } });
       }
     }
-    await this.cleanupOrphanedPodDirs(desiredUids, workers, new Set(running.map((p) => p.uid)));
-    await this.deps.userns?.cleanupOrphaned(new Set([...desiredUids, ...workers.keys(), ...running.map((p) => p.uid)]));
+    const runningUids = new Set(running.map((p) => p.uid));
+    await this.cleanupOrphanedPodDirs(desiredUids, workers, runningUids);
+    await this.deps.userns?.cleanupOrphaned(new Set([...desiredUids, ...workers.keys(), ...runningUids]));
+    await this.cleanupOrphanedPodCgroups(runningUids);
+  }
+
+  /**
+   * upstream cleanupOrphanedPodCgroups: the cgroups of pods that may still run (their worker
+   * syncs or terminates them, or the runtime shows them running) stay, and so do those of pods
+   * whose volumes are still there (upstream podVolumesExist).
+   */
+  private async cleanupOrphanedPodCgroups(running: ReadonlySet<string>): Promise<void> {
+    const keep = async (uid: string): Promise<boolean> =>
+      running.has(uid) ||
+      this.podWorkers.couldHaveRunningContainers(uid) ||
+      (await this.volumeManager.podVolumesExist(uid));
+    await this.deps.runtime
+      .cleanupOrphanedPodCgroups(keep)
+      .catch((err) => log('kubelet').warn({ err: errorMessage(err) }, 'failed to clean up orphaned pod cgroups'));
   }
 
   private isRejected(pod: Pod): boolean {

@@ -1,6 +1,6 @@
 /**
- * Container and sandbox garbage collection (upstream kuberuntime_gc.go containerGC, and the
- * kubelet's cleanupOrphanedPodCgroups), with upstream's policy knobs:
+ * Container and sandbox garbage collection (upstream kuberuntime_gc.go containerGC), with
+ * upstream's policy knobs:
  *
  *  - dead containers (not running) older than `minAgeMs` (by creation time) are grouped per
  *    (pod UID, container name), newest first; a pod that is no longer active loses all of them;
@@ -11,8 +11,10 @@
  *  - a container in state unknown is stopped before it is removed;
  *  - sandboxes that are not ready and hold no containers: all of a pod that is no longer active,
  *    all but the newest of an active pod;
- *  - log directories, volumes (torn down by the volume manager: tmpfs unmounted) and pod
- *    cgroups of pods that are neither active nor have a sandbox left.
+ *  - log directories and volumes (torn down by the volume manager: tmpfs unmounted) of pods
+ *    that are neither active nor have a sandbox left.
+ *
+ * Pod cgroups go in housekeeping (orphaned-pod-cgroups.ts), as upstream.
  *
  * Only objects with our labels are considered. Running containers and ready sandboxes are never
  * touched: stopping them is killPod's job (the kubelet kills orphans first). A failed step does
@@ -20,7 +22,6 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PodContainerManager } from '../cm/types.js';
 import type { Container as CriContainer, PodSandbox, RuntimeService } from '../cri/types.js';
 import { CriError, errorMessage, KubeletError } from '../errors.js';
 import { log } from '../util/log.js';
@@ -57,7 +58,6 @@ export interface GcDeps {
   rootDir: string;
   now: () => number;
   policy?: GCPolicy | undefined;
-  podCgroups?: PodContainerManager | undefined;
   /** Tears down the volumes of a pod that is gone (the volume manager's unmountPodVolumes). */
   removePodVolumes: (uid: string) => Promise<void>;
   /** Then what volume plugins mounted outside pod dirs that no pod uses (CSI global mounts). */
@@ -85,14 +85,14 @@ function byCreatedDesc<T extends { createdAt: bigint }>(a: T, b: T): number {
  * do not fail the collection, as upstream.
  *
  * `active` is only asked `has(uid)`: a pod it holds keeps its newest dead instances, its newest
- * sandbox, its logs, volumes and cgroup; the content of any other pod goes.
+ * sandbox, its logs and volumes; the content of any other pod goes.
  */
 export async function garbageCollect(deps: GcDeps, active: ActivePods): Promise<void> {
   const failures: { what: string; err: unknown }[] = [];
   for (const [what, step] of [
     ['containers', evictContainers],
     ['sandboxes', evictSandboxes],
-    ['pod directories and cgroups', evictPodLogsVolumesAndCgroups],
+    ['pod directories', evictPodLogsAndVolumes],
   ] as const) {
     try {
       await step(deps, active);
@@ -105,8 +105,8 @@ export async function garbageCollect(deps: GcDeps, active: ActivePods): Promise<
 
 /**
  * upstream's aggregate error. A step fails, as a rule, because a CRI list failed: then it is a
- * CRI failure (KTS_ERR_CRI) whose cause holds the runtime's own errors; other failures (the
- * cgroup tree) are passed on as the operating system reported them.
+ * CRI failure (KTS_ERR_CRI) whose cause holds the runtime's own errors; other failures (a
+ * volume teardown) are passed on as they were raised.
  */
 function gcFailure(failures: { what: string; err: unknown }[]): Error {
   const message = failures.map((f) => `garbage collection of ${f.what} failed: ${errorMessage(f.err)}`).join('; ');
@@ -222,8 +222,8 @@ async function evictSandboxes(deps: GcDeps, active: ActivePods): Promise<void> {
   await removeAllLogged('sandbox', ids, (id) => removeSandbox(deps.runtime, id));
 }
 
-/** Log directories, volumes and pod cgroups of pods that are neither active nor have a sandbox or container left. */
-async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ActivePods): Promise<void> {
+/** Log directories and volumes of pods that are neither active nor have a sandbox or container left. */
+async function evictPodLogsAndVolumes(deps: GcDeps, active: ActivePods): Promise<void> {
   const [sandboxes, containers] = await Promise.all([deps.runtime.listPodSandbox(), deps.runtime.listContainers()]);
   const present = new Set<string>();
   for (const s of sandboxes) {
@@ -251,19 +251,4 @@ async function evictPodLogsVolumesAndCgroups(deps: GcDeps, active: ActivePods): 
   await deps
     .cleanupOrphanedVolumes?.()
     .catch((err) => log('kuberuntime').error({ err: errorMessage(err) }, 'failed to clean up orphaned volumes'));
-  // upstream cleanupOrphanedPodCgroups: after the pod's containers (the kernel refuses a cgroup
-  // that still holds processes).
-  if (deps.podCgroups?.enabled) {
-    for (const [uid, name] of await deps.podCgroups.getAllPodsFromCgroups()) {
-      if (!gone(uid)) continue;
-      await deps.podCgroups
-        .destroy(name)
-        .catch((err) =>
-          log('kuberuntime').warn(
-            { err: errorMessage(err), uid, cgroup: name },
-            'failed to remove pod cgroup; will retry',
-          ),
-        );
-    }
-  }
 }

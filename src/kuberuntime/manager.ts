@@ -11,6 +11,7 @@ import type { Clock } from '../util/clock.js';
 import { log } from '../util/log.js';
 import { Backoff, type BackOffSettings } from '../util/backoff.js';
 import { garbageCollect, type GCPolicy } from './gc.js';
+import { OrphanedPodCgroups } from './orphaned-pod-cgroups.js';
 import { MIN_DEAD_CONTAINERS_IN_POD, PodContainerDeletor } from './container-deletor.js';
 import { removeContainer } from './remove.js';
 import { killPod } from './kill.js';
@@ -97,6 +98,7 @@ export class KubeGenericRuntimeManager implements Runtime {
   private readonly syncDeps: SyncDeps;
   private readonly podCgroups: PodContainerManager;
   private readonly deletor: PodContainerDeletor;
+  private readonly orphanedCgroups: OrphanedPodCgroups;
 
   constructor(private readonly opts: RuntimeManagerOptions) {
     this.deletor = new PodContainerDeletor(
@@ -105,6 +107,7 @@ export class KubeGenericRuntimeManager implements Runtime {
     );
     this.crashBackOff = new Backoff(opts.clock, opts.crashLoopBackOff.initialMs, opts.crashLoopBackOff.maxMs);
     this.podCgroups = new DegradingPodContainerManager(opts.podCgroups);
+    this.orphanedCgroups = new OrphanedPodCgroups(this.podCgroups);
     this.syncDeps = {
       runtime: opts.runtime,
       imageManager: opts.imageManager,
@@ -178,12 +181,15 @@ export class KubeGenericRuntimeManager implements Runtime {
         rootDir: this.opts.rootDir,
         now: () => this.opts.clock.now(),
         policy: this.opts.gcPolicy,
-        podCgroups: this.podCgroups,
         removePodVolumes: (uid) => this.opts.volumes.unmountPodVolumes(uid),
         cleanupOrphanedVolumes: () => this.opts.volumes.cleanupOrphanedVolumes?.() ?? Promise.resolve(),
       },
       activePodUids,
     );
     this.crashBackOff.gc();
+  }
+
+  cleanupOrphanedPodCgroups(keep: (uid: string) => Promise<boolean>): Promise<void> {
+    return this.orphanedCgroups.cleanup(keep);
   }
 }

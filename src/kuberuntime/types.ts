@@ -139,6 +139,11 @@ export interface Runtime {
   /** Remove exited containers and stopped sandboxes of pods that no longer exist, and old dead instances. */
   garbageCollect(activePodUids: ReadonlySet<string>): Promise<void>;
   /**
+   * upstream cleanupOrphanedPodCgroups, for housekeeping: removes the pod cgroups of the pods
+   * `keep` does not hold (orphaned-pod-cgroups.ts).
+   */
+  cleanupOrphanedPodCgroups(keep: (uid: string) => Promise<boolean>): Promise<void>;
+  /**
    * upstream podContainerDeletor: queue the removal of the pod's dead containers of the named
    * container's name beyond the newest max(maxPerPodContainer, 1); every dead container of the
    * pod when removeAll. Returns at once (container-deletor.ts).

@@ -631,9 +631,9 @@ describe('resources, QoS and pod cgroups', () => {
       assert.equal(await v1File('cpu', `${CGROUP_ROOT}/kubepods/besteffort`, 'cpu.shares'), '2');
       assert.equal(await v1File('cpu', `${CGROUP_ROOT}/kubepods/burstable`, 'cpu.shares'), '256');
       assert.equal(await v1File('cpu', `${CGROUP_ROOT}/kubepods`, 'cpu.shares'), '3072', 'node allocatable 3 CPUs');
-      // Gone pods lose their cgroups (after their containers) at the next collection.
+      // Gone pods lose their cgroups (after their containers) at the next housekeeping pass.
       for (const pod of Object.values(pods)) await killAndCollect(pod);
-      await rt.garbageCollect(new Set());
+      await rt.cleanupOrphanedPodCgroups(async () => false);
       for (const w of Object.values(want)) {
         for (const p of cgroupfs.paths(w.parent)) assert.equal(existsSync(p), false, `${p} removed`);
       }

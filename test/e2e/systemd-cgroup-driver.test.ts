@@ -208,11 +208,11 @@ test('cgroupDriver systemd: pod slices from systemd with their limits, container
   assert.ok((summary.memory?.workingSetBytes ?? 0) > 0, 'pod memory from its slice');
   assert.ok((summary.containers[0]!.memory?.workingSetBytes ?? 0) > 0, 'container memory from its scope');
 
-  // A deleted pod: its containers go, then (container GC, every minute) its slice is stopped.
+  // A deleted pod: its containers stop, then (housekeeping, every 2 s) its slice is stopped.
   rmSync(join(manifests, 'web.yaml'));
   await waitFor(
     'the pod slice stopped and its cgroups removed',
-    120_000,
+    30_000,
     async () => {
       const state = await node!.unitProperty(slice, 'ActiveState');
       return state === 'inactive' &&

@@ -148,6 +148,8 @@ export class FakeRuntime implements Runtime, RawRelistSource {
     this.killed.push({ uid: running.uid, grace });
   }
   async garbageCollect(): Promise<void> {}
+
+  async cleanupOrphanedPodCgroups(_keep: (uid: string) => Promise<boolean>): Promise<void> {}
   /** The podContainerDeletor requests: [exited container ID, removeAll]. */
   deletions: Array<[string, boolean]> = [];
   deleteContainersInPod(exitedContainerId: string, _status: PodRuntimeStatus, removeAll: boolean): void {

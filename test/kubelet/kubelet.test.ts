@@ -53,10 +53,12 @@ function setup(
   const pleg = opts.pleg?.(runtime, cache) ?? new FakePLEG(runtime, cache);
   const statusManager = createStatusManager();
   const maxPods = opts.maxPods ?? 110;
+  const { rootDir, volumeManager } = volumeRoot(testTempDir('kts-kubelet-'));
   const kubelet = new Kubelet({
     nodeName: 'n',
     hostIP: '192.0.2.1',
-    ...volumeRoot(testTempDir('kts-kubelet-')),
+    rootDir,
+    volumeManager,
     maxPods,
     syncFrequencyMs: 60_000,
     node: computeNodeInfo({ nodeName: 'n', maxPods, capacity: { milliCPU: 2000, memory: opts.memory ?? 4 * Gi } }),
@@ -76,6 +78,7 @@ function setup(
   return {
     runtime,
     kubelet,
+    volumeManager,
     pleg,
     updates,
     statusManager,
@@ -172,6 +175,39 @@ test('housekeeping kills orphans only once every source has been seen', async ()
   await until('orphan killed', () => runtime.killed.some((k) => k.uid === 'orphan'));
   assert.equal(runtime.killed.find((k) => k.uid === 'orphan')?.grace, 1);
   assert.ok(!runtime.killed.some((k) => k.uid === 'b'), 'desired pod untouched');
+  await stop();
+});
+
+/**
+ * upstream cleanupOrphanedPodCgroups (kubelet_pods.go), in every housekeeping pass: the cgroups of
+ * pods that may still run stay (a worker syncing or terminating them; the runtime shows them
+ * running), so do those of pods whose volumes are still there (podVolumesExist); the rest go.
+ */
+test('housekeeping removes orphaned pod cgroups: kept while a pod may run or has volumes, removed once it cannot', async () => {
+  const { runtime, volumeManager, updates, stop } = setup();
+  const candidates = ['a', 'orphan', 'vol', 'gone'];
+  let verdict = new Map<string, boolean>();
+  runtime.cleanupOrphanedPodCgroups = async (keep) => {
+    const kept = await Promise.all(candidates.map(keep));
+    verdict = new Map(candidates.map((uid, i) => [uid, kept[i]!]));
+  };
+  let volumesLeft = true;
+  volumeManager.podVolumesExist = async (uid) => uid === 'vol' && volumesLeft;
+  runtime.setContainer('orphan', 'c9', 'running');
+  runtime.pods[0]!.sandboxes.push({ id: 's9', ready: true, attempt: 0, createdAt: 1n });
+  updates.push({ op: 'ADD', pods: [pod('a')], source: 'file' });
+  runtime.setContainer('a', 'c1', 'running', 'a');
+  await until('a pass with every source seen', () => verdict.get('a') === true);
+  assert.equal(verdict.get('orphan'), true, 'running in the runtime (its kill is under way)');
+  assert.equal(verdict.get('vol'), true, 'volumes still there');
+  assert.equal(verdict.get('gone'), false, 'nothing of it anywhere');
+  updates.push({ op: 'REMOVE', pods: [pod('a')], source: 'file' });
+  await until('a killed', () => runtime.killed.some((k) => k.uid === 'a'));
+  // (This fake lists exited containers too; a runtime's running pods no longer hold the pod.)
+  runtime.pods = runtime.pods.filter((p) => p.uid !== 'a');
+  await until('a terminated, its cgroup no longer kept', () => verdict.get('a') === false);
+  volumesLeft = false;
+  await until('vol without volumes', () => verdict.get('vol') === false);
   await stop();
 });
 
