@@ -8,7 +8,8 @@
 #      runtime tests on 1.6 in both modes, 1.7 and 2.x native; the rest once, on 2.x native
 #      (KUBELET_TS_E2E_RUNTIMES="1.6": all on 1.6 only; KUBELET_TS_E2E_FILES="cri daemon": those only)
 # `bash scripts/test.sh unit` runs only step 1; `e2e` steps 1's checks and 3; `e2e-plan` prints
-# the plan and runs nothing. Prints each leg's time, and "N passed, N failed, in S s" last. Logs stay (path printed) on failure.
+# the plan and runs nothing. Prints each leg's time, and "N passed, N failed, in S s" last.
+# Logs stay (path printed) on failure.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
