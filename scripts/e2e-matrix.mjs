@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 // The e2e plan: which test/e2e files run on which containerd release and in which mode, from
-// the one classification in test/e2e/matrix.json ("run": every | twins | once, and a "why").
+// the one classification in test/e2e/matrix.json ("run": every | runtimes | twins | once, and a
+// "why").
 //
 //   node scripts/e2e-matrix.mjs [--runtimes "1.6 1.7 2"] [--only "cri pleg-raw"] [--dir DIR] [--matrix FILE]
 //
 // Prints one line per leg, in the order scripts/test.sh runs them (a fresh daemon per release):
 //   <leg> <containerd version> <KUBELET_TS_NATIVE> <file.test.js>...
 // Legs: each runtime in native mode, and TS mode on the first runtime listed (the suite's TS leg).
-//   every  every leg
-//   twins  native on the last runtime listed, and the TS leg
-//   once   native on the last runtime listed
+//   every     every leg
+//   runtimes  native on each runtime listed, not in the TS leg
+//   twins     native on the last runtime listed, and the TS leg
+//   once      native on the last runtime listed
 // The last runtime listed is the newest in the default order; with a single runtime every file
 // runs there, so KUBELET_TS_E2E_RUNTIMES="1.6" still runs the whole e2e suite on 1.6.
 // --only keeps the named files (without .test.ts) after the checks. Leg names: e2e-native,
@@ -21,7 +23,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const RUNS = ['every', 'twins', 'once'];
+const RUNS = ['every', 'runtimes', 'twins', 'once'];
+/** The classes run natively on every runtime, and those of the TS leg. */
+const ON_EACH_RUNTIME = new Set(['every', 'runtimes']);
+const IN_TS_LEG = new Set(['every', 'twins']);
 const SUFFIX = '.test.ts';
 
 function usage(message) {
@@ -77,9 +82,9 @@ function legs(matrix, files, runtimes) {
   runtimes.forEach((version, i) => {
     const suffix = version === '1.6' ? '' : `-containerd-${version}`;
     const last = i === runtimes.length - 1;
-    const native = files.filter((f) => runOf(f) === 'every' || (last && runOf(f) !== 'every'));
+    const native = files.filter((f) => last || ON_EACH_RUNTIME.has(runOf(f)));
     if (native.length) out.push([`e2e-native${suffix}`, version, '1', ...js(native)]);
-    const ts = files.filter((f) => runOf(f) !== 'once');
+    const ts = files.filter((f) => IN_TS_LEG.has(runOf(f)));
     if (i === 0 && ts.length) out.push([`e2e-ts${suffix}`, version, '0', ...js(ts)]);
   });
   return out;
