@@ -12,7 +12,7 @@
  * Writes bench/results/stats.json (bench/results.ts: one run, its command, date and load).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, constants, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '../src/api/types.js';
@@ -230,6 +230,11 @@ async function withPods<T>(endpoint: string, ns: string, pods: Pod[], fn: () => 
       await runtime.stopPodSandbox(s.id).catch(() => undefined);
       await runtime.removePodSandbox(s.id).catch(() => undefined);
     }
+    // Our pods' cgroups only (the agent's housekeeping does this; no agent runs here).
+    const ours = new Set(pods.map((p) => p.metadata!.uid!));
+    await manager.cleanupOrphanedPodCgroups(async (uid) => !ours.has(uid));
+    rmSync(`/tmp/kts-bench-logs/${ns}`, { recursive: true, force: true });
+    rmSync(`/tmp/kts-bench-root/${ns}`, { recursive: true, force: true });
     runtime.close();
     images.close();
   }
