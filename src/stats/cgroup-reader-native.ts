@@ -5,6 +5,7 @@ import type { CgroupReader, CreateCgroupReader } from './types.js';
 export interface NativeCgroupReader {
   setFiles(paths: string[], meta: Uint32Array): void;
   read(out: BigUint64Array, mask: number): number;
+  readAsync(out: BigUint64Array, mask: number): Promise<number>;
   parse(kind: number, slot: number, text: Buffer, out: BigUint64Array): void;
   close(): void;
 }
@@ -28,6 +29,7 @@ export function nativeCgroupReaderFactory(Ctor: NativeCgroupReaderCtor): CreateC
         );
       },
       read: (out, mask = NEED_ALL) => inner.read(out, mask),
+      readAsync: (out, mask = NEED_ALL) => inner.readAsync(out, mask),
       close: () => inner.close(),
     };
   };

@@ -92,6 +92,51 @@ for (const impl of impls) {
       });
     }
 
+    for (const mode of ['v2', 'v1'] as const) {
+      it(`${mode}: readAsync fills the same table as read, mask included, and leaves the loop free`, async () => {
+        const root = mkdtempSync(join(dir, `async-${mode}`));
+        const tree = makeCgroupTree(root, { mode, pods: 3, containersPerPod: 2 });
+        const layout = createCgroupLayout(tree.mounts, true);
+        const names = ['/', ...tree.pods.flatMap((p) => [`/kubepods/besteffort/pod${p.uid}`, ...p.containers.map((c) => `/kubepods/besteffort/pod${p.uid}/${c.id}`)])];
+        const r = impl.createCgroupReader();
+        r.setFiles(names.flatMap((n, g) => layout.files(n, g)));
+        for (const mask of [undefined, NEED.usage, NEED.usage | NEED.limits]) {
+          const sync = new BigUint64Array(names.length * FIELD_COUNT);
+          const async = new BigUint64Array(names.length * FIELD_COUNT);
+          const files = r.read(sync, mask);
+          assert.equal(await r.readAsync(async, mask), files, `files read, mask ${mask}`);
+          assert.deepEqual([...async], [...sync], `table, mask ${mask}`);
+        }
+        r.close();
+      });
+    }
+
+    it('readAsync owns the reader until it settles: setFiles, read and readAsync throw; close waits', async () => {
+      const d = mkdtempSync(join(dir, 'busy'));
+      const specs: CgroupFileSpec[] = Array.from({ length: 50 }, (_, i) => {
+        writeFileSync(join(d, `f${i}`), `${i + 1}\n`);
+        return { path: join(d, `f${i}`), kind: K.single, group: i, slot: F.memUsage };
+      });
+      const r = impl.createCgroupReader();
+      r.setFiles(specs);
+      const out = new BigUint64Array(specs.length * FIELD_COUNT);
+      const pending = r.readAsync(out);
+      const busy = /CgroupReader\.(setFiles|read|readAsync): a readAsync\(\) is in progress; await it first/;
+      assert.throws(() => r.setFiles(specs), busy);
+      assert.throws(() => r.read(new BigUint64Array(FIELD_COUNT)), busy);
+      assert.throws(() => r.readAsync(new BigUint64Array(FIELD_COUNT)), busy);
+      assert.equal(await pending, specs.length);
+      assert.equal(field(out, 49, F.memUsage), 50n);
+      // After it settles the reader is free again; a close during a read waits for it, then holds.
+      assert.equal(r.read(out), specs.length);
+      const closing = r.readAsync(out);
+      r.close();
+      assert.ok((await closing) <= specs.length);
+      assert.equal(r.read(out), 0, 'closed: no files any more');
+      assert.equal(await r.readAsync(out), 0);
+      r.close();
+    });
+
     it('keeps fds across passes: rewritten files are re-read, removed ones missing, recreated ones back', () => {
       const d = mkdtempSync(join(dir, 'fd'));
       const p = join(d, 'memory.current');

@@ -81,9 +81,11 @@ describe('stats provider', () => {
       ...inner,
       setFiles: inner.setFiles.bind(inner),
       close: inner.close.bind(inner),
-      read: (out: BigUint64Array, mask?: number) => {
+      read: inner.read.bind(inner),
+      // The pass reads through readAsync (off the event loop).
+      readAsync: (out: BigUint64Array, mask?: number) => {
         masks.push(mask ?? -1);
-        return inner.read(out, mask);
+        return inner.readAsync(out, mask);
       },
     };
     const p = new CgroupStatsProvider({
