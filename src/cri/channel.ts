@@ -41,6 +41,8 @@ export function grpcTarget(endpoint: string): string {
   ]);
 }
 
+const FLOW_CONTROL_WINDOW_BYTES = 4 << 20;
+
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
   'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
@@ -49,6 +51,12 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_reconnect_backoff_ms': 3000,
   // No transparent retries of CRI calls: the caller decides (upstream does not retry either).
   'grpc.enable_retries': 0,
+  // HTTP/2 windows of 4 MiB, not 64 KiB: a list reply (~190 KB at 250 pods) then comes in one go,
+  // without waiting for this thread to send WINDOW_UPDATEs between its other work. Upstream's
+  // grpc-go client grows its windows by BDP estimation to the same effect. Against a server in
+  // its own process, 300 calls of a 190 KB reply: p50 4.0 -> 2.5 ms idle, p99 27 -> 17 ms with
+  // the loop busy 3 ms in every 5 (issue 30, the 250-pod relist).
+  'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW_BYTES,
 };
 
 type Method = MethodDefinition<object, unknown>;
