@@ -23,7 +23,10 @@ export class OrphanedPodCgroups {
     const found = await this.pcm.getAllPodsFromCgroups();
     for (const uid of this.failing) if (!found.has(uid)) this.failing.delete(uid);
     for (const [uid, cgroup] of found) {
-      if (await keep(uid)) continue;
+      if (await keep(uid)) {
+        this.failing.delete(uid); // the pod runs again (a static pod restored): a later refusal is news
+        continue;
+      }
       try {
         await this.pcm.destroy(cgroup);
         this.failing.delete(uid);

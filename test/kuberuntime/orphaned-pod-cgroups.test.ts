@@ -91,3 +91,18 @@ test('a refused removal warns once, is retried quietly every pass, and warns aga
     'a new failure after a removal is news again',
   );
 });
+
+test('a pod kept again after a refusal warns again when a later removal is refused', async () => {
+  const { pcm, orphans } = make();
+  pcm.add('a');
+  pcm.busy.add('/kubepods/besteffort/poda');
+  const refusals = (logs: Array<{ msg?: unknown; level?: unknown }>) =>
+    logs.filter((l) => l.msg === 'failed to remove pod cgroup; will retry').map((l) => l.level);
+  const first = await captureLogs(async () => {
+    await orphans.cleanup(async () => false);
+    await orphans.cleanup(async () => true); // its manifest is back: the pod runs again
+  });
+  assert.deepEqual(refusals(first), [LEVEL.warn]);
+  const later = await captureLogs(() => orphans.cleanup(async () => false));
+  assert.deepEqual(refusals(later), [LEVEL.warn], 'the pod ran in between: the new refusal is news');
+});
