@@ -318,7 +318,8 @@ class CgroupStatsReader : public Napi::ObjectWrap<CgroupStatsReader> {
   bool close_pending_ = false;
 };
 
-// One readAsync: Read() on the libuv pool. The worker holds the reader's JS object and out, so neither is collected while it runs; busy_ keeps the main thread off both.
+// One readAsync: Read() on the libuv pool. The worker holds the reader's JS object and out, so
+// neither is collected while it runs; busy_ keeps the main thread off both.
 class CgroupStatsReader::ReadWorker : public Napi::AsyncWorker {
  public:
   ReadWorker(Napi::Object self, CgroupStatsReader* owner, Napi::Object out, uint64_t* data, size_t len, uint32_t mask)
