@@ -7,7 +7,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../src/api/types.js';
 import { connectRuntime, type CriConnection } from '../../src/cri/index.js';
@@ -47,12 +47,13 @@ after(async () => {
 
 test('ContainerDied only when the runtime reports the exit, with the cache agreeing', { skip }, async () => {
   const { runtime, images } = cri!;
+  const volumes = createVolumeManager({ rootDir: join(dir, 'root') });
   const manager = createRuntimeManager({
     runtime,
     imageManager: createImageManager({ images }),
     podLogsDir: join(dir, 'logs'),
     rootDir: join(dir, 'root'),
-    volumes: createVolumeManager({ rootDir: join(dir, 'root') }),
+    volumes,
     nodeName: 'e2e',
     hostIP: '127.0.0.1',
   });
@@ -69,15 +70,27 @@ test('ContainerDied only when the runtime reports the exit, with the cache agree
     subscribeContainerEvents: (onEvent, onError) => runtime.getContainerEvents(onEvent, onError),
   });
   const checks: Promise<string | undefined>[] = [];
+  // The exits start once all six run (the test writes /sync/go after syncPod): on a slow runtime
+  // the first sleep could otherwise end before the last containers exist, and the cache would
+  // rightly list fewer than six.
+  const syncDir = join(dir, 'sync');
+  mkdirSync(syncDir);
   const containers = Array.from({ length: 6 }, (_, i) => ({
     name: `c${i}`,
     image: TEST_IMAGES.busybox,
     imagePullPolicy: 'IfNotPresent',
-    command: ['sh', '-c', `sleep ${(1 + i * 0.37).toFixed(2)}`],
+    command: ['sh', '-c', `until [ -e /sync/go ]; do sleep 0.05; done; sleep ${(0.2 + i * 0.37).toFixed(2)}`],
+    volumeMounts: [{ name: 'sync', mountPath: '/sync', readOnly: true }],
   }));
   const pod = {
     metadata: { name: 'agree', namespace: NS, uid: `${NS}-uid` },
-    spec: { hostNetwork: true, restartPolicy: 'Never', terminationGracePeriodSeconds: 0, containers },
+    spec: {
+      hostNetwork: true,
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 0,
+      containers,
+      volumes: [{ name: 'sync', hostPath: { path: syncDir, type: 'Directory' } }],
+    },
   } as Pod;
   pleg.watch((e) => {
     // The PLEG relists the whole runtime: containers other tests left behind are not ours to count.
@@ -99,8 +112,10 @@ test('ContainerDied only when the runtime reports the exit, with the cache agree
   });
   pleg.start();
   try {
+    await volumes.mountPodVolumes(pod);
     const r = await manager.syncPod(pod, await manager.getPodStatus(pod.metadata!.uid!, 'agree', NS));
     assert.equal(r.error, undefined);
+    writeFileSync(join(syncDir, 'go'), '');
     const end = Date.now() + 60_000;
     while (checks.length < containers.length && Date.now() < end) await new Promise((res) => setTimeout(res, 100));
     assert.equal(checks.length, containers.length, 'one ContainerDied per exit');
