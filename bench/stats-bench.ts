@@ -5,7 +5,9 @@
  *       500 containers (a sleeping process in each), in every hierarchy the pass reads, laid out
  *       as the agent reads them; native vs TS twin, per pass (p50, p99, CPU time) for the
  *       periodic pass, the pass while /metrics/cadvisor is scraped and the full pass, and per
- *       file. Every cgroup is removed afterwards (also on error and SIGINT/SIGTERM).
+ *       file; and the periodic pass as the agent makes it (readAsync: wall time, and the event
+ *       loop's busy time and longest hold). Every cgroup is removed afterwards (also on error
+ *       and SIGINT/SIGTERM).
  *   (b) OOM kill → event latency over >= 20 real kernel OOM kills, per implementation: from the
  *       kernel record's timestamp to the watcher's callback in JS, the record clock's measured
  *       offset from CLOCK_MONOTONIC taken out (kmsgClockSkewUs)
@@ -14,6 +16,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, constants, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '../src/api/types.js';
 import { detectCgroupMounts } from '../src/cm/index.js';
@@ -95,6 +98,50 @@ function timeReads(
   return res;
 }
 
+/** The periodic pass as the agent's stats pass makes it: readAsync, and what it leaves the loop. */
+interface AsyncTiming {
+  p50_ms: number;
+  p99_ms: number;
+  /** Event loop busy per pass (eventLoopUtilization's active time): the agent's thread's share. */
+  loop_busy_ms: number;
+  /** The longest the loop was held in any pass (monitorEventLoopDelay's max, 1 ms resolution). */
+  loop_longest_ms: number;
+}
+
+async function timeReadsAsync(
+  specs: CgroupFileSpec[],
+  groups: number,
+  mask: number,
+  iterations: number,
+): Promise<Record<string, AsyncTiming>> {
+  const out = new BigUint64Array(groups * FIELD_COUNT);
+  const res: Record<string, AsyncTiming> = {};
+  for (const impl of implementations('cgroupStats')) {
+    const r = impl.createCgroupReader();
+    r.setFiles(specs);
+    for (let i = 0; i < 3; i++) await r.readAsync(out, mask);
+    const samples: number[] = [];
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    const elu0 = performance.eventLoopUtilization();
+    delay.enable();
+    for (let i = 0; i < iterations; i++) {
+      const t0 = process.hrtime.bigint();
+      await r.readAsync(out, mask);
+      samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    delay.disable();
+    const elu = performance.eventLoopUtilization(elu0);
+    r.close();
+    res[impl.name] = {
+      p50_ms: percentile(samples, 50),
+      p99_ms: percentile(samples, 99),
+      loop_busy_ms: Math.round((elu.active / iterations) * 1000) / 1000,
+      loop_longest_ms: Math.round(delay.max / 1e3) / 1e3,
+    };
+  }
+  return res;
+}
+
 /** The passes the provider runs (provider.ts readAll): periodic, with limits, while scraped; and every file. */
 const PASSES: ReadonlyArray<readonly [string, number]> = [
   ['periodic', NEED.usage | NEED.psi],
@@ -166,6 +213,7 @@ async function realCgroups(quick: boolean): Promise<object> {
     const names = ['/', `${tree.root}/kubepods`, ...tree.pods.flatMap((p) => [p.cgroup, ...p.containers])];
     const specs = names.flatMap((n, g) => layout.files(n, g));
     const passes = passRows(specs, names.length, quick ? 40 : 100);
+    const periodicAsync = await timeReadsAsync(specs, names.length, NEED.usage | NEED.psi, quick ? 40 : 100);
     const perFile = fileRows(specs, names.length, quick ? 20 : 40);
     const measured = Date.now();
     tree.remove();
@@ -181,6 +229,7 @@ async function realCgroups(quick: boolean): Promise<object> {
       cgroups: names.length,
       processes: tree.processes,
       passes,
+      periodic_async: periodicAsync,
       per_file: perFile,
     };
   } finally {
@@ -365,7 +414,13 @@ export async function main(opts: { quick: boolean; noOom?: boolean }): Promise<v
   }
 }
 
-function printReal(real: { passes: PassRow[]; per_file: FileRow[]; cgroups: number; processes: number }): void {
+function printReal(real: {
+  passes: PassRow[];
+  periodic_async: Record<string, AsyncTiming>;
+  per_file: FileRow[];
+  cgroups: number;
+  processes: number;
+}): void {
   console.log(
     `\n(stats a) one stats pass over real cgroups: ${PODS} pods, ${PODS * CONTAINERS_PER_POD} containers ` +
       `(${real.cgroups} cgroups, ${real.processes} with a process), native vs TS (ms)`,
@@ -379,6 +434,13 @@ function printReal(real: { passes: PassRow[]; per_file: FileRow[]; cgroups: numb
       `${r.pass.padEnd(36)} ${String(r.files).padStart(6)}   ${fmt(n?.p50_ms)} ${fmt(n?.p99_ms)} ${fmt(n?.cpu_ms)} | ${fmt(r.ts.p50_ms)} ${fmt(r.ts.p99_ms)} ${fmt(r.ts.cpu_ms)} | ${r.ts_over_native ?? 'n/a'}x`,
     );
   }
+  console.log(
+    '(stats a) the periodic pass as the agent makes it (readAsync): wall p50 / p99, loop busy per pass, longest hold',
+  );
+  for (const [impl, t] of Object.entries(real.periodic_async))
+    console.log(
+      `  ${impl.padEnd(8)} ${fmt(t.p50_ms)} / ${fmt(t.p99_ms)}   loop busy ${fmt(t.loop_busy_ms)}   longest ${fmt(t.loop_longest_ms)} ms`,
+    );
   console.log('(stats a, per file) µs per file read + parse: p50 wall of a pass over that file of every cgroup / CPU');
   for (const f of real.per_file)
     console.log(
