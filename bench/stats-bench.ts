@@ -142,11 +142,14 @@ async function timeReadsAsync(
   return res;
 }
 
+/** The files of every periodic pass (provider.ts readAll); the other passes add to them. */
+const PERIODIC = NEED.usage | NEED.psi;
+
 /** The passes the provider runs (provider.ts readAll): periodic, with limits, while scraped; and every file. */
 const PASSES: ReadonlyArray<readonly [string, number]> = [
-  ['periodic', NEED.usage | NEED.psi],
-  ['periodic + limits (every 6th)', NEED.usage | NEED.psi | NEED.limits],
-  ['while /metrics/cadvisor is scraped', NEED.usage | NEED.psi | NEED.cadvisor],
+  ['periodic', PERIODIC],
+  ['periodic + limits (every 6th)', PERIODIC | NEED.limits],
+  ['while /metrics/cadvisor is scraped', PERIODIC | NEED.cadvisor],
   ['every file', NEED_ALL],
 ];
 
@@ -213,7 +216,7 @@ async function realCgroups(quick: boolean): Promise<object> {
     const names = ['/', `${tree.root}/kubepods`, ...tree.pods.flatMap((p) => [p.cgroup, ...p.containers])];
     const specs = names.flatMap((n, g) => layout.files(n, g));
     const passes = passRows(specs, names.length, quick ? 40 : 100);
-    const periodicAsync = await timeReadsAsync(specs, names.length, NEED.usage | NEED.psi, quick ? 40 : 100);
+    const periodicAsync = await timeReadsAsync(specs, names.length, PERIODIC, quick ? 40 : 100);
     const perFile = fileRows(specs, names.length, quick ? 20 : 40);
     const measured = Date.now();
     tree.remove();
