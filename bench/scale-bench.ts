@@ -266,15 +266,27 @@ async function inspector(k: KubeletProcess): Promise<Cdp> {
   return { call, close: () => ws.close() };
 }
 
-/** A CPU profile of the window, written to `file` by stop(). */
+/**
+ * A CPU profile of the window, written to `file` by stop(), and beside it (`file.heapprofile`)
+ * a sampling profile of everything allocated in the window, collected or not: its bytes by call
+ * site are what the scavenges have to get through.
+ */
 async function profiler(cdp: Cdp): Promise<{ stop(file: string): Promise<void> }> {
   await cdp.call('Profiler.enable');
   await cdp.call('Profiler.setSamplingInterval', { interval: 1000 });
+  await cdp.call('HeapProfiler.enable');
+  await cdp.call('HeapProfiler.startSampling', {
+    samplingInterval: 16384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
   await cdp.call('Profiler.start');
   return {
     stop: async (file) => {
       const res = (await cdp.call('Profiler.stop')) as { profile: unknown };
       writeFileSync(file, JSON.stringify(res.profile));
+      const heap = (await cdp.call('HeapProfiler.stopSampling')) as { profile: unknown };
+      writeFileSync(`${file}.heapprofile`, JSON.stringify(heap.profile));
     },
   };
 }
@@ -360,7 +372,7 @@ function perPod(levels: LevelResult[]): ScaleResult['per_pod'] {
 
 export async function runScaleBench(
   endpoint: string,
-  opts: { windowS: number; cpuProf?: string; agentLog?: string; gc?: boolean },
+  opts: { windowS: number; cpuProf?: string; profPods?: number; agentLog?: string; gc?: boolean },
 ): Promise<ScaleResult> {
   await cleanRuntime(endpoint);
   const dirs = makeKubeletDirs();
@@ -384,7 +396,7 @@ export async function runScaleBench(
     for (const pods of LEVELS) {
       const startMs = pods === 0 ? null : await growTo(k, at, pods);
       at = pods;
-      const cpuProf = pods === MAX_PODS ? opts.cpuProf : undefined;
+      const cpuProf = pods === (opts.profPods ?? MAX_PODS) ? opts.cpuProf : undefined;
       levels.push(await measureLevel(k, { pods, startMs, endpoint }, { windowS: opts.windowS, cpuProf, cdp }));
       process.stderr.write(`scale: ${JSON.stringify(levels.at(-1))}\n`);
     }
@@ -430,7 +442,7 @@ async function cli(argv: string[]): Promise<void> {
   const endpoint = arg('endpoint');
   if (!endpoint) {
     process.stderr.write(
-      'usage: node dist/bench/scale-bench.js --endpoint unix:///path/containerd.sock [--window S] [--cpu-prof FILE] [--gc] [--agent-log FILE]\n',
+      'usage: node dist/bench/scale-bench.js --endpoint unix:///path/containerd.sock [--window S] [--cpu-prof FILE [--prof-pods 0|100|250]] [--gc] [--agent-log FILE]\n',
     );
     process.exit(2);
   }
@@ -439,6 +451,7 @@ async function cli(argv: string[]): Promise<void> {
   const result = await runScaleBench(endpoint, {
     windowS: Number(arg('window') ?? 30),
     cpuProf,
+    profPods: arg('prof-pods') === undefined ? undefined : Number(arg('prof-pods')),
     agentLog: arg('agent-log'),
     gc: argv.includes('--gc'),
   });
