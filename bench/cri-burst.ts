@@ -2,8 +2,9 @@
  * Where the time of a pod burst goes (issue 18): N hostNetwork pods synced at once through the
  * runtime manager straight against containerd (no agent around it), for several bounds of the
  * CRI start scheduler. Per bound: the time until every pod's container started, each pod's
- * sync → started p50/p99, and the latency of each CRI call kind under that concurrency.
- *   node dist/bench/cri-burst.js <endpoint> [pods] [bounds, e.g. 0,1,2,4,8]   (0: no bound)
+ * sync → started p50/p99, and the latency of each CRI call kind under that concurrency. With
+ * restarts, also kill → restarted with the runtime manager alone at that pod count (restartFloor).
+ *   node dist/bench/cri-burst.js <endpoint> [pods] [bounds, e.g. 0,1,2,4,8] [restarts]   (0: no bound)
  *
  * The agent bench (bench/agent-bench.ts, runBurstBench) runs it beside the agent's own burst of
  * the same pods, in the same run: containerd's own time is the floor the agent is compared with.
@@ -17,6 +18,7 @@ import { createImageManager } from '../src/images/index.js';
 import { createRuntimeManager } from '../src/kuberuntime/index.js';
 import { createVolumeManager } from '../src/volume/index.js';
 import { removeTestPods } from '../test/support/containerd.js';
+import { containerPids, killContainerProcesses } from '../test/support/container-pids.js';
 import { log } from '../src/util/log.js';
 import { percentile } from './stats.js';
 
@@ -31,6 +33,18 @@ export interface BurstRow {
   pod_started_p99_ms: number;
   /** Per CRI call: p50 / p99 ms under this concurrency. */
   calls: Record<string, { n: number; p50_ms: number; p99_ms: number }>;
+  restart?: RestartFloor | null;
+}
+
+/** kill → restarted without the agent (restartFloor), ms. */
+export interface RestartFloor {
+  samples: number;
+  /** SIGKILL → the runtime's ContainerStatus shows the container exited. */
+  exit_recorded_p50_ms: number;
+  exit_recorded_p99_ms: number;
+  /** SIGKILL → the runtime manager's syncPod of the pod has started the container again. */
+  restarted_p50_ms: number;
+  restarted_p99_ms: number;
 }
 
 /** The runtime with each pod-creating call timed into `times`. */
@@ -74,7 +88,53 @@ function pod(ns: string, i: number): Pod {
   } as Pod;
 }
 
-async function burst(endpoint: string, pods: number, bound: number): Promise<BurstRow> {
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The runtime's ContainerStatus is polled this often for the exit, as the PLEG bench's observer polls. */
+const EXIT_POLL_MS = 2;
+
+/**
+ * kill → restarted with the runtime manager alone, at the burst's pod count: the container's
+ * processes SIGKILLed (found through its cgroup, as the agent bench's kill → restart does, on
+ * the same pods: every 7th), ContainerStatus polled until the runtime records the exit, then one
+ * inspection and syncPod of the pod, which starts the container again. The agent's own figure
+ * adds its exit detection, pod worker, status and /pods to this.
+ */
+async function restartFloor(
+  b: { manager: ReturnType<typeof createRuntimeManager>; runtime: RuntimeService; ns: string; pods: number },
+  samples: number,
+): Promise<RestartFloor | null> {
+  const { manager, runtime, ns, pods } = b;
+  const exited: number[] = [];
+  const restarted: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const p = pod(ns, (i * 7) % pods);
+    const [uid, name] = [p.metadata!.uid!, p.metadata!.name!];
+    const id = (await manager.getPodStatus(uid, name, ns)).containerStatuses.find((c) => c.state === 'running')?.id;
+    if (!id || containerPids(id).length === 0) continue;
+    const t0 = performance.now();
+    killContainerProcesses(id);
+    while ((await runtime.containerStatus(id)).state !== 'CONTAINER_EXITED') {
+      if (performance.now() - t0 > 60_000) throw new Error(`restart floor: ${name} not exited after 60 s`);
+      await sleep(EXIT_POLL_MS);
+    }
+    exited.push(performance.now() - t0);
+    const r = await manager.syncPod(p, await manager.getPodStatus(uid, name, ns));
+    if (r.error) throw r.error;
+    restarted.push(performance.now() - t0);
+    await sleep(500);
+  }
+  if (restarted.length === 0) return null;
+  const ms = (v: number[], q: number) => Math.round(percentile(v, q));
+  return {
+    samples: restarted.length,
+    exit_recorded_p50_ms: ms(exited, 50),
+    exit_recorded_p99_ms: ms(exited, 99),
+    restarted_p50_ms: ms(restarted, 50),
+    restarted_p99_ms: ms(restarted, 99),
+  };
+}
+
+async function burst(endpoint: string, pods: number, bound: number, restarts: number): Promise<BurstRow> {
   const ns = `cri-burst-${bound}-${Date.now().toString(36)}`;
   const { runtime, images } = connectRuntime(endpoint);
   const times = new Map<string, number[]>();
@@ -91,6 +151,8 @@ async function burst(endpoint: string, pods: number, bound: number): Promise<Bur
   });
   const started: number[] = [];
   const t0 = performance.now();
+  const calls: BurstRow['calls'] = {};
+  let restart: RestartFloor | null | undefined;
   try {
     await Promise.all(
       Array.from({ length: pods }, async (_, i) => {
@@ -100,14 +162,15 @@ async function burst(endpoint: string, pods: number, bound: number): Promise<Bur
         started.push(performance.now() - t0);
       }),
     );
+    // The burst's calls only: the restarts' own come after.
+    for (const [k, v] of times)
+      calls[k] = { n: v.length, p50_ms: Math.round(percentile(v, 50)), p99_ms: Math.round(percentile(v, 99)) };
+    if (restarts > 0) restart = await restartFloor({ manager, runtime, ns, pods }, restarts);
   } finally {
     await removeTestPods(runtime, { namespace: ns });
     runtime.close();
     images.close();
   }
-  const calls: BurstRow['calls'] = {};
-  for (const [k, v] of times)
-    calls[k] = { n: v.length, p50_ms: Math.round(percentile(v, 50)), p99_ms: Math.round(percentile(v, 99)) };
   return {
     bound,
     pods,
@@ -115,22 +178,26 @@ async function burst(endpoint: string, pods: number, bound: number): Promise<Bur
     pod_started_p50_ms: Math.round(percentile(started, 50)),
     pod_started_p99_ms: Math.round(percentile(started, 99)),
     calls,
+    ...(restart !== undefined ? { restart } : {}),
   };
 }
 
-/** One row per bound, in order. `quiet`: the runtime manager's info lines are not printed (run inside another bench). */
+/**
+ * One row per bound, in order. `quiet`: the runtime manager's info lines are not printed (run
+ * inside another bench). `restarts`: each row also measures that many kill → restarted samples.
+ */
 export async function runCriBurst(
   endpoint: string,
   pods: number,
   bounds: number[],
-  opts: { quiet?: boolean } = {},
+  opts: { quiet?: boolean; restarts?: number } = {},
 ): Promise<BurstRow[]> {
   const rows: BurstRow[] = [];
   const root = log();
   const level = root.level;
   if (opts.quiet) root.level = 'warn';
   try {
-    for (const b of bounds) rows.push(await burst(endpoint, pods, b));
+    for (const b of bounds) rows.push(await burst(endpoint, pods, b, opts.restarts ?? 0));
   } finally {
     root.level = level;
   }
@@ -140,7 +207,8 @@ export async function runCriBurst(
 if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const keepAlive = setInterval(() => undefined, 1000);
   const bounds = (process.argv[4] ?? '0,1,2,4,8').split(',').map(Number);
-  runCriBurst(process.argv[2]!, Number(process.argv[3] ?? 50), bounds).then(
+  const restarts = Number(process.argv[5] ?? 0);
+  runCriBurst(process.argv[2]!, Number(process.argv[3] ?? 50), bounds, { restarts }).then(
     (rows) => {
       for (const r of rows) {
         const c = Object.entries(r.calls)
@@ -149,6 +217,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
         console.log(
           `bound ${r.bound || 'none'}: ${r.pods} pods, all started ${r.all_started_ms} ms, per pod p50 ${r.pod_started_p50_ms} p99 ${r.pod_started_p99_ms} ms | CRI p50/p99 ms: ${c}`,
         );
+        const f = r.restart;
+        if (f)
+          console.log(
+            `  kill → exit recorded p50 ${f.exit_recorded_p50_ms} / p99 ${f.exit_recorded_p99_ms} ms; → restarted p50 ${f.restarted_p50_ms} / p99 ${f.restarted_p99_ms} ms (${f.samples} samples)`,
+          );
       }
       clearInterval(keepAlive);
       process.exit(0);

@@ -135,6 +135,11 @@ function printBurst(a: AgentBenchResult | { reason: string }): void {
   const k = a.kill_to_restart_visible;
   if (k)
     console.log(`kill → restart visible at ${k.pods} pods, ${k.samples} samples: p50 ${k.p50_ms} / p99 ${k.p99_ms} ms`);
+  const f0 = k?.runtime_alone;
+  if (f0)
+    console.log(
+      `  runtime alone, same pods, same run: kill → exit recorded p50 ${f0.exit_recorded_p50_ms} / p99 ${f0.exit_recorded_p99_ms} ms, → restarted p50 ${f0.restarted_p50_ms} / p99 ${f0.restarted_p99_ms} ms (goal p50 < 300 ms)`,
+    );
 }
 
 /** Issue 30's 250-pod part (bench/scale-bench.ts), full run only: about 5 minutes. */
