@@ -70,9 +70,10 @@ test('ContainerDied only when the runtime reports the exit, with the cache agree
     subscribeContainerEvents: (onEvent, onError) => runtime.getContainerEvents(onEvent, onError),
   });
   const checks: Promise<string | undefined>[] = [];
-  // The exits start once all six run (the test writes /sync/go after syncPod): on a slow runtime
-  // the first sleep could otherwise end before the last containers exist, and the cache would
-  // rightly list fewer than six.
+  // The exits start once the PLEG's cache lists all six running (the test writes /sync/go then):
+  // on a slow runtime the first sleep could otherwise end before the last containers exist, or
+  // (1.6, no CRI events) before a relist has seen the last one start, and the cache would rightly
+  // list fewer than six.
   const syncDir = join(dir, 'sync');
   mkdirSync(syncDir);
   const containers = Array.from({ length: 6 }, (_, i) => ({
@@ -115,6 +116,11 @@ test('ContainerDied only when the runtime reports the exit, with the cache agree
     await volumes.mountPodVolumes(pod);
     const r = await manager.syncPod(pod, await manager.getPodStatus(pod.metadata!.uid!, 'agree', NS));
     assert.equal(r.error, undefined);
+    const running = () =>
+      (cache.get(pod.metadata!.uid!)?.status?.containerStatuses ?? []).filter((c) => c.state === 'running').length;
+    const seen = Date.now() + 30_000;
+    while (running() < containers.length && Date.now() < seen) await new Promise((res) => setTimeout(res, 20));
+    assert.equal(running(), containers.length, 'the PLEG cache lists every container running before the exits');
     writeFileSync(join(syncDir, 'go'), '');
     const end = Date.now() + 60_000;
     while (checks.length < containers.length && Date.now() < end) await new Promise((res) => setTimeout(res, 100));
